@@ -1,0 +1,194 @@
+"""load_pretrained: parity with transformers' BertModel on the bundled MiniLM, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from encoder.pretrained import bundled_model_dir, load_pretrained
+from encoder.tokenize import tokenize
+
+SENTENCES = [
+    "The cat sat on the mat.",
+    "Attention lets every token look at every other token in the sentence.",
+    "",
+]
+FILES = ("config.json", "model.safetensors", "tokenizer.json")
+
+
+@pytest.fixture(scope="module")
+def pretrained():
+    return load_pretrained()
+
+
+@pytest.fixture(scope="module")
+def both_runs(pretrained):
+    """Our trace and BertModel's outputs for the same padded batch."""
+    model, tokenizer = pretrained
+    batch = tokenize(SENTENCES, tokenizer, max_len=model.cfg.max_len)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        from transformers import BertModel
+
+        bert = BertModel.from_pretrained(bundled_model_dir(), attn_implementation="eager")
+    bert.eval()
+    with torch.no_grad():
+        theirs = bert(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            output_hidden_states=True,
+            output_attentions=True,
+        )
+    ours = model.trace(batch.input_ids, batch.attention_mask)
+    return batch, ours, theirs
+
+
+def test_loaded_model_is_bert_shaped_and_in_eval_mode(pretrained):
+    model, tokenizer = pretrained
+    cfg = model.cfg
+    assert not model.training
+    assert (cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.d_ff) == (384, 12, 6, 1536)
+    assert (cfg.norm_first, cfg.activation, cfg.positional) == (False, "gelu", "learned")
+    assert cfg.layer_norm_eps == 1e-12 and cfg.type_vocab_size == 2
+    assert cfg.embedding_norm and not cfg.scale_embeddings
+    assert tokenizer.padding is None and tokenizer.truncation is None
+
+
+def test_batch_has_padding(both_runs):
+    batch, _, _ = both_runs
+    assert (batch.attention_mask == 0).any()
+
+
+def test_every_hidden_state_matches_bert(both_runs):
+    batch, ours, theirs = both_runs
+    real = batch.attention_mask.bool()  # [B, T]
+    assert len(ours.hidden_states) == len(theirs.hidden_states) == 7
+    for layer, (mine, bert) in enumerate(
+        zip(ours.hidden_states, theirs.hidden_states, strict=True)
+    ):
+        difference = (mine - bert).abs()[real].max().item()
+        assert difference < 1e-4, f"hidden state {layer} differs by {difference}"
+
+
+def test_every_attention_matrix_matches_bert(both_runs):
+    batch, ours, theirs = both_runs
+    real = batch.attention_mask.bool()
+    pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
+    assert ours.attention.shape[0] == len(theirs.attentions) == 6
+    for layer, bert in enumerate(theirs.attentions):
+        mine = ours.attention[layer]  # [B, H, T, T]
+        difference = (mine - bert).abs().masked_select(pairs).max().item()
+        assert difference < 1e-4, f"attention of layer {layer} differs by {difference}"
+
+
+@pytest.fixture()
+def checkpoint_copy(tmp_path: Path) -> Path:
+    """A writable copy of the bundled checkpoint's three files."""
+    for name in FILES:
+        shutil.copy(bundled_model_dir() / name, tmp_path / name)
+    return tmp_path
+
+
+def test_bert_prefix_and_extra_heads_are_accepted(checkpoint_copy: Path):
+    path = checkpoint_copy / "model.safetensors"
+    tensors = load_file(path)
+    renamed = {f"bert.{name}": tensor for name, tensor in tensors.items()}
+    renamed["cls.predictions.bias"] = torch.zeros(4)
+    save_file(renamed, path)
+    model, _ = load_pretrained(checkpoint_copy)
+    expected = tensors["embeddings.word_embeddings.weight"]
+    assert torch.equal(model.embed.token.weight, expected)
+    key = tensors["encoder.layer.2.attention.self.key.weight"]
+    assert torch.equal(model.layers[2].self_attn.in_proj_weight[384:768], key)  # rows of W_k
+
+
+def test_missing_directory(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        load_pretrained(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_missing_file_is_named(checkpoint_copy: Path, name: str):
+    (checkpoint_copy / name).unlink()
+    with pytest.raises(FileNotFoundError, match=name):
+        load_pretrained(checkpoint_copy)
+
+
+def test_malformed_config(checkpoint_copy: Path):
+    (checkpoint_copy / "config.json").write_text('{"hidden_size": 384,')
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_pretrained(checkpoint_copy)
+
+
+def _edit_config(directory: Path, **changes) -> None:
+    path = directory / "config.json"
+    config = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            del config[key]
+        else:
+            config[key] = value
+    path.write_text(json.dumps(config))
+
+
+def test_missing_config_key(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, num_attention_heads=None)
+    with pytest.raises(ValueError, match="num_attention_heads"):
+        load_pretrained(checkpoint_copy)
+
+
+def test_unsupported_activation(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, hidden_act="gelu_new")
+    with pytest.raises(ValueError, match="gelu_new"):
+        load_pretrained(checkpoint_copy)
+
+
+def test_relu_is_accepted(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, hidden_act="relu")
+    model, _ = load_pretrained(checkpoint_copy)
+    assert model.cfg.activation == "relu"
+
+
+def test_invalid_architecture_in_config(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, num_attention_heads=5)
+    with pytest.raises(ValueError, match="num_heads=5"):
+        load_pretrained(checkpoint_copy)
+
+
+def _edit_weights(directory: Path, edit) -> None:
+    path = directory / "model.safetensors"
+    tensors = load_file(path)
+    edit(tensors)
+    save_file(tensors, path)
+
+
+def test_missing_tensor(checkpoint_copy: Path):
+    name = "encoder.layer.3.attention.self.value.bias"
+    _edit_weights(checkpoint_copy, lambda tensors: tensors.pop(name))
+    with pytest.raises(ValueError, match=name):
+        load_pretrained(checkpoint_copy)
+
+
+def test_unexpected_tensor(checkpoint_copy: Path):
+    name = "encoder.layer.6.output.dense.weight"
+    _edit_weights(checkpoint_copy, lambda tensors: tensors.update({name: torch.zeros(2, 2)}))
+    with pytest.raises(ValueError, match=name):
+        load_pretrained(checkpoint_copy)
+
+
+def test_mis_shaped_tensor(checkpoint_copy: Path):
+    name = "encoder.layer.1.intermediate.dense.weight"
+    _edit_weights(checkpoint_copy, lambda tensors: tensors.update({name: torch.zeros(1536, 100)}))
+    with pytest.raises(ValueError, match=r"intermediate\.dense\.weight has shape \(1536, 100\)"):
+        load_pretrained(checkpoint_copy)
+
+
+def test_corrupt_weights_file(checkpoint_copy: Path):
+    (checkpoint_copy / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ValueError, match="safetensors"):
+        load_pretrained(checkpoint_copy)
