@@ -1,0 +1,317 @@
+"""Sidebar controls, their defaults, and the URL that mirrors them.
+
+Every control is a widget whose key is also its URL query parameter, so a copied link reopens the
+exact setup. Values arriving from a URL are parsed and checked here; what cannot be used is
+replaced by a sound value and reported in `Settings.notices`, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import streamlit as st
+
+from encoder import EncoderConfig, available_devices
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
+PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
+
+VIEWS = ["Tokens", "Attention", "LayerNorm", "Shapes", "Export", "Training"]
+D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
+D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
+MAX_LAYERS = 24
+MAX_HEADS = 64
+MAX_URL_TEXT = 2000  # characters of text carried in the link
+
+DEFAULTS: dict[str, object] = {
+    "text": EXAMPLES[0]["text"],
+    "source": "random",
+    "norm": "pre",
+    "d_model": 256,
+    "num_heads": 4,
+    "num_layers": 4,
+    "d_ff": 1024,
+    "activation": "gelu",
+    "norm_type": "layernorm",
+    "positional": "sinusoidal",
+    "seed": 0,
+    "device": "cpu",
+    "view": "Attention",
+}
+ARCHITECTURE_KEYS = (
+    "norm",
+    "d_model",
+    "num_heads",
+    "num_layers",
+    "d_ff",
+    "activation",
+    "norm_type",
+    "positional",
+)
+CHOICES: dict[str, tuple] = {
+    "source": ("random", "pretrained"),
+    "norm": ("pre", "post"),
+    "activation": ("relu", "gelu"),
+    "norm_type": ("layernorm", "rmsnorm"),
+    "positional": ("sinusoidal", "learned"),
+    "view": tuple(VIEWS),
+}
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "d_model": (2, 4096),
+    "num_heads": (1, 4096),
+    "num_layers": (1, MAX_LAYERS),
+    "d_ff": (1, 16384),
+    "seed": (0, 2**31 - 1),
+}
+LABELS = {
+    "random": "Random weights, my architecture",
+    "pretrained": "Pretrained MiniLM (all-MiniLM-L6-v2)",
+    "pre": "Pre-norm: x + f(LN(x))",
+    "post": "Post-norm: LN(x + f(x))",
+    "relu": "ReLU",
+    "gelu": "GELU",
+    "layernorm": "LayerNorm",
+    "rmsnorm": "RMSNorm",
+    "sinusoidal": "Sinusoidal",
+    "learned": "Learned",
+}
+
+
+@dataclass
+class Settings:
+    """What the controls say for this run."""
+
+    text: str
+    source: str
+    cfg: EncoderConfig | None  # None: the architecture is impossible; `error` says why
+    device: str
+    error: str = ""
+    notices: list[str] = field(default_factory=list)
+
+
+def divisors(n: int) -> list[int]:
+    return [h for h in range(1, min(n, MAX_HEADS) + 1) if n % h == 0]
+
+
+def _parse(key: str, raw: str) -> object:
+    """One URL value, checked; ValueError with a sentence for the page when it cannot be used."""
+    if key in CHOICES:
+        if raw not in CHOICES[key]:
+            raise ValueError(f"{key}={raw!r} is not one of {', '.join(CHOICES[key])}")
+        return raw
+    if key in INT_RANGES:
+        low, high = INT_RANGES[key]
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{key}={raw!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise ValueError(f"{key}={value} is outside {low}..{high}")
+        return value
+    return raw  # text, device: checked where they are used
+
+
+def load_query_params(notices: list[str]) -> None:
+    """On a session's first run, put the URL's values into the widgets' state."""
+    if st.session_state.get("_url_loaded"):
+        return
+    st.session_state["_url_loaded"] = True
+    for key, default in DEFAULTS.items():
+        st.session_state.setdefault(key, default)
+    for key in DEFAULTS:
+        if key not in st.query_params:
+            continue
+        try:
+            st.session_state[key] = _parse(key, st.query_params[key])
+        except ValueError as error:
+            notices.append(f"The link's {error}; using {key}={DEFAULTS[key]!r} instead.")
+    if st.session_state["source"] == "pretrained":
+        _lock_to_checkpoint()
+
+
+def sync_query_params(settings: Settings) -> None:
+    """Keep the URL in step with the controls (text only while it fits in a link)."""
+    params = {key: str(st.session_state[key]) for key in DEFAULTS if key != "text"}
+    if len(settings.text) <= MAX_URL_TEXT:
+        params["text"] = settings.text
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+
+
+def _pretrained_config() -> EncoderConfig:
+    from app.runs import pretrained_model  # cached; imported here to keep this module light
+
+    return pretrained_model()[0].cfg
+
+
+def _lock_to_checkpoint() -> None:
+    """Show the checkpoint's architecture in the (disabled) controls; remember the user's own."""
+    cfg = _pretrained_config()
+    st.session_state["_saved_architecture"] = {k: st.session_state[k] for k in ARCHITECTURE_KEYS}
+    st.session_state.update(
+        norm="pre" if cfg.norm_first else "post",
+        d_model=cfg.d_model,
+        num_heads=cfg.num_heads,
+        num_layers=cfg.num_layers,
+        d_ff=cfg.d_ff,
+        activation=cfg.activation,
+        norm_type=cfg.norm_type,
+        positional=cfg.positional,
+    )
+
+
+def _on_source_change() -> None:
+    if st.session_state["source"] == "pretrained":
+        _lock_to_checkpoint()
+    else:
+        st.session_state.update(st.session_state.pop("_saved_architecture", {}))
+
+
+def _on_example() -> None:
+    chosen = st.session_state.get("example")
+    for example in EXAMPLES:
+        if example["label"] == chosen:
+            st.session_state["text"] = example["text"]
+
+
+def _on_preset() -> None:
+    chosen = st.session_state.get("preset")
+    for preset in PRESETS:
+        if preset["label"] == chosen:
+            st.session_state.update(preset["settings"])
+
+
+def _with_value(choices: list[int], value: int) -> list[int]:
+    """The fixed choices plus the current value (e.g. from a link), sorted."""
+    return sorted(set(choices) | {value})
+
+
+def _heads_control(d_model: int, locked: bool, notices: list[str]) -> None:
+    options = divisors(d_model)
+    wanted = st.session_state["num_heads"]
+    if wanted not in options:
+        nearest = min(options, key=lambda h: (abs(h - wanted), h))
+        notices.append(
+            f"num_heads={wanted} does not divide d_model={d_model} (each head gets "
+            f"d_model / num_heads dimensions), so {nearest} heads are used instead."
+        )
+        st.session_state["num_heads"] = nearest
+    st.selectbox(
+        "Heads (divisors of d_model)",
+        options,
+        key="num_heads",
+        disabled=locked,
+        help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
+    )
+
+
+def _device_control(notices: list[str]) -> str:
+    devices = available_devices()
+    wanted = st.session_state["device"]
+    if wanted not in devices:
+        notices.append(
+            f"Device {wanted!r} is not available on this machine (torch sees: "
+            f"{', '.join(devices)}); running on cpu."
+        )
+        st.session_state["device"] = "cpu"
+    return st.selectbox("Device", devices, key="device")
+
+
+def render_sidebar() -> Settings:
+    """Draw every control and return what they say."""
+    notices: list[str] = []
+    load_query_params(notices)
+    sidebar = st.sidebar
+    with sidebar:
+        st.header("Input")
+        st.selectbox(
+            "Example sentences",
+            [e["label"] for e in EXAMPLES],
+            index=None,
+            placeholder="Pick an example…",
+            key="example",
+            on_change=_on_example,
+        )
+        text = st.text_area(
+            "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
+        )
+        st.header("Model")
+        source = st.radio(
+            "Weights",
+            CHOICES["source"],
+            key="source",
+            format_func=LABELS.get,
+            on_change=_on_source_change,
+        )
+        locked = source == "pretrained"
+        if locked:
+            st.caption(
+                "The architecture controls show the checkpoint's values and are locked: "
+                "pretrained weights only fit the architecture they were trained with."
+            )
+        else:
+            st.selectbox(
+                "Preset",
+                [p["label"] for p in PRESETS],
+                index=None,
+                placeholder="Start from a preset…",
+                key="preset",
+                on_change=_on_preset,
+            )
+        st.radio("Norm placement", CHOICES["norm"], key="norm", format_func=LABELS.get,
+                 disabled=locked)
+        d_model = st.select_slider(
+            "d_model",
+            _with_value(D_MODEL_CHOICES, st.session_state["d_model"]),
+            key="d_model",
+            disabled=locked,
+        )
+        _heads_control(d_model, locked, notices)
+        st.slider("Layers", 1, MAX_LAYERS, key="num_layers", disabled=locked)
+        st.select_slider(
+            "d_ff (feed-forward width)",
+            _with_value(D_FF_CHOICES, st.session_state["d_ff"]),
+            key="d_ff",
+            disabled=locked,
+        )
+        st.radio("Activation", CHOICES["activation"], key="activation",
+                 format_func=LABELS.get, horizontal=True, disabled=locked)
+        st.radio("Norm type", CHOICES["norm_type"], key="norm_type", format_func=LABELS.get,
+                 horizontal=True, disabled=locked)
+        st.radio("Positions", CHOICES["positional"], key="positional", format_func=LABELS.get,
+                 horizontal=True, disabled=locked)
+        st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=locked)
+        device = _device_control(notices)
+
+    settings = Settings(
+        text=text, source=source, cfg=None, device=device, notices=notices
+    )
+    if locked:
+        settings.cfg = _pretrained_config()
+    else:
+        try:
+            settings.cfg = random_config(dict(st.session_state))
+        except ValueError as error:
+            settings.error = str(error)
+    return settings
+
+
+def random_config(state: dict) -> EncoderConfig:
+    """The EncoderConfig the controls describe (random weights, MiniLM's vocabulary)."""
+    from app.runs import tokenizer  # cached
+
+    return EncoderConfig(
+        vocab_size=tokenizer().get_vocab_size(),
+        d_model=int(state["d_model"]),
+        num_heads=int(state["num_heads"]),
+        num_layers=int(state["num_layers"]),
+        d_ff=int(state["d_ff"]),
+        activation=state["activation"],
+        norm_first=state["norm"] == "pre",
+        positional=state["positional"],
+        norm_type=state["norm_type"],
+        seed=int(state["seed"]),
+    )

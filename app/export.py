@@ -1,0 +1,64 @@
+"""Downloads built from a Run: plain functions returning bytes (no Streamlit)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+
+from app.runs import Run
+
+
+def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:
+    """One head's attention as CSV: a row per query token, a column per key token."""
+    n = run.n_valid(sentence)
+    tokens = run.tokens[sentence]
+    labels = [f"{i}:{token}" for i, token in enumerate(tokens)]
+    pattern = run.attention[layer, sentence, head, :n, :n]  # [query, key]
+    frame = pd.DataFrame(pattern, index=pd.Index(labels, name="query \\ key"), columns=labels)
+    return frame.to_csv(float_format="%.8g").encode("utf-8")
+
+
+def run_npz(run: Run) -> bytes:
+    """The whole run as one NPZ: attention [L, B, H, T, T], mask, ids, tokens and statistics."""
+    buffer = io.BytesIO()
+    np.savez_compressed(
+        buffer,
+        attention=run.attention,
+        attention_mask=run.attention_mask,
+        input_ids=run.input_ids,
+        tokens=np.array(run.padded_tokens, dtype=object).astype(str),
+        layernorm_stats=run.layernorm_stats.to_records(index=False),
+        residual_norms=run.residual_norms.to_records(index=False),
+        config=np.array(json.dumps(run.cfg.to_dict())),
+    )
+    return buffer.getvalue()
+
+
+def run_json(run: Run) -> bytes:
+    """The whole run as one JSON document (attention trimmed to each sentence's real tokens)."""
+    sentences = []
+    for s, sentence in enumerate(run.sentences):
+        n = run.n_valid(s)
+        sentences.append(
+            {
+                "text": sentence,
+                "tokens": run.tokens[s],
+                "input_ids": run.input_ids[s, :n].tolist(),
+                # [layer][head][query][key]
+                "attention": run.attention[:, s, :, :n, :n].round(6).tolist(),
+                "head_metrics": run.head_metrics[s].to_dict(orient="records"),
+            }
+        )
+    document = {
+        "config": run.cfg.to_dict(),
+        "device": run.device,
+        "sentences": sentences,
+        "layernorm_stats": run.layernorm_stats.to_dict(orient="records"),
+        "residual_norms": run.residual_norms.to_dict(orient="records"),
+        "shape_ledger": run.ledger.to_dict(orient="records"),
+        "cost": run.cost,
+    }
+    return json.dumps(document, default=float).encode("utf-8")

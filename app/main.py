@@ -1,0 +1,99 @@
+"""Encoder Explorer: `streamlit run app/main.py`.
+
+Thin on purpose: read the controls, fetch the cached run, draw the chosen view, say what happened.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import streamlit as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `app` and `encoder` importable
+
+from app import views  # noqa: E402
+from app.controls import VIEWS, render_sidebar, sync_query_params  # noqa: E402
+from app.runs import run_for, split_lines  # noqa: E402
+from app.training_view import render_training_view  # noqa: E402
+from encoder.limits import MAX_SENTENCES  # noqa: E402
+
+VIEW_FUNCTIONS = {
+    "Tokens": views.tokens_view,
+    "Attention": views.attention_view,
+    "LayerNorm": views.layernorm_view,
+    "Shapes": views.shapes_view,
+    "Export": views.export_view,
+}
+
+
+def status_line(run, page_start: float) -> str:
+    cost = run.cost
+    page_ms = (time.perf_counter() - page_start) * 1000
+    return (
+        f"Device {run.device} · {len(run.sentences)} sentence(s), {cost['tokens']} tokens · "
+        f"{cost['params']:,} parameters · forward pass {run.forward_ms:.0f} ms · "
+        f"page {page_ms:.0f} ms"
+    )
+
+
+def input_messages(text: str, run) -> None:
+    """Say what was cut, dropped or unknown in the input."""
+    _, line_count = split_lines(text)
+    if line_count > MAX_SENTENCES:
+        st.warning(
+            f"Only the first {MAX_SENTENCES} of {line_count} lines are used "
+            f"(at most {MAX_SENTENCES} sentences per run)."
+        )
+    for cut in run.truncations:
+        kept = run.sentences[cut.sentence][: cut.kept_chars]
+        st.warning(
+            f"Sentence {cut.sentence + 1} has {cut.total_tokens:,} tokens; only the first "
+            f"{cut.kept_tokens} are used (the model's max_len is {run.cfg.max_len}). "
+            f"It was cut after: …{kept[-60:]}"
+        )
+    if any("[UNK]" in tokens for tokens in run.tokens):
+        st.info(
+            "Some characters (for example emoji) are not in the tokenizer's vocabulary and "
+            "became [UNK]."
+        )
+
+
+def main() -> None:
+    page_start = time.perf_counter()
+    st.set_page_config(page_title="Encoder Explorer", page_icon="🔍", layout="wide")
+    settings = render_sidebar()
+    if st.session_state["view"] is None:  # a click on the selected view un-selects it
+        st.session_state["view"] = st.session_state.get("_last_view", "Attention")
+    st.session_state["_last_view"] = st.session_state["view"]
+    sync_query_params(settings)
+    st.title("Encoder Explorer")
+    view = st.segmented_control("View", VIEWS, key="view", label_visibility="collapsed")
+    status = st.empty()
+    for notice in settings.notices:
+        st.warning(notice)
+    if view == "Training":
+        render_training_view()
+        return
+    if settings.error:
+        st.error(f"This architecture is impossible: {settings.error}")
+        return
+    sentences, _ = split_lines(settings.text)
+    if not sentences:
+        st.info("The text box is empty: type a sentence in the sidebar (one per line).")
+        return
+    try:
+        run = run_for(settings.cfg, settings.source, settings.device, sentences)
+    except ValueError as error:  # RunTooLarge, a device that vanished, bad input
+        st.error(str(error))
+        return
+    except RuntimeError as error:  # e.g. out of memory on a GPU
+        st.error(f"The forward pass failed on {settings.device}: {error}")
+        return
+    input_messages(settings.text, run)
+    VIEW_FUNCTIONS[view](run)
+    status.caption(status_line(run, page_start))
+
+
+main()

@@ -1,0 +1,150 @@
+"""Cached models and cached runs: the only place the page touches torch.
+
+Models are cached per (config, device) and runs per (model, sentences) with
+`st.cache_resource`, so switching back to a setup or a text is instant. Both are shared by every
+browser session of the server, so they are read-only: models sit in eval mode and runs hold
+numpy arrays and DataFrames that nobody mutates.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import tokenizers
+import torch
+
+from encoder import EncoderConfig, TransformerEncoder, analysis, load_pretrained
+from encoder.limits import MAX_SENTENCES, check_run
+from encoder.model import available_devices
+from encoder.tokenize import TokenizedBatch, Truncation, load_tokenizer
+from encoder.tokenize import tokenize as tokenize_batch
+
+
+@st.cache_resource(show_spinner="Loading the MiniLM tokenizer…")
+def tokenizer() -> tokenizers.Tokenizer:
+    return load_tokenizer()
+
+
+@st.cache_resource(show_spinner="Loading the pretrained MiniLM checkpoint…")
+def pretrained_model() -> tuple[TransformerEncoder, tokenizers.Tokenizer]:
+    return load_pretrained()
+
+
+@st.cache_resource(max_entries=8, show_spinner="Building the model…")
+def _model(config_json: str, source: str, device: str) -> TransformerEncoder:
+    """One model per (config, source, device), in eval mode, never trained or mutated."""
+    if source == "pretrained":
+        # A copy for other devices: moving the shared CPU model would move it for everyone.
+        model = pretrained_model()[0]
+        return model if device == "cpu" else copy.deepcopy(model).to(device)
+    return TransformerEncoder(EncoderConfig(**json.loads(config_json))).eval().to(device)
+
+
+def model_for(cfg: EncoderConfig, source: str, device: str) -> TransformerEncoder:
+    return _model(json.dumps(cfg.to_dict(), sort_keys=True), source, device)
+
+
+@dataclass
+class Run:
+    """Everything the views draw, computed once per (model, sentences)."""
+
+    cfg: EncoderConfig
+    device: str
+    sentences: list[str]
+    tokens: list[list[str]]  # each sentence's real tokens
+    padded_tokens: list[list[str]]  # each sentence's tokens padded with [PAD] to T
+    input_ids: np.ndarray  # [B, T]
+    attention_mask: np.ndarray  # [B, T]
+    attention: np.ndarray  # [L, B, H, T, T] float32
+    layernorm_stats: pd.DataFrame
+    residual_norms: pd.DataFrame
+    norm_parameters: pd.DataFrame
+    ledger: pd.DataFrame
+    parameter_counts: pd.DataFrame
+    cost: dict
+    block_shapes: dict[str, str]
+    truncations: list[Truncation]
+    forward_ms: float
+    head_metrics: list[pd.DataFrame]  # one table of every head per sentence
+
+    def n_valid(self, sentence: int) -> int:
+        return int(self.attention_mask[sentence].sum())
+
+
+def shape_text(tensor: torch.Tensor) -> str:
+    return "[" + ", ".join(str(n) for n in tensor.shape) + "]"
+
+
+def block_shapes(trace, block: int = 0) -> dict[str, str]:
+    """Live shapes on the edges of one block's diagram."""
+    t = trace.tensors
+    name = f"blocks.{block}"
+    return {
+        "input": shape_text(trace.hidden_states[block]),
+        "qkv": shape_text(t[f"{name}.attn.hook_q"]),
+        "scores": shape_text(t[f"{name}.attn.hook_scores"]),
+        "attn_out": shape_text(t[f"{name}.attn.hook_out"]),
+        "resid_mid": shape_text(t[f"{name}.hook_resid_mid"]),
+        "mlp_hidden": shape_text(t[f"{name}.mlp.hook_pre"]),
+        "mlp_out": shape_text(t[f"{name}.mlp.hook_out"]),
+        "output": shape_text(t[f"{name}.hook_resid_post"]),
+    }
+
+
+def split_lines(text: str) -> tuple[list[str], int]:
+    """The non-blank lines to run (at most MAX_SENTENCES) and how many lines there were."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[:MAX_SENTENCES], len(lines)
+
+
+def tokenize(sentences: list[str], max_len: int) -> TokenizedBatch:
+    return tokenize_batch(sentences, tokenizer(), max_len)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _run(config_json: str, source: str, device: str, sentences: tuple[str, ...]) -> Run:
+    cfg = EncoderConfig(**json.loads(config_json))
+    batch = tokenize(list(sentences), cfg.max_len)
+    check_run(cfg, *batch.input_ids.shape)
+    model = _model(config_json, source, device)
+    input_ids = batch.input_ids.to(device)
+    attention_mask = batch.attention_mask.to(device)
+    start = time.perf_counter()
+    trace = model.trace(input_ids, attention_mask)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    forward_ms = (time.perf_counter() - start) * 1000
+    trace = trace.to("cpu")
+    return Run(
+        cfg=cfg,
+        device=device,
+        sentences=list(sentences),
+        tokens=batch.tokens,
+        padded_tokens=batch.padded_tokens(),
+        input_ids=trace.input_ids.numpy(),
+        attention_mask=trace.attention_mask.numpy(),
+        attention=trace.attention.numpy(),
+        layernorm_stats=analysis.layernorm_stats(trace),
+        residual_norms=analysis.residual_norms(trace),
+        norm_parameters=analysis.norm_parameters(model),
+        ledger=analysis.shape_ledger(model, trace),
+        parameter_counts=analysis.parameter_counts(model),
+        cost=analysis.cost_summary(model, trace),
+        head_metrics=[analysis.head_metrics(trace, s) for s in range(len(sentences))],
+        block_shapes=block_shapes(trace),
+        truncations=batch.truncations,
+        forward_ms=forward_ms,
+    )
+
+
+def run_for(cfg: EncoderConfig, source: str, device: str, sentences: list[str]) -> Run:
+    """The cached run; raises RunTooLarge / ValueError with a message for the page."""
+    if device not in available_devices():
+        raise ValueError(f"device {device!r} is not available on this machine")
+    return _run(json.dumps(cfg.to_dict(), sort_keys=True), source, device, tuple(sentences))

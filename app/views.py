@@ -1,0 +1,283 @@
+"""The page's views, one function each, drawing a Run with the figure builders of app.charts.
+
+User text reaches the page only through dataframes, plotly labels (escaped in app.charts) and
+`st.text`/`st.code`, never through markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from app import charts, export
+from app.runs import Run
+
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
+
+
+def show(fig, key: str) -> None:
+    st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
+
+
+def pick_sentence(run: Run) -> int:
+    """A sentence picker when the batch has several; the chosen index."""
+    count = len(run.sentences)
+    if count == 1:
+        return 0
+    st.session_state.setdefault("sentence", 0)
+    if st.session_state["sentence"] >= count:
+        st.session_state["sentence"] = 0
+    return st.selectbox(
+        "Sentence",
+        range(count),
+        key="sentence",
+        format_func=lambda s: f"{s + 1}: {run.sentences[s][:60]}",
+    )
+
+
+def tokens_view(run: Run) -> None:
+    st.subheader("Tokens")
+    st.caption(
+        "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark the "
+        "start and end. '##' means the piece continues the previous word."
+    )
+    columns = st.columns(min(len(run.sentences), 3))
+    for s, tokens in enumerate(run.tokens):
+        with columns[s % len(columns)]:
+            st.text(f"Sentence {s + 1}: {len(tokens)} tokens")
+            table = pd.DataFrame(
+                {"token": tokens, "id": run.input_ids[s, : len(tokens)].tolist()}
+            ).rename_axis("position")
+            st.dataframe(table, width="stretch", height=min(35 * len(tokens) + 38, 420))
+    if len(run.sentences) > 1:
+        st.subheader("The padded batch and its attention mask")
+        st.caption(
+            f"Shorter sentences are padded with [PAD] to the longest ({run.input_ids.shape[1]} "
+            "tokens). The attention mask is 1 for real tokens and 0 for padding, so no token "
+            "attends to padding."
+        )
+        show(charts.batch_mask_grid(run.padded_tokens, run.attention_mask), "mask_grid")
+
+
+def _head_detail(run: Run, sentence: int) -> None:
+    """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
+    cfg = run.cfg
+    left, right = st.columns(2)
+    layer = left.slider("Layer", 0, cfg.num_layers - 1, key="layer")
+    head = right.slider("Head", 0, cfg.num_heads - 1, key="head")
+    n = run.n_valid(sentence)
+    pattern = run.attention[layer, sentence, head]  # [query, key]
+    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
+    show(
+        charts.attention_head(pattern, run.padded_tokens[sentence], n, title=title),
+        "head_detail",
+    )
+    metrics = run.head_metrics[sentence].rename(
+        columns={"to_first": "to [CLS]", "to_last": "to [SEP]"}
+    )
+    st.caption(
+        "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
+        "attended token, and the share of attention going to itself, the previous and next "
+        "token, [CLS] and [SEP]. The selected head is highlighted."
+    )
+    selected = (metrics["layer"] == layer) & (metrics["head"] == head)
+    st.dataframe(
+        metrics.style.format(precision=3).apply(
+            lambda row: ["background-color: #fff3b0" if selected[row.name] else ""] * len(row),
+            axis=1,
+        ),
+        width="stretch",
+        hide_index=True,
+        height=300,
+    )
+
+
+def attention_view(run: Run) -> None:
+    sentence = pick_sentence(run)
+    n = run.n_valid(sentence)
+    cfg = run.cfg
+    st.subheader(f"Every head at once: {cfg.num_layers} layers x {cfg.num_heads} heads")
+    st.caption(
+        f"Each tile is one head's {n} x {n} attention matrix (query rows, key columns; brighter "
+        "= more weight). Padding is greyed out."
+    )
+    show(
+        charts.attention_overview(
+            run.attention[:, sentence], n, max_tokens=OVERVIEW_MAX_TOKENS
+        ),
+        "overview",
+    )
+    st.subheader("One head in detail")
+    st.fragment(_head_detail)(run, sentence)
+
+
+def _layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
+    """What the charts show, for the current pre/post choice, with this run's numbers."""
+    cfg = run.cfg
+    stats = run.layernorm_stats
+    stats = stats[(stats["sentence"] == sentence) & (stats["layer"] == layer)]
+    ln1 = stats[stats["norm"] == "ln1"].mean(numeric_only=True)
+    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
+    by_depth = resid.groupby("depth")["l2_norm"].mean()
+    kind = "LayerNorm" if cfg.norm_type == "layernorm" else "RMSNorm"
+    first, last = by_depth.iloc[0], by_depth.iloc[-1]
+    if cfg.norm_first:
+        placement = (
+            f"Pre-norm: in every block ln1 normalises a copy of the residual stream just before "
+            f"attention and ln2 just before the feed-forward network; the stream itself is never "
+            f"normalised, so it can grow with depth: its mean L2 norm per token goes from "
+            f"{first:.2f} after the embeddings to {last:.2f} after block {cfg.num_layers - 1}. "
+            f"A final {kind} normalises the output."
+        )
+    else:
+        placement = (
+            f"Post-norm: ln1 sits after attention's residual add and ln2 after the feed-forward's, "
+            f"so the residual stream itself is renormalised twice per block: its mean L2 norm per "
+            f"token stays near sqrt(d_model) = {math.sqrt(cfg.d_model):.2f} (here {first:.2f} "
+            f"after the embeddings, {last:.2f} after block {cfg.num_layers - 1})."
+        )
+    numbers = (
+        f" In block {layer}, ln1's input has mean {ln1['in_mean']:.3f} and std "
+        f"{ln1['in_std']:.3f} (averaged over tokens); its output has mean {ln1['out_mean']:.3f} "
+        f"and std {ln1['out_std']:.3f}"
+    )
+    if cfg.norm_type == "rmsnorm":
+        numbers += " — RMSNorm divides by the root mean square without subtracting the mean."
+    else:
+        numbers += " — (x - mean) / std, then the learned gain and bias."
+    return placement + numbers
+
+
+def layernorm_view(run: Run) -> None:
+    sentence = pick_sentence(run)
+    tokens = run.tokens[sentence]
+    layer = st.slider("Layer", 0, run.cfg.num_layers - 1, key="ln_layer")
+    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
+    st.subheader(f"LayerNorm statistics in block {layer}, per token")
+    show(charts.layernorm_chart(stats, tokens, layer), "layernorm")
+    st.subheader("Size of the residual stream across depth")
+    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
+    show(charts.residual_norm_chart(resid, tokens), "residual")
+    st.info(_layernorm_sentence(run, sentence, layer))
+    with st.expander("Gain and bias of every norm"):
+        st.dataframe(run.norm_parameters.style.format(precision=4), hide_index=True)
+
+
+EQUATIONS = {
+    True: r"""\begin{aligned}
+h &= x + \mathrm{MHA}\big(\mathrm{Norm}_1(x)\big)\\
+y &= h + \mathrm{FFN}\big(\mathrm{Norm}_2(h)\big)
+\end{aligned}""",
+    False: r"""\begin{aligned}
+h &= \mathrm{Norm}_1\big(x + \mathrm{MHA}(x)\big)\\
+y &= \mathrm{Norm}_2\big(h + \mathrm{FFN}(h)\big)
+\end{aligned}""",
+}
+NORM_EQUATIONS = {
+    "layernorm": r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}"
+    r" + \beta",
+    "rmsnorm": r"\mathrm{RMSNorm}(x) = \gamma \odot \frac{x}{\sqrt{\tfrac{1}{d}\sum_i x_i^2 + "
+    r"\epsilon}}",
+}
+
+
+def shapes_view(run: Run) -> None:
+    cfg, cost = run.cfg, run.cost
+    a, b, c, d = st.columns(4)
+    a.metric("Parameters", f"{cost['params']:,}")
+    b.metric("FLOPs (forward)", f"{cost['flops'] / 1e6:,.1f} M")
+    c.metric("Activation memory", f"{cost['activation_bytes'] / 1e6:,.2f} MB")
+    d.metric("Tokens (with padding)", f"{cost['tokens']} ({cost['padded_tokens']})")
+    st.caption(
+        f"Attention scores and weighted sums grow as n² d: {cost['attention_flops'] / 1e6:,.2f} "
+        f"MFLOPs here; the feed-forward grows as n d d_ff: {cost['ffn_flops'] / 1e6:,.2f} MFLOPs."
+    )
+    placement = "pre-norm" if cfg.norm_first else "post-norm"
+    st.subheader(f"One block ({placement}), with this run's shapes")
+    norm_label = "LayerNorm" if cfg.norm_type == "layernorm" else "RMSNorm"
+    show(
+        charts.block_diagram(
+            cfg.norm_first, run.block_shapes, norm_label=norm_label,
+            activation=cfg.activation.upper(),
+        ),
+        "block_diagram",
+    )
+    st.latex(EQUATIONS[cfg.norm_first])
+    st.latex(
+        r"\mathrm{MHA}(x) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{"
+        + str(cfg.num_heads)
+        + r"})W^O,\quad \mathrm{head}_i = \mathrm{softmax}\Big(\frac{Q_i K_i^\top}{\sqrt{"
+        + str(cfg.head_dim)
+        + r"}}\Big)V_i"
+    )
+    act = r"\mathrm{GELU}" if cfg.activation == "gelu" else r"\mathrm{ReLU}"
+    st.latex(r"\mathrm{FFN}(x) = W_2\," + act + r"(W_1 x + b_1) + b_2")
+    st.latex(NORM_EQUATIONS[cfg.norm_type])
+    st.subheader("Shape trace: every operation, in the order the data flows")
+    st.dataframe(run.ledger, width="stretch", hide_index=True, height=420)
+    with st.expander("Parameters by component"):
+        st.dataframe(run.parameter_counts, hide_index=True)
+
+
+def export_view(run: Run) -> None:
+    sentence = pick_sentence(run)
+    layer = int(st.session_state.get("layer", 0))
+    head = int(st.session_state.get("head", 0))
+    layer, head = min(layer, run.cfg.num_layers - 1), min(head, run.cfg.num_heads - 1)
+    st.subheader("Data")
+    st.download_button(
+        f"Attention of layer {layer}, head {head} (CSV)",
+        lambda: export.head_csv(run, sentence, layer, head),
+        file_name=f"attention_s{sentence}_l{layer}_h{head}.csv",
+        mime="text/csv",
+        on_click="ignore",
+    )
+    st.download_button(
+        "The whole run: attention and statistics (NPZ)",
+        lambda: export.run_npz(run),
+        file_name="encoder_run.npz",
+        mime="application/octet-stream",
+        on_click="ignore",
+    )
+    st.download_button(
+        "The whole run: attention and statistics (JSON)",
+        lambda: export.run_json(run),
+        file_name="encoder_run.json",
+        mime="application/json",
+        on_click="ignore",
+    )
+    st.subheader("Figures (self-contained HTML, work offline)")
+    st.caption("Every figure on the page also has plotly's own camera button for a PNG.")
+    n = run.n_valid(sentence)
+    tokens = run.tokens[sentence]
+    figures = {  # download key -> (file name, figure builder)
+        "overview": ("attention_overview", lambda: charts.attention_overview(
+            run.attention[:, sentence], n, max_tokens=OVERVIEW_MAX_TOKENS
+        )),
+        "head": (f"attention_l{layer}_h{head}", lambda: charts.attention_head(
+            run.attention[layer, sentence, head], run.padded_tokens[sentence], n,
+            title=f"Layer {layer}, head {head}",
+        )),
+        "layernorm": ("layernorm", lambda: charts.layernorm_chart(
+            run.layernorm_stats[run.layernorm_stats["sentence"] == sentence], tokens, layer
+        )),
+        "residual": ("residual_norms", lambda: charts.residual_norm_chart(
+            run.residual_norms[run.residual_norms["sentence"] == sentence], tokens
+        )),
+        "block": ("block_diagram", lambda: charts.block_diagram(
+            run.cfg.norm_first, run.block_shapes
+        )),
+    }
+    for key, (name, build) in figures.items():
+        st.download_button(
+            f"{name}.html",
+            lambda build=build: charts.figure_to_html(build()).encode("utf-8"),
+            file_name=f"{name}.html",
+            mime="text/html",
+            on_click="ignore",
+            key=f"download_{key}",
+        )
+

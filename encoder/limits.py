@@ -1,0 +1,71 @@
+"""Bounds on the work one run may do, checked from the config before anything is built.
+
+The numbers are estimates a page can quote ("about 1.9 GB; the limit is 1.5 GB") before it
+allocates a single weight.
+"""
+
+from __future__ import annotations
+
+from encoder.config import EncoderConfig
+
+MAX_SENTENCES = 16  # sentences per batch; further lines are dropped, and the page says so
+MAX_PARAMETERS = 150_000_000  # 600 MB of float32 weights
+MAX_ACTIVATION_BYTES = 1_500_000_000  # every captured intermediate of one run
+BYTES_PER_VALUE = 4  # float32
+
+
+class RunTooLarge(ValueError):
+    """The requested model or run is beyond this machine's bounds; the message says by how much."""
+
+
+def estimate_parameters(cfg: EncoderConfig) -> int:
+    """Parameters of TransformerEncoder(cfg), counted from the config alone."""
+    d, ff = cfg.d_model, cfg.d_ff
+    norm = 2 * d if cfg.norm_type == "layernorm" else d
+    embeddings = cfg.vocab_size * d + cfg.type_vocab_size * d
+    if cfg.positional == "learned":
+        embeddings += cfg.max_len * d
+    if cfg.embedding_norm:
+        embeddings += norm
+    attention = 4 * d * d + 4 * d  # in_proj (3d x d + 3d) and out_proj (d x d + d)
+    feed_forward = 2 * d * ff + ff + d
+    block = attention + feed_forward + 2 * norm
+    final = norm if cfg.norm_first else 0
+    return embeddings + cfg.num_layers * block + final
+
+
+def estimate_activation_bytes(cfg: EncoderConfig, batch: int, tokens: int) -> int:
+    """Bytes of every tensor a trace captures for a [batch, tokens] input."""
+    d, ff, heads = cfg.d_model, cfg.d_ff, cfg.num_heads
+    row = batch * tokens  # values per feature
+    per_block = (
+        4 * row * d  # q, k, v, z
+        + 2 * batch * heads * tokens * tokens  # scores, pattern
+        + 3 * row * d  # attention out, resid_mid, resid_post
+        + 2 * (2 * row * d + 2 * row)  # two norms: in, out, mean, std
+        + 2 * row * ff  # mlp pre, post
+        + row * d  # mlp out
+    )
+    embedding = 3 * row * d
+    return BYTES_PER_VALUE * (cfg.num_layers * per_block + embedding)
+
+
+def check_run(cfg: EncoderConfig, batch: int, tokens: int) -> None:
+    """Raise RunTooLarge when the model or this batch would exceed the machine's bounds."""
+    params = estimate_parameters(cfg)
+    if params > MAX_PARAMETERS:
+        raise RunTooLarge(
+            f"This model would have about {params / 1e6:,.0f} million parameters "
+            f"({params * BYTES_PER_VALUE / 1e9:.1f} GB of weights); the limit is "
+            f"{MAX_PARAMETERS / 1e6:,.0f} million. Use fewer layers, a smaller d_model or d_ff."
+        )
+    if batch > MAX_SENTENCES:
+        raise RunTooLarge(f"{batch} sentences is more than the limit of {MAX_SENTENCES}.")
+    activations = estimate_activation_bytes(cfg, batch, tokens)
+    if activations > MAX_ACTIVATION_BYTES:
+        raise RunTooLarge(
+            f"This run would hold about {activations / 1e9:.1f} GB of intermediate tensors "
+            f"({batch} sentence(s) x {tokens} tokens, {cfg.num_layers} layers x "
+            f"{cfg.num_heads} heads); the limit is {MAX_ACTIVATION_BYTES / 1e9:.1f} GB. "
+            f"Use shorter or fewer sentences, or fewer layers or heads."
+        )
