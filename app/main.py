@@ -47,9 +47,9 @@ def input_messages(text: str, run) -> None:
             f"(at most {MAX_SENTENCES} sentences per run)."
         )
     for cut in run.truncations:
-        kept = run.sentences[cut.sentence][: cut.kept_chars]
+        kept = run.sentences[cut.sentence_index][: cut.kept_chars]
         st.warning(
-            f"Sentence {cut.sentence + 1} has {cut.total_tokens:,} tokens; only the first "
+            f"Sentence {cut.sentence_index + 1} has {cut.total_tokens:,} tokens; only the first "
             f"{cut.kept_tokens} are used (the model's max_len is {run.cfg.max_len}). "
             f"It was cut after: …{kept[-60:]}"
         )

@@ -1,0 +1,227 @@
+"""The page driven as a user would, through Streamlit's AppTest (no browser)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from encoder.tokenize import load_tokenizer, tokenize
+
+APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+SENTENCE = "The animal didn't cross the street because it was too tired."
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def assert_no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def figure(at: AppTest, key: str) -> dict:
+    """The plotly JSON of the chart created with `key`."""
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id and key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}")
+
+
+def array(values) -> np.ndarray:
+    """A plotly JSON array: a plain list, or plotly's base64 typed-array form."""
+    if isinstance(values, dict):
+        raw = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        return raw.reshape([int(n) for n in values["shape"].split(",")])
+    return np.asarray(values, dtype=float)
+
+
+def heatmaps(spec: dict) -> list[dict]:
+    """The figure's value heatmaps (not the grey overlay that masks padding)."""
+    return [t for t in spec["data"] if t["type"] == "heatmap" and t.get("name") != "padding"]
+
+
+def tokens_of(text: str) -> list[str]:
+    return tokenize([text], load_tokenizer(), 512).tokens[0]
+
+
+def head_ticktext(at: AppTest) -> list[str]:
+    return figure(at, "head_detail")["layout"]["xaxis"]["ticktext"]
+
+
+def test_default_page_draws_every_head_and_a_status_line():
+    at = open_page()
+    assert_no_exception(at)
+    overview = figure(at, "overview")
+    assert len(heatmaps(overview)) == 1  # every head in ONE heatmap trace
+    tokens = tokens_of(SENTENCE)
+    head = figure(at, "head_detail")
+    assert array(heatmaps(head)[0]["z"]).shape == (len(tokens), len(tokens))
+    assert head_ticktext(at) == [html.escape(t, quote=False) for t in tokens]
+    status = at.caption[0].value
+    assert "Device cpu" in status and f"{len(tokens)} tokens" in status
+
+
+def test_heads_norm_and_layers_change_what_is_drawn():
+    at = open_page()
+    at.selectbox(key="num_heads").set_value(8).run()
+    at.slider(key="num_layers").set_value(2).run()
+    assert_no_exception(at)
+    n = len(tokens_of(SENTENCE))
+    z = array(heatmaps(figure(at, "overview"))[0]["z"])
+    # 2 layers x 8 heads of n x n tiles with a one-cell gap between tiles
+    assert z.shape == (2 * n + 1, 8 * n + 7)
+    assert at.query_params["num_heads"] == "8" and at.query_params["num_layers"] == "2"
+    at.radio(key="norm").set_value("post").run()
+    at.segmented_control(key="view").set_value("LayerNorm").run()
+    assert_no_exception(at)
+    assert at.info[0].value.startswith("Post-norm")
+    at.radio(key="norm").set_value("pre").run()
+    assert at.info[0].value.startswith("Pre-norm")
+
+
+def test_heads_offered_are_the_divisors_of_d_model():
+    at = open_page()
+    at.select_slider(key="d_model").set_value(96).run()
+    assert at.selectbox(key="num_heads").options == [str(h) for h in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if 96 % h == 0]
+
+
+def test_pretrained_model_locks_the_architecture_and_restores_it_after():
+    at = open_page()
+    at.radio(key="source").set_value("pretrained").run()
+    assert_no_exception(at)
+    assert at.select_slider(key="d_model").value == 384
+    assert at.select_slider(key="d_model").disabled
+    assert at.selectbox(key="num_heads").value == 12
+    assert at.radio(key="norm").value == "post"
+    z = array(heatmaps(figure(at, "overview"))[0]["z"])
+    n = len(tokens_of(SENTENCE))
+    assert z.shape == (6 * n + 5, 12 * n + 11)
+    at.radio(key="source").set_value("random").run()
+    assert at.select_slider(key="d_model").value == 256
+    assert at.radio(key="norm").value == "pre"
+
+
+@pytest.mark.parametrize("view", ["Tokens", "Attention", "LayerNorm", "Shapes", "Export"])
+def test_every_view_renders_for_two_sentences(view):
+    at = open_page(text="The cat sat on the mat.\nA much longer second sentence pads the first.")
+    at.segmented_control(key="view").set_value(view).run()
+    assert_no_exception(at)
+    assert not at.error
+
+
+def test_tokens_view_shows_the_padded_batch():
+    at = open_page(text="Short one.\nA much longer second sentence pads the first one.", view="Tokens")
+    assert_no_exception(at)
+    grid = figure(at, "mask_grid")
+    z = array(heatmaps(grid)[0]["z"])
+    longest = len(tokens_of("A much longer second sentence pads the first one."))
+    short = len(tokens_of("Short one."))
+    assert z.shape == (2, longest)
+    assert z[0].sum() == short and z[1].sum() == longest
+
+
+def test_shapes_view_has_ledger_diagram_and_equations():
+    at = open_page(view="Shapes")
+    assert_no_exception(at)
+    ledger = at.dataframe[0].value
+    assert {"operation", "input_shape", "output_shape", "params", "flops"} <= set(ledger.columns)
+    assert len(at.latex) >= 3
+    assert figure(at, "block_diagram")
+
+
+def test_empty_text_gets_a_message_and_the_page_keeps_working():
+    at = open_page(text="   \n  ")
+    assert_no_exception(at)
+    assert "empty" in at.info[0].value
+    at.text_area(key="text").set_value("Back to work.").run()
+    assert_no_exception(at)
+    assert figure(at, "overview")
+
+
+def test_a_5000_word_paste_is_truncated_and_the_page_says_where():
+    at = open_page()
+    at.text_area(key="text").set_value(" ".join(["word"] * 5000) + " ending").run()
+    assert_no_exception(at)
+    warning = at.warning[0].value
+    assert "only the first 512 are used" in warning and "cut after" in warning
+
+
+def test_hundreds_of_lines_use_only_the_first_sentences():
+    at = open_page()
+    at.text_area(key="text").set_value("\n".join(f"Line {i}." for i in range(300))).run()
+    assert_no_exception(at)
+    assert any("Only the first 16 of 300 lines" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I love pizza 🍕🍕!", "我喜欢机器学习。", "مرحبا بالعالم", "<img src=x onerror=alert(1)> <b>bold</b>"],
+)
+def test_unusual_text_is_shown_literally(text):
+    at = open_page(text=text)
+    assert_no_exception(at)
+    tokens = tokens_of(text)
+    assert head_ticktext(at) == [html.escape(t, quote=False) for t in tokens]
+    if "🍕" in text:
+        assert any("[UNK]" in i.value for i in at.info)
+    at.segmented_control(key="view").set_value("Tokens").run()
+    assert list(at.dataframe[0].value["token"]) == tokens
+
+
+def test_impossible_url_combination_is_explained_and_repaired():
+    at = open_page(d_model="100", num_heads="12")
+    assert_no_exception(at)
+    assert any("num_heads=12 does not divide d_model=100" in w.value for w in at.warning)
+    assert at.selectbox(key="num_heads").value == 10
+    assert figure(at, "overview")
+
+
+def test_bad_url_values_fall_back_with_a_message():
+    at = open_page(norm="sideways", num_layers="many", device="cuda:7")
+    assert_no_exception(at)
+    messages = " ".join(w.value for w in at.warning)
+    assert "norm='sideways'" in messages and "num_layers='many'" in messages
+    assert "'cuda:7' is not available" in messages
+    assert at.selectbox(key="device").value == "cpu"
+
+
+def test_a_model_too_large_is_refused_with_the_estimate_and_the_limit():
+    at = open_page(d_model="1024", num_heads="16", num_layers="24", d_ff="8192")
+    assert_no_exception(at)
+    assert "million parameters" in at.error[0].value and "limit is 150 million" in at.error[0].value
+    at.slider(key="num_layers").set_value(2).run()
+    assert not at.error and figure(at, "overview")
+
+
+def test_impossible_sinusoidal_config_is_an_error_not_a_traceback():
+    at = open_page(d_model="6", num_heads="3", positional="sinusoidal")
+    at.select_slider(key="d_model").set_value(6)
+    at.run()
+    assert_no_exception(at)
+
+
+def test_a_link_reopens_the_exact_setup():
+    query = dict(text="Links carry the text.", norm="post", d_model="128", num_heads="8",
+                 num_layers="3", d_ff="512", activation="relu", norm_type="rmsnorm",
+                 positional="learned", seed="7", view="Shapes")
+    at = open_page(**query)
+    assert_no_exception(at)
+    assert at.text_area(key="text").value == "Links carry the text."
+    assert at.radio(key="norm").value == "post"
+    assert at.select_slider(key="d_model").value == 128
+    assert at.selectbox(key="num_heads").value == 8
+    assert at.slider(key="num_layers").value == 3
+    assert at.radio(key="norm_type").value == "rmsnorm"
+    assert at.number_input(key="seed").value == 7
+    assert at.segmented_control(key="view").value == "Shapes"
+    for key, value in query.items():
+        assert at.query_params[key] == value
