@@ -261,8 +261,9 @@ def render_sidebar() -> Settings:
                 key="preset",
                 on_change=_on_preset,
             )
-        st.radio("Norm placement", CHOICES["norm"], key="norm", format_func=LABELS.get,
-                 disabled=locked)
+        st.radio(
+            "Norm placement", CHOICES["norm"], key="norm", format_func=LABELS.get, disabled=locked
+        )
         d_model = st.select_slider(
             "d_model",
             _with_value(D_MODEL_CHOICES, st.session_state["d_model"]),
@@ -277,18 +278,34 @@ def render_sidebar() -> Settings:
             key="d_ff",
             disabled=locked,
         )
-        st.radio("Activation", CHOICES["activation"], key="activation",
-                 format_func=LABELS.get, horizontal=True, disabled=locked)
-        st.radio("Norm type", CHOICES["norm_type"], key="norm_type", format_func=LABELS.get,
-                 horizontal=True, disabled=locked)
-        st.radio("Positions", CHOICES["positional"], key="positional", format_func=LABELS.get,
-                 horizontal=True, disabled=locked)
+        st.radio(
+            "Activation",
+            CHOICES["activation"],
+            key="activation",
+            format_func=LABELS.get,
+            horizontal=True,
+            disabled=locked,
+        )
+        st.radio(
+            "Norm type",
+            CHOICES["norm_type"],
+            key="norm_type",
+            format_func=LABELS.get,
+            horizontal=True,
+            disabled=locked,
+        )
+        st.radio(
+            "Positions",
+            CHOICES["positional"],
+            key="positional",
+            format_func=LABELS.get,
+            horizontal=True,
+            disabled=locked,
+        )
         st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=locked)
         device = _device_control(notices)
 
-    settings = Settings(
-        text=text, source=source, cfg=None, device=device, notices=notices
-    )
+    settings = Settings(text=text, source=source, cfg=None, device=device, notices=notices)
     if locked:
         settings.cfg = _pretrained_config()
     else:

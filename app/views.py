@@ -18,6 +18,42 @@ PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png",
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 
 
+def overview_figure(run: Run, sentence: int):
+    return charts.attention_overview(
+        run.attention[:, sentence], run.n_valid(sentence), max_tokens=OVERVIEW_MAX_TOKENS
+    )
+
+
+def head_figure(run: Run, sentence: int, layer: int, head: int):
+    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
+    return charts.attention_head(
+        run.attention[layer, sentence, head],  # [query, key]
+        run.padded_tokens[sentence],
+        run.n_valid(sentence),
+        title=title,
+    )
+
+
+def layernorm_figure(run: Run, sentence: int, layer: int):
+    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
+    return charts.layernorm_chart(stats, run.tokens[sentence], layer)
+
+
+def residual_figure(run: Run, sentence: int):
+    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
+    return charts.residual_norm_chart(resid, run.tokens[sentence])
+
+
+def block_figure(run: Run):
+    cfg = run.cfg
+    return charts.block_diagram(
+        cfg.norm_first,
+        run.block_shapes,
+        norm_label="LayerNorm" if cfg.norm_type == "layernorm" else "RMSNorm",
+        activation=cfg.activation.upper(),
+    )
+
+
 def show(fig, key: str) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
 
@@ -68,13 +104,7 @@ def _head_detail(run: Run, sentence: int) -> None:
     left, right = st.columns(2)
     layer = left.slider("Layer", 0, cfg.num_layers - 1, key="layer")
     head = right.slider("Head", 0, cfg.num_heads - 1, key="head")
-    n = run.n_valid(sentence)
-    pattern = run.attention[layer, sentence, head]  # [query, key]
-    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
-    show(
-        charts.attention_head(pattern, run.padded_tokens[sentence], n, title=title),
-        "head_detail",
-    )
+    show(head_figure(run, sentence, layer, head), "head_detail")
     metrics = run.head_metrics[sentence].rename(
         columns={"to_first": "to [CLS]", "to_last": "to [SEP]"}
     )
@@ -104,12 +134,7 @@ def attention_view(run: Run) -> None:
         f"Each tile is one head's {n} x {n} attention matrix (query rows, key columns; brighter "
         "= more weight). Padding is greyed out."
     )
-    show(
-        charts.attention_overview(
-            run.attention[:, sentence], n, max_tokens=OVERVIEW_MAX_TOKENS
-        ),
-        "overview",
-    )
+    show(overview_figure(run, sentence), "overview")
     st.subheader("One head in detail")
     st.fragment(_head_detail)(run, sentence)
 
@@ -153,14 +178,11 @@ def _layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
 
 def layernorm_view(run: Run) -> None:
     sentence = pick_sentence(run)
-    tokens = run.tokens[sentence]
     layer = st.slider("Layer", 0, run.cfg.num_layers - 1, key="ln_layer")
-    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
     st.subheader(f"LayerNorm statistics in block {layer}, per token")
-    show(charts.layernorm_chart(stats, tokens, layer), "layernorm")
+    show(layernorm_figure(run, sentence, layer), "layernorm")
     st.subheader("Size of the residual stream across depth")
-    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
-    show(charts.residual_norm_chart(resid, tokens), "residual")
+    show(residual_figure(run, sentence), "residual")
     st.info(_layernorm_sentence(run, sentence, layer))
     with st.expander("Gain and bias of every norm"):
         st.dataframe(run.norm_parameters.style.format(precision=4), hide_index=True)
@@ -197,14 +219,7 @@ def shapes_view(run: Run) -> None:
     )
     placement = "pre-norm" if cfg.norm_first else "post-norm"
     st.subheader(f"One block ({placement}), with this run's shapes")
-    norm_label = "LayerNorm" if cfg.norm_type == "layernorm" else "RMSNorm"
-    show(
-        charts.block_diagram(
-            cfg.norm_first, run.block_shapes, norm_label=norm_label,
-            activation=cfg.activation.upper(),
-        ),
-        "block_diagram",
-    )
+    show(block_figure(run), "block_diagram")
     st.latex(EQUATIONS[cfg.norm_first])
     st.latex(
         r"\mathrm{MHA}(x) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{"
@@ -251,25 +266,12 @@ def export_view(run: Run) -> None:
     )
     st.subheader("Figures (self-contained HTML, work offline)")
     st.caption("Every figure on the page also has plotly's own camera button for a PNG.")
-    n = run.n_valid(sentence)
-    tokens = run.tokens[sentence]
     figures = {  # download key -> (file name, figure builder)
-        "overview": ("attention_overview", lambda: charts.attention_overview(
-            run.attention[:, sentence], n, max_tokens=OVERVIEW_MAX_TOKENS
-        )),
-        "head": (f"attention_l{layer}_h{head}", lambda: charts.attention_head(
-            run.attention[layer, sentence, head], run.padded_tokens[sentence], n,
-            title=f"Layer {layer}, head {head}",
-        )),
-        "layernorm": ("layernorm", lambda: charts.layernorm_chart(
-            run.layernorm_stats[run.layernorm_stats["sentence"] == sentence], tokens, layer
-        )),
-        "residual": ("residual_norms", lambda: charts.residual_norm_chart(
-            run.residual_norms[run.residual_norms["sentence"] == sentence], tokens
-        )),
-        "block": ("block_diagram", lambda: charts.block_diagram(
-            run.cfg.norm_first, run.block_shapes
-        )),
+        "overview": ("attention_overview", lambda: overview_figure(run, sentence)),
+        "head": (f"attention_l{layer}_h{head}", lambda: head_figure(run, sentence, layer, head)),
+        "layernorm": (f"layernorm_l{layer}", lambda: layernorm_figure(run, sentence, layer)),
+        "residual": ("residual_norms", lambda: residual_figure(run, sentence)),
+        "block": ("block_diagram", lambda: block_figure(run)),
     }
     for key, (name, build) in figures.items():
         st.download_button(
@@ -280,4 +282,3 @@ def export_view(run: Run) -> None:
             on_click="ignore",
             key=f"download_{key}",
         )
-

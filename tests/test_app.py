@@ -91,7 +91,9 @@ def test_heads_norm_and_layers_change_what_is_drawn():
 def test_heads_offered_are_the_divisors_of_d_model():
     at = open_page()
     at.select_slider(key="d_model").set_value(96).run()
-    assert at.selectbox(key="num_heads").options == [str(h) for h in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if 96 % h == 0]
+    assert at.selectbox(key="num_heads").options == [
+        str(h) for h in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if 96 % h == 0
+    ]
 
 
 def test_pretrained_model_locks_the_architecture_and_restores_it_after():
@@ -119,11 +121,12 @@ def test_every_view_renders_for_two_sentences(view):
 
 
 def test_tokens_view_shows_the_padded_batch():
-    at = open_page(text="Short one.\nA much longer second sentence pads the first one.", view="Tokens")
+    longer = "A much longer second sentence pads the first one."
+    at = open_page(text=f"Short one.\n{longer}", view="Tokens")
     assert_no_exception(at)
     grid = figure(at, "mask_grid")
     z = array(heatmaps(grid)[0]["z"])
-    longest = len(tokens_of("A much longer second sentence pads the first one."))
+    longest = len(tokens_of(longer))
     short = len(tokens_of("Short one."))
     assert z.shape == (2, longest)
     assert z[0].sum() == short and z[1].sum() == longest
@@ -164,7 +167,12 @@ def test_hundreds_of_lines_use_only_the_first_sentences():
 
 @pytest.mark.parametrize(
     "text",
-    ["I love pizza 🍕🍕!", "我喜欢机器学习。", "مرحبا بالعالم", "<img src=x onerror=alert(1)> <b>bold</b>"],
+    [
+        "I love pizza 🍕🍕!",
+        "我喜欢机器学习。",
+        "مرحبا بالعالم",
+        "<img src=x onerror=alert(1)> <b>bold</b>",
+    ],
 )
 def test_unusual_text_is_shown_literally(text):
     at = open_page(text=text)
@@ -210,9 +218,19 @@ def test_impossible_sinusoidal_config_is_an_error_not_a_traceback():
 
 
 def test_a_link_reopens_the_exact_setup():
-    query = dict(text="Links carry the text.", norm="post", d_model="128", num_heads="8",
-                 num_layers="3", d_ff="512", activation="relu", norm_type="rmsnorm",
-                 positional="learned", seed="7", view="Shapes")
+    query = dict(
+        text="Links carry the text.",
+        norm="post",
+        d_model="128",
+        num_heads="8",
+        num_layers="3",
+        d_ff="512",
+        activation="relu",
+        norm_type="rmsnorm",
+        positional="learned",
+        seed="7",
+        view="Shapes",
+    )
     at = open_page(**query)
     assert_no_exception(at)
     assert at.text_area(key="text").value == "Links carry the text."

@@ -1,0 +1,287 @@
+"""Figure builders in app.charts: shapes of what is drawn, masking, escaping, size and speed."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from app import charts
+
+EVIL = ["<b>x</b>", "<img src=x onerror=alert(1)>"]
+
+
+def softmax_attention(layers: int, heads: int, tokens: int, n_valid: int, seed: int = 0):
+    """Random attention [L, H, T, T] whose padded keys get exactly 0, like the model's."""
+    scores = np.random.default_rng(seed).normal(size=(layers, heads, tokens, tokens)) * 3
+    scores[..., n_valid:] = -np.inf
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (weights / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def z_array(trace: go.Heatmap) -> np.ndarray:
+    return np.array(trace.z, dtype=float)
+
+
+def pad_bricks(mask: go.Heatmap) -> set[tuple[float, float, float, float]]:
+    """(x0, x1, y0, y1) of every brick the padding mask greys."""
+    z, xs, ys = mask.z, list(mask.x), list(mask.y)
+    return {
+        (xs[j], xs[j + 1], ys[i], ys[i + 1])
+        for i, row in enumerate(z)
+        for j, value in enumerate(row)
+        if value == 1
+    }
+
+
+def test_overview_is_one_mosaic_heatmap_plus_one_padding_mask():
+    attention = softmax_attention(3, 4, 10, n_valid=7)
+    fig = charts.attention_overview(attention, 7)
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    assert len(fig.data) == 2 and len(heatmaps) == 2
+    mosaic, mask = fig.data
+    z = z_array(mosaic)
+    assert z.shape == (3 * 10 + 2, 4 * 10 + 3)  # L*T + gaps by H*T + gaps
+    stride = 11
+    # tile (layer 2, head 1) holds that head's pattern, rounded to 4 decimals
+    tile = z[2 * stride : 2 * stride + 10, 1 * stride : 1 * stride + 10]
+    np.testing.assert_allclose(tile, np.round(attention[2, 1], 4), atol=1e-6)
+    assert np.isnan(z[10, :]).all() and np.isnan(z[:, 10]).all()  # the gaps
+    assert (mosaic.zmin, mosaic.zmax) == (0, 1)
+    assert fig.layout.xaxis2.ticktext == tuple(f"H{h}" for h in range(4))
+    assert fig.layout.yaxis2.ticktext == tuple(f"L{i}" for i in range(3))
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # query 0 at the top
+    assert fig.layout.yaxis.scaleanchor == "x"
+
+
+def test_overview_hover_names_layer_head_query_key():
+    fig = charts.attention_overview(softmax_attention(2, 3, 6, n_valid=4), 4)
+    stride = 7
+    x_labels, y_labels = fig.layout.xaxis.ticktext, fig.layout.yaxis.ticktext
+    assert x_labels[2 * stride + 3] == "head 2 · key 3"
+    assert x_labels[2 * stride + 5] == "head 2 · key 5 (padding)"
+    assert y_labels[1 * stride + 0] == "layer 1 · query 0"
+    template = fig.data[0].hovertemplate
+    assert "%{x}" in template and "%{y}" in template and "%{z:.4f}" in template
+
+
+def test_overview_greys_padding_without_dropping_it():
+    attention = softmax_attention(2, 2, 8, n_valid=5)
+    fig = charts.attention_overview(attention, 5)
+    mosaic, mask = fig.data
+    assert mask.hoverinfo == "skip" and (mask.xaxis, mask.yaxis) == ("x2", "y2")
+    assert not np.isnan(z_array(mosaic)[:8, :8]).any()  # padded cells still carry values
+    bricks = pad_bricks(mask)
+    # head 1's padded keys (columns 9+5 .. 9+7) are greyed in layer 0's real query rows
+    assert (13.5, 16.5, -0.5, 4.5) in bricks
+    # layer 1's padded queries are greyed in head 0's real key columns; real x real is not
+    assert (-0.5, 4.5, 13.5, 16.5) in bricks
+    assert (-0.5, 4.5, -0.5, 4.5) not in bricks
+    no_padding = charts.attention_overview(softmax_attention(2, 2, 8, n_valid=8), 8)
+    assert pad_bricks(no_padding.data[1]) == set()
+
+
+def test_overview_downsamples_long_inputs_and_stays_small_and_fast():
+    attention = softmax_attention(6, 12, 500, n_valid=480)
+    start = time.perf_counter()
+    fig = charts.attention_overview(attention, 480, max_tokens=48)
+    size = len(fig.to_json())
+    elapsed = time.perf_counter() - start
+    z = z_array(fig.data[0])
+    factor = 11  # ceil(500 / 48)
+    tile = 44 + 2  # 480 real tokens in blocks of 11, then 20 padding positions in blocks of 11
+    assert z.shape == (6 * tile + 5, 12 * tile + 11)
+    assert tile <= 48 and f"blocks of {factor}" in fig.layout.title.text
+    # a block of real queries still spends all its attention: the row sums to 1
+    np.testing.assert_allclose(np.nansum(z[:43, :tile], axis=1), 1.0, atol=1e-3)
+    assert fig.layout.xaxis.ticktext[0] == "head 0 · keys 0-10"
+    assert fig.layout.xaxis.ticktext[44] == "head 0 · keys 480-490 (padding)"
+    assert size < 1_200_000, size
+    assert elapsed < 1.0, elapsed
+
+
+def test_head_view_has_one_numeric_position_per_token_even_for_duplicates():
+    tokens = ["[CLS]", "the", "cat", "saw", "the", "dog", "[SEP]", "[PAD]"]
+    pattern = softmax_attention(1, 1, 8, n_valid=7)[0, 0]
+    fig = charts.attention_head(pattern, tokens, 7, title="Layer 0, head 0")
+    heatmap, mask = fig.data
+    assert z_array(heatmap).shape == (8, 8)
+    np.testing.assert_array_equal(z_array(heatmap), pattern)  # exact, not rounded
+    assert fig.layout.xaxis.type != "category" and heatmap.x is None
+    assert fig.layout.xaxis.ticktext == tuple(tokens)
+    assert fig.layout.xaxis.tickvals == tuple(range(8))  # both "the" keep their own column
+    assert fig.layout.yaxis.ticktext == tuple(tokens)
+    assert "%{z:.6f}" in heatmap.hovertemplate
+    assert "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})" in heatmap.hovertemplate
+    assert (6.5, 7.5, -0.5, 6.5) in pad_bricks(mask)  # the [PAD] key column, real queries
+
+
+def test_head_view_escapes_html_in_tokens():
+    tokens = ["[CLS]", *EVIL, "a & b", "[SEP]"]
+    fig = charts.attention_head(np.eye(5), tokens, 5, title="<i>t</i>")
+    escaped = ("[CLS]", "&lt;b&gt;x&lt;/b&gt;", "&lt;img src=x onerror=alert(1)&gt;")
+    assert fig.layout.xaxis.ticktext[:3] == escaped
+    assert fig.layout.xaxis.ticktext[3] == "a &amp; b"
+    visible = " ".join(fig.layout.xaxis2.ticktext + fig.layout.yaxis2.ticktext)
+    assert "<" not in visible and ">" not in visible
+    assert fig.layout.title.text == "&lt;i&gt;t&lt;/i&gt;"
+
+
+def test_head_view_thins_tick_labels_for_long_inputs_but_not_hover_labels():
+    tokens = [f"t{i}" for i in range(100)]
+    fig = charts.attention_head(np.full((100, 100), 0.01), tokens, 100, title="long")
+    assert len(fig.layout.xaxis.ticktext) == 100  # hover names every token
+    assert 10 <= len(fig.layout.xaxis2.ticktext) <= 60
+    with pytest.raises(ValueError, match="len\\(tokens\\) = 99"):
+        charts.attention_head(np.zeros((100, 100)), tokens[:99], 99, title="x")
+
+
+def test_batch_mask_grid_colours_tokens_and_padding_and_writes_each_token():
+    tokens = [["[CLS]", "hi", "[SEP]", "[PAD]"], ["[CLS]", EVIL[0], "there", "[SEP]"]]
+    mask = np.array([[1, 1, 1, 0], [1, 1, 1, 1]])
+    fig = charts.batch_mask_grid(tokens, mask)
+    (grid,) = fig.data
+    np.testing.assert_array_equal(np.array(grid.z), mask)
+    assert grid.text[0][3] == "[PAD]"
+    assert grid.customdata[1][1] == "&lt;b&gt;x&lt;/b&gt;"
+    assert "<" not in grid.text[1][1]
+    for part in ("%{y}", "position %{x}", "token %{customdata}", "mask %{z}"):
+        assert part in grid.hovertemplate
+    assert fig.layout.yaxis.ticktext == ("sentence 1", "sentence 2")
+
+
+def layernorm_stats(tokens: int = 4) -> pd.DataFrame:
+    rows = []
+    for layer, norms in ((-1, ["embed.ln"]), (0, ["ln1", "ln2"]), (1, ["ln1", "ln2"])):
+        for norm in norms:
+            for position in range(tokens):
+                value = layer * 10 + position + (0.5 if norm == "ln2" else 0)
+                rows.append(
+                    dict(
+                        layer=layer,
+                        norm=norm,
+                        sentence=0,
+                        position=position,
+                        in_mean=value,
+                        in_std=value + 1,
+                        out_mean=0.0,
+                        out_std=1.0,
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def test_layernorm_chart_plots_input_and_output_mean_and_std_of_each_norm():
+    tokens = ["[CLS]", "the", EVIL[0], "the"]
+    fig = charts.layernorm_chart(layernorm_stats(), tokens, 1)
+    names = {(t.name, t.yaxis) for t in fig.data}
+    expected = {
+        (f"{n} {side}put", axis)
+        for n in ("ln1", "ln2")
+        for side in ("in", "out")
+        for axis in ("y", "y2")
+    }
+    assert names == expected and len(fig.data) == 8
+    ln2_input_std = next(t for t in fig.data if t.name == "ln2 input" and t.yaxis == "y2")
+    assert list(ln2_input_std.y) == [11.5, 12.5, 13.5, 14.5]
+    assert list(ln2_input_std.customdata) == ["[CLS]", "the", "&lt;b&gt;x&lt;/b&gt;", "the"]
+    assert fig.layout.xaxis2.ticktext == ("[CLS]", "the", "&lt;b&gt;x&lt;/b&gt;", "the")
+    assert fig.layout.xaxis2.tickvals == (0, 1, 2, 3)
+    embedding = charts.layernorm_chart(layernorm_stats(), tokens, -1)
+    assert {t.name for t in embedding.data} == {"embed.ln input", "embed.ln output"}
+    with pytest.raises(ValueError, match="layer=5"):
+        charts.layernorm_chart(layernorm_stats(), tokens, 5)
+
+
+def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():
+    resid = pd.DataFrame(
+        [
+            dict(depth=d, sentence=0, position=p, l2_norm=float(d * 10 + p))
+            for d in range(4)
+            for p in range(3)
+        ]
+    )
+    fig = charts.residual_norm_chart(resid, ["[CLS]", EVIL[1], "[SEP]"])
+    tokens_line, mean_line = fig.data
+    assert list(tokens_line.y) == [0, 10, 20, 30, None, 1, 11, 21, 31, None, 2, 12, 22, 32, None]
+    assert list(mean_line.y) == [1.0, 11.0, 21.0, 31.0]
+    assert mean_line.line.width > tokens_line.line.width
+    assert "&lt;img" in tokens_line.customdata[5] and "<img" not in tokens_line.customdata[5]
+    assert fig.layout.xaxis.ticktext == ("embeddings", "block 0", "block 1", "block 2")
+
+
+SHAPES = {
+    "input": "[2, 9, 64]",
+    "qkv": "[2, 4, 9, 16]",
+    "scores": "[2, 4, 9, 9]",
+    "attn_out": "[2, 9, 64]",
+    "resid_mid": "[2, 9, 65]",
+    "mlp_hidden": "[2, 9, 256]",
+    "mlp_out": "[2, 9, 66]",
+    "output": "[2, 9, 67]",
+}
+
+
+def diagram_texts(fig: go.Figure) -> list[tuple[float, str]]:
+    """(y, text) of every labelled annotation, top to bottom."""
+    return sorted(((a.y, a.text) for a in fig.layout.annotations if a.text), reverse=True)
+
+
+def order_of(texts: list[tuple[float, str]], *needles: str) -> list[int]:
+    return [next(i for i, (_, t) in enumerate(texts) if needle in t) for needle in needles]
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_block_diagram_writes_every_shape_on_its_edges(norm_first):
+    fig = charts.block_diagram(norm_first, SHAPES, norm_label="RMSNorm", activation="ReLU")
+    text = " ".join(t for _, t in diagram_texts(fig))
+    for shape in SHAPES.values():
+        assert shape in text
+    assert "RMSNorm (norm1)" in text and "RMSNorm (norm2)" in text and "ReLU" in text
+    assert sum(a.text == "⊕" for a in fig.layout.annotations) == 2  # the two residual adds
+    assert fig.layout.xaxis.range == (0, 12) and not fig.layout.xaxis.visible
+    assert fig.layout.font.size >= 14
+
+
+def test_block_diagram_places_the_norms_by_pre_or_post_norm():
+    pre = diagram_texts(charts.block_diagram(True, SHAPES))
+    post = diagram_texts(charts.block_diagram(False, SHAPES))
+    # pre-norm: norm1 before attention, norm2 before linear1; post-norm: after each add
+    assert order_of(pre, "norm1", "Q, K, V projections", "norm2", "linear1") == sorted(
+        order_of(pre, "norm1", "Q, K, V projections", "norm2", "linear1")
+    )
+    assert order_of(post, "Q, K, V projections", "norm1", "linear1", "norm2") == sorted(
+        order_of(post, "Q, K, V projections", "norm1", "linear1", "norm2")
+    )
+    assert [t for _, t in pre] != [t for _, t in post]
+    # post-norm: the block output is norm2's output, so its shape sits on norm2's edge
+    norm2_at = order_of(post, "norm2")[0]
+    assert SHAPES["output"] in post[norm2_at + 1][1]
+
+
+def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
+    attention = softmax_attention(1, 2, 4, n_valid=4)
+    figures = [
+        charts.attention_overview(attention, 4),
+        charts.attention_head(attention[0, 0], list("abcd"), 4, title="t"),
+        charts.batch_mask_grid([list("abcd")], np.ones((1, 4))),
+        charts.block_diagram(True, SHAPES),
+    ]
+    for fig in figures:
+        assert fig.layout.font.size >= 13
+    viridis = go.Heatmap(colorscale="Viridis").colorscale
+    assert figures[0].data[0].colorscale == viridis == figures[1].data[0].colorscale
+
+
+def test_figure_to_html_inlines_plotly_js():
+    page = charts.figure_to_html(charts.block_diagram(True, SHAPES))
+    assert "<html>" in page and "plotly.js v" in page and len(page) > 3_000_000
+    assert re.findall(r"<script[^>]*>", page) == ["<script>"] * 3  # inline only, no src=
+    spec = json.loads(charts.block_diagram(True, SHAPES).to_json())
+    assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
+    assert "images" not in spec["layout"]
