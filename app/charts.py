@@ -87,6 +87,29 @@ def _padding_mask(x_segments: list[Segment], y_segments: list[Segment]) -> go.He
     )
 
 
+def _axis_pair(letter: str, hover: list[str], visible: tuple[list[float], list[str]]) -> dict:
+    """A data axis with one hidden tick per cell (for hover) and an overlay axis with the visible
+    labels; square cells pad the ranges toward the left / top, which the overlay axis follows
+    (padding the domains instead would misalign it)."""
+    other, toward = ("y", "left") if letter == "x" else ("x", "top")
+    n = len(hover)
+    plain = dict(showgrid=False, zeroline=False, ticks="", constraintoward=toward)
+    data_range = [-0.5, n - 0.5] if letter == "x" else [n - 0.5, -0.5]  # query 0 at the top
+    return {
+        f"{letter}axis": dict(
+            plain, tickvals=list(range(n)), ticktext=hover, showticklabels=False, range=data_range
+        ),
+        f"{letter}axis2": dict(
+            plain,
+            overlaying=letter,
+            matches=letter,
+            anchor=f"{other}2",
+            tickvals=visible[0],
+            ticktext=visible[1],
+        ),
+    }
+
+
 def _heatmap_axes(
     fig: go.Figure,
     hover_x: list[str],
@@ -94,46 +117,23 @@ def _heatmap_axes(
     visible_x: tuple[list[float], list[str]],
     visible_y: tuple[list[float], list[str]],
 ) -> None:
-    """Hidden per-cell ticks on x/y (for hover), visible labels on x2/y2; y reversed, square."""
-    n_cols, n_rows = len(hover_x), len(hover_y)
-    plain = dict(showgrid=False, zeroline=False, ticks="")
-    plain_x, plain_y = dict(plain, constraintoward="left"), dict(plain, constraintoward="top")
-    # the square cells pad the ranges (not the domains, which overlay axes would not follow)
-    fig.update_layout(
-        xaxis=dict(
-            plain_x,
-            tickvals=list(range(n_cols)),
-            ticktext=hover_x,
-            showticklabels=False,
-            range=[-0.5, n_cols - 0.5],
-        ),
-        yaxis=dict(
-            plain_y,
-            tickvals=list(range(n_rows)),
-            ticktext=hover_y,
-            showticklabels=False,
-            range=[n_rows - 0.5, -0.5],
-            scaleanchor="x",
-        ),
-        xaxis2=dict(
-            plain_x,
-            overlaying="x",
-            matches="x",
-            anchor="y2",
-            side="bottom",
-            tickvals=visible_x[0],
-            ticktext=visible_x[1],
-        ),
-        yaxis2=dict(
-            plain_y,
-            overlaying="y",
-            matches="y",
-            anchor="x2",
-            side="left",
-            tickvals=visible_y[0],
-            ticktext=visible_y[1],
-        ),
-        plot_bgcolor="white",
+    """Hover labels and visible labels for a heatmap on x/y; y reversed, square cells."""
+    axes = _axis_pair("x", hover_x, visible_x) | _axis_pair("y", hover_y, visible_y)
+    axes["yaxis"]["scaleanchor"] = "x"
+    fig.update_layout(**axes, plot_bgcolor="white")
+
+
+def _attention_heatmap(z: np.ndarray, colour_title: str, hover: str) -> go.Heatmap:
+    """Weights on the shared 0..1 scale; NaN cells (gaps between tiles) get no hover."""
+    return go.Heatmap(
+        z=z,
+        zmin=0,
+        zmax=1,
+        colorscale=ATTENTION_COLORSCALE,
+        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
+        hoverongaps=False,
+        hovertemplate=hover + "<extra></extra>",
+        name="attention",
     )
 
 
@@ -194,16 +194,7 @@ def attention_overview(attention: np.ndarray, n_valid: int, *, max_tokens: int =
     weight = "block weight" if factor > 1 else "weight"
     fig = go.Figure(
         [
-            go.Heatmap(
-                z=mosaic,
-                zmin=0,
-                zmax=1,
-                colorscale=ATTENTION_COLORSCALE,
-                colorbar=dict(title=dict(text=weight, side="right"), thickness=14),
-                hoverongaps=False,
-                hovertemplate=f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}<extra></extra>",
-                name="attention",
-            ),
+            _attention_heatmap(mosaic, weight, f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}"),
             _padding_mask(segments(n_heads), segments(n_layers)),
         ]
     )
@@ -248,15 +239,10 @@ def attention_head(
     segments = [Segment(0, n_valid, "token"), Segment(n_valid, n_tokens, "pad")]
     fig = go.Figure(
         [
-            go.Heatmap(
-                z=pattern,
-                zmin=0,
-                zmax=1,
-                colorscale=ATTENTION_COLORSCALE,
-                colorbar=dict(title=dict(text="weight", side="right"), thickness=14),
-                hovertemplate="query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})"
-                "<br>weight %{z:.6f}<extra></extra>",
-                name="attention",
+            _attention_heatmap(
+                pattern,
+                "weight",
+                "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}",
             ),
             _padding_mask(segments, segments),
         ]
