@@ -1,0 +1,1 @@
+"""Benchmark scripts (run directly, e.g. `python tests/bench/capture_overhead.py`)."""
