@@ -53,7 +53,7 @@ class Norm(nn.Module):
 
 
 class SelfAttention(nn.Module):
-    """Multi-head self-attention with an explicit softmax (parameters named as nn.MultiheadAttention)."""
+    """Multi-head self-attention, explicit softmax; parameters named as nn.MultiheadAttention's."""
 
     def __init__(self, cfg: EncoderConfig, name: str) -> None:
         super().__init__()
@@ -132,7 +132,8 @@ class EncoderBlock(nn.Module):
 def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
     """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...): [max_len, d]."""
     position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # [max_len, 1]
-    inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(1e4) / d_model))
+    even_dims = torch.arange(0, d_model, 2, dtype=torch.float32)  # [d/2]
+    inv_freq = torch.exp(even_dims * (-math.log(1e4) / d_model))
     table = torch.zeros(max_len, d_model)
     table[:, 0::2] = torch.sin(position * inv_freq)
     table[:, 1::2] = torch.cos(position * inv_freq)
@@ -168,8 +169,8 @@ class Embeddings(nn.Module):
         tokens = self.hook_token(self.token(input_ids) * self.scale)  # [B, T, d]
         if hasattr(self, "sinusoid"):
             positions = self.sinusoid[:T]  # [T, d]
-        else:
-            positions = self.position.weight[:T]
+        else:  # a lookup, so that under no_grad no gradient flag leaks into the trace
+            positions = self.position(torch.arange(T, device=input_ids.device))
         x = tokens + self.hook_position(positions)
         if self.token_type is not None:
             if token_type_ids is None:
@@ -202,7 +203,8 @@ class TransformerEncoder(nn.Module):
     ) -> torch.Tensor | None:
         """Validate the batch; return the key padding mask ([B, T], True = padding) or None."""
         if input_ids.dim() != 2:
-            raise ValueError(f"input_ids must be [batch, tokens], got shape {tuple(input_ids.shape)}")
+            shape = tuple(input_ids.shape)
+            raise ValueError(f"input_ids must be [batch, tokens], got shape {shape}")
         B, T = input_ids.shape
         if T == 0:
             raise ValueError("input_ids has no tokens: there is nothing to encode")
