@@ -23,6 +23,7 @@ from encoder.limits import check_run
 from encoder.model import TransformerEncoder, available_devices
 from encoder.pretrained import load_pretrained
 from encoder.tokenize import TokenizedBatch, load_tokenizer, tokenize
+from encoder.training import add_train_command
 
 USAGE_ERROR = 2
 LEDGER_COLUMNS = ["layer", "operation", "hook", "input_shape", "output_shape", "params", "flops"]
@@ -57,7 +58,10 @@ def add_trace_command(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_trace)
 
 
-COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (add_trace_command,)
+COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    add_trace_command,
+    add_train_command,
+)
 
 
 def random_config(args: argparse.Namespace, vocab_size: int) -> EncoderConfig:

@@ -1,0 +1,136 @@
+"""Figures of the Training view: training histories and gradient norms in, plotly Figure out.
+
+No streamlit here, so the figures work in a notebook too. A history is the list of per-step rows
+`encoder.training` records (step, loss, accuracy, lr, grad_norm, grad_norm_layer_{i}).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.charts import FONT_SIZE, MARGIN, OKABE_ITO, escape
+
+MAX_POINTS = 300  # points per curve sent to the browser; longer histories are thinned
+
+
+def thin(history: list[dict[str, float]], max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """The history as a DataFrame of at most max_points rows (every k-th step, and the last)."""
+    frame = pd.DataFrame(history)
+    if len(frame) <= max_points:
+        return frame
+    stride = math.ceil(len(frame) / max_points)
+    keep = sorted(set(range(0, len(frame), stride)) | {len(frame) - 1})
+    return frame.iloc[keep]
+
+
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        template="plotly_white",
+        font=dict(size=FONT_SIZE),
+        height=height,
+        margin=MARGIN,
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=1, xanchor="right"),
+    )
+    return fig
+
+
+def training_curves(
+    histories: dict[str, list[dict[str, float]]],
+    total_steps: int,
+    *,
+    chance_loss: float | None = None,
+    dashed: tuple[str, ...] = (),
+) -> go.Figure:
+    """Loss (log scale) and accuracy of one or more runs against the step, side by side.
+
+    histories: {run name: history}; runs named in `dashed` are drawn dashed in the colour of the
+    run listed just before them (e.g. "post-norm + warmup" after "post-norm").
+    chance_loss: ln(classes), drawn as a grey line: a loss stuck there means nothing is learned.
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("loss (training batch)", "accuracy"))
+    colour_index = -1
+    for name, history in histories.items():
+        if name not in dashed:
+            colour_index += 1
+        frame = thin(history)
+        if frame.empty:
+            continue
+        line = dict(color=OKABE_ITO[colour_index % len(OKABE_ITO)], width=2)
+        if name in dashed:
+            line["dash"] = "dash"
+        label = escape(name)
+        for col, column in ((1, "loss"), (2, "accuracy")):
+            fig.add_trace(
+                go.Scatter(
+                    x=frame["step"],
+                    y=frame[column].round(5),
+                    mode="lines",
+                    name=label,
+                    legendgroup=label,
+                    showlegend=col == 1,
+                    line=line,
+                    hovertemplate=f"{label}<br>step %{{x}}<br>{column} %{{y:.4f}}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    if chance_loss is not None:
+        fig.add_hline(
+            y=chance_loss,
+            line=dict(color="grey", dash="dot"),
+            annotation_text=f"chance: ln(classes) = {chance_loss:.2f}",
+            row=1,
+            col=1,
+        )
+    fig.update_xaxes(title_text="step", range=[0, max(total_steps, 1)])
+    fig.update_yaxes(type="log", title_text="cross-entropy", row=1, col=1)
+    fig.update_yaxes(range=[0, 1.02], title_text="fraction of tokens right", row=1, col=2)
+    return _layout(fig, "Training curves", height=400)
+
+
+def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.Figure:
+    """Grouped bars: the gradient norm of each encoder block, one colour per run."""
+    fig = go.Figure()
+    for index, (name, values) in enumerate(norms.items()):
+        label = escape(name)
+        fig.add_trace(
+            go.Bar(
+                x=[f"L{i}" for i in range(len(values))],
+                y=np.round(values, 5),
+                name=label,
+                marker_color=OKABE_ITO[index % len(OKABE_ITO)],
+                hovertemplate=f"{label}<br>block %{{x}}<br>gradient norm %{{y:.4f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="group", xaxis_title="encoder block", yaxis_title="gradient norm")
+    return _layout(fig, escape(title), height=360)
+
+
+def grad_norm_heatmap(history: list[dict[str, float]]) -> go.Figure:
+    """Each block's gradient norm (before clipping) at each step, on a log colour scale."""
+    frame = thin(history)
+    columns = sorted(
+        (c for c in frame.columns if c.startswith("grad_norm_layer_")),
+        key=lambda c: int(c.rsplit("_", 1)[1]),
+    )
+    values = frame[columns].to_numpy(dtype=np.float64).T  # [layer, step]
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.round(np.log10(np.maximum(values, 1e-12)), 3),
+            x=frame["step"],
+            y=[f"L{i}" for i in range(len(columns))],
+            customdata=np.round(values, 5),
+            colorscale="Viridis",
+            colorbar=dict(title="log10 norm"),
+            hovertemplate="block %{y}<br>step %{x}<br>gradient norm %{customdata:.4f}"
+            "<extra></extra>",
+        )
+    )
+    fig.update_layout(xaxis_title="step", yaxis_title="encoder block")
+    return _layout(fig, "Gradient norm of each block during training", height=320)

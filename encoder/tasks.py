@@ -1,0 +1,103 @@
+"""Toy per-token classification tasks, generated on the fly (no downloads).
+
+Every task reads a sequence of `seq_len` random tokens from `0 .. vocab - 1` and asks for one class
+per position. Each is solvable by an encoder with an attention pattern a class can recognise:
+
+    reverse    the token at the mirrored position             attention: the anti-diagonal
+    sort       the i-th smallest token of the sequence        attention: to tokens of rank i
+    histogram  how many times this token occurs in the input  attention: to equal tokens
+    shift      the previous token (position 0: "none")        attention: the sub-diagonal
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Task:
+    """A named per-token task: how to label a batch and how many classes the labels span."""
+
+    name: str
+    description: str
+    targets: Callable[[torch.Tensor, int], torch.Tensor]  # (inputs [B, T], vocab) -> [B, T]
+    num_classes: Callable[[int, int], int]  # (seq_len, vocab) -> classes
+    class_name: Callable[[int, int], str]  # (class index, vocab) -> label shown to people
+
+    def sample(
+        self, batch: int, seq_len: int, vocab: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A fresh batch: (inputs [batch, seq_len], targets [batch, seq_len]), both long."""
+        inputs = torch.randint(0, vocab, (batch, seq_len), generator=generator)
+        return inputs, self.targets(inputs, vocab)
+
+
+def reverse_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
+    """targets[b, i] = inputs[b, T - 1 - i]."""
+    return inputs.flip(-1)
+
+
+def sort_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
+    """targets[b, i] = the i-th smallest token of inputs[b] (duplicates kept)."""
+    return inputs.sort(dim=-1).values
+
+
+def histogram_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
+    """targets[b, i] = how many positions j have inputs[b, j] == inputs[b, i] (itself included)."""
+    same = inputs.unsqueeze(-1) == inputs.unsqueeze(-2)  # [B, T, T]
+    return same.sum(dim=-1)
+
+
+def shift_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
+    """targets[b, i] = inputs[b, i - 1]; position 0 has no previous token and gets class `vocab`."""
+    none = torch.full_like(inputs[:, :1], vocab)
+    return torch.cat([none, inputs[:, :-1]], dim=-1)
+
+
+def _token_name(index: int, vocab: int) -> str:
+    return str(index)
+
+
+TASKS: dict[str, Task] = {
+    task.name: task
+    for task in (
+        Task(
+            "reverse",
+            "Output the token at the mirrored position (first <-> last).",
+            reverse_targets,
+            lambda seq_len, vocab: vocab,
+            _token_name,
+        ),
+        Task(
+            "sort",
+            "Output the sequence sorted: position i gets the i-th smallest token.",
+            sort_targets,
+            lambda seq_len, vocab: vocab,
+            _token_name,
+        ),
+        Task(
+            "histogram",
+            "Output how many times this position's token occurs in the whole sequence.",
+            histogram_targets,
+            lambda seq_len, vocab: seq_len + 1,  # counts 1 .. seq_len (class 0 never occurs)
+            lambda index, vocab: f"×{index}",
+        ),
+        Task(
+            "shift",
+            "Output the previous token; the first position outputs 'none'.",
+            shift_targets,
+            lambda seq_len, vocab: vocab + 1,  # every token, plus 'none' for position 0
+            lambda index, vocab: "none" if index == vocab else str(index),
+        ),
+    )
+}
+
+
+def get_task(name: str) -> Task:
+    """The task called `name`; ValueError listing the known names otherwise."""
+    if name not in TASKS:
+        raise ValueError(f"task={name!r} is not one of {tuple(TASKS)}")
+    return TASKS[name]
