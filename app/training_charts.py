@@ -80,6 +80,11 @@ def training_curves(
                 row=1,
                 col=col,
             )
+    losses = [row["loss"] for history in histories.values() for row in history]
+    if losses:  # an explicit log range: autorange stretches to decades nobody needs
+        low = max(min(losses), 1e-5) / 1.5
+        high = max(max(losses), chance_loss or 0) * 1.5
+        fig.update_yaxes(range=[math.log10(low), math.log10(high)], row=1, col=1)
     if chance_loss is not None:
         fig.add_hline(
             y=chance_loss,

@@ -119,7 +119,9 @@ class TrainConfig:
 # Named setups for the app and the command line: fields that differ from TrainConfig's defaults.
 PRESETS: dict[str, dict] = {
     "default": {},
-    # Measured here: post-norm stays at chance without warmup, pre-norm learns in ~200 steps.
+    # Measured here (seeds 0, 1; 200 steps): pre-norm reaches 97-98% held-out accuracy, post-norm
+    # stays at chance (loss ln 10 = 2.30); with 50 warmup steps post-norm learns, but slower
+    # (66-82%); with 100 warmup steps it started learning, then fell back to chance at full lr.
     "pre vs post: deep, high lr": dict(
         task="sort", num_layers=12, d_ff=256, lr=1e-2, decay=False, steps=200
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 
 import numpy as np
 import pytest
@@ -128,3 +129,14 @@ def test_heads_only_offer_divisors_of_d_model(at: AppTest) -> None:
     at.selectbox(key="train_d_model").set_value(16).run()
     assert 16 % at.selectbox(key="train_heads").value == 0
     assert set(at.selectbox(key="train_heads").options) == {"1", "2", "4", "8", "16"}
+
+
+def test_long_histories_are_thinned_but_keep_the_last_step() -> None:
+    from app.training_charts import MAX_POINTS, thin, training_curves
+
+    history = [{"step": i + 1, "loss": 2.0 / (i + 1), "accuracy": 0.5} for i in range(1000)]
+    frame = thin(history)
+    assert len(frame) <= MAX_POINTS + 1 and frame["step"].iloc[-1] == 1000
+    fig = training_curves({"run": history}, 1000, chance_loss=math.log(10))
+    low, high = fig.layout.yaxis.range  # log10 of the loss axis ends
+    assert 10**low < 2.0 / 1000 and 10**high > math.log(10)
