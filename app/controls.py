@@ -278,30 +278,19 @@ def render_sidebar() -> Settings:
             key="d_ff",
             disabled=locked,
         )
-        st.radio(
-            "Activation",
-            CHOICES["activation"],
-            key="activation",
-            format_func=LABELS.get,
-            horizontal=True,
-            disabled=locked,
-        )
-        st.radio(
-            "Norm type",
-            CHOICES["norm_type"],
-            key="norm_type",
-            format_func=LABELS.get,
-            horizontal=True,
-            disabled=locked,
-        )
-        st.radio(
-            "Positions",
-            CHOICES["positional"],
-            key="positional",
-            format_func=LABELS.get,
-            horizontal=True,
-            disabled=locked,
-        )
+        for label, key in (
+            ("Activation", "activation"),
+            ("Norm type", "norm_type"),
+            ("Positions", "positional"),
+        ):
+            st.radio(
+                label,
+                CHOICES[key],
+                key=key,
+                format_func=LABELS.get,
+                horizontal=True,
+                disabled=locked,
+            )
         st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=locked)
         device = _device_control(notices)
 

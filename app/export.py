@@ -21,6 +21,16 @@ def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:
     return frame.to_csv(float_format="%.8g").encode("utf-8")
 
 
+def _columns(frame: pd.DataFrame, prefix: str) -> dict[str, np.ndarray]:
+    """A table as plain arrays, `prefix.column` each, loadable without pickle."""
+    return {
+        f"{prefix}.{name}": column.to_numpy(
+            dtype=None if pd.api.types.is_numeric_dtype(column) else str
+        )
+        for name, column in frame.items()
+    }
+
+
 def run_npz(run: Run) -> bytes:
     """The whole run as one NPZ: attention [L, B, H, T, T], mask, ids, tokens and statistics."""
     buffer = io.BytesIO()
@@ -29,10 +39,10 @@ def run_npz(run: Run) -> bytes:
         attention=run.attention,
         attention_mask=run.attention_mask,
         input_ids=run.input_ids,
-        tokens=np.array(run.padded_tokens, dtype=object).astype(str),
-        layernorm_stats=run.layernorm_stats.to_records(index=False),
-        residual_norms=run.residual_norms.to_records(index=False),
+        tokens=np.array(run.padded_tokens, dtype=str),
         config=np.array(json.dumps(run.cfg.to_dict())),
+        **_columns(run.layernorm_stats, "layernorm_stats"),
+        **_columns(run.residual_norms, "residual_norms"),
     )
     return buffer.getvalue()
 

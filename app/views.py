@@ -239,46 +239,59 @@ def shapes_view(run: Run) -> None:
 
 def export_view(run: Run) -> None:
     sentence = pick_sentence(run)
-    layer = int(st.session_state.get("layer", 0))
-    head = int(st.session_state.get("head", 0))
-    layer, head = min(layer, run.cfg.num_layers - 1), min(head, run.cfg.num_heads - 1)
+    layer = min(int(st.session_state.get("layer", 0)), run.cfg.num_layers - 1)
+    head = min(int(st.session_state.get("head", 0)), run.cfg.num_heads - 1)
+    data = [  # (button label, file name, mime type, bytes builder)
+        (
+            f"Attention of layer {layer}, head {head} (CSV)",
+            f"attention_s{sentence}_l{layer}_h{head}.csv",
+            "text/csv",
+            lambda: export.head_csv(run, sentence, layer, head),
+        ),
+        (
+            "The whole run: attention and statistics (NPZ)",
+            "encoder_run.npz",
+            "application/octet-stream",
+            lambda: export.run_npz(run),
+        ),
+        (
+            "The whole run: attention and statistics (JSON)",
+            "encoder_run.json",
+            "application/json",
+            lambda: export.run_json(run),
+        ),
+    ]
+    figures = {  # file name -> figure builder
+        "attention_overview": lambda: overview_figure(run, sentence),
+        f"attention_l{layer}_h{head}": lambda: head_figure(run, sentence, layer, head),
+        f"layernorm_l{layer}": lambda: layernorm_figure(run, sentence, layer),
+        "residual_norms": lambda: residual_figure(run, sentence),
+        "block_diagram": lambda: block_figure(run),
+    }
+    html_files = [
+        (
+            f"{name}.html",
+            f"{name}.html",
+            "text/html",
+            lambda build=build: charts.figure_to_html(build()).encode("utf-8"),
+        )
+        for name, build in figures.items()
+    ]
     st.subheader("Data")
-    st.download_button(
-        f"Attention of layer {layer}, head {head} (CSV)",
-        lambda: export.head_csv(run, sentence, layer, head),
-        file_name=f"attention_s{sentence}_l{layer}_h{head}.csv",
-        mime="text/csv",
-        on_click="ignore",
-    )
-    st.download_button(
-        "The whole run: attention and statistics (NPZ)",
-        lambda: export.run_npz(run),
-        file_name="encoder_run.npz",
-        mime="application/octet-stream",
-        on_click="ignore",
-    )
-    st.download_button(
-        "The whole run: attention and statistics (JSON)",
-        lambda: export.run_json(run),
-        file_name="encoder_run.json",
-        mime="application/json",
-        on_click="ignore",
-    )
+    _download_buttons(data)
     st.subheader("Figures (self-contained HTML, work offline)")
     st.caption("Every figure on the page also has plotly's own camera button for a PNG.")
-    figures = {  # download key -> (file name, figure builder)
-        "overview": ("attention_overview", lambda: overview_figure(run, sentence)),
-        "head": (f"attention_l{layer}_h{head}", lambda: head_figure(run, sentence, layer, head)),
-        "layernorm": (f"layernorm_l{layer}", lambda: layernorm_figure(run, sentence, layer)),
-        "residual": ("residual_norms", lambda: residual_figure(run, sentence)),
-        "block": ("block_diagram", lambda: block_figure(run)),
-    }
-    for key, (name, build) in figures.items():
+    _download_buttons(html_files)
+
+
+def _download_buttons(files: list[tuple]) -> None:
+    """One button per file; each file is built only when clicked."""
+    for index, (label, file_name, mime, build) in enumerate(files):
         st.download_button(
-            f"{name}.html",
-            lambda build=build: charts.figure_to_html(build()).encode("utf-8"),
-            file_name=f"{name}.html",
-            mime="text/html",
+            label,
+            build,
+            file_name=file_name,
+            mime=mime,
             on_click="ignore",
-            key=f"download_{key}",
+            key=f"download_{mime}_{index}",
         )
