@@ -34,8 +34,8 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
         template="plotly_white",
         font=dict(size=FONT_SIZE),
         height=height,
-        margin=MARGIN,
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=1, xanchor="right"),
+        margin={**MARGIN, "b": 100},
+        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, xanchor="left"),
     )
     return fig
 
@@ -96,7 +96,7 @@ def training_curves(
     fig.update_xaxes(title_text="step", range=[0, max(total_steps, 1)])
     fig.update_yaxes(type="log", title_text="cross-entropy", row=1, col=1)
     fig.update_yaxes(range=[0, 1.02], title_text="fraction of tokens right", row=1, col=2)
-    return _layout(fig, "Training curves", height=400)
+    return _layout(fig, "Training curves", height=440)
 
 
 def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.Figure:
