@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `app` and `en
 from app import views  # noqa: E402
 from app.controls import VIEWS, render_sidebar, sync_query_params  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402
+from app.training_view import PERSISTENT_KEYS as TRAINING_KEYS  # noqa: E402
 from app.training_view import render_training_view  # noqa: E402
 from encoder.limits import MAX_SENTENCES  # noqa: E402
 
@@ -26,6 +27,14 @@ VIEW_FUNCTIONS = {
     "Shapes": views.shapes_view,
     "Export": views.export_view,
 }
+
+
+def keep_widget_state(keys: tuple[str, ...]) -> None:
+    """Streamlit forgets a widget's value on a run that does not draw it (another view is
+    open); writing the value back marks it as the user's, so it survives."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def status_line(run, page_start: float) -> str:
@@ -63,6 +72,7 @@ def input_messages(text: str, run) -> None:
 def main() -> None:
     page_start = time.perf_counter()
     st.set_page_config(page_title="Encoder Explorer", page_icon="🔍", layout="wide")
+    keep_widget_state(views.PERSISTENT_KEYS + TRAINING_KEYS)
     settings = render_sidebar()
     if st.session_state["view"] is None:  # a click on the selected view un-selects it
         st.session_state["view"] = st.session_state.get("_last_view", "Attention")

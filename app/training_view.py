@@ -52,6 +52,9 @@ WIDGET_FIELDS = {
     "train_seed": "seed",
 }
 
+# Widgets whose values should survive a visit to another view.
+PERSISTENT_KEYS = ("train_preset", *WIDGET_FIELDS)
+
 
 @dataclass
 class TrainingJob:

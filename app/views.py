@@ -16,6 +16,8 @@ from app.runs import Run
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
+# Widgets whose values should survive a visit to another view.
+PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer")
 
 
 def overview_figure(run: Run, sentence: int):

@@ -243,3 +243,16 @@ def test_a_link_reopens_the_exact_setup():
     assert at.segmented_control(key="view").value == "Shapes"
     for key, value in query.items():
         assert at.query_params[key] == value
+
+
+def test_choices_in_one_view_survive_a_visit_to_another():
+    at = open_page()
+    at.slider(key="layer").set_value(2).run()
+    at.slider(key="head").set_value(3).run()
+    at.segmented_control(key="view").set_value("Training").run()
+    at.number_input(key="train_layers").set_value(5).run()
+    at.segmented_control(key="view").set_value("Shapes").run()
+    at.segmented_control(key="view").set_value("Attention").run()
+    assert (at.slider(key="layer").value, at.slider(key="head").value) == (2, 3)
+    at.segmented_control(key="view").set_value("Training").run()
+    assert at.number_input(key="train_layers").value == 5
