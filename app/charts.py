@@ -42,7 +42,7 @@ def short(text: str, max_chars: int) -> str:
     return escape(text if len(text) <= max_chars else text[: max_chars - 1] + "…")
 
 
-def _base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+def base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left"),
         template="plotly_white",
@@ -215,7 +215,7 @@ def attention_overview(attention: np.ndarray, n_valid: int, *, max_tokens: int =
             " of queries gives a block of keys (summed over keys, averaged over queries)</sup>"
         )
     height = int(np.clip(1000 * mosaic.shape[0] / mosaic.shape[1], 250, 1000)) + 110
-    return _base_layout(fig, title, height)
+    return base_layout(fig, title, height)
 
 
 def _visible_ticks(tokens: list[str]) -> tuple[list[int], list[str]]:
@@ -254,7 +254,7 @@ def attention_head(
         yaxis2_title_text="query (attending)",
         xaxis2_tickangle=-60,
     )
-    return _base_layout(fig, escape(title), height=int(np.clip(22 * n_tokens, 420, 900)) + 150)
+    return base_layout(fig, escape(title), height=int(np.clip(22 * n_tokens, 420, 900)) + 150)
 
 
 def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.Figure:
@@ -295,7 +295,7 @@ def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.F
         ),
     )
     title = "Padded batch: blue = token (mask 1), grey = padding (mask 0)"
-    return _base_layout(fig, title, height=150 + 44 * n_sentences)
+    return base_layout(fig, title, height=150 + 44 * n_sentences)
 
 
 def _token_at(tokens: list[str], position: int) -> str:
@@ -353,7 +353,7 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
     place = {"embed.ln": "the embeddings", "final_norm": "the final norm"}.get(norms[0])
     title = f"Norm statistics in {place or f'block {layer}'}: input (dotted) vs output (solid)"
     fig.update_layout(legend=dict(orientation="h", x=0, y=1.06, yanchor="bottom"))
-    _base_layout(fig, title, height=640)
+    base_layout(fig, title, height=640)
     return fig.update_layout(margin=dict(MARGIN, t=110))
 
 
@@ -398,7 +398,7 @@ def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
         yaxis=dict(title_text="L2 norm", rangemode="tozero"),
         legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
     )
-    return _base_layout(fig, "Size of each token's residual stream vector across depth", 460)
+    return base_layout(fig, "Size of each token's residual stream vector across depth", 460)
 
 
 # --- block diagram -------------------------------------------------------------------------
@@ -598,7 +598,7 @@ def block_diagram(
         if norm_first
         else "Post-norm block: attention / feed-forward, add, then normalise"
     )
-    _base_layout(fig, title, height=ROW_PX * len(nodes) + 70)
+    base_layout(fig, title, height=ROW_PX * len(nodes) + 70)
     return fig.update_layout(margin=dict(MARGIN, t=50, b=10))
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts import FONT_SIZE, MARGIN, OKABE_ITO, escape
+from app.charts import MARGIN, OKABE_ITO, base_layout, escape
 
 MAX_POINTS = 300  # points per curve sent to the browser; longer histories are thinned
 
@@ -29,15 +29,11 @@ def thin(history: list[dict[str, float]], max_points: int = MAX_POINTS) -> pd.Da
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"),
-        template="plotly_white",
-        font=dict(size=FONT_SIZE),
-        height=height,
+    """The app's common layout, with the legend under the plot."""
+    return base_layout(fig, title, height).update_layout(
         margin={**MARGIN, "b": 100},
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, xanchor="left"),
     )
-    return fig
 
 
 def training_curves(
