@@ -170,18 +170,22 @@ def _on_source_change() -> None:
         st.session_state.update(st.session_state.pop("_saved_architecture", {}))
 
 
-def _on_example() -> None:
-    chosen = st.session_state.get("example")
-    for example in EXAMPLES:
-        if example["label"] == chosen:
-            st.session_state["text"] = example["text"]
+def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -> None:
+    """A selectbox of labelled items; picking one writes `values(item)` into the controls."""
 
+    def apply() -> None:
+        for item in items:
+            if item["label"] == st.session_state[key]:
+                st.session_state.update(values(item))
 
-def _on_preset() -> None:
-    chosen = st.session_state.get("preset")
-    for preset in PRESETS:
-        if preset["label"] == chosen:
-            st.session_state.update(preset["settings"])
+    st.selectbox(
+        label,
+        [item["label"] for item in items],
+        index=None,
+        placeholder=placeholder,
+        key=key,
+        on_change=apply,
+    )
 
 
 def _with_value(choices: list[int], value: int) -> list[int]:
@@ -227,13 +231,12 @@ def render_sidebar() -> Settings:
     sidebar = st.sidebar
     with sidebar:
         st.header("Input")
-        st.selectbox(
+        _picker(
             "Example sentences",
-            [e["label"] for e in EXAMPLES],
-            index=None,
-            placeholder="Pick an example…",
-            key="example",
-            on_change=_on_example,
+            "Pick an example…",
+            EXAMPLES,
+            "example",
+            lambda example: {"text": example["text"]},
         )
         text = st.text_area(
             "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
@@ -253,13 +256,12 @@ def render_sidebar() -> Settings:
                 "pretrained weights only fit the architecture they were trained with."
             )
         else:
-            st.selectbox(
+            _picker(
                 "Preset",
-                [p["label"] for p in PRESETS],
-                index=None,
-                placeholder="Start from a preset…",
-                key="preset",
-                on_change=_on_preset,
+                "Start from a preset…",
+                PRESETS,
+                "preset",
+                lambda preset: preset["settings"],
             )
         st.radio(
             "Norm placement", CHOICES["norm"], key="norm", format_func=LABELS.get, disabled=locked

@@ -256,3 +256,19 @@ def test_choices_in_one_view_survive_a_visit_to_another():
     assert (at.slider(key="layer").value, at.slider(key="head").value) == (2, 3)
     at.segmented_control(key="view").set_value("Training").run()
     assert at.number_input(key="train_layers").value == 5
+
+
+def test_examples_and_presets_fill_the_controls():
+    at = open_page()
+    at.selectbox(key="example").set_value("Two sentences (padding)").run()
+    assert at.text_area(key="text").value.startswith("The cat sat on the mat.\n")
+    at.selectbox(key="preset").set_value(
+        "Original Transformer base (post-norm, ReLU, 6 x 8, d 512)"
+    ).run()
+    assert_no_exception(at)
+    assert at.radio(key="norm").value == "post" and at.radio(key="activation").value == "relu"
+    assert at.select_slider(key="d_model").value == 512
+    z = array(heatmaps(figure(at, "overview"))[0]["z"])
+    second = at.text_area(key="text").value.splitlines()[1]
+    n = len(tokens_of(second))  # the batch is padded to the longer, second sentence
+    assert z.shape == (6 * n + 5, 8 * n + 7)  # 6 layers x 8 heads
