@@ -1,0 +1,54 @@
+"""The naive way to draw every head: one `st.plotly_chart` per head (the benchmark's baseline).
+
+`streamlit run tests/bench/naive_page.py`: the same run as the app at 6 layers x 8 heads,
+d_model 512 (the same cached `app.runs.run_for`), text in the same `text` widget, but 48 figures
+of raw float32 weights with token tick labels.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import plotly.graph_objects as go
+import streamlit as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `app` and `encoder` importable
+
+from app.controls import random_config  # noqa: E402
+from app.runs import run_for, split_lines  # noqa: E402
+from tests.e2e.harness import BENCH_SETUP  # noqa: E402
+
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+
+
+def head_figure(pattern, tokens: list[str], title: str) -> go.Figure:
+    """One head's [query, key] weights, every token on both axes."""
+    positions = list(range(len(tokens)))
+    fig = go.Figure(go.Heatmap(z=pattern, zmin=0, zmax=1, colorscale="Viridis"))
+    axis = dict(tickvals=positions, ticktext=tokens)
+    fig.update_layout(title=title, height=320, xaxis=axis, yaxis=dict(axis, autorange="reversed"))
+    return fig
+
+
+def main() -> None:
+    st.set_page_config(page_title="Naive attention page", layout="wide")
+    st.session_state.setdefault("text", st.query_params.get("text", DEFAULT_TEXT))
+    text = st.sidebar.text_area("Sentence", key="text")
+    sentences, _ = split_lines(text)
+    if not sentences:
+        st.info("Type a sentence.")
+        return
+    cfg = random_config({**BENCH_SETUP, "norm": "pre", "activation": "gelu", "seed": 0,
+                         "positional": "sinusoidal", "norm_type": "layernorm"})  # fmt: skip
+    run = run_for(cfg, "random", "cpu", sentences[:1])
+    tokens = run.tokens[0]
+    st.title(f"Every head, one chart each: {cfg.num_layers} x {cfg.num_heads}")
+    for layer in range(cfg.num_layers):
+        for head, column in enumerate(st.columns(cfg.num_heads)):
+            with column:
+                figure = head_figure(run.attention[layer, 0, head], tokens, f"L{layer} H{head}")
+                st.plotly_chart(figure, key=f"head_{layer}_{head}")
+
+
+main()

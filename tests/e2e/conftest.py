@@ -1,0 +1,83 @@
+"""One streamlit server and one Chromium per test session; a fresh browser context per test.
+
+Without Chromium the browser tests skip, except under CI=true where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.harness import StreamlitServer, chromium_path, launch_chromium, wait_settled
+
+LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds a model
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if chromium_path() is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed, and CI=true needs the browser tests to run")
+        pytest.skip("chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def server(browser) -> Iterator[StreamlitServer]:
+    running = StreamlitServer()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+class PageProblems:
+    """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page."""
+
+    def __init__(self, page) -> None:
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
+        page.on("dialog", self._dialog)
+
+    def _console(self, message) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text} at {message.location}")
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+
+@pytest.fixture
+def open_page(browser, server):
+    """open_page(**query) -> (page, problems): a new session at the URL, drawn and idle.
+
+    After the test, no page may have logged a console error or opened a dialog.
+    """
+    contexts, seen = [], []
+
+    def opener(**query):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        problems = PageProblems(page)
+        seen.append(problems)
+        page.goto(server.page_url(**query))
+        wait_settled(page, LOAD_TIMEOUT_MS)
+        return page, problems
+
+    yield opener
+    for context in contexts:
+        context.close()
+    for problems in seen:
+        assert problems.errors == []
+        assert problems.dialogs == []

@@ -1,0 +1,182 @@
+"""Drive the page in Debian's Chromium: start `streamlit run`, open pages, read the drawn figures.
+
+Shared by the browser tests (tests/e2e) and the scripts in tests/bench. The app script defaults to
+app/main.py; set ENCODER_APP_SCRIPT to serve another one (e.g. tests/bench/naive_page.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode
+
+REPO = Path(__file__).resolve().parents[2]
+APP_SCRIPT = os.environ.get("ENCODER_APP_SCRIPT", "app/main.py")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+# the configuration of the speed goals: 6 layers x 8 heads, d_model 512
+BENCH_SETUP = {"d_model": 512, "num_heads": 8, "num_layers": 6, "d_ff": 2048}
+
+# One plotly figure, by the key of its st.plotly_chart, as the browser holds it.
+FIGURE_JS = """key => {
+  const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!plot || !plot._fullData) return null;
+  const z = (plot._fullData[0] || {}).z || [];
+  const axis = name => (plot.layout[name] || {}).ticktext || null;
+  return {
+    rows: z.length, cols: z.length ? z[0].length : 0, traces: plot._fullData.length,
+    title: (plot.layout.title || {}).text || "",
+    x: axis("xaxis"), x2: axis("xaxis2"), y2: axis("yaxis2"),
+    drawn_x2: [...plot.querySelectorAll("g.x2tick text")].map(t => t.textContent),
+  };
+}"""
+
+# True once the run for `expected` is drawn: the script is idle, nothing is stale, the overview's
+# title counts the new tokens, and the head detail names exactly those tokens.
+DRAWN_JS = """expected => {
+  const app = document.querySelector("[data-testid=stApp]");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  if (document.querySelector("[data-stale=true]")) return false;
+  const overview = document.querySelector(".st-key-overview .js-plotly-plot");
+  const detail = document.querySelector(".st-key-head_detail .js-plotly-plot");
+  if (!overview || !detail || !overview._fullData || !detail._fullData) return false;
+  const title = (overview.layout.title || {}).text || "";
+  const labels = detail.layout.xaxis.ticktext || [];
+  return title.includes(expected.title)
+    && labels.join("\\u0000") === expected.labels.join("\\u0000");
+}"""
+
+SETTLED_JS = """() => {
+  const app = document.querySelector("[data-testid=stApp]");
+  return app && app.getAttribute("data-test-script-state") === "notRunning"
+    && !document.querySelector("[data-stale=true]")
+    && !!document.querySelector("[data-testid=stMainBlockContainer] h1");
+}"""
+
+
+def wait_settled(page, timeout_ms: float = 30_000) -> None:
+    """Until the script is idle, nothing on the page is stale and the title is drawn."""
+    page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
+
+
+def figure(page, key: str) -> dict | None:
+    """The figure drawn by `st.plotly_chart(..., key=key)`: sizes, tick labels, title."""
+    return page.evaluate(FIGURE_JS, key)
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def launch_chromium(playwright):
+    """Headless Debian Chromium through Playwright (sync or async API alike)."""
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class StreamlitServer:
+    """`streamlit run script` on a free loopback port; stop() ends exactly this process."""
+
+    def __init__(self, script: str = APP_SCRIPT, timeout: float = 60.0) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
+        command = [
+            sys.executable, "-m", "streamlit", "run", script,
+            "--server.headless", "true",
+            "--server.fileWatcherType", "none",
+            "--server.port", str(self.port),
+            "--server.address", "127.0.0.1",
+        ]  # fmt: skip
+        self.started = time.perf_counter()
+        with self.log_path.open("w") as log:
+            self.process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        self._wait_healthy(timeout)
+        self.up_s = time.perf_counter() - self.started
+
+    def _wait_healthy(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"streamlit exited early:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{self.log()}")
+
+    def page_url(self, **params: object) -> str:
+        return f"{self.url}/?{urlencode(params)}" if params else f"{self.url}/"
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server process, from /proc."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS line")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@functools.cache
+def _tokenizer():
+    from encoder.tokenize import load_tokenizer
+
+    return load_tokenizer()
+
+
+def expected_tokens(text: str) -> list[list[str]]:
+    """Each line's tokens as the app's tokenizer makes them (at most max_len 512)."""
+    from encoder.tokenize import tokenize
+
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return tokenize(lines, _tokenizer(), 512).tokens
+
+
+def drawn_target(tokens: list[str]) -> dict:
+    """The argument of DRAWN_JS for one sentence of `tokens` (labels as plotly holds them)."""
+    return {
+        "title": f", {len(tokens)} tokens",
+        "labels": [html.escape(t, quote=False) for t in tokens],
+    }
+
+
+def sentence_of(n_words: int, tag: str) -> str:
+    """A sentence of plain words (one token each) carrying a tag, so each text is new."""
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "near", "river"]
+    return " ".join([tag] + [words[i % len(words)] for i in range(n_words - 1)]) + "."

@@ -1,0 +1,182 @@
+"""The page in a real browser: controls, views, shared links, literal text, parallel sessions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.e2e.harness import expected_tokens, figure, wait_settled
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+
+SENTENCE = "A small encoder reads every token of this sentence."
+
+
+def wait_for(page, key: str, condition: Callable[[dict], bool], timeout_s: float = 30) -> dict:
+    """The figure under `key` once `condition` holds for it and the page has settled."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = figure(page, key)
+        if last is not None and condition(last):
+            wait_settled(page)
+            last = figure(page, key)
+            if last is not None and condition(last):
+                return last
+        page.wait_for_timeout(50)
+    raise AssertionError(f"figure {key!r} never met the condition; last seen: {last}")
+
+
+def type_text(page, text: str) -> None:
+    box = page.locator(".st-key-text textarea")
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def pick(page, key: str, option: str) -> None:
+    """Choose `option` in the selectbox with this widget key."""
+    page.locator(f".st-key-{key} input").click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def choose_radio(page, key: str, label_start: str) -> None:
+    page.locator(f".st-key-{key} [data-testid=stRadioOption]").filter(has_text=label_start).click()
+
+
+def open_view(page, view: str) -> None:
+    """Click a view and wait for the run that draws it (its URL parameter comes first)."""
+    page.locator(".st-key-view button").filter(has_text=view).click()
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("view") == [view])
+    wait_settled(page)
+
+
+def heads_in_overview(fig: dict) -> int:
+    return len(fig["x2"])
+
+
+def padded(batch: list[list[str]]) -> list[list[str]]:
+    """Each sentence's tokens padded with [PAD] to the longest, as the page labels them."""
+    longest = max(len(tokens) for tokens in batch)
+    return [tokens + ["[PAD]"] * (longest - len(tokens)) for tokens in batch]
+
+
+def shows_tokens(tokens: list[str]) -> Callable[[dict], bool]:
+    """The head detail's drawn x tick labels are exactly these tokens."""
+    return lambda fig: fig["drawn_x2"] == tokens and fig["rows"] == len(tokens)
+
+
+def test_typed_sentence_is_drawn_with_its_tokens(open_page):
+    page, _ = open_page()
+    type_text(page, SENTENCE)
+    tokens = expected_tokens(SENTENCE)[0]
+    detail = wait_for(page, "head_detail", shows_tokens(tokens))
+    assert detail["x"] == tokens  # the hover labels name the same tokens
+    overview = figure(page, "overview")
+    heads = 4  # the default architecture: 4 layers x 4 heads
+    assert heads_in_overview(overview) == heads
+    assert overview["y2"] == ["L0", "L1", "L2", "L3"]
+    assert (overview["rows"], overview["cols"]) == (4 * (len(tokens) + 1) - 1,) * 2
+    assert f"{len(tokens)} tokens" in overview["title"]
+    assert parse_qs(urlparse(page.url).query)["text"] == [SENTENCE]
+
+
+def test_heads_norm_and_pretrained_change_the_drawing(open_page):
+    page, _ = open_page()
+    pick(page, "num_heads", "8")
+    overview = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 8)
+    assert overview["y2"] == ["L0", "L1", "L2", "L3"]
+    assert parse_qs(urlparse(page.url).query)["num_heads"] == ["8"]
+
+    choose_radio(page, "norm", "Post-norm")
+    open_view(page, "Shapes")
+    diagram = wait_for(page, "block_diagram", lambda fig: fig["title"] != "")
+    assert "Post-norm block" in diagram["title"]
+    assert parse_qs(urlparse(page.url).query)["norm"] == ["post"]
+
+    open_view(page, "Attention")
+    choose_radio(page, "source", "Pretrained")
+    overview = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 12, timeout_s=60)
+    assert overview["y2"] == [f"L{i}" for i in range(6)]  # all-MiniLM-L6-v2: 6 layers x 12 heads
+    assert page.locator(".st-key-num_heads input").is_disabled()
+
+
+VIEW_MARKERS = {  # view -> a selector that only that view draws
+    "Tokens": ".st-key-mask_grid .js-plotly-plot",  # two sentences: the padded batch
+    "Attention": ".st-key-overview .js-plotly-plot",
+    "LayerNorm": ".st-key-layernorm .js-plotly-plot",
+    "Shapes": ".st-key-block_diagram .js-plotly-plot",
+    "Export": "[data-testid=stDownloadButton]",
+}
+
+
+def test_every_view_opens_without_errors(open_page):
+    page, _ = open_page(text="The cat sat on the mat.\nA dog barked.")
+    for view, marker in VIEW_MARKERS.items():
+        open_view(page, view)
+        page.wait_for_selector(marker)
+        assert page.locator("[data-testid=stException]").count() == 0, view
+    layernorm_tokens = expected_tokens("The cat sat on the mat.")[0]
+    open_view(page, "LayerNorm")
+    chart = wait_for(page, "residual", lambda fig: fig["title"] != "")
+    assert chart["traces"] == 2
+    assert figure(page, "layernorm")["drawn_x2"] == layernorm_tokens  # the lower subplot's x
+    open_view(page, "Training")
+    assert page.locator("[data-testid=stException]").count() == 0
+
+
+def test_a_shared_link_reproduces_the_setup(open_page):
+    text = "Links carry the whole setup."
+    page, _ = open_page(text=text, norm="post", d_model=128, num_heads=2, num_layers=3)
+    tokens = expected_tokens(text)[0]
+    original = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 2)
+    wait_for(page, "head_detail", shows_tokens(tokens))
+    pick(page, "num_heads", "4")
+    original = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 4)
+    shared_url = page.url
+
+    follower, _ = open_page()  # a new session: nothing shared but the link
+    follower.goto(shared_url)
+    copy = wait_for(follower, "overview", lambda fig: heads_in_overview(fig) == 4)
+    assert copy == original
+    assert follower.locator(".st-key-text textarea").input_value() == text
+    assert (
+        follower.locator(".st-key-norm label[data-selected=true]")
+        .inner_text()
+        .startswith("Post-norm")
+    )
+    assert figure(follower, "head_detail") == figure(page, "head_detail")
+    assert parse_qs(urlparse(follower.url).query) == parse_qs(urlparse(shared_url).query)
+
+
+HOSTILE = "<img src=x onerror=alert(1)>\n<b>bold</b> & <script>alert(2)</script> **not bold**"
+
+
+def test_user_text_is_shown_literally_and_runs_nothing(open_page):
+    page, problems = open_page(text=HOSTILE)
+    first, second = padded(expected_tokens(HOSTILE))
+    assert first[1:3] == ["<", "im"] and "<" in second
+    wait_for(page, "head_detail", shows_tokens(first))
+    choice = page.locator(".st-key-sentence input")
+    assert choice.input_value() == "1: <img src=x onerror=alert(1)>"
+    pick(page, "sentence", "2: <b>bold</b> & <script>alert(2)</script> **not bold**")
+    wait_for(page, "head_detail", shows_tokens(second))
+    open_view(page, "Tokens")
+    page.wait_for_selector(".st-key-mask_grid .js-plotly-plot")
+    page.wait_for_timeout(300)  # give any injected handler the chance to fire
+    assert problems.dialogs == []
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("script:has-text('alert')").count() == 0
+    assert page.locator("[data-testid=stMain] b:has-text('bold')").count() == 0
+    assert page.locator("[data-testid=stMain] strong:has-text('not bold')").count() == 0
+
+
+def test_three_sessions_at_once_each_see_their_own_text(open_page):
+    pages = [open_page()[0] for _ in range(3)]
+    texts = [f"Session {name} owns this sentence." for name in ("alpha", "bravo", "charlie")]
+    for page, text in zip(pages, texts, strict=True):
+        type_text(page, text)  # all three reruns overlap on the server
+    for page, text in zip(pages, texts, strict=True):
+        wait_for(page, "head_detail", shows_tokens(expected_tokens(text)[0]))
