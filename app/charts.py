@@ -214,7 +214,8 @@ def attention_overview(attention: np.ndarray, n_valid: int, *, max_tokens: int =
             f"<br><sup>{n_tokens} positions in blocks of {factor}: a cell is the attention a block"
             " of queries gives a block of keys (summed over keys, averaged over queries)</sup>"
         )
-    height = int(np.clip(1000 * mosaic.shape[0] / mosaic.shape[1], 250, 1000)) + 110
+    # about 850 px of plot width on a wide page: as tall as the mosaic needs, never a screenful
+    height = int(np.clip(850 * mosaic.shape[0] / mosaic.shape[1], 200, 720)) + 110
     return base_layout(fig, title, height)
 
 
@@ -532,7 +533,11 @@ def block_diagram(
             )
             annotations.append(
                 dict(
-                    x=CENTRE_X, y=y, text=node.text, showarrow=False, font=dict(size=FONT_SIZE + 2)
+                    x=CENTRE_X,
+                    y=y,
+                    text=node.text,
+                    showarrow=False,
+                    font=dict(size=FONT_SIZE + 2, color=INK),
                 )
             )
         bottom = y if node.kind == "add" else y - BOX_HALF_HEIGHT

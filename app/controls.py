@@ -13,6 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.markdown import literal
 from encoder import EncoderConfig, available_devices
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -127,7 +128,7 @@ def load_query_params(notices: list[str]) -> None:
         try:
             st.session_state[key] = _parse(key, st.query_params[key])
         except ValueError as error:
-            notices.append(f"The link's {error}; using {key}={DEFAULTS[key]!r} instead.")
+            notices.append(literal(f"The link's {error}; using {key}={DEFAULTS[key]!r} instead."))
     if st.session_state["source"] == "pretrained":
         _lock_to_checkpoint()
 
@@ -217,8 +218,10 @@ def _device_control(notices: list[str]) -> str:
     wanted = st.session_state["device"]
     if wanted not in devices:
         notices.append(
-            f"Device {wanted!r} is not available on this machine (torch sees: "
-            f"{', '.join(devices)}); running on cpu."
+            literal(
+                f"Device {wanted!r} is not available on this machine (torch sees: "
+                f"{', '.join(devices)}); running on cpu."
+            )
         )
         st.session_state["device"] = "cpu"
     return st.selectbox("Device", devices, key="device")

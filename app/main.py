@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `app` and `en
 
 from app import views  # noqa: E402
 from app.controls import VIEWS, render_sidebar, sync_query_params  # noqa: E402
+from app.markdown import literal  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402
 from app.training_view import PERSISTENT_KEYS as TRAINING_KEYS  # noqa: E402
 from app.training_view import render_training_view  # noqa: E402
@@ -60,7 +61,7 @@ def input_messages(text: str, run) -> None:
         st.warning(
             f"Sentence {cut.sentence_index + 1} has {cut.total_tokens:,} tokens; only the first "
             f"{cut.kept_tokens} are used (the model's max_len is {run.cfg.max_len}). "
-            f"It was cut after: …{kept[-60:]}"
+            f"It was cut after: …{literal(kept[-60:])}"
         )
     if any("[UNK]" in tokens for tokens in run.tokens):
         st.info(

@@ -60,6 +60,20 @@ def show(fig, key: str) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def pick_index(label: str, count: int, key: str, where=st) -> int:
+    """A slider over 0..count-1 (kept in range when the model shrinks); with one choice, a line."""
+    value = min(int(st.session_state.get(key, 0)), count - 1)
+    st.session_state[key] = value
+    if count == 1:
+        where.caption(f"{label}: 0 (the only one)")
+        return 0
+    return where.slider(label, 0, count - 1, key=key)
+
+
 def pick_sentence(run: Run) -> int:
     """A sentence picker when the batch has several; the chosen index."""
     count = len(run.sentences)
@@ -104,8 +118,8 @@ def _head_detail(run: Run, sentence: int) -> None:
     """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
     cfg = run.cfg
     left, right = st.columns(2)
-    layer = left.slider("Layer", 0, cfg.num_layers - 1, key="layer")
-    head = right.slider("Head", 0, cfg.num_heads - 1, key="head")
+    layer = pick_index("Layer", cfg.num_layers, "layer", left)
+    head = pick_index("Head", cfg.num_heads, "head", right)
     show(head_figure(run, sentence, layer, head), "head_detail")
     metrics = run.head_metrics[sentence].rename(
         columns={"to_first": "to [CLS]", "to_last": "to [SEP]"}
@@ -113,14 +127,16 @@ def _head_detail(run: Run, sentence: int) -> None:
     st.caption(
         "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
         "attended token, and the share of attention going to itself, the previous and next "
-        "token, [CLS] and [SEP]. The selected head is highlighted."
+        "token, [CLS] and [SEP]. The first row is the selected head."
     )
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
     st.dataframe(
-        metrics.style.format(precision=3).apply(
-            lambda row: ["background-color: #fff3b0" if selected[row.name] else ""] * len(row),
-            axis=1,
-        ),
+        pd.concat([metrics[selected], metrics[~selected]]),
+        column_config={
+            name: st.column_config.NumberColumn(format="%.3f")
+            for name in metrics.columns
+            if name not in ("layer", "head")
+        },
         width="stretch",
         hide_index=True,
         height=300,
@@ -131,10 +147,13 @@ def attention_view(run: Run) -> None:
     sentence = pick_sentence(run)
     n = run.n_valid(sentence)
     cfg = run.cfg
-    st.subheader(f"Every head at once: {cfg.num_layers} layers x {cfg.num_heads} heads")
+    layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
+    st.subheader(f"Every head at once: {layers} x {heads}")
+    tokens = run.attention.shape[-1]  # with padding
+    size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
     st.caption(
-        f"Each tile is one head's {n} x {n} attention matrix (query rows, key columns; brighter "
-        "= more weight). Padding is greyed out."
+        f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter = "
+        "more weight). Padding is greyed out."
     )
     show(overview_figure(run, sentence), "overview")
     st.subheader("One head in detail")
@@ -180,7 +199,7 @@ def _layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
 
 def layernorm_view(run: Run) -> None:
     sentence = pick_sentence(run)
-    layer = st.slider("Layer", 0, run.cfg.num_layers - 1, key="ln_layer")
+    layer = pick_index("Layer", run.cfg.num_layers, "ln_layer")
     st.subheader(f"LayerNorm statistics in block {layer}, per token")
     show(layernorm_figure(run, sentence, layer), "layernorm")
     st.subheader("Size of the residual stream across depth")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -196,7 +197,7 @@ def test_impossible_url_combination_is_explained_and_repaired():
 def test_bad_url_values_fall_back_with_a_message():
     at = open_page(norm="sideways", num_layers="many", device="cuda:7")
     assert_no_exception(at)
-    messages = " ".join(w.value for w in at.warning)
+    messages = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))  # as shown
     assert "norm='sideways'" in messages and "num_layers='many'" in messages
     assert "'cuda:7' is not available" in messages
     assert at.selectbox(key="device").value == "cpu"
@@ -272,3 +273,26 @@ def test_examples_and_presets_fill_the_controls():
     second = at.text_area(key="text").value.splitlines()[1]
     n = len(tokens_of(second))  # the batch is padded to the longer, second sentence
     assert z.shape == (6 * n + 5, 8 * n + 7)  # 6 layers x 8 heads
+
+
+def test_one_layer_and_one_head_need_no_slider():
+    at = open_page(num_layers="1", num_heads="1")
+    assert_no_exception(at)
+    assert "Layer: 0 (the only one)" in [c.value for c in at.caption]
+    assert at.subheader[0].value == "Every head at once: 1 layer x 1 head"
+    at.segmented_control(key="view").set_value("LayerNorm").run()
+    assert_no_exception(at)
+
+
+def test_a_chosen_layer_beyond_a_shrunken_model_is_brought_back_in_range():
+    at = open_page()
+    at.slider(key="layer").set_value(3).run()
+    at.slider(key="num_layers").set_value(2).run()
+    assert_no_exception(at)
+    assert at.slider(key="layer").value == 1
+
+
+def test_markdown_in_user_text_stays_literal_in_messages():
+    at = open_page(norm="**bold** :red[x] $x$")
+    assert_no_exception(at)
+    assert any(r"\*\*bold\*\* \:red\[x\] \$x\$" in w.value for w in at.warning)
