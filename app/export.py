@@ -59,7 +59,7 @@ def run_json(run: Run) -> bytes:
                 "input_ids": run.input_ids[s, :n].tolist(),
                 # [layer][head][query][key]
                 "attention": run.attention[:, s, :, :n, :n].round(6).tolist(),
-                "head_metrics": run.head_metrics[s].to_dict(orient="records"),
+                "head_metrics": run.head_metrics(s).to_dict(orient="records"),
             }
         )
     document = {

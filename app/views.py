@@ -121,7 +121,7 @@ def _head_detail(run: Run, sentence: int) -> None:
     layer = pick_index("Layer", cfg.num_layers, "layer", left)
     head = pick_index("Head", cfg.num_heads, "head", right)
     show(head_figure(run, sentence, layer, head), "head_detail")
-    metrics = run.head_metrics[sentence].rename(
+    metrics = run.head_metrics(sentence).rename(
         columns={"to_first": "to [CLS]", "to_last": "to [SEP]"}
     )
     st.caption(
