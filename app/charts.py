@@ -37,6 +37,11 @@ def escape(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+def plural(count: int, word: str) -> str:
+    """'1 layer', '6 layers'."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def short(text: str, max_chars: int) -> str:
     """A tick or cell label: escaped, cut to max_chars with '…' (hover keeps the full text)."""
     return escape(text if len(text) <= max_chars else text[: max_chars - 1] + "…")
@@ -206,7 +211,12 @@ def attention_overview(attention: np.ndarray, n_valid: int, *, max_tokens: int =
         ([i * stride + centre for i in range(n_layers)], [f"L{i}" for i in range(n_layers)]),
     )
     padding = n_tokens - n_valid
-    title = f"Attention of every head: {n_layers} layers x {n_heads} heads, {n_valid} tokens"
+    layers, heads, tokens = (
+        plural(n_layers, "layer"),
+        plural(n_heads, "head"),
+        plural(n_valid, "token"),
+    )
+    title = f"Attention of every head: {layers} x {heads}, {tokens}"
     if padding:
         title += f" + {padding} padding (grey)"
     if factor > 1:

@@ -60,10 +60,6 @@ def show(fig, key: str) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
 def pick_index(label: str, count: int, key: str, where=st) -> int:
     """A slider over 0..count-1 (kept in range when the model shrinks); with one choice, a line."""
     value = min(int(st.session_state.get(key, 0)), count - 1)
@@ -147,7 +143,7 @@ def attention_view(run: Run) -> None:
     sentence = pick_sentence(run)
     n = run.n_valid(sentence)
     cfg = run.cfg
-    layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
+    layers, heads = charts.plural(cfg.num_layers, "layer"), charts.plural(cfg.num_heads, "head")
     st.subheader(f"Every head at once: {layers} x {heads}")
     tokens = run.attention.shape[-1]  # with padding
     size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
