@@ -42,16 +42,18 @@ DEFAULTS: dict[str, object] = {
     "device": "cpu",
     "view": "Attention",
 }
-ARCHITECTURE_KEYS = (
-    "norm",
-    "d_model",
-    "num_heads",
-    "num_layers",
-    "d_ff",
-    "activation",
-    "norm_type",
-    "positional",
-)
+# architecture widget key -> EncoderConfig field (the same names, but for the norm placement,
+# whose widget says "pre" / "post")
+ARCHITECTURE_FIELDS = {
+    "norm": "norm_first",
+    "d_model": "d_model",
+    "num_heads": "num_heads",
+    "num_layers": "num_layers",
+    "d_ff": "d_ff",
+    "activation": "activation",
+    "norm_type": "norm_type",
+    "positional": "positional",
+}
 CHOICES: dict[str, tuple] = {
     "source": ("random", "pretrained"),
     "norm": ("pre", "post"),
@@ -151,17 +153,11 @@ def _pretrained_config() -> EncoderConfig:
 def _lock_to_checkpoint() -> None:
     """Show the checkpoint's architecture in the (disabled) controls; remember the user's own."""
     cfg = _pretrained_config()
-    st.session_state["_saved_architecture"] = {k: st.session_state[k] for k in ARCHITECTURE_KEYS}
-    st.session_state.update(
-        norm="pre" if cfg.norm_first else "post",
-        d_model=cfg.d_model,
-        num_heads=cfg.num_heads,
-        num_layers=cfg.num_layers,
-        d_ff=cfg.d_ff,
-        activation=cfg.activation,
-        norm_type=cfg.norm_type,
-        positional=cfg.positional,
-    )
+    st.session_state["_saved_architecture"] = {
+        key: st.session_state[key] for key in ARCHITECTURE_FIELDS
+    }
+    st.session_state.update({key: getattr(cfg, name) for key, name in ARCHITECTURE_FIELDS.items()})
+    st.session_state["norm"] = "pre" if cfg.norm_first else "post"
 
 
 def _on_source_change() -> None:
@@ -314,15 +310,8 @@ def random_config(state: dict) -> EncoderConfig:
     """The EncoderConfig the controls describe (random weights, MiniLM's vocabulary)."""
     from app.runs import tokenizer  # cached
 
+    architecture = {name: state[key] for key, name in ARCHITECTURE_FIELDS.items()}
+    architecture["norm_first"] = state["norm"] == "pre"
     return EncoderConfig(
-        vocab_size=tokenizer().get_vocab_size(),
-        d_model=int(state["d_model"]),
-        num_heads=int(state["num_heads"]),
-        num_layers=int(state["num_layers"]),
-        d_ff=int(state["d_ff"]),
-        activation=state["activation"],
-        norm_first=state["norm"] == "pre",
-        positional=state["positional"],
-        norm_type=state["norm_type"],
-        seed=int(state["seed"]),
+        vocab_size=tokenizer().get_vocab_size(), seed=int(state["seed"]), **architecture
     )
