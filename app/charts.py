@@ -128,12 +128,14 @@ def _heatmap_axes(
     fig.update_layout(**axes, plot_bgcolor="white")
 
 
-def _attention_heatmap(z: np.ndarray, colour_title: str, hover: str) -> go.Heatmap:
-    """Weights on the shared 0..1 scale; NaN cells (gaps between tiles) get no hover."""
+def _attention_heatmap(z: np.ndarray, colour_title: str, hover: str, zmax: float) -> go.Heatmap:
+    """Weights on a 0..zmax scale (1 unless stretched); NaN cells (gaps) get no hover."""
+    if zmax < 1:
+        colour_title += f" (scale stretched to {zmax:.3g})"
     return go.Heatmap(
         z=z,
         zmin=0,
-        zmax=1,
+        zmax=zmax,
         colorscale=ATTENTION_COLORSCALE,
         colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
         hoverongaps=False,
@@ -161,7 +163,15 @@ def _block_labels(starts: np.ndarray, n_total: int, n_valid: int, one: str, many
     return labels
 
 
-def attention_overview(attention: np.ndarray, n_valid: int, *, max_tokens: int = 48) -> go.Figure:
+def _colour_max(real_weights: np.ndarray, stretch: bool) -> float:
+    """1, or with `stretch` the largest weight drawn among real tokens (random weights spread
+    attention almost evenly, which is all dark on a 0..1 scale)."""
+    return float(real_weights.max()) if stretch else 1.0
+
+
+def attention_overview(
+    attention: np.ndarray, n_valid: int, *, max_tokens: int = 48, stretch: bool = False
+) -> go.Figure:
     """Every layer x head of one sentence as one mosaic heatmap; attention is [L, H, T, T]."""
     attention = np.asarray(attention, dtype=np.float32)  # [layer, head, query, key]
     n_layers, n_heads, n_tokens, _ = attention.shape
@@ -199,7 +209,12 @@ def attention_overview(attention: np.ndarray, n_valid: int, *, max_tokens: int =
     weight = "block weight" if factor > 1 else "weight"
     fig = go.Figure(
         [
-            _attention_heatmap(mosaic, weight, f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}"),
+            _attention_heatmap(
+                mosaic,
+                weight,
+                f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}",
+                _colour_max(attention[:, :, :n_valid_blocks, :n_valid_blocks], stretch),
+            ),
             _padding_mask(segments(n_heads), segments(n_layers)),
         ]
     )
@@ -237,7 +252,7 @@ def _visible_ticks(tokens: list[str]) -> tuple[list[int], list[str]]:
 
 
 def attention_head(
-    pattern: np.ndarray, tokens: list[str], n_valid: int, *, title: str
+    pattern: np.ndarray, tokens: list[str], n_valid: int, *, title: str, stretch: bool = False
 ) -> go.Figure:
     """One head's [T, T] attention (query rows, key columns) with token labels."""
     pattern = np.asarray(pattern, dtype=np.float32)  # [query, key]
@@ -254,6 +269,7 @@ def attention_head(
                 pattern,
                 "weight",
                 "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}",
+                _colour_max(pattern[:n_valid, :n_valid], stretch),
             ),
             _padding_mask(segments, segments),
         ]

@@ -17,12 +17,15 @@ from app.runs import Run
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 # Widgets whose values should survive a visit to another view.
-PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer")
+PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer", "stretch")
 
 
 def overview_figure(run: Run, sentence: int):
     return charts.attention_overview(
-        run.attention[:, sentence], run.n_valid(sentence), max_tokens=OVERVIEW_MAX_TOKENS
+        run.attention[:, sentence],  # [layer, head, query, key]
+        run.n_valid(sentence),
+        max_tokens=OVERVIEW_MAX_TOKENS,
+        stretch=bool(st.session_state.get("stretch")),
     )
 
 
@@ -33,6 +36,7 @@ def head_figure(run: Run, sentence: int, layer: int, head: int):
         run.padded_tokens[sentence],
         run.n_valid(sentence),
         title=title,
+        stretch=bool(st.session_state.get("stretch")),
     )
 
 
@@ -141,6 +145,11 @@ def _head_detail(run: Run, sentence: int) -> None:
 
 def attention_view(run: Run) -> None:
     sentence = pick_sentence(run)
+    st.toggle(
+        "Stretch the colours to the largest weight",
+        key="stretch",
+        help="Random weights spread attention almost evenly; stretching shows its structure.",
+    )
     n = run.n_valid(sentence)
     cfg = run.cfg
     layers, heads = charts.plural(cfg.num_layers, "layer"), charts.plural(cfg.num_heads, "head")

@@ -296,3 +296,12 @@ def test_markdown_in_user_text_stays_literal_in_messages():
     at = open_page(norm="**bold** :red[x] $x$")
     assert_no_exception(at)
     assert any(r"\*\*bold\*\* \:red\[x\] \$x\$" in w.value for w in at.warning)
+
+
+def test_stretched_colours_for_random_weights():
+    at = open_page()
+    assert heatmaps(figure(at, "overview"))[0]["zmax"] == 1
+    at.toggle(key="stretch").set_value(True).run()
+    assert_no_exception(at)
+    assert 0 < heatmaps(figure(at, "overview"))[0]["zmax"] < 1
+    assert 0 < heatmaps(figure(at, "head_detail"))[0]["zmax"] < 1

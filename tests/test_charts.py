@@ -285,3 +285,18 @@ def test_figure_to_html_inlines_plotly_js():
     spec = json.loads(charts.block_diagram(True, SHAPES).to_json())
     assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
     assert "images" not in spec["layout"]
+
+
+def test_stretched_colours_end_at_the_largest_real_weight():
+    rng = np.random.default_rng(1)
+    attention = rng.dirichlet(np.ones(6), size=(2, 3, 6)).astype(np.float32)  # [L, H, T, T]
+    attention[0, 0, 5, 0] = 0.99  # a padded query row: not part of the scale
+    real_max = float(attention[:, :, :5, :5].max())
+    overview = charts.attention_overview(attention, 5, stretch=True)
+    assert overview.data[0].zmax == pytest.approx(real_max)
+    assert "stretched" in overview.data[0].colorbar.title.text
+    assert charts.attention_overview(attention, 5).data[0].zmax == 1
+    head = charts.attention_head(
+        attention[1, 2], list("abcde") + ["[PAD]"], 5, title="t", stretch=True
+    )
+    assert head.data[0].zmax == pytest.approx(float(attention[1, 2, :5, :5].max()))
