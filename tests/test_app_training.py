@@ -65,9 +65,7 @@ def test_train_shows_curves_and_the_trained_models_attention(at: AppTest) -> Non
     assert result.config.num_layers == 1 and result.config.d_model == 32
     titles = chart_titles(at)
     assert titles[0] == "Training curves"
-    assert any(
-        t.startswith("Attention of every head: 1 layers x 4 heads, 8 tokens") for t in titles
-    )
+    assert any(t.startswith("Attention of every head: 1 layer x 4 heads, 8 tokens") for t in titles)
     assert any(t.startswith("Layer 0, head") for t in titles)
     curves = json.loads(at.get("plotly_chart")[0].proto.spec)
     loss, accuracy = curves["data"][:2]
