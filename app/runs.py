@@ -52,10 +52,6 @@ def _model(config_json: str, source: str, device: str) -> TransformerEncoder:
     return TransformerEncoder(EncoderConfig(**json.loads(config_json))).eval().to(device)
 
 
-def model_for(cfg: EncoderConfig, source: str, device: str) -> TransformerEncoder:
-    return _model(json.dumps(cfg.to_dict(), sort_keys=True), source, device)
-
-
 @dataclass
 class Run:
     """Everything the views draw, computed once per (model, sentences)."""
