@@ -48,9 +48,8 @@ def status_line(run, page_start: float) -> str:
     )
 
 
-def input_messages(text: str, run) -> None:
+def input_messages(line_count: int, run) -> None:
     """Say what was cut, dropped or unknown in the input."""
-    _, line_count = split_lines(text)
     if line_count > MAX_SENTENCES:
         st.warning(
             f"Only the first {MAX_SENTENCES} of {line_count} lines are used "
@@ -90,7 +89,7 @@ def main() -> None:
     if settings.error:
         st.error(f"This architecture is impossible: {settings.error}")
         return
-    sentences, _ = split_lines(settings.text)
+    sentences, line_count = split_lines(settings.text)
     if not sentences:
         st.info("The text box is empty: type a sentence in the sidebar (one per line).")
         return
@@ -102,7 +101,7 @@ def main() -> None:
     except RuntimeError as error:  # e.g. out of memory on a GPU
         st.error(f"The forward pass failed on {settings.device}: {error}")
         return
-    input_messages(settings.text, run)
+    input_messages(line_count, run)
     VIEW_FUNCTIONS[view](run)
     status.caption(status_line(run, page_start))
 

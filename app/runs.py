@@ -3,7 +3,8 @@
 Models are cached per (config, device) and runs per (model, sentences) with
 `st.cache_resource`, so switching back to a setup or a text is instant. Both are shared by every
 browser session of the server, so they are read-only: models sit in eval mode and runs hold
-numpy arrays and DataFrames that nobody mutates.
+numpy arrays and DataFrames that nobody mutates (a run only fills in its lazily computed tables,
+the same for every session).
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ import torch
 
 from encoder import EncoderConfig, Trace, TransformerEncoder, analysis, load_pretrained
 from encoder.limits import MAX_SENTENCES, check_run
-from encoder.model import available_devices
-from encoder.tokenize import TokenizedBatch, Truncation, load_tokenizer
-from encoder.tokenize import tokenize as tokenize_batch
+from encoder.tokenize import Truncation, load_tokenizer, tokenize
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on
@@ -132,14 +131,10 @@ def split_lines(text: str) -> tuple[list[str], int]:
     return lines[:MAX_SENTENCES], len(lines)
 
 
-def tokenize(sentences: list[str], max_len: int) -> TokenizedBatch:
-    return tokenize_batch(sentences, tokenizer(), max_len)
-
-
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _run(config_json: str, source: str, device: str, sentences: tuple[str, ...]) -> Run:
     cfg = EncoderConfig(**json.loads(config_json))
-    batch = tokenize(list(sentences), cfg.max_len)
+    batch = tokenize(list(sentences), tokenizer(), cfg.max_len)
     check_run(cfg, *batch.input_ids.shape)
     model = _model(config_json, source, device)
     input_ids = batch.input_ids.to(device)
@@ -171,7 +166,6 @@ def _run(config_json: str, source: str, device: str, sentences: tuple[str, ...])
 
 
 def run_for(cfg: EncoderConfig, source: str, device: str, sentences: list[str]) -> Run:
-    """The cached run; raises RunTooLarge / ValueError with a message for the page."""
-    if device not in available_devices():
-        raise ValueError(f"device {device!r} is not available on this machine")
+    """The cached run on a device the controls have checked; raises RunTooLarge / ValueError
+    with a message for the page."""
     return _run(json.dumps(cfg.to_dict(), sort_keys=True), source, device, tuple(sentences))
