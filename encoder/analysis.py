@@ -19,6 +19,7 @@ import math
 import pandas as pd
 import torch
 
+from encoder import hooks
 from encoder.capture import Trace
 from encoder.config import EncoderConfig
 from encoder.model import Norm, TransformerEncoder
@@ -60,25 +61,28 @@ def _row(
     }
 
 
-def _norm_row(cfg: EncoderConfig, layer: str, label: str, hook_prefix: str, B: int, T: int) -> dict:
+def _norm_row(
+    cfg: EncoderConfig, layer: str, label: str, norm: hooks.NormHooks, B: int, T: int
+) -> dict:
     d = cfg.d_model
     x = _shape(B, T, d)
     params = 2 * d if cfg.norm_type == "layernorm" else d
     flops = NORM_FLOPS_PER_ELEMENT[cfg.norm_type] * B * T * d
     operation = f"{label} ({NORM_NAMES[cfg.norm_type]})"
-    return _row(layer, operation, "norm", f"{hook_prefix}.hook_out", x, x, params, flops)
+    return _row(layer, operation, "norm", norm.out, x, x, params, flops)
 
 
 def _embedding_rows(cfg: EncoderConfig, B: int, T: int) -> list[dict]:
     d = cfg.d_model
     ids, x = _shape(B, T), _shape(B, T, d)
     scaled = cfg.scale_embeddings
+    names = hooks.embed()
     rows = [
         _row(
             "embed",
             "token embedding x sqrt(d)" if scaled else "token embedding lookup",
             "lookup",
-            "embed.hook_token",
+            names.token,
             ids,
             x,
             params=cfg.vocab_size * d,
@@ -88,7 +92,7 @@ def _embedding_rows(cfg: EncoderConfig, B: int, T: int) -> list[dict]:
             "embed",
             f"position embedding ({cfg.positional})",
             "lookup",
-            "embed.hook_position",
+            names.position,
             _shape(T),
             _shape(T, d),
             params=cfg.max_len * d if cfg.positional == "learned" else 0,
@@ -117,9 +121,9 @@ def _embedding_rows(cfg: EncoderConfig, B: int, T: int) -> list[dict]:
             )
         )
     if cfg.embedding_norm:
-        rows.append(_norm_row(cfg, "embed", "embedding norm", "embed.ln", B, T))
+        rows.append(_norm_row(cfg, "embed", "embedding norm", names.norm, B, T))
     else:  # the last embedding step's output is what embed.hook_out captures
-        rows[-1]["hook"] = "embed.hook_out"
+        rows[-1]["hook"] = names.out
     return rows
 
 
@@ -142,7 +146,7 @@ def _linear_row(
 
 def _block_rows(cfg: EncoderConfig, i: int, B: int, T: int) -> list[dict]:
     d, H, dk, ff = cfg.d_model, cfg.num_heads, cfg.head_dim, cfg.d_ff
-    layer, p = str(i), f"blocks.{i}"
+    layer, names = str(i), hooks.block(i)
     x, heads, scores = _shape(B, T, d), _shape(B, H, T, dk), _shape(B, H, T, T)
     hidden = _shape(B, T, ff)
     attention_matmul = 2 * B * H * T * T * dk
@@ -151,19 +155,19 @@ def _block_rows(cfg: EncoderConfig, i: int, B: int, T: int) -> list[dict]:
             layer,
             f"{name} projection, split into heads",
             "projection",
-            f"{p}.attn.hook_{name.lower()}",
+            hook,
             (x, heads),
             B * T,
             d,
             d,
         )
-        for name in ("Q", "K", "V")
+        for name, hook in (("Q", names.attn.q), ("K", names.attn.k), ("V", names.attn.v))
     ] + [
         _row(
             layer,
             "scores QK^T / sqrt(dk)",
             "attention",
-            f"{p}.attn.hook_scores",
+            names.attn.scores,
             f"{heads} x {_shape(B, H, dk, T)}",
             scores,
             flops=B * H * T * T,
@@ -173,7 +177,7 @@ def _block_rows(cfg: EncoderConfig, i: int, B: int, T: int) -> list[dict]:
             layer,
             "softmax",
             "softmax",
-            f"{p}.attn.hook_pattern",
+            names.attn.pattern,
             scores,
             scores,
             flops=SOFTMAX_FLOPS_PER_SCORE * B * H * T * T,
@@ -182,7 +186,7 @@ def _block_rows(cfg: EncoderConfig, i: int, B: int, T: int) -> list[dict]:
             layer,
             "weights x V",
             "attention",
-            f"{p}.attn.hook_z",
+            names.attn.z,
             f"{scores} x {heads}",
             heads,
             matmul_flops=attention_matmul,
@@ -191,7 +195,7 @@ def _block_rows(cfg: EncoderConfig, i: int, B: int, T: int) -> list[dict]:
             layer,
             "concat heads + out projection",
             "projection",
-            f"{p}.attn.hook_out",
+            names.attn.out,
             (heads, x),
             B * T,
             d,
@@ -199,44 +203,40 @@ def _block_rows(cfg: EncoderConfig, i: int, B: int, T: int) -> list[dict]:
         ),
     ]
     feed_forward = [
-        _linear_row(
-            layer, "linear1", "feed-forward", f"{p}.mlp.hook_pre", (x, hidden), B * T, d, ff
-        ),
+        _linear_row(layer, "linear1", "feed-forward", names.mlp.pre, (x, hidden), B * T, d, ff),
         _row(
             layer,
             ACTIVATION_NAMES[cfg.activation],
             "activation",
-            f"{p}.mlp.hook_post",
+            names.mlp.post,
             hidden,
             hidden,
             flops=B * T * ff,
         ),
-        _linear_row(
-            layer, "linear2", "feed-forward", f"{p}.mlp.hook_out", (hidden, x), B * T, ff, d
-        ),
+        _linear_row(layer, "linear2", "feed-forward", names.mlp.out, (hidden, x), B * T, ff, d),
     ]
 
     def residual(hook: str) -> dict:
         return _row(layer, "residual add", "residual", hook, f"{x} + {x}", x, flops=B * T * d)
 
-    ln1 = _norm_row(cfg, layer, "ln1", f"{p}.ln1", B, T)
-    ln2 = _norm_row(cfg, layer, "ln2", f"{p}.ln2", B, T)
+    ln1 = _norm_row(cfg, layer, "ln1", names.ln1, B, T)
+    ln2 = _norm_row(cfg, layer, "ln2", names.ln2, B, T)
     if cfg.norm_first:  # pre-norm: x + f(norm(x))
         return [
             ln1,
             *attention,
-            residual(f"{p}.hook_resid_mid"),
+            residual(names.resid_mid),
             ln2,
             *feed_forward,
-            residual(f"{p}.hook_resid_post"),
+            residual(names.resid_post),
         ]
     # post-norm: norm(x + f(x))
     return [
         *attention,
-        residual(f"{p}.ln1.hook_in"),
+        residual(names.ln1.inp),
         ln1,
         *feed_forward,
-        residual(f"{p}.ln2.hook_in"),
+        residual(names.ln2.inp),
         ln2,
     ]
 
@@ -254,27 +254,13 @@ def shape_ledger(model: TransformerEncoder, trace: Trace) -> pd.DataFrame:
     for i in range(cfg.num_layers):
         rows += _block_rows(cfg, i, B, T)
     if cfg.norm_first:
-        rows.append(_norm_row(cfg, "final", "final norm", "final_norm", B, T))
+        rows.append(_norm_row(cfg, "final", "final norm", hooks.final_norm(cfg.num_layers), B, T))
     return pd.DataFrame(rows)
 
 
-def _norm_label(prefix: str, num_layers: int) -> tuple[int, str]:
-    """'blocks.3.ln1' -> (3, 'ln1'); 'embed.ln' -> (-1, 'embed.ln'); 'final_norm' -> (L, ...)."""
-    if prefix == "embed.ln":
-        return -1, prefix
-    if prefix == "final_norm":
-        return num_layers, prefix
-    _, layer, norm = prefix.split(".")
-    return int(layer), norm
-
-
-def _norm_prefixes(trace: Trace) -> list[str]:
-    return [
-        name.removesuffix(".hook_in")
-        for name in trace.tensors
-        if name.endswith(".hook_in")
-        and name.removesuffix(".hook_in") + ".hook_mean" in trace.tensors
-    ]
+def norm_hook_names(cfg: EncoderConfig) -> list[str]:
+    """The hooks `layernorm_stats` reads."""
+    return [name for norm in hooks.norms(cfg) for name in norm.names]
 
 
 def _real_tokens(trace: Trace) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -284,7 +270,7 @@ def _real_tokens(trace: Trace) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return real, sentence, position
 
 
-def layernorm_stats(trace: Trace) -> pd.DataFrame:
+def layernorm_stats(trace: Trace, cfg: EncoderConfig) -> pd.DataFrame:
     """Mean and population std over d of each norm's input and output, per real token.
 
     Columns: layer (-1 = embedding norm, L = final norm), norm, sentence, position,
@@ -292,12 +278,11 @@ def layernorm_stats(trace: Trace) -> pd.DataFrame:
     """
     real, sentence, position = _real_tokens(trace)
     frames = []
-    for prefix in _norm_prefixes(trace):
-        layer, norm = _norm_label(prefix, trace.num_layers)
-        x_in = trace.tensors[f"{prefix}.hook_in"].float().cpu()  # [B, T, d]
-        x_out = trace.tensors[f"{prefix}.hook_out"].float().cpu()  # [B, T, d]
+    for norm in hooks.norms(cfg):
+        x_in = trace[norm.inp].float().cpu()  # [B, T, d]
+        x_out = trace[norm.out].float().cpu()  # [B, T, d]
         stats = {
-            "in_mean": trace.tensors[f"{prefix}.hook_mean"].float().cpu(),  # [B, T]
+            "in_mean": trace[norm.mean].float().cpu(),  # [B, T]
             "in_std": x_in.std(dim=-1, correction=0),
             "out_mean": x_out.mean(dim=-1),
             "out_std": x_out.std(dim=-1, correction=0),
@@ -305,8 +290,8 @@ def layernorm_stats(trace: Trace) -> pd.DataFrame:
         frame = pd.DataFrame({name: value[real].numpy() for name, value in stats.items()})
         frame.insert(0, "position", position.numpy())
         frame.insert(0, "sentence", sentence.numpy())
-        frame.insert(0, "norm", norm)
-        frame.insert(0, "layer", layer)
+        frame.insert(0, "norm", norm.label)
+        frame.insert(0, "layer", norm.layer)
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 
@@ -317,8 +302,7 @@ def norm_parameters(model: TransformerEncoder) -> pd.DataFrame:
     for module in model.modules():
         if not isinstance(module, Norm):
             continue
-        prefix = module.hook_in.name.removesuffix(".hook_in")
-        layer, norm = _norm_label(prefix, model.cfg.num_layers)
+        layer, norm = module.names.layer, module.names.label
         gain = module.weight.detach().float()
         bias = module.bias.detach().float() if module.bias is not None else None
         rows.append(

@@ -152,7 +152,7 @@ def test_layernorm_stats_match_a_direct_computation() -> None:
     model = small_model(embedding_norm=True)
     randomise_norms(model)
     trace = model.trace(*padded_batch([6, 3]))
-    stats = layernorm_stats(trace)
+    stats = layernorm_stats(trace, model.cfg)
     L = model.cfg.num_layers
     expected_norms = [(-1, "embed.ln")] + [(i, n) for i in range(L) for n in ("ln1", "ln2")]
     expected_norms += [(L, "final_norm")]

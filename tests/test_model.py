@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch import nn
 
+from encoder import hooks
 from encoder.config import EncoderConfig
 from encoder.model import Norm, TransformerEncoder
 from tests.bench.capture_overhead import (
@@ -84,7 +85,7 @@ def test_block_state_dict_has_torch_layer_keys_and_shapes(
 
 def test_rmsnorm_matches_torch_rmsnorm() -> None:
     cfg = small_cfg(norm_type="rmsnorm", layer_norm_eps=1e-6)
-    ours = Norm(cfg, "test")
+    ours = Norm(cfg, hooks.final_norm(cfg.num_layers))
     with torch.no_grad():
         ours.weight.copy_(torch.linspace(0.5, 2.0, cfg.d_model))
     reference = nn.RMSNorm(cfg.d_model, eps=cfg.layer_norm_eps)
@@ -95,7 +96,7 @@ def test_rmsnorm_matches_torch_rmsnorm() -> None:
 
 def test_layernorm_matches_torch_layernorm() -> None:
     cfg = small_cfg()
-    ours = Norm(cfg, "test")
+    ours = Norm(cfg, hooks.final_norm(cfg.num_layers))
     with torch.no_grad():
         ours.weight.copy_(torch.linspace(0.5, 2.0, cfg.d_model))
         ours.bias.copy_(torch.linspace(-1.0, 1.0, cfg.d_model))
