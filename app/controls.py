@@ -145,9 +145,9 @@ def sync_query_params(settings: Settings) -> None:
 
 
 def _pretrained_config() -> EncoderConfig:
-    from app.runs import pretrained_model  # cached; imported here to keep this module light
+    from app.runs import pretrained_config  # cached; imported here to keep this module light
 
-    return pretrained_model()[0].cfg
+    return pretrained_config()
 
 
 def _lock_to_checkpoint() -> None:

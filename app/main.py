@@ -21,14 +21,6 @@ from app.training_view import PERSISTENT_KEYS as TRAINING_KEYS  # noqa: E402
 from app.training_view import render_training_view  # noqa: E402
 from encoder.limits import MAX_SENTENCES  # noqa: E402
 
-VIEW_FUNCTIONS = {
-    "Tokens": views.tokens_view,
-    "Attention": views.attention_view,
-    "LayerNorm": views.layernorm_view,
-    "Shapes": views.shapes_view,
-    "Export": views.export_view,
-}
-
 
 def keep_widget_state(keys: tuple[str, ...]) -> None:
     """Streamlit forgets a widget's value on a run that does not draw it (another view is
@@ -39,12 +31,11 @@ def keep_widget_state(keys: tuple[str, ...]) -> None:
 
 
 def status_line(run, page_start: float) -> str:
-    cost = run.cost
     page_ms = (time.perf_counter() - page_start) * 1000
     return (
-        f"Device {run.device} · {len(run.sentences)} sentence(s), {cost['tokens']} tokens · "
-        f"{cost['params']:,} parameters · forward pass {run.forward_ms:.0f} ms · "
-        f"page {page_ms:.0f} ms"
+        f"Device {run.device} · {len(run.sentences)} sentence(s), "
+        f"{int(run.attention_mask.sum())} tokens · {run.parameters:,} parameters · "
+        f"forward pass {run.forward_ms:.0f} ms · page {page_ms:.0f} ms"
     )
 
 
@@ -93,8 +84,11 @@ def main() -> None:
     if not sentences:
         st.info("The text box is empty: type a sentence in the sidebar (one per line).")
         return
+    page = views.VIEWS[view]
     try:
-        run = run_for(settings.cfg, settings.source, settings.device, sentences)
+        run = run_for(
+            settings.cfg, settings.source, settings.device, sentences, page.hooks(settings.cfg)
+        )
     except ValueError as error:  # RunTooLarge, a device that vanished, bad input
         st.error(str(error))
         return
@@ -102,7 +96,7 @@ def main() -> None:
         st.error(f"The forward pass failed on {settings.device}: {error}")
         return
     input_messages(line_count, run)
-    VIEW_FUNCTIONS[view](run)
+    page.draw(run)
     status.caption(status_line(run, page_start))
 
 

@@ -1,10 +1,10 @@
 """Cached models and cached runs: the only place the page touches torch.
 
-Models are cached per (config, device) and runs per (model, sentences) with
-`st.cache_resource`, so switching back to a setup or a text is instant. Both are shared by every
-browser session of the server, so they are read-only: models sit in eval mode and runs hold
-numpy arrays and DataFrames that nobody mutates (a run only fills in its lazily computed tables,
-the same for every session).
+A run keeps only the hooks the open view reads (`names`), plus the attention weights and the
+residual stream that every trace returns. Models and runs live in one cache bounded in bytes
+(app.memory; ENCODER_EXPLORER_MEMORY_BUDGET, default 2 GB) shared by every browser session of the
+server, so they are read-only: models sit in eval mode and runs hold arrays and tables that nobody
+mutates (a run only fills in its lazily computed tables, the same for every session).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import copy
 import json
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -21,14 +22,25 @@ import streamlit as st
 import tokenizers
 import torch
 
-from encoder import EncoderConfig, Trace, TransformerEncoder, analysis, load_pretrained
-from encoder.limits import MAX_SENTENCES, check_run
-from encoder.tokenize import Truncation, load_tokenizer, tokenize
+from app.memory import ByteBudgetCache, budget_from_env
+from encoder import EncoderConfig, Trace, TransformerEncoder, analysis, hooks, load_pretrained
+from encoder.limits import (
+    BYTES_PER_VALUE,
+    MAX_SENTENCES,
+    check_run,
+    estimate_parameters,
+    estimate_trace_bytes,
+)
+from encoder.pretrained import read_config
+from encoder.tokenize import Truncation, bundled_model_dir, load_tokenizer, tokenize
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on
 # each other: measured rerun at 6 x 8 heads, d_model 512, 33 tokens, 0.52 s -> 0.43 s.
 torch.set_num_threads(1)
+
+CACHE = ByteBudgetCache(budget_from_env())
+RUN_OVERHEAD_BYTES = 1_000_000  # tokens, tables and Python objects beside a run's arrays
 
 
 @st.cache_resource(show_spinner="Loading the MiniLM tokenizer…")
@@ -36,93 +48,139 @@ def tokenizer() -> tokenizers.Tokenizer:
     return load_tokenizer()
 
 
-@st.cache_resource(show_spinner="Loading the pretrained MiniLM checkpoint…")
-def pretrained_model() -> tuple[TransformerEncoder, tokenizers.Tokenizer]:
-    return load_pretrained()
+@st.cache_resource(show_spinner=False)
+def pretrained_config() -> EncoderConfig:
+    """The bundled checkpoint's architecture, read without its weights."""
+    return read_config(bundled_model_dir())
 
 
-@st.cache_resource(max_entries=8, show_spinner="Building the model…")
-def _model(config_json: str, source: str, device: str) -> TransformerEncoder:
-    """One model per (config, source, device), in eval mode, never trained or mutated."""
+def _model_bytes(model: TransformerEncoder) -> int:
+    tensors = [*model.parameters(), *model.buffers()]
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _build_model(config_json: str, source: str, device: str) -> TransformerEncoder:
     if source == "pretrained":
-        # A copy for other devices: moving the shared CPU model would move it for everyone.
-        model = pretrained_model()[0]
-        return model if device == "cpu" else copy.deepcopy(model).to(device)
+        if device == "cpu":
+            return load_pretrained()[0]
+        # A copy per device: the CPU model is shared by every session.
+        return copy.deepcopy(model_for(config_json, source, "cpu")).to(device)
     return TransformerEncoder(EncoderConfig(**json.loads(config_json))).eval().to(device)
+
+
+def _model_key(config_json: str, source: str, device: str) -> tuple:
+    return ("model", config_json, source, device)
+
+
+def model_for(config_json: str, source: str, device: str) -> TransformerEncoder:
+    """One model per (config, source, device), in eval mode, never trained or mutated."""
+    cfg = EncoderConfig(**json.loads(config_json))
+    return CACHE.get_or_build(
+        _model_key(config_json, source, device),
+        lambda: _build_model(config_json, source, device),
+        _model_bytes,
+        reserve=2 * BYTES_PER_VALUE * estimate_parameters(cfg),  # the model and its init
+        what="This model",
+    )
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """What identifies a run: the model, the sentences, what is kept, which heads are off."""
+
+    config_json: str
+    source: str
+    device: str
+    sentences: tuple[str, ...]
+    names: tuple[str, ...]  # hooks kept for the view, sorted
+    ablate: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
 class Run:
-    """Everything the views draw, computed once per (model, sentences)."""
+    """What the open view draws, computed once per RunKey."""
 
+    key: RunKey
     cfg: EncoderConfig
-    device: str
-    sentences: list[str]
     tokens: list[list[str]]  # each sentence's real tokens
     padded_tokens: list[list[str]]  # each sentence's tokens padded with [PAD] to T
     input_ids: np.ndarray  # [B, T]
     attention_mask: np.ndarray  # [B, T]
-    attention: np.ndarray  # [L, B, H, T, T] float32
-    # The part of the trace the lazily computed tables read: norms, residual stream, attention.
-    kept_trace: Trace = field(repr=False)
-    norm_parameters: pd.DataFrame
-    ledger: pd.DataFrame
-    parameter_counts: pd.DataFrame
-    cost: dict
-    block_shapes: dict[str, str]
+    attention: np.ndarray  # [L, B, H, T, T] float32 (shares memory with trace.attention)
+    trace: Trace  # on the CPU, only the kept hooks
     truncations: list[Truncation]
     forward_ms: float
-    _head_metrics: dict[int, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def device(self) -> str:
+        return self.key.device
+
+    @property
+    def sentences(self) -> list[str]:
+        return list(self.key.sentences)
+
+    @property
+    def parameters(self) -> int:
+        return estimate_parameters(self.cfg)
 
     def n_valid(self, sentence: int) -> int:
         return int(self.attention_mask[sentence].sum())
 
+    def _model(self) -> TransformerEncoder:
+        return model_for(self.key.config_json, self.key.source, self.key.device)
+
     # Computed on first use: a view pays only for the tables it shows.
     @cached_property
     def layernorm_stats(self) -> pd.DataFrame:
-        return analysis.layernorm_stats(self.kept_trace)
+        return analysis.layernorm_stats(self.trace, self.cfg)
 
     @cached_property
     def residual_norms(self) -> pd.DataFrame:
-        return analysis.residual_norms(self.kept_trace)
+        return analysis.residual_norms(self.trace)
+
+    @cached_property
+    def norm_parameters(self) -> pd.DataFrame:
+        return analysis.norm_parameters(self._model())
+
+    @cached_property
+    def ledger(self) -> pd.DataFrame:
+        return analysis.shape_ledger(self._model(), self.trace)
+
+    @cached_property
+    def parameter_counts(self) -> pd.DataFrame:
+        return analysis.parameter_counts(self._model())
+
+    @cached_property
+    def cost(self) -> dict:
+        return analysis.cost_summary(self._model(), self.trace)
+
+    @cached_property
+    def block_shapes(self) -> dict[str, str]:
+        """Live shapes on the edges of block 0's diagram."""
+        names = hooks.block(0)
+        t = self.trace
+        return {
+            "input": shape_text(t.hidden_states[0]),
+            "qkv": shape_text(t[names.attn.q]),
+            "scores": shape_text(t[names.attn.scores]),
+            "attn_out": shape_text(t[names.attn.out]),
+            "resid_mid": shape_text(t[names.resid_mid]),
+            "mlp_hidden": shape_text(t[names.mlp.pre]),
+            "mlp_out": shape_text(t[names.mlp.out]),
+            "output": shape_text(t[names.resid_post]),
+        }
+
+    _head_metrics: dict[int, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def head_metrics(self, sentence: int) -> pd.DataFrame:
         """Every head's metrics over one sentence's real tokens."""
         if sentence not in self._head_metrics:
-            self._head_metrics[sentence] = analysis.head_metrics(self.kept_trace, sentence)
+            self._head_metrics[sentence] = analysis.head_metrics(self.trace, sentence)
         return self._head_metrics[sentence]
-
-
-def keep_for_tables(trace: Trace) -> Trace:
-    """The trace without the tensors no table reads (q, k, v, scores, mlp, ...): only the norms'
-    tensors, the residual stream and the attention weights stay in the cache."""
-    norms = {
-        name.removesuffix(".hook_mean") for name in trace.tensors if name.endswith("hook_mean")
-    }
-    return replace(
-        trace,
-        tensors={n: t for n, t in trace.tensors.items() if n.rsplit(".", 1)[0] in norms},
-    )
 
 
 def shape_text(tensor: torch.Tensor) -> str:
     return "[" + ", ".join(str(n) for n in tensor.shape) + "]"
-
-
-def block_shapes(trace, block: int = 0) -> dict[str, str]:
-    """Live shapes on the edges of one block's diagram."""
-    t = trace.tensors
-    name = f"blocks.{block}"
-    return {
-        "input": shape_text(trace.hidden_states[block]),
-        "qkv": shape_text(t[f"{name}.attn.hook_q"]),
-        "scores": shape_text(t[f"{name}.attn.hook_scores"]),
-        "attn_out": shape_text(t[f"{name}.attn.hook_out"]),
-        "resid_mid": shape_text(t[f"{name}.hook_resid_mid"]),
-        "mlp_hidden": shape_text(t[f"{name}.mlp.hook_pre"]),
-        "mlp_out": shape_text(t[f"{name}.mlp.hook_out"]),
-        "output": shape_text(t[f"{name}.hook_resid_post"]),
-    }
 
 
 def split_lines(text: str) -> tuple[list[str], int]:
@@ -131,41 +189,56 @@ def split_lines(text: str) -> tuple[list[str], int]:
     return lines[:MAX_SENTENCES], len(lines)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _run(config_json: str, source: str, device: str, sentences: tuple[str, ...]) -> Run:
-    cfg = EncoderConfig(**json.loads(config_json))
-    batch = tokenize(list(sentences), tokenizer(), cfg.max_len)
-    check_run(cfg, *batch.input_ids.shape)
-    model = _model(config_json, source, device)
-    input_ids = batch.input_ids.to(device)
-    attention_mask = batch.attention_mask.to(device)
+def _run_bytes(run: Run) -> int:
+    return run.trace.nbytes + RUN_OVERHEAD_BYTES
+
+
+def _build_run(key: RunKey, cfg: EncoderConfig, batch, model: TransformerEncoder) -> Run:
+    input_ids = batch.input_ids.to(key.device)
+    attention_mask = batch.attention_mask.to(key.device)
     start = time.perf_counter()
-    trace = model.trace(input_ids, attention_mask)
-    if device.startswith("cuda"):
+    trace = model.trace(input_ids, attention_mask, names=key.names, ablate_heads=key.ablate)
+    if key.device.startswith("cuda"):
         torch.cuda.synchronize()
     forward_ms = (time.perf_counter() - start) * 1000
     trace = trace.to("cpu")
     return Run(
+        key=key,
         cfg=cfg,
-        device=device,
-        sentences=list(sentences),
         tokens=batch.tokens,
         padded_tokens=batch.padded_tokens(),
         input_ids=trace.input_ids.numpy(),
         attention_mask=trace.attention_mask.numpy(),
         attention=trace.attention.numpy(),
-        kept_trace=keep_for_tables(trace),
-        norm_parameters=analysis.norm_parameters(model),
-        ledger=analysis.shape_ledger(model, trace),
-        parameter_counts=analysis.parameter_counts(model),
-        cost=analysis.cost_summary(model, trace),
-        block_shapes=block_shapes(trace),
+        trace=trace,
         truncations=batch.truncations,
         forward_ms=forward_ms,
     )
 
 
-def run_for(cfg: EncoderConfig, source: str, device: str, sentences: list[str]) -> Run:
-    """The cached run on a device the controls have checked; raises RunTooLarge / ValueError
-    with a message for the page."""
-    return _run(json.dumps(cfg.to_dict(), sort_keys=True), source, device, tuple(sentences))
+def run_for(
+    cfg: EncoderConfig,
+    source: str,
+    device: str,
+    sentences: list[str],
+    names: Iterable[str] | None = (),
+    ablate: Iterable[tuple[int, int]] = (),
+) -> Run:
+    """The cached run keeping `names` (None: every hook) on a device the controls have checked;
+    raises RunTooLarge / ValueError with a message for the page."""
+    config_json = json.dumps(cfg.to_dict(), sort_keys=True)
+    kept = tuple(sorted(hooks.all_names(cfg) if names is None else set(names)))
+    key = RunKey(config_json, source, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
+    batch = tokenize(list(sentences), tokenizer(), cfg.max_len)
+    B, T = batch.input_ids.shape
+    check_run(cfg, B, T)
+    wanted = set(kept)
+    model = model_for(config_json, source, device)
+    return CACHE.get_or_build(
+        ("run", key),
+        lambda: _build_run(key, cfg, batch, model),
+        _run_bytes,
+        reserve=estimate_trace_bytes(cfg, B, T, wanted.__contains__),
+        what=f"This run ({B} sentence(s) x {T} tokens, {cfg.num_layers} layers)",
+        keep=(_model_key(config_json, source, device),),
+    )

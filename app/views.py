@@ -7,12 +7,15 @@ User text reaches the page only through dataframes, plotly labels (escaped in ap
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
 from app import charts, export
 from app.runs import Run
+from encoder import EncoderConfig, analysis
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
@@ -321,3 +324,28 @@ def _download_buttons(files: list[tuple]) -> None:
             on_click="ignore",
             key=f"download_{mime}_{index}",
         )
+
+
+def no_hooks(cfg: EncoderConfig) -> list[str]:
+    """Views that draw only the attention weights and the residual stream (always kept)."""
+    return []
+
+
+def every_hook(cfg: EncoderConfig) -> None:
+    """Views that read every captured tensor (sizes, shapes, the whole run's downloads)."""
+    return None
+
+
+@dataclass(frozen=True)
+class View:
+    draw: Callable[[Run], None]
+    hooks: Callable[[EncoderConfig], list[str] | None]  # what the run keeps for it
+
+
+VIEWS = {
+    "Tokens": View(tokens_view, no_hooks),
+    "Attention": View(attention_view, no_hooks),
+    "LayerNorm": View(layernorm_view, analysis.norm_hook_names),
+    "Shapes": View(shapes_view, every_hook),
+    "Export": View(export_view, every_hook),
+}

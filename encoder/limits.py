@@ -6,6 +6,9 @@ allocates a single weight.
 
 from __future__ import annotations
 
+import math
+
+from encoder import hooks
 from encoder.config import EncoderConfig
 
 MAX_SENTENCES = 16  # sentences per batch; further lines are dropped, and the page says so
@@ -34,11 +37,11 @@ def estimate_parameters(cfg: EncoderConfig) -> int:
     return embeddings + cfg.num_layers * block + final
 
 
-def estimate_activation_bytes(cfg: EncoderConfig, batch: int, tokens: int) -> int:
-    """Bytes of every tensor a trace captures for a [batch, tokens] input."""
+def _block_values(cfg: EncoderConfig, batch: int, tokens: int) -> int:
+    """Values of every tensor one block's hooks capture for a [batch, tokens] input."""
     d, ff, heads = cfg.d_model, cfg.d_ff, cfg.num_heads
     row = batch * tokens  # values per feature
-    per_block = (
+    return (
         4 * row * d  # q, k, v, z
         + 2 * batch * heads * tokens * tokens  # scores, pattern
         + 3 * row * d  # attention out, resid_mid, resid_post
@@ -46,8 +49,25 @@ def estimate_activation_bytes(cfg: EncoderConfig, batch: int, tokens: int) -> in
         + 2 * row * ff  # mlp pre, post
         + row * d  # mlp out
     )
-    embedding = 3 * row * d
-    return BYTES_PER_VALUE * (cfg.num_layers * per_block + embedding)
+
+
+def estimate_activation_bytes(cfg: EncoderConfig, batch: int, tokens: int) -> int:
+    """Bytes of every tensor a trace captures for a [batch, tokens] input."""
+    embedding = 3 * batch * tokens * cfg.d_model
+    return BYTES_PER_VALUE * (cfg.num_layers * _block_values(cfg, batch, tokens) + embedding)
+
+
+def estimate_trace_bytes(
+    cfg: EncoderConfig, batch: int, tokens: int, keep: hooks.NameFilter
+) -> int:
+    """Peak bytes of `model.trace(..., names=keep)` on a [batch, tokens] input: the kept hooks,
+    the attention weights (captured, then stacked), the residual stream, and one block's
+    intermediates alive at a time."""
+    shapes = hooks.shapes(cfg, batch, tokens)
+    kept = sum(math.prod(shape) for name, shape in shapes.items() if keep(name))
+    attention = 2 * cfg.num_layers * batch * cfg.num_heads * tokens * tokens
+    stream = (cfg.num_layers + 1) * batch * tokens * cfg.d_model
+    return BYTES_PER_VALUE * (kept + attention + stream + _block_values(cfg, batch, tokens))
 
 
 def check_run(cfg: EncoderConfig, batch: int, tokens: int) -> None:

@@ -27,7 +27,7 @@ def run():
         norm_type="layernorm",
         seed=0,
     )
-    return run_for(random_config(state), "random", "cpu", SENTENCES)
+    return run_for(random_config(state), "random", "cpu", SENTENCES, names=None)
 
 
 def test_head_csv_is_the_heads_attention_over_real_tokens(run):
