@@ -292,12 +292,25 @@ def test_figure_to_html_inlines_plotly_js():
 
 def test_stretched_colours_end_at_the_largest_real_weight():
     rng = np.random.default_rng(1)
-    attention = rng.dirichlet(np.ones(6), size=(2, 3, 6)).astype(np.float32)  # [L, H, T, T]
-    attention[0, 0, 5, 0] = 0.99  # a padded query row: not part of the scale
-    real_max = float(attention[:, :, :5, :5].max())
-    overview = attention_overview(attention, 5, stretch=True)
-    assert overview.data[0].zmax == pytest.approx(real_max)
-    assert "stretched" in overview.data[0].colorbar.title.text
-    assert attention_overview(attention, 5).data[0].zmax == 1
-    head = attention_head(attention[1, 2], list("abcde") + ["[PAD]"], 5, title="t", stretch=True)
-    assert head.data[0].zmax == pytest.approx(float(attention[1, 2, :5, :5].max()))
+    attention = rng.uniform(0, 0.5, size=(2, 3, 6, 6)).astype(np.float32)  # [L, H, T, T]
+    n_valid = 5  # position 5 is padding
+    attention[1, 2, 3, 1] = 0.625  # the largest weight between real tokens
+    attention[0, 1, 4, 4] = 0.55  # the largest real weight of head (0, 1)
+    attention[0, 1, 2, 5] = 0.9  # a padded key: not part of the scale
+    attention[0, 0, 5, 0] = 0.99  # a padded query: not part of the scale
+    overview = attention_overview(attention, n_valid, stretch=True)
+    assert overview.data[0].zmax == pytest.approx(0.625)
+    assert "stretched to 0.625" in overview.data[0].colorbar.title.text
+    assert attention_overview(attention, n_valid).data[0].zmax == 1
+    tokens = list("abcde") + ["[PAD]"]
+    head = attention_head(attention[0, 1], tokens, n_valid, title="t", stretch=True)
+    assert head.data[0].zmax == pytest.approx(0.55)
+    assert attention_head(attention[0, 1], tokens, n_valid, title="t").data[0].zmax == 1
+
+
+def test_stretched_overview_of_a_long_input_ends_at_the_largest_block_weight():
+    attention = np.full((1, 2, 8, 8), 1 / 8, dtype=np.float32)  # [L, H, T, T], uniform rows
+    attention[0, 1, 2:4, :] = 0.4 / 6
+    attention[0, 1, 2:4, 4:6] = 0.3  # queries 2 and 3 each give keys 4 and 5 together 0.6
+    overview = attention_overview(attention, 8, max_tokens=4, stretch=True)  # blocks of 2
+    assert overview.data[0].zmax == pytest.approx(0.6)
