@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app import charts, training_charts
+from app.charts import training as training_charts
+from app.charts.attention import attention_head, attention_overview
 from encoder.tasks import TASKS
 from encoder.training import (
     PRESETS,
@@ -262,13 +263,13 @@ def _attention_of(result: TrainResult) -> None:
     )
     attention = sample.trace.attention[:, 0].numpy()  # [layer, head, query, key]
     n_tokens = attention.shape[-1]
-    st.plotly_chart(charts.attention_overview(attention, n_tokens), key="train_overview")
+    st.plotly_chart(attention_overview(attention, n_tokens), key="train_overview")
     best_layer, best_head = _sharpest_head(attention)
     left, right = st.columns(2)
     layer = left.selectbox("Layer", range(cfg.num_layers), index=best_layer, key="train_layer")
     head = right.selectbox("Head", range(cfg.num_heads), index=best_head, key="train_head")
     st.plotly_chart(
-        charts.attention_head(
+        attention_head(
             attention[layer, head],
             sample.token_labels,
             n_tokens,

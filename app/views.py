@@ -13,7 +13,11 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from app import charts, export
+from app import export
+from app.charts.attention import attention_head, attention_overview, batch_mask_grid
+from app.charts.common import figure_to_html, plural
+from app.charts.diagram import block_diagram
+from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run
 from encoder import EncoderConfig, analysis
 
@@ -24,7 +28,7 @@ PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer", "stretch")
 
 
 def overview_figure(run: Run, sentence: int):
-    return charts.attention_overview(
+    return attention_overview(
         run.attention[:, sentence],  # [layer, head, query, key]
         run.n_valid(sentence),
         max_tokens=OVERVIEW_MAX_TOKENS,
@@ -34,7 +38,7 @@ def overview_figure(run: Run, sentence: int):
 
 def head_figure(run: Run, sentence: int, layer: int, head: int):
     title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
-    return charts.attention_head(
+    return attention_head(
         run.attention[layer, sentence, head],  # [query, key]
         run.padded_tokens[sentence],
         run.n_valid(sentence),
@@ -45,17 +49,17 @@ def head_figure(run: Run, sentence: int, layer: int, head: int):
 
 def layernorm_figure(run: Run, sentence: int, layer: int):
     stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
-    return charts.layernorm_chart(stats, run.tokens[sentence], layer)
+    return layernorm_chart(stats, run.tokens[sentence], layer)
 
 
 def residual_figure(run: Run, sentence: int):
     resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
-    return charts.residual_norm_chart(resid, run.tokens[sentence])
+    return residual_norm_chart(resid, run.tokens[sentence])
 
 
 def block_figure(run: Run):
     cfg = run.cfg
-    return charts.block_diagram(
+    return block_diagram(
         cfg.norm_first,
         run.block_shapes,
         norm_label="LayerNorm" if cfg.norm_type == "layernorm" else "RMSNorm",
@@ -114,7 +118,7 @@ def tokens_view(run: Run) -> None:
             "tokens). The attention mask is 1 for real tokens and 0 for padding, so no token "
             "attends to padding."
         )
-        show(charts.batch_mask_grid(run.padded_tokens, run.attention_mask), "mask_grid")
+        show(batch_mask_grid(run.padded_tokens, run.attention_mask), "mask_grid")
 
 
 def _head_detail(run: Run, sentence: int) -> None:
@@ -155,7 +159,7 @@ def attention_view(run: Run) -> None:
     )
     n = run.n_valid(sentence)
     cfg = run.cfg
-    layers, heads = charts.plural(cfg.num_layers, "layer"), charts.plural(cfg.num_heads, "head")
+    layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
     st.subheader(f"Every head at once: {layers} x {heads}")
     tokens = run.attention.shape[-1]  # with padding
     size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
@@ -302,7 +306,7 @@ def export_view(run: Run) -> None:
             f"{name}.html",
             f"{name}.html",
             "text/html",
-            lambda build=build: charts.figure_to_html(build()).encode("utf-8"),
+            lambda build=build: figure_to_html(build()).encode("utf-8"),
         )
         for name, build in figures.items()
     ]

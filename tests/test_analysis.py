@@ -49,21 +49,45 @@ def model_and_trace(request: pytest.FixtureRequest) -> tuple[TransformerEncoder,
     return model, model.trace(*padded_batch([7, 4, 2]))
 
 
-def test_ledger_params_add_up_to_the_model(model_and_trace) -> None:
+def torch_matmul_flops(model: TransformerEncoder, trace: Trace) -> int:
+    """FLOPs torch's own counter sees in a forward pass over the trace's batch."""
+    counter = FlopCounterMode(display=False)
+    with counter:  # not under no_grad: the counter's module tracker needs grad_fn on inputs
+        model(trace.input_ids, trace.attention_mask)
+    return counter.get_total_flops()
+
+
+def elementwise_flops_by_hand(cfg: EncoderConfig, B: int, T: int) -> int:
+    """The non-matmul FLOPs of encoder.analysis's convention, counted from the config alone."""
+    tokens, d = B * T, cfg.d_model
+    norm = {"layernorm": 7, "rmsnorm": 4}[cfg.norm_type] * tokens * d
+    embed = tokens * d  # add the positions
+    embed += tokens * d if cfg.scale_embeddings else 0  # x sqrt(d)
+    embed += tokens * d if cfg.type_vocab_size else 0  # add the token types
+    embed += norm if cfg.embedding_norm else 0
+    scores = B * cfg.num_heads * T * T
+    block = scores + 3 * scores  # scale by 1/sqrt(dk); softmax: exp, sum, divide
+    block += 2 * tokens * d + 2 * norm  # two residual adds, two norms
+    block += tokens * cfg.d_ff  # the activation
+    final = norm if cfg.norm_first else 0
+    return embed + cfg.num_layers * block + final
+
+
+def test_ledger_totals_equal_the_model_and_an_independent_count(model_and_trace) -> None:
     model, trace = model_and_trace
     ledger = shape_ledger(model, trace)
     assert ledger["params"].sum() == sum(p.numel() for p in model.parameters())
-    assert ledger["flops"].sum() == cost_summary(model, trace)["flops"]
+    B, T = trace.input_ids.shape
+    expected = torch_matmul_flops(model, trace) + elementwise_flops_by_hand(model.cfg, B, T)
+    assert ledger["flops"].sum() == expected
+    assert cost_summary(model, trace)["flops"] == expected
 
 
 def test_ledger_matmul_flops_equal_torch_flop_counter(model_and_trace) -> None:
     model, trace = model_and_trace
-    counter = FlopCounterMode(display=False)
-    with counter:  # not under no_grad: the counter's module tracker needs grad_fn on inputs
-        model(trace.input_ids, trace.attention_mask)
     ledger = shape_ledger(model, trace)
-    assert counter.get_total_flops() > 0
-    assert ledger["matmul_flops"].sum() == counter.get_total_flops()
+    assert torch_matmul_flops(model, trace) > 0
+    assert ledger["matmul_flops"].sum() == torch_matmul_flops(model, trace)
 
 
 def test_ledger_hooks_exist_in_data_flow_order_with_their_shapes(model_and_trace) -> None:

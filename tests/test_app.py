@@ -212,10 +212,16 @@ def test_a_model_too_large_is_refused_with_the_estimate_and_the_limit():
 
 
 def test_impossible_sinusoidal_config_is_an_error_not_a_traceback():
-    at = open_page(d_model="6", num_heads="3", positional="sinusoidal")
-    at.select_slider(key="d_model").set_value(6)
-    at.run()
+    at = open_page(d_model="7", num_heads="7", positional="sinusoidal")  # sin/cos pairs need even d
     assert_no_exception(at)
+    assert at.select_slider(key="d_model").value == 7
+    (error,) = at.error
+    assert error.value.startswith("This architecture is impossible: d_model=7 must be even")
+    assert "positional='sinusoidal'" in error.value
+    assert not at.get("plotly_chart")
+    at.radio(key="positional").set_value("learned").run()  # learned positions take any width
+    assert_no_exception(at)
+    assert not at.error and figure(at, "overview")
 
 
 def test_a_link_reopens_the_exact_setup():

@@ -130,7 +130,7 @@ def test_heads_only_offer_divisors_of_d_model(at: AppTest) -> None:
 
 
 def test_long_histories_are_thinned_but_keep_the_last_step() -> None:
-    from app.training_charts import MAX_POINTS, thin, training_curves
+    from app.charts.training import MAX_POINTS, thin, training_curves
 
     history = [{"step": i + 1, "loss": 2.0 / (i + 1), "accuracy": 0.5} for i in range(1000)]
     frame = thin(history)

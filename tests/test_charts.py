@@ -11,7 +11,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from app import charts
+from app.charts.attention import attention_head, attention_overview, batch_mask_grid
+from app.charts.common import figure_to_html
+from app.charts.diagram import block_diagram
+from app.charts.norms import layernorm_chart, residual_norm_chart
 
 EVIL = ["<b>x</b>", "<img src=x onerror=alert(1)>"]
 
@@ -41,7 +44,7 @@ def pad_bricks(mask: go.Heatmap) -> set[tuple[float, float, float, float]]:
 
 def test_overview_is_one_mosaic_heatmap_plus_one_padding_mask():
     attention = softmax_attention(3, 4, 10, n_valid=7)
-    fig = charts.attention_overview(attention, 7)
+    fig = attention_overview(attention, 7)
     heatmaps = [t for t in fig.data if t.type == "heatmap"]
     assert len(fig.data) == 2 and len(heatmaps) == 2
     mosaic, mask = fig.data
@@ -60,7 +63,7 @@ def test_overview_is_one_mosaic_heatmap_plus_one_padding_mask():
 
 
 def test_overview_hover_names_layer_head_query_key():
-    fig = charts.attention_overview(softmax_attention(2, 3, 6, n_valid=4), 4)
+    fig = attention_overview(softmax_attention(2, 3, 6, n_valid=4), 4)
     stride = 7
     x_labels, y_labels = fig.layout.xaxis.ticktext, fig.layout.yaxis.ticktext
     assert x_labels[2 * stride + 3] == "head 2 · key 3"
@@ -72,7 +75,7 @@ def test_overview_hover_names_layer_head_query_key():
 
 def test_overview_greys_padding_without_dropping_it():
     attention = softmax_attention(2, 2, 8, n_valid=5)
-    fig = charts.attention_overview(attention, 5)
+    fig = attention_overview(attention, 5)
     mosaic, mask = fig.data
     assert mask.hoverinfo == "skip" and (mask.xaxis, mask.yaxis) == ("x2", "y2")
     assert not np.isnan(z_array(mosaic)[:8, :8]).any()  # padded cells still carry values
@@ -82,14 +85,14 @@ def test_overview_greys_padding_without_dropping_it():
     # layer 1's padded queries are greyed in head 0's real key columns; real x real is not
     assert (-0.5, 4.5, 13.5, 16.5) in bricks
     assert (-0.5, 4.5, -0.5, 4.5) not in bricks
-    no_padding = charts.attention_overview(softmax_attention(2, 2, 8, n_valid=8), 8)
+    no_padding = attention_overview(softmax_attention(2, 2, 8, n_valid=8), 8)
     assert pad_bricks(no_padding.data[1]) == set()
 
 
 def test_overview_downsamples_long_inputs_and_stays_small_and_fast():
     attention = softmax_attention(6, 12, 500, n_valid=480)
     start = time.perf_counter()
-    fig = charts.attention_overview(attention, 480, max_tokens=48)
+    fig = attention_overview(attention, 480, max_tokens=48)
     size = len(fig.to_json())
     elapsed = time.perf_counter() - start
     z = z_array(fig.data[0])
@@ -108,7 +111,7 @@ def test_overview_downsamples_long_inputs_and_stays_small_and_fast():
 def test_head_view_has_one_numeric_position_per_token_even_for_duplicates():
     tokens = ["[CLS]", "the", "cat", "saw", "the", "dog", "[SEP]", "[PAD]"]
     pattern = softmax_attention(1, 1, 8, n_valid=7)[0, 0]
-    fig = charts.attention_head(pattern, tokens, 7, title="Layer 0, head 0")
+    fig = attention_head(pattern, tokens, 7, title="Layer 0, head 0")
     heatmap, mask = fig.data
     assert z_array(heatmap).shape == (8, 8)
     np.testing.assert_array_equal(z_array(heatmap), pattern)  # exact, not rounded
@@ -123,7 +126,7 @@ def test_head_view_has_one_numeric_position_per_token_even_for_duplicates():
 
 def test_head_view_escapes_html_in_tokens():
     tokens = ["[CLS]", *EVIL, "a & b", "[SEP]"]
-    fig = charts.attention_head(np.eye(5), tokens, 5, title="<i>t</i>")
+    fig = attention_head(np.eye(5), tokens, 5, title="<i>t</i>")
     escaped = ("[CLS]", "&lt;b&gt;x&lt;/b&gt;", "&lt;img src=x onerror=alert(1)&gt;")
     assert fig.layout.xaxis.ticktext[:3] == escaped
     assert fig.layout.xaxis.ticktext[3] == "a &amp; b"
@@ -134,17 +137,17 @@ def test_head_view_escapes_html_in_tokens():
 
 def test_head_view_thins_tick_labels_for_long_inputs_but_not_hover_labels():
     tokens = [f"t{i}" for i in range(100)]
-    fig = charts.attention_head(np.full((100, 100), 0.01), tokens, 100, title="long")
+    fig = attention_head(np.full((100, 100), 0.01), tokens, 100, title="long")
     assert len(fig.layout.xaxis.ticktext) == 100  # hover names every token
     assert 10 <= len(fig.layout.xaxis2.ticktext) <= 60
     with pytest.raises(ValueError, match="len\\(tokens\\) = 99"):
-        charts.attention_head(np.zeros((100, 100)), tokens[:99], 99, title="x")
+        attention_head(np.zeros((100, 100)), tokens[:99], 99, title="x")
 
 
 def test_batch_mask_grid_colours_tokens_and_padding_and_writes_each_token():
     tokens = [["[CLS]", "hi", "[SEP]", "[PAD]"], ["[CLS]", EVIL[0], "there", "[SEP]"]]
     mask = np.array([[1, 1, 1, 0], [1, 1, 1, 1]])
-    fig = charts.batch_mask_grid(tokens, mask)
+    fig = batch_mask_grid(tokens, mask)
     (grid,) = fig.data
     np.testing.assert_array_equal(np.array(grid.z), mask)
     assert grid.text[0][3] == "[PAD]"
@@ -178,7 +181,7 @@ def layernorm_stats(tokens: int = 4) -> pd.DataFrame:
 
 def test_layernorm_chart_plots_input_and_output_mean_and_std_of_each_norm():
     tokens = ["[CLS]", "the", EVIL[0], "the"]
-    fig = charts.layernorm_chart(layernorm_stats(), tokens, 1)
+    fig = layernorm_chart(layernorm_stats(), tokens, 1)
     names = {(t.name, t.yaxis) for t in fig.data}
     expected = {
         (f"{n} {side}put", axis)
@@ -192,10 +195,10 @@ def test_layernorm_chart_plots_input_and_output_mean_and_std_of_each_norm():
     assert list(ln2_input_std.customdata) == ["[CLS]", "the", "&lt;b&gt;x&lt;/b&gt;", "the"]
     assert fig.layout.xaxis2.ticktext == ("[CLS]", "the", "&lt;b&gt;x&lt;/b&gt;", "the")
     assert fig.layout.xaxis2.tickvals == (0, 1, 2, 3)
-    embedding = charts.layernorm_chart(layernorm_stats(), tokens, -1)
+    embedding = layernorm_chart(layernorm_stats(), tokens, -1)
     assert {t.name for t in embedding.data} == {"embed.ln input", "embed.ln output"}
     with pytest.raises(ValueError, match="layer=5"):
-        charts.layernorm_chart(layernorm_stats(), tokens, 5)
+        layernorm_chart(layernorm_stats(), tokens, 5)
 
 
 def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():
@@ -206,7 +209,7 @@ def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():
             for p in range(3)
         ]
     )
-    fig = charts.residual_norm_chart(resid, ["[CLS]", EVIL[1], "[SEP]"])
+    fig = residual_norm_chart(resid, ["[CLS]", EVIL[1], "[SEP]"])
     tokens_line, mean_line = fig.data
     assert list(tokens_line.y) == [0, 10, 20, 30, None, 1, 11, 21, 31, None, 2, 12, 22, 32, None]
     assert list(mean_line.y) == [1.0, 11.0, 21.0, 31.0]
@@ -238,7 +241,7 @@ def order_of(texts: list[tuple[float, str]], *needles: str) -> list[int]:
 
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_block_diagram_writes_every_shape_on_its_edges(norm_first):
-    fig = charts.block_diagram(norm_first, SHAPES, norm_label="RMSNorm", activation="ReLU")
+    fig = block_diagram(norm_first, SHAPES, norm_label="RMSNorm", activation="ReLU")
     text = " ".join(t for _, t in diagram_texts(fig))
     for shape in SHAPES.values():
         assert shape in text
@@ -249,8 +252,8 @@ def test_block_diagram_writes_every_shape_on_its_edges(norm_first):
 
 
 def test_block_diagram_places_the_norms_by_pre_or_post_norm():
-    pre = diagram_texts(charts.block_diagram(True, SHAPES))
-    post = diagram_texts(charts.block_diagram(False, SHAPES))
+    pre = diagram_texts(block_diagram(True, SHAPES))
+    post = diagram_texts(block_diagram(False, SHAPES))
     # pre-norm: norm1 before attention, norm2 before linear1; post-norm: after each add
     assert order_of(pre, "norm1", "Q, K, V projections", "norm2", "linear1") == sorted(
         order_of(pre, "norm1", "Q, K, V projections", "norm2", "linear1")
@@ -267,10 +270,10 @@ def test_block_diagram_places_the_norms_by_pre_or_post_norm():
 def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
     attention = softmax_attention(1, 2, 4, n_valid=4)
     figures = [
-        charts.attention_overview(attention, 4),
-        charts.attention_head(attention[0, 0], list("abcd"), 4, title="t"),
-        charts.batch_mask_grid([list("abcd")], np.ones((1, 4))),
-        charts.block_diagram(True, SHAPES),
+        attention_overview(attention, 4),
+        attention_head(attention[0, 0], list("abcd"), 4, title="t"),
+        batch_mask_grid([list("abcd")], np.ones((1, 4))),
+        block_diagram(True, SHAPES),
     ]
     for fig in figures:
         assert fig.layout.font.size >= 13
@@ -279,24 +282,35 @@ def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
 
 
 def test_figure_to_html_inlines_plotly_js():
-    page = charts.figure_to_html(charts.block_diagram(True, SHAPES))
+    page = figure_to_html(block_diagram(True, SHAPES))
     assert "<html>" in page and "plotly.js v" in page and len(page) > 3_000_000
     assert re.findall(r"<script[^>]*>", page) == ["<script>"] * 3  # inline only, no src=
-    spec = json.loads(charts.block_diagram(True, SHAPES).to_json())
+    spec = json.loads(block_diagram(True, SHAPES).to_json())
     assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
     assert "images" not in spec["layout"]
 
 
 def test_stretched_colours_end_at_the_largest_real_weight():
     rng = np.random.default_rng(1)
-    attention = rng.dirichlet(np.ones(6), size=(2, 3, 6)).astype(np.float32)  # [L, H, T, T]
-    attention[0, 0, 5, 0] = 0.99  # a padded query row: not part of the scale
-    real_max = float(attention[:, :, :5, :5].max())
-    overview = charts.attention_overview(attention, 5, stretch=True)
-    assert overview.data[0].zmax == pytest.approx(real_max)
-    assert "stretched" in overview.data[0].colorbar.title.text
-    assert charts.attention_overview(attention, 5).data[0].zmax == 1
-    head = charts.attention_head(
-        attention[1, 2], list("abcde") + ["[PAD]"], 5, title="t", stretch=True
-    )
-    assert head.data[0].zmax == pytest.approx(float(attention[1, 2, :5, :5].max()))
+    attention = rng.uniform(0, 0.5, size=(2, 3, 6, 6)).astype(np.float32)  # [L, H, T, T]
+    n_valid = 5  # position 5 is padding
+    attention[1, 2, 3, 1] = 0.625  # the largest weight between real tokens
+    attention[0, 1, 4, 4] = 0.55  # the largest real weight of head (0, 1)
+    attention[0, 1, 2, 5] = 0.9  # a padded key: not part of the scale
+    attention[0, 0, 5, 0] = 0.99  # a padded query: not part of the scale
+    overview = attention_overview(attention, n_valid, stretch=True)
+    assert overview.data[0].zmax == pytest.approx(0.625)
+    assert "stretched to 0.625" in overview.data[0].colorbar.title.text
+    assert attention_overview(attention, n_valid).data[0].zmax == 1
+    tokens = list("abcde") + ["[PAD]"]
+    head = attention_head(attention[0, 1], tokens, n_valid, title="t", stretch=True)
+    assert head.data[0].zmax == pytest.approx(0.55)
+    assert attention_head(attention[0, 1], tokens, n_valid, title="t").data[0].zmax == 1
+
+
+def test_stretched_overview_of_a_long_input_ends_at_the_largest_block_weight():
+    attention = np.full((1, 2, 8, 8), 1 / 8, dtype=np.float32)  # [L, H, T, T], uniform rows
+    attention[0, 1, 2:4, :] = 0.4 / 6
+    attention[0, 1, 2:4, 4:6] = 0.3  # queries 2 and 3 each give keys 4 and 5 together 0.6
+    overview = attention_overview(attention, 8, max_tokens=4, stretch=True)  # blocks of 2
+    assert overview.data[0].zmax == pytest.approx(0.6)

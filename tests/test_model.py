@@ -11,12 +11,8 @@ from torch import nn
 from encoder import hooks
 from encoder.config import EncoderConfig
 from encoder.model import Norm, TransformerEncoder
-from tests.bench.capture_overhead import (
-    measure_capture_overhead,
-    torch_layer,
-    torch_reference,
-)
 from tests.conftest import padded_batch, randomise_norms
+from tests.reference import torch_layer, torch_reference
 
 TOLERANCE = 1e-5
 
@@ -286,10 +282,3 @@ def test_threads_tracing_one_model_get_their_own_tensors() -> None:
         assert got is not None
         assert got.tensors.keys() == want.tensors.keys()
         assert all(torch.equal(got.tensors[n], want.tensors[n]) for n in want.tensors)
-
-
-def test_capture_overhead_benchmark_runs_on_a_tiny_model() -> None:
-    result = measure_capture_overhead(small_cfg(), batch=2, tokens=8, warmup=1, repeats=3)
-    assert (result["batch"], result["tokens"]) == (2, 8)
-    assert min(result["torch_ms"], result["forward_ms"], result["trace_ms"]) > 0
-    assert result["trace_ratio"] == result["trace_ms"] / result["torch_ms"]

@@ -11,45 +11,21 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
-from torch import nn
 
-from encoder.config import EncoderConfig
-from encoder.model import TransformerEncoder
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
+
+from encoder.config import EncoderConfig  # noqa: E402
+from encoder.model import TransformerEncoder  # noqa: E402
+from tests.reference import torch_reference  # noqa: E402
 
 BENCH_CONFIG = EncoderConfig(d_model=512, num_heads=8, num_layers=6, d_ff=2048, dropout=0.0)
 GOAL_RATIO = 1.2
-
-
-def torch_layer(cfg: EncoderConfig) -> nn.TransformerEncoderLayer:
-    """torch's encoder layer with `cfg`'s architecture (dropout 0, batch first)."""
-    return nn.TransformerEncoderLayer(
-        cfg.d_model,
-        cfg.num_heads,
-        cfg.d_ff,
-        dropout=0.0,
-        activation=cfg.activation,
-        layer_norm_eps=cfg.layer_norm_eps,
-        batch_first=True,
-        norm_first=cfg.norm_first,
-    )
-
-
-def torch_reference(model: TransformerEncoder) -> nn.TransformerEncoder:
-    """nn.TransformerEncoder holding `model`'s block stack and final norm (eval mode)."""
-    cfg = model.cfg
-    if cfg.norm_type != "layernorm":
-        raise ValueError(f"norm_type={cfg.norm_type!r}: torch's encoder layer only has LayerNorm")
-    final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps) if cfg.norm_first else None
-    reference = nn.TransformerEncoder(
-        torch_layer(cfg), cfg.num_layers, norm=final_norm, enable_nested_tensor=False
-    )
-    stack = {k: v for k, v in model.state_dict().items() if not k.startswith("embed.")}
-    reference.load_state_dict(stack)  # strict: our layers.* and norm.* keys are torch's
-    return reference.eval()
 
 
 def _median_ms(

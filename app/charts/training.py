@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts import MARGIN, OKABE_ITO, base_layout, escape
+from app.charts.common import MARGIN, OKABE_ITO, base_layout, escape
 
 MAX_POINTS = 300  # points per curve sent to the browser; longer histories are thinned
 

@@ -1,0 +1,287 @@
+"""Attention figures: every head of one sentence as a mosaic, one head in detail, the padded batch.
+
+Heatmaps use two pairs of axes. The data axes (x, y) carry one hidden tick per cell whose text is
+that cell's label: plotly's hover writes a tick's text for %{x} / %{y}, so the hover can name the
+layer, head and token without sending a label per cell. The overlaid axes (x2, y2, same ranges)
+carry the visible tick labels and the padding mask trace.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.charts.common import (
+    FONT_SIZE,
+    PAD_TOKEN,
+    base_layout,
+    escape,
+    plural,
+    short,
+    visible_ticks,
+)
+
+ATTENTION_COLORSCALE = "Viridis"  # perceptually uniform, colour-blind safe
+PAD_FILL = "rgba(200, 200, 200, 0.85)"  # over padded cells: the values stay faintly visible
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of cells along one heatmap axis: real tokens, padding, or the gap between tiles."""
+
+    start: int
+    stop: int
+    kind: str  # "token" | "pad" | "gap"
+
+
+def _padding_mask(x_segments: list[Segment], y_segments: list[Segment]) -> go.Heatmap:
+    """One coarse heatmap (a brick per segment pair) greying every padded row and column."""
+    x_segments = [s for s in x_segments if s.stop > s.start]
+    y_segments = [s for s in y_segments if s.stop > s.start]
+    z = [
+        [
+            1.0 if "gap" not in (ys.kind, xs.kind) and "pad" in (ys.kind, xs.kind) else None
+            for xs in x_segments
+        ]
+        for ys in y_segments
+    ]
+    return go.Heatmap(
+        z=z,
+        x=[s.start - 0.5 for s in x_segments] + [x_segments[-1].stop - 0.5],  # brick edges
+        y=[s.start - 0.5 for s in y_segments] + [y_segments[-1].stop - 0.5],
+        xaxis="x2",
+        yaxis="y2",
+        colorscale=[[0, PAD_FILL], [1, PAD_FILL]],
+        showscale=False,
+        hoverinfo="skip",
+        name="padding",
+    )
+
+
+def _axis_pair(letter: str, hover: list[str], visible: tuple[list[float], list[str]]) -> dict:
+    """A data axis with one hidden tick per cell (for hover) and an overlay axis with the visible
+    labels; square cells pad the ranges toward the left / top, which the overlay axis follows
+    (padding the domains instead would misalign it)."""
+    other, toward = ("y", "left") if letter == "x" else ("x", "top")
+    n = len(hover)
+    plain = dict(showgrid=False, zeroline=False, ticks="", constraintoward=toward)
+    data_range = [-0.5, n - 0.5] if letter == "x" else [n - 0.5, -0.5]  # query 0 at the top
+    return {
+        f"{letter}axis": dict(
+            plain, tickvals=list(range(n)), ticktext=hover, showticklabels=False, range=data_range
+        ),
+        f"{letter}axis2": dict(
+            plain,
+            overlaying=letter,
+            matches=letter,
+            anchor=f"{other}2",
+            tickvals=visible[0],
+            ticktext=visible[1],
+        ),
+    }
+
+
+def _heatmap_axes(
+    fig: go.Figure,
+    hover_x: list[str],
+    hover_y: list[str],
+    visible_x: tuple[list[float], list[str]],
+    visible_y: tuple[list[float], list[str]],
+) -> None:
+    """Hover labels and visible labels for a heatmap on x/y; y reversed, square cells."""
+    axes = _axis_pair("x", hover_x, visible_x) | _axis_pair("y", hover_y, visible_y)
+    axes["yaxis"]["scaleanchor"] = "x"
+    fig.update_layout(**axes, plot_bgcolor="white")
+
+
+def _attention_heatmap(z: np.ndarray, colour_title: str, hover: str, zmax: float) -> go.Heatmap:
+    """Weights on a 0..zmax scale (1 unless stretched); NaN cells (gaps) get no hover."""
+    if zmax < 1:
+        colour_title += f" (scale stretched to {zmax:.3g})"
+    return go.Heatmap(
+        z=z,
+        zmin=0,
+        zmax=zmax,
+        colorscale=ATTENTION_COLORSCALE,
+        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
+        hoverongaps=False,
+        hovertemplate=hover + "<extra></extra>",
+        name="attention",
+    )
+
+
+def _block_starts(n_valid: int, n_total: int, factor: int) -> np.ndarray:
+    """First index of each block of `factor` positions; padding starts a fresh block."""
+    return np.concatenate([np.arange(0, n_valid, factor), np.arange(n_valid, n_total, factor)])
+
+
+def _block_sum(values: np.ndarray, starts: np.ndarray, axis: int) -> np.ndarray:
+    return np.add.reduceat(values, starts, axis=axis)
+
+
+def _block_labels(starts: np.ndarray, n_total: int, n_valid: int, one: str, many: str) -> list[str]:
+    """'query 5', 'queries 22-32', with '(padding)' on padded blocks."""
+    stops = np.append(starts[1:], n_total)
+    labels = []
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        label = f"{one} {start}" if stop - start == 1 else f"{many} {start}-{stop - 1}"
+        labels.append(label + (" (padding)" if start >= n_valid else ""))
+    return labels
+
+
+def _colour_max(real_weights: np.ndarray, stretch: bool) -> float:
+    """1, or with `stretch` the largest weight drawn among real tokens (random weights spread
+    attention almost evenly, which is all dark on a 0..1 scale)."""
+    return float(real_weights.max()) if stretch else 1.0
+
+
+def attention_overview(
+    attention: np.ndarray, n_valid: int, *, max_tokens: int = 48, stretch: bool = False
+) -> go.Figure:
+    """Every layer x head of one sentence as one mosaic heatmap; attention is [L, H, T, T]."""
+    attention = np.asarray(attention, dtype=np.float32)  # [layer, head, query, key]
+    n_layers, n_heads, n_tokens, _ = attention.shape
+    factor = math.ceil(n_tokens / max_tokens) if n_tokens > max_tokens else 1
+    starts = _block_starts(n_valid, n_tokens, factor)
+    if factor > 1:  # mean over a block of queries of the weight summed over a block of keys,
+        # so every row still sums to 1 and the 0..1 colour scale keeps its meaning
+        query_sizes = np.diff(np.append(starts, n_tokens))[:, None]  # [query block, 1]
+        attention = _block_sum(_block_sum(attention, starts, axis=2), starts, axis=3) / query_sizes
+    tile = len(starts)
+    stride = tile + 1  # one NaN cell between tiles
+    tiles = np.full((n_layers, n_heads, stride, stride), np.nan, dtype=np.float32)
+    tiles[:, :, :tile, :tile] = np.round(attention, 4)
+    # [layer, query, head, key] -> rows = layer * stride + query, columns = head * stride + key
+    mosaic = tiles.transpose(0, 2, 1, 3).reshape(n_layers * stride, n_heads * stride)[:-1, :-1]
+
+    n_valid_blocks = int(np.searchsorted(starts, n_valid))
+    queries = _block_labels(starts, n_tokens, n_valid, "query", "queries") + [""]
+    keys = _block_labels(starts, n_tokens, n_valid, "key", "keys") + [""]
+    hover_y = [f"layer {i // stride} · {queries[i % stride]}" for i in range(mosaic.shape[0])]
+    hover_x = [f"head {j // stride} · {keys[j % stride]}" for j in range(mosaic.shape[1])]
+    centre = (tile - 1) / 2
+
+    def segments(count: int) -> list[Segment]:
+        out = []
+        for i in range(count):
+            s = i * stride
+            out += [
+                Segment(s, s + n_valid_blocks, "token"),
+                Segment(s + n_valid_blocks, s + tile, "pad"),
+            ]
+            out += [Segment(s + tile, s + stride, "gap")] if i < count - 1 else []
+        return out
+
+    weight = "block weight" if factor > 1 else "weight"
+    fig = go.Figure(
+        [
+            _attention_heatmap(
+                mosaic,
+                weight,
+                f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}",
+                _colour_max(attention[:, :, :n_valid_blocks, :n_valid_blocks], stretch),
+            ),
+            _padding_mask(segments(n_heads), segments(n_layers)),
+        ]
+    )
+    _heatmap_axes(
+        fig,
+        hover_x,
+        hover_y,
+        ([h * stride + centre for h in range(n_heads)], [f"H{h}" for h in range(n_heads)]),
+        ([i * stride + centre for i in range(n_layers)], [f"L{i}" for i in range(n_layers)]),
+    )
+    padding = n_tokens - n_valid
+    layers, heads, tokens = (
+        plural(n_layers, "layer"),
+        plural(n_heads, "head"),
+        plural(n_valid, "token"),
+    )
+    title = f"Attention of every head: {layers} x {heads}, {tokens}"
+    if padding:
+        title += f" + {padding} padding (grey)"
+    if factor > 1:
+        title += (
+            f"<br><sup>{n_tokens} positions in blocks of {factor}: a cell is the attention a block"
+            " of queries gives a block of keys (summed over keys, averaged over queries)</sup>"
+        )
+    # about 850 px of plot width on a wide page: as tall as the mosaic needs, never a screenful
+    height = int(np.clip(850 * mosaic.shape[0] / mosaic.shape[1], 200, 720)) + 110
+    return base_layout(fig, title, height)
+
+
+def attention_head(
+    pattern: np.ndarray, tokens: list[str], n_valid: int, *, title: str, stretch: bool = False
+) -> go.Figure:
+    """One head's [T, T] attention (query rows, key columns) with token labels."""
+    pattern = np.asarray(pattern, dtype=np.float32)  # [query, key]
+    n_tokens = pattern.shape[0]
+    if pattern.shape != (n_tokens, n_tokens) or len(tokens) != n_tokens:
+        raise ValueError(
+            f"pattern shape {pattern.shape} needs to be [T, T] with T = len(tokens) = {len(tokens)}"
+        )
+    labels = [escape(t) for t in tokens]
+    segments = [Segment(0, n_valid, "token"), Segment(n_valid, n_tokens, "pad")]
+    fig = go.Figure(
+        [
+            _attention_heatmap(
+                pattern,
+                "weight",
+                "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}",
+                _colour_max(pattern[:n_valid, :n_valid], stretch),
+            ),
+            _padding_mask(segments, segments),
+        ]
+    )
+    visible = visible_ticks(tokens)
+    _heatmap_axes(fig, labels, labels, visible, visible)
+    fig.update_layout(
+        xaxis2_title_text="key (attended to)",
+        yaxis2_title_text="query (attending)",
+        xaxis2_tickangle=-60,
+    )
+    return base_layout(fig, escape(title), height=int(np.clip(22 * n_tokens, 420, 900)) + 150)
+
+
+def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.Figure:
+    """The padded batch [B, T]: one row per sentence, token cells vs padding cells."""
+    mask = np.asarray(attention_mask).astype(int)  # [batch, position]
+    n_sentences, n_tokens = mask.shape
+    padded = [[row[t] if t < len(row) else PAD_TOKEN for t in range(n_tokens)] for row in tokens]
+    cell_chars = int(np.clip(170 // n_tokens, 3, 12))  # what fits a cell at ~1100 px wide
+    fig = go.Figure(
+        go.Heatmap(
+            z=mask,
+            zmin=0,
+            zmax=1,
+            text=[[short(token, cell_chars) for token in row] for row in padded],
+            customdata=[[escape(token) for token in row] for row in padded],
+            texttemplate="%{text}",
+            textfont=dict(size=FONT_SIZE - 1, color="#111111"),
+            colorscale=[[0, "#dddddd"], [0.5, "#dddddd"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
+            showscale=False,
+            xgap=2,
+            ygap=2,
+            hovertemplate="%{y}, position %{x}<br>token %{customdata}<br>attention mask %{z}"
+            "<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        xaxis=dict(
+            title_text="position",
+            showgrid=False,
+            zeroline=False,
+            dtick=1 if n_tokens <= 40 else None,
+        ),
+        yaxis=dict(
+            tickvals=list(range(n_sentences)),
+            ticktext=[f"sentence {s + 1}" for s in range(n_sentences)],
+            autorange="reversed",
+            showgrid=False,
+        ),
+    )
+    title = "Padded batch: blue = token (mask 1), grey = padding (mask 0)"
+    return base_layout(fig, title, height=150 + 44 * n_sentences)

@@ -1,0 +1,60 @@
+"""What every figure shares: fonts, colours, margins, escaping of user text, tick labels, HTML.
+
+User text (tokens) is HTML-escaped before it reaches plotly: plotly renders a subset of HTML (<b>,
+<br>, <a>, ...) in labels and hover text, and turns entities such as &lt; back into the characters
+typed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+FONT_SIZE = 14
+PAD_TOKEN = "[PAD]"
+MAX_TICK_LABELS = 60  # more tokens than this: label every k-th tick (hover still names each)
+TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the whole token)
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
+MARGIN = dict(l=60, r=20, t=60, b=50)
+
+
+def escape(text: str) -> str:
+    """User text made literal for plotly (quotes stay: plotly shows &quot; as typed)."""
+    return html.escape(text, quote=False)
+
+
+def plural(count: int, word: str) -> str:
+    """'1 layer', '6 layers'."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def short(text: str, max_chars: int) -> str:
+    """A tick or cell label: escaped, cut to max_chars with '…' (hover keeps the full text)."""
+    return escape(text if len(text) <= max_chars else text[: max_chars - 1] + "…")
+
+
+def base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        template="plotly_white",
+        font=dict(size=FONT_SIZE),
+        height=height,
+        margin=MARGIN,
+        hoverlabel=dict(font_size=FONT_SIZE),
+    )
+    return fig
+
+
+def visible_ticks(tokens: list[str]) -> tuple[list[int], list[str]]:
+    """Every token, or every k-th one when there are more than MAX_TICK_LABELS; long ones cut."""
+    step = 1 if len(tokens) <= MAX_TICK_LABELS else math.ceil(len(tokens) / (MAX_TICK_LABELS // 2))
+    positions = list(range(0, len(tokens), step))
+    return positions, [short(tokens[i], TICK_CHARS) for i in positions]
+
+
+def figure_to_html(fig: go.Figure) -> str:
+    """A self-contained HTML page (plotly.js inlined, works offline)."""
+    return pio.to_html(fig, include_plotlyjs=True, full_html=True)

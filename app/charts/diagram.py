@@ -1,0 +1,211 @@
+"""The block diagram: one encoder block, pre- or post-norm, with live tensor shapes on its edges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from app.charts.common import FONT_SIZE, MARGIN, base_layout, escape
+
+BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
+INK, SKIP_INK = "#333333", "#0072B2"
+CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.5, 0.28  # data units; one row per step
+SKIP_X, LABEL_X, GROUP_RIGHT = 1.1, 4.55, 11.8
+ADD_RADIUS_PX = 16  # the residual add is a round glyph (⊕, 42 px font): arrows stop short of it
+ROW_PX = 62
+
+
+@dataclass(frozen=True)
+class Node:
+    """One step of the block, drawn top to bottom."""
+
+    kind: str  # "io" | "norm" | "attn" | "ffn" | "add"
+    text: str = ""
+    edge: str = ""  # label of the edge leaving this node (a tensor shape)
+    branch: bool = False  # a residual skip path leaves from this node's outgoing edge
+
+
+def _block_nodes(norm_first: bool, shapes: dict[str, str], norm: str, act: str) -> list[Node]:
+    attention = [
+        Node("attn", "Q, K, V projections, split into heads", f"Q, K, V  {shapes['qkv']}"),
+        Node("attn", "softmax(Q Kᵀ / √dₖ)", f"weights  {shapes['scores']}"),
+        Node("attn", "weights × V, concat heads, W_O", shapes["attn_out"]),
+    ]
+    ffn = [
+        Node("ffn", "linear1  (d → d_ff)", shapes["mlp_hidden"]),
+        Node("ffn", act, shapes["mlp_hidden"]),
+        Node("ffn", "linear2  (d_ff → d)", shapes["mlp_out"]),
+    ]
+    source = Node("io", "block input x", shapes["input"], branch=True)
+    sink = Node("io", "block output")
+    if norm_first:  # x + Attention(norm1(x)), then h + FFN(norm2(h))
+        return [
+            source,
+            Node("norm", f"{norm} (norm1)"),
+            *attention,
+            Node("add", edge=shapes["resid_mid"], branch=True),
+            Node("norm", f"{norm} (norm2)"),
+            *ffn,
+            Node("add", edge=shapes["output"]),
+            sink,
+        ]
+    return [  # norm1(x + Attention(x)), then norm2(h + FFN(h))
+        source,
+        *attention,
+        Node("add"),
+        Node("norm", f"{norm} (norm1)", shapes["resid_mid"], branch=True),
+        *ffn,
+        Node("add"),
+        Node("norm", f"{norm} (norm2)", shapes["output"]),
+        sink,
+    ]
+
+
+def _arrow(
+    x0: float, y0: float, x1: float, y1: float, *, colour: str = INK, start: int = 0, end: int = 0
+) -> dict:
+    """An arrow in data coordinates, `start` / `end` pixels short of its two ends."""
+    return dict(
+        x=x1,
+        y=y1,
+        ax=x0,
+        ay=y0,
+        xref="x",
+        yref="y",
+        axref="x",
+        ayref="y",
+        text="",
+        showarrow=True,
+        arrowhead=2,
+        arrowsize=1.1,
+        arrowwidth=2.5,
+        arrowcolor=colour,
+        startstandoff=start,
+        standoff=end,
+    )
+
+
+def block_diagram(
+    norm_first: bool,
+    shapes: dict[str, str],
+    *,
+    norm_label: str = "LayerNorm",
+    activation: str = "GELU",
+) -> go.Figure:
+    """One encoder block, pre- or post-norm, with the live tensor shapes on its edges."""
+    shapes = {key: escape(value) for key, value in shapes.items()}
+    nodes = _block_nodes(norm_first, shapes, escape(norm_label), escape(activation))
+    left, right = CENTRE_X - BOX_HALF_WIDTH, CENTRE_X + BOX_HALF_WIDTH
+    layout_shapes, annotations = [], []
+    skip_from = None  # y where the open residual path leaves the main line
+    for i, node in enumerate(nodes):
+        y = -i
+        if node.kind == "add":
+            annotations.append(
+                dict(x=CENTRE_X, y=y, text="⊕", showarrow=False, font=dict(size=42, color=INK))
+            )
+            layout_shapes.append(
+                dict(  # the residual path: left, down, then back in to the add
+                    type="path",
+                    path=f"M {CENTRE_X},{skip_from} L {SKIP_X},{skip_from} L {SKIP_X},{y}",
+                    line=dict(color=SKIP_INK, width=3),
+                )
+            )
+            annotations.append(_arrow(SKIP_X, y, CENTRE_X, y, colour=SKIP_INK, end=ADD_RADIUS_PX))
+            annotations.append(
+                dict(
+                    x=SKIP_X - 0.25,
+                    y=(skip_from + y) / 2,
+                    text="residual",
+                    textangle=-90,
+                    showarrow=False,
+                    font=dict(color=SKIP_INK),
+                )
+            )
+        else:
+            layout_shapes.append(
+                dict(
+                    type="rect",
+                    x0=left,
+                    x1=right,
+                    y0=y - BOX_HALF_HEIGHT,
+                    y1=y + BOX_HALF_HEIGHT,
+                    fillcolor=BOX_FILL[node.kind],
+                    line=dict(width=2, color=INK, dash="dot" if node.kind == "io" else "solid"),
+                )
+            )
+            annotations.append(
+                dict(
+                    x=CENTRE_X,
+                    y=y,
+                    text=node.text,
+                    showarrow=False,
+                    font=dict(size=FONT_SIZE + 2, color=INK),
+                )
+            )
+        bottom = y if node.kind == "add" else y - BOX_HALF_HEIGHT
+        if i + 1 < len(nodes):
+            below = nodes[i + 1].kind == "add"
+            annotations.append(
+                _arrow(
+                    CENTRE_X,
+                    bottom,
+                    CENTRE_X,
+                    y - 1 if below else y - 1 + BOX_HALF_HEIGHT,
+                    start=ADD_RADIUS_PX if node.kind == "add" else 0,
+                    end=ADD_RADIUS_PX if below else 0,
+                )
+            )
+            annotations.append(
+                dict(
+                    x=LABEL_X,
+                    y=y - 0.52,
+                    text=node.edge,
+                    showarrow=False,
+                    xanchor="left",
+                    font=dict(family="monospace", size=FONT_SIZE + 1, color="#222222"),
+                )
+            )
+        if node.branch:
+            skip_from = y - 0.5 if node.kind == "add" else bottom - 0.14
+    for kind, name in (("attn", "multi-head self-attention"), ("ffn", "feed-forward network")):
+        rows = [-i for i, node in enumerate(nodes) if node.kind == kind]
+        top, bottom = max(rows) + BOX_HALF_HEIGHT + 0.06, min(rows) - BOX_HALF_HEIGHT - 0.06
+        layout_shapes.append(
+            dict(
+                type="rect",
+                x0=left - 0.2,
+                x1=GROUP_RIGHT,
+                y0=bottom,
+                y1=top,
+                layer="below",
+                line=dict(color="#888888", width=1.5, dash="dash"),
+            )
+        )
+        annotations.append(
+            dict(
+                x=GROUP_RIGHT - 0.1,
+                y=(top + bottom) / 2,
+                text=f"<i>{name}</i>",
+                showarrow=False,
+                xanchor="right",
+                font=dict(color="#555555"),
+            )
+        )
+    hidden = dict(visible=False, fixedrange=True)
+    fig = go.Figure()
+    fig.update_layout(
+        shapes=layout_shapes,
+        annotations=[a for a in annotations if a["text"] or a["showarrow"]],
+        xaxis=dict(hidden, range=[0, 12]),
+        yaxis=dict(hidden, range=[-len(nodes) + 1 - 0.4, 0.4]),
+        plot_bgcolor="white",
+    )
+    title = (
+        "Pre-norm block: normalise first, then attention / feed-forward, then add"
+        if norm_first
+        else "Post-norm block: attention / feed-forward, add, then normalise"
+    )
+    base_layout(fig, title, height=ROW_PX * len(nodes) + 70)
+    return fig.update_layout(margin=dict(MARGIN, t=50, b=10))
