@@ -19,9 +19,9 @@ from app.charts.common import figure_to_html, plural
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run
+from app.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig, analysis
 
-PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 # Widgets whose values should survive a visit to another view.
 PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer", "stretch")
@@ -64,36 +64,6 @@ def block_figure(run: Run):
         run.block_shapes,
         norm_label="LayerNorm" if cfg.norm_type == "layernorm" else "RMSNorm",
         activation=cfg.activation.upper(),
-    )
-
-
-def show(fig, key: str) -> None:
-    st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
-
-
-def pick_index(label: str, count: int, key: str, where=st) -> int:
-    """A slider over 0..count-1 (kept in range when the model shrinks); with one choice, a line."""
-    value = min(int(st.session_state.get(key, 0)), count - 1)
-    st.session_state[key] = value
-    if count == 1:
-        where.caption(f"{label}: 0 (the only one)")
-        return 0
-    return where.slider(label, 0, count - 1, key=key)
-
-
-def pick_sentence(run: Run) -> int:
-    """A sentence picker when the batch has several; the chosen index."""
-    count = len(run.sentences)
-    if count == 1:
-        return 0
-    st.session_state.setdefault("sentence", 0)
-    if st.session_state["sentence"] >= count:
-        st.session_state["sentence"] = 0
-    return st.selectbox(
-        "Sentence",
-        range(count),
-        key="sentence",
-        format_func=lambda s: f"{s + 1}: {run.sentences[s][:60]}",
     )
 
 
