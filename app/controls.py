@@ -15,6 +15,14 @@ import streamlit as st
 
 from app.markdown import literal
 from encoder import EncoderConfig, available_devices
+from encoder.config import (
+    ACTIVATIONS,
+    NORM_PLACEMENTS,
+    NORM_TYPES,
+    POSITIONALS,
+    norm_first_of,
+    placement_of,
+)
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
@@ -27,21 +35,6 @@ MAX_LAYERS = 24
 MAX_HEADS = 64
 MAX_URL_TEXT = 2000  # characters of text carried in the link
 
-DEFAULTS: dict[str, object] = {
-    "text": EXAMPLES[0]["text"],
-    "source": "random",
-    "norm": "pre",
-    "d_model": 256,
-    "num_heads": 4,
-    "num_layers": 4,
-    "d_ff": 1024,
-    "activation": "gelu",
-    "norm_type": "layernorm",
-    "positional": "sinusoidal",
-    "seed": 0,
-    "device": "cpu",
-    "view": "Attention",
-}
 # architecture widget key -> EncoderConfig field (the same names, but for the norm placement,
 # whose widget says "pre" / "post")
 ARCHITECTURE_FIELDS = {
@@ -54,12 +47,29 @@ ARCHITECTURE_FIELDS = {
     "norm_type": "norm_type",
     "positional": "positional",
 }
+
+
+def architecture_widget_values(cfg: EncoderConfig) -> dict[str, object]:
+    """The architecture widgets' values that show `cfg` (keys of ARCHITECTURE_FIELDS)."""
+    values = {key: getattr(cfg, name) for key, name in ARCHITECTURE_FIELDS.items()}
+    values["norm"] = placement_of(cfg.norm_first)
+    return values
+
+
+DEFAULTS: dict[str, object] = {
+    "text": EXAMPLES[0]["text"],
+    "source": "random",
+    **architecture_widget_values(EncoderConfig()),
+    "seed": EncoderConfig().seed,
+    "device": "cpu",
+    "view": "Attention",
+}
 CHOICES: dict[str, tuple] = {
     "source": ("random", "pretrained"),
-    "norm": ("pre", "post"),
-    "activation": ("relu", "gelu"),
-    "norm_type": ("layernorm", "rmsnorm"),
-    "positional": ("sinusoidal", "learned"),
+    "norm": NORM_PLACEMENTS,
+    "activation": ACTIVATIONS,
+    "norm_type": NORM_TYPES,
+    "positional": POSITIONALS,
     "view": tuple(VIEWS),
 }
 INT_RANGES: dict[str, tuple[int, int]] = {
@@ -156,8 +166,7 @@ def _lock_to_checkpoint() -> None:
     st.session_state["_saved_architecture"] = {
         key: st.session_state[key] for key in ARCHITECTURE_FIELDS
     }
-    st.session_state.update({key: getattr(cfg, name) for key, name in ARCHITECTURE_FIELDS.items()})
-    st.session_state["norm"] = "pre" if cfg.norm_first else "post"
+    st.session_state.update(architecture_widget_values(cfg))
 
 
 def _on_source_change() -> None:
@@ -311,7 +320,7 @@ def random_config(state: dict) -> EncoderConfig:
     from app.runs import tokenizer  # cached
 
     architecture = {name: state[key] for key, name in ARCHITECTURE_FIELDS.items()}
-    architecture["norm_first"] = state["norm"] == "pre"
+    architecture["norm_first"] = norm_first_of(state["norm"])
     return EncoderConfig(
         vocab_size=tokenizer().get_vocab_size(), seed=int(state["seed"]), **architecture
     )

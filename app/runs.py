@@ -31,7 +31,7 @@ from encoder.limits import (
     estimate_parameters,
     estimate_trace_bytes,
 )
-from encoder.pretrained import read_config
+from encoder.pretrained import CONFIG_FILE, bert_config
 from encoder.tokenize import Truncation, bundled_model_dir, load_tokenizer, tokenize
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
@@ -51,7 +51,8 @@ def tokenizer() -> tokenizers.Tokenizer:
 @st.cache_resource(show_spinner=False)
 def pretrained_config() -> EncoderConfig:
     """The bundled checkpoint's architecture, read without its weights."""
-    return read_config(bundled_model_dir())
+    directory = bundled_model_dir()
+    return bert_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
 
 
 def _model_bytes(model: TransformerEncoder) -> int:

@@ -3,15 +3,15 @@
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
 is free, so the Stop button (a full rerun, which Streamlit lets interrupt a running fragment)
-takes effect within one chunk. The job lives in st.session_state, so nothing is lost on a rerun,
-and the finished model stays there (`train_result`).
+takes effect within one chunk. The job (encoder.training_jobs.TrainingJob) lives in
+st.session_state, so nothing is lost on a rerun, and the finished model stays there
+(`train_result`).
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -19,16 +19,10 @@ import streamlit as st
 
 from app.charts import training as training_charts
 from app.charts.attention import attention_head, attention_overview
+from encoder.config import NORM_PLACEMENTS, norm_first_of, placement_of
 from encoder.tasks import TASKS
-from encoder.training import (
-    PRESETS,
-    TrainConfig,
-    Trainer,
-    TrainResult,
-    gradient_norms_at_init,
-    sample_trace,
-    torch_threads,
-)
+from encoder.training import PRESETS, TrainConfig, TrainResult, sample_trace, torch_threads
+from encoder.training_jobs import TrainingJob, comparison_job, single_job
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk
@@ -57,46 +51,9 @@ WIDGET_FIELDS = {
 PERSISTENT_KEYS = ("train_preset", *WIDGET_FIELDS)
 
 
-@dataclass
-class TrainingJob:
-    """One run (Train) or several trained in lockstep on the same data (Pre vs post)."""
-
-    trainers: dict[str, Trainer]
-    dashed: tuple[str, ...] = ()  # run names drawn dashed (the warmup variants)
-    init_grad_norms: dict[str, list[float]] = field(default_factory=dict)
-    results: dict[str, TrainResult] = field(default_factory=dict)  # filled when finished
-
-    @property
-    def running(self) -> bool:
-        return any(not t.done for t in self.trainers.values())
-
-    @property
-    def total_steps(self) -> int:
-        return max(t.cfg.steps for t in self.trainers.values())
-
-    @property
-    def steps_done(self) -> int:
-        return sum(t.step for t in self.trainers.values())
-
-    def advance(self, seconds: float) -> None:
-        """Train every unfinished run one step at a time, round robin, for about `seconds`."""
-        started = time.perf_counter()
-        while self.running and time.perf_counter() - started < seconds:
-            for trainer in self.trainers.values():
-                if not trainer.done:
-                    trainer.train_step()
-        if not self.running and not self.results:
-            self.results = {name: t.result() for name, t in self.trainers.items()}
-
-    def stop(self) -> None:
-        for trainer in self.trainers.values():
-            trainer.stop_requested = True
-        self.advance(0)  # collects the results of what was trained so far
-
-
 def _widget_values(cfg: TrainConfig) -> dict:
     values = {key: getattr(cfg, name) for key, name in WIDGET_FIELDS.items()}
-    values["train_norm"] = "pre" if cfg.norm_first else "post"
+    values["train_norm"] = placement_of(cfg.norm_first)
     return values
 
 
@@ -108,7 +65,7 @@ def _apply_preset() -> None:
 def _config_from_widgets() -> TrainConfig:
     """The TrainConfig the controls describe; ValueError naming a bad value."""
     chosen = {name: st.session_state[key] for key, name in WIDGET_FIELDS.items()}
-    chosen["norm_first"] = chosen["norm_first"] == "pre"
+    chosen["norm_first"] = norm_first_of(chosen["norm_first"])
     return TrainConfig(**{**PRESETS[st.session_state["train_preset"]], **chosen})
 
 
@@ -131,7 +88,7 @@ def _controls() -> None:
             key="train_task",
             help="\n".join(f"- **{t.name}**: {t.description}" for t in TASKS.values()),
         )
-        st.radio("Norm", ["pre", "post"], key="train_norm", horizontal=True)
+        st.radio("Norm", NORM_PLACEMENTS, key="train_norm", horizontal=True)
         st.number_input("Layers", min_value=1, max_value=MAX_LAYERS, key="train_layers")
     with middle:
         st.selectbox("d_model", D_MODELS, key="train_d_model")
@@ -148,37 +105,14 @@ def _controls() -> None:
         st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="train_seed")
 
 
-def _start_single(cfg: TrainConfig) -> None:
-    st.session_state[JOB_KEY] = TrainingJob(
-        {"pre-norm" if cfg.norm_first else "post-norm": Trainer(cfg)}
-    )
-
-
-def _start_comparison(cfg: TrainConfig) -> None:
-    """Pre and post, each without and with warmup, same seed and therefore the same batches."""
-    warmup = cfg.warmup_steps or max(1, cfg.steps // 4)
-    runs = {}
-    for norm_first, name in ((True, "pre-norm"), (False, "post-norm")):
-        runs[name] = replace(cfg, norm_first=norm_first, warmup_steps=0)
-        runs[f"{name} + warmup {warmup}"] = replace(cfg, norm_first=norm_first, warmup_steps=warmup)
-    st.session_state[JOB_KEY] = TrainingJob(
-        {name: Trainer(run) for name, run in runs.items()},
-        dashed=tuple(name for name in runs if "warmup" in name),
-        init_grad_norms={
-            "pre-norm": gradient_norms_at_init(runs["pre-norm"]),
-            "post-norm": gradient_norms_at_init(runs["post-norm"]),
-        },
-    )
-
-
-def _on_start(start) -> None:
+def _on_start(make_job: Callable[[TrainConfig], TrainingJob]) -> None:
     try:
         cfg = _config_from_widgets()
     except ValueError as error:
         st.session_state["train_error"] = str(error)
         return
     st.session_state.pop("train_error", None)
-    start(cfg)
+    st.session_state[JOB_KEY] = make_job(cfg)
 
 
 def _on_stop() -> None:
@@ -190,10 +124,9 @@ def _on_stop() -> None:
 def _draw_progress(job: TrainingJob) -> None:
     first = next(iter(job.trainers.values()))
     total = job.total_steps * len(job.trainers)
-    seconds = sum(t.seconds for t in job.trainers.values())
     st.progress(
         min(1.0, job.steps_done / total),
-        text=f"step {first.step} / {first.cfg.steps} · {seconds:.1f} s of training",
+        text=f"step {first.step} / {first.cfg.steps} · {job.seconds:.1f} s of training",
     )
     st.plotly_chart(
         training_charts.training_curves(
@@ -310,14 +243,14 @@ def render_training_view() -> None:
         type="primary",
         disabled=running,
         on_click=_on_start,
-        args=(_start_single,),
+        args=(single_job,),
     )
     middle.button(
         "Pre vs post",
         key="train_compare",
         disabled=running,
         on_click=_on_start,
-        args=(_start_comparison,),
+        args=(comparison_job,),
     )
     right.button("Stop", key="train_stop", disabled=not running, on_click=_on_stop)
     if "train_error" in st.session_state:

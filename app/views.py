@@ -21,6 +21,7 @@ from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run
 from app.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig, analysis
+from encoder.config import placement_of
 
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 # Widgets whose values should survive a visit to another view.
@@ -220,7 +221,7 @@ def shapes_view(run: Run) -> None:
         f"Attention scores and weighted sums grow as n² d: {cost['attention_flops'] / 1e6:,.2f} "
         f"MFLOPs here; the feed-forward grows as n d d_ff: {cost['ffn_flops'] / 1e6:,.2f} MFLOPs."
     )
-    placement = "pre-norm" if cfg.norm_first else "post-norm"
+    placement = f"{placement_of(cfg.norm_first)}-norm"
     st.subheader(f"One block ({placement}), with this run's shapes")
     show(block_figure(run), "block_diagram")
     st.latex(EQUATIONS[cfg.norm_first])

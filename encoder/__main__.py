@@ -1,4 +1,7 @@
-"""Command line: `python -m encoder trace "some text" [options]`.
+"""Command line: `python -m encoder trace TEXT [options]` and `python -m encoder train [options]`.
+
+    python -m encoder train --task reverse --save reverse-model --json
+    python -m encoder trace --checkpoint reverse-model "3 1 4 1 5 9 2 6"
 
 Each subcommand is registered by one `add_*_command(subparsers)` function listed in COMMANDS; it
 sets `run`, which takes the parsed arguments and returns the exit code. A ValueError (a bad
@@ -8,9 +11,11 @@ configuration, a run too large) becomes a one-line error and exit code 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 import torch
@@ -18,12 +23,14 @@ from tokenizers import Tokenizer
 
 from encoder.analysis import cost_summary, shape_ledger
 from encoder.capture import Trace
-from encoder.config import ACTIVATIONS, EncoderConfig
+from encoder.config import ACTIVATIONS, NORM_PLACEMENTS, EncoderConfig, norm_first_of, placement_of
 from encoder.limits import check_run
 from encoder.model import TransformerEncoder, available_devices
-from encoder.pretrained import load_pretrained
+from encoder.pretrained import load_checkpoint
+from encoder.task_model import TaskModel
+from encoder.tasks import TASKS, example_sequence
 from encoder.tokenize import TokenizedBatch, load_tokenizer, tokenize
-from encoder.training import add_train_command
+from encoder.training import StepMetrics, TrainConfig, torch_threads, train
 
 USAGE_ERROR = 2
 LEDGER_COLUMNS = ["layer", "operation", "hook", "input_shape", "output_shape", "params", "flops"]
@@ -40,7 +47,7 @@ def add_trace_command(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("sentences", nargs="+", metavar="TEXT", help="one sentence per argument")
     defaults = EncoderConfig()
-    parser.add_argument("--norm", choices=("pre", "post"), help="pre-norm (default) or post-norm")
+    parser.add_argument("--norm", choices=NORM_PLACEMENTS, help="pre-norm (default) or post-norm")
     parser.add_argument("--heads", type=int, help=f"attention heads (default {defaults.num_heads})")
     parser.add_argument("--d-model", type=int, help=f"model width (default {defaults.d_model})")
     parser.add_argument(
@@ -50,12 +57,48 @@ def add_trace_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--activation", choices=ACTIVATIONS, help=f"default {defaults.activation}")
     parser.add_argument("--seed", type=int, help=f"weight seed (default {defaults.seed})")
     parser.add_argument("--device", default="cpu", help="cpu, cuda:N or mps (default cpu)")
-    parser.add_argument(
+    weights = parser.add_mutually_exclusive_group()
+    weights.add_argument(
         "--pretrained",
         action="store_true",
         help="use the bundled all-MiniLM-L6-v2 weights instead of random ones",
     )
+    weights.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="a checkpoint directory: BERT-style, or saved by `train --save` (then each TEXT is "
+        'one sequence of the task\'s symbols, e.g. "3 1 4 1 5 9 2 6")',
+    )
     parser.set_defaults(run=run_trace)
+
+
+def add_train_command(subparsers: argparse._SubParsersAction) -> None:
+    """`train [--task T] [--norm pre|post] [--layers N] ... [--save DIR] [--json]`."""
+    parser = subparsers.add_parser(
+        "train", help="train a tiny encoder on a toy task and report held-out accuracy"
+    )
+    default = TrainConfig()
+    parser.add_argument("--task", choices=tuple(TASKS), default=default.task)
+    parser.add_argument("--norm", choices=NORM_PLACEMENTS, default=placement_of(default.norm_first))
+    parser.add_argument("--layers", type=int, default=default.num_layers)
+    parser.add_argument("--warmup", type=int, default=default.warmup_steps, metavar="STEPS")
+    parser.add_argument("--steps", type=int, default=default.steps)
+    parser.add_argument("--lr", type=float, default=default.lr)
+    parser.add_argument("--seed", type=int, default=default.seed)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads for torch (default: torch's choice, one per core); 1 is barely slower "
+        "for these tiny models and far faster when other programs busy the cores",
+    )
+    parser.add_argument(
+        "--save",
+        metavar="DIR",
+        help="save the trained model in DIR (config.json, model.safetensors, tokenizer.json); "
+        "open it with `trace --checkpoint DIR`",
+    )
+    parser.add_argument("--json", action="store_true", help="end with one JSON line of results")
+    parser.set_defaults(run=run_train)
 
 
 COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
@@ -64,12 +107,23 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
 )
 
 
+@dataclass
+class ChosenModel:
+    """The model the trace options name, with its tokenizer and a description for the summary."""
+
+    cfg: EncoderConfig
+    tokenizer: Tokenizer
+    description: str
+    model: TransformerEncoder | None = None  # None: random weights, built once the run fits
+    task_model: TaskModel | None = None  # a model trained here: inputs checked, answers printed
+
+
 def random_config(args: argparse.Namespace, vocab_size: int) -> EncoderConfig:
     """The EncoderConfig the trace options describe (unset options keep the defaults)."""
     defaults = EncoderConfig()
     d_model = args.d_model if args.d_model is not None else defaults.d_model
     chosen = {
-        "norm_first": None if args.norm is None else args.norm == "pre",
+        "norm_first": None if args.norm is None else norm_first_of(args.norm),
         "num_heads": args.heads,
         "num_layers": args.layers,
         "d_ff": args.d_ff if args.d_ff is not None else 4 * d_model,
@@ -80,31 +134,48 @@ def random_config(args: argparse.Namespace, vocab_size: int) -> EncoderConfig:
     return EncoderConfig(vocab_size=vocab_size, d_model=d_model, **given)
 
 
-def load_model(
-    args: argparse.Namespace,
-) -> tuple[TransformerEncoder | None, Tokenizer, EncoderConfig]:
-    """The pretrained model, or None (built once the run is known to be within bounds)."""
-    if not args.pretrained:
+def describe(cfg: EncoderConfig, source: str) -> str:
+    return (
+        f"{source}, {placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x "
+        f"{cfg.num_heads} heads, d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.activation}"
+    )
+
+
+def choose_model(args: argparse.Namespace) -> ChosenModel:
+    """Random weights (the model is built later, once the run is known to be within bounds),
+    the bundled MiniLM, or a checkpoint directory."""
+    if not args.pretrained and args.checkpoint is None:
         tokenizer = load_tokenizer()
-        return None, tokenizer, random_config(args, tokenizer.get_vocab_size())
+        cfg = random_config(args, tokenizer.get_vocab_size())
+        return ChosenModel(cfg, tokenizer, describe(cfg, f"random weights (seed {cfg.seed})"))
     given = [
         f"--{name.replace('_', '-')}"
         for name in ARCHITECTURE_OPTIONS
         if getattr(args, name) is not None
     ]
+    option = "--pretrained" if args.pretrained else "--checkpoint"
     if given:
-        raise ValueError(f"--pretrained fixes the architecture; drop {', '.join(given)}")
-    model, tokenizer = load_pretrained()
-    return model, tokenizer, model.cfg
-
-
-def describe(cfg: EncoderConfig, pretrained: bool) -> str:
-    source = "pretrained all-MiniLM-L6-v2" if pretrained else f"random weights (seed {cfg.seed})"
-    norm = "pre-norm" if cfg.norm_first else "post-norm"
-    return (
-        f"{source}, {norm}, {cfg.num_layers} layers x {cfg.num_heads} heads, "
-        f"d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.activation}"
+        raise ValueError(f"{option} fixes the architecture; drop {', '.join(given)}")
+    checkpoint = load_checkpoint(args.checkpoint)
+    cfg = checkpoint.encoder.cfg
+    if args.pretrained:
+        source = "pretrained all-MiniLM-L6-v2"
+    elif checkpoint.task_model is not None:
+        source = f"{checkpoint.task_model.task} task model {args.checkpoint}"
+    else:
+        source = f"checkpoint {args.checkpoint}"
+    return ChosenModel(
+        cfg, checkpoint.tokenizer, describe(cfg, source), checkpoint.encoder, checkpoint.task_model
     )
+
+
+def check_task_sentences(task_model: TaskModel, sentences: list[str]) -> None:
+    """Each sentence must be one sequence the task model reads; ValueError naming the first bad."""
+    for index, sentence in enumerate(sentences, start=1):
+        try:
+            task_model.check_text(sentence)
+        except ValueError as error:
+            raise ValueError(f"sentence {index}: {error}") from error
 
 
 def _synchronize(device: torch.device) -> None:
@@ -165,18 +236,62 @@ def run_trace(args: argparse.Namespace) -> int:
         raise ValueError(
             f"device {args.device!r} is not available here; use one of {available_devices()}"
         )
-    model, tokenizer, cfg = load_model(args)
-    batch = tokenize(args.sentences, tokenizer, max_len=cfg.max_len)
-    check_run(cfg, *batch.input_ids.shape)
-    if model is None:
-        model = TransformerEncoder(cfg).eval()
+    chosen = choose_model(args)
+    if chosen.task_model is not None:
+        check_task_sentences(chosen.task_model, args.sentences)
+    batch = tokenize(args.sentences, chosen.tokenizer, max_len=chosen.cfg.max_len)
+    check_run(chosen.cfg, *batch.input_ids.shape)
+    model = chosen.model if chosen.model is not None else TransformerEncoder(chosen.cfg).eval()
     model.to(args.device)
     trace, milliseconds = timed_trace(model, batch)
     costs = cost_summary(model, trace)
-    description = describe(cfg, args.pretrained)
     print(format_ledger(shape_ledger(model, trace)))
     print()
-    print("\n".join(format_summary(batch, costs, description, milliseconds, args.device)))
+    print("\n".join(format_summary(batch, costs, chosen.description, milliseconds, args.device)))
+    if chosen.task_model is not None:
+        answers = chosen.task_model.predicted_classes(trace.output)
+        for index, answer in enumerate(answers, start=1):
+            print(f"prediction {index} ({chosen.task_model.task}): {' '.join(answer)}")
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train as the arguments say, print progress every tenth of the run, then the results;
+    with --save, save the model; with --json, end with the results as one JSON line."""
+    cfg = TrainConfig(  # a ValueError here becomes the CLI's one-line error, exit code 2
+        task=args.task,
+        norm_first=norm_first_of(args.norm),
+        num_layers=args.layers,
+        warmup_steps=args.warmup,
+        steps=args.steps,
+        lr=args.lr,
+        seed=args.seed,
+    )
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads {args.threads} must be at least 1")
+    every = max(1, cfg.steps // 10)
+    print(f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps")
+
+    def report(m: StepMetrics) -> None:
+        if m.step % every == 0 or m.step == cfg.steps:
+            print(f"step {m.step:5d}  loss {m.loss:.4f}  acc {m.accuracy:.3f}  lr {m.lr:.2e}")
+
+    with torch_threads(args.threads):
+        result = train(cfg, report)
+    summary = result.summary()
+    print(
+        f"held-out accuracy {summary['accuracy']:.4f} on {summary['held_out_examples']} unseen "
+        f"sequences (whole sequences right: {summary['sequence_accuracy']:.4f}), "
+        f"{summary['seconds']:.1f} s"
+    )
+    if args.save is not None:
+        saved = TaskModel.from_result(result).save(args.save)
+        summary["checkpoint"] = str(saved)
+        example = example_sequence(cfg.seq_len, cfg.vocab)
+        print(f"saved to {saved}")
+        print(f'open it with: python -m encoder trace --checkpoint {saved} "{example}"')
+    if args.json:
+        print(json.dumps(summary))
     return 0
 
 
@@ -194,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, OSError) as error:  # OSError: a checkpoint path that cannot be used
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
 

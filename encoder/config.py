@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 ACTIVATIONS = ("relu", "gelu")
 POSITIONALS = ("sinusoidal", "learned")
 NORM_TYPES = ("layernorm", "rmsnorm")
+# Where each block's norms sit, as people name it: "pre" (x + f(norm(x))) is norm_first=True,
+# "post" (norm(x + f(x)), the original paper and BERT) is norm_first=False.
+NORM_PLACEMENTS = ("pre", "post")
+
+
+def norm_first_of(placement: str) -> bool:
+    """The `norm_first` flag of a placement name ("pre" -> True, "post" -> False)."""
+    if placement not in NORM_PLACEMENTS:
+        raise ValueError(f"norm placement {placement!r} must be one of {NORM_PLACEMENTS}")
+    return placement == "pre"
+
+
+def placement_of(norm_first: bool) -> str:
+    """The placement name of a `norm_first` flag (True -> "pre", False -> "post")."""
+    return "pre" if norm_first else "post"
 
 
 @dataclass(frozen=True)
@@ -80,10 +96,17 @@ class EncoderConfig:
             raise ValueError(f"norm_type={self.norm_type!r} must be one of {NORM_TYPES}")
         if not isinstance(self.norm_first, bool):
             raise ValueError(f"norm_first={self.norm_first!r} must be True (pre-norm) or False")
+        for name in ("scale_embeddings", "embedding_norm"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
+        for name in ("dropout", "layer_norm_eps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name}={value!r} must be a number")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout} must be in [0, 1)")
-        if not self.layer_norm_eps > 0:
-            raise ValueError(f"layer_norm_eps={self.layer_norm_eps} must be positive")
+        if not 0 < self.layer_norm_eps < math.inf:
+            raise ValueError(f"layer_norm_eps={self.layer_norm_eps} must be positive and finite")
         if isinstance(self.type_vocab_size, bool) or not isinstance(self.type_vocab_size, int):
             raise ValueError(f"type_vocab_size={self.type_vocab_size!r} must be a whole number")
         if self.type_vocab_size < 0:

@@ -1,28 +1,41 @@
-"""Load a Hugging Face BERT-style checkpoint directory into our TransformerEncoder.
+"""Load a checkpoint into our TransformerEncoder: a Hugging Face BERT, or a model saved here.
 
 The directory holds config.json, model.safetensors and tokenizer.json (the default is the bundled
-all-MiniLM-L6-v2). BERT is a post-norm encoder with exact-erf GELU, learned positions, token types
-and a LayerNorm after the embeddings; its weights are renamed onto our module paths, with the
-separate query/key/value projections stacked into one `in_proj`. Weights are read with
-safetensors only: nothing is unpickled.
+all-MiniLM-L6-v2). A config.json with a "format" key is a task model saved here
+(encoder.task_model); any other is read as BERT's. BERT is a post-norm encoder with exact-erf
+GELU, learned positions, token types and a LayerNorm after the embeddings; its weights are
+renamed onto our module paths, with the separate query/key/value projections stacked into one
+`in_proj`. Files are read as encoder.checkpoint_files describes: size-limited, safetensors only
+(nothing is unpickled), tensors checked against the config before the model is built.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
+from encoder.checkpoint_files import (
+    CONFIG_FILE,
+    MAX_FILE_BYTES,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    Files,
+    check_files,
+    check_layers,
+    file_source,
+    listed,
+    meta_state,
+    read_checkpoint_dir,
+    read_json_object,
+    read_safetensors,
+)
 from encoder.config import EncoderConfig
 from encoder.model import TransformerEncoder
-from encoder.tokenize import TOKENIZER_FILE, bundled_model_dir, load_tokenizer
-
-CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "model.safetensors"
+from encoder.task_model import TaskModel, is_task_model_config, task_model_from_config
+from encoder.tokenize import bundled_model_dir, tokenizer_from_json
 
 # config.json key -> EncoderConfig field
 CONFIG_KEYS = {
@@ -61,15 +74,8 @@ LAYER_MODULES = {
 QKV = ("query", "key", "value")
 
 
-def read_config(directory: Path) -> EncoderConfig:
-    """The EncoderConfig that expresses the BERT described by directory/config.json."""
-    path = directory / CONFIG_FILE
-    try:
-        bert = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from error
-    if not isinstance(bert, dict):
-        raise ValueError(f"{path} must hold a JSON object, not {type(bert).__name__}")
+def bert_config(bert: dict, path: str) -> EncoderConfig:
+    """The EncoderConfig that expresses the BERT described by a config.json (read from `path`)."""
     missing = [key for key in CONFIG_KEYS if key not in bert]
     if missing:
         raise ValueError(f"{path} lacks the keys {', '.join(missing)}")
@@ -78,7 +84,7 @@ def read_config(directory: Path) -> EncoderConfig:
             f"{path}: position_embedding_type={bert['position_embedding_type']!r} is not "
             f"supported; only 'absolute' (learned) positions are"
         )
-    if bert["hidden_act"] not in ACTIVATIONS:
+    if not isinstance(bert["hidden_act"], str) or bert["hidden_act"] not in ACTIVATIONS:
         raise ValueError(
             f"{path}: hidden_act={bert['hidden_act']!r} is not supported; "
             f"use one of {tuple(ACTIVATIONS)}"
@@ -125,30 +131,30 @@ def _name_map(num_layers: int) -> dict[str, tuple[str, ...]]:
 
 
 def map_bert_weights(
-    tensors: dict[str, torch.Tensor], model: TransformerEncoder, source: Path
+    tensors: dict[str, torch.Tensor], cfg: EncoderConfig, source: str
 ) -> dict[str, torch.Tensor]:
-    """Rename (and stack q, k, v of) BERT tensors into a state_dict for `model`.
+    """Rename (and stack q, k, v of) BERT tensors into a state_dict for TransformerEncoder(cfg).
 
-    Raise ValueError naming every missing, unexpected or mis-shaped tensor.
+    Raise ValueError naming the missing, unexpected or mis-shaped tensors.
     """
     bert = {
         _bert_name(name): tensor
         for name, tensor in tensors.items()
         if not _bert_name(name).startswith(IGNORED_PREFIXES)
     }
-    expected_shapes = {name: tuple(t.shape) for name, t in model.state_dict().items()}
-    name_map = _name_map(model.cfg.num_layers)
+    expected = meta_state(lambda: TransformerEncoder(cfg))  # shapes only, nothing allocated
+    name_map = _name_map(cfg.num_layers)
     missing = [b for parts in name_map.values() for b in parts if b not in bert]
     if missing:
-        raise ValueError(f"{source} lacks the tensors {', '.join(missing)}")
+        raise ValueError(f"{source} lacks the tensors {listed(missing)}")
     used = {b for parts in name_map.values() for b in parts}
     unexpected = sorted(set(bert) - used)
     if unexpected:
-        raise ValueError(f"{source} has tensors this encoder does not use: {', '.join(unexpected)}")
+        raise ValueError(f"{source} has tensors this encoder does not use: {listed(unexpected)}")
 
     state: dict[str, torch.Tensor] = {}
     for ours, parts in name_map.items():
-        shape = expected_shapes[ours]
+        shape = tuple(expected[ours].shape)
         part_shape = (shape[0] // len(parts), *shape[1:])  # q, k, v each take a third of the rows
         for part in parts:
             if tuple(bert[part].shape) != part_shape:
@@ -160,25 +166,60 @@ def map_bert_weights(
     return state
 
 
-def load_pretrained(path: str | Path | None = None) -> tuple[TransformerEncoder, Tokenizer]:
-    """Our encoder (eval mode) with a BERT checkpoint's weights, and its tokenizer.
-
-    path: a directory with config.json, model.safetensors and tokenizer.json; default: the
-    bundled all-MiniLM-L6-v2.
-    """
-    directory = Path(path) if path is not None else bundled_model_dir()
-    if not directory.is_dir():
-        raise FileNotFoundError(f"checkpoint directory not found: {directory}")
-    for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE):
-        if not (directory / name).is_file():
-            raise FileNotFoundError(f"checkpoint file not found: {directory / name}")
-
-    cfg = read_config(directory)
-    weights_path = directory / WEIGHTS_FILE
-    try:
-        tensors = load_file(weights_path)
-    except SafetensorError as error:
-        raise ValueError(f"{weights_path} is not a valid safetensors file: {error}") from error
+def bert_from_config(bert: dict, files: Files, source: str) -> TransformerEncoder:
+    """Our encoder (eval mode) with the weights of the BERT whose parsed config.json is `bert`."""
+    cfg = bert_config(bert, file_source(source, CONFIG_FILE))
+    check_layers(cfg, file_source(source, CONFIG_FILE))
+    weights_source = file_source(source, WEIGHTS_FILE)
+    state = map_bert_weights(
+        read_safetensors(files[WEIGHTS_FILE], weights_source), cfg, weights_source
+    )
     model = TransformerEncoder(cfg)
-    model.load_state_dict(map_bert_weights(tensors, model, weights_path), strict=True)
-    return model.eval(), load_tokenizer(directory)
+    model.load_state_dict(state, strict=True)
+    return model.eval()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded checkpoint: the encoder and tokenizer every view reads, and for a model trained
+    here, the whole TaskModel (task, classifier head, training record)."""
+
+    encoder: TransformerEncoder  # eval mode
+    tokenizer: Tokenizer  # padding and truncation off
+    task_model: TaskModel | None = None  # None for a BERT checkpoint
+
+
+def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
+    """A checkpoint of either kind from its three files' bytes (e.g. an upload's).
+
+    `source` names the checkpoint in messages. ValueError naming the file and what is wrong.
+    """
+    check_files(files, source, max_bytes)
+    config = read_json_object(files[CONFIG_FILE], file_source(source, CONFIG_FILE))
+    if is_task_model_config(config):
+        task_model = task_model_from_config(config, files, source)
+        return Checkpoint(task_model.encoder, task_model.tokenizer, task_model)
+    encoder = bert_from_config(config, files, source)
+    tokenizer = tokenizer_from_json(files[TOKENIZER_FILE], file_source(source, TOKENIZER_FILE))
+    return Checkpoint(encoder, tokenizer)
+
+
+def load_checkpoint(path: str | Path | None = None, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
+    """The checkpoint in directory `path` (default: the bundled all-MiniLM-L6-v2)."""
+    directory = Path(path) if path is not None else bundled_model_dir()
+    files = read_checkpoint_dir(directory, max_bytes)
+    return checkpoint_from_files(files, str(directory), max_bytes)
+
+
+def load_pretrained(
+    path: str | Path | None = None, max_bytes: int = MAX_FILE_BYTES
+) -> tuple[TransformerEncoder, Tokenizer]:
+    """Our encoder (eval mode) with a checkpoint's weights, and its tokenizer.
+
+    path: a directory with config.json, model.safetensors and tokenizer.json, from Hugging Face
+    (BERT-style) or saved here (TaskModel.save); default: the bundled all-MiniLM-L6-v2. Each file
+    may be at most `max_bytes`. For a task model's classifier head, use load_checkpoint(path)
+    .task_model or encoder.task_model.load_task_model(path).
+    """
+    checkpoint = load_checkpoint(path, max_bytes)
+    return checkpoint.encoder, checkpoint.tokenizer

@@ -1,7 +1,8 @@
 """Toy per-token classification tasks, generated on the fly (no downloads).
 
 Every task reads a sequence of `seq_len` random tokens from `0 .. vocab - 1` and asks for one class
-per position. Each is solvable by an encoder with an attention pattern a class can recognise:
+per position. Token i is written as the symbol "i" (`input_symbol`), so a sequence reads
+"3 1 4 1 5 9 2 6". Each is solvable by an encoder with an attention pattern a class can recognise:
 
     reverse    the token at the mirrored position             attention: the anti-diagonal
     sort       the i-th smallest token of the sequence        attention: to tokens of rank i
@@ -57,8 +58,27 @@ def shift_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
     return torch.cat([none, inputs[:, :-1]], dim=-1)
 
 
+def input_symbol(token: int) -> str:
+    """How input token `token` is written: its number ("0", "1", ...)."""
+    return str(token)
+
+
+def input_symbols(vocab: int) -> list[str]:
+    """Every input symbol of a task with `vocab` tokens, in id order: symbol i is token i."""
+    return [input_symbol(token) for token in range(vocab)]
+
+
+PI_DIGITS = "31415926535897932384626433832795"
+
+
+def example_sequence(seq_len: int, vocab: int) -> str:
+    """A sequence to type, as symbols: the digits of pi modulo vocab ("3 1 4 1 5 9 2 6")."""
+    digits = (PI_DIGITS * (seq_len // len(PI_DIGITS) + 1))[:seq_len]
+    return " ".join(input_symbol(int(digit) % vocab) for digit in digits)
+
+
 def _token_name(index: int, vocab: int) -> str:
-    return str(index)
+    return input_symbol(index)
 
 
 TASKS: dict[str, Task] = {

@@ -33,10 +33,20 @@ def load_tokenizer(path: str | Path | None = None) -> Tokenizer:
         path = path / TOKENIZER_FILE
     if not path.is_file():
         raise FileNotFoundError(f"tokenizer file not found: {path}")
+    return tokenizer_from_json(path.read_bytes(), str(path))
+
+
+def tokenizer_from_json(data: bytes, source: str) -> Tokenizer:
+    """A tokenizer from the bytes of a tokenizer.json, padding and truncation off.
+
+    ValueError naming `source` when the bytes are not a tokenizer.json (parsing runs no code).
+    """
     try:
-        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{source} is not a valid tokenizer file: not UTF-8 text") from error
     except Exception as error:  # the tokenizers library raises a bare Exception
-        raise ValueError(f"{path} is not a valid tokenizer file: {error}") from error
+        raise ValueError(f"{source} is not a valid tokenizer file: {error}") from error
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return tokenizer

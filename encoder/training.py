@@ -11,8 +11,6 @@ sequences never trained on.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -24,11 +22,23 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoder.capture import Trace
-from encoder.config import ACTIVATIONS, EncoderConfig
+from encoder.config import EncoderConfig, placement_of
 from encoder.model import TransformerEncoder, available_devices
-from encoder.tasks import TASKS, Task, get_task
+from encoder.tasks import Task, get_task, input_symbol
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
+# The EncoderConfig fields a TrainConfig takes over as they are (vocabulary and length come from
+# the task).
+ARCHITECTURE_FIELDS = (
+    "norm_first",
+    "num_layers",
+    "d_model",
+    "num_heads",
+    "d_ff",
+    "activation",
+    "positional",
+    "norm_type",
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,7 @@ class TrainConfig:
     d_ff: int = 128
     activation: str = "relu"
     positional: str = "learned"
+    norm_type: str = "layernorm"
     seq_len: int = 8
     vocab: int = 10
     batch_size: int = 128
@@ -58,6 +69,16 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         self.validate()
+
+    @classmethod
+    def from_architecture(cls, architecture: EncoderConfig, **settings) -> TrainConfig:
+        """Train `architecture` (e.g. the sidebar's); `settings` set the other fields.
+
+        The architecture's vocabulary, length and seed are not taken: the task sets the first two,
+        and `seed` (a setting) seeds both the weights and the data.
+        """
+        architecture_fields = {name: getattr(architecture, name) for name in ARCHITECTURE_FIELDS}
+        return cls(**architecture_fields, **settings)
 
     def validate(self) -> None:
         get_task(self.task)
@@ -88,11 +109,9 @@ class TrainConfig:
                 raise ValueError(
                     f"{name}={value} must be {'positive' if name in positive else '>= 0'}"
                 )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation={self.activation!r} must be one of {ACTIVATIONS}")
         if self.device not in available_devices():
             raise ValueError(f"device={self.device!r} is not one of {available_devices()}")
-        self.encoder_config()  # d_model / num_heads / norm_first rules, with their messages
+        self.encoder_config()  # the architecture's rules (d_model / num_heads, activation, ...)
 
     @property
     def num_classes(self) -> int:
@@ -109,6 +128,7 @@ class TrainConfig:
             norm_first=self.norm_first,
             max_len=self.seq_len,
             positional=self.positional,
+            norm_type=self.norm_type,
             seed=self.seed,
         )
 
@@ -130,14 +150,17 @@ PRESETS: dict[str, dict] = {
 
 
 class TokenClassifier(nn.Module):
-    """Our TransformerEncoder plus a linear head giving class logits for every token."""
+    """Our TransformerEncoder plus a linear head giving class logits for every token.
 
-    def __init__(self, cfg: TrainConfig) -> None:
+    Same config and num_classes -> identical weights (the head is seeded by cfg.seed too).
+    """
+
+    def __init__(self, cfg: EncoderConfig, num_classes: int) -> None:
         super().__init__()
-        self.encoder = TransformerEncoder(cfg.encoder_config())
+        self.encoder = TransformerEncoder(cfg)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed)
-            self.head = nn.Linear(cfg.d_model, cfg.num_classes)
+            self.head = nn.Linear(cfg.d_model, num_classes)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B, T] -> [B, T, classes]
         return self.head(self.encoder(input_ids))
@@ -178,8 +201,10 @@ class TrainResult:
     def summary(self) -> dict:
         return {
             "task": self.config.task,
-            "norm": "pre" if self.config.norm_first else "post",
+            "norm": placement_of(self.config.norm_first),
             "layers": self.config.num_layers,
+            "seq_len": self.config.seq_len,
+            "vocab": self.config.vocab,
             "warmup": self.config.warmup_steps,
             "accuracy": round(self.held_out_accuracy, 4),
             "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
@@ -235,7 +260,7 @@ class Trainer:
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
         self.task: Task = get_task(cfg.task)
-        self.model = TokenClassifier(cfg).to(cfg.device)
+        self.model = TokenClassifier(cfg.encoder_config(), cfg.num_classes).to(cfg.device)
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
         )
@@ -376,7 +401,7 @@ class SampleRun:
 
     @property
     def token_labels(self) -> list[str]:
-        return [str(t) for t in self.inputs]
+        return [input_symbol(t) for t in self.inputs]
 
 
 def sample_trace(model: TokenClassifier, cfg: TrainConfig, seed: int = 0) -> SampleRun:
@@ -394,58 +419,3 @@ def sample_trace(model: TokenClassifier, cfg: TrainConfig, seed: int = 0) -> Sam
         trace=trace,
         class_names=[task.class_name(c, cfg.vocab) for c in targets[0].tolist()],
     )
-
-
-def add_train_command(subparsers: argparse._SubParsersAction) -> None:
-    """Register `python -m encoder train ...` on the CLI's subparsers."""
-    parser = subparsers.add_parser(
-        "train", help="train a tiny encoder on a toy task and report held-out accuracy"
-    )
-    default = TrainConfig()
-    parser.add_argument("--task", choices=tuple(TASKS), default=default.task)
-    parser.add_argument("--norm", choices=("pre", "post"), default="pre")
-    parser.add_argument("--layers", type=int, default=default.num_layers)
-    parser.add_argument("--warmup", type=int, default=default.warmup_steps, metavar="STEPS")
-    parser.add_argument("--steps", type=int, default=default.steps)
-    parser.add_argument("--lr", type=float, default=default.lr)
-    parser.add_argument("--seed", type=int, default=default.seed)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        help="CPU threads for torch (default: torch's choice, one per core); 1 is barely slower "
-        "for these tiny models and far faster when other programs busy the cores",
-    )
-    parser.add_argument("--json", action="store_true", help="end with one JSON line of results")
-    parser.set_defaults(run=run_train_command)
-
-
-def run_train_command(args: argparse.Namespace) -> int:
-    """Train as the arguments say, print progress every tenth of the run, then the results."""
-    cfg = TrainConfig(  # a ValueError here becomes the CLI's one-line error, exit code 2
-        task=args.task,
-        norm_first=args.norm == "pre",
-        num_layers=args.layers,
-        warmup_steps=args.warmup,
-        steps=args.steps,
-        lr=args.lr,
-        seed=args.seed,
-    )
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads {args.threads} must be at least 1")
-    every = max(1, cfg.steps // 10)
-    print(f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps")
-
-    def report(m: StepMetrics) -> None:
-        if m.step % every == 0 or m.step == cfg.steps:
-            print(f"step {m.step:5d}  loss {m.loss:.4f}  acc {m.accuracy:.3f}  lr {m.lr:.2e}")
-
-    with torch_threads(args.threads):
-        summary = train(cfg, report).summary()
-    print(
-        f"held-out accuracy {summary['accuracy']:.4f} on {summary['held_out_examples']} unseen "
-        f"sequences (whole sequences right: {summary['sequence_accuracy']:.4f}), "
-        f"{summary['seconds']:.1f} s"
-    )
-    if args.json:
-        print(json.dumps(summary))
-    return 0

@@ -1,20 +1,29 @@
-"""`python -m encoder trace`: ledger and summary for random and pretrained models; clean errors."""
+"""`python -m encoder trace` and `train`: ledger and summary for random, pretrained and trained
+models; training's progress and JSON; a trained model saved, then traced; clean errors."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import torch
 
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.__main__ import main
+from encoder.task_model import load_task_model
+from encoder.tokenize import bundled_model_dir
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "encoder", *args],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
@@ -87,6 +96,8 @@ def test_bad_config_is_one_line_and_exit_2():
     ("args", "message"),
     [
         (["--pretrained", "--heads", "8"], "drop --heads"),
+        (["--checkpoint", str(bundled_model_dir()), "--layers", "2"], "--checkpoint fixes"),
+        (["--checkpoint", "/nowhere/at/all"], "checkpoint directory not found: /nowhere/at/all"),
         (["--device", "cuda:7"], "'cuda:7' is not available"),
         (["--layers", "0"], "num_layers=0"),
         (["--layers", "200", "--d-model", "4096", "--heads", "8"], "the limit is 150 million"),
@@ -104,3 +115,103 @@ def test_trace_needs_text(capsys):
         main(["trace"])
     assert exit_info.value.code == 2
     assert "TEXT" in capsys.readouterr().err
+
+
+def test_train_json_last_line_has_the_results() -> None:
+    result = run_cli(
+        "train", "--task", "histogram", "--layers", "1", "--steps", "5", "--seed", "3",
+        "--threads", "1", "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert any(line.startswith("step     5") for line in lines)  # progress
+    summary = json.loads(lines[-1])
+    assert {"task", "accuracy", "final_loss", "steps", "seconds", "seq_len"} <= set(summary)
+    assert summary["task"] == "histogram" and summary["steps"] == 5 and summary["layers"] == 1
+    assert summary["seq_len"] == 8 and "checkpoint" not in summary
+    assert 0 <= summary["accuracy"] <= 1 and summary["final_loss"] > 0
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [("--layers", "num_layers=0 must be at least 1"), ("--threads", "--threads 0 must be")],
+)
+def test_train_bad_value_is_a_one_line_error(option: str, message: str, capsys) -> None:
+    assert main(["train", option, "0"]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory) -> tuple[Path, dict]:
+    """`train --task reverse --save DIR --json` (a short run): the directory and the JSON."""
+    directory = tmp_path_factory.mktemp("cli") / "reverse-model"
+    result = run_cli(
+        "train", "--task", "reverse", "--layers", "1", "--steps", "30", "--threads", "1",
+        "--save", str(directory), "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return directory, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_train_save_writes_a_checkpoint_that_loads_back(saved_model) -> None:
+    directory, summary = saved_model
+    assert summary["checkpoint"] == str(directory) and summary["seq_len"] == 8
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+    ]
+    model = load_task_model(directory)
+    assert (model.task, model.seq_len, model.cfg.num_layers) == ("reverse", 8, 1)
+    assert model.training["steps"] == 30
+    assert model.training["held_out_accuracy"] == pytest.approx(summary["accuracy"], abs=1e-4)
+
+
+def test_trace_a_saved_task_model_prints_its_answers(saved_model) -> None:
+    directory, _ = saved_model
+    result = run_cli("trace", "--checkpoint", str(directory), "3 1 4 1 5 9 2 6", "2 7 1 8 2 8 1 8")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert summary_value(out, "model").startswith(
+        f"reverse task model {directory}, pre-norm, 1 layers x 4 heads"
+    )
+    assert summary_value(out, r"sentence 1 \(8 tokens\)") == "3 1 4 1 5 9 2 6"
+    assert summary_value(out, "batch").startswith("2 sentence(s), 16 tokens (16 with padding)")
+    model = load_task_model(directory)
+    ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8]])
+    answers = model.classifier(ids).argmax(-1).tolist()  # [2, 8]
+    for index, answer in enumerate(answers, start=1):
+        printed = summary_value(out, rf"prediction {index} \(reverse\)")
+        assert printed == " ".join(str(c) for c in answer)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("3 1 4 1 5 x 2 6", "sentence 2: 'x' is not a symbol this model knows"),
+        ("3 1 4 1 5 12 2 6", "sentence 2: '12' is not a symbol this model knows"),
+        ("3 1 4", "sentence 2: 3 symbols, but this model was trained on sequences of exactly 8"),
+    ],
+)
+def test_trace_a_task_model_refuses_text_it_cannot_read(saved_model, text, message, capsys):
+    directory, _ = saved_model
+    assert main(["trace", "--checkpoint", str(directory), "0 1 2 3 4 5 6 7", text]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_trace_a_bert_checkpoint_directory() -> None:
+    result = run_cli("trace", "--checkpoint", str(bundled_model_dir()), "Hello there.")
+    assert result.returncode == 0, result.stderr
+    assert summary_value(result.stdout, "model").startswith(
+        f"checkpoint {bundled_model_dir()}, post-norm, 6 layers x 12 heads"
+    )
+    assert summary_value(result.stdout, r"sentence 1 \(5 tokens\)") == "[CLS] hello there . [SEP]"
+    assert "prediction" not in result.stdout
+
+
+def test_pretrained_and_checkpoint_exclude_each_other(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["trace", "hi", "--pretrained", "--checkpoint", "somewhere"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument --pretrained" in capsys.readouterr().err

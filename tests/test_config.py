@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from encoder.config import EncoderConfig
+from encoder.config import NORM_PLACEMENTS, EncoderConfig, norm_first_of, placement_of
 
 WHOLE_POSITIVE = ["vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"]
 
@@ -53,6 +53,12 @@ def test_sinusoidal_positions_need_even_d_model() -> None:
         ("dropout", -0.1, "dropout=-0.1 must be in [0, 1)"),
         ("layer_norm_eps", 0.0, "layer_norm_eps=0.0 must be positive"),
         ("layer_norm_eps", -1e-5, "layer_norm_eps=-1e-05 must be positive"),
+        ("layer_norm_eps", float("inf"), "layer_norm_eps=inf must be positive and finite"),
+        ("layer_norm_eps", "1e-5", "layer_norm_eps='1e-5' must be a number"),
+        ("dropout", "0.1", "dropout='0.1' must be a number"),
+        ("dropout", False, "dropout=False must be a number"),
+        ("scale_embeddings", "false", "scale_embeddings='false' must be True or False"),
+        ("embedding_norm", 0, "embedding_norm=0 must be True or False"),
         ("type_vocab_size", 1.5, "type_vocab_size=1.5 must be a whole number"),
         ("type_vocab_size", True, "type_vocab_size=True must be a whole number"),
         ("type_vocab_size", -1, "type_vocab_size=-1 must be 0 or more"),
@@ -70,3 +76,16 @@ def test_config_is_frozen() -> None:
     cfg = EncoderConfig()
     with pytest.raises(AttributeError):
         cfg.d_model = 128  # type: ignore[misc]
+
+
+def test_norm_placement_converts_to_norm_first_and_back() -> None:
+    assert NORM_PLACEMENTS == ("pre", "post")
+    assert [norm_first_of(p) for p in NORM_PLACEMENTS] == [True, False]
+    assert [placement_of(f) for f in (True, False)] == ["pre", "post"]
+    assert EncoderConfig(norm_first=norm_first_of("post")).norm_first is False
+
+
+@pytest.mark.parametrize("placement", ["Pre", "pre-norm", "", "sandwich"])
+def test_unknown_norm_placement_is_named(placement: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"norm placement {placement!r} must be one of")):
+        norm_first_of(placement)

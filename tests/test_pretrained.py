@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -191,4 +192,37 @@ def test_mis_shaped_tensor(checkpoint_copy: Path):
 def test_corrupt_weights_file(checkpoint_copy: Path):
     (checkpoint_copy / "model.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(ValueError, match="safetensors"):
+        load_pretrained(checkpoint_copy)
+
+
+def test_huge_bert_config_is_refused_before_anything_is_allocated(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, vocab_size=10**12)  # 1.5 PB of embeddings, were they built
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=r"word_embeddings\.weight has shape \(30522, 384\)"):
+        load_pretrained(checkpoint_copy)
+    assert time.perf_counter() - started < 20
+
+
+def test_too_many_bert_layers_are_refused_before_any_is_built(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, num_hidden_layers=1_000_000)
+    with pytest.raises(ValueError, match="num_layers=1000000 is more than the 64 blocks"):
+        load_pretrained(checkpoint_copy)
+
+
+def test_activation_of_the_wrong_type_is_a_message(checkpoint_copy: Path):
+    _edit_config(checkpoint_copy, hidden_act=["gelu"])
+    with pytest.raises(ValueError, match=r"hidden_act=\['gelu'\] is not supported"):
+        load_pretrained(checkpoint_copy)
+
+
+def test_bert_files_over_the_size_limit_are_refused(checkpoint_copy: Path):
+    size = (checkpoint_copy / "model.safetensors").stat().st_size
+    with pytest.raises(ValueError, match=f"model.safetensors is {size:,} bytes, more than"):
+        load_pretrained(checkpoint_copy, max_bytes=size - 1)
+
+
+def test_a_pickle_in_place_of_bert_weights_is_refused(checkpoint_copy: Path):
+    model, _ = load_pretrained()
+    torch.save(model.state_dict(), checkpoint_copy / "model.safetensors")
+    with pytest.raises(ValueError, match="model.safetensors is not a valid safetensors file"):
         load_pretrained(checkpoint_copy)

@@ -1,18 +1,15 @@
-"""Training: the loss falls, stopping works, the held-out set is unseen, the CLI reports JSON."""
+"""Training: the loss falls, stopping works, the held-out set is unseen, any architecture trains."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from encoder.__main__ import main
+from encoder.config import EncoderConfig
 from encoder.training import (
+    ARCHITECTURE_FIELDS,
     PRESETS,
     TokenClassifier,
     TrainConfig,
@@ -24,8 +21,6 @@ from encoder.training import (
     torch_threads,
     train,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -164,23 +159,32 @@ def test_sample_trace_runs_the_trained_model_on_one_sequence() -> None:
     assert logits.argmax(-1)[0].tolist() == sample.predictions
 
 
-def test_cli_json_last_line_has_the_results() -> None:
-    command = [sys.executable, "-m", "encoder", "train", "--task", "histogram", "--layers", "1"]
-    command += ["--steps", "5", "--seed", "3", "--threads", "1", "--json"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().splitlines()
-    assert any(line.startswith("step     5") for line in lines)  # progress
-    summary = json.loads(lines[-1])
-    assert {"task", "accuracy", "final_loss", "steps", "seconds"} <= set(summary)
-    assert summary["task"] == "histogram" and summary["steps"] == 5 and summary["layers"] == 1
-    assert 0 <= summary["accuracy"] <= 1 and summary["final_loss"] > 0
+def test_from_architecture_trains_that_architecture_on_the_tasks_vocabulary() -> None:
+    sidebar = EncoderConfig(
+        vocab_size=30522, d_model=48, num_heads=3, num_layers=2, d_ff=96, activation="gelu",
+        norm_first=False, positional="sinusoidal", norm_type="rmsnorm", max_len=512, seed=9,
+    )  # fmt: skip
+    cfg = TrainConfig.from_architecture(sidebar, task="shift", seq_len=6, vocab=7, seed=2)
+    built = cfg.encoder_config()
+    for name in ARCHITECTURE_FIELDS:
+        assert getattr(built, name) == getattr(sidebar, name), name
+    assert (built.vocab_size, built.max_len, built.seed) == (7, 6, 2)  # the task's, the setting's
+    model = TokenClassifier(built, cfg.num_classes)
+    assert model.head.out_features == 8  # shift: 7 tokens + "none"
+    assert model(torch.zeros(1, 6, dtype=torch.long)).shape == (1, 6, 8)
 
 
-@pytest.mark.parametrize(
-    ("option", "message"),
-    [("--layers", "num_layers=0 must be at least 1"), ("--threads", "--threads 0 must be")],
-)
-def test_cli_bad_value_is_a_one_line_error(option: str, message: str, capsys) -> None:
-    assert main(["train", option, "0"]) == 2
-    assert message in capsys.readouterr().err
+def test_token_classifier_weights_follow_config_and_seed() -> None:
+    cfg = TrainConfig(**SMALL).encoder_config()
+    first, second = TokenClassifier(cfg, 5), TokenClassifier(cfg, 5)
+    second_state = second.state_dict()
+    for name, tensor in first.state_dict().items():
+        assert torch.equal(tensor, second_state[name]), name
+    other = TokenClassifier(EncoderConfig(**{**cfg.to_dict(), "seed": 1}), 5)
+    assert not torch.equal(first.head.weight, other.head.weight)
+
+
+def test_summary_gives_the_sequence_length_and_vocabulary() -> None:
+    result = train(TrainConfig(task="sort", steps=1, seq_len=5, vocab=7, **SMALL))
+    summary = result.summary()
+    assert (summary["seq_len"], summary["vocab"], summary["norm"]) == (5, 7, "pre")
