@@ -24,6 +24,7 @@ from encoder.config import EncoderConfig
 from encoder.model import ACTIVATION_FUNCTIONS
 
 HISTOGRAM_BINS = 60
+TAIL_SHARE = 0.001  # the histogram's axis leaves out this share of values at each end
 TOP_UNITS = 10
 RESIDUAL_MAX_DIMS = 128  # wider streams show their largest dimensions only
 # A dimension is an outlier when its mean |value| over the tokens is more than OUTLIER_FACTOR
@@ -100,9 +101,6 @@ class Histogram:
     above: int  # values over edges[-1], counted in the last bin
     minimum: float
     maximum: float
-
-
-TAIL_SHARE = 0.001
 
 
 def pre_activation_histogram(
