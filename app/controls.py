@@ -28,7 +28,7 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 
-VIEWS = ["Tokens", "Attention", "LayerNorm", "Shapes", "Export", "Training"]
+VIEWS = ["Tokens", "Attention", "LayerNorm", "Activations", "Shapes", "Export", "Training"]
 D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
 MAX_LAYERS = 24

@@ -21,6 +21,11 @@ def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:
     return frame.to_csv(float_format="%.8g").encode("utf-8")
 
 
+def table_csv(frame: pd.DataFrame) -> bytes:
+    """A table as CSV, without the index."""
+    return frame.to_csv(index=False, float_format="%.8g").encode("utf-8")
+
+
 def _columns(frame: pd.DataFrame, prefix: str) -> dict[str, np.ndarray]:
     """A table as plain arrays, `prefix.column` each, loadable without pickle."""
     return {

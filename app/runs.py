@@ -23,7 +23,15 @@ import tokenizers
 import torch
 
 from app.memory import ByteBudgetCache, budget_from_env
-from encoder import EncoderConfig, Trace, TransformerEncoder, analysis, hooks, load_pretrained
+from encoder import (
+    EncoderConfig,
+    Trace,
+    TransformerEncoder,
+    activations,
+    analysis,
+    hooks,
+    load_pretrained,
+)
 from encoder.limits import (
     BYTES_PER_VALUE,
     MAX_SENTENCES,
@@ -178,6 +186,17 @@ class Run:
         if sentence not in self._head_metrics:
             self._head_metrics[sentence] = analysis.head_metrics(self.trace, sentence)
         return self._head_metrics[sentence]
+
+    _activation_summaries: dict[int, activations.SentenceSummary] = field(
+        default_factory=dict, repr=False
+    )
+
+    def activation_summary(self, sentence: int) -> activations.SentenceSummary:
+        """One sentence's every-layer activation tables (the run must keep
+        activations.hook_names)."""
+        if sentence not in self._activation_summaries:
+            self._activation_summaries[sentence] = activations.summarize(self.trace, sentence)
+        return self._activation_summaries[sentence]
 
 
 def shape_text(tensor: torch.Tensor) -> str:

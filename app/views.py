@@ -14,18 +14,21 @@ import pandas as pd
 import streamlit as st
 
 from app import export
+from app.activations_view import PERSISTENT_KEYS as ACTIVATION_KEYS
+from app.activations_view import activations_view
+from app.activations_view import downloads as activation_downloads
 from app.charts.attention import attention_head, attention_overview, batch_mask_grid
 from app.charts.common import figure_to_html, plural
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run
 from app.widgets import pick_index, pick_sentence, show
-from encoder import EncoderConfig, analysis
+from encoder import EncoderConfig, activations, analysis
 from encoder.config import placement_of
 
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 # Widgets whose values should survive a visit to another view.
-PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer", "stretch")
+PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer", "stretch", *ACTIVATION_KEYS)
 
 
 def overview_figure(run: Run, sentence: int):
@@ -264,7 +267,7 @@ def export_view(run: Run) -> None:
             "application/json",
             lambda: export.run_json(run),
         ),
-    ]
+    ] + activation_downloads(run, sentence)
     figures = {  # file name -> figure builder
         "attention_overview": lambda: overview_figure(run, sentence),
         f"attention_l{layer}_h{head}": lambda: head_figure(run, sentence, layer, head),
@@ -321,6 +324,7 @@ VIEWS = {
     "Tokens": View(tokens_view, no_hooks),
     "Attention": View(attention_view, no_hooks),
     "LayerNorm": View(layernorm_view, analysis.norm_hook_names),
+    "Activations": View(activations_view, activations.hook_names),
     "Shapes": View(shapes_view, every_hook),
     "Export": View(export_view, every_hook),
 }

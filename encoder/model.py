@@ -22,6 +22,9 @@ from encoder import hooks
 from encoder.capture import HookPoint, Trace, ablated_heads, capturing
 from encoder.config import EncoderConfig
 
+# The feed-forward activation of each `EncoderConfig.activation` (GELU in its exact erf form).
+ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu}
+
 
 class Norm(nn.Module):
     """LayerNorm or RMSNorm, computed explicitly so its statistics can be captured."""
@@ -109,7 +112,7 @@ class EncoderBlock(nn.Module):
         super().__init__()
         names = hooks.block(index)
         self.norm_first = cfg.norm_first
-        self.activation = F.relu if cfg.activation == "relu" else F.gelu
+        self.activation = ACTIVATION_FUNCTIONS[cfg.activation]
         self.self_attn = SelfAttention(cfg, index, names.attn)
         self.linear1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.dropout = nn.Dropout(cfg.dropout)

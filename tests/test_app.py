@@ -41,7 +41,8 @@ def array(values) -> np.ndarray:
     """A plotly JSON array: a plain list, or plotly's base64 typed-array form."""
     if isinstance(values, dict):
         raw = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-        return raw.reshape([int(n) for n in values["shape"].split(",")])
+        shape = values.get("shape")  # absent for 1-D arrays
+        return raw.reshape([int(n) for n in shape.split(",")]) if shape else raw
     return np.asarray(values, dtype=float)
 
 

@@ -1,0 +1,384 @@
+"""Activation figures: feed-forward units, the residual stream, token geometry across depth.
+
+Pure builders: numbers from encoder.activations in, a plotly figure out. Values are rounded and
+stored as float32 before they reach the figure, so the browser gets only what is drawn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.charts.common import OKABE_ITO, base_layout, escape, plural, short, visible_ticks
+
+DIGITS = 4  # decimals sent to the browser
+DIVERGING = "RdBu_r"  # blue negative, white 0, red positive
+TOKEN_LABEL_CHARS = 14
+MAX_FLAGGED = 5  # outlier dimensions named on the heatmap (the table lists them all)
+BELOW_ZERO = OKABE_ITO[4]  # vermillion: the values the activation zeroes or bends
+ABOVE_ZERO = OKABE_ITO[0]
+
+
+def rounded(values) -> np.ndarray:
+    return np.round(np.asarray(values, dtype=np.float32), DIGITS)
+
+
+def depth_name(depth: int) -> str:
+    """'embeddings' for depth 0, 'block k' for the stream after block k."""
+    return "embeddings" if depth == 0 else f"block {depth - 1}"
+
+
+def token_labels(tokens: list[str]) -> list[str]:
+    """Unique category labels for a token axis: 'position token', escaped and cut."""
+    return [f"{i} {short(token, TOKEN_LABEL_CHARS)}" for i, token in enumerate(tokens)]
+
+
+def _zero_aligned_ranges(counts_max: float, curve_min: float, curve_max: float):
+    """Ranges for the counts (left) and the curve (right) axes that put both zeros on one line."""
+    low = min(curve_min, 0.0)
+    span = max(curve_max, 1e-9) - low
+    curve_range = [low - 0.05 * span, max(curve_max, 1e-9) + 0.05 * span]
+    zero_at = -curve_range[0] / (curve_range[1] - curve_range[0])  # 0..1 up the plot
+    top = 1.05 * max(counts_max, 1)
+    return [-zero_at / (1 - zero_at) * top, top], curve_range
+
+
+def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: str) -> go.Bar:
+    """The histogram's bins where `keep` holds."""
+    return go.Bar(
+        x=rounded(centres[keep]),
+        y=counts[keep],
+        width=rounded(widths[keep]),
+        marker_color=colour,
+        opacity=0.75,
+        name=name,
+        customdata=np.stack([rounded(edges[:-1][keep]), rounded(edges[1:][keep])], axis=1),
+        hovertemplate="x from %{customdata[0]} to %{customdata[1]}: %{y} values<extra></extra>",
+    )
+
+
+def pre_activation_chart(
+    edges: np.ndarray,
+    counts: np.ndarray,
+    curve_x: np.ndarray,
+    curve_y: np.ndarray,
+    name: str,
+    title: str,
+) -> go.Figure:
+    """Histogram of pre-activation values (bins below 0 in their own colour) with the activation
+    function `name`(x) drawn over it on a second y axis whose 0 lines up with the bars' base."""
+    edges = np.asarray(edges, dtype=np.float64)
+    counts = np.asarray(counts)
+    centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+    below = centres < 0
+    fig = go.Figure(
+        [
+            _bars(centres, counts, widths, edges, below, "values below 0", BELOW_ZERO),
+            _bars(centres, counts, widths, edges, ~below, "values 0 or above", ABOVE_ZERO),
+            go.Scatter(
+                x=rounded(curve_x),
+                y=rounded(curve_y),
+                yaxis="y2",
+                mode="lines",
+                name=f"{name}(x) (right axis)",
+                line=dict(color="#111111", width=3),
+                hovertemplate=f"{name}(%{{x:.3f}}) = %{{y:.4f}}<extra></extra>",
+            ),
+        ]
+    )
+    counts_range, curve_range = _zero_aligned_ranges(
+        float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
+    )
+    fig.add_vline(x=0, line=dict(color="#777777", width=1, dash="dot"))
+    fig.update_layout(
+        bargap=0,
+        barmode="overlay",
+        xaxis=dict(title_text="pre-activation value x", zeroline=False),
+        yaxis=dict(title_text="how many values", range=counts_range, zeroline=True),
+        yaxis2=dict(
+            title_text=f"{name}(x)",
+            overlaying="y",
+            side="right",
+            range=curve_range,
+            tickmode="auto",
+            nticks=6,
+            showgrid=False,
+            zeroline=False,
+        ),
+        legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"),
+    )
+    base_layout(fig, title, height=500)
+    return fig.update_layout(margin=dict(l=70, r=70, t=100, b=110))
+
+
+def top_units_chart(
+    units: np.ndarray,
+    values: np.ndarray,
+    across_tokens: np.ndarray,
+    tokens: list[str],
+    token: int,
+    layer: int,
+) -> go.Figure:
+    """Left: the chosen token's top units (bars, largest on top). Right: the same units on every
+    token (heatmap [units, tokens]), the chosen token's column outlined."""
+    rows = [f"unit {u}" for u in np.asarray(units).tolist()]
+    columns = token_labels(tokens)
+    across = rounded(across_tokens)  # [units, tokens]
+    fig = make_subplots(
+        rows=1, cols=2, shared_yaxes=True, column_widths=[0.28, 0.72], horizontal_spacing=0.03
+    )
+    fig.add_bar(
+        x=rounded(values),
+        y=rows,
+        orientation="h",
+        marker_color=ABOVE_ZERO,
+        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+        showlegend=False,
+        row=1,
+        col=1,
+    )
+    fig.add_heatmap(
+        z=across,
+        x=columns,
+        y=rows,
+        colorscale="Viridis",
+        zmin=float(min(across.min(), 0.0)),
+        colorbar=dict(title=dict(text="value", side="right"), thickness=14),
+        hovertemplate="%{y}, token %{x}: %{z:.4f}<extra></extra>",
+        row=1,
+        col=2,
+    )
+    fig.add_shape(  # outline the chosen token's column
+        type="rect",
+        x0=token - 0.5,
+        x1=token + 0.5,
+        y0=-0.5,
+        y1=len(rows) - 0.5,
+        xref="x2",
+        yref="y2",
+        line=dict(color="#E69F00", width=3),
+    )
+    ticks, _ = visible_ticks(tokens)
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(side="top", row=1, col=1)
+    fig.update_xaxes(
+        type="category", tickangle=-60, tickvals=[columns[i] for i in ticks], row=1, col=2
+    )
+    title = (
+        f"The {plural(len(rows), 'most active unit')} of '{escape(tokens[token])}' ({token}) in "
+        f"block {layer}<br><sup>left: its values after the activation; right: the same units on "
+        "every token (its column outlined)</sup>"
+    )
+    base_layout(fig, title, height=230 + 26 * len(rows))
+    return fig.update_layout(margin=dict(l=70, r=20, t=100, b=110))
+
+
+def residual_stream_chart(
+    values: np.ndarray,
+    dims: np.ndarray,
+    l2_norms: np.ndarray,
+    tokens: list[str],
+    outliers: list[tuple[int, float]],
+    title: str,
+) -> go.Figure:
+    """Left: the stream, tokens x the shown dimensions (diverging colours around 0); outlier
+    dimensions (dimension, times the median size) named above their column. Right: each token's
+    L2 norm over all dimensions."""
+    values = rounded(values)  # [tokens, dims]
+    columns = [str(d) for d in np.asarray(dims).tolist()]
+    rows = token_labels(tokens)
+    limit = float(np.abs(values).max()) or 1.0
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        column_widths=[0.84, 0.16],
+        horizontal_spacing=0.02,
+        subplot_titles=("", "L2 norm"),
+    )
+    fig.add_heatmap(
+        z=values,
+        x=columns,
+        y=rows,
+        zmin=-limit,
+        zmax=limit,
+        colorscale=DIVERGING,
+        colorbar=dict(title=dict(text="value", side="right"), thickness=14, x=1.02),
+        hovertemplate="token %{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
+        row=1,
+        col=1,
+    )
+    fig.add_bar(
+        x=rounded(l2_norms),
+        y=rows,
+        orientation="h",
+        marker_color=OKABE_ITO[2],
+        hovertemplate="token %{y}: L2 norm %{x:.3f}<extra></extra>",
+        showlegend=False,
+        row=1,
+        col=2,
+    )
+    column_of = {dimension: i for i, dimension in enumerate(np.asarray(dims).tolist())}
+    shown = [(d, times) for d, times in outliers if d in column_of]
+    for dimension, times in shown[:MAX_FLAGGED]:
+        fig.add_annotation(  # x by column index: plotly reads a digit string as an index too
+            x=column_of[dimension],
+            y=1,
+            xref="x",
+            yref="paper",
+            yanchor="bottom",
+            text=f"dim {dimension}: {times:.0f}x",
+            showarrow=True,
+            arrowhead=2,
+            ax=0,
+            ay=-22,
+            font=dict(color=BELOW_ZERO),
+        )
+    y_ticks, _ = visible_ticks(tokens)
+    fig.update_yaxes(
+        autorange="reversed", type="category", tickvals=[rows[i] for i in y_ticks], row=1, col=1
+    )
+    fig.update_xaxes(title_text="dimension of the residual stream", type="category", row=1, col=1)
+    fig.update_xaxes(rangemode="tozero", row=1, col=2)
+    base_layout(fig, title, height=int(np.clip(200 + 22 * len(rows), 360, 900)))
+    return fig.update_layout(margin=dict(l=60, r=20, t=130, b=60))
+
+
+def cosine_chart(matrix: np.ndarray, tokens: list[str], title: str) -> go.Figure:
+    """Token x token cosine similarity on a fixed -1..1 scale."""
+    labels = token_labels(tokens)
+    fig = go.Figure(
+        go.Heatmap(
+            z=rounded(matrix),
+            x=labels,
+            y=labels,
+            zmin=-1,
+            zmax=1,
+            colorscale=DIVERGING,
+            colorbar=dict(title=dict(text="cosine", side="right"), thickness=14),
+            hovertemplate="%{y} · %{x}<br>cosine %{z:.3f}<extra></extra>",
+        )
+    )
+    ticks, _ = visible_ticks(tokens)
+    shown = [labels[i] for i in ticks]
+    fig.update_layout(
+        xaxis=dict(type="category", tickangle=-45, tickvals=shown, constrain="domain"),
+        yaxis=dict(
+            type="category",
+            autorange="reversed",
+            tickvals=shown,
+            scaleanchor="x",
+            constrain="domain",
+        ),
+        plot_bgcolor="white",
+    )
+    return base_layout(fig, title, height=int(np.clip(220 + 18 * len(tokens), 420, 760)))
+
+
+def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) -> go.Figure:
+    """The mean cosine between different tokens at each depth; the chosen depth ringed."""
+    depths = np.asarray(depths).tolist()
+    means = rounded(mean_cosine)
+    names = [depth_name(d) for d in depths]
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=depths,
+                y=means,
+                customdata=names,
+                mode="lines+markers",
+                line=dict(color=OKABE_ITO[0], width=3),
+                marker=dict(size=9),
+                name="mean cosine",
+                hovertemplate="after %{customdata}: %{y:.3f}<extra></extra>",
+            ),
+            go.Scatter(
+                x=[depths[chosen]],
+                y=[means[chosen]],
+                mode="markers",
+                marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color="#E69F00", width=3)),
+                name="chosen layer",
+                hoverinfo="skip",
+            ),
+        ]
+    )
+    fig.update_layout(
+        xaxis=dict(title_text="residual stream after", tickvals=depths, ticktext=names),
+        yaxis=dict(
+            title_text="mean cosine between different tokens",
+            range=[min(-0.05, float(np.nanmin(means, initial=0.0)) - 0.05), 1.05],
+        ),
+        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
+    )
+    return base_layout(fig, "Do the tokens become alike with depth?", height=420)
+
+
+def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]) -> go.Figure:
+    """One path per token through a 2-D PCA of its states, embedding to last layer: grey lines,
+    markers coloured by depth, the token named at its last point."""
+    coords = rounded(coords)  # [depth, token, 2]
+    depths, n, _ = coords.shape
+    path_x, path_y = [], []
+    for t in range(n):  # None breaks the line between tokens
+        path_x += coords[:, t, 0].tolist() + [None]
+        path_y += coords[:, t, 1].tolist() + [None]
+    escaped = [escape(token) for token in tokens]
+    point_text = [
+        f"'{escaped[t]}' ({t}) after {depth_name(d)}" for d in range(depths) for t in range(n)
+    ]
+    path_text = [f"'{token}' ({t})" for t, token in enumerate(escaped)]
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=path_x,
+                y=path_y,
+                mode="lines",
+                line=dict(color="rgba(120, 120, 120, 0.45)", width=1.5),
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=coords[:, :, 0].flatten(),
+                y=coords[:, :, 1].flatten(),
+                mode="markers",
+                marker=dict(
+                    size=8,
+                    color=np.repeat(np.arange(depths), n),
+                    colorscale="Viridis",
+                    cmin=0,
+                    cmax=depths - 1,
+                    colorbar=dict(
+                        title=dict(text="depth", side="right"),
+                        thickness=14,
+                        tickvals=list(range(depths)),
+                        ticktext=[depth_name(d) for d in range(depths)],
+                    ),
+                ),
+                customdata=point_text,
+                hovertemplate="%{customdata}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=coords[-1, :, 0],
+                y=coords[-1, :, 1],
+                mode="text",
+                text=[short(token, TOKEN_LABEL_CHARS) for token in tokens],
+                customdata=path_text,
+                textposition="top center",
+                textfont=dict(size=13, color="#222222"),
+                hovertemplate="%{customdata} after the last block<extra></extra>",
+                showlegend=False,
+            ),
+        ]
+    )
+    ratio = np.asarray(explained, dtype=float)
+    fig.update_layout(
+        xaxis=dict(title_text=f"PC1 ({ratio[0]:.1%} of the variance)", zeroline=False),
+        yaxis=dict(title_text=f"PC2 ({ratio[1]:.1%} of the variance)", zeroline=False),
+    )
+    title = (
+        f"Each token's path from the embeddings to the last block ({plural(n, 'token')}, "
+        f"{plural(depths, 'depth')})"
+    )
+    return base_layout(fig, title, height=600)

@@ -1,0 +1,43 @@
+"""The Activations view in a real browser for a random ReLU model, a random GELU model and MiniLM:
+every figure drawn, no error, and a screenshot of the whole view (in ENCODER_SHOTS_DIR when set,
+else the test's temporary folder) to look at."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import expected_tokens, figure, wait_settled
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+FIGURES = ("act_histogram", "act_top_units", "act_residual", "act_cosine", "act_mean_cosine")
+SETUPS = {
+    "relu": dict(activation="relu"),
+    "gelu": dict(activation="gelu"),
+    "minilm": dict(source="pretrained"),
+}
+DRAWN_JS = """key => {
+  const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  return !!(plot && plot._fullData && plot._fullData.length);
+}"""
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+def test_activations_view_draws_every_figure(open_page, setup, tmp_path):
+    page, problems = open_page(view="Activations", **SETUPS[setup])
+    for key in (*FIGURES, "act_pca"):
+        page.wait_for_function(DRAWN_JS, arg=key, timeout=60_000)
+    wait_settled(page)
+    assert page.locator("[data-testid=stException]").count() == 0
+    tokens = expected_tokens(page.locator(".st-key-text textarea").input_value())[0]
+    pca = figure(page, "act_pca")
+    assert pca["traces"] == 3 and f"{len(tokens)} tokens" in pca["title"]
+    assert "most active units" in figure(page, "act_top_units")["title"]
+    page.set_viewport_size({"width": 1400, "height": 4400})  # the whole view in one picture
+    page.wait_for_timeout(1000)
+    shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
+    page.screenshot(path=shots / f"activations-{setup}.png", timeout=120_000)
+    assert problems.errors == []

@@ -1,0 +1,107 @@
+"""app.charts.activations: what each figure draws, escaped labels, rounded numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.charts.activations import (
+    MAX_FLAGGED,
+    cosine_chart,
+    mean_cosine_chart,
+    pca_paths_chart,
+    pre_activation_chart,
+    residual_stream_chart,
+    top_units_chart,
+)
+
+EVIL = ["[CLS]", "<b>x</b>", "<img src=x onerror=alert(1)>", "[SEP]"]
+ESCAPED = ["[CLS]", "&lt;b&gt;x&lt;/b&gt;", "&lt;img src=x onerror=alert(1)&gt;", "[SEP]"]
+
+
+def values(trace) -> np.ndarray:
+    return np.asarray(trace, dtype=float)
+
+
+def test_histogram_splits_bins_at_zero_and_lines_up_both_zeros():
+    edges = np.linspace(-3, 2, 11)
+    counts = np.arange(10) + 1
+    curve_x = np.linspace(-3, 2, 11)
+    curve_y = np.maximum(curve_x, 0)
+    fig = pre_activation_chart(edges, counts, curve_x, curve_y, "ReLU", "title")
+    below, above, curve = fig.data
+    assert (values(below.x) < 0).all() and (values(above.x) > 0).all()
+    assert values(below.y).sum() + values(above.y).sum() == counts.sum()
+    assert curve.name.startswith("ReLU(x)") and curve.yaxis == "y2"
+    np.testing.assert_array_equal(values(curve.y), curve_y)
+
+    def zero_at(axis) -> float:  # where 0 sits, as a share of the axis from the bottom
+        low, high = axis.range
+        return -low / (high - low)
+
+    assert zero_at(fig.layout.yaxis) == pytest.approx(zero_at(fig.layout.yaxis2))
+    # GELU dips below 0: its zero sits higher, still on the bars' base
+    gelu = pre_activation_chart(edges, counts, curve_x, curve_x / 2 - 0.17, "GELU", "title")
+    assert zero_at(gelu.layout.yaxis2) > 0.05
+    assert zero_at(gelu.layout.yaxis) == pytest.approx(zero_at(gelu.layout.yaxis2))
+
+
+def test_top_units_chart_names_the_token_escaped_and_outlines_its_column():
+    across = np.arange(12, dtype=float).reshape(3, 4) / 7  # [units, tokens]
+    fig = top_units_chart(np.array([5, 9, 2]), across[:, 2], across, EVIL, 2, layer=1)
+    bars, heatmap = fig.data
+    assert list(bars.y) == ["unit 5", "unit 9", "unit 2"]
+    np.testing.assert_array_equal(values(heatmap.z), np.round(across.astype(np.float32), 4))
+    assert ESCAPED[2] in fig.layout.title.text and "<img" not in fig.layout.title.text
+    assert list(heatmap.x) == [f"{i} {label}" for i, label in enumerate(ESCAPED)][:2] + [
+        "2 &lt;img src=x on…",
+        "3 [SEP]",
+    ]
+    (outline,) = fig.layout.shapes
+    assert (outline.x0, outline.x1) == (1.5, 2.5)
+
+
+def test_residual_chart_flags_at_most_a_few_outliers_by_dimension():
+    rng = np.random.default_rng(0)
+    stream = rng.normal(size=(4, 6)).astype(np.float32)
+    dims = np.array([0, 3, 7, 8, 20, 31])
+    outliers = [(7, 30.0), (20, 12.5)] + [(d, 7.0) for d in (0, 3, 8, 31)]
+    fig = residual_stream_chart(stream, dims, np.ones(4), EVIL, outliers, "title")
+    heatmap, norms = fig.data
+    assert list(heatmap.x) == ["0", "3", "7", "8", "20", "31"]
+    assert heatmap.zmin == -heatmap.zmax == -np.abs(np.round(stream, 4)).max()
+    flagged = [a for a in fig.layout.annotations if a.text.startswith("dim ")]
+    assert len(flagged) == MAX_FLAGGED
+    assert [a.text for a in flagged[:2]] == ["dim 7: 30x", "dim 20: 12x"]
+    assert [a.x for a in flagged[:2]] == [2, 4]  # the columns of dimensions 7 and 20
+    hidden = residual_stream_chart(stream, dims, np.ones(4), EVIL, [(5, 9.0)], "title")
+    assert not [a for a in hidden.layout.annotations if a.text.startswith("dim ")]  # not drawn
+    assert list(norms.y) == list(heatmap.y)
+
+
+def test_cosine_chart_is_fixed_to_minus_one_one_and_escapes_tokens():
+    matrix = np.array([[1.0, 0.123456], [0.123456, 1.0]])
+    fig = cosine_chart(matrix, EVIL[1:3], "title")
+    (heatmap,) = fig.data
+    assert (heatmap.zmin, heatmap.zmax) == (-1, 1)
+    assert values(heatmap.z)[0, 1] == pytest.approx(0.1235, abs=1e-6)
+    assert all("<" not in label for label in heatmap.x)
+
+
+def test_mean_cosine_chart_rings_the_chosen_depth():
+    fig = mean_cosine_chart(np.arange(4), np.array([0.1, 0.2, 0.3, 0.4]), chosen=2)
+    line, ring = fig.data
+    assert list(fig.layout.xaxis.ticktext) == ["embeddings", "block 0", "block 1", "block 2"]
+    assert (ring.x[0], ring.y[0]) == (2, pytest.approx(0.3))
+
+
+def test_pca_chart_draws_one_path_per_token_and_names_the_variance():
+    coords = np.arange(3 * 4 * 2, dtype=float).reshape(3, 4, 2)  # [depth, token, 2]
+    fig = pca_paths_chart(coords, np.array([0.6123, 0.25]), EVIL)
+    paths, points, labels = fig.data
+    assert list(paths.x).count(None) == 4  # four tokens, each path ended by a break
+    assert len(points.x) == 12
+    np.testing.assert_array_equal(values(labels.x), coords[-1, :, 0])
+    assert all("<" not in text for text in labels.text)
+    assert "61.2%" in fig.layout.xaxis.title.text and "25.0%" in fig.layout.yaxis.title.text
+    assert "'&lt;b&gt;x&lt;/b&gt;' (1) after block 1" in points.customdata
