@@ -17,7 +17,7 @@ from app.charts.ablation import (
     output_change_chart,
     residual_cosine_chart,
 )
-from app.markdown import literal
+from app.markdown import literal, quoted
 from app.runs import Run
 from app.widgets import show
 from encoder import ablation
@@ -81,21 +81,21 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
         f"token by token (1 = same direction). Nothing before block {first} changes, so "
         f"{before} is identical (cosine 1)."
     )
+    cosine = effect.residual_cosine[:, sentence, :n]  # [depth, token]
     show(
         residual_cosine_chart(
-            effect.residual_cosine[:, sentence, :n],
-            mean,
-            tokens,
-            title="Residual stream with vs without, per token and mean",
+            cosine, mean, tokens, title="Residual stream with vs without, per token and mean"
         ),
         "ablation_cosine",
     )
+    depths = depth_labels(run.cfg.num_layers)
+    depth, token = np.unravel_index(np.nanargmin(cosine), cosine.shape)
+    st.caption(
+        f"The token that moved most: {quoted(tokens[token])} {depths[depth]}, cosine "
+        f"{cosine[depth, token]:.4f}."
+    )
     table = pd.DataFrame(
-        {
-            "stream": depth_labels(run.cfg.num_layers),
-            "mean cosine": mean,
-            "lowest cosine": np.nanmin(effect.residual_cosine[:, sentence, :n], axis=-1),
-        }
+        {"stream": depths, "mean cosine": mean, "lowest cosine": np.nanmin(cosine, axis=-1)}
     )
     st.dataframe(
         table.style.format(precision=6, subset=["mean cosine", "lowest cosine"]), hide_index=True

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
-from app.markdown import literal
+from app.markdown import quoted
 from app.runs import Run
 from app.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
@@ -47,11 +47,6 @@ def shape(*dims: int) -> str:
 
 def norm(values: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(values, dtype=np.float64)))
-
-
-def quoted(token: str) -> str:
-    """A token for markdown text: in curly quotes (a token may be a straight quote), literal."""
-    return literal(f"“{token}”")
 
 
 def _pick_query(run: Run, sentence: int, where) -> int:
@@ -116,7 +111,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str]) -> None:
             f"is (‖x_i‖ = {norm(steps.block_input):.3f}); the norm comes after the residual add "
             "(step 8)."
         )
-    show(vector_strips(rows, title=f"{d} numbers per token"), "step_input")
+    show(vector_strips(rows, title=f"{d} numbers per token", robust=True), "step_input")
 
 
 def _query_step(steps: AttentionSteps) -> None:
@@ -322,6 +317,7 @@ def _output_step(steps: AttentionSteps) -> None:
                 ("attn_i", steps.attention_out),
             ],
             title=f"The attention output: {d} numbers",
+            robust=True,
         ),
         "step_attn_out",
     )
@@ -363,5 +359,5 @@ def _residual_step(steps: AttentionSteps) -> None:
             f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
             f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
         )
-    show(vector_strips(rows, title=f"{d} numbers per row"), "step_residual")
+    show(vector_strips(rows, title=f"{d} numbers per row", robust=True), "step_residual")
     st.caption(note)

@@ -16,20 +16,22 @@ PAD_SHADE = "rgba(120, 120, 120, 0.55)"
 HIGHLIGHT = "#111111"
 
 
-def colour_limit(values: np.ndarray) -> float:
-    """The end of a colour scale symmetric around zero: the largest |value|, or for many values
-    the 98th percentile, so that a few outlying dimensions (common in trained models' residual
-    streams) do not wash out the rest; they saturate, and the hover keeps their value."""
+def colour_limit(values: np.ndarray, robust: bool = False) -> float:
+    """The end of a colour scale symmetric around zero: the largest |value|; with `robust`, the
+    98th percentile, so that a few outlying dimensions (common in trained models' residual
+    streams) do not wash out the rest: they saturate, and the hover keeps their value."""
     finite = np.abs(values[np.isfinite(values)])
     if not finite.size or finite.max() == 0:
         return 1.0
-    limit = float(np.percentile(finite, 98)) if finite.size > 200 else float(finite.max())
+    limit = float(np.percentile(finite, 98)) if robust else float(finite.max())
     return limit if limit > 0 else float(finite.max())
 
 
-def _signed_heatmap(z: np.ndarray, hover: str, colour_title: str) -> go.Heatmap:
+def _signed_heatmap(
+    z: np.ndarray, hover: str, colour_title: str, robust: bool = False
+) -> go.Heatmap:
     """Values on a scale symmetric around zero (zero is white)."""
-    limit = colour_limit(z)
+    limit = colour_limit(z, robust)
     return go.Heatmap(
         z=np.round(z, 5),
         zmin=-limit,
@@ -48,8 +50,11 @@ def vector_strips(
     title: str,
     group_size: int | None = None,
     highlight_group: int | None = None,
+    robust: bool = False,
 ) -> go.Figure:
     """Equal-length vectors, one strip each (top to bottom as listed), x = dimension.
+
+    robust: colours clip at the 98th percentile of |value| (see colour_limit).
 
     group_size: draw a boundary every group_size dimensions (the heads inside a concatenation);
     highlight_group: outline that group and name it.
@@ -58,7 +63,7 @@ def vector_strips(
     z = np.stack([np.asarray(values, dtype=np.float64) for _, values in rows])  # [rows, dims]
     width = z.shape[1]
     fig = go.Figure(
-        _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value").update(
+        _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value", robust).update(
             y=labels, x=np.arange(width), ygap=3
         )
     )
@@ -87,6 +92,9 @@ def vector_strips(
         xaxis=dict(title_text="dimension", showgrid=False, zeroline=False),
         yaxis=dict(autorange="reversed", showgrid=False, type="category"),
     )
+    limit = fig.data[0].zmax
+    if limit < np.abs(z).max():
+        title += f" · colours stop at ±{limit:.2g} (the few larger values get the end colours)"
     fig = base_layout(fig, title, height=130 + 48 * len(rows))
     return fig.update_layout(margin=dict(l=150))
 
