@@ -43,11 +43,6 @@ def parse_heads(text: str, num_layers: int, num_heads: int) -> tuple[tuple[Head,
     return tuple(sorted(heads)), problems
 
 
-def format_heads(heads: tuple[Head, ...] | list[Head]) -> str:
-    """The link form of (layer, head) pairs: "0.2,1.8"."""
-    return ",".join(f"{layer}.{head}" for layer, head in heads)
-
-
 @dataclass(frozen=True)
 class AblationEffect:
     """How far the ablated pass moved from the base pass (float64 numpy arrays).

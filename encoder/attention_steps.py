@@ -166,8 +166,7 @@ class AttentionSteps:
     weighted_values: np.ndarray  # [T, dk] weight_j v_j
     z: np.ndarray  # [dk] z_i = sum_j weight_j v_j (the model's hook_z row)
     all_z: np.ndarray  # [H, dk] every head's z_i at this query
-    w_o: np.ndarray  # [d, d]
-    b_o: np.ndarray  # [d]
+    b_o: np.ndarray  # [d] the output projection's bias
     head_share: np.ndarray  # [d] W_O[:, this head's columns] z_i: this head's part of attn_out
     attention_out: np.ndarray  # [d] concat(all z_i) W_O^T + b_O (the model's hook_out row)
     residual_sum: np.ndarray  # [d] x_i + attn_out
@@ -231,7 +230,6 @@ def attention_steps(
         weighted_values=table["weight"].to_numpy()[:, None] * values,
         z=z.numpy(),
         all_z=trace[a.z][sentence, :, query].numpy(),
-        w_o=weights.w_o.numpy(),
         b_o=weights.b_o.numpy(),
         head_share=(weights.w_o_head @ z).numpy(),
         attention_out=attention_out,

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder
-from encoder.ablation import compare, format_heads, parse_heads
+from encoder.ablation import compare, parse_heads
 from tests.conftest import padded_batch
 
 HEADS = ((1, 0), (1, 2))
@@ -112,4 +112,3 @@ def test_head_lists_parse_and_bad_items_are_named():
         "'-1.0' is not written layer.head (e.g. 0.2)",
         "'0.12' is not a head of this model (layers 0..1, heads 0..11)",
     ]
-    assert format_heads(((0, 2), (1, 8))) == "0.2,1.8"
