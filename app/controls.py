@@ -28,12 +28,22 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 
-VIEWS = ["Tokens", "Attention", "LayerNorm", "Activations", "Shapes", "Export", "Training"]
+VIEWS = [
+    "Tokens",
+    "Attention",
+    "Attention steps",
+    "LayerNorm",
+    "Activations",
+    "Shapes",
+    "Export",
+    "Training",
+]
 D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
 MAX_LAYERS = 24
 MAX_HEADS = 64
 MAX_URL_TEXT = 2000  # characters of text carried in the link
+MAX_TOKENS = 512  # positions per sentence (the models' max_len)
 
 # architecture widget key -> EncoderConfig field (the same names, but for the norm placement,
 # whose widget says "pre" / "post")
@@ -63,6 +73,10 @@ DEFAULTS: dict[str, object] = {
     "seed": EncoderConfig().seed,
     "device": "cpu",
     "view": "Attention",
+    "step_layer": 0,
+    "step_head": 0,
+    "step_query": 0,
+    "ablate": "",
 }
 CHOICES: dict[str, tuple] = {
     "source": ("random", "pretrained"),
@@ -78,6 +92,9 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "num_layers": (1, MAX_LAYERS),
     "d_ff": (1, 16384),
     "seed": (0, 2**31 - 1),
+    "step_layer": (0, MAX_LAYERS - 1),
+    "step_head": (0, MAX_HEADS - 1),
+    "step_query": (0, MAX_TOKENS - 1),
 }
 LABELS = {
     "random": "Random weights, my architecture",

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from app.runs import Run
+from encoder.attention_steps import step_table
 
 
 def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:
@@ -24,6 +25,13 @@ def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:
 def table_csv(frame: pd.DataFrame) -> bytes:
     """A table as CSV, without the index."""
     return frame.to_csv(index=False, float_format="%.8g").encode("utf-8")
+
+
+def steps_csv(run: Run, sentence: int, layer: int, head: int, query: int) -> bytes:
+    """The Attention steps table of one query: a row per key position (padding included), every
+    number at full precision (masked padding scores are -inf)."""
+    table = step_table(run.trace, sentence, layer, head, query, run.padded_tokens[sentence])
+    return table.to_csv(index=False).encode("utf-8")
 
 
 def _columns(frame: pd.DataFrame, prefix: str) -> dict[str, np.ndarray]:

@@ -16,3 +16,8 @@ _PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
 def literal(text: str) -> str:
     """`text` escaped so that markdown shows it character for character."""
     return _PUNCTUATION.sub(r"\\\1", text).replace("\n", " ")
+
+
+def quoted(token: str) -> str:
+    """A token inside markdown text: in curly quotes (a token may be a straight quote), literal."""
+    return literal(f"“{token}”")

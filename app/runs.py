@@ -32,6 +32,7 @@ from encoder import (
     hooks,
     load_pretrained,
 )
+from encoder.attention_steps import AttentionSteps, attention_steps
 from encoder.limits import (
     BYTES_PER_VALUE,
     MAX_SENTENCES,
@@ -178,6 +179,16 @@ class Run:
             "mlp_out": shape_text(t[names.mlp.out]),
             "output": shape_text(t[names.resid_post]),
         }
+
+    def attention_steps(self, sentence: int, layer: int, head: int, query: int) -> AttentionSteps:
+        """One query's attention computation (the run must keep names_for_steps of `layer`)."""
+        tokens = self.padded_tokens[sentence]
+        return attention_steps(self._model(), self.trace, sentence, layer, head, query, tokens)
+
+    def with_heads_off(self, heads: tuple[tuple[int, int], ...]) -> Run:
+        """The same run (model, sentences, kept hooks) with these (layer, head) pairs off."""
+        source, names = self.key.source, self.key.names
+        return run_for(self.cfg, source, self.device, self.sentences, names, ablate=heads)
 
     _head_metrics: dict[int, pd.DataFrame] = field(default_factory=dict, repr=False)
 

@@ -14,6 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from app import export
+from app.ablation_view import PERSISTENT_KEYS as ABLATION_KEYS
+from app.ablation_view import ablation_section
 from app.activations_view import PERSISTENT_KEYS as ACTIVATION_KEYS
 from app.activations_view import activations_view
 from app.activations_view import downloads as activation_downloads
@@ -22,13 +24,20 @@ from app.charts.common import figure_to_html, plural
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run
+from app.steps_view import PERSISTENT_KEYS as STEPS_KEYS
+from app.steps_view import chosen_step, steps_hooks, steps_view
 from app.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig, activations, analysis
 from encoder.config import placement_of
 
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 # Widgets whose values should survive a visit to another view.
-PERSISTENT_KEYS = ("sentence", "layer", "head", "ln_layer", "stretch", *ACTIVATION_KEYS)
+PERSISTENT_KEYS = (
+    ("sentence", "layer", "head", "ln_layer", "stretch")
+    + STEPS_KEYS
+    + ABLATION_KEYS
+    + ACTIVATION_KEYS
+)
 
 
 def overview_figure(run: Run, sentence: int):
@@ -144,6 +153,7 @@ def attention_view(run: Run) -> None:
     show(overview_figure(run, sentence), "overview")
     st.subheader("One head in detail")
     st.fragment(_head_detail)(run, sentence)
+    ablation_section(run, sentence)
 
 
 def _layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
@@ -248,12 +258,19 @@ def export_view(run: Run) -> None:
     sentence = pick_sentence(run)
     layer = min(int(st.session_state.get("layer", 0)), run.cfg.num_layers - 1)
     head = min(int(st.session_state.get("head", 0)), run.cfg.num_heads - 1)
+    step = chosen_step(run, sentence)  # (layer, head, query) of the Attention steps view
     data = [  # (button label, file name, mime type, bytes builder)
         (
             f"Attention of layer {layer}, head {head} (CSV)",
             f"attention_s{sentence}_l{layer}_h{head}.csv",
             "text/csv",
             lambda: export.head_csv(run, sentence, layer, head),
+        ),
+        (
+            f"Attention steps of layer {step[0]}, head {step[1]}, query {step[2]}: the table (CSV)",
+            f"attention_steps_s{sentence}_l{step[0]}_h{step[1]}_q{step[2]}.csv",
+            "text/csv",
+            lambda: export.steps_csv(run, sentence, *step),
         ),
         (
             "The whole run: attention and statistics (NPZ)",
@@ -323,6 +340,7 @@ class View:
 VIEWS = {
     "Tokens": View(tokens_view, no_hooks),
     "Attention": View(attention_view, no_hooks),
+    "Attention steps": View(steps_view, steps_hooks),
     "LayerNorm": View(layernorm_view, analysis.norm_hook_names),
     "Activations": View(activations_view, activations.hook_names),
     "Shapes": View(shapes_view, every_hook),

@@ -138,30 +138,53 @@ def _colour_max(real_weights: np.ndarray, stretch: bool) -> float:
     return float(real_weights.max()) if stretch else 1.0
 
 
-def attention_overview(
-    attention: np.ndarray, n_valid: int, *, max_tokens: int = 48, stretch: bool = False
-) -> go.Figure:
-    """Every layer x head of one sentence as one mosaic heatmap; attention is [L, H, T, T]."""
-    attention = np.asarray(attention, dtype=np.float32)  # [layer, head, query, key]
-    n_layers, n_heads, n_tokens, _ = attention.shape
+@dataclass(frozen=True)
+class Mosaic:
+    """Every (layer, head) tile of [L, H, T, T] values laid out as one matrix, with its labels."""
+
+    z: np.ndarray  # [L * stride - 1, H * stride - 1], NaN between tiles
+    tiles: np.ndarray  # [L, H, tile, tile] the (block-averaged) values before rounding
+    factor: int  # positions per block (1: every token its own cell)
+    n_tokens: int
+    n_valid: int
+    n_valid_blocks: int
+    hover_x: list[str]
+    hover_y: list[str]
+    x_segments: list[Segment]
+    y_segments: list[Segment]
+    x_ticks: tuple[list[float], list[str]]
+    y_ticks: tuple[list[float], list[str]]
+
+    @property
+    def real(self) -> np.ndarray:
+        """The tiles' cells between real tokens: [L, H, real blocks, real blocks]."""
+        return self.tiles[:, :, : self.n_valid_blocks, : self.n_valid_blocks]
+
+
+def attention_mosaic(
+    values: np.ndarray, n_valid: int, *, max_tokens: int = 48, layers: list[int] | None = None
+) -> Mosaic:
+    """Lay out [L, H, T, T] values (weights or their differences); `layers` names the rows
+    (default 0..L-1). Past max_tokens, cells are blocks: the mean over a block of queries of the
+    values summed over a block of keys, so weight rows still sum to 1."""
+    values = np.asarray(values, dtype=np.float32)  # [layer, head, query, key]
+    n_layers, n_heads, n_tokens, _ = values.shape
+    layers = list(range(n_layers)) if layers is None else list(layers)
     factor = math.ceil(n_tokens / max_tokens) if n_tokens > max_tokens else 1
     starts = _block_starts(n_valid, n_tokens, factor)
-    if factor > 1:  # mean over a block of queries of the weight summed over a block of keys,
-        # so every row still sums to 1 and the 0..1 colour scale keeps its meaning
+    if factor > 1:
         query_sizes = np.diff(np.append(starts, n_tokens))[:, None]  # [query block, 1]
-        attention = _block_sum(_block_sum(attention, starts, axis=2), starts, axis=3) / query_sizes
+        values = _block_sum(_block_sum(values, starts, axis=2), starts, axis=3) / query_sizes
     tile = len(starts)
     stride = tile + 1  # one NaN cell between tiles
     tiles = np.full((n_layers, n_heads, stride, stride), np.nan, dtype=np.float32)
-    tiles[:, :, :tile, :tile] = np.round(attention, 4)
+    tiles[:, :, :tile, :tile] = np.round(values, 4)
     # [layer, query, head, key] -> rows = layer * stride + query, columns = head * stride + key
-    mosaic = tiles.transpose(0, 2, 1, 3).reshape(n_layers * stride, n_heads * stride)[:-1, :-1]
+    z = tiles.transpose(0, 2, 1, 3).reshape(n_layers * stride, n_heads * stride)[:-1, :-1]
 
     n_valid_blocks = int(np.searchsorted(starts, n_valid))
     queries = _block_labels(starts, n_tokens, n_valid, "query", "queries") + [""]
     keys = _block_labels(starts, n_tokens, n_valid, "key", "keys") + [""]
-    hover_y = [f"layer {i // stride} · {queries[i % stride]}" for i in range(mosaic.shape[0])]
-    hover_x = [f"head {j // stride} · {keys[j % stride]}" for j in range(mosaic.shape[1])]
     centre = (tile - 1) / 2
 
     def segments(count: int) -> list[Segment]:
@@ -175,42 +198,57 @@ def attention_overview(
             out += [Segment(s + tile, s + stride, "gap")] if i < count - 1 else []
         return out
 
-    weight = "block weight" if factor > 1 else "weight"
-    fig = go.Figure(
-        [
-            _attention_heatmap(
-                mosaic,
-                weight,
-                f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}",
-                _colour_max(attention[:, :, :n_valid_blocks, :n_valid_blocks], stretch),
-            ),
-            _padding_mask(segments(n_heads), segments(n_layers)),
-        ]
+    return Mosaic(
+        z=z,
+        tiles=values,
+        factor=factor,
+        n_tokens=n_tokens,
+        n_valid=n_valid,
+        n_valid_blocks=n_valid_blocks,
+        hover_x=[f"head {j // stride} · {keys[j % stride]}" for j in range(z.shape[1])],
+        hover_y=[f"layer {layers[i // stride]} · {queries[i % stride]}" for i in range(z.shape[0])],
+        x_segments=segments(n_heads),
+        y_segments=segments(n_layers),
+        x_ticks=([h * stride + centre for h in range(n_heads)], [f"H{h}" for h in range(n_heads)]),
+        y_ticks=([i * stride + centre for i in range(n_layers)], [f"L{i}" for i in layers]),
     )
-    _heatmap_axes(
-        fig,
-        hover_x,
-        hover_y,
-        ([h * stride + centre for h in range(n_heads)], [f"H{h}" for h in range(n_heads)]),
-        ([i * stride + centre for i in range(n_layers)], [f"L{i}" for i in range(n_layers)]),
-    )
-    padding = n_tokens - n_valid
-    layers, heads, tokens = (
-        plural(n_layers, "layer"),
-        plural(n_heads, "head"),
-        plural(n_valid, "token"),
-    )
-    title = f"Attention of every head: {layers} x {heads}, {tokens}"
+
+
+def mosaic_figure(mosaic: Mosaic, heatmap: go.Heatmap, title: str) -> go.Figure:
+    """The mosaic drawn with `heatmap` (its values trace), padding greyed, sized to fit."""
+    fig = go.Figure([heatmap, _padding_mask(mosaic.x_segments, mosaic.y_segments)])
+    _heatmap_axes(fig, mosaic.hover_x, mosaic.hover_y, mosaic.x_ticks, mosaic.y_ticks)
+    padding = mosaic.n_tokens - mosaic.n_valid
     if padding:
         title += f" + {padding} padding (grey)"
-    if factor > 1:
+    if mosaic.factor > 1:
         title += (
-            f"<br><sup>{n_tokens} positions in blocks of {factor}: a cell is the attention a block"
-            " of queries gives a block of keys (summed over keys, averaged over queries)</sup>"
+            f"<br><sup>{mosaic.n_tokens} positions in blocks of {mosaic.factor}: a cell is the "
+            "attention a block of queries gives a block of keys (summed over keys, averaged over "
+            "queries)</sup>"
         )
     # about 850 px of plot width on a wide page: as tall as the mosaic needs, never a screenful
-    height = int(np.clip(850 * mosaic.shape[0] / mosaic.shape[1], 200, 720)) + 110
+    rows, columns = mosaic.z.shape
+    height = int(np.clip(850 * rows / columns, 200, 720)) + 110
     return base_layout(fig, title, height)
+
+
+def attention_overview(
+    attention: np.ndarray, n_valid: int, *, max_tokens: int = 48, stretch: bool = False
+) -> go.Figure:
+    """Every layer x head of one sentence as one mosaic heatmap; attention is [L, H, T, T]."""
+    mosaic = attention_mosaic(attention, n_valid, max_tokens=max_tokens)
+    n_layers, n_heads = mosaic.tiles.shape[:2]
+    weight = "block weight" if mosaic.factor > 1 else "weight"
+    heatmap = _attention_heatmap(
+        mosaic.z,
+        weight,
+        f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}",
+        _colour_max(mosaic.real, stretch),
+    )
+    layers, heads = plural(n_layers, "layer"), plural(n_heads, "head")
+    title = f"Attention of every head: {layers} x {heads}, {plural(n_valid, 'token')}"
+    return mosaic_figure(mosaic, heatmap, title)
 
 
 def attention_head(
@@ -218,24 +256,28 @@ def attention_head(
 ) -> go.Figure:
     """One head's [T, T] attention (query rows, key columns) with token labels."""
     pattern = np.asarray(pattern, dtype=np.float32)  # [query, key]
-    n_tokens = pattern.shape[0]
-    if pattern.shape != (n_tokens, n_tokens) or len(tokens) != n_tokens:
+    heatmap = _attention_heatmap(
+        pattern,
+        "weight",
+        "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}",
+        _colour_max(pattern[:n_valid, :n_valid], stretch),
+    )
+    return token_grid_figure(heatmap, tokens, n_valid, title=title)
+
+
+def token_grid_figure(
+    heatmap: go.Heatmap, tokens: list[str], n_valid: int, *, title: str
+) -> go.Figure:
+    """A [T, T] query x key heatmap (its values trace given) with token labels, padding greyed."""
+    n_tokens = len(tokens)
+    shape = np.shape(heatmap.z)
+    if shape != (n_tokens, n_tokens):
         raise ValueError(
-            f"pattern shape {pattern.shape} needs to be [T, T] with T = len(tokens) = {len(tokens)}"
+            f"pattern shape {shape} needs to be [T, T] with T = len(tokens) = {n_tokens}"
         )
     labels = [escape(t) for t in tokens]
     segments = [Segment(0, n_valid, "token"), Segment(n_valid, n_tokens, "pad")]
-    fig = go.Figure(
-        [
-            _attention_heatmap(
-                pattern,
-                "weight",
-                "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}",
-                _colour_max(pattern[:n_valid, :n_valid], stretch),
-            ),
-            _padding_mask(segments, segments),
-        ]
-    )
+    fig = go.Figure([heatmap, _padding_mask(segments, segments)])
     visible = visible_ticks(tokens)
     _heatmap_axes(fig, labels, labels, visible, visible)
     fig.update_layout(

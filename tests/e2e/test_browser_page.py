@@ -48,7 +48,7 @@ def choose_radio(page, key: str, label_start: str) -> None:
 
 def open_view(page, view: str) -> None:
     """Click a view and wait for the run that draws it (its URL parameter comes first)."""
-    page.locator(".st-key-view button").filter(has_text=view).click()
+    page.locator(".st-key-view").get_by_role("radio", name=view, exact=True).click()
     page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("view") == [view])
     wait_settled(page)
 

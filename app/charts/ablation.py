@@ -1,0 +1,152 @@
+"""Figures of what switching heads off changed: cosine of the residual stream by depth and token,
+the change of the output per token, and the attention difference of later layers."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.charts.attention import attention_mosaic, mosaic_figure, token_grid_figure
+from app.charts.common import OKABE_ITO, base_layout, escape, plural, visible_ticks
+
+DIFFERENCE_COLOURS = "RdBu_r"  # blue: less attention than before, white: same, red: more
+
+
+def depth_labels(num_layers: int) -> list[str]:
+    """What hidden_states[i] is: the embeddings, then the stream after each block."""
+    return ["embeddings"] + [f"after block {i}" for i in range(num_layers)]
+
+
+def cell_text(cosine: float) -> str:
+    """A cosine in few characters for a small cell: '1' when it rounds to 1, else '.991'."""
+    text = f"{cosine:.3f}"
+    return "1" if text == "1.000" else text.replace("0.", ".", 1)
+
+
+def residual_cosine_chart(
+    cosine: np.ndarray, mean: np.ndarray, tokens: list[str], *, title: str
+) -> go.Figure:
+    """Cosine with / without the heads: a heatmap [depth, real token] and its mean per depth."""
+    cosine = np.asarray(cosine, dtype=np.float64)  # [depth, token]
+    depths = depth_labels(cosine.shape[0] - 1)
+    labels = [f"{j} {token}" for j, token in enumerate(tokens)]
+    positions, ticks = visible_ticks(labels)
+    lowest = float(np.nanmin(cosine))
+    show_text = len(tokens) <= 24
+    heatmap = go.Heatmap(
+        z=np.round(cosine, 4),
+        x=list(range(len(tokens))),
+        y=depths,
+        zmin=min(lowest, 0.999),
+        zmax=1,
+        colorscale="Viridis",
+        colorbar=dict(title=dict(text="cosine", side="right"), thickness=14, x=0.69),
+        text=[[cell_text(c) for c in row] for row in cosine] if show_text else None,
+        texttemplate="%{text}" if show_text else None,
+        textfont=dict(size=12),
+        customdata=[[escape(label) for label in labels]] * len(depths),
+        hovertemplate="%{y} · token %{customdata}<br>cosine %{z:.6f}<extra></extra>",
+        name="cosine per token",
+        xaxis="x",
+        yaxis="y",
+    )
+    line = go.Scatter(
+        x=np.round(np.asarray(mean, dtype=np.float64), 6),
+        y=depths,
+        mode="lines+markers+text",
+        text=[f"{value:.4f}" for value in mean],
+        textposition="middle left",
+        marker=dict(color=OKABE_ITO[0], size=10),
+        hovertemplate="%{y}<br>mean cosine %{x:.6f}<extra></extra>",
+        name="mean over tokens",
+        xaxis="x2",
+        yaxis="y",
+    )
+    fig = go.Figure([heatmap, line])
+    span = max(1 - min(float(np.min(mean)), lowest), 1e-4)
+    fig.update_layout(
+        xaxis=dict(
+            domain=[0, 0.64],
+            tickvals=positions,
+            ticktext=ticks,
+            tickangle=-45,
+            title_text="token",
+            showgrid=False,
+        ),
+        xaxis2=dict(
+            domain=[0.8, 1.0],
+            anchor="y",
+            range=[1 - 1.6 * span, 1 + 0.1 * span],
+            title_text="mean cosine",
+        ),
+        yaxis=dict(autorange="reversed", type="category", showgrid=False),
+        showlegend=False,
+    )
+    fig = base_layout(fig, title, height=160 + 42 * len(depths))
+    return fig.update_layout(margin=dict(l=130, r=80, b=110))
+
+
+def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str]) -> go.Figure:
+    """Per real token: ||out_ablated - out|| / ||out||, with the cosine in the hover."""
+    labels = [f"{j} {token}" for j, token in enumerate(tokens)]
+    positions, ticks = visible_ticks(labels)
+    fig = go.Figure(
+        go.Bar(
+            x=list(range(len(tokens))),
+            y=np.round(np.asarray(change, dtype=np.float64), 6),
+            marker_color=OKABE_ITO[4],
+            customdata=np.stack(
+                [[escape(label) for label in labels], [f"{c:.6f}" for c in cosine]], axis=-1
+            ),
+            hovertemplate="token %{customdata[0]}<br>relative change %{y:.4f}<br>"
+            "cosine %{customdata[1]}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        xaxis=dict(tickvals=positions, ticktext=ticks, tickangle=-45, title_text="token"),
+        yaxis=dict(title_text="‖out without − out‖ / ‖out‖", rangemode="tozero"),
+    )
+    return base_layout(fig, "Change of the final output, per token", height=400)
+
+
+def _difference_heatmap(z: np.ndarray, real: np.ndarray) -> go.Heatmap:
+    """Attention differences on a scale symmetric around zero (white), set by the real cells."""
+    limit = float(np.nanmax(np.abs(real))) if real.size else 0.0
+    limit = limit if limit > 0 else 1e-6
+    return go.Heatmap(
+        z=np.round(z, 5),
+        zmin=-limit,
+        zmax=limit,
+        zmid=0,
+        colorscale=DIFFERENCE_COLOURS,
+        colorbar=dict(title=dict(text="weight: without − with", side="right"), thickness=14),
+        hoverongaps=False,
+        hovertemplate="%{y}<br>%{x}<br>change %{z:+.4f}<extra></extra>",
+        name="difference",
+    )
+
+
+def attention_difference(
+    difference: np.ndarray, n_valid: int, *, layers: list[int], max_tokens: int = 48
+) -> go.Figure:
+    """Later layers' attention minus the original, [L', H, T, T]; zero is white."""
+    mosaic = attention_mosaic(difference, n_valid, max_tokens=max_tokens, layers=layers)
+    n_heads = difference.shape[1]
+    title = (
+        f"Attention change in the later {plural(len(layers), 'layer')} x "
+        f"{plural(n_heads, 'head')}: red = more weight than before, blue = less"
+    )
+    return mosaic_figure(mosaic, _difference_heatmap(mosaic.z, mosaic.real), title)
+
+
+def difference_head(
+    difference: np.ndarray, tokens: list[str], n_valid: int, *, title: str
+) -> go.Figure:
+    """One head's [T, T] attention change (query rows, key columns) with token labels."""
+    difference = np.asarray(difference, dtype=np.float64)  # [query, key]
+    heatmap = _difference_heatmap(difference, difference[:n_valid, :n_valid])
+    heatmap.update(
+        hovertemplate="query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>change %{z:+.4f}"
+        "<extra></extra>"
+    )
+    return token_grid_figure(heatmap, tokens, n_valid, title=title)

@@ -1,0 +1,199 @@
+"""Figures of one query's attention computation: vectors as coloured strips, per-token matrices,
+a weight matrix, and the scaled against the unscaled softmax.
+
+Signed values use one diverging scale (blue negative, white zero, red positive) centred on zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.charts.common import FONT_SIZE, OKABE_ITO, base_layout, escape, visible_ticks
+
+DIVERGING = "RdBu_r"  # blue < 0 < red, white at zero
+PAD_SHADE = "rgba(120, 120, 120, 0.55)"
+HIGHLIGHT = "#111111"
+
+
+def colour_limit(values: np.ndarray, robust: bool = False) -> float:
+    """The end of a colour scale symmetric around zero: the largest |value|; with `robust`, the
+    98th percentile, so that a few outlying dimensions (common in trained models' residual
+    streams) do not wash out the rest: they saturate, and the hover keeps their value."""
+    finite = np.abs(values[np.isfinite(values)])
+    if not finite.size or finite.max() == 0:
+        return 1.0
+    limit = float(np.percentile(finite, 98)) if robust else float(finite.max())
+    return limit if limit > 0 else float(finite.max())
+
+
+def _signed_heatmap(
+    z: np.ndarray, hover: str, colour_title: str, robust: bool = False
+) -> go.Heatmap:
+    """Values on a scale symmetric around zero (zero is white)."""
+    limit = colour_limit(z, robust)
+    return go.Heatmap(
+        z=np.round(z, 5),
+        zmin=-limit,
+        zmax=limit,
+        zmid=0,
+        colorscale=DIVERGING,
+        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
+        hovertemplate=hover + "<extra></extra>",
+        name="values",
+    )
+
+
+def vector_strips(
+    rows: list[tuple[str, np.ndarray]],
+    *,
+    title: str,
+    group_size: int | None = None,
+    highlight_group: int | None = None,
+    robust: bool = False,
+) -> go.Figure:
+    """Equal-length vectors, one strip each (top to bottom as listed), x = dimension.
+
+    robust: colours clip at the 98th percentile of |value| (see colour_limit).
+
+    group_size: draw a boundary every group_size dimensions (the heads inside a concatenation);
+    highlight_group: outline that group and name it.
+    """
+    labels = [escape(label) for label, _ in rows]
+    z = np.stack([np.asarray(values, dtype=np.float64) for _, values in rows])  # [rows, dims]
+    width = z.shape[1]
+    fig = go.Figure(
+        _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value", robust).update(
+            y=labels, x=np.arange(width), ygap=3
+        )
+    )
+    if group_size:
+        for boundary in range(group_size, width, group_size):
+            fig.add_vline(x=boundary - 0.5, line=dict(color="#555555", width=1))
+    if group_size and highlight_group is not None:
+        start = highlight_group * group_size - 0.5
+        fig.add_shape(
+            type="rect",
+            x0=start,
+            x1=start + group_size,
+            y0=-0.5,
+            y1=len(rows) - 0.5,
+            line=dict(color=HIGHLIGHT, width=3),
+        )
+        fig.add_annotation(
+            x=start + group_size / 2,
+            y=-0.5,
+            yanchor="bottom",
+            text=f"head {highlight_group}",
+            showarrow=False,
+            font=dict(size=FONT_SIZE, color=HIGHLIGHT),
+        )
+    fig.update_layout(
+        xaxis=dict(title_text="dimension", showgrid=False, zeroline=False),
+        yaxis=dict(autorange="reversed", showgrid=False, type="category"),
+    )
+    limit = fig.data[0].zmax
+    if limit < np.abs(z).max():
+        title += f" · colours stop at ±{limit:.2g} (the few larger values get the end colours)"
+    fig = base_layout(fig, title, height=130 + 48 * len(rows))
+    return fig.update_layout(margin=dict(l=150))
+
+
+def token_matrix(
+    values: np.ndarray, tokens: list[str], n_valid: int, *, title: str, colour_title: str
+) -> go.Figure:
+    """[T, n] values, one row per token (labelled 'position token'), padding rows shaded."""
+    values = np.asarray(values, dtype=np.float64)  # [token, dimension]
+    n_tokens = values.shape[0]
+    if len(tokens) != n_tokens:
+        raise ValueError(f"{len(tokens)} tokens for {n_tokens} rows")
+    labels = [f"{j} {token}" for j, token in enumerate(tokens)]
+    hover_labels = [escape(label) for label in labels]
+    fig = go.Figure(
+        _signed_heatmap(
+            values,
+            "%{customdata}<br>dimension %{x}: %{z:.4f}",
+            colour_title,
+        ).update(customdata=[[label] * values.shape[1] for label in hover_labels])
+    )
+    positions, ticks = visible_ticks(labels)
+    if n_valid < n_tokens:
+        fig.add_shape(
+            type="rect",
+            x0=-0.5,
+            x1=values.shape[1] - 0.5,
+            y0=n_valid - 0.5,
+            y1=n_tokens - 0.5,
+            fillcolor=PAD_SHADE,
+            line=dict(width=0),
+        )
+        fig.add_annotation(
+            x=(values.shape[1] - 1) / 2,
+            y=(n_valid + n_tokens - 1) / 2,
+            text="padding (masked)",
+            showarrow=False,
+            font=dict(size=FONT_SIZE + 2, color="white"),
+        )
+    fig.update_layout(
+        xaxis=dict(title_text="dimension", showgrid=False, zeroline=False),
+        yaxis=dict(
+            tickvals=positions,
+            ticktext=ticks,
+            autorange="reversed",
+            showgrid=False,
+            zeroline=False,
+        ),
+    )
+    return base_layout(fig, title, height=int(np.clip(24 * n_tokens, 260, 900)) + 110)
+
+
+def weight_matrix(weights: np.ndarray, *, title: str, row_title: str) -> go.Figure:
+    """A [rows, d] weight matrix, signed colours."""
+    weights = np.asarray(weights, dtype=np.float64)
+    fig = go.Figure(_signed_heatmap(weights, "row %{y}, column %{x}: %{z:.4f}", "weight"))
+    fig.update_layout(
+        xaxis=dict(title_text="input dimension (d_model)", showgrid=False, zeroline=False),
+        yaxis=dict(title_text=row_title, autorange="reversed", showgrid=False, zeroline=False),
+    )
+    return base_layout(fig, title, height=int(np.clip(6 * weights.shape[0], 180, 420)) + 120)
+
+
+def softmax_comparison(
+    tokens: list[str],
+    scaled: np.ndarray,
+    unscaled: np.ndarray,
+    *,
+    head_dim: int,
+    entropies: tuple[float, float],
+) -> go.Figure:
+    """Per real key: the model's weights (softmax of scaled scores) beside softmax(q.k)."""
+    labels = [f"{j} {token}" for j, token in enumerate(tokens)]
+    hover = [escape(label) for label in labels]
+    positions = list(range(len(tokens)))
+    root = f"√{head_dim}"
+    bars = [
+        (f"softmax(q·k / {root}): the model's weights", scaled, OKABE_ITO[0], entropies[0]),
+        ("softmax(q·k): no scaling", unscaled, OKABE_ITO[4], entropies[1]),
+    ]
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=positions,
+                y=np.round(np.asarray(values, dtype=np.float64), 6),
+                name=f"{name} — entropy {entropy:.4f} nats",
+                marker_color=colour,
+                customdata=hover,
+                hovertemplate="key %{customdata}<br>weight %{y:.4f}<extra></extra>",
+            )
+            for name, values, colour, entropy in bars
+        ]
+    )
+    tick_positions, ticks = visible_ticks(labels)
+    fig.update_layout(
+        barmode="group",
+        xaxis=dict(tickvals=tick_positions, ticktext=ticks, tickangle=-45, title_text="key"),
+        yaxis=dict(title_text="weight", range=[0, 1.05]),
+        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
+    )
+    fig = base_layout(fig, "", height=460)
+    return fig.update_layout(margin=dict(t=80))

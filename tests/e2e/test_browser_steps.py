@@ -1,0 +1,77 @@
+"""The Attention steps view and a head-ablation link in a real browser: drawn, no console errors."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.e2e.harness import expected_tokens
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+STEP_CHARTS = [
+    "step_input",
+    "step_wq",
+    "step_q",
+    "step_keys",
+    "step_values",
+    "step_scaling",
+    "step_weighted",
+    "step_z",
+    "step_concat",
+    "step_attn_out",
+    "step_residual",
+]
+ABLATION_CHARTS = [
+    "ablation_cosine",
+    "ablation_output",
+    "ablation_difference",
+    "ablation_head_difference",
+]
+# The drawn y tick labels of a chart, as the browser shows them.
+Y_TICKS_JS = """key => [...document.querySelectorAll(`.st-key-${key} g.ytick text`)]
+  .map(t => t.textContent)"""
+
+
+def wait_for_charts(page, keys: list[str]) -> None:
+    for key in keys:
+        page.wait_for_selector(f".st-key-{key} .js-plotly-plot .main-svg", timeout=60_000)
+
+
+def test_steps_view_opens_from_a_link_with_every_step_drawn(open_page):
+    page, _ = open_page(
+        text=SENTENCE, view="Attention steps", step_layer=1, step_head=2, step_query=10
+    )
+    wait_for_charts(page, STEP_CHARTS)
+    assert page.locator("[data-testid=stException]").count() == 0
+    tokens = expected_tokens(SENTENCE)[0]
+    assert page.evaluate(Y_TICKS_JS, "step_keys") == [f"{j} {t}" for j, t in enumerate(tokens)]
+    heading = page.locator("[data-testid=stMain] h3").first.inner_text()
+    assert heading.startswith("Layer 1, head 2: how query 10 “it” attends")
+    table = page.locator("[data-testid=stDataFrame]").first
+    assert table.is_visible()
+    query = parse_qs(urlparse(page.url).query)
+    assert (query["step_layer"], query["step_head"], query["step_query"]) == (["1"], ["2"], ["10"])
+
+
+def test_hostile_text_in_the_steps_view_stays_text(open_page):
+    text = "<img src=x onerror=alert(1)> <b>bold</b>"
+    page, problems = open_page(text=text, view="Attention steps", step_query=2)
+    wait_for_charts(page, STEP_CHARTS)
+    tokens = expected_tokens(text)[0]
+    assert page.evaluate(Y_TICKS_JS, "step_values") == [f"{j} {t}" for j, t in enumerate(tokens)]
+    page.wait_for_timeout(300)  # give any injected handler the chance to fire
+    assert problems.dialogs == []
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("[data-testid=stMain] b:has-text('bold')").count() == 0
+
+
+def test_an_ablation_link_draws_the_comparison(open_page):
+    page, _ = open_page(text=SENTENCE, ablate="0.2,1.3")
+    wait_for_charts(page, ABLATION_CHARTS)
+    assert page.locator("[data-testid=stException]").count() == 0
+    assert page.locator(".st-key-ablate input").input_value() == "0.2,1.3"
+    assert parse_qs(urlparse(page.url).query)["ablate"] == ["0.2,1.3"]
+    assert page.locator("[data-testid=stMetric]").count() == 2  # random weights: no embedding
