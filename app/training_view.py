@@ -43,7 +43,14 @@ from app.training_time import (
 )
 from encoder.config import EncoderConfig, placement_of
 from encoder.tasks import TASKS
-from encoder.training import ARCHITECTURE_FIELDS, PRESETS, TrainConfig, torch_threads
+from encoder.training import (
+    ARCHITECTURE_FIELDS,
+    PRESETS,
+    TrainConfig,
+    TrainResult,
+    sample_trace,
+    torch_threads,
+)
 from encoder.training_jobs import TrainingJob, comparison_configs, comparison_job, single_job
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
@@ -205,6 +212,7 @@ def _on_stop() -> None:
     job = st.session_state.get(JOB_KEY)
     if job is not None and job.running:
         job.stop()
+        _keep_models(job)
 
 
 def _draw_progress(job: TrainingJob) -> None:
@@ -235,12 +243,14 @@ def _live_training() -> None:
         job.advance(CHUNK_SECONDS)
     _draw_progress(job)
     if was_running and not job.running:
-        st.rerun(scope="app")
+        _keep_models(job)
+        st.rerun(scope="app")  # the sidebar offers the new models, the results are drawn
 
 
 def _keep_models(job: TrainingJob) -> None:
     """Each finished run as a model source, once per job (MODELS_KEY: {run name: its id}); and
-    how fast this machine trained, for the next estimates."""
+    how fast this machine trained, for the next estimates. Called as the job ends (the last
+    chunk, or Stop's callback), before the rerun that draws the sidebar with the new models."""
     if MODELS_KEY not in st.session_state:
         in_use = st.session_state["source"]
         st.session_state[MODELS_KEY] = {
@@ -252,9 +262,20 @@ def _keep_models(job: TrainingJob) -> None:
             st.session_state[SCALE_KEY] = scale
 
 
-def _open(model_id: str) -> None:
+def _sharpest_head(result: TrainResult) -> tuple[int, int]:
+    """(layer, head) whose rows put the most weight on a single key, on average, on a fresh
+    sequence of the task."""
+    attention = sample_trace(result.model, result.config).trace.attention[:, 0]  # [L, H, T, T]
+    sharpness = attention.max(dim=-1).values.mean(dim=-1)  # [layer, head]
+    layer, head = divmod(int(sharpness.argmax()), sharpness.shape[1])
+    return layer, head
+
+
+def _open(model_id: str, result: TrainResult) -> None:
+    """Read the model in the Attention view, its sharpest head in the detail."""
     select_source(model_id)
     st.session_state["view"] = "Attention"
+    st.session_state["layer"], st.session_state["head"] = _sharpest_head(result)
 
 
 def _results(job: TrainingJob) -> None:
@@ -286,7 +307,7 @@ def _results(job: TrainingJob) -> None:
             f"Open {name}" if len(models) > 1 else "Open the trained model",
             key=f"train_open_{index}",
             on_click=_open,
-            args=(model_id,),
+            args=(model_id, job.results[name]),
             disabled=model_id not in kept,
             help=kept[model_id].label if model_id in kept else "No longer kept in this session.",
         )
@@ -326,8 +347,6 @@ def render_training_view(architecture: EncoderConfig | None, error: str = "") ->
         return
     job: TrainingJob | None = st.session_state.get(JOB_KEY)
     running = job is not None and job.running
-    if job is not None and not running:
-        _keep_models(job)  # first, so that the estimates below use its measured speed
     single_fits, comparison_fits = _time_check(cfg, architecture)
     left, middle, right = st.columns(3)
     left.button(

@@ -93,7 +93,8 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
             break
         at.run()
     job = at.session_state["train_job"]
-    print(f"trained {STEPS} steps in {job.seconds:.1f} s ({time.perf_counter() - started:.1f} s)")
+    wall = time.perf_counter() - started
+    print(f"trained {STEPS} steps: {job.seconds:.1f} s of steps, {wall:.1f} s of page runs")
     assert not job.running and not at.exception
     result = job.results["pre-norm"]
     cfg = result.config
@@ -108,6 +109,11 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     assert at.session_state["view"] == "Attention"
     assert at.text_area(key="text").value == example_sequence(8, 10)
     assert at.select_slider(key="d_model").disabled and at.slider(key="num_layers").value == 2
+    # the head detail opens on a sharp head: its rows peak about as high as the sharpest's
+    tiles = head_tiles(array(heatmaps(figure(at, "overview"))[0]["z"]), 2, 4, 8)
+    sharpness = tiles.max(axis=-1).mean(axis=-1)  # [layer, head]
+    chosen = sharpness[at.slider(key="layer").value, at.slider(key="head").value]
+    assert chosen >= 0.9 * sharpness.max() and chosen > 2 * sharpness.min()
 
     at.text_area(key="text").set_value("\n".join(REVERSE_LINES)).run()
     assert_no_exception(at)

@@ -76,6 +76,7 @@ def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -
     # the model is a model source now, and the next estimate uses this machine's measured speed
     (model,) = kept_models(at).values()
     assert model.encoder is result.model.encoder
+    assert model.label in at.radio(key="source").options  # the sidebar offers it at once
     assert at.session_state["train_scale"] == measured_scale(cfg, 20, job.seconds)
     assert any("scaled by this session's last training" in c.value for c in at.caption)
 
