@@ -3,6 +3,11 @@
 Every control is a widget whose key is also its URL query parameter, so a copied link reopens the
 exact setup. Values arriving from a URL are parsed and checked here; what cannot be used is
 replaced by a sound value and reported in `Settings.notices`, never raised.
+
+The model source is random weights (the architecture controls describe the model), the bundled
+MiniLM, or a model trained or uploaded in this browser session (app.session_models): for those
+the architecture controls show the model's own architecture, locked, and a model trained on a toy
+task reads its task's sequences from the text box.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from app import model_files, session_models
 from app.markdown import literal
 from encoder import EncoderConfig, available_devices
 from encoder.config import (
@@ -23,6 +29,9 @@ from encoder.config import (
     norm_first_of,
     placement_of,
 )
+from encoder.task_model import TaskModel
+from encoder.task_tokenizer import known_symbols
+from encoder.tasks import example_sequence
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
@@ -154,12 +163,20 @@ def load_query_params(notices: list[str]) -> None:
     for key in DEFAULTS:
         if key not in st.query_params:
             continue
+        raw = st.query_params[key]
+        if key == "source" and session_models.is_session_source(raw):
+            notices.append(
+                "The link names a model trained or uploaded in another browser session; such "
+                "models stay in their session (download it there, upload it here). Using random "
+                "weights with the link's architecture."
+            )
+            continue
         try:
-            st.session_state[key] = _parse(key, st.query_params[key])
+            st.session_state[key] = _parse(key, raw)
         except ValueError as error:
             notices.append(literal(f"The link's {error}; using {key}={DEFAULTS[key]!r} instead."))
     if st.session_state["source"] == "pretrained":
-        _lock_to_checkpoint()
+        select_source("pretrained")
 
 
 def sync_query_params(settings: Settings) -> None:
@@ -177,20 +194,92 @@ def _pretrained_config() -> EncoderConfig:
     return pretrained_config()
 
 
-def _lock_to_checkpoint() -> None:
-    """Show the checkpoint's architecture in the (disabled) controls; remember the user's own."""
-    cfg = _pretrained_config()
-    st.session_state["_saved_architecture"] = {
-        key: st.session_state[key] for key in ARCHITECTURE_FIELDS
-    }
-    st.session_state.update(architecture_widget_values(cfg))
+def source_config(source: str) -> EncoderConfig:
+    """The architecture of a source other than random weights."""
+    if source == "pretrained":
+        return _pretrained_config()
+    return session_models.find(source).cfg
+
+
+def _task_model(source: str) -> TaskModel | None:
+    model = session_models.session_models().get(source)
+    return model.task_model if model is not None else None
+
+
+def _reads(model: TaskModel, text: str) -> bool:
+    """True when every line of `text` is a sequence `model` takes (and there is one)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        for line in lines:
+            model.check_text(line)
+    except ValueError:
+        return False
+    return bool(lines)
+
+
+def select_source(source: str) -> None:
+    """Switch the model source (from a callback, or before the sidebar is drawn).
+
+    Any source but random weights shows its architecture in the (locked) controls, and the
+    user's own architecture comes back with random weights. A model trained on a toy task gets
+    an example of its task in the text box (unless the text already suits it), and the user's
+    own text comes back when they leave such models.
+    """
+    state = st.session_state
+    state["source"] = source
+    if source == "random":
+        state.update(state.pop("_saved_architecture", {}))
+    else:
+        state.setdefault("_saved_architecture", {key: state[key] for key in ARCHITECTURE_FIELDS})
+        state.update(architecture_widget_values(source_config(source)))
+    task_model = _task_model(source)
+    if task_model is not None:
+        state.setdefault("_saved_text", state["text"])
+        if not _reads(task_model, state["text"]):
+            state["text"] = example_sequence(task_model.seq_len, task_model.vocab)
+    elif "_saved_text" in state:
+        state["text"] = state.pop("_saved_text")
+
+
+def use_architecture(values: dict[str, object]) -> None:
+    """Put architecture widget values (keys of ARCHITECTURE_FIELDS) into the sidebar, with
+    random weights (a callback, e.g. the Training view's suggestion)."""
+    if st.session_state["source"] != "random":
+        select_source("random")
+    st.session_state.update(values)
 
 
 def _on_source_change() -> None:
-    if st.session_state["source"] == "pretrained":
-        _lock_to_checkpoint()
-    else:
-        st.session_state.update(st.session_state.pop("_saved_architecture", {}))
+    select_source(st.session_state["source"])
+
+
+def _source_control(notices: list[str]) -> str:
+    """The model source: random, MiniLM, or one of this session's models; then its files."""
+    models = session_models.session_models()
+    if st.session_state["source"] not in (*CHOICES["source"], *models):
+        notices.append(
+            "The model that was chosen is not in this browser session any more (a session "
+            f"keeps the last {session_models.MAX_SESSION_MODELS} models trained or uploaded in "
+            "it); back to random weights."
+        )
+        select_source("random")
+    labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
+    source = st.radio(
+        "Weights",
+        (*CHOICES["source"], *models),
+        key="source",
+        format_func=labels.get,
+        on_change=_on_source_change,
+    )
+    if models:
+        st.caption(
+            f"Models trained or uploaded here stay in this browser session only (the last "
+            f"{session_models.MAX_SESSION_MODELS}); download one to keep it."
+        )
+    if source in models:
+        model_files.download_button(models[source])
+    model_files.upload_control(select_source)
+    return source
 
 
 def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -> None:
@@ -256,29 +345,16 @@ def render_sidebar() -> Settings:
     sidebar = st.sidebar
     with sidebar:
         st.header("Input")
-        _picker(
-            "Example sentences",
-            "Pick an example…",
-            EXAMPLES,
-            "example",
-            lambda example: {"text": example["text"]},
-        )
-        text = st.text_area(
-            "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
-        )
+        input_area = st.container()  # drawn after the source control, which may change the text
         st.header("Model")
-        source = st.radio(
-            "Weights",
-            CHOICES["source"],
-            key="source",
-            format_func=LABELS.get,
-            on_change=_on_source_change,
-        )
-        locked = source == "pretrained"
+        source = _source_control(notices)
+        with input_area:
+            text = _text_control(_task_model(source))
+        locked = source != "random"
         if locked:
             st.caption(
-                "The architecture controls show the checkpoint's values and are locked: "
-                "pretrained weights only fit the architecture they were trained with."
+                "The architecture controls show this model's values and are locked: trained "
+                "weights only fit the architecture they were trained with."
             )
         else:
             _picker(
@@ -298,7 +374,8 @@ def render_sidebar() -> Settings:
             disabled=locked,
         )
         _heads_control(d_model, locked, notices)
-        st.slider("Layers", 1, MAX_LAYERS, key="num_layers", disabled=locked)
+        layers = max(MAX_LAYERS, st.session_state["num_layers"])  # an upload may have more
+        st.slider("Layers", 1, layers, key="num_layers", disabled=locked)
         st.select_slider(
             "d_ff (feed-forward width)",
             _with_value(D_FF_CHOICES, st.session_state["d_ff"]),
@@ -323,13 +400,38 @@ def render_sidebar() -> Settings:
 
     settings = Settings(text=text, source=source, cfg=None, device=device, notices=notices)
     if locked:
-        settings.cfg = _pretrained_config()
+        settings.cfg = source_config(source)
     else:
         try:
             settings.cfg = random_config(dict(st.session_state))
         except ValueError as error:
             settings.error = str(error)
     return settings
+
+
+def _text_control(task_model: TaskModel | None) -> str:
+    """The text box (with example sentences, or for a task model, what its sequences are)."""
+    if task_model is None:
+        _picker(
+            "Example sentences",
+            "Pick an example…",
+            EXAMPLES,
+            "example",
+            lambda example: {"text": example["text"]},
+        )
+        return st.text_area(
+            "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
+        )
+    symbols = known_symbols(task_model.tokenizer)
+    example = example_sequence(task_model.seq_len, task_model.vocab)
+    st.caption(
+        f"This model was trained on the {task_model.task} task: it reads sequences of exactly "
+        f"{task_model.seq_len} symbols from {symbols[0]} to {symbols[-1]}, separated by spaces, "
+        f"such as {example}."
+    )
+    return st.text_area(
+        "Sequences (one per line)", key="text", height=120, help="Each line is one sequence."
+    )
 
 
 def random_config(state: dict) -> EncoderConfig:

@@ -75,7 +75,7 @@ def main() -> None:
     for notice in settings.notices:
         st.warning(notice)
     if view == "Training":
-        render_training_view()
+        render_training_view(settings.cfg, settings.error)
         return
     if settings.error:
         st.error(f"This architecture is impossible: {settings.error}")
@@ -89,8 +89,8 @@ def main() -> None:
         run = run_for(
             settings.cfg, settings.source, settings.device, sentences, page.hooks(settings.cfg)
         )
-    except ValueError as error:  # RunTooLarge, a device that vanished, bad input
-        st.error(str(error))
+    except ValueError as error:  # RunTooLarge, a device that vanished, bad input (quoted)
+        st.error(literal(str(error)))
         return
     except RuntimeError as error:  # e.g. out of memory on a GPU
         st.error(f"The forward pass failed on {settings.device}: {error}")

@@ -1,5 +1,9 @@
 """Cached models and cached runs: the only place the page touches torch.
 
+A model source is "random" (random weights, the sidebar's architecture), "pretrained" (the bundled
+MiniLM) or the id of a model trained or uploaded in this browser session (app.session_models),
+whose own tokenizer reads the text.
+
 A run keeps only the hooks the open view reads (`names`), plus the attention weights and the
 residual stream that every trace returns. Models and runs live in one cache bounded in bytes
 (app.memory; ENCODER_EXPLORER_MEMORY_BUDGET, default 2 GB) shared by every browser session of the
@@ -22,6 +26,7 @@ import streamlit as st
 import tokenizers
 import torch
 
+from app import session_models
 from app.memory import ByteBudgetCache, budget_from_env
 from encoder import (
     EncoderConfig,
@@ -41,7 +46,9 @@ from encoder.limits import (
     estimate_trace_bytes,
 )
 from encoder.pretrained import CONFIG_FILE, bert_config
-from encoder.tokenize import Truncation, bundled_model_dir, load_tokenizer, tokenize
+from encoder.task_model import TaskModel
+from encoder.tasks import get_task
+from encoder.tokenize import TokenizedBatch, Truncation, bundled_model_dir, load_tokenizer, tokenize
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on
@@ -70,6 +77,9 @@ def _model_bytes(model: TransformerEncoder) -> int:
 
 
 def _build_model(config_json: str, source: str, device: str) -> TransformerEncoder:
+    session_model = session_models.find(source)
+    if session_model is not None:  # a copy for this device; the session keeps the CPU one
+        return copy.deepcopy(session_model.encoder).to(device)
     if source == "pretrained":
         if device == "cpu":
             return load_pretrained()[0]
@@ -84,6 +94,9 @@ def _model_key(config_json: str, source: str, device: str) -> tuple:
 
 def model_for(config_json: str, source: str, device: str) -> TransformerEncoder:
     """One model per (config, source, device), in eval mode, never trained or mutated."""
+    session_model = session_models.find(source)
+    if session_model is not None and device == "cpu":
+        return session_model.encoder  # held by this session's state, not by the shared cache
     cfg = EncoderConfig(**json.loads(config_json))
     return CACHE.get_or_build(
         _model_key(config_json, source, device),
@@ -120,6 +133,7 @@ class Run:
     trace: Trace  # on the CPU, only the kept hooks
     truncations: list[Truncation]
     forward_ms: float
+    task_model: TaskModel | None = None  # the source's, when it was trained on a toy task
 
     @property
     def device(self) -> str:
@@ -140,6 +154,18 @@ class Run:
         return model_for(self.key.config_json, self.key.source, self.key.device)
 
     # Computed on first use: a view pays only for the tables it shows.
+    @cached_property
+    def task_answers(self) -> tuple[list[list[str]], list[list[str]]] | None:
+        """For a task model: per sentence and position, (what the task asks for, what the model
+        answers), as class names; None for other sources."""
+        model = self.task_model
+        if model is None:
+            return None
+        task = get_task(model.task)
+        targets = task.targets(torch.from_numpy(self.input_ids), model.vocab)  # [B, T]
+        expected = [[task.class_name(c, model.vocab) for c in row] for row in targets.tolist()]
+        return expected, model.predicted_classes(self.trace.output)
+
     @cached_property
     def layernorm_stats(self) -> pd.DataFrame:
         return analysis.layernorm_stats(self.trace, self.cfg)
@@ -224,7 +250,25 @@ def _run_bytes(run: Run) -> int:
     return run.trace.nbytes + RUN_OVERHEAD_BYTES
 
 
-def _build_run(key: RunKey, cfg: EncoderConfig, batch, model: TransformerEncoder) -> Run:
+def tokenize_for(source: str, cfg: EncoderConfig, sentences: list[str]) -> TokenizedBatch:
+    """The batch the source's model reads: MiniLM's WordPiece for random weights and MiniLM, the
+    session model's own tokenizer otherwise. A task model first checks every sequence: a symbol
+    it does not know or a length it was not trained on is a ValueError naming the sequence."""
+    session_model = session_models.find(source)
+    if session_model is None:
+        return tokenize(sentences, tokenizer(), cfg.max_len)
+    if session_model.task_model is not None:
+        for number, sentence in enumerate(sentences, 1):
+            try:
+                session_model.task_model.check_text(sentence)
+            except ValueError as error:
+                raise ValueError(f"Sequence {number}: {error}.") from None
+    return tokenize(sentences, session_model.tokenizer, cfg.max_len)
+
+
+def _build_run(
+    key: RunKey, cfg: EncoderConfig, batch, model: TransformerEncoder, task_model
+) -> Run:
     input_ids = batch.input_ids.to(key.device)
     attention_mask = batch.attention_mask.to(key.device)
     start = time.perf_counter()
@@ -244,6 +288,7 @@ def _build_run(key: RunKey, cfg: EncoderConfig, batch, model: TransformerEncoder
         trace=trace,
         truncations=batch.truncations,
         forward_ms=forward_ms,
+        task_model=task_model,
     )
 
 
@@ -256,18 +301,21 @@ def run_for(
     ablate: Iterable[tuple[int, int]] = (),
 ) -> Run:
     """The cached run keeping `names` (None: every hook) on a device the controls have checked;
-    raises RunTooLarge / ValueError with a message for the page."""
+    raises RunTooLarge / ValueError with a message for the page (a task model's ValueError
+    quotes the text: show it literally)."""
     config_json = json.dumps(cfg.to_dict(), sort_keys=True)
     kept = tuple(sorted(hooks.all_names(cfg) if names is None else set(names)))
     key = RunKey(config_json, source, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
-    batch = tokenize(list(sentences), tokenizer(), cfg.max_len)
+    batch = tokenize_for(source, cfg, list(sentences))
     B, T = batch.input_ids.shape
     check_run(cfg, B, T)
     wanted = set(kept)
     model = model_for(config_json, source, device)
+    session_model = session_models.find(source)
+    task_model = session_model.task_model if session_model is not None else None
     return CACHE.get_or_build(
         ("run", key),
-        lambda: _build_run(key, cfg, batch, model),
+        lambda: _build_run(key, cfg, batch, model, task_model),
         _run_bytes,
         reserve=estimate_trace_bytes(cfg, B, T, wanted.__contains__),
         what=f"This run ({B} sentence(s) x {T} tokens, {cfg.num_layers} layers)",

@@ -1,11 +1,17 @@
-"""The Training view: train a tiny encoder on a toy task live, then look at its attention.
+"""The Training view: train the sidebar's architecture on a toy task, live, then open it anywhere.
+
+The sidebar is the architecture (norm placement, d_model, heads, layers, d_ff, activation, norm
+type, positions); this view holds only what training adds: task, sequence length, steps, learning
+rate, warmup, batch and seed. Before anything starts it says how long training would take here
+(app.training_time) and refuses what would take longer than MAX_TRAINING_SECONDS, offering the
+nearest architecture that fits.
 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
 is free, so the Stop button (a full rerun, which Streamlit lets interrupt a running fragment)
 takes effect within one chunk. The job (encoder.training_jobs.TrainingJob) lives in
-st.session_state, so nothing is lost on a rerun, and the finished model stays there
-(`train_result`).
+st.session_state, so nothing is lost on a rerun. Each finished run becomes a model source of
+this session (app.session_models): the sidebar offers it, and every view reads it.
 """
 
 from __future__ import annotations
@@ -13,37 +19,60 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app import session_models
 from app.charts import training as training_charts
-from app.charts.attention import attention_head, attention_overview
-from encoder.config import NORM_PLACEMENTS, norm_first_of, placement_of
+from app.controls import (
+    D_FF_CHOICES,
+    D_MODEL_CHOICES,
+    architecture_widget_values,
+    select_source,
+    use_architecture,
+)
+from app.markdown import literal
+from app.training_time import (
+    MAX_TRAINING_SECONDS,
+    affordable_steps,
+    duration_text,
+    measured_scale,
+    nearest_fitting,
+    step_cost,
+    training_seconds,
+)
+from encoder.config import EncoderConfig, placement_of
 from encoder.tasks import TASKS
-from encoder.training import PRESETS, TrainConfig, TrainResult, sample_trace, torch_threads
-from encoder.training_jobs import TrainingJob, comparison_job, single_job
+from encoder.training import (
+    ARCHITECTURE_FIELDS,
+    PRESETS,
+    TrainConfig,
+    TrainResult,
+    sample_trace,
+    torch_threads,
+)
+from encoder.training_jobs import TrainingJob, comparison_configs, comparison_job, single_job
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk
 TRAINING_THREADS = 1  # the browser drawing the live charts shares the cores (see torch_threads)
 MAX_STEPS = 5000
-MAX_LAYERS = 24
-D_MODELS = (16, 32, 64, 128)
+MAX_SEQ_LEN = 32
+BATCH_SIZES = (16, 32, 64, 128, 256)
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 JOB_KEY = "train_job"  # the TrainingJob of this browser session
-RESULT_KEY = "train_result"  # the last finished single run's TrainResult (model included)
+MODELS_KEY = "train_models"  # {run name: session model id} of the finished job
+SCALE_KEY = "train_scale"  # this session's measured step time / the rule's (training_time)
 
-# widget key -> TrainConfig field it sets ("train_norm" holds "pre" / "post")
+# widget key -> TrainConfig field it sets
 WIDGET_FIELDS = {
     "train_task": "task",
-    "train_norm": "norm_first",
-    "train_layers": "num_layers",
-    "train_d_model": "d_model",
-    "train_heads": "num_heads",
+    "train_seq_len": "seq_len",
+    "train_steps": "steps",
     "train_lr": "lr",
     "train_warmup": "warmup_steps",
-    "train_steps": "steps",
+    "train_batch": "batch_size",
     "train_seed": "seed",
 }
 
@@ -51,34 +80,52 @@ WIDGET_FIELDS = {
 PERSISTENT_KEYS = ("train_preset", *WIDGET_FIELDS)
 
 
-def _widget_values(cfg: TrainConfig) -> dict:
-    values = {key: getattr(cfg, name) for key, name in WIDGET_FIELDS.items()}
-    values["train_norm"] = placement_of(cfg.norm_first)
-    return values
+def _preset_label(name: str) -> str:
+    cfg = TrainConfig(**PRESETS[name])
+    return (
+        f"{name}: {cfg.task}, {placement_of(cfg.norm_first)}-norm {cfg.num_layers} x "
+        f"{cfg.num_heads}, d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.steps} steps"
+    )
 
 
 def _apply_preset() -> None:
-    preset = PRESETS[st.session_state["train_preset"]]
-    st.session_state.update(_widget_values(TrainConfig(**preset)))
+    """Fill in this view's controls and the sidebar's architecture from the chosen preset."""
+    name = st.session_state["train_preset"]
+    if name is None:
+        return
+    cfg = TrainConfig(**PRESETS[name])
+    st.session_state.update({key: getattr(cfg, field) for key, field in WIDGET_FIELDS.items()})
+    use_architecture(architecture_widget_values(cfg.encoder_config()))
 
 
-def _config_from_widgets() -> TrainConfig:
-    """The TrainConfig the controls describe; ValueError naming a bad value."""
-    chosen = {name: st.session_state[key] for key, name in WIDGET_FIELDS.items()}
-    chosen["norm_first"] = norm_first_of(chosen["norm_first"])
-    return TrainConfig(**{**PRESETS[st.session_state["train_preset"]], **chosen})
+def _settings() -> dict:
+    """The TrainConfig fields other than the architecture: the widgets', and the chosen preset's
+    hidden ones (such as `decay`)."""
+    preset = PRESETS.get(st.session_state.get("train_preset") or "", {})
+    hidden = {
+        name: value
+        for name, value in preset.items()
+        if name not in ARCHITECTURE_FIELDS and name not in WIDGET_FIELDS.values()
+    }
+    return {**hidden, **{name: st.session_state[key] for key, name in WIDGET_FIELDS.items()}}
 
 
 def _controls() -> None:
     if "train_task" not in st.session_state:
-        st.session_state["train_preset"] = "default"
-        st.session_state.update(_widget_values(TrainConfig()))
+        defaults = TrainConfig()
+        st.session_state.update(
+            {key: getattr(defaults, field) for key, field in WIDGET_FIELDS.items()}
+        )
     st.selectbox(
         "Preset",
         list(PRESETS),
+        index=None,
+        placeholder="Start from a training preset…",
+        format_func=_preset_label,
         key="train_preset",
         on_change=_apply_preset,
-        help="Fills in the controls below (and hidden settings such as d_ff).",
+        help="Fills in the controls below and the sidebar's architecture (and hidden settings "
+        "such as the learning-rate decay).",
     )
     left, middle, right = st.columns(3)
     with left:
@@ -88,37 +135,84 @@ def _controls() -> None:
             key="train_task",
             help="\n".join(f"- **{t.name}**: {t.description}" for t in TASKS.values()),
         )
-        st.radio("Norm", NORM_PLACEMENTS, key="train_norm", horizontal=True)
-        st.number_input("Layers", min_value=1, max_value=MAX_LAYERS, key="train_layers")
+        st.number_input("Sequence length", min_value=2, max_value=MAX_SEQ_LEN, key="train_seq_len")
+        st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="train_seed")
     with middle:
-        st.selectbox("d_model", D_MODELS, key="train_d_model")
-        heads = [h for h in (1, 2, 4, 8, 16) if st.session_state["train_d_model"] % h == 0]
-        if st.session_state.get("train_heads") not in heads:
-            st.session_state["train_heads"] = max(h for h in heads if h <= 4)
-        st.selectbox("Heads", heads, key="train_heads", help="Only divisors of d_model.")
+        st.number_input("Steps", min_value=1, max_value=MAX_STEPS, key="train_steps")
         st.select_slider(
             "Learning rate", LEARNING_RATES, key="train_lr", format_func=lambda v: f"{v:g}"
         )
     with right:
         st.number_input("Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup")
-        st.number_input("Steps", min_value=1, max_value=MAX_STEPS, key="train_steps")
-        st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="train_seed")
+        st.select_slider("Batch", BATCH_SIZES, key="train_batch")
 
 
-def _on_start(make_job: Callable[[TrainConfig], TrainingJob]) -> None:
-    try:
-        cfg = _config_from_widgets()
-    except ValueError as error:
-        st.session_state["train_error"] = str(error)
+def architecture_text(cfg: EncoderConfig) -> str:
+    return (
+        f"{placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x {cfg.num_heads} heads, "
+        f"d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.activation.upper()}, {cfg.norm_type}, "
+        f"{cfg.positional} positions"
+    )
+
+
+def _too_slow(cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float) -> None:
+    """Say how long `runs` runs would take, and offer the nearest architecture that fits."""
+    what = "once" if runs == 1 else f"{runs} times (pre vs post)"
+    st.warning(
+        f"Training this architecture {what} would take "
+        f"{duration_text(training_seconds(cfg, runs, scale))} on this machine; the limit is "
+        f"{MAX_TRAINING_SECONDS // 60} min."
+    )
+    fitting = nearest_fitting(
+        architecture, cfg, runs, scale, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
+    )
+    steps = affordable_steps(cfg, runs, scale, MAX_TRAINING_SECONDS)
+    fewer = f" ({steps} steps would fit)" if steps >= 1 else ""
+    if fitting is None:
+        st.info(f"Even the smallest architecture would take too long: use fewer steps{fewer}.")
         return
-    st.session_state.pop("train_error", None)
+    seconds = training_seconds(cfg, runs, scale, fitting)
+    st.button(
+        f"Use the nearest that fits: {fitting.num_layers} layers x {fitting.num_heads} heads, "
+        f"d_model {fitting.d_model}, d_ff {fitting.d_ff} ({duration_text(seconds)})",
+        key="train_fit",
+        on_click=use_architecture,
+        args=(architecture_widget_values(fitting),),
+        help="Puts this architecture into the sidebar (with random weights), ready to train.",
+    )
+    st.caption(f"Or keep this architecture and train fewer steps{fewer}.")
+
+
+def _time_check(cfg: TrainConfig, architecture: EncoderConfig) -> tuple[bool, bool]:
+    """Show the estimates; (one run fits, the comparison fits)."""
+    scale = st.session_state.get(SCALE_KEY, 1.0)
+    single = training_seconds(cfg, 1, scale)
+    compared = training_seconds(cfg, COMPARISON_RUNS, scale)
+    cost = step_cost(cfg)
+    basis = f"modelled from {cost.parameters:,} weights x {cost.tokens:,} tokens per step"
+    if SCALE_KEY in st.session_state:
+        basis += f", scaled by this session's last training ({scale:.2g}x the model)"
+    st.caption(
+        f"Estimated time here: **Train** {duration_text(single)}, **Pre vs post** "
+        f"({COMPARISON_RUNS} runs) {duration_text(compared)} ({basis})."
+    )
+    if single > MAX_TRAINING_SECONDS:
+        _too_slow(cfg, architecture, 1, scale)
+    elif compared > MAX_TRAINING_SECONDS:
+        _too_slow(cfg, architecture, COMPARISON_RUNS, scale)
+    return single <= MAX_TRAINING_SECONDS, compared <= MAX_TRAINING_SECONDS
+
+
+def _on_start(make_job: Callable[[TrainConfig], TrainingJob], cfg: TrainConfig) -> None:
     st.session_state[JOB_KEY] = make_job(cfg)
+    st.session_state.pop(MODELS_KEY, None)
 
 
 def _on_stop() -> None:
     job = st.session_state.get(JOB_KEY)
     if job is not None and job.running:
         job.stop()
+        _keep_models(job)
 
 
 def _draw_progress(job: TrainingJob) -> None:
@@ -149,10 +243,44 @@ def _live_training() -> None:
         job.advance(CHUNK_SECONDS)
     _draw_progress(job)
     if was_running and not job.running:
-        st.rerun(scope="app")
+        _keep_models(job)
+        st.rerun(scope="app")  # the sidebar offers the new models, the results are drawn
 
 
-def _results_table(job: TrainingJob) -> None:
+def _keep_models(job: TrainingJob) -> None:
+    """Each finished run as a model source, once per job (MODELS_KEY: {run name: its id}); and
+    how fast this machine trained, for the next estimates. Called as the job ends (the last
+    chunk, or Stop's callback), before the rerun that draws the sidebar with the new models."""
+    if MODELS_KEY not in st.session_state:
+        in_use = st.session_state["source"]
+        st.session_state[MODELS_KEY] = {
+            name: session_models.add_trained(result, in_use) for name, result in job.results.items()
+        }
+        first = next(iter(job.trainers.values()))
+        scale = measured_scale(first.cfg, job.steps_done, job.seconds)
+        if scale is not None:
+            st.session_state[SCALE_KEY] = scale
+
+
+def _sharpest_head(result: TrainResult) -> tuple[int, int]:
+    """(layer, head) whose rows put the most weight on a single key, on average, on a fresh
+    sequence of the task."""
+    attention = sample_trace(result.model, result.config).trace.attention[:, 0]  # [L, H, T, T]
+    sharpness = attention.max(dim=-1).values.mean(dim=-1)  # [layer, head]
+    layer, head = divmod(int(sharpness.argmax()), sharpness.shape[1])
+    return layer, head
+
+
+def _open(model_id: str, result: TrainResult) -> None:
+    """Read the model in the Attention view, its sharpest head in the detail."""
+    select_source(model_id)
+    st.session_state["view"] = "Attention"
+    st.session_state["layer"], st.session_state["head"] = _sharpest_head(result)
+
+
+def _results(job: TrainingJob) -> None:
+    models = st.session_state[MODELS_KEY]
+    kept = session_models.session_models()
     rows = [
         {
             "run": name,
@@ -168,48 +296,21 @@ def _results_table(job: TrainingJob) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     counted = next(iter(job.results.values())).held_out_examples
     st.caption(f"Held-out accuracy: per token, on {counted} fresh sequences never trained on.")
-
-
-def _sharpest_head(attention: np.ndarray) -> tuple[int, int]:
-    """(layer, head) whose rows put the most weight on a single key, on average."""
-    sharpness = attention.max(axis=-1).mean(axis=-1)  # [layer, head]
-    layer, head = np.unravel_index(int(sharpness.argmax()), sharpness.shape)
-    return int(layer), int(head)
-
-
-def _attention_of(result: TrainResult) -> None:
-    cfg = result.config
-    st.subheader("What the trained model attends to")
-    sample_seed = st.number_input(
-        "Example sequence (seed)", min_value=0, max_value=2**31 - 1, value=0, key="train_sample"
+    st.subheader("Open it in the views")
+    st.caption(
+        "Each run is now a model source in the sidebar (Weights): every view reads it, and the "
+        "text box takes its task's sequences."
     )
-    sample = sample_trace(result.model, cfg, seed=int(sample_seed))
-    names = TASKS[cfg.task].class_name
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "input": sample.token_labels,
-                "target": sample.class_names,
-                "prediction": [names(p, cfg.vocab) for p in sample.predictions],
-            }
-        ).T,
-    )
-    attention = sample.trace.attention[:, 0].numpy()  # [layer, head, query, key]
-    n_tokens = attention.shape[-1]
-    st.plotly_chart(attention_overview(attention, n_tokens), key="train_overview")
-    best_layer, best_head = _sharpest_head(attention)
-    left, right = st.columns(2)
-    layer = left.selectbox("Layer", range(cfg.num_layers), index=best_layer, key="train_layer")
-    head = right.selectbox("Head", range(cfg.num_heads), index=best_head, key="train_head")
-    st.plotly_chart(
-        attention_head(
-            attention[layer, head],
-            sample.token_labels,
-            n_tokens,
-            title=f"Layer {layer}, head {head} on a {cfg.task} example",
-        ),
-        key="train_head_chart",
-    )
+    columns = st.columns(len(models))
+    for index, (column, (name, model_id)) in enumerate(zip(columns, models.items(), strict=True)):
+        column.button(
+            f"Open {name}" if len(models) > 1 else "Open the trained model",
+            key=f"train_open_{index}",
+            on_click=_open,
+            args=(model_id, job.results[name]),
+            disabled=model_id not in kept,
+            help=kept[model_id].label if model_id in kept else "No longer kept in this session.",
+        )
 
 
 def _comparison_results(job: TrainingJob) -> None:
@@ -225,48 +326,54 @@ def _comparison_results(job: TrainingJob) -> None:
     )
 
 
-def render_training_view() -> None:
-    """The whole Training view (all widget keys start with `train_`)."""
+def render_training_view(architecture: EncoderConfig | None, error: str = "") -> None:
+    """The whole Training view (its widget keys start with `train_`) for the sidebar's
+    architecture (None, with `error` saying why, when it is impossible)."""
     st.header("Training lab")
     st.caption(
-        "Train a tiny encoder on a toy task and watch its heads turn from noise into a pattern. "
-        "**Pre vs post** trains pre-norm and post-norm (each with and without warmup) on the "
-        "same data side by side."
+        "Train the architecture in the sidebar on a toy task and watch its heads turn from noise "
+        "into a pattern; then open the trained model in every view. **Pre vs post** trains "
+        "pre-norm and post-norm (each with and without warmup) on the same data side by side."
     )
     _controls()
+    if architecture is None:
+        st.error(f"The sidebar's architecture is impossible: {literal(error)}")
+        return
+    st.caption(f"Architecture (from the sidebar): {architecture_text(architecture)}.")
+    try:
+        cfg = TrainConfig.from_architecture(architecture, **_settings())
+    except ValueError as problem:
+        st.error(f"These settings cannot be trained: {literal(str(problem))}")
+        return
     job: TrainingJob | None = st.session_state.get(JOB_KEY)
     running = job is not None and job.running
+    single_fits, comparison_fits = _time_check(cfg, architecture)
     left, middle, right = st.columns(3)
     left.button(
         "Train",
         key="train_start",
         type="primary",
-        disabled=running,
+        disabled=running or not single_fits,
         on_click=_on_start,
-        args=(single_job,),
+        args=(single_job, cfg),
     )
     middle.button(
         "Pre vs post",
         key="train_compare",
-        disabled=running,
+        disabled=running or not comparison_fits,
         on_click=_on_start,
-        args=(comparison_job,),
+        args=(comparison_job, cfg),
     )
     right.button("Stop", key="train_stop", disabled=not running, on_click=_on_stop)
-    if "train_error" in st.session_state:
-        st.error(f"These settings cannot be trained: {st.session_state['train_error']}")
-        return
     if job is None:
-        st.info("Choose a task and an architecture, then press **Train**.")
+        st.info("Choose a task, then press **Train**.")
         return
     st.fragment(_live_training, run_every=REFRESH_SECONDS if running else None)()
     if job.running:
         return
-    _results_table(job)
+    _results(job)
     if job.init_grad_norms:
         _comparison_results(job)
         return
     result = next(iter(job.results.values()))
-    st.session_state[RESULT_KEY] = result
     st.plotly_chart(training_charts.grad_norm_heatmap(result.history), key="train_grads")
-    _attention_of(result)

@@ -80,12 +80,26 @@ def block_figure(run: Run):
     )
 
 
+def tokenizer_caption(run: Run) -> str:
+    """What split the text into tokens: MiniLM's WordPiece, a task's symbols, or an upload's."""
+    model = run.task_model
+    if model is not None:
+        return (
+            f"This {model.task} model's own tokenizer: one token per symbol, split on spaces, "
+            f"symbol i as id i, exactly as in training. No [CLS] or [SEP]: the model reads "
+            f"{model.seq_len} symbols and answers one class per position (the last two columns)."
+        )
+    if run.key.source in ("random", "pretrained"):
+        return (
+            "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark "
+            "the start and end. '##' means the piece continues the previous word."
+        )
+    return "The uploaded checkpoint's own tokenizer (its tokenizer.json) splits each line."
+
+
 def tokens_view(run: Run) -> None:
     st.subheader("Tokens")
-    st.caption(
-        "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark the "
-        "start and end. '##' means the piece continues the previous word."
-    )
+    st.caption(tokenizer_caption(run))
     columns = st.columns(min(len(run.sentences), 3))
     for s, tokens in enumerate(run.tokens):
         with columns[s % len(columns)]:
@@ -93,6 +107,10 @@ def tokens_view(run: Run) -> None:
             table = pd.DataFrame(
                 {"token": tokens, "id": run.input_ids[s, : len(tokens)].tolist()}
             ).rename_axis("position")
+            if run.task_answers is not None:
+                asked, answered = run.task_answers
+                table["task asks"] = asked[s][: len(tokens)]
+                table["model answers"] = answered[s][: len(tokens)]
             st.dataframe(table, width="stretch", height=min(35 * len(tokens) + 38, 420))
     if len(run.sentences) > 1:
         st.subheader("The padded batch and its attention mask")
@@ -111,13 +129,14 @@ def _head_detail(run: Run, sentence: int) -> None:
     layer = pick_index("Layer", cfg.num_layers, "layer", left)
     head = pick_index("Head", cfg.num_heads, "head", right)
     show(head_figure(run, sentence, layer, head), "head_detail")
+    first, last = ("[CLS]", "[SEP]") if run.task_model is None else ("first", "last")
     metrics = run.head_metrics(sentence).rename(
-        columns={"to_first": "to [CLS]", "to_last": "to [SEP]"}
+        columns={"to_first": f"to {first}", "to_last": f"to {last}"}
     )
     st.caption(
         "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
         "attended token, and the share of attention going to itself, the previous and next "
-        "token, [CLS] and [SEP]. The first row is the selected head."
+        f"token, the {first} and the {last} token. The first row is the selected head."
     )
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
     st.dataframe(

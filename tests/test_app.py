@@ -258,12 +258,12 @@ def test_choices_in_one_view_survive_a_visit_to_another():
     at.slider(key="layer").set_value(2).run()
     at.slider(key="head").set_value(3).run()
     at.segmented_control(key="view").set_value("Training").run()
-    at.number_input(key="train_layers").set_value(5).run()
+    at.number_input(key="train_steps").set_value(345).run()
     at.segmented_control(key="view").set_value("Shapes").run()
     at.segmented_control(key="view").set_value("Attention").run()
     assert (at.slider(key="layer").value, at.slider(key="head").value) == (2, 3)
     at.segmented_control(key="view").set_value("Training").run()
-    assert at.number_input(key="train_layers").value == 5
+    assert at.number_input(key="train_steps").value == 345
 
 
 def test_examples_and_presets_fill_the_controls():

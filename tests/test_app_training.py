@@ -1,4 +1,4 @@
-"""The Training view through AppTest: train, stop, compare pre and post.
+"""The Training view through AppTest: the sidebar's architecture trained, stopped, compared.
 
 In AppTest a run_every fragment does not fire by itself, so each `at.run()` trains one chunk
 (about CHUNK_SECONDS) -- the same steps a browser's timer drives.
@@ -14,24 +14,18 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from encoder.training import TokenClassifier
+from app.training_time import measured_scale
+from encoder.training import PRESETS, TokenClassifier, TrainConfig
+from tests.test_app import assert_no_exception, open_page
 
 MAX_CHUNKS = 60
-
-
-def training_page() -> None:
-    from app.training_view import render_training_view
-
-    render_training_view()
+TINY = {"d_model": "32", "num_heads": "4", "num_layers": "1", "d_ff": "64"}  # the sidebar's
 
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_function(training_page, default_timeout=90)
-    app.run()
-    assert not app.exception
-    app.number_input(key="train_layers").set_value(1)
-    app.selectbox(key="train_d_model").set_value(32)
+    app = open_page(view="Training", **TINY)
+    assert_no_exception(app)
     return app
 
 
@@ -41,7 +35,7 @@ def run_until_done(at: AppTest) -> None:
             break
         at.run()
     assert not at.session_state["train_job"].running
-    assert not at.exception, at.exception
+    assert_no_exception(at)
 
 
 def values(array) -> list:
@@ -55,78 +49,125 @@ def chart_titles(at: AppTest) -> list[str]:
     return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
 
 
-def test_train_shows_curves_and_the_trained_models_attention(at: AppTest) -> None:
-    at.number_input(key="train_steps").set_value(20)
+def kept_models(at: AppTest) -> dict:
+    return at.session_state["_session_models"]
+
+
+def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -> None:
+    at.radio(key="activation").set_value("relu").run()
+    at.number_input(key="train_steps").set_value(20).run()
     at.button(key="train_start").click().run()
     run_until_done(at)
-    result = at.session_state["train_result"]
+    job = at.session_state["train_job"]
+    result = job.results["pre-norm"]
     assert isinstance(result.model, TokenClassifier)
     assert len(result.history) == 20 and not result.stopped
-    assert result.config.num_layers == 1 and result.config.d_model == 32
+    cfg = result.config
+    assert (cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.d_ff) == (1, 32, 4, 64)
+    assert (cfg.activation, cfg.positional, cfg.norm_type) == ("relu", "sinusoidal", "layernorm")
     titles = chart_titles(at)
     assert titles[0] == "Training curves"
-    assert any(t.startswith("Attention of every head: 1 layer x 4 heads, 8 tokens") for t in titles)
-    assert any(t.startswith("Layer 0, head") for t in titles)
     curves = json.loads(at.get("plotly_chart")[0].proto.spec)
     loss, accuracy = curves["data"][:2]
     assert values(loss["x"]) == values(accuracy["x"]) == list(range(1, 21))
     assert values(loss["y"]) == [round(row["loss"], 5) for row in result.history]
     assert at.button(key="train_stop").disabled is True
     assert not at.error
+    # the model is a model source now, and the next estimate uses this machine's measured speed
+    (model,) = kept_models(at).values()
+    assert model.encoder is result.model.encoder
+    assert model.label in at.radio(key="source").options  # the sidebar offers it at once
+    assert at.session_state["train_scale"] == measured_scale(cfg, 20, job.seconds)
+    assert any("scaled by this session's last training" in c.value for c in at.caption)
 
 
 def test_stop_keeps_the_partly_trained_model(at: AppTest) -> None:
-    at.number_input(key="train_steps").set_value(5000)
+    at.number_input(key="train_steps").set_value(5000).run()
     at.button(key="train_start").click().run()
     assert at.session_state["train_job"].running
     assert at.button(key="train_stop").disabled is False
     at.button(key="train_stop").click().run()
-    assert not at.exception
-    result = at.session_state["train_result"]
+    assert_no_exception(at)
+    result = at.session_state["train_job"].results["pre-norm"]
     assert result.stopped and 1 <= len(result.history) < 5000
-    assert isinstance(result.model, TokenClassifier)
     assert "Training curves" in chart_titles(at)
+    (model,) = kept_models(at).values()
+    assert f"{len(result.history)} steps" in model.label
 
 
-def test_pre_vs_post_trains_four_runs_on_one_chart_and_shows_init_gradients(
-    at: AppTest,
-) -> None:
-    at.number_input(key="train_layers").set_value(2)
-    at.number_input(key="train_steps").set_value(8)
+def test_pre_vs_post_trains_four_runs_and_each_opens_in_the_views(at: AppTest) -> None:
+    at.slider(key="num_layers").set_value(2).run()
+    at.number_input(key="train_steps").set_value(8).run()
     at.button(key="train_compare").click().run()
     run_until_done(at)
     job = at.session_state["train_job"]
-    assert list(job.trainers) == [
-        "pre-norm",
-        "pre-norm + warmup 2",
-        "post-norm",
-        "post-norm + warmup 2",
-    ]
+    names = ["pre-norm", "pre-norm + warmup 2", "post-norm", "post-norm + warmup 2"]
+    assert list(job.trainers) == names
     batches = [t.held_out_inputs for t in job.trainers.values()]
     assert all((b == batches[0]).all() for b in batches)  # same seed, same data
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     curves = specs[chart_titles(at).index("Training curves")]
-    names = {trace["name"] for trace in curves["data"] if trace.get("name")}
-    assert names == set(job.trainers)
+    assert {trace["name"] for trace in curves["data"] if trace.get("name")} == set(names)
     init = specs[chart_titles(at).index("Gradient norm of each block at initialisation")]
     assert [trace["name"] for trace in init["data"]] == ["pre-norm", "post-norm"]
     for trace, name in zip(init["data"], ["pre-norm", "post-norm"], strict=True):
         expected = [round(g, 5) for g in job.init_grad_norms[name]]
         assert values(trace["y"]) == pytest.approx(expected)  # one bar per layer
     assert len(at.dataframe[0].value) == 4  # results table: one row per run
+    assert len(kept_models(at)) == 4
+    for index, name in enumerate(names):
+        at.button(key=f"train_open_{index}").click().run()
+        assert_no_exception(at)
+        model = kept_models(at)[at.session_state["source"]]
+        assert model.encoder is job.results[name].model.encoder
+        assert at.radio(key="norm").value == name.split("-")[0] and at.radio(key="norm").disabled
+        assert ("warmup 2" in model.label) == ("warmup" in name)
+        assert at.session_state["view"] == "Attention" and not at.error
+        at.segmented_control(key="view").set_value("Training").run()
 
 
-def test_preset_fills_the_controls(at: AppTest) -> None:
-    at.selectbox(key="train_preset").set_value("pre vs post: deep, high lr").run()
-    assert at.number_input(key="train_layers").value == 12
+def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None:
+    name = "pre vs post: deep, high lr"
+    at.selectbox(key="train_preset").set_value(name).run()
+    assert_no_exception(at)
+    preset = TrainConfig(**PRESETS[name])
+    assert at.slider(key="num_layers").value == preset.num_layers == 12
+    assert at.select_slider(key="d_ff").value == preset.d_ff
+    assert at.select_slider(key="d_model").value == preset.d_model
+    assert at.radio(key="positional").value == preset.positional
     assert at.select_slider(key="train_lr").value == 1e-2
     assert at.selectbox(key="train_task").value == "sort"
+    assert at.number_input(key="train_steps").value == preset.steps
 
 
-def test_heads_only_offer_divisors_of_d_model(at: AppTest) -> None:
-    at.selectbox(key="train_d_model").set_value(16).run()
-    assert 16 % at.selectbox(key="train_heads").value == 0
-    assert set(at.selectbox(key="train_heads").options) == {"1", "2", "4", "8", "16"}
+def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
+    def keep_ten() -> None:
+        import streamlit as st
+
+        from app import session_models
+        from encoder.pretrained import Checkpoint
+        from encoder.task_model import TaskModel
+        from encoder.task_tokenizer import task_tokenizer
+        from encoder.training import TokenClassifier, TrainConfig
+
+        cfg = TrainConfig(d_model=16, num_layers=1)
+        model = TaskModel(
+            TokenClassifier(cfg.encoder_config(), 10), task_tokenizer(10), "reverse", 8
+        )
+        checkpoint = Checkpoint(model.encoder, model.tokenizer, model)
+        ids = []
+        for _ in range(10):
+            in_use = ids[0] if ids else "random"
+            ids.append(session_models.add("trained", "same", checkpoint, "m", in_use))
+        st.session_state["added"] = ids
+
+    app = AppTest.from_function(keep_ten).run()
+    assert not app.exception
+    added = app.session_state["added"]
+    kept = app.session_state["_session_models"]
+    assert list(kept) == [added[0], *added[3:]]  # the oldest go first, but not the one in use
+    labels = [m.label for m in kept.values()]
+    assert labels[0] == "same" and len(set(labels)) == 8  # each label names one model
 
 
 def test_long_histories_are_thinned_but_keep_the_last_step() -> None:

@@ -1,0 +1,55 @@
+"""In a real browser: train the sidebar's architecture, choose the trained model, read it."""
+
+from __future__ import annotations
+
+import pytest
+
+from encoder.tasks import example_sequence
+from tests.e2e.harness import figure, wait_settled
+from tests.e2e.test_browser_page import open_view, type_text, wait_for
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+TINY = {"d_model": 32, "num_heads": 4, "num_layers": 1, "d_ff": 64}  # trains in seconds
+TRAINING_TIMEOUT_MS = 240_000
+
+
+def test_a_model_trained_here_is_a_source_every_view_reads(open_page):
+    page, _ = open_page(view="Training", **TINY)
+    steps = page.locator(".st-key-train_steps input")
+    steps.fill("30")
+    steps.press("Enter")
+    wait_settled(page)
+    page.locator(".st-key-train_start button").click()
+    page.get_by_role("button", name="Open the trained model").wait_for(timeout=TRAINING_TIMEOUT_MS)
+    wait_settled(page)
+
+    # the sidebar offers it: choose it there, as a teacher would
+    option = page.locator(".st-key-source [data-testid=stRadioOption]").filter(
+        has_text="reverse, pre-norm 1 x 4, 30 steps"
+    )
+    option.click()
+    page.wait_for_function(  # the text box gets an example of the model's task
+        "text => document.querySelector('.st-key-text textarea').value === text",
+        arg=example_sequence(8, 10),
+    )
+    wait_settled(page)
+    assert page.locator(".st-key-num_heads input").is_disabled()  # the architecture is locked
+
+    open_view(page, "Attention")
+    sequence = "9 8 7 6 5 4 3 2"
+    type_text(page, sequence)
+    detail = wait_for(page, "head_detail", lambda fig: fig["drawn_x2"] == sequence.split())
+    assert detail["rows"] == 8
+    overview = figure(page, "overview")
+    assert overview["x2"] == ["H0", "H1", "H2", "H3"] and overview["y2"] == ["L0"]
+    assert "8 tokens" in overview["title"]
+
+    open_view(page, "Tokens")
+    page.get_by_text("Sentence 1: 8 tokens").wait_for()
+    page.get_by_text("own tokenizer: one token per symbol").wait_for()  # not WordPiece
+    assert page.get_by_text("WordPiece").count() == 0
+
+    type_text(page, "9 8 7 x 5 4 3 2")
+    page.get_by_text("'x' is not a symbol this model knows").wait_for()
+    assert page.locator("[data-testid=stException]").count() == 0
