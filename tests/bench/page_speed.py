@@ -146,13 +146,10 @@ class Session:
     page: object
     view: str
     text: str
-    _received: list[int] = field(default_factory=lambda: [0])
-
-    def received(self) -> int:
-        return self._received[0]
+    received: int = 0  # bytes
 
     def count(self, payload) -> None:
-        self._received[0] += len(payload)
+        self.received += len(payload)
 
 
 class Browser:
@@ -229,10 +226,10 @@ def measure_reruns(session: Session, view: str, texts: list[str]) -> Timings:
     open_view(session, view)
     timings = Timings(inventory=session.page.evaluate(INVENTORY_JS))
     for text in texts:
-        before = session.received()
+        before = session.received
         timings.seconds.append(commit_text(session, text))
         timings.script_ms.append(session.page.evaluate(SCRIPT_MS_JS))
-        timings.received.append(session.received() - before)
+        timings.received.append(session.received - before)
     timings.status = session.page.evaluate(STATUS_JS)
     return timings.drop_warmup()
 
@@ -248,12 +245,12 @@ def measure_head_clicks(session: Session, clicks: int) -> Timings:
     for _ in range(clicks + 1):
         head, key = (head + 1, "ArrowRight") if head + 1 < heads else (0, "Home")
         slider.focus()
-        before = session.received()
+        before = session.received
         start = time.perf_counter()
         slider.press(key)
         session.page.wait_for_function(HEAD_DRAWN_JS, arg=head, timeout=TIMEOUT_MS, polling="raf")
         timings.seconds.append(time.perf_counter() - start)
-        timings.received.append(session.received() - before)
+        timings.received.append(session.received - before)
     return timings.drop_warmup()
 
 
@@ -283,11 +280,11 @@ def measure_long_text(browser: Browser, server: StreamlitServer) -> dict:
     progress("pretrained model, 500 tokens")
     text = sentence_of(497, "pretrained")
     with browser.session(server, "Attention", FIRST_TEXT, source="pretrained") as session:
-        before = session.received()
+        before = session.received
         seconds = commit_text(session, text)
         return {
             "seconds": seconds,
-            "megabytes": (session.received() - before) / 1e6,
+            "megabytes": (session.received - before) / 1e6,
             "tokens": len(expected_tokens(text)[0]),
             "status": session.page.evaluate(STATUS_JS),
         }
@@ -394,8 +391,12 @@ def main() -> None:
         first_app = measure_first_render(browser, APP_SCRIPT)
         floor_server, app_server = StreamlitServer(FLOOR_SCRIPT), StreamlitServer(APP_SCRIPT)
         try:
+            counts = {len(expected_tokens(FIRST_TEXT)[0]), *range(31, 32 + args.reruns)}
+            token_counts = ",".join(str(count) for count in sorted(counts))
             with (
-                browser.session(floor_server, "Attention", FIRST_TEXT) as floor,
+                browser.session(
+                    floor_server, "Attention", FIRST_TEXT, token_counts=token_counts
+                ) as floor,
                 browser.session(app_server, "Attention", FIRST_TEXT) as app,
             ):
                 attention = None
