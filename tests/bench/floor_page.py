@@ -38,11 +38,13 @@ import plotly.graph_objects as go
 import streamlit as st
 from tokenizers import Tokenizer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `app` importable as a script
+ROOT = str(Path(__file__).resolve().parents[2])
+if ROOT not in sys.path:  # `app` importable; streamlit runs this file again on every rerun
+    sys.path.insert(0, ROOT)
 
 from app import charts  # noqa: E402  (figure builders only: plotly, no torch)
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = Path(ROOT) / "assets"
 # as app.controls: its widgets' choices, and app.views' chart config
 VIEW_LABELS = ["Tokens", "Attention", "LayerNorm", "Shapes", "Export", "Training"]
 D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
