@@ -215,16 +215,20 @@ def swap_arrays(node, swaps: dict[str, str]):
     return node
 
 
-def show(template: str, tokens: list[str], key: str, **values: object) -> None:
-    """Draw a figure template (plotly JSON): the tokens and `values` in place of its
-    placeholders, as a plain dict that plotly.py wraps without validating it (a bare dict,
-    st.plotly_chart would). A value named `swaps` replaces typed arrays (see swap_arrays)."""
-    swaps = values.pop("swaps", {})
+def filled(template: str, tokens: list[str], swaps: dict[str, str], **values: object) -> dict:
+    """A figure template (plotly JSON) as a dict, with the tokens (escaped, as app.charts shows
+    them) and `values` in place of its placeholders, and its typed arrays swapped (swap_arrays)."""
     texts = {str(i): charts.escape(token) for i, token in enumerate(tokens)}
     texts |= {name: str(value) for name, value in values.items()}
     as_json = {name: json.dumps(text)[1:-1] for name, text in texts.items()}  # string bodies
-    filled = json.loads(PLACEHOLDER.sub(lambda found: as_json[found[1]], template))
-    figure = go.Figure(swap_arrays(filled, swaps) if swaps else filled, _validate=False)
+    figure = json.loads(PLACEHOLDER.sub(lambda found: as_json[found[1]], template))
+    return swap_arrays(figure, swaps) if swaps else figure
+
+
+def show(template: str, tokens: list[str], key: str, swaps=None, **values: object) -> None:
+    """Draw a filled figure template as a plain dict that plotly.py wraps without validating it
+    (st.plotly_chart validates a bare dict: 60-90 ms for each of these figures)."""
+    figure = go.Figure(filled(template, tokens, swaps or {}, **values), _validate=False)
     st.plotly_chart(figure, width="stretch", config=PLOTLY_CONFIG, key=key)
 
 
