@@ -6,14 +6,15 @@ on a free loopback port, opens `sessions` browser contexts (each its own Streaml
 headless Chromium, and lets each commit `rounds` texts of its own, all at once, until
 `--max-seconds` (then they stop and say so). After every rerun a session checks that the head
 detail shows the tokens of ITS text (no cross-talk), and from its second rerun on (the first
-warms up) takes three times:
+warms up) takes these times:
 - the whole rerun: from committing the text to the page drawn with its tokens;
 - the server's script: start to end of the script run, as the app reports it in its status
   caption ("page N ms"; it runs in the server's thread for this session, so it includes waiting
-  for the other sessions' threads);
-- the browser's drawing after the script: from the page seeing the script end (script state
-  notRunning, in-page clock) to the page drawn. The rest of the rerun is transport, queueing and
-  the drawing that overlaps the running script.
+  for the other sessions' threads); the whole rerun less this is the browsers' part (drawing,
+  and the transport both ways);
+- in the page (its own clock): commit to the script state turning running, running to
+  notRunning (the page takes in and draws what the script sends as it comes), and notRunning to
+  the page drawn.
 The server's resident memory (its process and any children, from /proc) is sampled every second;
 it is "flat" when it grows by less than MEMORY_GROWTH_LIMIT_MB from half-way to the end.
 """
@@ -47,19 +48,31 @@ from tests.e2e.harness import (  # noqa: E402
 TIMEOUT_MS = 120_000
 # "flat": from the middle of the run (the app's caches long full) to its end, RSS grows less
 MEMORY_GROWTH_LIMIT_MB = 50
-# In every page, before its scripts: the in-page time the script state last turned notRunning.
-SCRIPT_END_WATCH = """const state = "data-test-script-state";
+# In every page, before its scripts, in-page times: the last commit (Ctrl+Enter), and the last
+# time the script state turned running and notRunning.
+RERUN_WATCH = """const state = "data-test-script-state";
+document.addEventListener("keydown", event => {
+  if (event.key === "Enter" && event.ctrlKey) window.committedAt = performance.now();
+}, true);
 new MutationObserver(records => {
-  if (records.some(r => r.target.getAttribute(state) === "notRunning"))
-    window.scriptEndedAt = performance.now();
+  for (const record of records) {
+    const now = record.target.getAttribute(state);
+    if (now === "running") window.scriptStartedAt = performance.now();
+    if (now === "notRunning") window.scriptEndedAt = performance.now();
+  }
 }).observe(document, {attributes: true, subtree: true, attributeFilter: [state]});
 """
+# Seconds, in-page: commit to the script's start, its start to its end, its end to drawn.
+SPLIT_JS = """() => [window.committedAt, window.scriptStartedAt, window.scriptEndedAt,
+  window.drawnAt].map((t, i, all) => (all[i + 1] - t) / 1000).slice(0, 3)"""
 # DRAWN_JS, noting the in-page time it first held.
 DRAWN_AT_JS = f"""expected => {{
   const drawn = ({DRAWN_JS})(expected);
   if (drawn) window.drawnAt = performance.now();
   return drawn;
 }}"""
+
+SPLIT_NAMES = ("page_to_start_s", "page_running_s", "page_after_end_s")
 
 
 def session_text(session: int, round_: int) -> str:
@@ -71,7 +84,7 @@ async def work(browser, server: StreamlitServer, session: int, rounds: int, dead
                log: dict) -> None:  # fmt: skip
     """One session: open the page, then commit `rounds` texts (until `deadline`), checking each."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
-    await context.add_init_script(SCRIPT_END_WATCH)
+    await context.add_init_script(RERUN_WATCH)
     page = await context.new_page()
     page.set_default_timeout(TIMEOUT_MS)  # a busy machine with ten pages is slow
     page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error" else None)
@@ -96,13 +109,13 @@ async def work(browser, server: StreamlitServer, session: int, rounds: int, dead
                 log["failures"].append(f"session {session} round {round_}: {error}")
                 continue
             total_s = time.perf_counter() - start
-            script_ms, after_ms = await page.evaluate(
-                f"() => [({SCRIPT_MS_JS})(), window.drawnAt - window.scriptEndedAt]"
-            )
+            script_s = await page.evaluate(SCRIPT_MS_JS) / 1000
+            split = await page.evaluate(SPLIT_JS)
             log["done"] += 1
             print(
-                f"session {session} round {round_}: {total_s:.2f} s, script {script_ms} ms, "
-                f"drawn {after_ms:.0f} ms after it",
+                f"session {session} round {round_}: {total_s:.2f} s; server script "
+                f"{script_s:.2f} s; in the page: {split[0]:.2f} s to the script's start, "
+                f"{split[1]:.2f} s running, drawn {split[2]:.2f} s after its end",
                 file=sys.stderr,
             )
             if log["done"] == log["sessions"]:  # as many reruns as sessions: the warm-up
@@ -111,8 +124,10 @@ async def work(browser, server: StreamlitServer, session: int, rounds: int, dead
                 log["rss_middle"] = server.rss_mb()
             if round_ > 0:  # each session's first rerun only warms up
                 log["total_s"].append(total_s)
-                log["script_s"].append(script_ms / 1000)
-                log["after_script_s"].append(after_ms / 1000)
+                log["script_s"].append(script_s)
+                log["browser_s"].append(total_s - script_s)
+                for name, seconds in zip(SPLIT_NAMES, split, strict=True):
+                    log[name].append(seconds)
     finally:
         await context.close()
 
@@ -126,7 +141,8 @@ async def sample_memory(server: StreamlitServer, log: dict) -> None:
 async def run(sessions: int, rounds: int, max_seconds: float) -> dict:
     server = StreamlitServer()
     log = {
-        "total_s": [], "script_s": [], "after_script_s": [], "errors": [], "failures": [],
+        "total_s": [], "script_s": [], "browser_s": [], **{name: [] for name in SPLIT_NAMES},
+        "errors": [], "failures": [],
         "stopped": [], "done": 0, "sessions": sessions, "planned": sessions * rounds,
         "rss_peak": 0.0,
     }  # fmt: skip
@@ -182,9 +198,14 @@ def main() -> None:
     print(f"| cross-talk or lost reruns | {len(log['failures'])} |")
     print(f"| browser console errors | {len(log['errors'])} |")
     print(f"| whole rerun, commit to drawn: p50 / p95 | {percentiles(log['total_s'])} |")
-    print(f"| server: script start to end: p50 / p95 | {percentiles(log['script_s'])} |")
-    print(f"| browser: drawing after the script's end: p50 / p95 "
-          f"| {percentiles(log['after_script_s'])} |")  # fmt: skip
+    for label, name in (
+        ("server: script start to end (the app's 'page N ms')", "script_s"),
+        ("browser and transport: whole rerun - server script", "browser_s"),
+        ("in the page: commit to the script's start", "page_to_start_s"),
+        ("in the page: the script's start to its end", "page_running_s"),
+        ("in the page: the script's end to drawn", "page_after_end_s"),
+    ):
+        print(f"| {label}: p50 / p95 | {percentiles(log[name])} |")
     print(f"| server RSS: idle / after the first {args.sessions} reruns / half-way / peak / end | "
           f"{log['rss_start']:.0f} / {rss_first:.0f} / {rss_middle:.0f} / {log['rss_peak']:.0f} "
           f"/ {log['rss_end']:.0f} MB |")  # fmt: skip
