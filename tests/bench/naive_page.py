@@ -13,7 +13,9 @@ from pathlib import Path
 import plotly.graph_objects as go
 import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # `app` and `encoder` importable
+ROOT = str(Path(__file__).resolve().parents[2])
+if ROOT not in sys.path:  # `app` and `encoder` importable; streamlit runs this file on every rerun
+    sys.path.insert(0, ROOT)
 
 from app.controls import random_config  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402

@@ -61,12 +61,29 @@ DRAWN_JS = """expected => {
     && labels.join("\\u0000") === expected.labels.join("\\u0000");
 }"""
 
+# The script's own time in ms, from "page N ms" in the status caption (the app's status line;
+# the benchmark's floor page writes one alike), or null where there is none.
+SCRIPT_MS_JS = """() => {
+  for (const caption of document.querySelectorAll("[data-testid=stCaptionContainer]")) {
+    const found = caption.textContent.match(/page (\\d+) ms/);
+    if (found) return Number(found[1]);
+  }
+  return null;
+}"""
+
 SETTLED_JS = """() => {
   const app = document.querySelector("[data-testid=stApp]");
   return app && app.getAttribute("data-test-script-state") === "notRunning"
     && !document.querySelector("[data-stale=true]")
     && !!document.querySelector("[data-testid=stMainBlockContainer] h1");
 }"""
+
+
+# Lazily loaded elements (widgets, charts) show a skeleton until their code has arrived, and a
+# visible table has its grid (a closed expander's stays empty).
+LOADED_JS = """() => !document.querySelector("[data-testid=stSkeleton]")
+  && [...document.querySelectorAll("[data-testid=stDataFrame]")]
+    .every(table => !table.checkVisibility() || table.querySelector("table[aria-rowcount]"))"""
 
 
 def wait_settled(page, timeout_ms: float = 30_000) -> None:
@@ -100,6 +117,7 @@ class StreamlitServer:
     """`streamlit run script` on a free loopback port; stop() ends exactly this process."""
 
     def __init__(self, script: str = APP_SCRIPT, timeout: float = 60.0) -> None:
+        self.script = script
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
@@ -134,11 +152,8 @@ class StreamlitServer:
         return f"{self.url}/?{urlencode(params)}" if params else f"{self.url}/"
 
     def rss_mb(self) -> float:
-        """Resident memory of the server process, from /proc."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS line")
+        """Resident memory of the server process and its child processes, from /proc."""
+        return sum(_rss_kb(pid) for pid in _process_tree(self.process.pid)) / 1024
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -151,6 +166,28 @@ class StreamlitServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def _process_tree(pid: int) -> list[int]:
+    """A process and all its descendants (from /proc/PID/task/*/children); [] once it is gone."""
+    try:
+        children = [
+            int(child)
+            for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()
+        ]
+    except FileNotFoundError:
+        return []
+    return [pid] + [p for child in children for p in _process_tree(child)]
+
+
+def _rss_kb(pid: int) -> int:
+    """Resident memory in kB; 0 for a process that has just exited (or a zombie)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except FileNotFoundError:
+        return 0
+    return next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
 
 
 @functools.cache
