@@ -11,7 +11,9 @@ from pathlib import Path
 
 import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `app` and `encoder` importable
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
+    sys.path.insert(0, ROOT)
 
 from app import views  # noqa: E402
 from app.controls import VIEWS, render_sidebar, sync_query_params  # noqa: E402

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.attention import attention_mosaic, mosaic_figure, token_grid_figure
-from app.charts.common import OKABE_ITO, base_layout, escape, plural, visible_ticks
+from app.charts.common import OKABE_ITO, base_layout, escape, new_figure, plural, visible_ticks
 
 DIFFERENCE_COLOURS = "RdBu_r"  # blue: less attention than before, white: same, red: more
 
@@ -62,7 +62,7 @@ def residual_cosine_chart(
         xaxis="x2",
         yaxis="y",
     )
-    fig = go.Figure([heatmap, line])
+    fig = new_figure([heatmap, line])
     span = max(1 - min(float(np.min(mean)), lowest), 1e-4)
     fig.update_layout(
         xaxis=dict(
@@ -90,7 +90,7 @@ def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str
     """Per real token: ||out_ablated - out|| / ||out||, with the cosine in the hover."""
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
     positions, ticks = visible_ticks(labels)
-    fig = go.Figure(
+    fig = new_figure(
         go.Bar(
             x=list(range(len(tokens))),
             y=np.round(np.asarray(change, dtype=np.float64), 6),

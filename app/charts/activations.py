@@ -10,7 +10,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import OKABE_ITO, base_layout, escape, plural, short, visible_ticks
+from app.charts.common import (
+    OKABE_ITO,
+    base_layout,
+    escape,
+    new_figure,
+    plural,
+    short,
+    visible_ticks,
+)
 
 DIGITS = 4  # decimals sent to the browser
 DIVERGING = "RdBu_r"  # blue negative, white 0, red positive
@@ -72,7 +80,7 @@ def pre_activation_chart(
     counts = np.asarray(counts)
     centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
     below = centres < 0
-    fig = go.Figure(
+    fig = new_figure(
         [
             _bars(centres, counts, widths, edges, below, "values below 0", BELOW_ZERO),
             _bars(centres, counts, widths, edges, ~below, "values 0 or above", ABOVE_ZERO),
@@ -90,7 +98,15 @@ def pre_activation_chart(
     counts_range, curve_range = _zero_aligned_ranges(
         float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
     )
-    fig.add_vline(x=0, line=dict(color="#777777", width=1, dash="dot"))
+    fig.add_shape(  # x = 0, the full height (add_vline would also add an empty annotation list)
+        type="line",
+        x0=0,
+        x1=0,
+        y0=0,
+        y1=1,
+        yref="y domain",
+        line=dict(color="#777777", width=1, dash="dot"),
+    )
     fig.update_layout(
         bargap=0,
         barmode="overlay",
@@ -126,7 +142,12 @@ def top_units_chart(
     columns = token_labels(tokens)
     across = rounded(across_tokens)  # [units, tokens]
     fig = make_subplots(
-        rows=1, cols=2, shared_yaxes=True, column_widths=[0.28, 0.72], horizontal_spacing=0.03
+        figure=new_figure(),
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        column_widths=[0.28, 0.72],
+        horizontal_spacing=0.03,
     )
     fig.add_bar(
         x=rounded(values),
@@ -190,6 +211,7 @@ def residual_stream_chart(
     rows = token_labels(tokens)
     limit = float(np.abs(values).max()) or 1.0
     fig = make_subplots(
+        figure=new_figure(),
         rows=1,
         cols=2,
         shared_yaxes=True,
@@ -248,7 +270,7 @@ def residual_stream_chart(
 def cosine_chart(matrix: np.ndarray, tokens: list[str], title: str) -> go.Figure:
     """Token x token cosine similarity on a fixed -1..1 scale."""
     labels = token_labels(tokens)
-    fig = go.Figure(
+    fig = new_figure(
         go.Heatmap(
             z=rounded(matrix),
             x=labels,
@@ -281,7 +303,7 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
     depths = np.asarray(depths).tolist()
     means = rounded(mean_cosine)
     names = [depth_name(d) for d in depths]
-    fig = go.Figure(
+    fig = new_figure(
         [
             go.Scatter(
                 x=depths,
@@ -328,7 +350,7 @@ def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]
         f"'{escaped[t]}' ({t}) after {depth_name(d)}" for d in range(depths) for t in range(n)
     ]
     path_text = [f"'{token}' ({t})" for t, token in enumerate(escaped)]
-    fig = go.Figure(
+    fig = new_figure(
         [
             go.Scatter(
                 x=path_x,

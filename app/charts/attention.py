@@ -19,6 +19,7 @@ from app.charts.common import (
     PAD_TOKEN,
     base_layout,
     escape,
+    new_figure,
     plural,
     short,
     visible_ticks,
@@ -216,7 +217,7 @@ def attention_mosaic(
 
 def mosaic_figure(mosaic: Mosaic, heatmap: go.Heatmap, title: str) -> go.Figure:
     """The mosaic drawn with `heatmap` (its values trace), padding greyed, sized to fit."""
-    fig = go.Figure([heatmap, _padding_mask(mosaic.x_segments, mosaic.y_segments)])
+    fig = new_figure([heatmap, _padding_mask(mosaic.x_segments, mosaic.y_segments)])
     _heatmap_axes(fig, mosaic.hover_x, mosaic.hover_y, mosaic.x_ticks, mosaic.y_ticks)
     padding = mosaic.n_tokens - mosaic.n_valid
     if padding:
@@ -277,7 +278,7 @@ def token_grid_figure(
         )
     labels = [escape(t) for t in tokens]
     segments = [Segment(0, n_valid, "token"), Segment(n_valid, n_tokens, "pad")]
-    fig = go.Figure([heatmap, _padding_mask(segments, segments)])
+    fig = new_figure([heatmap, _padding_mask(segments, segments)])
     visible = visible_ticks(tokens)
     _heatmap_axes(fig, labels, labels, visible, visible)
     fig.update_layout(
@@ -294,7 +295,7 @@ def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.F
     n_sentences, n_tokens = mask.shape
     padded = [[row[t] if t < len(row) else PAD_TOKEN for t in range(n_tokens)] for row in tokens]
     cell_chars = int(np.clip(170 // n_tokens, 3, 12))  # what fits a cell at ~1100 px wide
-    fig = go.Figure(
+    fig = new_figure(
         go.Heatmap(
             z=mask,
             zmin=0,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from app.charts.common import FONT_SIZE, MARGIN, base_layout, escape
+from app.charts.common import FONT_SIZE, MARGIN, base_layout, escape, new_figure
 
 BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
 INK, SKIP_INK = "#333333", "#0072B2"
@@ -194,7 +194,7 @@ def block_diagram(
             )
         )
     hidden = dict(visible=False, fixedrange=True)
-    fig = go.Figure()
+    fig = new_figure()
     fig.update_layout(
         shapes=layout_shapes,
         annotations=[a for a in annotations if a["text"] or a["showarrow"]],

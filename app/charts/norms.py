@@ -6,7 +6,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import MARGIN, OKABE_ITO, PAD_TOKEN, base_layout, escape, visible_ticks
+from app.charts.common import (
+    MARGIN,
+    OKABE_ITO,
+    PAD_TOKEN,
+    base_layout,
+    escape,
+    new_figure,
+    visible_ticks,
+)
 
 
 def _token_at(tokens: list[str], position: int) -> str:
@@ -32,6 +40,7 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
             f"{sorted(stats['layer'].unique().tolist())}"
         )
     fig = make_subplots(
+        figure=new_figure(),
         rows=2,
         cols=1,
         shared_xaxes=True,
@@ -78,7 +87,7 @@ def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
         ys += part["l2_norm"].tolist() + [None]
         labels += [f"'{label}' ({position})"] * len(part) + [None]
     mean = resid.groupby("depth")["l2_norm"].mean()
-    fig = go.Figure(
+    fig = new_figure(
         [
             go.Scatter(
                 x=xs,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.charts.common import FONT_SIZE, OKABE_ITO, base_layout, escape, visible_ticks
+from app.charts.common import FONT_SIZE, OKABE_ITO, base_layout, escape, new_figure, visible_ticks
 
 DIVERGING = "RdBu_r"  # blue < 0 < red, white at zero
 PAD_SHADE = "rgba(120, 120, 120, 0.55)"
@@ -62,7 +62,7 @@ def vector_strips(
     labels = [escape(label) for label, _ in rows]
     z = np.stack([np.asarray(values, dtype=np.float64) for _, values in rows])  # [rows, dims]
     width = z.shape[1]
-    fig = go.Figure(
+    fig = new_figure(
         _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value", robust).update(
             y=labels, x=np.arange(width), ygap=3
         )
@@ -109,7 +109,7 @@ def token_matrix(
         raise ValueError(f"{len(tokens)} tokens for {n_tokens} rows")
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
     hover_labels = [escape(label) for label in labels]
-    fig = go.Figure(
+    fig = new_figure(
         _signed_heatmap(
             values,
             "%{customdata}<br>dimension %{x}: %{z:.4f}",
@@ -150,7 +150,7 @@ def token_matrix(
 def weight_matrix(weights: np.ndarray, *, title: str, row_title: str) -> go.Figure:
     """A [rows, d] weight matrix, signed colours."""
     weights = np.asarray(weights, dtype=np.float64)
-    fig = go.Figure(_signed_heatmap(weights, "row %{y}, column %{x}: %{z:.4f}", "weight"))
+    fig = new_figure(_signed_heatmap(weights, "row %{y}, column %{x}: %{z:.4f}", "weight"))
     fig.update_layout(
         xaxis=dict(title_text="input dimension (d_model)", showgrid=False, zeroline=False),
         yaxis=dict(title_text=row_title, autorange="reversed", showgrid=False, zeroline=False),
@@ -175,7 +175,7 @@ def softmax_comparison(
         (f"softmax(q·k / {root}): the model's weights", scaled, OKABE_ITO[0], entropies[0]),
         ("softmax(q·k): no scaling", unscaled, OKABE_ITO[4], entropies[1]),
     ]
-    fig = go.Figure(
+    fig = new_figure(
         [
             go.Bar(
                 x=positions,

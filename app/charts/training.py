@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import MARGIN, OKABE_ITO, base_layout, escape
+from app.charts.common import MARGIN, OKABE_ITO, base_layout, escape, new_figure
 
 MAX_POINTS = 300  # points per curve sent to the browser; longer histories are thinned
 
@@ -49,7 +49,9 @@ def training_curves(
     run listed just before them (e.g. "post-norm + warmup" after "post-norm").
     chance_loss: ln(classes), drawn as a grey line: a loss stuck there means nothing is learned.
     """
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("loss (training batch)", "accuracy"))
+    fig = make_subplots(
+        figure=new_figure(), rows=1, cols=2, subplot_titles=("loss (training batch)", "accuracy")
+    )
     colour_index = -1
     for name, history in histories.items():
         if name not in dashed:
@@ -97,7 +99,7 @@ def training_curves(
 
 def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.Figure:
     """Grouped bars: the gradient norm of each encoder block, one colour per run."""
-    fig = go.Figure()
+    fig = new_figure()
     for index, (name, values) in enumerate(norms.items()):
         label = escape(name)
         fig.add_trace(
@@ -109,7 +111,7 @@ def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.F
                 hovertemplate=f"{label}<br>block %{{x}}<br>gradient norm %{{y:.4f}}<extra></extra>",
             )
         )
-    fig.update_layout(barmode="group", xaxis_title="encoder block", yaxis_title="gradient norm")
+    fig.update_layout(barmode="group", xaxis_title_text="encoder block", yaxis_title_text="gradient norm")
     return _layout(fig, escape(title), height=360)
 
 
@@ -121,17 +123,17 @@ def grad_norm_heatmap(history: list[dict[str, float]]) -> go.Figure:
         key=lambda c: int(c.rsplit("_", 1)[1]),
     )
     values = frame[columns].to_numpy(dtype=np.float64).T  # [layer, step]
-    fig = go.Figure(
+    fig = new_figure(
         go.Heatmap(
             z=np.round(np.log10(np.maximum(values, 1e-12)), 3),
             x=frame["step"],
             y=[f"L{i}" for i in range(len(columns))],
             customdata=np.round(values, 5),
             colorscale="Viridis",
-            colorbar=dict(title="log10 norm"),
+            colorbar=dict(title=dict(text="log10 norm")),
             hovertemplate="block %{y}<br>step %{x}<br>gradient norm %{customdata:.4f}"
             "<extra></extra>",
         )
     )
-    fig.update_layout(xaxis_title="step", yaxis_title="encoder block")
+    fig.update_layout(xaxis_title_text="step", yaxis_title_text="encoder block")
     return _layout(fig, "Gradient norm of each block during training", height=320)

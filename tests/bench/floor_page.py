@@ -42,7 +42,10 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # `app` importable; streamlit runs this file again on every rerun
     sys.path.insert(0, ROOT)
 
-from app import charts  # noqa: E402  (figure builders only: plotly, no torch)
+from app.charts import attention as attention_charts  # noqa: E402  (figure builders only: plotly, no torch)
+from app.charts import common as common_charts  # noqa: E402
+from app.charts import diagram as diagram_charts  # noqa: E402
+from app.charts import norms as norm_charts  # noqa: E402
 
 ASSETS = Path(ROOT) / "assets"
 # as app.controls: its widgets' choices, and app.views' chart config
@@ -218,7 +221,7 @@ def swap_arrays(node, swaps: dict[str, str]):
 def filled(template: str, tokens: list[str], swaps: dict[str, str], **values: object) -> dict:
     """A figure template (plotly JSON) as a dict, with the tokens (escaped, as app.charts shows
     them) and `values` in place of its placeholders, and its typed arrays swapped (swap_arrays)."""
-    texts = {str(i): charts.escape(token) for i, token in enumerate(tokens)}
+    texts = {str(i): common_charts.escape(token) for i, token in enumerate(tokens)}
     texts |= {name: str(value) for name, value in values.items()}
     as_json = {name: json.dumps(text)[1:-1] for name, text in texts.items()}  # string bodies
     figure = json.loads(PLACEHOLDER.sub(lambda found: as_json[found[1]], template))
@@ -236,7 +239,7 @@ def show(template: str, tokens: list[str], key: str, swaps=None, **values: objec
 @st.cache_resource(max_entries=16, show_spinner=False)
 def overview_template(layers: int, heads: int, tokens: int, stretch: bool) -> str:
     attention = random_attention(layers, heads, tokens)
-    figure = charts.attention_overview(
+    figure = attention_charts.attention_overview(
         attention, tokens, max_tokens=OVERVIEW_MAX_TOKENS, stretch=stretch
     )
     return figure.to_json()
@@ -248,7 +251,7 @@ def head_template(layers: int, heads: int, tokens: int, stretch: bool) -> str:
     scale stays head 0's)."""
     pattern = random_attention(layers, heads, tokens)[0, 0]  # [query, key]
     title = "Layer @@layer@@, head @@head@@: each row is a query token's attention over the keys"
-    figure = charts.attention_head(
+    figure = attention_charts.attention_head(
         pattern, placeholders(tokens), tokens, title=title, stretch=stretch
     )
     return figure.to_json()
@@ -260,8 +263,8 @@ def layernorm_templates(layers: int, tokens: int, layer: int) -> tuple[str, str]
     stats, resid = random_norm_tables(layers, tokens)
     labels = placeholders(tokens)
     return (
-        charts.layernorm_chart(stats, labels, layer).to_json(),
-        charts.residual_norm_chart(resid, labels).to_json(),
+        norm_charts.layernorm_chart(stats, labels, layer).to_json(),
+        norm_charts.residual_norm_chart(resid, labels).to_json(),
     )
 
 
@@ -274,7 +277,9 @@ def block_template(d_model: int, num_heads: int, d_ff: int, tokens: int) -> str:
         "attn_out": x, "resid_mid": x, "mlp_hidden": f"[1, {tokens}, {d_ff}]", "mlp_out": x,
         "output": x,
     }  # fmt: skip
-    return charts.block_diagram(True, shapes, norm_label="LayerNorm", activation="GELU").to_json()
+    return diagram_charts.block_diagram(
+        True, shapes, norm_label="LayerNorm", activation="GELU"
+    ).to_json()
 
 
 def head_detail_floor(setup: Setup, tokens: list[str]) -> None:
@@ -314,8 +319,8 @@ def attention_floor(setup: Setup, tokens: list[str]) -> None:
         help="Random weights spread attention almost evenly; stretching shows its structure.",
     )
     n = len(tokens)
-    layers = charts.plural(setup.num_layers, "layer")
-    heads = charts.plural(setup.num_heads, "head")
+    layers = common_charts.plural(setup.num_layers, "layer")
+    heads = common_charts.plural(setup.num_heads, "head")
     st.subheader(f"Every head at once: {layers} x {heads}")
     size = f"{n} x {n}" if n <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
     st.caption(

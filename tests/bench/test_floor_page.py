@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from app import charts
+from app.charts import attention as attention_charts
+from app.charts import common as common_charts
+from app.charts import norms as norm_charts
 from tests.bench import floor_page as floor
 
 TEXT = 'A <b>bold</b> & "quoted" word.'  # HTML and JSON both need escaping here
@@ -36,8 +38,10 @@ def test_another_head_is_the_figure_app_charts_builds_for_it(tokens):
     swaps = {floor.encoded(attention[0, 0]): floor.encoded(attention[1, 2])}
     drawn = floor.filled(template, tokens, swaps, layer=1, head=2)
     title = "Layer 1, head 2: each row is a query token's attention over the keys"
-    assert drawn == as_json(charts.attention_head(attention[1, 2], tokens, n, title=title))
-    labels = [charts.escape(token) for token in tokens]
+    assert drawn == as_json(
+        attention_charts.attention_head(attention[1, 2], tokens, n, title=title)
+    )
+    labels = [common_charts.escape(token) for token in tokens]
     marker = dict(floor.FLOOR_VIEWS["Attention"].drawn)["head_detail"](labels)
     assert marker in stringified(drawn["layout"])
 
@@ -46,9 +50,13 @@ def test_layernorm_figures_are_the_figures_app_charts_builds(tokens):
     n = len(tokens)
     statistics, residual = floor.layernorm_templates(LAYERS, n, 1)
     stats, resid = floor.random_norm_tables(LAYERS, n)
-    assert floor.filled(statistics, tokens, {}) == as_json(charts.layernorm_chart(stats, tokens, 1))
-    assert floor.filled(residual, tokens, {}) == as_json(charts.residual_norm_chart(resid, tokens))
-    labels = [charts.escape(token) for token in tokens]
+    assert floor.filled(statistics, tokens, {}) == as_json(
+        norm_charts.layernorm_chart(stats, tokens, 1)
+    )
+    assert floor.filled(residual, tokens, {}) == as_json(
+        norm_charts.residual_norm_chart(resid, tokens)
+    )
+    labels = [common_charts.escape(token) for token in tokens]
     marker = dict(floor.FLOOR_VIEWS["LayerNorm"].drawn)["layernorm"](labels)
     assert marker in stringified(floor.filled(statistics, tokens, {})["layout"])
 
