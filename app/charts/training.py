@@ -111,7 +111,9 @@ def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.F
                 hovertemplate=f"{label}<br>block %{{x}}<br>gradient norm %{{y:.4f}}<extra></extra>",
             )
         )
-    fig.update_layout(barmode="group", xaxis_title_text="encoder block", yaxis_title_text="gradient norm")
+    fig.update_layout(
+        barmode="group", xaxis_title_text="encoder block", yaxis_title_text="gradient norm"
+    )
     return _layout(fig, escape(title), height=360)
 
 
