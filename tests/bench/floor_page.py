@@ -42,14 +42,18 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # `app` importable; streamlit runs this file again on every rerun
     sys.path.insert(0, ROOT)
 
-from app.charts import attention as attention_charts  # noqa: E402  (figure builders only: plotly, no torch)
+from app.charts import activations as activation_charts  # noqa: E402  (figure builders only: plotly, no torch)
+from app.charts import attention as attention_charts  # noqa: E402
 from app.charts import common as common_charts  # noqa: E402
 from app.charts import diagram as diagram_charts  # noqa: E402
 from app.charts import norms as norm_charts  # noqa: E402
+from app.charts import steps as step_charts  # noqa: E402
+from app.markdown import quoted  # noqa: E402
 
 ASSETS = Path(ROOT) / "assets"
 # as app.controls: its widgets' choices, and app.views' chart config
-VIEW_LABELS = ["Tokens", "Attention", "LayerNorm", "Shapes", "Export", "Training"]
+VIEW_LABELS = ["Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes"]
+VIEW_LABELS += ["Export", "Training"]
 D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
 LABELS = {
@@ -100,6 +104,11 @@ class FloorView:
 def labels_json(labels: list[str]) -> str:
     """The labels as JSON.stringify writes the tick text array that holds them."""
     return json.dumps(labels, ensure_ascii=False, separators=(",", ":"))
+
+
+def numbered_labels_json(labels: list[str]) -> str:
+    """The labels as 'position token' ticks (app.charts' token matrices and activation charts)."""
+    return labels_json([f"{position} {label}" for position, label in enumerate(labels)])
 
 
 @st.cache_resource(show_spinner=False)
@@ -392,7 +401,300 @@ def shapes_floor(setup: Setup, tokens: list[str]) -> None:
         st.dataframe(counts, hide_index=True)
 
 
-FLOOR_VIEWS: dict[str, FloorView | None] = {  # in lesson order
+def random_vectors(generator: np.random.Generator, *shape: int) -> np.ndarray:
+    return generator.normal(size=shape).astype(np.float32)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def steps_templates(d_model: int, num_heads: int, tokens: int, head: int) -> dict[str, str]:
+    """The Attention steps view's figures (pre-norm, one sentence, no padding) by chart key, for
+    one head of layer 0 and query 0."""
+    generator, d, dk = rng(d_model, num_heads, tokens, head), d_model, d_model // num_heads
+    labels, T = placeholders(tokens), tokens
+
+    def vector(size: int) -> np.ndarray:
+        return random_vectors(generator, size)
+
+    def matrix(title: str, colour_title: str) -> go.Figure:
+        values = random_vectors(generator, T, dk)  # [token, dimension]
+        return step_charts.token_matrix(values, labels, T, title=title, colour_title=colour_title)
+
+    weights = np.exp(vector(T))
+    figures = {
+        "step_input": step_charts.vector_strips(
+            [("x_i (block input)", vector(d)), ("LN1(x_i) (attention reads this)", vector(d))],
+            title=f"{d} numbers per token", robust=True,
+        ),
+        "step_wq": step_charts.weight_matrix(
+            random_vectors(generator, dk, d),
+            title=f"W_Q slice of head {head}: {dk} rows x {d} columns",
+            row_title="query dimension",
+        ),
+        "step_q": step_charts.vector_strips(
+            [("q_i", vector(dk)), ("b_Q", vector(dk))], title=f"q_i: {dk} numbers"
+        ),
+        "step_keys": matrix(f"Keys K [{T}, {dk}]", "k"),
+        "step_values": matrix(f"Values V [{T}, {dk}]", "v"),
+        "step_scaling": step_charts.softmax_comparison(
+            labels, weights / weights.sum(), np.eye(T)[0], head_dim=dk, entropies=(3.2, 0.4)
+        ),
+        "step_weighted": matrix(f"weight_j v_j [{T}, {dk}]: the rows that are summed", "w·v"),
+        "step_z": step_charts.vector_strips(
+            [("z_i", vector(dk))], title=f"z_i = the column sums: {dk} numbers"
+        ),
+        "step_concat": step_charts.vector_strips(
+            [("concat of every head's z_i", vector(d))],
+            title=f"{num_heads} heads x {dk} numbers = {d}; head {head} outlined",
+            group_size=dk, highlight_group=head,
+        ),
+        "step_attn_out": step_charts.vector_strips(
+            [(f"head {head}'s share: W_O[:, head {head}] z_i", vector(d)), ("attn_i", vector(d))],
+            title=f"The attention output: {d} numbers", robust=True,
+        ),
+        "step_residual": step_charts.vector_strips(
+            [("x_i", vector(d)), ("attn_i", vector(d)), ("h_i = x_i + attn_i", vector(d))],
+            title=f"{d} numbers per row", robust=True,
+        ),
+    }  # fmt: skip
+    return {key: figure.to_json() for key, figure in figures.items()}
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def random_step_table(tokens: tuple[str, ...]) -> pd.DataFrame:
+    """As encoder.attention_steps' table for one query of one sentence (no padding)."""
+    T = len(tokens)
+    table = random_table(rng(text_seed(list(tokens))), T, dict.fromkeys(
+        ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"], "float"
+    ))  # fmt: skip
+    table.insert(0, "padding", False)
+    table.insert(0, "key", pd.array(tokens, dtype="string"))
+    table.insert(0, "position", np.arange(T))
+    return table
+
+
+def styled_step_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
+    """As app.steps_view._styled_table: the padding column as text, the top row highlighted,
+    numbers formatted."""
+    top = int(table["weight"].idxmax())
+    shown = table.assign(padding=np.where(table["padding"], "PADDING", ""))
+    numbers = ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"]
+    return shown.style.apply(
+        lambda row: ["background-color: #fff3b0" if row.name == top else ""] * len(row), axis=1
+    ).format(lambda value: f"{value:.4f}", subset=numbers)
+
+
+STEP_NOTE = (  # as long as the app's notes, with numbers in them
+    "Pre-norm: attention reads a normalised copy of row 0 ('[CLS]'). LN1 subtracts its mean "
+    "(0.0123), divides by its standard deviation (1.0034), then applies the learned gain and bias: "
+    "‖x_i‖ = 22.631 becomes ‖LN1(x_i)‖ = 22.627."
+)
+STEP_LATEX = (  # as long as the app's formulas
+    r"q_i = W_Q^{(0)}\,\mathrm{LN}_1(x_i) + b_Q^{(0)}\qquad [64] = [64 \times 512]\,[512] + [64]",
+    r"\begin{aligned}\text{q\_dot\_k}_j &= q_i \cdot k_j &\qquad \text{scaled}_j &= "
+    r"\text{q\_dot\_k}_j \,/\, \sqrt{64} \\ \text{masked}_j &= \text{scaled}_j \ \text{or}\ "
+    r"-\infty \text{ for padding} &\qquad \text{weight}_j &= \frac{e^{\text{masked}_j}}"
+    r"{\sum_{j'} e^{\text{masked}_{j'}}}\end{aligned}",
+    r"\mathrm{attn}_i = \mathrm{concat}(z_i^{(0)},\dots,z_i^{(7)})\,W_O^\top + b_O \qquad [512] = "
+    r"[8 \cdot 64]\,[512 \times 512] + [512]",
+    r"h_i = x_i + \mathrm{attn}_i",
+)
+
+
+def steps_floor(setup: Setup, tokens: list[str]) -> None:
+    """As app.steps_view.steps_view for one sentence, pre-norm."""
+    T, d, dk = len(tokens), setup.d_model, setup.d_model // setup.num_heads
+    left, middle, right = st.columns(3)
+    layer = left.slider("Layer", 0, setup.num_layers - 1, key="step_layer")
+    head = middle.slider("Head", 0, setup.num_heads - 1, key="step_head")
+    st.session_state["step_query"] = min(int(st.session_state.get("step_query", 0)), T - 1)
+    query = right.selectbox(
+        "Query token (position)", range(T), key="step_query",
+        format_func=lambda i: f"{i}: {tokens[i]}",
+        help="The token whose attention is computed; positions count from [CLS] = 0.",
+    )  # fmt: skip
+    templates = steps_templates(d, setup.num_heads, T, head)
+    table = random_step_table(tuple(tokens))
+    top = int(table["weight"].idxmax())
+    st.subheader(f"Layer {layer}, head {head}: how query {query} {quoted(tokens[query])} attends")
+    st.markdown(
+        f"It gives its largest weight, **{table['weight'][top]:.3f}**, to key {top} "
+        f"{quoted(tokens[top])}. Below, every step from the block's input to the stream after "
+        f"attention, with this model's numbers (d_model = {d}, {setup.num_heads} heads of "
+        f"d_k = {dk})."
+    )
+    st.subheader(f"1 · The query token's row entering the block, x_i [{d}]")
+    st.caption(STEP_NOTE)
+    show(templates["step_input"], tokens, "step_input")
+    st.subheader(f"2 · The query vector q_i [{dk}]: head {head} projects with W_Q")
+    st.latex(STEP_LATEX[0])
+    left, right = st.columns([3, 2])
+    with left:
+        show(templates["step_wq"], tokens, "step_wq")
+    with right:
+        show(templates["step_q"], tokens, "step_q")
+    st.caption(STEP_NOTE)
+    st.subheader(f"3 · Every token's key k_j and value v_j, [{T}, {dk}] each")
+    st.caption(
+        "One row per token of the sentence: the key says what a token offers to be found by, "
+        "the value what it passes on when attended to."
+    )
+    left, right = st.columns(2)
+    with left:
+        show(templates["step_keys"], tokens, "step_keys")
+    with right:
+        show(templates["step_values"], tokens, "step_values")
+    st.subheader(f"4 · Scores and weights: one row per key ({T} rows)")
+    st.latex(STEP_LATEX[1])
+    st.dataframe(
+        styled_step_table(table),
+        column_config={"position": "j", "key": "key token", "padding": "padding?",
+                       "contribution_norm": "‖weight_j v_j‖"},
+        hide_index=True, width="stretch", height=min(35 * T + 38, 640),
+    )  # fmt: skip
+    st.info(STEP_NOTE)
+    st.subheader(f"5 · Why divide by √d_k = √{dk}?")
+    st.caption(STEP_NOTE + " " + STEP_NOTE)
+    show(templates["step_scaling"], tokens, "step_scaling")
+    st.subheader(f"6 · Mix the values: z_i = Σ_j weight_j v_j [{dk}]")
+    st.caption(STEP_NOTE)
+    show(templates["step_weighted"], tokens, "step_weighted")
+    show(templates["step_z"], tokens, "step_z")
+    st.subheader(f"7 · All {setup.num_heads} heads side by side, projected by W_O [{d}]")
+    st.latex(STEP_LATEX[2])
+    show(templates["step_concat"], tokens, "step_concat")
+    show(templates["step_attn_out"], tokens, "step_attn_out")
+    st.caption(STEP_NOTE)
+    st.subheader(f"8 · Residual add: the stream after attention [{d}]")
+    st.latex(STEP_LATEX[3])
+    show(templates["step_residual"], tokens, "step_residual")
+    st.caption(STEP_NOTE)
+
+
+RESIDUAL_MAX_DIMS = 128  # as encoder.activations: wider streams show their largest dimensions
+HISTOGRAM_BINS, TOP_UNITS = 60, 10  # as encoder.activations
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def activation_templates(
+    layers: int, d_model: int, d_ff: int, tokens: int, layer: int
+) -> dict[str, str]:
+    """The Activations view's figures but the top units (a fragment's), by chart key: GELU, no
+    outlier dimension (as random weights give)."""
+    generator, depths, labels = (
+        rng(layers, d_model, d_ff, tokens, layer),
+        layers + 1,
+        placeholders(tokens),
+    )
+    edges = np.linspace(-4, 4, HISTOGRAM_BINS + 1)
+    curve_x = np.linspace(-4, 4, 201)
+    curve_y = curve_x / (1 + np.exp(-1.702 * curve_x))  # GELU's shape
+    dims = min(d_model, RESIDUAL_MAX_DIMS)
+    title = (
+        f"Block {layer}: {tokens} tokens x {d_ff} units before GELU<br><sup>49.8% of these values "
+        "are below 0</sup><br><sup>the end bars also count the 132 values beyond the axis (min "
+        "-5.01, max 4.87)</sup>"
+    )
+    residual_title = (
+        f"Each token's vector after block {layer} (red positive, blue negative); right: its "
+        f"length<br><sup>{dims} of {d_model} dimensions drawn: those with the largest mean "
+        "|value|, in index order</sup>"
+    )
+    cosine = np.clip(generator.normal(0.3, 0.2, (tokens, tokens)), -1, 1)
+    figures = {
+        "act_histogram": activation_charts.pre_activation_chart(
+            edges, generator.integers(0, 4000, HISTOGRAM_BINS), curve_x, curve_y, "GELU", title
+        ),
+        "act_residual": activation_charts.residual_stream_chart(
+            random_vectors(generator, tokens, dims), np.sort(generator.permutation(d_model)[:dims]),
+            generator.uniform(20, 40, tokens), labels, [], residual_title,
+        ),
+        "act_cosine": activation_charts.cosine_chart(
+            cosine, labels,
+            f"Cosine similarity after block {layer}<br><sup>mean between different tokens: "
+            "0.291</sup>",
+        ),
+        "act_mean_cosine": activation_charts.mean_cosine_chart(
+            np.arange(depths), generator.uniform(0, 1, depths), layer + 1
+        ),
+        "act_pca": activation_charts.pca_paths_chart(
+            random_vectors(generator, depths, tokens, 2), np.array([0.3, 0.2]), labels
+        ),
+    }  # fmt: skip
+    return {key: figure.to_json() for key, figure in figures.items()}
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def top_units_template(d_ff: int, tokens: int, layer: int, token: int) -> str:
+    generator = rng(d_ff, tokens, layer, token)
+    units = np.sort(generator.choice(d_ff, TOP_UNITS, False))
+    return activation_charts.top_units_chart(
+        units, np.sort(generator.uniform(0, 3, TOP_UNITS))[::-1],
+        generator.uniform(-0.2, 3, (TOP_UNITS, tokens)), placeholders(tokens), token, layer,
+    ).to_json()  # fmt: skip
+
+
+def top_units_floor(setup: Setup, tokens: list[str], layer: int) -> None:
+    """As app.activations_view._top_units (a fragment): a token, its most active units."""
+    default = 1 if len(tokens) > 2 else 0
+    value = st.session_state.get("act_token", default)
+    st.session_state["act_token"] = value if value < len(tokens) else default
+    token = st.selectbox(
+        "Token", range(len(tokens)), key="act_token", format_func=lambda t: f"{t}: {tokens[t]}",
+        help="Its most active feed-forward units are shown below.",
+    )  # fmt: skip
+    show(top_units_template(setup.d_ff, len(tokens), layer, token), tokens, "act_top_units")
+
+
+ACTIVATION_NOTE = (  # as long as the app's notes, with numbers in them
+    "GELU(x) = x·Φ(x) keeps large positive values, and bends negative ones toward 0 instead of "
+    "zeroing them (its lowest value is -0.17, at x = -0.75): in block 0, 49.8% of the "
+    "pre-activations are below 0, but only 0.00% of the hidden values are exactly 0 (float32 "
+    "rounds GELU to 0 only below about x = -5.5)."
+)
+
+
+def activations_floor(setup: Setup, tokens: list[str]) -> None:
+    """As app.activations_view.activations_view for one sentence, GELU, random weights."""
+    layers, T = setup.num_layers, len(tokens)
+    layer = st.slider("Layer (block)", 0, layers - 1, key="act_layer")
+    templates = activation_templates(layers, setup.d_model, setup.d_ff, T, layer)
+    st.subheader(f"Feed-forward units in block {layer}")
+    st.caption(ACTIVATION_NOTE)
+    left, right = st.columns(2)
+    with left:
+        show(templates["act_histogram"], tokens, "act_histogram")
+    with right:
+        st.fragment(top_units_floor)(setup, tokens, layer)
+    st.info(ACTIVATION_NOTE)
+    st.caption(ACTIVATION_NOTE)
+    table = random_table(rng(layers, text_seed(tokens)), layers, dict.fromkeys(
+        ["mean", "std", "max", "share_zero", "share_negative"], "float"
+    ))  # fmt: skip
+    table.insert(0, "layer", np.arange(layers))
+    st.dataframe(
+        table,
+        column_config={name: st.column_config.NumberColumn(format="%.4f") for name in table
+                       if name != "layer"},
+        hide_index=True, width="stretch", height=min(35 * layers + 38, 320),
+    )  # fmt: skip
+    st.subheader(f"The residual stream after block {layer}")
+    show(templates["act_residual"], tokens, "act_residual")
+    st.caption(ACTIVATION_NOTE)
+    st.info(ACTIVATION_NOTE)
+    with st.expander("Outlier dimensions at every depth"):
+        st.text("No dimension is an outlier at any depth for this sentence.")
+    st.subheader("Token geometry across depth")
+    left, right = st.columns(2)
+    with left:
+        show(templates["act_cosine"], tokens, "act_cosine")
+    with right:
+        show(templates["act_mean_cosine"], tokens, "act_mean_cosine")
+    st.info(ACTIVATION_NOTE)
+    show(templates["act_pca"], tokens, "act_pca")
+    st.caption(ACTIVATION_NOTE)
+
+
+FLOOR_VIEWS: dict[str, FloorView] = {  # in lesson order
     "Attention": FloorView(
         attention_floor,
         lambda setup, count: (
@@ -401,15 +703,24 @@ FLOOR_VIEWS: dict[str, FloorView | None] = {  # in lesson order
         ),
         (("overview", lambda labels: f", {len(labels)} tokens"), ("head_detail", labels_json)),
     ),
-    # SLOT (issue 9): FloorView(attention_steps_floor, ...) once the app has "Attention steps"
-    "Attention steps": None,
+    "Attention steps": FloorView(
+        steps_floor,
+        lambda setup, count: steps_templates(setup.d_model, setup.num_heads, count, 0),
+        (("step_keys", numbered_labels_json),),
+    ),
     "LayerNorm": FloorView(
         layernorm_floor,
         lambda setup, count: layernorm_templates(setup.num_layers, count, 0),
         (("layernorm", labels_json),),
     ),
-    # SLOT (issue 10): FloorView(activations_floor, ...) once the app has "Activations"
-    "Activations": None,
+    "Activations": FloorView(
+        activations_floor,
+        lambda setup, count: (
+            activation_templates(setup.num_layers, setup.d_model, setup.d_ff, count, 0),
+            top_units_template(setup.d_ff, count, 0, min(1, count - 1)),
+        ),
+        (("act_cosine", numbered_labels_json),),
+    ),
     "Shapes": FloorView(
         shapes_floor,
         lambda setup, count: block_template(setup.d_model, setup.num_heads, setup.d_ff, count),

@@ -404,9 +404,6 @@ def main() -> None:
                     if view not in first_app.views:
                         notes.append(f"{view}: skipped, the app has no such view")
                         continue
-                    if FLOOR_VIEWS[view] is None:
-                        notes.append(f"{view}: skipped, no floor yet (its slot in floor_page.py)")
-                        continue
                     count = args.reruns + 1
 
                     def measure(session: Session, tag: str, view=view, count=count) -> Timings:

@@ -66,3 +66,17 @@ def test_the_shapes_marker_names_the_token_count(tokens):
     marker = dict(floor.FLOOR_VIEWS["Shapes"].drawn)["block_diagram"](tokens)
     assert marker == f"[1, {len(tokens)}, "
     assert marker in stringified(floor.filled(template, tokens, {})["layout"])
+
+
+@pytest.mark.parametrize(
+    ("view", "key", "build"),
+    [
+        ("Attention steps", "step_keys", lambda n: floor.steps_templates(512, 8, n, 0)),
+        ("Activations", "act_cosine", lambda n: floor.activation_templates(LAYERS, 64, 256, n, 0)),
+    ],
+)
+def test_the_new_views_markers_number_the_tokens(tokens, view, key, build):
+    labels = [common_charts.escape(token) for token in tokens]
+    marker = dict(floor.FLOOR_VIEWS[view].drawn)[key](labels)
+    assert marker.startswith('["0 [CLS]","1 a"')
+    assert marker in stringified(floor.filled(build(len(tokens))[key], tokens, {})["layout"])
