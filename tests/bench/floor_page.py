@@ -341,6 +341,17 @@ def attention_floor(setup: Setup, tokens: list[str]) -> None:
     show(overview, tokens, "overview")
     st.subheader("One head in detail")
     st.fragment(head_detail_floor)(setup, tokens)
+    st.subheader("Switch heads off")  # as app.ablation_view.ablation_section, nothing switched off
+    st.text_input(
+        "Heads to switch off, as layer.head separated by commas",
+        key="ablate",
+        placeholder="e.g. 0.2,1.8",
+        help="A head switched off contributes nothing.",
+    )
+    st.caption(
+        f"Type heads above (layers 0..{setup.num_layers - 1}, heads 0..{setup.num_heads - 1}) "
+        "to compare the model with and without them."
+    )
 
 
 LAYERNORM_NOTE = (  # as long as the app's explanation, with numbers in it
@@ -745,6 +756,12 @@ def sidebar() -> tuple[str, Setup]:
         )
         st.header("Model")
         st.radio("Weights", ("random", "pretrained"), key="source", format_func=LABELS.get)
+        with st.expander("Load a checkpoint"):  # as app.model_files.upload_control
+            st.file_uploader("A .zip, or its three files", type=["zip", "json", "safetensors"],
+                             accept_multiple_files=True, key="upload_0")  # fmt: skip
+            st.caption(
+                "config.json, model.safetensors and tokenizer.json: at most 200 MB per file."
+            )
         st.selectbox("Preset", [p["label"] for p in presets], index=None,
                      placeholder="Start from a preset…", key="preset")  # fmt: skip
         st.radio("Norm placement", ("pre", "post"), key="norm", format_func=LABELS.get)
