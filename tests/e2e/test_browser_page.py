@@ -141,7 +141,9 @@ def test_a_shared_link_reproduces_the_setup(open_page):
     follower.goto(shared_url)
     copy = wait_for(follower, "overview", lambda fig: heads_in_overview(fig) == 4)
     assert copy == original
-    assert follower.locator(".st-key-text textarea").input_value() == text
+    follower.wait_for_function(  # the sidebar's text box may be filled a frame after the chart
+        "text => document.querySelector('.st-key-text textarea').value === text", arg=text
+    )
     assert (
         follower.locator(".st-key-norm label[data-selected=true]")
         .inner_text()
