@@ -141,8 +141,8 @@ def test_a_shared_link_reproduces_the_setup(open_page):
     follower.goto(shared_url)
     copy = wait_for(follower, "overview", lambda fig: heads_in_overview(fig) == 4)
     assert copy == original
-    follower.wait_for_function(  # the sidebar's text box may be filled a frame after the chart
-        "text => document.querySelector('.st-key-text textarea').value === text", arg=text
+    follower.wait_for_function(  # the sidebar may be redrawn after the chart: poll until it is
+        "text => document.querySelector('.st-key-text textarea')?.value === text", arg=text
     )
     assert (
         follower.locator(".st-key-norm label[data-selected=true]")
