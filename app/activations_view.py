@@ -16,7 +16,7 @@ from app.charts.activations import depth_name
 from app.runs import Run
 from app.widgets import pick_index, pick_sentence, show
 from encoder import activations
-from encoder.analysis import ACTIVATION_NAMES
+from encoder.inspect.ledger import ACTIVATION_NAMES
 
 # Widget keys whose values survive a visit to another view.
 PERSISTENT_KEYS = ("act_layer", "act_token")

@@ -21,7 +21,7 @@ import streamlit as st
 from app import model_files, session_models
 from app.markdown import literal
 from encoder import EncoderConfig, available_devices
-from encoder.config import (
+from encoder.core.config import (
     ACTIVATIONS,
     NORM_PLACEMENTS,
     NORM_TYPES,
@@ -29,9 +29,9 @@ from encoder.config import (
     norm_first_of,
     placement_of,
 )
-from encoder.task_model import TaskModel
-from encoder.task_tokenizer import known_symbols
-from encoder.tasks import example_sequence
+from encoder.io.task_model import TaskModel
+from encoder.train.task_tokenizer import known_symbols
+from encoder.train.tasks import example_sequence
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))

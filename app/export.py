@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from app.runs import Run
-from encoder.attention_steps import step_table
+from encoder.inspect.attention_steps import step_table
 
 
 def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:

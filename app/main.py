@@ -21,7 +21,7 @@ from app.markdown import literal  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402
 from app.training_view import PERSISTENT_KEYS as TRAINING_KEYS  # noqa: E402
 from app.training_view import render_training_view  # noqa: E402
-from encoder.limits import MAX_SENTENCES  # noqa: E402
+from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
 
 
 def keep_widget_state(keys: tuple[str, ...]) -> None:

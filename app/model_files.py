@@ -2,7 +2,7 @@
 
 An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a
 model trained here or a BERT-style checkpoint. It is read in memory through
-encoder.pretrained.checkpoint_from_files: safetensors only, shapes checked against the config,
+encoder.io.checkpoints.checkpoint_from_files: safetensors only, shapes checked against the config,
 each file at most UPLOAD_LIMIT bytes; nothing in it is executed. Whatever is wrong with it is
 shown on the page as the loader's message.
 """

@@ -37,18 +37,18 @@ from encoder import (
     hooks,
     load_pretrained,
 )
-from encoder.attention_steps import AttentionSteps, attention_steps
-from encoder.limits import (
+from encoder.inspect.attention_steps import AttentionSteps, attention_steps
+from encoder.inspect.limits import (
     BYTES_PER_VALUE,
     MAX_SENTENCES,
     check_run,
     estimate_parameters,
     estimate_trace_bytes,
 )
-from encoder.pretrained import CONFIG_FILE, bert_config
-from encoder.task_model import TaskModel
-from encoder.tasks import get_task
-from encoder.tokenize import TokenizedBatch, Truncation, bundled_model_dir, load_tokenizer, tokenize
+from encoder.io.checkpoints import CONFIG_FILE, bert_config
+from encoder.io.task_model import TaskModel
+from encoder.train.tasks import get_task
+from encoder.io.tokenize import TokenizedBatch, Truncation, bundled_model_dir, load_tokenizer, tokenize
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on

@@ -20,18 +20,18 @@ from pathlib import PurePath
 import streamlit as st
 from tokenizers import Tokenizer
 
-from encoder.checkpoint_files import (
+from encoder.io.checkpoint_files import (
     MAX_FILE_BYTES,
     Files,
     check_size,
     checkpoint_archive,
     files_from_archive,
 )
-from encoder.config import EncoderConfig, placement_of
-from encoder.model import TransformerEncoder
-from encoder.pretrained import Checkpoint, checkpoint_from_files
-from encoder.task_model import TaskModel
-from encoder.training import TrainResult
+from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.model import TransformerEncoder
+from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
+from encoder.io.task_model import TaskModel
+from encoder.train.trainer import TrainResult
 
 MAX_SESSION_MODELS = 8
 UPLOAD_LIMIT = MAX_FILE_BYTES  # bytes per uploaded file (read at call time, so tests can lower it)

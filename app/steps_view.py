@@ -2,7 +2,7 @@
 laid out in the order the data flows, each step with its shape.
 
 Every number comes from the run's trace and the model's weights through
-encoder.attention_steps; this module only lays them out and words them.
+encoder.inspect.attention_steps; this module only lays them out and words them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from app.markdown import quoted
 from app.runs import Run
 from app.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
-from encoder.attention_steps import AttentionSteps, names_for_steps
+from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
 
 PERSISTENT_KEYS = ("step_layer", "step_head", "step_query")
 PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"

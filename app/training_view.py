@@ -3,13 +3,13 @@
 The sidebar is the architecture (norm placement, d_model, heads, layers, d_ff, activation, norm
 type, positions); this view holds only what training adds: task, sequence length, steps, learning
 rate, warmup, batch and seed. Before anything starts it says how long training would take here
-(app.training_time) and refuses what would take longer than MAX_TRAINING_SECONDS, offering the
+(encoder.train.duration) and refuses what would take longer than MAX_TRAINING_SECONDS, offering the
 nearest architecture that fits.
 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
 is free, so the Stop button (a full rerun, which Streamlit lets interrupt a running fragment)
-takes effect within one chunk. The job (encoder.training_jobs.TrainingJob) lives in
+takes effect within one chunk. The job (encoder.train.jobs.TrainingJob) lives in
 st.session_state, so nothing is lost on a rerun. Each finished run becomes a model source of
 this session (app.session_models): the sidebar offers it, and every view reads it.
 """
@@ -32,7 +32,7 @@ from app.controls import (
     use_architecture,
 )
 from app.markdown import literal
-from app.training_time import (
+from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
     duration_text,
@@ -41,9 +41,9 @@ from app.training_time import (
     step_cost,
     training_seconds,
 )
-from encoder.config import EncoderConfig, placement_of
-from encoder.tasks import TASKS
-from encoder.training import (
+from encoder.core.config import EncoderConfig, placement_of
+from encoder.train.tasks import TASKS
+from encoder.train.trainer import (
     ARCHITECTURE_FIELDS,
     PRESETS,
     TrainConfig,
@@ -51,7 +51,7 @@ from encoder.training import (
     sample_trace,
     torch_threads,
 )
-from encoder.training_jobs import TrainingJob, comparison_configs, comparison_job, single_job
+from encoder.train.jobs import TrainingJob, comparison_configs, comparison_job, single_job
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk

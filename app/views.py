@@ -28,7 +28,7 @@ from app.steps_view import PERSISTENT_KEYS as STEPS_KEYS
 from app.steps_view import chosen_step, steps_hooks, steps_view
 from app.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig, activations, analysis
-from encoder.config import placement_of
+from encoder.core.config import placement_of
 
 OVERVIEW_MAX_TOKENS = 48  # per head tile; longer inputs are block-averaged
 # Widgets whose values should survive a visit to another view.

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from encoder.tokenize import load_tokenizer, tokenize
+from encoder.io.tokenize import load_tokenizer, tokenize
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 SENTENCE = "The animal didn't cross the street because it was too tired."

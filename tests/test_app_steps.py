@@ -15,8 +15,8 @@ from app import runs as app_runs
 from app.controls import DEFAULTS, random_config
 from app.runs import run_for
 from encoder import TransformerEncoder, hooks, load_pretrained
-from encoder.attention_steps import step_table
-from encoder.tokenize import load_tokenizer, tokenize
+from encoder.inspect.attention_steps import step_table
+from encoder.io.tokenize import load_tokenizer, tokenize
 from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, tokens_of
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]

@@ -18,15 +18,15 @@ from streamlit.testing.v1 import AppTest
 from app import session_models, training_view
 from app.controls import D_FF_CHOICES, D_MODEL_CHOICES, architecture_widget_values
 from app.markdown import literal
-from app.training_time import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
 from encoder import EncoderConfig
-from encoder.checkpoint_files import checkpoint_archive, files_from_archive
-from encoder.pretrained import checkpoint_from_files
-from encoder.task_model import TaskModel
-from encoder.task_tokenizer import check_task_text
-from encoder.tasks import example_sequence
-from encoder.tokenize import bundled_model_dir
-from encoder.training import TrainConfig, train
+from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
+from encoder.io.checkpoints import checkpoint_from_files
+from encoder.io.task_model import TaskModel
+from encoder.io.tokenize import bundled_model_dir
+from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
+from encoder.train.task_tokenizer import check_task_text
+from encoder.train.tasks import example_sequence
+from encoder.train.trainer import TrainConfig, train
 from tests.test_app import array, assert_no_exception, figure, heatmaps, open_page
 
 # Small enough to train in seconds, big enough to learn reverse: measured here, 120 steps of 64

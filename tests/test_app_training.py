@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.training_time import measured_scale
-from encoder.training import PRESETS, TokenClassifier, TrainConfig
+from encoder.train.classifier import TokenClassifier
+from encoder.train.duration import measured_scale
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import TrainConfig
 from tests.test_app import assert_no_exception, open_page
 
 MAX_CHUNKS = 60
@@ -130,7 +132,7 @@ def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None
     name = "pre vs post: deep, high lr"
     at.selectbox(key="train_preset").set_value(name).run()
     assert_no_exception(at)
-    preset = TrainConfig(**PRESETS[name])
+    preset = TrainConfig(**TRAINING_PRESETS[name])
     assert at.slider(key="num_layers").value == preset.num_layers == 12
     assert at.select_slider(key="d_ff").value == preset.d_ff
     assert at.select_slider(key="d_model").value == preset.d_model
@@ -145,10 +147,10 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
         import streamlit as st
 
         from app import session_models
-        from encoder.pretrained import Checkpoint
-        from encoder.task_model import TaskModel
-        from encoder.task_tokenizer import task_tokenizer
-        from encoder.training import TokenClassifier, TrainConfig
+        from encoder.io.checkpoints import Checkpoint
+        from encoder.io.task_model import TaskModel
+        from encoder.train.task_tokenizer import task_tokenizer
+        from encoder.train.trainer import TokenClassifier, TrainConfig
 
         cfg = TrainConfig(d_model=16, num_layers=1)
         model = TaskModel(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encoder.config import EncoderConfig
+from encoder.core.config import EncoderConfig
 from tests.bench.capture_overhead import measure_capture_overhead
 
 

@@ -6,14 +6,14 @@ from dataclasses import asdict
 
 import pytest
 
-from encoder.training import TrainConfig, gradient_norms_at_init, torch_threads, train
-from encoder.training_jobs import (
+from encoder.train.jobs import (
     comparison_configs,
     comparison_job,
     comparison_warmup,
     run_name,
     single_job,
 )
+from encoder.train.trainer import TrainConfig, gradient_norms_at_init, torch_threads, train
 
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)
 

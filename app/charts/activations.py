@@ -1,6 +1,6 @@
 """Activation figures: feed-forward units, the residual stream, token geometry across depth.
 
-Pure builders: numbers from encoder.activations in, a plotly figure out. Values are rounded and
+Pure builders: numbers from encoder.inspect.activations in, a plotly figure out. Values are rounded and
 stored as float32 before they reach the figure, so the browser gets only what is drawn.
 """
 

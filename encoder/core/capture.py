@@ -1,11 +1,12 @@
 """Hook points, the capture they fill, and the Trace a forward pass returns.
 
 Every captured tensor passes through a `HookPoint`: an identity module named from
-`encoder.hooks` (TransformerLens style, e.g. `blocks.0.attn.hook_pattern`). Outside a capture it
-only returns its input. Inside `capturing()` it also stores the tensor under its name, when the
-capture's filter keeps that name. The capture also carries the forward pass's interventions
-(heads to switch off). It lives in a context variable, so threads that share one model (one
-Streamlit server, many browser sessions) never see each other's tensors or interventions.
+`encoder.core.hooks` (TransformerLens style, e.g. `blocks.0.attn.hook_pattern`). Outside a
+capture it only returns its input. Inside `capturing()` it also stores the tensor under its
+name, when the capture's filter keeps that name. The capture also carries the forward pass's
+interventions (heads to switch off). It lives in a context variable, so threads that share one
+model (one Streamlit server, many browser sessions) never see each other's tensors or
+interventions.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from encoder.hooks import NameFilter
+from encoder.core.hooks import NameFilter
 
 
 @dataclass

@@ -18,12 +18,26 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoder import hooks
-from encoder.capture import HookPoint, Trace, ablated_heads, capturing
-from encoder.config import EncoderConfig
+from encoder.core import hooks
+from encoder.core.block import hook_names
+from encoder.core.capture import HookPoint, Trace, ablated_heads, capturing
+from encoder.core.config import EncoderConfig
 
 # The feed-forward activation of each `EncoderConfig.activation` (GELU in its exact erf form).
 ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu}
+# Where each norm's parameters sit in the state_dict, by its hook label.
+NORM_MODULES = {"embed.ln": "embed.norm", "ln1": "norm1", "ln2": "norm2", "final_norm": "norm"}
+
+
+def norm_path(norm: hooks.NormHooks) -> str:
+    """The module path of a norm in the state_dict ("layers.2.norm1", "norm", "embed.norm")."""
+    module = NORM_MODULES[norm.label]
+    return f"layers.{norm.layer}.{module}" if norm.label in ("ln1", "ln2") else module
+
+
+def attention_path(layer: int) -> str:
+    """The module path of block `layer`'s attention in the state_dict."""
+    return f"layers.{layer}.self_attn"
 
 
 class Norm(nn.Module):
@@ -273,7 +287,7 @@ class TransformerEncoder(nn.Module):
 
     def hook_names(self) -> list[str]:
         """Every hook name of this model, in the order the data flows."""
-        return hooks.all_names(self.cfg)
+        return hook_names(self.cfg)
 
     def _check_ablation(self, ablate_heads: Iterable[tuple[int, int]]) -> dict[int, tuple]:
         """{layer: heads} from (layer, head) pairs; ValueError for a pair the model lacks."""

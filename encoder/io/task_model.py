@@ -12,7 +12,7 @@ Its config.json is marked `"format": FORMAT`, which tells it from a BERT config:
      "task": {"name": "reverse", "seq_len": 8, "vocab": 10, "num_classes": 10},
      "training": {"steps": 600, "held_out_accuracy": 1.0, ...}}      # optional, for labels
 
-Loading trusts nothing in the files (see encoder.checkpoint_files): unknown keys, values of the
+Loading trusts nothing in the files (see encoder.io.checkpoint_files): unknown keys, values of the
 wrong type, tensors that do not match the config, or a tokenizer that is not the task's are each
 a ValueError naming the file.
 """
@@ -23,12 +23,15 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from safetensors.torch import save as save_safetensors
 from tokenizers import Tokenizer
 
-from encoder.checkpoint_files import (
+from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.model import TransformerEncoder
+from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     MAX_FILE_BYTES,
     TOKENIZER_FILE,
@@ -44,12 +47,13 @@ from encoder.checkpoint_files import (
     read_json_object,
     read_safetensors,
 )
-from encoder.config import EncoderConfig, placement_of
-from encoder.model import TransformerEncoder
-from encoder.task_tokenizer import check_task_text, task_tokenizer
-from encoder.tasks import get_task
-from encoder.tokenize import tokenizer_from_json
-from encoder.training import TokenClassifier, TrainResult
+from encoder.io.tokenize import tokenizer_from_json
+from encoder.train.classifier import TokenClassifier
+from encoder.train.task_tokenizer import check_task_text, task_tokenizer
+from encoder.train.tasks import get_task
+
+if TYPE_CHECKING:  # only a type here: loading a task model never imports the trainer
+    from encoder.train.trainer import TrainResult
 
 FORMAT = "encoder-explorer-task-model"
 FORMAT_VERSION = 1

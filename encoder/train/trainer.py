@@ -21,24 +21,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoder.capture import Trace
-from encoder.config import EncoderConfig, placement_of
-from encoder.model import TransformerEncoder, available_devices
-from encoder.tasks import Task, get_task, input_symbol
+from encoder.core.capture import Trace
+from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.core.model import available_devices
+from encoder.train.classifier import TokenClassifier
+from encoder.train.tasks import Task, get_task, input_symbol
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
-# The EncoderConfig fields a TrainConfig takes over as they are (vocabulary and length come from
-# the task).
-ARCHITECTURE_FIELDS = (
-    "norm_first",
-    "num_layers",
-    "d_model",
-    "num_heads",
-    "d_ff",
-    "activation",
-    "positional",
-    "norm_type",
-)
 
 
 @dataclass(frozen=True)
@@ -134,36 +123,6 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-# Named setups for the app and the command line: fields that differ from TrainConfig's defaults.
-PRESETS: dict[str, dict] = {
-    "default": {},
-    # Measured here (seeds 0, 1; 200 steps): pre-norm reaches 97-98% held-out accuracy, post-norm
-    # stays at chance (loss ln 10 = 2.30); with 50 warmup steps post-norm learns, but slower
-    # (66-82%); with 100 warmup steps it started learning, then fell back to chance at full lr.
-    "pre vs post: deep, high lr": dict(
-        task="sort", num_layers=12, d_ff=256, lr=1e-2, decay=False, steps=200
-    ),
-    "pre vs post: 6 layers, lr 1e-3": dict(task="sort", num_layers=6, d_ff=256, lr=1e-3, steps=300),
-}
-
-
-class TokenClassifier(nn.Module):
-    """Our TransformerEncoder plus a linear head giving class logits for every token.
-
-    Same config and num_classes -> identical weights (the head is seeded by cfg.seed too).
-    """
-
-    def __init__(self, cfg: EncoderConfig, num_classes: int) -> None:
-        super().__init__()
-        self.encoder = TransformerEncoder(cfg)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(cfg.seed)
-            self.head = nn.Linear(cfg.d_model, num_classes)
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B, T] -> [B, T, classes]
-        return self.head(self.encoder(input_ids))
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from encoder.config import NORM_PLACEMENTS, norm_first_of, placement_of
-from encoder.training import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
+from encoder.core.config import NORM_PLACEMENTS, norm_first_of, placement_of
+from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
 
 
 def run_name(cfg: TrainConfig) -> str:

@@ -11,6 +11,21 @@ NORM_TYPES = ("layernorm", "rmsnorm")
 # Where each block's norms sit, as people name it: "pre" (x + f(norm(x))) is norm_first=True,
 # "post" (norm(x + f(x)), the original paper and BERT) is norm_first=False.
 NORM_PLACEMENTS = ("pre", "post")
+# How the page, the tables and the charts name each choice.
+ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
+NORM_TYPE_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+# The fields a person chooses when building an encoder (the sidebar's controls, what a training
+# run takes over from it); the others come from a checkpoint or a task.
+ARCHITECTURE_FIELDS = (
+    "norm_first",
+    "num_layers",
+    "d_model",
+    "num_heads",
+    "d_ff",
+    "activation",
+    "positional",
+    "norm_type",
+)
 
 
 def norm_first_of(placement: str) -> bool:
@@ -23,6 +38,13 @@ def norm_first_of(placement: str) -> bool:
 def placement_of(norm_first: bool) -> str:
     """The placement name of a `norm_first` flag (True -> "pre", False -> "post")."""
     return "pre" if norm_first else "post"
+
+
+def head_counts(d_model: int, most: int | None = None) -> list[int]:
+    """The head counts that divide `d_model` (each head gets d_model / heads dimensions), at most
+    `most` of them when given."""
+    top = d_model if most is None else min(d_model, most)
+    return [heads for heads in range(1, top + 1) if d_model % heads == 0]
 
 
 @dataclass(frozen=True)

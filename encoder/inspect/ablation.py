@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from encoder.capture import Trace
+from encoder.core.capture import Trace
+from encoder.inspect.measures import cosine
 
 HEAD_PATTERN = re.compile(r"\s*(\d+)\.(\d+)\s*")
 
@@ -84,13 +85,6 @@ class AblationEffect:
         return table.sort_values("moved", ascending=False, kind="stable", ignore_index=True)
 
 
-def _cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity over the last dimension (1 where both vectors are zero)."""
-    dot = (a * b).sum(dim=-1)
-    norms = a.norm(dim=-1) * b.norm(dim=-1)
-    return torch.where(norms > 0, dot / norms.clamp_min(1e-300), torch.ones_like(dot))
-
-
 def compare(base: Trace, ablated: Trace) -> AblationEffect:
     """Layer by layer, token by token: how the ablated pass's stream differs from the base's."""
     if not ablated.ablated_heads:
@@ -105,7 +99,7 @@ def compare(base: Trace, ablated: Trace) -> AblationEffect:
     real = base.attention_mask.cpu().bool()  # [B, T]
     base_stream = torch.stack(base.hidden_states).cpu().double()  # [L + 1, B, T, d]
     ablated_stream = torch.stack(ablated.hidden_states).cpu().double()
-    residual = _cosine(base_stream, ablated_stream).masked_fill(~real, torch.nan)  # [L+1, B, T]
+    residual = cosine(base_stream, ablated_stream).masked_fill(~real, torch.nan)  # [L+1, B, T]
     out, out_ablated = base.output.cpu().double(), ablated.output.cpu().double()  # [B, T, d]
     change = (out_ablated - out).norm(dim=-1) / out.norm(dim=-1).clamp_min(1e-300)  # [B, T]
     weights = real.double()[:, :, None]  # [B, T, 1]
@@ -116,8 +110,8 @@ def compare(base: Trace, ablated: Trace) -> AblationEffect:
         heads=ablated.ablated_heads,
         residual_cosine=residual.numpy(),
         mean_residual_cosine=residual.nanmean(dim=-1).numpy(),
-        output_cosine=_cosine(out, out_ablated).masked_fill(~real, torch.nan).numpy(),
+        output_cosine=cosine(out, out_ablated).masked_fill(~real, torch.nan).numpy(),
         output_change=change.masked_fill(~real, torch.nan).numpy(),
-        sentence_cosine=_cosine(pooled, pooled_ablated).numpy(),
+        sentence_cosine=cosine(pooled, pooled_ablated).numpy(),
         attention_difference=difference.numpy(),
     )

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from encoder import hooks
-from encoder.config import EncoderConfig
+from encoder.core import block, hooks
+from encoder.core.config import EncoderConfig
 
 MAX_SENTENCES = 16  # sentences per batch; further lines are dropped, and the page says so
 MAX_PARAMETERS = 150_000_000  # 600 MB of float32 weights
@@ -21,40 +21,14 @@ class RunTooLarge(ValueError):
     """The requested model or run is beyond this machine's bounds; the message says by how much."""
 
 
-def estimate_parameters(cfg: EncoderConfig) -> int:
-    """Parameters of TransformerEncoder(cfg), counted from the config alone."""
-    d, ff = cfg.d_model, cfg.d_ff
-    norm = 2 * d if cfg.norm_type == "layernorm" else d
-    embeddings = cfg.vocab_size * d + cfg.type_vocab_size * d
-    if cfg.positional == "learned":
-        embeddings += cfg.max_len * d
-    if cfg.embedding_norm:
-        embeddings += norm
-    attention = 4 * d * d + 4 * d  # in_proj (3d x d + 3d) and out_proj (d x d + d)
-    feed_forward = 2 * d * ff + ff + d
-    block = attention + feed_forward + 2 * norm
-    final = norm if cfg.norm_first else 0
-    return embeddings + cfg.num_layers * block + final
-
-
-def _block_values(cfg: EncoderConfig, batch: int, tokens: int) -> int:
+def block_values(cfg: EncoderConfig, batch: int, tokens: int) -> int:
     """Values of every tensor one block's hooks capture for a [batch, tokens] input."""
-    d, ff, heads = cfg.d_model, cfg.d_ff, cfg.num_heads
-    row = batch * tokens  # values per feature
-    return (
-        4 * row * d  # q, k, v, z
-        + 2 * batch * heads * tokens * tokens  # scores, pattern
-        + 3 * row * d  # attention out, resid_mid, resid_post
-        + 2 * (2 * row * d + 2 * row)  # two norms: in, out, mean, std
-        + 2 * row * ff  # mlp pre, post
-        + row * d  # mlp out
-    )
+    return sum(op.values for op in block.block_ops(cfg, 0, batch, tokens))
 
 
 def estimate_activation_bytes(cfg: EncoderConfig, batch: int, tokens: int) -> int:
     """Bytes of every tensor a trace captures for a [batch, tokens] input."""
-    embedding = 3 * batch * tokens * cfg.d_model
-    return BYTES_PER_VALUE * (cfg.num_layers * _block_values(cfg, batch, tokens) + embedding)
+    return BYTES_PER_VALUE * sum(op.values for op in block.model_ops(cfg, batch, tokens))
 
 
 def estimate_trace_bytes(
@@ -63,16 +37,16 @@ def estimate_trace_bytes(
     """Peak bytes of `model.trace(..., names=keep)` on a [batch, tokens] input: the kept hooks,
     the attention weights (captured, then stacked), the residual stream, and one block's
     intermediates alive at a time."""
-    shapes = hooks.shapes(cfg, batch, tokens)
+    shapes = block.shapes(cfg, batch, tokens)
     kept = sum(math.prod(shape) for name, shape in shapes.items() if keep(name))
     attention = 2 * cfg.num_layers * batch * cfg.num_heads * tokens * tokens
     stream = (cfg.num_layers + 1) * batch * tokens * cfg.d_model
-    return BYTES_PER_VALUE * (kept + attention + stream + _block_values(cfg, batch, tokens))
+    return BYTES_PER_VALUE * (kept + attention + stream + block_values(cfg, batch, tokens))
 
 
 def check_run(cfg: EncoderConfig, batch: int, tokens: int) -> None:
     """Raise RunTooLarge when the model or this batch would exceed the machine's bounds."""
-    params = estimate_parameters(cfg)
+    params = block.parameters(cfg)
     if params > MAX_PARAMETERS:
         raise RunTooLarge(
             f"This model would have about {params / 1e6:,.0f} million parameters "

@@ -17,16 +17,18 @@ Shapes: T = tokens (with padding), d = d_model, H = heads, dk = d / H.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
-from encoder import hooks
-from encoder.capture import Trace
-from encoder.config import EncoderConfig
-from encoder.model import TransformerEncoder
+from encoder.core import hooks
+from encoder.core.capture import Trace
+from encoder.core.config import EncoderConfig
+from encoder.core.model import attention_path
+from encoder.inspect.measures import entropy
 
 TABLE_COLUMNS = (
     "position",
@@ -63,36 +65,34 @@ class HeadWeights:
     w_o_head: torch.Tensor  # [d, dk] the columns of W_O that read this head's z
 
 
-def head_weights(model: TransformerEncoder, layer: int, head: int) -> HeadWeights:
-    """The head's W_Q, W_K, W_V rows and biases, and W_O (with this head's columns), on the CPU."""
-    cfg = model.cfg
+def head_weights(
+    cfg: EncoderConfig, weights: Mapping[str, torch.Tensor], layer: int, head: int
+) -> HeadWeights:
+    """The head's W_Q, W_K, W_V rows and biases, and W_O (with this head's columns), on the CPU,
+    from a model's state_dict."""
     _check_index("layer", layer, cfg.num_layers)
     _check_index("head", head, cfg.num_heads)
-    attention = model.layers[layer].self_attn
+    path = attention_path(layer)
+
+    def weight(name: str) -> torch.Tensor:
+        return weights[f"{path}.{name}"].detach().cpu()
+
     d, dk = cfg.d_model, cfg.head_dim
     # in_proj rows are [W_q; W_k; W_v], each [d, d]; inside each, head h owns rows h*dk:(h+1)*dk
     rows = [slice(part * d + head * dk, part * d + (head + 1) * dk) for part in range(3)]
-    weight = attention.in_proj_weight.detach().cpu()  # [3d, d]
-    bias = attention.in_proj_bias.detach().cpu()  # [3d]
-    w_o = attention.out_proj.weight.detach().cpu()  # [d, d]
+    in_proj, bias = weight("in_proj_weight"), weight("in_proj_bias")  # [3d, d], [3d]
+    w_o = weight("out_proj.weight")  # [d, d]
     return HeadWeights(
-        w_q=weight[rows[0]],
+        w_q=in_proj[rows[0]],
         b_q=bias[rows[0]],
-        w_k=weight[rows[1]],
+        w_k=in_proj[rows[1]],
         b_k=bias[rows[1]],
-        w_v=weight[rows[2]],
+        w_v=in_proj[rows[2]],
         b_v=bias[rows[2]],
         w_o=w_o,
-        b_o=attention.out_proj.bias.detach().cpu(),
+        b_o=weight("out_proj.bias"),
         w_o_head=w_o[:, head * dk : (head + 1) * dk],
     )
-
-
-def entropy(weights: np.ndarray) -> float:
-    """-sum p log p in nats (0 log 0 = 0)."""
-    p = np.asarray(weights, dtype=np.float64)
-    nonzero = p[p > 0]
-    return float(-(nonzero * np.log(nonzero)).sum())
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -182,7 +182,8 @@ class AttentionSteps:
 
 
 def attention_steps(
-    model: TransformerEncoder,
+    cfg: EncoderConfig,
+    weights: Mapping[str, torch.Tensor],
     trace: Trace,
     sentence: int,
     layer: int,
@@ -190,9 +191,9 @@ def attention_steps(
     query: int,
     tokens: list[str],
 ) -> AttentionSteps:
-    """The steps for one query; `trace` must keep `names_for_steps(model.cfg, layer)`."""
-    cfg = model.cfg
-    weights = head_weights(model, layer, head)
+    """The steps for one query, from the trace and the model's state_dict (`weights`); `trace`
+    must keep `names_for_steps(cfg, layer)`."""
+    head_w = head_weights(cfg, weights, layer, head)
     table = step_table(trace, sentence, layer, head, query, tokens)
     block = hooks.block(layer)
     a = block.attn
@@ -218,20 +219,20 @@ def attention_steps(
         normalised=row(block.ln1.out) if cfg.norm_first else None,
         ln1_mean=float(row(block.ln1.mean)),
         ln1_std=float(row(block.ln1.std)),
-        w_q=weights.w_q.numpy(),
-        b_q=weights.b_q.numpy(),
+        w_q=head_w.w_q.numpy(),
+        b_q=head_w.b_q.numpy(),
         q=trace[a.q][sentence, head, query].numpy(),
         keys=trace[a.k][sentence, head].numpy(),
         values=values,
         table=table,
         unscaled_weight=unscaled,
-        entropy=entropy(table["weight"].to_numpy()),
-        unscaled_entropy=entropy(unscaled),
+        entropy=float(entropy(torch.tensor(table["weight"].to_numpy()))),
+        unscaled_entropy=float(entropy(torch.tensor(unscaled))),
         weighted_values=table["weight"].to_numpy()[:, None] * values,
         z=z.numpy(),
         all_z=trace[a.z][sentence, :, query].numpy(),
-        b_o=weights.b_o.numpy(),
-        head_share=(weights.w_o_head @ z).numpy(),
+        b_o=head_w.b_o.numpy(),
+        head_share=(head_w.w_o_head @ z).numpy(),
         attention_out=attention_out,
         residual_sum=row(block.resid_mid) if cfg.norm_first else row(block.ln1.inp),
         block_mid=row(block.resid_mid),

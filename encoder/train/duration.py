@@ -13,7 +13,8 @@ thread, as the Training view trains) costs about
                                            multiply-add, x3 for the backward pass), plus the
                                            attention scores and weighted sums (n^2 d per layer)
 
-where tokens = batch x sequence length. The constants were fitted to steps timed here (2 shared
+where tokens = batch x sequence length, and the values and FLOPs of a block are those of the one
+description of the block (encoder.core.block). The constants were fitted to steps timed here (2 shared
 CPU cores, 1 torch thread, 2 to 24 layers, d_model 32 to 512, 8 to 32 tokens): the model is
 within a factor of about 1.5 of each measurement, and the same step measured twice differed by
 up to 2x with the machine's load. So the page scales the model by its own measurement once this
@@ -25,21 +26,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from encoder.config import EncoderConfig
-from encoder.training import TrainConfig
+from encoder.core import block
+from encoder.core.config import EncoderConfig, head_counts
+from encoder.train.trainer import TrainConfig
 
 PER_LAYER_SECONDS = 0.015
 VALUES_PER_SECOND = 500e6
 FLOPS_PER_SECOND = 30e9
 MAX_TRAINING_SECONDS = 120  # longer than this, the Training view does not start the job
 SCALE_RANGE = (0.25, 4.0)  # a measured scale outside this is clipped (a stalled or odd run)
+WEIGHT_KINDS = ("projection", "feed-forward")  # operations whose parameters are matmul weights
 
 
 @dataclass(frozen=True)
 class StepCost:
     """What one training step of `cfg` does, and the seconds the rule gives for it."""
 
-    parameters: int  # weights in matrix products: the blocks and the classifier head
+    parameters: int  # weights (and biases) of the matrix products: the blocks and the head
     tokens: int  # batch x sequence length
     values: int  # activation values written and read, forward and backward
     flops: int
@@ -48,18 +51,16 @@ class StepCost:
 
 def step_cost(cfg: TrainConfig, architecture: EncoderConfig | None = None) -> StepCost:
     """The rule of the module docstring for one step of `cfg`, or of `architecture` trained with
-    cfg's task, sequence length and batch."""
-    sizes = cfg if architecture is None else architecture
-    d, ff, L, heads = sizes.d_model, sizes.d_ff, sizes.num_layers, sizes.num_heads
-    T = cfg.seq_len
-    tokens = cfg.batch_size * T
-    block = 4 * d * d + 2 * d * ff  # q, k, v, output projections; the two feed-forward layers
-    parameters = L * block + d * cfg.num_classes
-    attention = L * 4 * T * d  # per token: scores (2 T d) and the weighted sum (2 T d)
-    flops = 3 * tokens * (2 * parameters + attention)
-    # per token and block: about 12 vectors of d (q, k, v, z, outputs, residuals, two norms'
-    # inputs and outputs), 2 of d_ff, 2 rows of attention per head; x3 for the backward pass
-    values = 3 * tokens * L * (12 * d + 2 * ff + 2 * heads * T)
+    cfg's task, sequence length and batch. The block's work is read from encoder.core.block."""
+    sizes = cfg.encoder_config() if architecture is None else architecture
+    tokens = cfg.batch_size * cfg.seq_len
+    ops = block.block_ops(sizes, 0, cfg.batch_size, cfg.seq_len)  # every block alike
+    L, head = sizes.num_layers, sizes.d_model * cfg.num_classes  # the classifier's weights
+    parameters = L * sum(op.params for op in ops if op.kind in WEIGHT_KINDS) + head
+    # forward: the blocks' matmuls (projections, attention, feed-forward) and the head's; x3
+    # for the backward pass
+    flops = 3 * (L * sum(op.matmul_flops for op in ops) + 2 * tokens * head)
+    values = 3 * L * sum(op.values for op in ops)  # every value a block's hooks hold, x3
     seconds = L * PER_LAYER_SECONDS + values / VALUES_PER_SECOND + flops / FLOPS_PER_SECOND
     return StepCost(parameters, tokens, values, flops, seconds)
 
@@ -87,10 +88,6 @@ def measured_scale(cfg: TrainConfig, steps: int, seconds: float) -> float | None
 def affordable_steps(cfg: TrainConfig, runs: int, scale: float, budget: float) -> int:
     """The most steps of `cfg` that fit in `budget` seconds (0 when not even one does)."""
     return int(budget / (runs * step_cost(cfg).seconds * scale))
-
-
-def _divisors(n: int) -> list[int]:
-    return [h for h in range(1, n + 1) if n % h == 0]
 
 
 def _shape(cfg: EncoderConfig) -> tuple[float, ...]:
@@ -128,7 +125,7 @@ def nearest_fitting(
     for d_model in {architecture.d_model, *d_models}:
         if d_model > architecture.d_model:
             continue
-        heads = min(_divisors(d_model), key=lambda h: (abs(h - architecture.num_heads), -h))
+        heads = min(head_counts(d_model), key=lambda h: (abs(h - architecture.num_heads), -h))
         for d_ff in {architecture.d_ff, *d_ffs}:
             if d_ff > architecture.d_ff:
                 continue

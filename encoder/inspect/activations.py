@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from encoder import hooks
-from encoder.capture import Trace
-from encoder.config import EncoderConfig
-from encoder.model import ACTIVATION_FUNCTIONS
+from encoder.core import hooks
+from encoder.core.capture import Trace
+from encoder.core.config import EncoderConfig
+from encoder.core.model import ACTIVATION_FUNCTIONS
+from encoder.inspect.measures import pairwise_cosine
 
 HISTOGRAM_BINS = 60
 TAIL_SHARE = 0.001  # the histogram's axis leaves out this share of values at each end
@@ -238,21 +239,15 @@ def largest_dimensions(trace: Trace, sentence: int) -> pd.DataFrame:
 # --- token geometry across depth ---------------------------------------------------------------
 
 
-def _cosines(states: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity of every pair of token states: [..., n, d] -> [..., n, n]."""
-    unit = states / states.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-    return unit @ unit.transpose(-1, -2)
-
-
 def cosine_matrix(trace: Trace, sentence: int, depth: int) -> np.ndarray:
     """Token x token cosine similarity of the stream at `depth`: [n, n]."""
-    return _cosines(sentence_states(trace, sentence)[depth]).numpy()
+    return pairwise_cosine(sentence_states(trace, sentence)[depth]).numpy()
 
 
 def mean_cosine_by_depth(trace: Trace, sentence: int) -> pd.DataFrame:
     """The mean cosine similarity between different real tokens (every pair i != j), per depth;
     NaN for a sentence of one token. Columns: depth, mean_cosine."""
-    cosines = _cosines(sentence_states(trace, sentence))  # [L + 1, n, n]
+    cosines = pairwise_cosine(sentence_states(trace, sentence))  # [L + 1, n, n]
     n = cosines.shape[-1]
     off_diagonal = ~torch.eye(n, dtype=torch.bool)
     mean = cosines[:, off_diagonal].mean(dim=1) if n > 1 else torch.full((len(cosines),), np.nan)
