@@ -17,9 +17,11 @@ import uuid
 from dataclasses import dataclass
 from pathlib import PurePath
 
-import streamlit as st
 from tokenizers import Tokenizer
 
+from app import state
+from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.model import TransformerEncoder
 from encoder.io.checkpoint_files import (
     MAX_FILE_BYTES,
     Files,
@@ -27,15 +29,12 @@ from encoder.io.checkpoint_files import (
     checkpoint_archive,
     files_from_archive,
 )
-from encoder.core.config import EncoderConfig, placement_of
-from encoder.core.model import TransformerEncoder
 from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
 from encoder.io.task_model import TaskModel
 from encoder.train.trainer import TrainResult
 
 MAX_SESSION_MODELS = 8
 UPLOAD_LIMIT = MAX_FILE_BYTES  # bytes per uploaded file (read at call time, so tests can lower it)
-STATE_KEY = "_session_models"  # {id: SessionModel}, oldest first
 PREFIXES = ("trained-", "uploaded-")
 
 
@@ -70,7 +69,7 @@ def is_session_source(source: str) -> bool:
 
 def session_models() -> dict[str, SessionModel]:
     """This session's models by id, oldest first."""
-    return st.session_state.setdefault(STATE_KEY, {})
+    return state.keep("_session_models", dict)
 
 
 def find(source: str) -> SessionModel | None:

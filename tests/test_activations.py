@@ -1,4 +1,4 @@
-"""encoder.inspect.activations: every number against one computed here from the trace's own tensors."""
+"""encoder.inspect.activations: every number against one computed here from the trace."""
 
 from __future__ import annotations
 

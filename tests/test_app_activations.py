@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
-from app import activations_view
-from app.controls import random_config
 from app.runs import run_for
+from app.sidebar import random_config
+from app.views import activations as activations_view
 from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize

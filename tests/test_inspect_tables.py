@@ -52,7 +52,7 @@ def torch_matmul_flops(model: TransformerEncoder, trace: Trace) -> int:
 
 
 def elementwise_flops_by_hand(cfg: EncoderConfig, B: int, T: int) -> int:
-    """The non-matmul FLOPs of encoder.inspect.ledger's convention, counted from the config alone."""
+    """The non-matmul FLOPs of encoder.core.block's convention, counted from the config alone."""
     tokens, d = B * T, cfg.d_model
     norm = {"layernorm": 7, "rmsnorm": 4}[cfg.norm_type] * tokens * d
     embed = tokens * d  # add the positions

@@ -48,7 +48,7 @@ from app.charts import common as common_charts  # noqa: E402
 from app.charts import diagram as diagram_charts  # noqa: E402
 from app.charts import norms as norm_charts  # noqa: E402
 from app.charts import steps as step_charts  # noqa: E402
-from app.markdown import quoted  # noqa: E402
+from app.user_text import quoted  # noqa: E402
 
 ASSETS = Path(ROOT) / "assets"
 # as app.controls: its widgets' choices, and app.views' chart config

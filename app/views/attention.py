@@ -1,7 +1,8 @@
-"""Head ablation, a section of the Attention view: switch heads off and show what changes.
+"""The Attention view: every head at once, one head in detail with every head's metrics, and what
+switching heads off changes.
 
-The ablated run is a second cached run (the same model, sentences and kept hooks, with
-`ablate`); with nothing switched off there is no second run.
+The ablated run is a second cached run (the same model, sentences and kept hooks, with the heads
+off); with nothing switched off there is no second run.
 """
 
 from __future__ import annotations
@@ -12,21 +13,92 @@ import streamlit as st
 
 from app.charts.ablation import (
     attention_difference,
-    depth_labels,
     difference_head,
     output_change_chart,
     residual_cosine_chart,
 )
-from app.markdown import literal, quoted
+from app.charts.attention import OVERVIEW_MAX_TOKENS, attention_head, attention_overview
+from app.charts.common import depth_labels, plural
 from app.runs import Run
-from app.widgets import show
-from encoder import ablation
+from app.state import Selection
+from app.user_text import literal, quoted
+from app.views.widgets import pick_index, pick_sentence, show
+from encoder.inspect import ablation
 
-PERSISTENT_KEYS = ("ablate",)
-OVERVIEW_MAX_TOKENS = 48
+
+def overview_figure(run: Run, sentence: int, stretch: bool):
+    return attention_overview(
+        run.attention[:, sentence],  # [layer, head, query, key]
+        run.n_valid(sentence),
+        stretch=stretch,
+    )
 
 
-def ablation_section(run: Run, sentence: int) -> None:
+def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
+    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
+    return attention_head(
+        run.attention[layer, sentence, head],  # [query, key]
+        run.padded_tokens[sentence],
+        run.n_valid(sentence),
+        title=title,
+        stretch=stretch,
+    )
+
+
+def draw(run: Run, chosen: Selection) -> None:
+    sentence = pick_sentence(run.sentences, chosen.sentence)
+    stretch = st.toggle(
+        "Stretch the colours to the largest weight",
+        key="stretch",
+        help="Random weights spread attention almost evenly; stretching shows its structure.",
+    )
+    n = run.n_valid(sentence)
+    cfg = run.cfg
+    layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
+    st.subheader(f"Every head at once: {layers} x {heads}")
+    tokens = run.attention.shape[-1]  # with padding
+    size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
+    st.caption(
+        f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter = "
+        "more weight). Padding is greyed out."
+    )
+    show(overview_figure(run, sentence, stretch), "overview")
+    st.subheader("One head in detail")
+    st.fragment(_head_detail)(run, sentence, stretch)
+    _ablation_section(run, sentence)
+
+
+def _head_detail(run: Run, sentence: int, stretch: bool) -> None:
+    """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
+    cfg = run.cfg
+    left, right = st.columns(2)
+    layer = pick_index("Layer", cfg.num_layers, "layer", left)
+    head = pick_index("Head", cfg.num_heads, "head", right)
+    show(head_figure(run, sentence, layer, head, stretch), "head_detail")
+    first, last = ("[CLS]", "[SEP]") if run.task_model is None else ("first", "last")
+    metrics = run.head_metrics(sentence).rename(
+        columns={"to_first": f"to {first}", "to_last": f"to {last}"}
+    )
+    st.caption(
+        "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
+        "attended token, and the share of attention going to itself, the previous and next "
+        f"token, the {first} and the {last} token. The first row is the selected head."
+    )
+    selected = (metrics["layer"] == layer) & (metrics["head"] == head)
+    st.dataframe(
+        pd.concat([metrics[selected], metrics[~selected]]),
+        column_config={
+            name: st.column_config.NumberColumn(format="%.3f")
+            for name in metrics.columns
+            if name not in ("layer", "head")
+        },
+        width="stretch",
+        hide_index=True,
+        height=300,
+    )
+
+
+def _ablation_section(run: Run, sentence: int) -> None:
     cfg = run.cfg
     st.subheader("Switch heads off")
     text = st.text_input(
@@ -46,15 +118,14 @@ def ablation_section(run: Run, sentence: int) -> None:
         )
         return
     try:
-        ablated = run.with_heads_off(heads)
+        ablated = run.heads_off(heads)
     except ValueError as error:  # RunTooLarge
         st.error(str(error))
         return
     except RuntimeError as error:
         st.error(f"The forward pass without those heads failed on {run.device}: {error}")
         return
-    effect = ablation.compare(run.trace, ablated.trace)
-    _effect(run, effect, sentence)
+    _effect(run, ablation.compare(run.trace, ablated.trace), sentence)
 
 
 def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
@@ -113,12 +184,7 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
         f"later layers read, so their attention moves. Here {which}, without minus with:"
     )
     show(
-        attention_difference(
-            effect.attention_difference[later[0] :, sentence],
-            n,
-            layers=later,
-            max_tokens=OVERVIEW_MAX_TOKENS,
-        ),
+        attention_difference(effect.attention_difference[later[0] :, sentence], n, layers=later),
         "ablation_difference",
     )
     changes = effect.head_changes(sentence, n)

@@ -14,63 +14,40 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
-from app.markdown import quoted
 from app.runs import Run
-from app.widgets import pick_index, pick_sentence, show
+from app.state import Selection
+from app.user_text import quoted
+from app.views.widgets import pick_index, pick_sentence, pick_token, show
 from encoder import EncoderConfig
+from encoder.core.block import shape_text
 from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
 
-PERSISTENT_KEYS = ("step_layer", "step_head", "step_query")
 PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"
 TOP_ROW_STYLE = "background-color: #fff3b0"
 
 
-def chosen_layer(cfg: EncoderConfig) -> int:
-    return min(int(st.session_state.get("step_layer", 0)), cfg.num_layers - 1)
-
-
-def chosen_step(run: Run, sentence: int) -> tuple[int, int, int]:
-    """The (layer, head, query) the view's controls hold, within this run's model and sentence."""
-    head = min(int(st.session_state.get("step_head", 0)), run.cfg.num_heads - 1)
-    query = min(int(st.session_state.get("step_query", 0)), run.n_valid(sentence) - 1)
-    return chosen_layer(run.cfg), head, query
-
-
-def steps_hooks(cfg: EncoderConfig) -> list[str]:
+def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
     """Only the chosen layer's tensors are kept for this view."""
-    return names_for_steps(cfg, chosen_layer(cfg))
-
-
-def shape(*dims: int) -> str:
-    return "[" + ", ".join(str(n) for n in dims) + "]"
+    return names_for_steps(cfg, chosen.step_layer)
 
 
 def norm(values: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(values, dtype=np.float64)))
 
 
-def _pick_query(run: Run, sentence: int, where) -> int:
-    """A real token of the sentence as the query (a position; [CLS] = 0)."""
-    tokens = run.tokens[sentence]
-    st.session_state["step_query"] = min(
-        max(int(st.session_state.get("step_query", 0)), 0), len(tokens) - 1
-    )
-    return where.selectbox(
-        "Query token (position)",
-        range(len(tokens)),
-        key="step_query",
-        format_func=lambda i: f"{i}: {tokens[i]}",
-        help="The token whose attention is computed; positions count from [CLS] = 0.",
-    )
-
-
-def steps_view(run: Run) -> None:
+def draw(run: Run, chosen: Selection) -> None:
     cfg = run.cfg
-    sentence = pick_sentence(run)
+    sentence = pick_sentence(run.sentences, chosen.sentence)
     left, middle, right = st.columns(3)
     layer = pick_index("Layer", cfg.num_layers, "step_layer", left)
     head = pick_index("Head", cfg.num_heads, "step_head", middle)
-    query = _pick_query(run, sentence, right)
+    query = pick_token(
+        "Query token (position)",
+        run.tokens[sentence],
+        "step_query",
+        right,
+        help="The token whose attention is computed; positions count from [CLS] = 0.",
+    )
     steps = run.attention_steps(sentence, layer, head, query)
     tokens = run.padded_tokens[sentence]
     table = steps.table
@@ -94,7 +71,7 @@ def steps_view(run: Run) -> None:
 
 def _input_step(steps: AttentionSteps, tokens: list[str]) -> None:
     d, i = steps.d_model, steps.query
-    st.subheader(f"1 · The query token's row entering the block, x_i {shape(d)}")
+    st.subheader(f"1 · The query token's row entering the block, x_i {shape_text((d,))}")
     rows = [("x_i (block input)", steps.block_input)]
     if steps.norm_first:
         rows.append(("LN1(x_i) (attention reads this)", steps.normalised))
@@ -117,7 +94,9 @@ def _input_step(steps: AttentionSteps, tokens: list[str]) -> None:
 def _query_step(steps: AttentionSteps) -> None:
     dk, d = steps.head_dim, steps.d_model
     reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first else "x_i"
-    st.subheader(f"2 · The query vector q_i {shape(dk)}: head {steps.head} projects with W_Q")
+    st.subheader(
+        f"2 · The query vector q_i {shape_text((dk,))}: head {steps.head} projects with W_Q"
+    )
     st.latex(
         rf"q_i = W_Q^{{({steps.head})}}\,{reads} + b_Q^{{({steps.head})}}"
         rf"\qquad [{dk}] = [{dk} \times {d}]\,[{d}] + [{dk}]"
@@ -146,7 +125,7 @@ def _query_step(steps: AttentionSteps) -> None:
 
 def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
     T, dk = steps.keys.shape
-    st.subheader(f"3 · Every token's key k_j and value v_j, {shape(T, dk)} each")
+    st.subheader(f"3 · Every token's key k_j and value v_j, {shape_text((T, dk))} each")
     padding = T - steps.n_valid
     note = (
         f" The {padding} padding rows (grey) are computed too, but step 4 masks them out."
@@ -164,7 +143,7 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
                 steps.keys,
                 tokens,
                 steps.n_valid,
-                title=f"Keys K {shape(T, dk)}",
+                title=f"Keys K {shape_text((T, dk))}",
                 colour_title="k",
             ),
             "step_keys",
@@ -175,7 +154,7 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
                 steps.values,
                 tokens,
                 steps.n_valid,
-                title=f"Values V {shape(T, dk)}",
+                title=f"Values V {shape_text((T, dk))}",
                 colour_title="v",
             ),
             "step_values",
@@ -274,7 +253,7 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str]) -> None:
 def _mix_step(steps: AttentionSteps, tokens: list[str]) -> None:
     T, dk = steps.values.shape
     top = int(steps.table["contribution_norm"].idxmax())
-    st.subheader(f"6 · Mix the values: z_i = Σ_j weight_j v_j {shape(dk)}")
+    st.subheader(f"6 · Mix the values: z_i = Σ_j weight_j v_j {shape_text((dk,))}")
     st.caption(
         f"Each value row is scaled by its weight; z_i is the sum of the rows (‖z_i‖ = "
         f"{norm(steps.z):.3f}). The largest row is key {top} {quoted(tokens[top])}: "
@@ -285,7 +264,7 @@ def _mix_step(steps: AttentionSteps, tokens: list[str]) -> None:
             steps.weighted_values,
             tokens,
             steps.n_valid,
-            title=f"weight_j v_j {shape(T, dk)}: the rows that are summed",
+            title=f"weight_j v_j {shape_text((T, dk))}: the rows that are summed",
             colour_title="w·v",
         ),
         "step_weighted",
@@ -295,7 +274,7 @@ def _mix_step(steps: AttentionSteps, tokens: list[str]) -> None:
 
 def _output_step(steps: AttentionSteps) -> None:
     H, dk, d, h = steps.num_heads, steps.head_dim, steps.d_model, steps.head
-    st.subheader(f"7 · All {H} heads side by side, projected by W_O {shape(d)}")
+    st.subheader(f"7 · All {H} heads side by side, projected by W_O {shape_text((d,))}")
     st.latex(
         rf"\mathrm{{attn}}_i = \mathrm{{concat}}(z_i^{{(0)}},\dots,z_i^{{({H - 1})}})\,W_O^\top"
         rf" + b_O \qquad [{d}] = [{H} \cdot {dk}]\,[{d} \times {d}] + [{d}]"
@@ -332,7 +311,7 @@ def _output_step(steps: AttentionSteps) -> None:
 def _residual_step(steps: AttentionSteps) -> None:
     d = steps.d_model
     if steps.norm_first:
-        st.subheader(f"8 · Residual add: the stream after attention {shape(d)}")
+        st.subheader(f"8 · Residual add: the stream after attention {shape_text((d,))}")
         st.latex(r"h_i = x_i + \mathrm{attn}_i")
         rows = [
             ("x_i", steps.block_input),
@@ -345,7 +324,9 @@ def _residual_step(steps: AttentionSteps) -> None:
             f"‖h_i‖ = {norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
         )
     else:
-        st.subheader(f"8 · Residual add, then the norm: the stream after attention {shape(d)}")
+        st.subheader(
+            f"8 · Residual add, then the norm: the stream after attention {shape_text((d,))}"
+        )
         st.latex(r"h_i = \mathrm{LN}_1(x_i + \mathrm{attn}_i)")
         rows = [
             ("x_i", steps.block_input),

@@ -10,31 +10,22 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app import export
+from app import downloads as files
 from app.charts import activations as charts
-from app.charts.activations import depth_name
+from app.charts.common import depth_name
 from app.runs import Run
-from app.widgets import pick_index, pick_sentence, show
-from encoder import activations
-from encoder.inspect.ledger import ACTIVATION_NAMES
+from app.state import Selection
+from app.views.widgets import pick_index, pick_sentence, pick_token, show
+from encoder import EncoderConfig
+from encoder.core.config import ACTIVATION_NAMES
+from encoder.inspect import activations
 
-# Widget keys whose values survive a visit to another view.
-PERSISTENT_KEYS = ("act_layer", "act_token")
 GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x
 
 
-def _pick_token(tokens: list[str]) -> int:
-    """A selectbox over the sentence's real tokens (kept in range when the sentence changes)."""
-    default = 1 if len(tokens) > 2 else 0  # the first word, past [CLS]
-    value = st.session_state.get("act_token", default)
-    st.session_state["act_token"] = value if value < len(tokens) else default
-    return st.selectbox(
-        "Token",
-        range(len(tokens)),
-        key="act_token",
-        format_func=lambda t: f"{t}: {tokens[t]}",
-        help="Its most active feed-forward units are shown below.",
-    )
+def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
+    """Every block's feed-forward values before and after the activation."""
+    return activations.hook_names(cfg)
 
 
 def _number_columns(frame: pd.DataFrame, *integers: str) -> dict:
@@ -67,7 +58,9 @@ def _activation_note(activation: str, row: pd.Series) -> str:
 def _top_units(run: Run, sentence: int, layer: int) -> None:
     """Pick a token, see its most active units: this part reruns alone (a fragment)."""
     tokens = run.tokens[sentence]
-    token = _pick_token(tokens)
+    token = pick_token(
+        "Token", tokens, "act_token", help="Its most active feed-forward units are shown below."
+    )
     top = activations.top_units(run.trace, sentence, layer, token)
     show(
         charts.top_units_chart(top.units, top.values, top.across_tokens, tokens, token, layer),
@@ -225,8 +218,8 @@ def _geometry(run: Run, sentence: int, layer: int, summary) -> None:
     )
 
 
-def activations_view(run: Run) -> None:
-    sentence = pick_sentence(run)
+def draw(run: Run, chosen: Selection) -> None:
+    sentence = pick_sentence(run.sentences, chosen.sentence)
     layer = pick_index("Layer (block)", run.cfg.num_layers, "act_layer")
     summary = run.activation_summary(sentence)
     _feed_forward(run, sentence, layer, summary.feed_forward)
@@ -255,7 +248,7 @@ def downloads(run: Run, sentence: int) -> list[tuple]:
             f"{label}, sentence {sentence + 1} (CSV)",
             f"{stem}_s{sentence}.csv",
             "text/csv",
-            lambda build=build: export.table_csv(build()),
+            lambda build=build: files.table_csv(build()),
         )
         for label, (stem, build) in tables.items()
     ]
