@@ -1,6 +1,6 @@
 """Models trained or uploaded in this browser session: model sources beside random and MiniLM.
 
-They live in st.session_state, so each browser session sees only its own, and at most
+They live in the session's state (app.state), so each browser session sees only its own, and at most
 MAX_SESSION_MODELS of them (the oldest is dropped first, never the one in use). Each has a
 unique id (a random UUID, never a hash of its tensors) that names it as a model source: in the
 source control, in the URL, and in the keys of the shared run cache (app.runs), where no other
