@@ -16,9 +16,10 @@ thread, as the Training view trains) costs about
 where tokens = batch x sequence length, and the values and FLOPs of a block are those of the
 one description of the block (encoder.core.block). The constants were fitted to steps timed here
 (2 shared CPU cores, 1 torch thread, 2 to 24 layers, d_model 32 to 512, 8 to 32 tokens): the
-model is within a factor of about 1.5 of each measurement, and the same step measured twice differed by
-up to 2x with the machine's load. So the page scales the model by its own measurement once this
-browser session has trained (`measured_scale`), and quotes the result as "about".
+model is within a factor of about 1.5 of each measurement, and the same step measured twice
+differed by up to 2x with the machine's load. So the page scales the model by its own
+measurement once this browser session has trained (`measured_scale`), and quotes the result as
+"about".
 """
 
 from __future__ import annotations
