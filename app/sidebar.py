@@ -237,8 +237,7 @@ def _pairs(a: Setup) -> None:
     layer, head = state.get("layer"), state.get("head")  # the Attention view's head
     if a.cfg is not None:
         layer, head = min(layer, a.cfg.num_layers - 1), min(head, a.cfg.num_heads - 1)
-    left, right = st.columns(2)
-    left.button(
+    st.button(
         "Pre ↔ post",
         key="pair_norm",
         on_click=state.set_b,
@@ -247,7 +246,7 @@ def _pairs(a: Setup) -> None:
         help=fixed or "B = A with the other norm placement.",
         width="stretch",
     )
-    right.button(
+    st.button(
         "ReLU ↔ GELU",
         key="pair_activation",
         on_click=state.set_b,
@@ -256,7 +255,7 @@ def _pairs(a: Setup) -> None:
         help=fixed or "B = A with the other activation.",
         width="stretch",
     )
-    left.button(
+    st.button(
         f"Head {layer}.{head} off",
         key="pair_head_off",
         on_click=state.set_b,
@@ -264,7 +263,7 @@ def _pairs(a: Setup) -> None:
         help="B = A with the Attention view's chosen head switched off.",
         width="stretch",
     )
-    right.button(
+    st.button(
         "Trained ↔ random",
         key="pair_random",
         on_click=_trained_vs_random,

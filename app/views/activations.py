@@ -17,8 +17,8 @@ from app.charts.common import depth_name
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import relu_vs_gelu, say, what_changed
-from app.views.layout import deltas, key_for, missing, side_by_side, stacked
-from app.views.widgets import pick_index, pick_sentence, pick_token, show
+from app.views.layout import deltas, missing, pair, show_for, side_by_side, stacked
+from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.config import ACTIVATION_NAMES
 from encoder.inspect import activations
@@ -72,11 +72,12 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
             continue
         top = activations.top_units(run.trace, sentence, layer, token)
         setup_tokens = run.tokens[sentence]
-        show(
+        show_for(
             charts.top_units_chart(
                 top.units, top.values, top.across_tokens, setup_tokens, token, layer
             ),
-            key_for("act_top_units", name),
+            "act_top_units",
+            name,
         )
 
 
@@ -97,11 +98,12 @@ def _histogram(run: Run, sentence: int, layer: int, name: str) -> None:
             f"values beyond the axis (min {histogram.minimum:.2f}, max "
             f"{histogram.maximum:.2f})</sup>"
         )
-    show(
+    show_for(
         charts.pre_activation_chart(
             histogram.edges, histogram.counts, curve_x, curve_y, label, title
         ),
-        key_for("act_histogram", name),
+        "act_histogram",
+        name,
     )
 
 
@@ -188,7 +190,7 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary, name: str) ->
             f"<br><sup>{len(stream.dims)} of {stream.total_dims} dimensions drawn: those with the "
             "largest mean |value|, in index order</sup>"
         )
-    show(
+    show_for(
         charts.residual_stream_chart(
             stream.values,
             stream.dims,
@@ -197,7 +199,8 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary, name: str) ->
             list(outliers[["dimension", "times_median"]].itertuples(index=False, name=None)),
             title,
         ),
-        key_for("act_residual", name),
+        "act_residual",
+        name,
     )
     caption = (
         "Rows are tokens, columns dimensions of the stream; the bars on the right are each "
@@ -226,18 +229,19 @@ def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
     tokens = run.tokens[sentence]
     depth = layer + 1
     means = summary.mean_cosine
-    left, right = st.columns(2)
+    left, right = pair(name)
     with left:
         matrix = activations.cosine_matrix(run.trace, sentence, depth)
         title = (
             f"Cosine similarity after block {layer}"
             f"<br><sup>mean between different tokens: {means['mean_cosine'].iloc[depth]:.3f}</sup>"
         )
-        show(charts.cosine_chart(matrix, tokens, title), key_for("act_cosine", name))
+        show_for(charts.cosine_chart(matrix, tokens, title), "act_cosine", name)
     with right:
-        show(
+        show_for(
             charts.mean_cosine_chart(means["depth"], means["mean_cosine"], depth),
-            key_for("act_mean_cosine", name),
+            "act_mean_cosine",
+            name,
         )
     if means["mean_cosine"].notna().any():
         most, least = means["mean_cosine"].idxmax(), means["mean_cosine"].idxmin()
@@ -249,7 +253,7 @@ def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
         )
     pca = summary.pca
     pca_chart = charts.pca_paths_chart(pca.coords, pca.explained_variance_ratio, tokens)
-    show(pca_chart, key_for("act_pca", name))
+    show_for(pca_chart, "act_pca", name)
     st.caption(
         f"One PCA fitted once on all {pca.coords.shape[0] * pca.coords.shape[1]} states of this "
         f"sentence (every token at every depth), so the paths share one map. Each grey path "

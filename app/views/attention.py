@@ -31,7 +31,7 @@ from app.views.changes import (
     say,
     what_changed,
 )
-from app.views.layout import deltas, key_for, missing, side_by_side, stacked
+from app.views.layout import deltas, missing, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder.inspect import ablation
 
@@ -76,7 +76,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
             f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter "
             "= more weight). Padding is greyed out."
         )
-        show(overview_figure(setup, sentence, stretch), key_for("overview", name))
+        show_for(overview_figure(setup, sentence, stretch), "overview", name)
     if runs.b is not None:
         _overview_difference(runs, sentence)
     st.subheader("One head in detail")
@@ -127,7 +127,7 @@ def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
             continue
         if missing(label, "head", head, run.cfg.num_heads):
             continue
-        show(head_figure(run, sentence, layer, head, stretch), key_for("head_detail", name))
+        show_for(head_figure(run, sentence, layer, head, stretch), "head_detail", name)
     comparison = runs.comparison
     if comparison is not None and comparison.attention_difference is not None:
         show(
@@ -178,7 +178,7 @@ def _divergence(runs: Runs, sentence: int) -> None:
         return  # the overview said why
     st.subheader("Where A and B part, layer by layer")
     n = runs.a.n_valid(sentence)
-    left, right = st.columns(2)
+    left, right = st.columns([2, 3]) if n <= 12 else (st.container(), st.container())
     if comparison.attention_difference is not None:
         moved = comparison.head_changes(sentence, n).sort_values(["layer", "head"])
         L, H = runs.a.cfg.num_layers, runs.a.cfg.num_heads

@@ -14,7 +14,7 @@ from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import pre_vs_post, say, what_changed
-from app.views.layout import deltas, key_for, missing, side_by_side, stacked
+from app.views.layout import deltas, missing, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
 from encoder.core.config import NORM_TYPE_NAMES
@@ -90,7 +90,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
     st.subheader(f"LayerNorm statistics in block {layer}, per token")
     for name, setup in side_by_side(runs):
         if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
-            show(layernorm_figure(setup, sentence, layer), key_for("layernorm", name))
+            show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
     st.subheader("Size of the residual stream across depth")
     if runs.b is None:  # the table beside its chart
         chart, numbers = st.columns([3, 2])
@@ -100,7 +100,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
             _stream_table(runs, sentence)
     else:
         for name, setup in side_by_side(runs):
-            show(residual_figure(setup, sentence), key_for("residual", name))
+            show_for(residual_figure(setup, sentence), "residual", name)
         _stream_table(runs, sentence)
         _stream_deltas(runs, sentence)
     for name, setup in runs.named():

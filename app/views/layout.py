@@ -10,6 +10,7 @@ import streamlit as st
 
 from app.runs import Run, Runs
 from app.sidebar import LABELS
+from app.views.widgets import show
 from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 
 
@@ -75,3 +76,58 @@ def deltas(runs: Runs, table: Callable[[Run], pd.DataFrame], on: list[str]) -> p
             **{f"Δ {c}": joined[f"{c}_b"] - joined[f"{c}_a"] for c in numbers},
         }
     )
+
+
+NARROW_TITLE_CHARS = 58  # a title line in half the page's width
+NARROW_SCALE = 0.55  # a square plot's height in half the width, over its full-width height
+
+
+def _wrapped(title: str) -> str:
+    """A figure title with long lines broken at spaces (its markup has no spaces in tags)."""
+    lines = []
+    for line in title.split("<br>"):
+        words, current = line.split(" "), ""
+        for word in words:
+            if current and len(current) + 1 + len(word) > NARROW_TITLE_CHARS:
+                lines.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        lines.append(current)
+    return "<br>".join(lines)
+
+
+def narrow(fig, name: str, square: bool = False):
+    """A figure for half the page's width (setup `name` of two; "" leaves it as it is): long
+    title lines wrap, a legend above the plot goes below it, and a square plot (a heatmap of
+    tokens) shrinks in height as it does in width."""
+    if not name:
+        return fig
+    layout = fig.layout
+    title = layout.title.text or ""
+    wrapped = _wrapped(title)
+    extra = 22 * (wrapped.count("<br>") - title.count("<br>"))
+    margin = layout.margin
+    top, bottom = (margin.t or 60) + extra, margin.b or 50
+    height = layout.height or 450
+    if square:
+        height = int(top + bottom + (height - top - bottom) * NARROW_SCALE)
+    fig.update_layout(title_text=wrapped, height=height + extra, margin_t=top)
+    legend = layout.legend
+    if legend.y is not None and legend.y > 1 and legend.orientation == "h":
+        fig.update_layout(legend=dict(y=-0.18, yanchor="top", x=0, xanchor="left"))
+    return fig
+
+
+SQUARE_CHARTS = ("overview", "head_detail", "act_cosine")  # token x token heatmaps
+
+
+def show_for(fig, key: str, name: str) -> None:
+    """Draw setup `name`'s figure ("" alone, or "A" / "B" side by side) under its key."""
+    show(narrow(fig, name, square=key in SQUARE_CHARTS), key_for(key, name))
+
+
+def pair(name: str, widths=(1, 1)) -> tuple:
+    """Two places side by side within one setup's part of the page; stacked when that part is
+    already half the page (setup `name` of two)."""
+    return (st.container(), st.container()) if name else tuple(st.columns(list(widths)))

@@ -9,7 +9,7 @@ from app.charts.diagram import block_diagram
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import what_changed
-from app.views.layout import key_for, side_by_side, stacked
+from app.views.layout import key_for, setup_title, side_by_side, stacked
 from app.views.widgets import show
 from encoder.core.config import placement_of
 
@@ -43,10 +43,11 @@ METRICS = (  # label, cost key, how it is written
 )
 
 
-def _costs(run: Run, against: Run | None) -> None:
-    """What the run costs (and, for B, how much more or less than A)."""
+def _costs(run: Run, against: Run | None, narrow: bool) -> None:
+    """What the run costs (and, for B, how much more or less than A); in two rows of two when
+    it has half the page."""
     cost = run.cost
-    columns = st.columns(4)
+    columns = [*st.columns(2), *st.columns(2)] if narrow else st.columns(4)
     for column, (label, key, written) in zip(columns, METRICS, strict=False):
         change = None if against is None else cost[key] - against.cost[key]
         column.metric(
@@ -81,10 +82,12 @@ def _equations(run: Run) -> None:
 def draw(runs: Runs, chosen: Selection) -> None:
     what_changed(runs)
     for name, run in side_by_side(runs):
-        _costs(run, runs.a if name == "B" else None)
-    for name, run in side_by_side(runs):
-        st.subheader(f"One block ({placement_of(run.cfg.norm_first)}-norm), with this run's shapes")
-        show(block_figure(run), key_for("block_diagram", name))
+        _costs(run, runs.a if name == "B" else None, narrow=bool(name))
+    for name, run in runs.named():  # a diagram needs the whole width: one after the other
+        setup = f"{setup_title(name, run)} · " if runs.b is not None else ""
+        placement = placement_of(run.cfg.norm_first)
+        st.subheader(f"{setup}One block ({placement}-norm), with this run's shapes")
+        show(block_figure(run), key_for("block_diagram", name if runs.b is not None else ""))
         _equations(run)
     st.subheader("Shape trace: every operation, in the order the data flows")
     st.dataframe(

@@ -18,8 +18,8 @@ from app.runs import Runs
 from app.state import Selection
 from app.user_text import quoted
 from app.views.changes import what_changed
-from app.views.layout import key_for, missing, side_by_side
-from app.views.widgets import pick_index, pick_sentence, pick_token, show
+from app.views.layout import missing, pair, show_for, side_by_side
+from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
 from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
@@ -139,10 +139,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
             f"is (‖x_i‖ = {norm(steps.block_input):.3f}); the norm comes after the residual add "
             "(step 8)."
         )
-    show(
-        vector_strips(rows, title=f"{d} numbers per token", robust=True),
-        key_for("step_input", name),
-    )
+    show_for(vector_strips(rows, title=f"{d} numbers per token", robust=True), "step_input", name)
 
 
 def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
@@ -155,20 +152,22 @@ def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         rf"q_i = W_Q^{{({steps.head})}}\,{reads} + b_Q^{{({steps.head})}}"
         rf"\qquad [{dk}] = [{dk} \times {d}]\,[{d}] + [{dk}]"
     )
-    left, right = st.columns([3, 2])
+    left, right = pair(name, (3, 2))
     with left:
-        show(
+        show_for(
             weight_matrix(
                 steps.w_q,
                 title=f"W_Q slice of head {steps.head}: {dk} rows x {d} columns",
                 row_title="query dimension",
             ),
-            key_for("step_wq", name),
+            "step_wq",
+            name,
         )
     with right:
-        show(
+        show_for(
             vector_strips([("q_i", steps.q), ("b_Q", steps.b_q)], title=f"q_i: {dk} numbers"),
-            key_for("step_q", name),
+            "step_q",
+            name,
         )
     st.caption(
         f"Each of q_i's {dk} numbers is one row of W_Q times the {d} input numbers, plus a bias. "
@@ -190,9 +189,9 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") 
         f"One row per token of the sentence: the key says what a token offers to be found by, "
         f"the value what it passes on when attended to.{note}"
     )
-    left, right = st.columns(2)
+    left, right = pair(name)
     with left:
-        show(
+        show_for(
             token_matrix(
                 steps.keys,
                 tokens,
@@ -200,10 +199,11 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") 
                 title=f"Keys K {shape_text((T, dk))}",
                 colour_title="k",
             ),
-            key_for("step_keys", name),
+            "step_keys",
+            name,
         )
     with right:
-        show(
+        show_for(
             token_matrix(
                 steps.values,
                 tokens,
@@ -211,7 +211,8 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") 
                 title=f"Values V {shape_text((T, dk))}",
                 colour_title="v",
             ),
-            key_for("step_values", name),
+            "step_values",
+            name,
         )
 
 
@@ -241,12 +242,16 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     table, T, dk = steps.table, steps.keys.shape[0], steps.head_dim
     real = table[~table["padding"]]
     st.subheader(f"4 · Scores and weights: one row per key ({T} rows)")
+    # two equations a line on the whole page's width, one a line in half of it
+    between = r" \\ " if name else r" & \qquad "
     st.latex(
         r"\begin{aligned}"
-        r"\text{q\_dot\_k}_j &= q_i \cdot k_j &"
-        rf"\qquad \text{{scaled}}_j &= \text{{q\_dot\_k}}_j \,/\, \sqrt{{{dk}}} \\"
-        r"\text{masked}_j &= \text{scaled}_j \ \text{or}\ -\infty \text{ for padding} &"
-        r"\qquad \text{weight}_j &= \frac{e^{\text{masked}_j}}{\sum_{j'} e^{\text{masked}_{j'}}}"
+        r"\text{q\_dot\_k}_j &= q_i \cdot k_j"
+        + between
+        + rf"\text{{scaled}}_j &= \text{{q\_dot\_k}}_j \,/\, \sqrt{{{dk}}} \\"
+        r"\text{masked}_j &= \text{scaled}_j \ \text{or}\ -\infty \text{ for padding}"
+        + between
+        + r"\text{weight}_j &= \frac{e^{\text{masked}_j}}{\sum_{j'} e^{\text{masked}_{j'}}}"
         r"\end{aligned}"
     )
     st.dataframe(
@@ -292,7 +297,7 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> N
         f"{n} keys is ln {n} = {math.log(n):.3f}). Peaky softmaxes learn slowly: their gradients "
         "are nearly zero."
     )
-    show(
+    show_for(
         softmax_comparison(
             tokens[:n],
             real["weight"].to_numpy(),
@@ -300,7 +305,8 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> N
             head_dim=dk,
             entropies=(steps.entropy, steps.unscaled_entropy),
         ),
-        key_for("step_scaling", name),
+        "step_scaling",
+        name,
     )
 
 
@@ -313,7 +319,7 @@ def _mix_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
         f"{norm(steps.z):.3f}). The largest row is key {top} {quoted(tokens[top])}: "
         f"‖weight v‖ = {steps.table['contribution_norm'][top]:.3f}."
     )
-    show(
+    show_for(
         token_matrix(
             steps.weighted_values,
             tokens,
@@ -321,11 +327,13 @@ def _mix_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
             title=f"weight_j v_j {shape_text((T, dk))}: the rows that are summed",
             colour_title="w·v",
         ),
-        key_for("step_weighted", name),
+        "step_weighted",
+        name,
     )
-    show(
+    show_for(
         vector_strips([("z_i", steps.z)], title=f"z_i = the column sums: {dk} numbers"),
-        key_for("step_z", name),
+        "step_z",
+        name,
     )
 
 
@@ -337,16 +345,17 @@ def _output_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> No
         rf" + b_O \qquad [{d}] = [{H} \cdot {dk}]\,[{d} \times {d}] + [{d}]"
     )
     concat = steps.all_z.reshape(-1)
-    show(
+    show_for(
         vector_strips(
             [("concat of every head's z_i", concat)],
             title=f"{H} heads x {dk} numbers = {d}; head {h} outlined",
             group_size=dk,
             highlight_group=h,
         ),
-        key_for("step_concat", name),
+        "step_concat",
+        name,
     )
-    show(
+    show_for(
         vector_strips(
             [
                 (f"head {h}'s share: W_O[:, head {h}] z_i", steps.head_share),
@@ -355,7 +364,8 @@ def _output_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> No
             title=f"The attention output: {d} numbers",
             robust=True,
         ),
-        key_for("step_attn_out", name),
+        "step_attn_out",
+        name,
     )
     st.caption(
         f"Head {h}'s z_i meets only its {dk} columns of W_O: its share of the output has length "
@@ -397,10 +407,7 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
             f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
             f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
         )
-    show(
-        vector_strips(rows, title=f"{d} numbers per row", robust=True),
-        key_for("step_residual", name),
-    )
+    show_for(vector_strips(rows, title=f"{d} numbers per row", robust=True), "step_residual", name)
     st.caption(note)
 
 

@@ -9,8 +9,7 @@ from app.charts.attention import batch_mask_grid
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import what_changed
-from app.views.layout import key_for, side_by_side
-from app.views.widgets import show
+from app.views.layout import show_for, side_by_side
 
 
 def tokenizer_caption(run: Run) -> str:
@@ -58,7 +57,7 @@ def _panel(run: Run, name: str) -> None:
             "tokens). The attention mask is 1 for real tokens and 0 for padding, so no token "
             "attends to padding."
         )
-        show(batch_mask_grid(run.padded_tokens, run.attention_mask), key_for("mask_grid", name))
+        show_for(batch_mask_grid(run.padded_tokens, run.attention_mask), "mask_grid", name)
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

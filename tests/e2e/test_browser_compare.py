@@ -1,0 +1,55 @@
+"""Compare mode in a real browser: every view for each headline pair, A's and B's figures drawn,
+no console error, and a screenshot of the whole view (in ENCODER_SHOTS_DIR when set, else the
+test's temporary folder) to look at."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import LOADED_JS, wait_settled
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+PAIRS = {
+    "pre-post": dict(compare="1", b_norm="post"),
+    "relu-gelu": dict(compare="1", b_activation="relu"),
+    "head-off": dict(compare="1", source="pretrained", b_ablate="1.3"),
+    "random-trained": dict(compare="1", source="pretrained", b_source="random"),
+}
+# each view: a chart of setup A and its twin for B ("" for the Export view: no chart)
+VIEWS = {
+    "Tokens": "",
+    "Attention": "overview",
+    "Attention steps": "step_keys",
+    "LayerNorm": "residual",
+    "Activations": "act_cosine",
+    "Shapes": "block_diagram",
+    "Export": "",
+}
+DRAWN_JS = """keys => keys.every(key => {
+  const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  return !!(plot && plot._fullLayout && plot._fullData);
+})"""
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_every_view_draws_both_setups_in_compare_mode(open_page, pair, tmp_path):
+    page, problems = open_page(view="Tokens", **PAIRS[pair])
+    shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
+    for view, chart in VIEWS.items():
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.locator(".st-key-view button").filter(has_text=view).first.click()
+        wait_settled(page, 120_000)
+        if chart:
+            page.wait_for_function(DRAWN_JS, arg=[chart, f"{chart}_b"], timeout=120_000)
+        page.wait_for_function(LOADED_JS, timeout=60_000)
+        assert page.locator("[data-testid=stException]").count() == 0, view
+        assert page.get_by_text("B ·", exact=False).count() >= (1 if chart else 0), view
+        page.set_viewport_size({"width": 1400, "height": 4000})  # the whole view in one picture
+        page.wait_for_timeout(800)
+        name = view.lower().replace(" ", "-")
+        page.screenshot(path=shots / f"compare-{pair}-{name}.png", timeout=120_000)
+    assert problems.errors == []
