@@ -33,7 +33,7 @@ from encoder.task_model import TaskModel
 from encoder.task_tokenizer import known_symbols
 from encoder.tasks import example_sequence
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 

@@ -50,7 +50,7 @@ from app.charts import norms as norm_charts  # noqa: E402
 from app.charts import steps as step_charts  # noqa: E402
 from app.markdown import quoted  # noqa: E402
 
-ASSETS = Path(ROOT) / "assets"
+ASSETS = Path(ROOT) / "app" / "assets"
 # as app.controls: its widgets' choices, and app.views' chart config
 VIEW_LABELS = ["Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes"]
 VIEW_LABELS += ["Export", "Training"]

@@ -20,6 +20,8 @@ from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = os.environ.get("ENCODER_APP_SCRIPT", "app/main.py")
+# The page's Streamlit settings; Streamlit reads them for app/main.py, the file sitting beside it
+APP_CONFIG = REPO / "app" / ".streamlit" / "config.toml"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -114,15 +116,28 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """`streamlit run script` on a free loopback port; stop() ends exactly this process."""
+    """`streamlit run script` on a free loopback port; stop() ends exactly this process.
 
-    def __init__(self, script: str = APP_SCRIPT, timeout: float = 60.0) -> None:
+    `launcher` replaces `python -m streamlit run script` (e.g. an installed `encoder-explorer`),
+    run in `cwd` with `env`; the loopback options are added either way.
+    """
+
+    def __init__(
+        self,
+        script: str = APP_SCRIPT,
+        timeout: float = 60.0,
+        launcher: list[str] | None = None,
+        cwd: Path = REPO,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.script = script
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
+        if launcher is None:
+            launcher = [sys.executable, "-m", "streamlit", "run", script, *settings_for(script)]
         command = [
-            sys.executable, "-m", "streamlit", "run", script,
+            *launcher,
             "--server.headless", "true",
             "--server.fileWatcherType", "none",
             "--server.port", str(self.port),
@@ -130,7 +145,9 @@ class StreamlitServer:
         ]  # fmt: skip
         self.started = time.perf_counter()
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
         self._wait_healthy(timeout)
         self.up_s = time.perf_counter() - self.started
 
@@ -166,6 +183,22 @@ class StreamlitServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def settings_for(script: str) -> list[str]:
+    """The app's Streamlit settings as `--section.option=value` flags for a page that has no
+    .streamlit/config.toml beside it (the bench's floor and naive pages), so that it is served
+    as the app is; [] for one that has (the app)."""
+    if (REPO / script).parent.joinpath(".streamlit", "config.toml").exists():
+        return []
+    import tomllib  # Python 3.11 on (this project's machines and CI)
+
+    settings = tomllib.loads(APP_CONFIG.read_text(encoding="utf-8"))
+    return [
+        f"--{section}.{name}={str(value).lower() if isinstance(value, bool) else value}"
+        for section, options in settings.items()
+        for name, value in options.items()
+    ]
 
 
 def _process_tree(pid: int) -> list[int]:
