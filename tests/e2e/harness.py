@@ -185,18 +185,22 @@ class StreamlitServer:
                 self.process.wait()
 
 
+def app_settings() -> dict[str, dict]:
+    """app/.streamlit/config.toml: {section: {option: value}}."""
+    import tomllib  # Python 3.11 on (this project's machines and CI)
+
+    return tomllib.loads(APP_CONFIG.read_text(encoding="utf-8"))
+
+
 def settings_for(script: str) -> list[str]:
     """The app's Streamlit settings as `--section.option=value` flags for a page that has no
     .streamlit/config.toml beside it (the bench's floor and naive pages), so that it is served
     as the app is; [] for one that has (the app)."""
     if (REPO / script).parent.joinpath(".streamlit", "config.toml").exists():
         return []
-    import tomllib  # Python 3.11 on (this project's machines and CI)
-
-    settings = tomllib.loads(APP_CONFIG.read_text(encoding="utf-8"))
     return [
         f"--{section}.{name}={str(value).lower() if isinstance(value, bool) else value}"
-        for section, options in settings.items()
+        for section, options in app_settings().items()
         for name, value in options.items()
     ]
 
