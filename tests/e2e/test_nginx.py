@@ -14,7 +14,6 @@ change of replica). Its text is longer than what the page keeps in its URL
 
 from __future__ import annotations
 
-import os
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +28,7 @@ from encoder.checkpoint_files import checkpoint_archive
 from encoder.task_model import TaskModel
 from encoder.training import TrainConfig, train
 from tests.e2e.harness import DRAWN_JS, drawn_target, expected_tokens, sentence_of, wait_settled
-from tests.e2e.proxy import Nginx, Request, nginx_path, replicas_behind_nginx
+from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -49,11 +48,7 @@ RECONNECTED_JS = f"""() => window.dropped
 
 
 @pytest.fixture(scope="module")
-def proxied(tmp_path_factory):
-    if nginx_path() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("nginx is not installed, and CI=true needs the nginx test to run")
-        pytest.skip("nginx is not installed")
+def proxied(nginx, tmp_path_factory):
     with replicas_behind_nginx(2, tmp_path_factory.mktemp("nginx")) as (nginx, replicas):
         yield nginx, {f"127.0.0.1:{server.port}" for server in replicas}
 
