@@ -114,8 +114,7 @@ def test_the_images_health_check_asks_streamlits_health_endpoint():
 # --- Kubernetes ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def manifests() -> dict[str, dict]:
+def kubernetes_manifests() -> dict[str, dict]:
     """Every document in deploy/kubernetes, by kind (one of each)."""
     documents = [
         doc
@@ -126,6 +125,11 @@ def manifests() -> dict[str, dict]:
     by_kind = {doc["kind"]: doc for doc in documents}
     assert len(by_kind) == len(documents)
     return by_kind
+
+
+@pytest.fixture(scope="module")
+def manifests() -> dict[str, dict]:
+    return kubernetes_manifests()
 
 
 def test_every_manifest_is_valid_against_the_kubernetes_schemas(manifests):
@@ -143,9 +147,14 @@ def container(manifests) -> dict:
     return only
 
 
-def test_each_replica_gets_its_idle_size_plus_the_memory_budget(manifests):
+def idle_allowance(manifests) -> int:
+    """Bytes the Deployment allows for a replica's idle size (tests/bench/idle_memory.py)."""
     pod = manifests["Deployment"]["spec"]["template"]
-    idle = quantity_bytes(pod["metadata"]["annotations"]["encoder-explorer/idle-memory"])
+    return quantity_bytes(pod["metadata"]["annotations"]["encoder-explorer/idle-memory"])
+
+
+def test_each_replica_gets_its_idle_size_plus_the_memory_budget(manifests):
+    idle = idle_allowance(manifests)
     env = {item["name"]: item["value"] for item in container(manifests)["env"]}
     budget = parse_bytes(env[BUDGET_ENV])
     resources = container(manifests)["resources"]

@@ -85,7 +85,7 @@ def row(setup: str, log: dict) -> str:
         f"{percentiles(log['script_s'])}",
         f"{percentiles(log['total_s'])}",
         f"{done / log['rerun_s']:.2f}" if log["rerun_s"] > 0 else "-",
-        f"{memory} MB",
+        f"{memory} MiB",
     ]
     return "| " + " | ".join(cells) + " |"
 

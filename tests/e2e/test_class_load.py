@@ -29,5 +29,5 @@ def test_class_load_benchmark_prints_one_row_per_setup_with_every_rerun_drawn(br
         assert cells[1:3] == ["4 of 4", "0"]  # every rerun drawn with its own tokens
         assert all(cell.endswith(" s") and " / " in cell for cell in cells[3:5])  # p50 / p95
         assert float(cells[5]) > 0  # reruns per second
-        peaks = cells[6].removesuffix(" MB").split(" / ")
+        peaks = cells[6].removesuffix(" MiB").split(" / ")
         assert len(peaks) == replicas and all(float(mb) > 100 for mb in peaks)
