@@ -1,6 +1,7 @@
 """Encoder Explorer: `streamlit run app/main.py`.
 
-Thin on purpose: read the controls, fetch the cached run, draw the chosen view, say what happened.
+Thin on purpose: start the session's state, draw the sidebar, fetch the run the chosen view needs,
+draw the view through the registry (app.views), say what happened.
 """
 
 from __future__ import annotations
@@ -15,24 +16,13 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
     sys.path.insert(0, ROOT)
 
-from app import views  # noqa: E402
-from app.controls import VIEWS, render_sidebar, sync_query_params  # noqa: E402
-from app.markdown import literal  # noqa: E402
-from app.runs import run_for, split_lines  # noqa: E402
-from app.training_view import PERSISTENT_KEYS as TRAINING_KEYS  # noqa: E402
-from app.training_view import render_training_view  # noqa: E402
-from encoder.limits import MAX_SENTENCES  # noqa: E402
+from app import session_models, sidebar, state, training_session, views  # noqa: E402
+from app.runs import Run, run_for, split_lines  # noqa: E402
+from app.user_text import literal  # noqa: E402
+from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
 
 
-def keep_widget_state(keys: tuple[str, ...]) -> None:
-    """Streamlit forgets a widget's value on a run that does not draw it (another view is
-    open); writing the value back marks it as the user's, so it survives."""
-    for key in keys:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-
-
-def status_line(run, page_start: float) -> str:
+def status_line(run: Run, page_start: float) -> str:
     page_ms = (time.perf_counter() - page_start) * 1000
     return (
         f"Device {run.device} · {len(run.sentences)} sentence(s), "
@@ -41,7 +31,7 @@ def status_line(run, page_start: float) -> str:
     )
 
 
-def input_messages(line_count: int, run) -> None:
+def input_messages(line_count: int, run: Run) -> None:
     """Say what was cut, dropped or unknown in the input."""
     if line_count > MAX_SENTENCES:
         st.warning(
@@ -62,22 +52,22 @@ def input_messages(line_count: int, run) -> None:
         )
 
 
-def main() -> None:
+def main(make_run=run_for) -> None:
+    """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
+    stand-in made of random numbers)."""
     page_start = time.perf_counter()
     st.set_page_config(page_title="Encoder Explorer", page_icon="🔍", layout="wide")
-    keep_widget_state(views.PERSISTENT_KEYS + TRAINING_KEYS)
-    settings = render_sidebar()
-    if st.session_state["view"] is None:  # a click on the selected view un-selects it
-        st.session_state["view"] = st.session_state.get("_last_view", "Attention")
-    st.session_state["_last_view"] = st.session_state["view"]
-    sync_query_params(settings)
+    notices = state.start_page(tuple(views.VIEWS), session_models.is_session_source)
+    settings = sidebar.render(notices)
+    state.sync_url(settings.text)
     st.title("Encoder Explorer")
-    view = st.segmented_control("View", VIEWS, key="view", label_visibility="collapsed")
+    name = st.segmented_control("View", views.VIEWS, key="view", label_visibility="collapsed")
     status = st.empty()
     for notice in settings.notices:
         st.warning(notice)
-    if view == "Training":
-        render_training_view(settings.cfg, settings.error)
+    view = views.VIEWS[name]
+    if isinstance(view, views.TrainingView):
+        view.draw(settings, *training_session.lab_and_actions())
         return
     if settings.error:
         st.error(f"This architecture is impossible: {settings.error}")
@@ -86,10 +76,14 @@ def main() -> None:
     if not sentences:
         st.info("The text box is empty: type a sentence in the sidebar (one per line).")
         return
-    page = views.VIEWS[view]
+    chosen = state.selection(settings.cfg)
     try:
-        run = run_for(
-            settings.cfg, settings.source, settings.device, sentences, page.hooks(settings.cfg)
+        run = make_run(
+            settings.cfg,
+            settings.source,
+            settings.device,
+            sentences,
+            view.hooks(settings.cfg, chosen),
         )
     except ValueError as error:  # RunTooLarge, a device that vanished, bad input (quoted)
         st.error(literal(str(error)))
@@ -98,8 +92,9 @@ def main() -> None:
         st.error(f"The forward pass failed on {settings.device}: {error}")
         return
     input_messages(line_count, run)
-    page.draw(run)
+    view.draw(run, state.fit_to_sentences(chosen, run.lengths))
     status.caption(status_line(run, page_start))
 
 
-main()
+if __name__ == "__main__":
+    main()

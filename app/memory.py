@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from encoder.limits import RunTooLarge
+from encoder.inspect.limits import RunTooLarge
 
 BUDGET_ENV = "ENCODER_EXPLORER_MEMORY_BUDGET"
 DEFAULT_BUDGET = 2_000_000_000  # bytes over the idle server

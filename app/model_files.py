@@ -2,7 +2,7 @@
 
 An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a
 model trained here or a BERT-style checkpoint. It is read in memory through
-encoder.pretrained.checkpoint_from_files: safetensors only, shapes checked against the config,
+encoder.io.checkpoints.checkpoint_from_files: safetensors only, shapes checked against the config,
 each file at most UPLOAD_LIMIT bytes; nothing in it is executed. Whatever is wrong with it is
 shown on the page as the loader's message.
 """
@@ -13,11 +13,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import session_models
-from app.markdown import literal
-
-ROUND_KEY = "_upload_round"  # a new uploader (empty) after each upload
-ERROR_KEY = "_upload_error"  # the last upload's message, shown once
+from app import session_models, state
+from app.user_text import literal
 
 
 def download_button(model: session_models.SessionModel) -> None:
@@ -37,24 +34,24 @@ def download_button(model: session_models.SessionModel) -> None:
 
 
 def _on_upload(key: str, select: Callable[[str], None]) -> None:
-    uploaded = st.session_state.get(key) or []
+    uploaded = state.uploaded(key)
     if not uploaded:
         return
-    st.session_state[ROUND_KEY] = st.session_state.get(ROUND_KEY, 0) + 1
+    state.put("_upload_round", state.get("_upload_round") + 1)
     try:
         model_id = session_models.add_upload(
-            [(file.name, file.getvalue()) for file in uploaded], st.session_state["source"]
+            [(file.name, file.getvalue()) for file in uploaded], state.get("source")
         )
     except ValueError as error:
-        st.session_state[ERROR_KEY] = str(error)
+        state.put("_upload_error", str(error))
         return
-    st.session_state.pop(ERROR_KEY, None)
+    state.pop("_upload_error")
     select(model_id)
 
 
 def upload_control(select: Callable[[str], None]) -> None:
     """A file uploader; a loaded checkpoint becomes a model source and `select(its id)` runs."""
-    key = f"upload_{st.session_state.get(ROUND_KEY, 0)}"
+    key = state.upload_key()
     limit_mb = session_models.UPLOAD_LIMIT / 1e6
     with st.expander("Load a checkpoint"):
         st.file_uploader(
@@ -70,6 +67,6 @@ def upload_control(select: Callable[[str], None]) -> None:
             f"download) or a BERT-style checkpoint; at most {limit_mb:,.0f} MB per file. The "
             "weights are read with safetensors only: nothing in the files is executed."
         )
-    error = st.session_state.pop(ERROR_KEY, None)
+    error = state.pop("_upload_error")
     if error is not None:
         st.error(f"This upload cannot be used: {literal(error)}")

@@ -1,14 +1,18 @@
-"""Cached models and cached runs: the only place the page touches torch.
+"""Cached models and cached runs: where the page builds models and runs their forward pass.
 
 A model source is "random" (random weights, the sidebar's architecture), "pretrained" (the bundled
 MiniLM) or the id of a model trained or uploaded in this browser session (app.session_models),
 whose own tokenizer reads the text.
 
-A run keeps only the hooks the open view reads (`names`), plus the attention weights and the
-residual stream that every trace returns. Models and runs live in one cache bounded in bytes
-(app.memory; ENCODER_EXPLORER_MEMORY_BUDGET, default 2 GB) shared by every browser session of the
-server, so they are read-only: models sit in eval mode and runs hold arrays and tables that nobody
-mutates (a run only fills in its lazily computed tables, the same for every session).
+A `Run` is what the views draw: the batch, the Trace and the model's weights (its state_dict),
+with the tables of encoder.inspect computed from them on first use; it never calls the model
+again. So a stand-in built from other arrays (tests/bench/floor_page.py) draws the same views.
+A run keeps only the hooks the open view reads (`names`, a function of the config and the
+selection), plus the attention weights and the residual stream that every trace returns. Models
+and runs live in one cache bounded in bytes (app.memory; ENCODER_EXPLORER_MEMORY_BUDGET, default
+2 GB) shared by every browser session of the server, so they are read-only: models sit in eval
+mode and runs hold arrays and tables that nobody mutates (a run only fills in its lazily computed
+tables, the same for every session).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,27 +32,22 @@ import torch
 
 from app import session_models
 from app.memory import ByteBudgetCache, budget_from_env
-from encoder import (
-    EncoderConfig,
-    Trace,
-    TransformerEncoder,
-    activations,
-    analysis,
-    hooks,
-    load_pretrained,
+from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
+from encoder.core import block
+from encoder.inspect import activations, heads, ledger, norms
+from encoder.inspect.attention_steps import AttentionSteps, attention_steps
+from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
+from encoder.io.bert import bert_config
+from encoder.io.checkpoint_files import CONFIG_FILE
+from encoder.io.task_model import TaskModel
+from encoder.io.tokenize import (
+    TokenizedBatch,
+    Truncation,
+    bundled_model_dir,
+    load_tokenizer,
+    tokenize,
 )
-from encoder.attention_steps import AttentionSteps, attention_steps
-from encoder.limits import (
-    BYTES_PER_VALUE,
-    MAX_SENTENCES,
-    check_run,
-    estimate_parameters,
-    estimate_trace_bytes,
-)
-from encoder.pretrained import CONFIG_FILE, bert_config
-from encoder.task_model import TaskModel
-from encoder.tasks import get_task
-from encoder.tokenize import TokenizedBatch, Truncation, bundled_model_dir, load_tokenizer, tokenize
+from encoder.train.tasks import get_task
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on
@@ -102,7 +101,7 @@ def model_for(config_json: str, source: str, device: str) -> TransformerEncoder:
         _model_key(config_json, source, device),
         lambda: _build_model(config_json, source, device),
         _model_bytes,
-        reserve=2 * BYTES_PER_VALUE * estimate_parameters(cfg),  # the model and its init
+        reserve=2 * BYTES_PER_VALUE * block.parameters(cfg),  # the model and its init
         what="This model",
     )
 
@@ -121,7 +120,11 @@ class RunKey:
 
 @dataclass
 class Run:
-    """What the open view draws, computed once per RunKey."""
+    """What the views draw: one batch through one model, computed once per RunKey.
+
+    Tables are computed from the trace, the config and the weights on first use, so a view pays
+    only for what it shows; `heads_off` runs the same batch again with heads switched off.
+    """
 
     key: RunKey
     cfg: EncoderConfig
@@ -131,8 +134,12 @@ class Run:
     attention_mask: np.ndarray  # [B, T]
     attention: np.ndarray  # [L, B, H, T, T] float32 (shares memory with trace.attention)
     trace: Trace  # on the CPU, only the kept hooks
+    # the model's state_dict, fetched when a table needs it (a run holds no reference to the
+    # model, which the cache may evict and rebuild)
+    load_weights: Callable[[], Mapping[str, torch.Tensor]]
     truncations: list[Truncation]
     forward_ms: float
+    heads_off: Callable[[tuple[tuple[int, int], ...]], Run]  # this run with those heads off
     task_model: TaskModel | None = None  # the source's, when it was trained on a toy task
 
     @property
@@ -144,14 +151,20 @@ class Run:
         return list(self.key.sentences)
 
     @property
+    def lengths(self) -> list[int]:
+        """Each sentence's real tokens."""
+        return [len(tokens) for tokens in self.tokens]
+
+    @property
     def parameters(self) -> int:
-        return estimate_parameters(self.cfg)
+        return block.parameters(self.cfg)
+
+    @property
+    def weights(self) -> Mapping[str, torch.Tensor]:
+        return self.load_weights()
 
     def n_valid(self, sentence: int) -> int:
         return int(self.attention_mask[sentence].sum())
-
-    def _model(self) -> TransformerEncoder:
-        return model_for(self.key.config_json, self.key.source, self.key.device)
 
     # Computed on first use: a view pays only for the tables it shows.
     @cached_property
@@ -168,60 +181,45 @@ class Run:
 
     @cached_property
     def layernorm_stats(self) -> pd.DataFrame:
-        return analysis.layernorm_stats(self.trace, self.cfg)
+        return norms.layernorm_stats(self.trace, self.cfg)
 
     @cached_property
     def residual_norms(self) -> pd.DataFrame:
-        return analysis.residual_norms(self.trace)
+        return norms.residual_norms(self.trace)
 
     @cached_property
     def norm_parameters(self) -> pd.DataFrame:
-        return analysis.norm_parameters(self._model())
+        return norms.norm_parameters(self.cfg, self.weights)
 
     @cached_property
     def ledger(self) -> pd.DataFrame:
-        return analysis.shape_ledger(self._model(), self.trace)
+        return ledger.shape_ledger(self.cfg, *self.input_ids.shape)
 
     @cached_property
     def parameter_counts(self) -> pd.DataFrame:
-        return analysis.parameter_counts(self._model())
+        return ledger.parameter_counts(self.cfg)
 
     @cached_property
     def cost(self) -> dict:
-        return analysis.cost_summary(self._model(), self.trace)
+        return ledger.cost_summary(self.cfg, self.trace)
 
-    @cached_property
-    def block_shapes(self) -> dict[str, str]:
-        """Live shapes on the edges of block 0's diagram."""
-        names = hooks.block(0)
-        t = self.trace
-        return {
-            "input": shape_text(t.hidden_states[0]),
-            "qkv": shape_text(t[names.attn.q]),
-            "scores": shape_text(t[names.attn.scores]),
-            "attn_out": shape_text(t[names.attn.out]),
-            "resid_mid": shape_text(t[names.resid_mid]),
-            "mlp_hidden": shape_text(t[names.mlp.pre]),
-            "mlp_out": shape_text(t[names.mlp.out]),
-            "output": shape_text(t[names.resid_post]),
-        }
+    def block_ops(self) -> list[block.Op]:
+        """Block 0's operations with this run's shapes (what the block diagram draws)."""
+        return block.block_ops(self.cfg, 0, *self.input_ids.shape)
 
     def attention_steps(self, sentence: int, layer: int, head: int, query: int) -> AttentionSteps:
         """One query's attention computation (the run must keep names_for_steps of `layer`)."""
         tokens = self.padded_tokens[sentence]
-        return attention_steps(self._model(), self.trace, sentence, layer, head, query, tokens)
-
-    def with_heads_off(self, heads: tuple[tuple[int, int], ...]) -> Run:
-        """The same run (model, sentences, kept hooks) with these (layer, head) pairs off."""
-        source, names = self.key.source, self.key.names
-        return run_for(self.cfg, source, self.device, self.sentences, names, ablate=heads)
+        return attention_steps(
+            self.cfg, self.weights, self.trace, sentence, layer, head, query, tokens
+        )
 
     _head_metrics: dict[int, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def head_metrics(self, sentence: int) -> pd.DataFrame:
         """Every head's metrics over one sentence's real tokens."""
         if sentence not in self._head_metrics:
-            self._head_metrics[sentence] = analysis.head_metrics(self.trace, sentence)
+            self._head_metrics[sentence] = heads.head_metrics(self.trace, sentence)
         return self._head_metrics[sentence]
 
     _activation_summaries: dict[int, activations.SentenceSummary] = field(
@@ -234,10 +232,6 @@ class Run:
         if sentence not in self._activation_summaries:
             self._activation_summaries[sentence] = activations.summarize(self.trace, sentence)
         return self._activation_summaries[sentence]
-
-
-def shape_text(tensor: torch.Tensor) -> str:
-    return "[" + ", ".join(str(n) for n in tensor.shape) + "]"
 
 
 def split_lines(text: str) -> tuple[list[str], int]:
@@ -277,6 +271,7 @@ def _build_run(
         torch.cuda.synchronize()
     forward_ms = (time.perf_counter() - start) * 1000
     trace = trace.to("cpu")
+    source, names = key.source, key.names
     return Run(
         key=key,
         cfg=cfg,
@@ -286,8 +281,12 @@ def _build_run(
         attention_mask=trace.attention_mask.numpy(),
         attention=trace.attention.numpy(),
         trace=trace,
+        load_weights=lambda: model_for(key.config_json, source, key.device).state_dict(),
         truncations=batch.truncations,
         forward_ms=forward_ms,
+        heads_off=lambda heads: run_for(
+            cfg, source, key.device, list(key.sentences), names, ablate=heads
+        ),
         task_model=task_model,
     )
 
@@ -304,7 +303,7 @@ def run_for(
     raises RunTooLarge / ValueError with a message for the page (a task model's ValueError
     quotes the text: show it literally)."""
     config_json = json.dumps(cfg.to_dict(), sort_keys=True)
-    kept = tuple(sorted(hooks.all_names(cfg) if names is None else set(names)))
+    kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
     key = RunKey(config_json, source, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
     batch = tokenize_for(source, cfg, list(sentences))
     B, T = batch.input_ids.shape

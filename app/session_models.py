@@ -1,6 +1,6 @@
 """Models trained or uploaded in this browser session: model sources beside random and MiniLM.
 
-They live in st.session_state, so each browser session sees only its own, and at most
+They live in the session's state (app.state), so each browser session sees only its own, and at most
 MAX_SESSION_MODELS of them (the oldest is dropped first, never the one in use). Each has a
 unique id (a random UUID, never a hash of its tensors) that names it as a model source: in the
 source control, in the URL, and in the keys of the shared run cache (app.runs), where no other
@@ -17,25 +17,24 @@ import uuid
 from dataclasses import dataclass
 from pathlib import PurePath
 
-import streamlit as st
 from tokenizers import Tokenizer
 
-from encoder.checkpoint_files import (
+from app import state
+from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.model import TransformerEncoder
+from encoder.io.checkpoint_files import (
     MAX_FILE_BYTES,
     Files,
     check_size,
     checkpoint_archive,
     files_from_archive,
 )
-from encoder.config import EncoderConfig, placement_of
-from encoder.model import TransformerEncoder
-from encoder.pretrained import Checkpoint, checkpoint_from_files
-from encoder.task_model import TaskModel
-from encoder.training import TrainResult
+from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
+from encoder.io.task_model import TaskModel
+from encoder.train.trainer import TrainResult
 
 MAX_SESSION_MODELS = 8
 UPLOAD_LIMIT = MAX_FILE_BYTES  # bytes per uploaded file (read at call time, so tests can lower it)
-STATE_KEY = "_session_models"  # {id: SessionModel}, oldest first
 PREFIXES = ("trained-", "uploaded-")
 
 
@@ -70,7 +69,7 @@ def is_session_source(source: str) -> bool:
 
 def session_models() -> dict[str, SessionModel]:
     """This session's models by id, oldest first."""
-    return st.session_state.setdefault(STATE_KEY, {})
+    return state.keep("_session_models", dict)
 
 
 def find(source: str) -> SessionModel | None:

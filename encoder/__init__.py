@@ -1,10 +1,10 @@
 """Encoder Explorer's library: a configurable, fully instrumented Transformer encoder."""
 
-from encoder import hooks
-from encoder.capture import Trace
-from encoder.config import EncoderConfig
-from encoder.model import TransformerEncoder, available_devices
-from encoder.pretrained import load_pretrained
+from encoder.core import hooks
+from encoder.core.capture import Trace
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder, available_devices
+from encoder.io.checkpoints import load_pretrained
 
 __all__ = [
     "EncoderConfig",

@@ -21,19 +21,25 @@ import pandas as pd
 import torch
 from tokenizers import Tokenizer
 
-from encoder.analysis import cost_summary, shape_ledger
-from encoder.capture import Trace
-from encoder.config import ACTIVATIONS, NORM_PLACEMENTS, EncoderConfig, norm_first_of, placement_of
-from encoder.limits import check_run
-from encoder.model import TransformerEncoder, available_devices
-from encoder.pretrained import load_checkpoint
-from encoder.task_model import TaskModel
-from encoder.tasks import TASKS, example_sequence
-from encoder.tokenize import TokenizedBatch, load_tokenizer, tokenize
-from encoder.training import StepMetrics, TrainConfig, torch_threads, train
+from encoder.core.capture import Trace
+from encoder.core.config import (
+    ACTIVATIONS,
+    NORM_PLACEMENTS,
+    EncoderConfig,
+    norm_first_of,
+    placement_of,
+)
+from encoder.core.model import TransformerEncoder, available_devices
+from encoder.inspect.ledger import cost_summary, shape_ledger
+from encoder.inspect.limits import check_run
+from encoder.io.checkpoints import load_checkpoint
+from encoder.io.task_model import TaskModel
+from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
+from encoder.train.tasks import TASKS, example_sequence
+from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
 
 USAGE_ERROR = 2
-LEDGER_COLUMNS = ["layer", "operation", "hook", "input_shape", "output_shape", "params", "flops"]
+PRINTED_COLUMNS = ["layer", "operation", "hook", "input_shape", "output_shape", "params", "flops"]
 ARCHITECTURE_OPTIONS = ("norm", "heads", "d_model", "layers", "d_ff", "activation", "seed")
 
 
@@ -201,7 +207,7 @@ def timed_trace(model: TransformerEncoder, batch: TokenizedBatch) -> tuple[Trace
 def format_ledger(ledger: pd.DataFrame) -> str:
     """The ledger's main columns as a plain-text table, counts with thousands separators."""
     counts = {column: "{:,}".format for column in ("params", "flops")}
-    return ledger[LEDGER_COLUMNS].to_string(index=False, formatters=counts)
+    return ledger[PRINTED_COLUMNS].to_string(index=False, formatters=counts)
 
 
 def format_summary(
@@ -244,8 +250,8 @@ def run_trace(args: argparse.Namespace) -> int:
     model = chosen.model if chosen.model is not None else TransformerEncoder(chosen.cfg).eval()
     model.to(args.device)
     trace, milliseconds = timed_trace(model, batch)
-    costs = cost_summary(model, trace)
-    print(format_ledger(shape_ledger(model, trace)))
+    costs = cost_summary(chosen.cfg, trace)
+    print(format_ledger(shape_ledger(chosen.cfg, *batch.input_ids.shape)))
     print()
     print("\n".join(format_summary(batch, costs, chosen.description, milliseconds, args.device)))
     if chosen.task_model is not None:

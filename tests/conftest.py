@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from encoder.model import Norm
+from encoder.core.model import Norm
 
 Batch = tuple[torch.Tensor, torch.Tensor]  # input_ids [B, T], attention_mask [B, T]
 

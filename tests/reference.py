@@ -1,4 +1,4 @@
-"""References the tests compare our encoder with, built independently of encoder.model.
+"""References the tests compare our encoder with, built independently of encoder.core.model.
 
 - torch's own encoder layer and stack, loaded with our weights (parity of every block);
 - the sinusoidal position table of "Attention Is All You Need" (section 3.5), written out one
@@ -14,8 +14,8 @@ import math
 import torch
 from torch import nn
 
-from encoder.config import EncoderConfig
-from encoder.model import TransformerEncoder
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder
 
 
 def torch_layer(cfg: EncoderConfig) -> nn.TransformerEncoderLayer:

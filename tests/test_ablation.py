@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder
-from encoder.ablation import compare, parse_heads
+from encoder.inspect.ablation import compare, parse_heads
 from tests.conftest import padded_batch
 
 HEADS = ((1, 0), (1, 2))

@@ -1,4 +1,4 @@
-"""encoder.activations: every number against one computed here from the trace's own tensors."""
+"""encoder.inspect.activations: every number against one computed here from the trace."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder, hooks
-from encoder import activations as act
-from encoder.capture import Trace
+from encoder.core.capture import Trace
+from encoder.inspect import activations as act
 from tests.conftest import padded_batch
 
 LENGTHS = [9, 6]  # sentence 1 is padded: its last 3 positions must never count

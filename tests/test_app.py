@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from encoder.tokenize import load_tokenizer, tokenize
+from encoder.io.tokenize import load_tokenizer, tokenize
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -140,7 +140,12 @@ def test_shapes_view_has_ledger_diagram_and_equations():
     ledger = at.dataframe[0].value
     assert {"operation", "input_shape", "output_shape", "params", "flops"} <= set(ledger.columns)
     assert len(at.latex) >= 3
-    assert figure(at, "block_diagram")
+    n = len(tokens_of(SENTENCE))  # the default text's first example
+    edges = " ".join(
+        a.get("text", "") for a in figure(at, "block_diagram")["layout"]["annotations"]
+    )
+    assert f"[1, {n}, 256]" in edges and f"[1, 4, {n}, 64]" in edges  # d 256, 4 heads of 64
+    assert f"[1, {n}, 1024]" in edges  # the feed-forward's d_ff
 
 
 def test_empty_text_gets_a_message_and_the_page_keeps_working():
@@ -149,7 +154,7 @@ def test_empty_text_gets_a_message_and_the_page_keeps_working():
     assert "empty" in at.info[0].value
     at.text_area(key="text").set_value("Back to work.").run()
     assert_no_exception(at)
-    assert figure(at, "overview")
+    assert head_ticktext(at) == tokens_of("Back to work.")
 
 
 def test_a_5000_word_paste_is_truncated_and_the_page_says_where():
@@ -192,7 +197,7 @@ def test_impossible_url_combination_is_explained_and_repaired():
     assert_no_exception(at)
     assert any("num_heads=12 does not divide d_model=100" in w.value for w in at.warning)
     assert at.selectbox(key="num_heads").value == 10
-    assert figure(at, "overview")
+    assert "4 layers x 10 heads" in figure(at, "overview")["layout"]["title"]["text"]
 
 
 def test_bad_url_values_fall_back_with_a_message():

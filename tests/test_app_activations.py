@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 import torch
 
-from app import activations_view
-from app.controls import random_config
 from app.runs import run_for
+from app.sidebar import random_config
+from app.views import activations as activations_view
 from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
-from encoder.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
-from encoder.tokenize import load_tokenizer, tokenize
+from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
+from encoder.io.tokenize import load_tokenizer, tokenize
 from tests.test_app import SENTENCE, array, assert_no_exception, figure, open_page
 
 

@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from app import export
+from app import downloads
 from app import runs as app_runs
-from app.controls import DEFAULTS, random_config
 from app.runs import run_for
+from app.sidebar import random_config
+from app.state import DEFAULTS
 from encoder import TransformerEncoder, hooks, load_pretrained
-from encoder.attention_steps import step_table
-from encoder.tokenize import load_tokenizer, tokenize
+from encoder.inspect.attention_steps import step_table
+from encoder.io.tokenize import load_tokenizer, tokenize
 from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, tokens_of
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
@@ -106,7 +107,7 @@ def test_bad_step_links_get_a_message_or_are_brought_into_range():
 def test_the_steps_table_downloads_at_full_precision():
     state = dict(DEFAULTS, d_model=32, num_heads=4, num_layers=2, d_ff=64)
     run = run_for(random_config(state), "random", "cpu", TWO.splitlines(), names=None)
-    frame = pd.read_csv(io.BytesIO(export.steps_csv(run, 0, 1, 3, 2)))
+    frame = pd.read_csv(io.BytesIO(downloads.steps_csv(run, 0, 1, 3, 2)))
     expected = step_table(run.trace, 0, 1, 3, 2, run.padded_tokens[0])
     assert frame["key"].tolist() == run.padded_tokens[0]
     for column in ("q_dot_k", "scaled", "masked", "weight", "contribution_norm"):

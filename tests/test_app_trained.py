@@ -15,18 +15,20 @@ import torch
 from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
-from app import session_models, training_view
-from app.controls import D_FF_CHOICES, D_MODEL_CHOICES, architecture_widget_values
-from app.markdown import literal
-from app.training_time import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
+from app import session_models
+from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES
+from app.state import architecture_values
+from app.user_text import literal
+from app.views import training as training_view
 from encoder import EncoderConfig
-from encoder.checkpoint_files import checkpoint_archive, files_from_archive
-from encoder.pretrained import checkpoint_from_files
-from encoder.task_model import TaskModel
-from encoder.task_tokenizer import check_task_text
-from encoder.tasks import example_sequence
-from encoder.tokenize import bundled_model_dir
-from encoder.training import TrainConfig, train
+from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
+from encoder.io.checkpoints import checkpoint_from_files
+from encoder.io.task_model import TaskModel
+from encoder.io.tokenize import bundled_model_dir
+from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
+from encoder.train.task_tokenizer import check_task_text
+from encoder.train.tasks import example_sequence
+from encoder.train.trainer import TrainConfig, train
 from tests.test_app import array, assert_no_exception, figure, heatmaps, open_page
 
 # Small enough to train in seconds, big enough to learn reverse: measured here, 120 steps of 64
@@ -89,10 +91,10 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     at.button(key="train_start").click().run()
     started = time.perf_counter()
     for _ in range(MAX_RUNS):
-        if not at.session_state["train_job"].running:
+        if not at.session_state["_training_lab"].job.running:
             break
         at.run()
-    job = at.session_state["train_job"]
+    job = at.session_state["_training_lab"].job
     wall = time.perf_counter() - started
     print(f"trained {STEPS} steps: {job.seconds:.1f} s of steps, {wall:.1f} s of page runs")
     assert not job.running and not at.exception
@@ -323,7 +325,7 @@ def test_too_slow_architecture_is_refused_with_its_estimate_and_the_nearest_that
     assert f"{fitting.num_layers} layers x {fitting.num_heads} heads" in button.label
     button.click().run()
     assert_no_exception(at)
-    for key, value in architecture_widget_values(fitting).items():
+    for key, value in architecture_values(fitting).items():
         assert at.session_state[key] == value, key
     assert not at.button(key="train_start").disabled
     compared = training_seconds(cfg, 4, architecture=fitting)  # pre vs post trains 4 runs

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.training_time import measured_scale
-from encoder.training import PRESETS, TokenClassifier, TrainConfig
+from encoder.train.classifier import TokenClassifier
+from encoder.train.duration import measured_scale
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import TrainConfig
 from tests.test_app import assert_no_exception, open_page
 
 MAX_CHUNKS = 60
@@ -31,10 +33,10 @@ def at() -> AppTest:
 
 def run_until_done(at: AppTest) -> None:
     for _ in range(MAX_CHUNKS):
-        if not at.session_state["train_job"].running:
+        if not at.session_state["_training_lab"].job.running:
             break
         at.run()
-    assert not at.session_state["train_job"].running
+    assert not at.session_state["_training_lab"].job.running
     assert_no_exception(at)
 
 
@@ -58,7 +60,7 @@ def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -
     at.number_input(key="train_steps").set_value(20).run()
     at.button(key="train_start").click().run()
     run_until_done(at)
-    job = at.session_state["train_job"]
+    job = at.session_state["_training_lab"].job
     result = job.results["pre-norm"]
     assert isinstance(result.model, TokenClassifier)
     assert len(result.history) == 20 and not result.stopped
@@ -77,18 +79,18 @@ def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -
     (model,) = kept_models(at).values()
     assert model.encoder is result.model.encoder
     assert model.label in at.radio(key="source").options  # the sidebar offers it at once
-    assert at.session_state["train_scale"] == measured_scale(cfg, 20, job.seconds)
+    assert at.session_state["_training_lab"].scale == measured_scale(cfg, 20, job.seconds)
     assert any("scaled by this session's last training" in c.value for c in at.caption)
 
 
 def test_stop_keeps_the_partly_trained_model(at: AppTest) -> None:
     at.number_input(key="train_steps").set_value(5000).run()
     at.button(key="train_start").click().run()
-    assert at.session_state["train_job"].running
+    assert at.session_state["_training_lab"].job.running
     assert at.button(key="train_stop").disabled is False
     at.button(key="train_stop").click().run()
     assert_no_exception(at)
-    result = at.session_state["train_job"].results["pre-norm"]
+    result = at.session_state["_training_lab"].job.results["pre-norm"]
     assert result.stopped and 1 <= len(result.history) < 5000
     assert "Training curves" in chart_titles(at)
     (model,) = kept_models(at).values()
@@ -100,7 +102,7 @@ def test_pre_vs_post_trains_four_runs_and_each_opens_in_the_views(at: AppTest) -
     at.number_input(key="train_steps").set_value(8).run()
     at.button(key="train_compare").click().run()
     run_until_done(at)
-    job = at.session_state["train_job"]
+    job = at.session_state["_training_lab"].job
     names = ["pre-norm", "pre-norm + warmup 2", "post-norm", "post-norm + warmup 2"]
     assert list(job.trainers) == names
     batches = [t.held_out_inputs for t in job.trainers.values()]
@@ -130,7 +132,7 @@ def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None
     name = "pre vs post: deep, high lr"
     at.selectbox(key="train_preset").set_value(name).run()
     assert_no_exception(at)
-    preset = TrainConfig(**PRESETS[name])
+    preset = TrainConfig(**TRAINING_PRESETS[name])
     assert at.slider(key="num_layers").value == preset.num_layers == 12
     assert at.select_slider(key="d_ff").value == preset.d_ff
     assert at.select_slider(key="d_model").value == preset.d_model
@@ -145,10 +147,11 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
         import streamlit as st
 
         from app import session_models
-        from encoder.pretrained import Checkpoint
-        from encoder.task_model import TaskModel
-        from encoder.task_tokenizer import task_tokenizer
-        from encoder.training import TokenClassifier, TrainConfig
+        from encoder.io.checkpoints import Checkpoint
+        from encoder.io.task_model import TaskModel
+        from encoder.train.classifier import TokenClassifier
+        from encoder.train.task_tokenizer import task_tokenizer
+        from encoder.train.trainer import TrainConfig
 
         cfg = TrainConfig(d_model=16, num_layers=1)
         model = TaskModel(

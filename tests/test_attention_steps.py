@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder, hooks
-from encoder.attention_steps import (
+from encoder.inspect.attention_steps import (
     TABLE_COLUMNS,
     attention_steps,
     head_weights,
@@ -117,7 +117,9 @@ def test_every_step_equals_the_computation_by_hand_with_padding(norm_first, quer
     trace = model.trace(input_ids, mask, names=names_for_steps(model.cfg, LAYER))
     sentence, T = 1, input_ids.shape[1]
     tokens = [f"t{j}" for j in range(T)]
-    steps = attention_steps(model, trace, sentence, LAYER, HEAD, query, tokens)
+    steps = attention_steps(
+        model.cfg, model.state_dict(), trace, sentence, LAYER, HEAD, query, tokens
+    )
     with torch.no_grad():
         x = trace.hidden_states[LAYER][sentence]  # [T, d] the block input
         expected = by_hand(model, x, mask[sentence].bool(), query)
@@ -162,7 +164,7 @@ def test_scores_and_weights_are_the_models_own_tensors(norm_first):
     np.testing.assert_array_equal(table["scaled"][:4], scores[:4])
     # the weight column is exactly the head's attention row for this query
     np.testing.assert_array_equal(table["weight"], trace.attention[LAYER, 1, HEAD, 3].double())
-    steps = attention_steps(model, trace, 1, LAYER, HEAD, 3, ["w"] * 7)
+    steps = attention_steps(model.cfg, model.state_dict(), trace, 1, LAYER, HEAD, 3, ["w"] * 7)
     np.testing.assert_array_equal(steps.z, trace[a.z][1, HEAD, 3].numpy())
     np.testing.assert_array_equal(steps.attention_out, trace[a.out][1, 3].numpy())
 
@@ -187,19 +189,19 @@ def test_the_view_keeps_only_its_layers_hooks_and_they_suffice():
     full = model.trace(input_ids, mask)
     assert set(kept.tensors) == set(names)
     tokens = ["w"] * 7
-    a = attention_steps(model, kept, 0, LAYER, HEAD, 5, tokens)
-    b = attention_steps(model, full, 0, LAYER, HEAD, 5, tokens)
+    a = attention_steps(model.cfg, model.state_dict(), kept, 0, LAYER, HEAD, 5, tokens)
+    b = attention_steps(model.cfg, model.state_dict(), full, 0, LAYER, HEAD, 5, tokens)
     np.testing.assert_array_equal(a.attention_out, b.attention_out)
     assert a.table.equals(b.table)
     other_layer = model.trace(input_ids, mask, names=names_for_steps(model.cfg, 0))
     with pytest.raises(KeyError, match="was not kept"):
-        attention_steps(model, other_layer, 0, LAYER, HEAD, 5, tokens)
+        attention_steps(model.cfg, model.state_dict(), other_layer, 0, LAYER, HEAD, 5, tokens)
 
 
 def test_head_weights_are_the_heads_slices():
     model = model_for(False)
     cfg = model.cfg
-    weights = head_weights(model, 2, 1)
+    weights = head_weights(model.cfg, model.state_dict(), 2, 1)
     attention = model.layers[2].self_attn
     d, dk = cfg.d_model, cfg.head_dim
     x = torch.randn(d)
@@ -225,4 +227,4 @@ def test_positions_outside_the_run_are_a_clear_error(where, message):
     trace = model.trace(input_ids, mask)
     args = dict(sentence=0, layer=1, head=0, query=0) | where
     with pytest.raises(ValueError, match=message):
-        attention_steps(model, trace, tokens=["w"] * 7, **args)
+        attention_steps(model.cfg, model.state_dict(), trace, tokens=["w"] * 7, **args)

@@ -15,6 +15,8 @@ from app.charts.attention import attention_head, attention_overview, batch_mask_
 from app.charts.common import figure_to_html
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
+from encoder import EncoderConfig
+from encoder.core.block import block_ops
 
 EVIL = ["<b>x</b>", "<img src=x onerror=alert(1)>"]
 
@@ -218,16 +220,11 @@ def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():
     assert fig.layout.xaxis.ticktext == ("embeddings", "block 0", "block 1", "block 2")
 
 
-SHAPES = {
-    "input": "[2, 9, 64]",
-    "qkv": "[2, 4, 9, 16]",
-    "scores": "[2, 4, 9, 9]",
-    "attn_out": "[2, 9, 64]",
-    "resid_mid": "[2, 9, 65]",
-    "mlp_hidden": "[2, 9, 256]",
-    "mlp_out": "[2, 9, 66]",
-    "output": "[2, 9, 67]",
-}
+def diagram_ops(norm_first: bool, **overrides) -> list:
+    """Block 0's operations of a small model on a [2, 9] batch (distinct sizes, so each shape
+    names one tensor: d 64, 4 heads of 16, d_ff 256)."""
+    cfg = EncoderConfig(d_model=64, num_heads=4, d_ff=256, norm_first=norm_first, **overrides)
+    return block_ops(cfg, 0, 2, 9)
 
 
 def diagram_texts(fig: go.Figure) -> list[tuple[float, str]]:
@@ -241,30 +238,31 @@ def order_of(texts: list[tuple[float, str]], *needles: str) -> list[int]:
 
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_block_diagram_writes_every_shape_on_its_edges(norm_first):
-    fig = block_diagram(norm_first, SHAPES, norm_label="RMSNorm", activation="ReLU")
-    text = " ".join(t for _, t in diagram_texts(fig))
-    for shape in SHAPES.values():
+    ops = diagram_ops(norm_first, norm_type="rmsnorm", activation="relu")
+    text = " ".join(t for _, t in diagram_texts(block_diagram(ops, norm_first)))
+    for shape in ("[2, 9, 64]", "[2, 4, 9, 16]", "[2, 4, 9, 9]", "[2, 9, 256]"):
         assert shape in text
-    assert "RMSNorm (norm1)" in text and "RMSNorm (norm2)" in text and "ReLU" in text
+    assert "ln1 (RMSNorm)" in text and "ln2 (RMSNorm)" in text and "ReLU" in text
+    fig = block_diagram(ops, norm_first)
     assert sum(a.text == "⊕" for a in fig.layout.annotations) == 2  # the two residual adds
     assert fig.layout.xaxis.range == (0, 12) and not fig.layout.xaxis.visible
     assert fig.layout.font.size >= 14
 
 
 def test_block_diagram_places_the_norms_by_pre_or_post_norm():
-    pre = diagram_texts(block_diagram(True, SHAPES))
-    post = diagram_texts(block_diagram(False, SHAPES))
-    # pre-norm: norm1 before attention, norm2 before linear1; post-norm: after each add
-    assert order_of(pre, "norm1", "Q, K, V projections", "norm2", "linear1") == sorted(
-        order_of(pre, "norm1", "Q, K, V projections", "norm2", "linear1")
+    pre = diagram_texts(block_diagram(diagram_ops(True), True))
+    post = diagram_texts(block_diagram(diagram_ops(False), False))
+    # pre-norm: ln1 before attention, ln2 before linear1; post-norm: after each add
+    assert order_of(pre, "ln1", "Q, K, V projections", "ln2", "linear1") == sorted(
+        order_of(pre, "ln1", "Q, K, V projections", "ln2", "linear1")
     )
-    assert order_of(post, "Q, K, V projections", "norm1", "linear1", "norm2") == sorted(
-        order_of(post, "Q, K, V projections", "norm1", "linear1", "norm2")
+    assert order_of(post, "Q, K, V projections", "ln1", "linear1", "ln2") == sorted(
+        order_of(post, "Q, K, V projections", "ln1", "linear1", "ln2")
     )
     assert [t for _, t in pre] != [t for _, t in post]
-    # post-norm: the block output is norm2's output, so its shape sits on norm2's edge
-    norm2_at = order_of(post, "norm2")[0]
-    assert SHAPES["output"] in post[norm2_at + 1][1]
+    # the block's output is ln2's (post-norm) or the second add's (pre-norm)
+    assert [t for _, t in post][-3:] == ["ln2 (LayerNorm)", "[2, 9, 64]", "block output"]
+    assert [t for _, t in pre][-3:] == ["⊕", "[2, 9, 64]", "block output"]
 
 
 def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
@@ -273,7 +271,7 @@ def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
         attention_overview(attention, 4),
         attention_head(attention[0, 0], list("abcd"), 4, title="t"),
         batch_mask_grid([list("abcd")], np.ones((1, 4))),
-        block_diagram(True, SHAPES),
+        block_diagram(diagram_ops(True), True),
     ]
     for fig in figures:
         assert fig.layout.font.size >= 13
@@ -282,10 +280,10 @@ def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
 
 
 def test_figure_to_html_inlines_plotly_js():
-    page = figure_to_html(block_diagram(True, SHAPES))
+    page = figure_to_html(block_diagram(diagram_ops(True), True))
     assert "<html>" in page and "plotly.js v" in page and len(page) > 3_000_000
     assert re.findall(r"<script[^>]*>", page) == ["<script>"] * 3  # inline only, no src=
-    spec = json.loads(block_diagram(True, SHAPES).to_json())
+    spec = json.loads(block_diagram(diagram_ops(True), True).to_json())
     assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
     assert "images" not in spec["layout"]
 

@@ -14,8 +14,8 @@ import torch
 
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.__main__ import main
-from encoder.task_model import load_task_model
-from encoder.tokenize import bundled_model_dir
+from encoder.io.task_model import load_task_model
+from encoder.io.tokenize import bundled_model_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,8 +12,8 @@ import math
 import pytest
 import torch
 
-from encoder.config import EncoderConfig
-from encoder.model import TransformerEncoder
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder
 from tests.conftest import padded_batch
 from tests.reference import sinusoidal_table
 

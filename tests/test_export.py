@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app import export
-from app.controls import random_config
+from app import downloads
 from app.runs import run_for
+from app.sidebar import random_config
 
 SENTENCES = ["The cat sat on the mat.", "A longer second sentence pads the first one."]
 
@@ -31,7 +31,7 @@ def run():
 
 
 def test_head_csv_is_the_heads_attention_over_real_tokens(run):
-    frame = pd.read_csv(io.BytesIO(export.head_csv(run, 0, 1, 2)), index_col=0)
+    frame = pd.read_csv(io.BytesIO(downloads.head_csv(run, 0, 1, 2)), index_col=0)
     n = run.n_valid(0)
     assert frame.shape == (n, n)
     assert list(frame.columns) == [f"{i}:{t}" for i, t in enumerate(run.tokens[0])]
@@ -39,7 +39,7 @@ def test_head_csv_is_the_heads_attention_over_real_tokens(run):
 
 
 def test_npz_holds_the_whole_runs_attention_and_statistics(run):
-    saved = np.load(io.BytesIO(export.run_npz(run)), allow_pickle=False)
+    saved = np.load(io.BytesIO(downloads.run_npz(run)), allow_pickle=False)
     np.testing.assert_array_equal(saved["attention"], run.attention)
     np.testing.assert_array_equal(saved["attention_mask"], run.attention_mask)
     assert saved["tokens"].tolist() == run.padded_tokens
@@ -51,7 +51,7 @@ def test_npz_holds_the_whole_runs_attention_and_statistics(run):
 
 
 def test_json_trims_each_sentence_to_its_tokens(run):
-    document = json.loads(export.run_json(run))
+    document = json.loads(downloads.run_json(run))
     first = document["sentences"][0]
     n = run.n_valid(0)
     assert first["tokens"] == run.tokens[0]

@@ -1,4 +1,4 @@
-from app.markdown import literal
+from app.user_text import literal
 
 
 def test_every_markdown_and_streamlit_marker_is_escaped():

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import memory, runs
 from app.memory import ByteBudgetCache, parse_bytes
-from encoder.limits import RunTooLarge
+from encoder.inspect.limits import RunTooLarge
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 WORDS = [

@@ -9,8 +9,8 @@ import torch
 from torch import nn
 
 from encoder import hooks
-from encoder.config import EncoderConfig
-from encoder.model import Norm, TransformerEncoder
+from encoder.core.config import EncoderConfig
+from encoder.core.model import Norm, TransformerEncoder
 from tests.conftest import padded_batch, randomise_norms
 from tests.reference import torch_layer, torch_reference
 

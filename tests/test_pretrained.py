@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from encoder.pretrained import bundled_model_dir, load_pretrained
-from encoder.tokenize import tokenize
+from encoder.io.checkpoints import bundled_model_dir, load_pretrained
+from encoder.io.tokenize import tokenize
 
 SENTENCES = [
     "The cat sat on the mat.",

@@ -20,17 +20,18 @@ from safetensors.torch import save as save_safetensors
 from tokenizers import Tokenizer
 
 from encoder import TransformerEncoder, load_pretrained
-from encoder.checkpoint_files import (
+from encoder.io.checkpoint_files import (
     MAX_FILE_BYTES,
     MAX_LAYERS,
     checkpoint_archive,
     files_from_archive,
     read_checkpoint_dir,
 )
-from encoder.pretrained import checkpoint_from_files, load_checkpoint
-from encoder.task_model import FORMAT, TaskModel, load_task_model, task_model_from_files
-from encoder.task_tokenizer import task_tokenizer
-from encoder.training import TokenClassifier, TrainConfig, torch_threads, train
+from encoder.io.checkpoints import checkpoint_from_files, load_checkpoint
+from encoder.io.task_model import FORMAT, TaskModel, load_task_model, task_model_from_files
+from encoder.train.classifier import TokenClassifier
+from encoder.train.task_tokenizer import task_tokenizer
+from encoder.train.trainer import TrainConfig, torch_threads, train
 
 SOURCE = "upload.zip"  # how the hostile checkpoints are named in messages
 SMALL = dict(num_layers=2, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)

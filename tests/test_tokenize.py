@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from encoder.tokenize import Truncation, load_tokenizer, tokenize
+from encoder.io.tokenize import Truncation, load_tokenizer, tokenize
 
 CLS, SEP, PAD, UNK = 101, 102, 0, 100
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder, hooks
-from encoder.capture import HookPoint
+from encoder.core import block
+from encoder.core.capture import HookPoint
 from tests.conftest import padded_batch
 
 CONFIGS = {
@@ -40,16 +41,16 @@ def test_the_name_table_agrees_with_the_module_tree_and_the_real_shapes(name):
     input_ids, mask = padded_batch([5, 3], vocab_size=cfg.vocab_size)
     trace = model.trace(input_ids, mask)
     assert list(trace.tensors) == model.hook_names()  # data-flow order, every name captured
-    expected = hooks.shapes(cfg, 2, 5)
+    expected = block.shapes(cfg, 2, 5)
     assert {n: tuple(t.shape) for n, t in trace.tensors.items()} == expected
 
 
 def test_design_names_are_kept():
-    block = hooks.block(2)
-    assert block.attn.pattern == "blocks.2.attn.hook_pattern"
-    assert block.ln1.std == "blocks.2.ln1.hook_std"
-    assert block.mlp.post == "blocks.2.mlp.hook_post"
-    assert block.resid_mid == "blocks.2.hook_resid_mid"
+    names = hooks.block(2)
+    assert names.attn.pattern == "blocks.2.attn.hook_pattern"
+    assert names.ln1.std == "blocks.2.ln1.hook_std"
+    assert names.mlp.post == "blocks.2.mlp.hook_post"
+    assert names.resid_mid == "blocks.2.hook_resid_mid"
     assert hooks.embed().out == "embed.hook_out"
     assert hooks.final_norm(4).out == "final_norm.hook_out"
     labels = [(n.layer, n.label) for n in hooks.norms(CONFIGS["bert-like"])]

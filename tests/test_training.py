@@ -7,11 +7,10 @@ import math
 import pytest
 import torch
 
-from encoder.config import EncoderConfig
-from encoder.training import (
-    ARCHITECTURE_FIELDS,
-    PRESETS,
-    TokenClassifier,
+from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig
+from encoder.train.classifier import TokenClassifier
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import (
     TrainConfig,
     Trainer,
     gradient_norms_at_init,
@@ -133,8 +132,8 @@ def test_invalid_configs_raise_naming_the_values(changes: dict, message: str) ->
 
 
 def test_every_preset_is_a_valid_config() -> None:
-    assert TrainConfig(**PRESETS["pre vs post: deep, high lr"]).num_layers == 12
-    for preset in PRESETS.values():
+    assert TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"]).num_layers == 12
+    for preset in TRAINING_PRESETS.values():
         TrainConfig(**preset)
 
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
+import torch
 
-from encoder.training import TrainConfig, gradient_norms_at_init, torch_threads, train
-from encoder.training_jobs import (
+from encoder.train.classifier import TokenClassifier
+from encoder.train.jobs import (
     comparison_configs,
     comparison_job,
     comparison_warmup,
     run_name,
     single_job,
 )
+from encoder.train.tasks import get_task
+from encoder.train.trainer import TrainConfig, torch_threads, train
 
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)
 
@@ -99,15 +102,37 @@ def test_comparison_has_four_configs_that_differ_only_in_placement_and_warmup(
         assert set(differences(cfg, run)) <= {"norm_first", "warmup_steps"}, name
 
 
+def block_gradient_norms_by_hand(cfg: TrainConfig) -> list[float]:
+    """Each block's gradient norm for cfg's untrained classifier on cfg's first training batch,
+    computed here from the model's own parameters."""
+    task = get_task(cfg.task)
+    inputs, targets = task.sample(
+        cfg.batch_size, cfg.seq_len, cfg.vocab, torch.Generator().manual_seed(cfg.seed)
+    )
+    model = TokenClassifier(cfg.encoder_config(), cfg.num_classes).train()
+    logits = model(inputs)  # [B, T, classes]
+    torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
+    return [
+        torch.cat([p.grad.flatten() for p in block.parameters()]).norm().item()
+        for block in model.encoder.layers
+    ]
+
+
 def test_comparison_job_draws_warmup_runs_dashed_and_measures_init_gradients() -> None:
     cfg = TrainConfig(task="sort", steps=8, **{**SMALL, "num_layers": 2})
     job = comparison_job(cfg)
-    runs = comparison_configs(cfg)
-    assert list(job.trainers) == list(runs)
+    placement = {name: (t.cfg.norm_first, t.cfg.warmup_steps) for name, t in job.trainers.items()}
+    assert placement == {
+        "pre-norm": (True, 0),
+        "pre-norm + warmup 2": (True, 2),
+        "post-norm": (False, 0),
+        "post-norm + warmup 2": (False, 2),
+    }
     assert job.dashed == ("pre-norm + warmup 2", "post-norm + warmup 2")
     assert list(job.init_grad_norms) == ["pre-norm", "post-norm"]
-    for name, norms in job.init_grad_norms.items():
-        assert norms == gradient_norms_at_init(runs[name])
-        assert len(norms) == 2
+    for name, norm_first in (("pre-norm", True), ("post-norm", False)):
+        expected = block_gradient_norms_by_hand(replace(cfg, norm_first=norm_first))
+        assert job.init_grad_norms[name] == pytest.approx(expected, rel=1e-5)
+    assert job.init_grad_norms["pre-norm"] != pytest.approx(job.init_grad_norms["post-norm"])
     first = [t.held_out_inputs for t in job.trainers.values()]
     assert all((inputs == first[0]).all() for inputs in first)  # one seed: the same data

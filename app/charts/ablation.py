@@ -6,15 +6,22 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.charts.attention import attention_mosaic, mosaic_figure, token_grid_figure
-from app.charts.common import OKABE_ITO, base_layout, escape, new_figure, plural, visible_ticks
-
-DIFFERENCE_COLOURS = "RdBu_r"  # blue: less attention than before, white: same, red: more
-
-
-def depth_labels(num_layers: int) -> list[str]:
-    """What hidden_states[i] is: the embeddings, then the stream after each block."""
-    return ["embeddings"] + [f"after block {i}" for i in range(num_layers)]
+from app.charts.attention import (
+    OVERVIEW_MAX_TOKENS,
+    attention_mosaic,
+    mosaic_figure,
+    token_grid_figure,
+)
+from app.charts.common import (
+    DIVERGING,
+    OKABE_ITO,
+    base_layout,
+    depth_labels,
+    escape,
+    new_figure,
+    plural,
+    visible_ticks,
+)
 
 
 def cell_text(cosine: float) -> str:
@@ -118,7 +125,7 @@ def _difference_heatmap(z: np.ndarray, real: np.ndarray) -> go.Heatmap:
         zmin=-limit,
         zmax=limit,
         zmid=0,
-        colorscale=DIFFERENCE_COLOURS,
+        colorscale=DIVERGING,
         colorbar=dict(title=dict(text="weight: without − with", side="right"), thickness=14),
         hoverongaps=False,
         hovertemplate="%{y}<br>%{x}<br>change %{z:+.4f}<extra></extra>",
@@ -127,7 +134,11 @@ def _difference_heatmap(z: np.ndarray, real: np.ndarray) -> go.Heatmap:
 
 
 def attention_difference(
-    difference: np.ndarray, n_valid: int, *, layers: list[int], max_tokens: int = 48
+    difference: np.ndarray,
+    n_valid: int,
+    *,
+    layers: list[int],
+    max_tokens: int = OVERVIEW_MAX_TOKENS,
 ) -> go.Figure:
     """Later layers' attention minus the original, [L', H, T, T]; zero is white."""
     mosaic = attention_mosaic(difference, n_valid, max_tokens=max_tokens, layers=layers)

@@ -1,7 +1,7 @@
 """Activation figures: feed-forward units, the residual stream, token geometry across depth.
 
-Pure builders: numbers from encoder.activations in, a plotly figure out. Values are rounded and
-stored as float32 before they reach the figure, so the browser gets only what is drawn.
+Pure builders: numbers from encoder.inspect.activations in, a plotly figure out. Values are
+rounded and stored as float32 before they reach the figure, so the browser gets only what is drawn.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts.common import (
+    DIVERGING,
     OKABE_ITO,
     base_layout,
+    depth_name,
     escape,
     new_figure,
     plural,
@@ -21,7 +23,6 @@ from app.charts.common import (
 )
 
 DIGITS = 4  # decimals sent to the browser
-DIVERGING = "RdBu_r"  # blue negative, white 0, red positive
 TOKEN_LABEL_CHARS = 14
 MAX_FLAGGED = 5  # outlier dimensions named on the heatmap (the table lists them all)
 BELOW_ZERO = OKABE_ITO[4]  # vermillion: the values the activation zeroes or bends
@@ -30,11 +31,6 @@ ABOVE_ZERO = OKABE_ITO[0]
 
 def rounded(values) -> np.ndarray:
     return np.round(np.asarray(values, dtype=np.float32), DIGITS)
-
-
-def depth_name(depth: int) -> str:
-    """'embeddings' for depth 0, 'block k' for the stream after block k."""
-    return "embeddings" if depth == 0 else f"block {depth - 1}"
 
 
 def token_labels(tokens: list[str]) -> list[str]:

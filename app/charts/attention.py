@@ -26,6 +26,7 @@ from app.charts.common import (
 )
 
 ATTENTION_COLORSCALE = "Viridis"  # perceptually uniform, colour-blind safe
+OVERVIEW_MAX_TOKENS = 48  # per head tile of an overview; longer inputs are block-averaged
 PAD_FILL = "rgba(200, 200, 200, 0.85)"  # over padded cells: the values stay faintly visible
 
 
@@ -163,7 +164,11 @@ class Mosaic:
 
 
 def attention_mosaic(
-    values: np.ndarray, n_valid: int, *, max_tokens: int = 48, layers: list[int] | None = None
+    values: np.ndarray,
+    n_valid: int,
+    *,
+    max_tokens: int = OVERVIEW_MAX_TOKENS,
+    layers: list[int] | None = None,
 ) -> Mosaic:
     """Lay out [L, H, T, T] values (weights or their differences); `layers` names the rows
     (default 0..L-1). Past max_tokens, cells are blocks: the mean over a block of queries of the
@@ -235,7 +240,11 @@ def mosaic_figure(mosaic: Mosaic, heatmap: go.Heatmap, title: str) -> go.Figure:
 
 
 def attention_overview(
-    attention: np.ndarray, n_valid: int, *, max_tokens: int = 48, stretch: bool = False
+    attention: np.ndarray,
+    n_valid: int,
+    *,
+    max_tokens: int = OVERVIEW_MAX_TOKENS,
+    stretch: bool = False,
 ) -> go.Figure:
     """Every layer x head of one sentence as one mosaic heatmap; attention is [L, H, T, T]."""
     mosaic = attention_mosaic(attention, n_valid, max_tokens=max_tokens)

@@ -18,6 +18,7 @@ PAD_TOKEN = "[PAD]"
 MAX_TICK_LABELS = 60  # more tokens than this: label every k-th tick (hover still names each)
 TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the whole token)
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
+DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
 MARGIN = dict(l=60, r=20, t=60, b=50)
 
 
@@ -29,6 +30,17 @@ def escape(text: str) -> str:
 def plural(count: int, word: str) -> str:
     """'1 layer', '6 layers'."""
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def depth_name(depth: int) -> str:
+    """The residual stream at `depth` (hidden_states[depth]): 'embeddings' for 0, 'block k' for
+    the stream after block k."""
+    return "embeddings" if depth == 0 else f"block {depth - 1}"
+
+
+def depth_labels(num_layers: int) -> list[str]:
+    """Axis labels for every depth: 'embeddings', then 'after block k'."""
+    return [depth_name(0)] + [f"after {depth_name(d)}" for d in range(1, num_layers + 1)]
 
 
 def short(text: str, max_chars: int) -> str:

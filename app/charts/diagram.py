@@ -1,12 +1,19 @@
-"""The block diagram: one encoder block, pre- or post-norm, with live tensor shapes on its edges."""
+"""The block diagram: one encoder block, pre- or post-norm, with live tensor shapes on its edges.
+
+The boxes are the steps of encoder.core.block's table of operations, the one description of the
+block that also gives the shape ledger and the memory estimate.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 
 import plotly.graph_objects as go
 
 from app.charts.common import FONT_SIZE, MARGIN, base_layout, escape, new_figure
+from encoder.core import hooks
+from encoder.core.block import Op, shape_text
 
 BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
 INK, SKIP_INK = "#333333", "#0072B2"
@@ -26,40 +33,48 @@ class Node:
     branch: bool = False  # a residual skip path leaves from this node's outgoing edge
 
 
-def _block_nodes(norm_first: bool, shapes: dict[str, str], norm: str, act: str) -> list[Node]:
-    attention = [
-        Node("attn", "Q, K, V projections, split into heads", f"Q, K, V  {shapes['qkv']}"),
-        Node("attn", "softmax(Q Kᵀ / √dₖ)", f"weights  {shapes['scores']}"),
-        Node("attn", "weights × V, concat heads, W_O", shapes["attn_out"]),
-    ]
-    ffn = [
-        Node("ffn", "linear1  (d → d_ff)", shapes["mlp_hidden"]),
-        Node("ffn", act, shapes["mlp_hidden"]),
-        Node("ffn", "linear2  (d_ff → d)", shapes["mlp_out"]),
-    ]
-    source = Node("io", "block input x", shapes["input"], branch=True)
-    sink = Node("io", "block output")
-    if norm_first:  # x + Attention(norm1(x)), then h + FFN(norm2(h))
-        return [
-            source,
-            Node("norm", f"{norm} (norm1)"),
-            *attention,
-            Node("add", edge=shapes["resid_mid"], branch=True),
-            Node("norm", f"{norm} (norm2)"),
-            *ffn,
-            Node("add", edge=shapes["output"]),
-            sink,
-        ]
-    return [  # norm1(x + Attention(x)), then norm2(h + FFN(h))
-        source,
-        *attention,
-        Node("add"),
-        Node("norm", f"{norm} (norm1)", shapes["resid_mid"], branch=True),
-        *ffn,
-        Node("add"),
-        Node("norm", f"{norm} (norm2)", shapes["output"]),
-        sink,
-    ]
+# A diagram step (an op's `stage`) -> its box kind, and for the steps that are more than one
+# operation, the box's text and the label before the shape on its edge.
+STAGE_KINDS = {
+    "norm1": "norm",
+    "qkv": "attn",
+    "weights": "attn",
+    "mix": "attn",
+    "add1": "add",
+    "norm2": "norm",
+    "linear1": "ffn",
+    "activation": "ffn",
+    "linear2": "ffn",
+    "add2": "add",
+}
+STAGE_TEXT = {
+    "qkv": ("Q, K, V projections, split into heads", "Q, K, V  "),
+    "weights": ("softmax(Q Kᵀ / √dₖ)", "weights  "),
+    "mix": ("weights × V, concat heads, W_O", ""),
+    "linear1": ("linear1  (d → d_ff)", ""),
+    "linear2": ("linear2  (d_ff → d)", ""),
+}
+
+
+def _block_nodes(ops: list[Op]) -> list[Node]:
+    """One box per step of the block (consecutive operations of one stage), between the block's
+    input and output; a residual path leaves from the input and from the stream between the
+    two halves (resid_mid)."""
+    resid_mid = hooks.block(int(ops[0].layer)).resid_mid
+    nodes = [Node("io", "block input x", escape(shape_text(ops[0].inputs[0])), branch=True)]
+    for stage, group in groupby(ops, key=lambda op: op.stage):
+        group = list(group)
+        last = group[-1]
+        text, label = STAGE_TEXT.get(stage, (last.operation, ""))
+        nodes.append(
+            Node(
+                STAGE_KINDS[stage],
+                "" if STAGE_KINDS[stage] == "add" else escape(text),
+                escape(label + shape_text(last.output_shape)),
+                branch=resid_mid in last.hooks,
+            )
+        )
+    return [*nodes, Node("io", "block output")]
 
 
 def _arrow(
@@ -86,16 +101,10 @@ def _arrow(
     )
 
 
-def block_diagram(
-    norm_first: bool,
-    shapes: dict[str, str],
-    *,
-    norm_label: str = "LayerNorm",
-    activation: str = "GELU",
-) -> go.Figure:
-    """One encoder block, pre- or post-norm, with the live tensor shapes on its edges."""
-    shapes = {key: escape(value) for key, value in shapes.items()}
-    nodes = _block_nodes(norm_first, shapes, escape(norm_label), escape(activation))
+def block_diagram(ops: list[Op], norm_first: bool) -> go.Figure:
+    """One encoder block, pre- or post-norm, drawn from its operations (encoder.core.block's
+    table, with a run's shapes on the edges)."""
+    nodes = _block_nodes(ops)
     left, right = CENTRE_X - BOX_HALF_WIDTH, CENTRE_X + BOX_HALF_WIDTH
     layout_shapes, annotations = [], []
     skip_from = None  # y where the open residual path leaves the main line

@@ -9,9 +9,16 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.charts.common import FONT_SIZE, OKABE_ITO, base_layout, escape, new_figure, visible_ticks
+from app.charts.common import (
+    DIVERGING,
+    FONT_SIZE,
+    OKABE_ITO,
+    base_layout,
+    escape,
+    new_figure,
+    visible_ticks,
+)
 
-DIVERGING = "RdBu_r"  # blue < 0 < red, white at zero
 PAD_SHADE = "rgba(120, 120, 120, 0.55)"
 HIGHLIGHT = "#111111"
 

@@ -1,7 +1,7 @@
 """Figures of the Training view: training histories and gradient norms in, plotly Figure out.
 
 No streamlit here, so the figures work in a notebook too. A history is the list of per-step rows
-`encoder.training` records (step, loss, accuracy, lr, grad_norm, grad_norm_layer_{i}).
+`encoder.train.trainer` records (step, loss, accuracy, lr, grad_norm, grad_norm_layer_{i}).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
-from encoder.config import EncoderConfig  # noqa: E402
-from encoder.model import TransformerEncoder  # noqa: E402
+from encoder.core.config import EncoderConfig  # noqa: E402
+from encoder.core.model import TransformerEncoder  # noqa: E402
 from tests.reference import torch_reference  # noqa: E402
 
 BENCH_CONFIG = EncoderConfig(d_model=512, num_heads=8, num_layers=6, d_ff=2048, dropout=0.0)

@@ -17,8 +17,8 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # `app` and `encoder` importable; streamlit runs this file on every rerun
     sys.path.insert(0, ROOT)
 
-from app.controls import random_config  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402
+from app.sidebar import random_config  # noqa: E402
 from tests.e2e.harness import BENCH_SETUP  # noqa: E402
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."

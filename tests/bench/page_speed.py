@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import datetime
 import difflib
+import json
 import re
 import statistics
 import sys
@@ -36,7 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script 
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from tests.bench.floor_page import FLOOR_VIEWS  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     BENCH_SETUP,
     LOADED_JS,
@@ -58,6 +58,30 @@ CLICK_GOAL_S = 0.3
 LONG_GOAL_S, LONG_GOAL_MB = 5, 10
 FIRST_TEXT = sentence_of(29, "first")
 STARTED = time.perf_counter()
+
+
+def labels_json(labels: list[str]) -> str:
+    """The labels as JSON.stringify writes the tick text array that holds them."""
+    return json.dumps(labels, ensure_ascii=False, separators=(",", ":"))
+
+
+def numbered_labels_json(labels: list[str]) -> str:
+    """The labels as 'position token' ticks (app.charts' token matrices and activation charts)."""
+    return labels_json([f"{position} {label}" for position, label in enumerate(labels)])
+
+
+# view -> (chart key, marker) pairs: the view is drawn for `labels` (the text's tokens as plotly
+# holds them, HTML-escaped) when each chart's layout, as JSON, contains marker(labels).
+DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
+    "Attention": (
+        ("overview", lambda labels: f", {len(labels)} tokens"),
+        ("head_detail", labels_json),
+    ),
+    "Attention steps": (("step_keys", numbered_labels_json),),
+    "LayerNorm": (("layernorm", labels_json),),
+    "Activations": (("act_cosine", numbered_labels_json),),
+    "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
+}
 
 # True once the page shows the text: the script is idle, nothing is stale, every chart is drawn,
 # and each [chart key, marker] has its marker in that chart's layout.
@@ -187,7 +211,7 @@ class Browser:
 def checks_for(view: str, text: str) -> list[list[str]]:
     """VIEW_DRAWN_JS's argument: the view's charts and their markers for this text."""
     labels = drawn_target(expected_tokens(text)[0])["labels"]
-    return [[key, marker(labels)] for key, marker in FLOOR_VIEWS[view].drawn]
+    return [[key, marker(labels)] for key, marker in DRAWN[view]]
 
 
 def wait_drawn(page, view: str, text: str) -> None:
@@ -400,7 +424,7 @@ def main() -> None:
                 browser.session(app_server, "Attention", FIRST_TEXT) as app,
             ):
                 attention = None
-                for view in FLOOR_VIEWS:
+                for view in DRAWN:
                     if view not in first_app.views:
                         notes.append(f"{view}: skipped, the app has no such view")
                         continue

@@ -1,82 +1,72 @@
-"""The floor page draws the app's own figures: a filled template is what app.charts builds."""
+"""The floor page is the app's page drawn from a stand-in run: the same views and elements, no
+model and no forward pass."""
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
+import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
-from app.charts import attention as attention_charts
-from app.charts import common as common_charts
-from app.charts import norms as norm_charts
-from tests.bench import floor_page as floor
+from app.sidebar import random_config
+from app.state import DEFAULTS
+from encoder.core import block
+from encoder.core.model import TransformerEncoder
+from tests.bench import stand_in
 
-TEXT = 'A <b>bold</b> & "quoted" word.'  # HTML and JSON both need escaping here
-LAYERS, HEADS = 2, 3
-
-
-def as_json(figure) -> dict:
-    return json.loads(figure.to_json())
-
-
-def stringified(node) -> str:
-    """As JSON.stringify writes it in the browser (the benchmark's markers are searched there)."""
-    return json.dumps(node, ensure_ascii=False, separators=(",", ":"))
+ROOT = Path(__file__).resolve().parents[2]
+TWO = "The cat sat on the mat.\nA longer second sentence pads the first one here."
+VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes", "Export")
 
 
-@pytest.fixture(scope="module")
-def tokens() -> list[str]:
-    found = floor.tokenizer().encode(TEXT).tokens
-    assert {"<", ">", "&", '"'} <= set(found)
+def elements(at: AppTest) -> list[str]:
+    """The main area's elements in order: their kinds, and for charts their keys."""
+    found = []
+    for node in at.main:
+        kind = node.type
+        if kind == "plotly_chart":
+            kind += f" {node.proto.id.split('-')[-1] if node.proto.id else ''}"
+        found.append(kind)
     return found
 
 
-def test_another_head_is_the_figure_app_charts_builds_for_it(tokens):
-    n = len(tokens)
-    attention = floor.random_attention(LAYERS, HEADS, n)  # [layer, head, query, key]
-    template = floor.head_template(LAYERS, HEADS, n, False)
-    swaps = {floor.encoded(attention[0, 0]): floor.encoded(attention[1, 2])}
-    drawn = floor.filled(template, tokens, swaps, layer=1, head=2)
-    title = "Layer 1, head 2: each row is a query token's attention over the keys"
-    assert drawn == as_json(
-        attention_charts.attention_head(attention[1, 2], tokens, n, title=title)
-    )
-    labels = [common_charts.escape(token) for token in tokens]
-    marker = dict(floor.FLOOR_VIEWS["Attention"].drawn)["head_detail"](labels)
-    assert marker in stringified(drawn["layout"])
+def open_page(script: str, view: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / script), default_timeout=120)
+    at.query_params.update(view=view, text=TWO, d_model="64", num_heads="4", num_layers="2")
+    return at.run()
 
 
-def test_layernorm_figures_are_the_figures_app_charts_builds(tokens):
-    n = len(tokens)
-    statistics, residual = floor.layernorm_templates(LAYERS, n, 1)
-    stats, resid = floor.random_norm_tables(LAYERS, n)
-    assert floor.filled(statistics, tokens, {}) == as_json(
-        norm_charts.layernorm_chart(stats, tokens, 1)
-    )
-    assert floor.filled(residual, tokens, {}) == as_json(
-        norm_charts.residual_norm_chart(resid, tokens)
-    )
-    labels = [common_charts.escape(token) for token in tokens]
-    marker = dict(floor.FLOOR_VIEWS["LayerNorm"].drawn)["layernorm"](labels)
-    assert marker in stringified(floor.filled(statistics, tokens, {})["layout"])
+def refuse(*args, **kwargs):
+    raise AssertionError("the floor page built a model")
 
 
-def test_the_shapes_marker_names_the_token_count(tokens):
-    template = floor.block_template(512, 8, 2048, len(tokens))
-    marker = dict(floor.FLOOR_VIEWS["Shapes"].drawn)["block_diagram"](tokens)
-    assert marker == f"[1, {len(tokens)}, "
-    assert marker in stringified(floor.filled(template, tokens, {})["layout"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_floor_draws_every_view_as_the_app_does_without_a_model(view, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(TransformerEncoder, "__init__", refuse)  # any model built fails the test
+        floor = open_page("tests/bench/floor_page.py", view)
+    assert not floor.exception and not floor.error, (floor.exception, floor.error)
+    status = [c.value for c in floor.main.caption if c.value.startswith("Device ")]
+    assert len(status) == 1 and "forward pass 0 ms" in status[0]
+    floor_elements = elements(floor)
+    assert len(floor_elements) > 3
+    app = open_page("app/main.py", view)
+    assert not app.exception
+    assert elements(app) == floor_elements
 
 
-@pytest.mark.parametrize(
-    ("view", "key", "build"),
-    [
-        ("Attention steps", "step_keys", lambda n: floor.steps_templates(512, 8, n, 0)),
-        ("Activations", "act_cosine", lambda n: floor.activation_templates(LAYERS, 64, 256, n, 0)),
-    ],
-)
-def test_the_new_views_markers_number_the_tokens(tokens, view, key, build):
-    labels = [common_charts.escape(token) for token in tokens]
-    marker = dict(floor.FLOOR_VIEWS[view].drawn)[key](labels)
-    assert marker.startswith('["0 [CLS]","1 a"')
-    assert marker in stringified(floor.filled(build(len(tokens))[key], tokens, {})["layout"])
+def test_a_stand_in_run_has_the_shapes_of_a_real_one_and_softmax_rows():
+    cfg = random_config(dict(DEFAULTS, d_model=64, num_heads=4, num_layers=2, d_ff=128))
+    run = stand_in.floor_run(cfg, "random", "cpu", TWO.splitlines(), None)
+    B, T = run.input_ids.shape
+    assert B == 2 and run.tokens[0][0] == "[CLS]"
+    expected = block.shapes(cfg, B, T)
+    assert {name: tuple(t.shape) for name, t in run.trace.tensors.items()} == expected
+    rows = run.attention.sum(axis=-1)  # [L, B, H, T]
+    assert np.allclose(rows, 1.0, atol=1e-5)
+    short = run.n_valid(0)
+    assert short < T and np.all(run.attention[:, 0, :, :, short:] == 0)  # padded keys
+    assert run.head_metrics(0)["entropy"].between(0, np.log(short) + 1e-6).all()
+    with pytest.raises(ValueError, match="no model"):
+        run.heads_off(((0, 1),))

@@ -229,14 +229,14 @@ def _rss_kb(pid: int) -> int:
 
 @functools.cache
 def _tokenizer():
-    from encoder.tokenize import load_tokenizer
+    from encoder.io.tokenize import load_tokenizer
 
     return load_tokenizer()
 
 
 def expected_tokens(text: str) -> list[list[str]]:
     """Each line's tokens as the app's tokenizer makes them (at most max_len 512)."""
-    from encoder.tokenize import tokenize
+    from encoder.io.tokenize import tokenize
 
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return tokenize(lines, _tokenizer(), 512).tokens

@@ -9,7 +9,7 @@ no session there. Each browser here uploads a checkpoint of its own (through
 source held only by the session, so after the reconnect its radio option is there only if the
 session is (the browser re-sends its widget values on a rerun, so a widget alone could survive a
 change of replica). Its text is longer than what the page keeps in its URL
-(app.controls.MAX_URL_TEXT), so that too lives only in the session.
+(app.state.MAX_URL_TEXT), so that too lives only in the session.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.controls import MAX_URL_TEXT
-from encoder.checkpoint_files import checkpoint_archive
-from encoder.task_model import TaskModel
-from encoder.training import TrainConfig, train
+from app.state import MAX_URL_TEXT
+from encoder.io.checkpoint_files import checkpoint_archive
+from encoder.io.task_model import TaskModel
+from encoder.train.trainer import TrainConfig, train
 from tests.e2e.harness import DRAWN_JS, drawn_target, expected_tokens, sentence_of, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 

@@ -1,0 +1,334 @@
+"""The session's state: every key, its default, its URL parameter, how a URL value is parsed and
+checked, and which keys survive a visit to another view. The only module that touches
+`st.session_state`.
+
+Widgets elsewhere carry keys registered here (a key is the widget's identity), but their values
+reach the code through the widgets' return values, or through the `Selection` and `Settings` this
+module hands out. A link reopens the exact setup: the keys marked `in_url` are the page's URL
+parameters, read once when a session starts and kept in step with the controls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+import streamlit as st
+
+from app.user_text import literal
+from encoder import EncoderConfig
+from encoder.core.config import (
+    ACTIVATIONS,
+    ARCHITECTURE_FIELDS,
+    NORM_PLACEMENTS,
+    NORM_TYPES,
+    POSITIONALS,
+    placement_of,
+)
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import TrainConfig
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
+ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
+
+FIRST_VIEW = "Attention"  # the view a session opens on (app.views.VIEWS lists them all)
+SOURCES = ("random", "pretrained")  # and the ids of models trained or uploaded in this session
+SLIDER_MAX_LAYERS = 24  # the sidebar's layer slider (a checkpoint may have more)
+MAX_HEADS = 64  # head counts the sidebar offers
+MAX_TOKENS = 512  # positions per sentence (the models' max_len)
+MAX_URL_TEXT = 2000  # characters of text carried in the link
+
+
+def architecture_key(field: str) -> str:
+    """The widget key of an EncoderConfig architecture field (the same name, but "norm", which
+    says "pre" / "post", for norm_first)."""
+    return "norm" if field == "norm_first" else field
+
+
+ARCHITECTURE_KEYS = tuple(architecture_key(field) for field in ARCHITECTURE_FIELDS)
+
+
+def architecture_values(cfg: EncoderConfig) -> dict[str, object]:
+    """The architecture widgets' values that show `cfg`."""
+    values = {architecture_key(field): getattr(cfg, field) for field in ARCHITECTURE_FIELDS}
+    values["norm"] = placement_of(cfg.norm_first)
+    return values
+
+
+# Training widget key -> the TrainConfig field it sets.
+TRAINING_FIELDS = {
+    "train_task": "task",
+    "train_seq_len": "seq_len",
+    "train_steps": "steps",
+    "train_lr": "lr",
+    "train_warmup": "warmup_steps",
+    "train_batch": "batch_size",
+    "train_seed": "seed",
+}
+
+
+@dataclass(frozen=True)
+class Key:
+    """One session key. in_url: a URL parameter of the same name; persistent: a view's widget
+    whose value survives a visit to another view; choices / bounds: what a URL value may be."""
+
+    name: str
+    default: object = None
+    in_url: bool = False
+    persistent: bool = False
+    choices: tuple = ()
+    bounds: tuple[int, int] | None = None
+
+    def parse(self, raw: str) -> object:
+        """A URL value, checked; ValueError with a sentence for the page when it cannot be used."""
+        if self.choices:
+            if raw not in self.choices:
+                raise ValueError(f"{self.name}={raw!r} is not one of {', '.join(self.choices)}")
+            return raw
+        if self.bounds is not None:
+            try:
+                value = int(raw)
+            except ValueError:
+                raise ValueError(f"{self.name}={raw!r} is not a whole number") from None
+            low, high = self.bounds
+            if not low <= value <= high:
+                raise ValueError(f"{self.name}={value} is outside {low}..{high}")
+            return value
+        return raw  # text, device, heads to switch off: checked where they are used
+
+
+_ARCHITECTURE = architecture_values(EncoderConfig())
+_TRAINING = TrainConfig()
+KEYS: tuple[Key, ...] = (
+    # the sidebar: input, model, device (in the link)
+    Key("text", EXAMPLES[0]["text"], in_url=True),
+    Key("source", "random", in_url=True, choices=SOURCES),
+    Key("norm", _ARCHITECTURE["norm"], in_url=True, choices=NORM_PLACEMENTS),
+    Key("d_model", _ARCHITECTURE["d_model"], in_url=True, bounds=(2, 4096)),
+    Key("num_heads", _ARCHITECTURE["num_heads"], in_url=True, bounds=(1, 4096)),
+    Key("num_layers", _ARCHITECTURE["num_layers"], in_url=True, bounds=(1, SLIDER_MAX_LAYERS)),
+    Key("d_ff", _ARCHITECTURE["d_ff"], in_url=True, bounds=(1, 16384)),
+    Key("activation", _ARCHITECTURE["activation"], in_url=True, choices=ACTIVATIONS),
+    Key("norm_type", _ARCHITECTURE["norm_type"], in_url=True, choices=NORM_TYPES),
+    Key("positional", _ARCHITECTURE["positional"], in_url=True, choices=POSITIONALS),
+    Key("seed", EncoderConfig().seed, in_url=True, bounds=(0, 2**31 - 1)),
+    Key("device", "cpu", in_url=True),
+    Key("view", FIRST_VIEW, in_url=True),  # one of app.views.VIEWS, checked by start_page
+    # what the views select (Selection's fields); the Attention steps' and ablation's in the link
+    Key("sentence", 0, persistent=True),
+    Key("layer", 0, persistent=True),
+    Key("head", 0, persistent=True),
+    Key("stretch", False, persistent=True),
+    Key("ablate", "", in_url=True, persistent=True),
+    Key("step_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
+    Key("step_head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
+    Key("step_query", 0, in_url=True, persistent=True, bounds=(0, MAX_TOKENS - 1)),
+    Key("ln_layer", 0, persistent=True),
+    Key("act_layer", 0, persistent=True),
+    Key("act_token", None, persistent=True),  # None: the first word
+    # the Training view's controls
+    Key("train_preset", None, persistent=True),
+    *(
+        Key(key, getattr(_TRAINING, field), persistent=True)
+        for key, field in TRAINING_FIELDS.items()
+    ),
+    # pickers that fill in other keys, and what the page keeps for itself
+    Key("preset"),  # the sidebar's architecture preset
+    Key("example"),  # the sidebar's example sentences
+    Key("_url_loaded", False),
+    Key("_last_view", FIRST_VIEW),  # the view control un-selects on a second click
+    Key("_saved_architecture"),  # the user's own, while a trained model's is shown
+    Key("_saved_text"),  # the user's own, while a task model's sequences are shown
+    Key("_session_models"),  # {id: app.session_models.SessionModel}
+    Key("_upload_round", 0),  # a fresh (empty) uploader after each upload
+    Key("_upload_error"),  # the last upload's message, shown once
+    Key("_training_lab"),  # app.training_lab.TrainingLab
+)
+REGISTRY = {key.name: key for key in KEYS}
+DEFAULTS = {key.name: key.default for key in KEYS}
+URL_KEYS = tuple(key.name for key in KEYS if key.in_url)
+PERSISTENT_KEYS = tuple(key.name for key in KEYS if key.persistent)
+
+
+def _key(name: str) -> Key:
+    if name not in REGISTRY:
+        raise KeyError(f"{name!r} is not a session key registered in app.state")
+    return REGISTRY[name]
+
+
+def get(name: str) -> object:
+    """The current value of a registered key (its default when it has none yet)."""
+    return st.session_state.get(name, _key(name).default)
+
+
+def put(name: str, value: object) -> None:
+    _key(name)
+    st.session_state[name] = value
+
+
+def pop(name: str) -> object:
+    """Remove a key's value; the value it had (its default when it had none)."""
+    return st.session_state.pop(name, _key(name).default)
+
+
+def update(values: dict[str, object]) -> None:
+    for name, value in values.items():
+        put(name, value)
+
+
+def upload_key() -> str:
+    """The uploader's widget key: a new one after each upload, so the next starts empty."""
+    return f"upload_{get('_upload_round')}"
+
+
+def uploaded(widget_key: str) -> list:
+    """The files in the uploader `widget_key` (see upload_key)."""
+    return st.session_state.get(widget_key) or []
+
+
+def keep(name: str, make: Callable[[], object]) -> object:
+    """The session's object under `name`, made by `make()` the first time."""
+    _key(name)
+    if st.session_state.get(name) is None:
+        st.session_state[name] = make()
+    return st.session_state[name]
+
+
+# --- the start of every run ----------------------------------------------------------------------
+
+
+def start_page(views: tuple[str, ...], is_session_source: Callable[[str], bool]) -> list[str]:
+    """Every run, before any widget: the defaults, on the session's first run the URL's values
+    (`views`: the view names a link may open), and the persistent widgets' values kept. Returns
+    notices about the URL for the page."""
+    notices: list[str] = []
+    state = st.session_state
+    if not state.get("_url_loaded"):
+        state["_url_loaded"] = True
+        for key in KEYS:
+            if key.default is not None:
+                state.setdefault(key.name, key.default)
+        notices += _load_url(
+            {**REGISTRY, "view": replace(REGISTRY["view"], choices=views)}, is_session_source
+        )
+    for name in PERSISTENT_KEYS:  # Streamlit forgets a widget's value on a run that does not
+        if name in state:  # draw it; writing it back marks it as the user's, so it survives
+            state[name] = state[name]
+    if state.get("view") is None:  # a click on the selected view un-selects it
+        state["view"] = state.get("_last_view", FIRST_VIEW)
+    state["_last_view"] = state["view"]
+    return notices
+
+
+def _load_url(keys: dict[str, Key], is_session_source: Callable[[str], bool]) -> list[str]:
+    notices = []
+    for name in URL_KEYS:
+        if name not in st.query_params:
+            continue
+        raw = st.query_params[name]
+        if name == "source" and is_session_source(raw):
+            notices.append(
+                "The link names a model trained or uploaded in another browser session; such "
+                "models stay in their session (download it there, upload it here). Using random "
+                "weights with the link's architecture."
+            )
+            continue
+        try:
+            st.session_state[name] = keys[name].parse(raw)
+        except ValueError as error:
+            default = keys[name].default
+            notices.append(literal(f"The link's {error}; using {name}={default!r} instead."))
+    return notices
+
+
+def sync_url(text: str) -> None:
+    """Keep the URL in step with the controls (the text only while it fits in a link)."""
+    params = {name: str(get(name)) for name in URL_KEYS if name != "text"}
+    if len(text) <= MAX_URL_TEXT:
+        params["text"] = text
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+
+
+def sidebar_values() -> dict[str, object]:
+    """The sidebar's keys and their values now (what the architecture is built from)."""
+    return {name: get(name) for name in (*ARCHITECTURE_KEYS, "seed", "source", "text")}
+
+
+# --- what the views select -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user picked inside the views, within the run's sizes. Every view reads it; the
+    Export view and the lesson read other views' choices from it."""
+
+    sentence: int = 0
+    layer: int = 0
+    head: int = 0
+    stretch: bool = False
+    ablate: str = ""
+    step_layer: int = 0
+    step_head: int = 0
+    step_query: int = 0
+    ln_layer: int = 0
+    act_layer: int = 0
+    act_token: int | None = None  # None: the first word
+
+
+SELECTION_KEYS = tuple(f.name for f in fields(Selection))
+LAYER_KEYS = ("layer", "step_layer", "ln_layer", "act_layer")
+HEAD_KEYS = ("head", "step_head")
+
+
+def _clamp(value: object, count: int) -> int:
+    return min(max(int(value), 0), count - 1)
+
+
+def selection(cfg: EncoderConfig) -> Selection:
+    """The views' choices, layers and heads within `cfg` (written back, so that every widget
+    opens on a value it offers)."""
+    values = {name: get(name) for name in SELECTION_KEYS}
+    for name in LAYER_KEYS:
+        values[name] = _clamp(values[name], cfg.num_layers)
+    for name in HEAD_KEYS:
+        values[name] = _clamp(values[name], cfg.num_heads)
+    return _written(Selection(**values))
+
+
+def fit_to_sentences(chosen: Selection, lengths: list[int]) -> Selection:
+    """`chosen` within the run's sentences (`lengths`: each one's real tokens)."""
+    sentence = chosen.sentence if chosen.sentence < len(lengths) else 0
+    n = lengths[sentence]
+    first_word = 1 if n > 2 else 0  # past [CLS]
+    token = first_word if chosen.act_token is None or chosen.act_token >= n else chosen.act_token
+    fitted = replace(
+        chosen, sentence=sentence, step_query=_clamp(chosen.step_query, n), act_token=token
+    )
+    return _written(fitted)
+
+
+def _written(chosen: Selection) -> Selection:
+    for name in SELECTION_KEYS:
+        put(name, getattr(chosen, name))
+    return chosen
+
+
+# --- actions: callbacks that change several keys at once ----------------------------------------
+
+
+def training_preset_values(name: str | None) -> dict[str, object]:
+    """The Training view's widget values a training preset sets."""
+    if name is None:
+        return {}
+    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
+
+
+def open_view(view: str, chosen: dict[str, int]) -> None:
+    """Show `view` with these Selection values (a button's callback)."""
+    put("view", view)
+    update(chosen)

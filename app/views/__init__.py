@@ -1,0 +1,68 @@
+"""The page's views, one module each, and the registry the page dispatches through.
+
+A run view is `draw(run, selection)`: a plain function of the run (app.runs.Run, or a stand-in
+with the same fields) and what the user selected (app.state.Selection). It reads no session state;
+its widgets carry keys registered in app.state and their values reach it as return values.
+`hooks(cfg, selection)` names the tensors the run keeps for it (None: every hook), so the run is a
+function of (config, selection). The Training view draws no run: it trains one.
+
+User text reaches the page only through dataframes, plotly labels (escaped in app.charts) and
+`st.text`/`st.code`, or escaped by app.user_text, never through raw markdown or HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.state import Selection
+from app.views import (
+    activations,
+    attention,
+    export,
+    layernorm,
+    shapes,
+    steps,
+    tokens,
+    training,
+)
+from encoder import EncoderConfig
+
+HookChoice = Callable[[EncoderConfig, Selection], "list[str] | None"]
+
+
+def no_hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
+    """Views that draw only the attention weights and the residual stream (always kept)."""
+    return []
+
+
+def every_hook(cfg: EncoderConfig, chosen: Selection) -> None:
+    """Views that read every captured tensor (sizes, the whole run's downloads)."""
+    return None
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A view of one run: what it draws, and the hooks the run keeps for it."""
+
+    draw: Callable[..., None]  # (run, selection)
+    hooks: HookChoice
+
+
+@dataclass(frozen=True)
+class TrainingView:
+    """The view that trains a model (draw(settings, lab, actions)); it needs no run."""
+
+    draw: Callable[..., None]
+
+
+VIEWS: dict[str, RunView | TrainingView] = {
+    "Tokens": RunView(tokens.draw, no_hooks),
+    "Attention": RunView(attention.draw, no_hooks),
+    "Attention steps": RunView(steps.draw, steps.hooks),
+    "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
+    "Activations": RunView(activations.draw, activations.hooks),
+    "Shapes": RunView(shapes.draw, every_hook),
+    "Export": RunView(export.draw, every_hook),
+    "Training": TrainingView(training.draw),
+}  # the view control offers them in this order

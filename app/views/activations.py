@@ -1,0 +1,254 @@
+"""The Activations view: what every layer does to one sentence's tokens.
+
+Three parts, all for the chosen sentence: the feed-forward units of the chosen block, the residual
+stream after it, and the tokens' geometry across depth. Tables that span every layer come from the
+run's cached `activation_summary`; the chosen layer's arrays are computed on each rerun (small).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import downloads as files
+from app.charts import activations as charts
+from app.charts.common import depth_name
+from app.runs import Run
+from app.state import Selection
+from app.views.widgets import pick_index, pick_sentence, pick_token, show
+from encoder import EncoderConfig
+from encoder.core.config import ACTIVATION_NAMES
+from encoder.inspect import activations
+
+GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x
+
+
+def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
+    """Every block's feed-forward values before and after the activation."""
+    return activations.hook_names(cfg)
+
+
+def _number_columns(frame: pd.DataFrame, *integers: str) -> dict:
+    return {
+        name: st.column_config.NumberColumn(format="%.4f")
+        for name in frame.columns
+        if name not in integers
+    }
+
+
+def _activation_note(activation: str, row: pd.Series) -> str:
+    """What the activation did to this block's values, with its numbers."""
+    negative, zero, layer = row["share_negative"], row["share_zero"], int(row["layer"])
+    if activation == "relu":
+        return (
+            f"ReLU(x) = max(0, x) sets every negative pre-activation to exactly 0: in block "
+            f"{layer}, {negative:.1%} of the values are below 0, so {zero:.1%} of the hidden "
+            "values (tokens x units) are exactly 0: those units are off for that token and pass "
+            "nothing on."
+        )
+    return (
+        f"GELU(x) = x·Φ(x) keeps large positive values, and bends negative ones toward 0 instead "
+        f"of zeroing them (its lowest value is -0.17, at x = -0.75): in block {layer}, "
+        f"{negative:.1%} of the pre-activations are below 0, but only {zero:.2%} of the hidden "
+        f"values are exactly 0 (float32 rounds GELU to 0 only below about x = "
+        f"{GELU_ZERO_BELOW})."
+    )
+
+
+def _top_units(run: Run, sentence: int, layer: int) -> None:
+    """Pick a token, see its most active units: this part reruns alone (a fragment)."""
+    tokens = run.tokens[sentence]
+    token = pick_token(
+        "Token", tokens, "act_token", help="Its most active feed-forward units are shown below."
+    )
+    top = activations.top_units(run.trace, sentence, layer, token)
+    show(
+        charts.top_units_chart(top.units, top.values, top.across_tokens, tokens, token, layer),
+        "act_top_units",
+    )
+
+
+def _feed_forward(run: Run, sentence: int, layer: int, table: pd.DataFrame) -> None:
+    cfg, tokens = run.cfg, run.tokens[sentence]
+    name = ACTIVATION_NAMES[cfg.activation]
+    st.subheader(f"Feed-forward units in block {layer}")
+    st.caption(
+        f"Each block's feed-forward network lifts every token from d_model = {cfg.d_model} to "
+        f"d_ff = {cfg.d_ff} hidden units: x = W1·h + b1 (the pre-activation), then {name}(x), "
+        "then W2 back to d_model."
+    )
+    left, right = st.columns(2)
+    histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
+    curve_x, curve_y = activations.activation_curve(
+        cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
+    )
+    with left:
+        title = (
+            f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
+            f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
+        )
+        if histogram.below or histogram.above:
+            title += (
+                f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
+                f"values beyond the axis (min {histogram.minimum:.2f}, max "
+                f"{histogram.maximum:.2f})</sup>"
+            )
+        show(
+            charts.pre_activation_chart(
+                histogram.edges, histogram.counts, curve_x, curve_y, name, title
+            ),
+            "act_histogram",
+        )
+    with right:
+        st.fragment(_top_units)(run, sentence, layer)
+    st.info(_activation_note(cfg.activation, table.iloc[layer]))
+    st.caption(
+        "Every block: mean, std and max over all hidden values after the activation (real tokens "
+        "x units); share_zero = share of those exactly 0; share_negative = share of the "
+        "pre-activations below 0."
+    )
+    st.dataframe(
+        table,
+        column_config=_number_columns(table, "layer"),
+        hide_index=True,
+        width="stretch",
+        height=min(35 * len(table) + 38, 320),
+    )
+
+
+def _outlier_note(largest: pd.Series, outliers: pd.DataFrame) -> str:
+    rule = (
+        f"A dimension is an outlier when its mean |value| over the tokens is more than "
+        f"{activations.OUTLIER_FACTOR:g} times the median dimension's "
+        f"({largest['median_abs']:.3f} here)."
+    )
+    if outliers.empty:
+        return (
+            f"{rule} None at this depth: the largest, dimension {int(largest['dimension'])}, has "
+            f"{largest['mean_abs']:.3f}, {largest['times_median']:.1f} times the median."
+        )
+    found = ", ".join(
+        f"dimension {row.dimension} ({row.mean_abs:.3f}, {row.times_median:.1f} times the median)"
+        for row in outliers.itertuples()
+    )
+    return f"{rule} Outliers at this depth: {found}."
+
+
+def _residual_stream(run: Run, sentence: int, layer: int, summary) -> None:
+    depth = layer + 1
+    stream = activations.residual_stream(run.trace, sentence, depth)
+    outliers = summary.outliers[summary.outliers["depth"] == depth]
+    st.subheader(f"The residual stream after block {layer}")
+    title = (
+        f"Each token's vector after block {layer} (red positive, blue negative); right: its length"
+    )
+    if stream.is_subset:
+        title += (
+            f"<br><sup>{len(stream.dims)} of {stream.total_dims} dimensions drawn: those with the "
+            "largest mean |value|, in index order</sup>"
+        )
+    show(
+        charts.residual_stream_chart(
+            stream.values,
+            stream.dims,
+            stream.l2_norms,
+            run.tokens[sentence],
+            list(outliers[["dimension", "times_median"]].itertuples(index=False, name=None)),
+            title,
+        ),
+        "act_residual",
+    )
+    caption = (
+        "Rows are tokens, columns dimensions of the stream; the bars on the right are each "
+        f"token's L2 norm over all {stream.total_dims} dimensions."
+    )
+    if stream.is_subset:
+        caption += (
+            f" Only {len(stream.dims)} of the {stream.total_dims} columns fit at a readable width: "
+            "the drawn ones are the largest on average, so any outlier dimension is among them."
+        )
+    st.caption(caption)
+    st.info(_outlier_note(summary.largest.iloc[depth], outliers))
+    with st.expander("Outlier dimensions at every depth"):
+        if summary.outliers.empty:
+            st.text("No dimension is an outlier at any depth for this sentence.")
+        else:
+            table = summary.outliers.assign(after=summary.outliers["depth"].map(depth_name))
+            st.dataframe(
+                table,
+                column_config=_number_columns(table, "depth", "dimension", "after"),
+                hide_index=True,
+            )
+
+
+def _geometry(run: Run, sentence: int, layer: int, summary) -> None:
+    tokens = run.tokens[sentence]
+    depth = layer + 1
+    st.subheader("Token geometry across depth")
+    means = summary.mean_cosine
+    left, right = st.columns(2)
+    with left:
+        matrix = activations.cosine_matrix(run.trace, sentence, depth)
+        title = (
+            f"Cosine similarity after block {layer}"
+            f"<br><sup>mean between different tokens: {means['mean_cosine'].iloc[depth]:.3f}</sup>"
+        )
+        show(charts.cosine_chart(matrix, tokens, title), "act_cosine")
+    with right:
+        show(
+            charts.mean_cosine_chart(means["depth"], means["mean_cosine"], depth),
+            "act_mean_cosine",
+        )
+    if means["mean_cosine"].notna().any():
+        most, least = means["mean_cosine"].idxmax(), means["mean_cosine"].idxmin()
+        st.info(
+            f"The tokens are most alike after {depth_name(most)} (mean cosine "
+            f"{means['mean_cosine'].iloc[most]:.3f}) and least alike after {depth_name(least)} "
+            f"({means['mean_cosine'].iloc[least]:.3f}). 1 would mean every token points the same "
+            "way; 0, that they are unrelated directions."
+        )
+    pca = summary.pca
+    show(charts.pca_paths_chart(pca.coords, pca.explained_variance_ratio, tokens), "act_pca")
+    st.caption(
+        f"One PCA fitted once on all {pca.coords.shape[0] * pca.coords.shape[1]} states of this "
+        f"sentence (every token at every depth), so the paths share one map. Each grey path "
+        "follows one token from the embeddings (dark) to the last block (yellow, labelled). The "
+        f"two axes keep {pca.explained_variance_ratio.sum():.1%} of the variance; the rest is "
+        "flattened away."
+    )
+
+
+def draw(run: Run, chosen: Selection) -> None:
+    sentence = pick_sentence(run.sentences, chosen.sentence)
+    layer = pick_index("Layer (block)", run.cfg.num_layers, "act_layer")
+    summary = run.activation_summary(sentence)
+    _feed_forward(run, sentence, layer, summary.feed_forward)
+    _residual_stream(run, sentence, layer, summary)
+    _geometry(run, sentence, layer, summary)
+
+
+def downloads(run: Run, sentence: int) -> list[tuple]:
+    """The Export view's CSV files of this sentence's activation tables, built when clicked."""
+
+    def summary() -> activations.SentenceSummary:
+        return run.activation_summary(sentence)
+
+    def pca_table() -> pd.DataFrame:
+        table = summary().pca.table()
+        return table.assign(token=[run.tokens[sentence][p] for p in table["position"]])
+
+    tables = {  # button label -> (file stem, table builder)
+        "Feed-forward units per layer": ("feed_forward", lambda: summary().feed_forward),
+        "Outlier dimensions per depth": ("outlier_dimensions", lambda: summary().outliers),
+        "Mean cosine between tokens per depth": ("mean_cosine", lambda: summary().mean_cosine),
+        "PCA paths of every token": ("pca_paths", pca_table),
+    }
+    return [
+        (
+            f"{label}, sentence {sentence + 1} (CSV)",
+            f"{stem}_s{sentence}.csv",
+            "text/csv",
+            lambda build=build: files.table_csv(build()),
+        )
+        for label, (stem, build) in tables.items()
+    ]

@@ -1,0 +1,212 @@
+"""The Attention view: every head at once, one head in detail with every head's metrics, and what
+switching heads off changes.
+
+The ablated run is a second cached run (the same model, sentences and kept hooks, with the heads
+off); with nothing switched off there is no second run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app.charts.ablation import (
+    attention_difference,
+    difference_head,
+    output_change_chart,
+    residual_cosine_chart,
+)
+from app.charts.attention import OVERVIEW_MAX_TOKENS, attention_head, attention_overview
+from app.charts.common import depth_labels, plural
+from app.runs import Run
+from app.state import Selection
+from app.user_text import literal, quoted
+from app.views.widgets import pick_index, pick_sentence, show
+from encoder.inspect import ablation
+
+
+def overview_figure(run: Run, sentence: int, stretch: bool):
+    return attention_overview(
+        run.attention[:, sentence],  # [layer, head, query, key]
+        run.n_valid(sentence),
+        stretch=stretch,
+    )
+
+
+def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
+    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
+    return attention_head(
+        run.attention[layer, sentence, head],  # [query, key]
+        run.padded_tokens[sentence],
+        run.n_valid(sentence),
+        title=title,
+        stretch=stretch,
+    )
+
+
+def draw(run: Run, chosen: Selection) -> None:
+    sentence = pick_sentence(run.sentences, chosen.sentence)
+    stretch = st.toggle(
+        "Stretch the colours to the largest weight",
+        key="stretch",
+        help="Random weights spread attention almost evenly; stretching shows its structure.",
+    )
+    n = run.n_valid(sentence)
+    cfg = run.cfg
+    layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
+    st.subheader(f"Every head at once: {layers} x {heads}")
+    tokens = run.attention.shape[-1]  # with padding
+    size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
+    st.caption(
+        f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter = "
+        "more weight). Padding is greyed out."
+    )
+    show(overview_figure(run, sentence, stretch), "overview")
+    st.subheader("One head in detail")
+    st.fragment(_head_detail)(run, sentence, stretch)
+    _ablation_section(run, sentence)
+
+
+def _head_detail(run: Run, sentence: int, stretch: bool) -> None:
+    """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
+    cfg = run.cfg
+    left, right = st.columns(2)
+    layer = pick_index("Layer", cfg.num_layers, "layer", left)
+    head = pick_index("Head", cfg.num_heads, "head", right)
+    show(head_figure(run, sentence, layer, head, stretch), "head_detail")
+    first, last = ("[CLS]", "[SEP]") if run.task_model is None else ("first", "last")
+    metrics = run.head_metrics(sentence).rename(
+        columns={"to_first": f"to {first}", "to_last": f"to {last}"}
+    )
+    st.caption(
+        "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
+        "attended token, and the share of attention going to itself, the previous and next "
+        f"token, the {first} and the {last} token. The first row is the selected head."
+    )
+    selected = (metrics["layer"] == layer) & (metrics["head"] == head)
+    st.dataframe(
+        pd.concat([metrics[selected], metrics[~selected]]),
+        column_config={
+            name: st.column_config.NumberColumn(format="%.3f")
+            for name in metrics.columns
+            if name not in ("layer", "head")
+        },
+        width="stretch",
+        hide_index=True,
+        height=300,
+    )
+
+
+def _ablation_section(run: Run, sentence: int) -> None:
+    cfg = run.cfg
+    st.subheader("Switch heads off")
+    text = st.text_input(
+        "Heads to switch off, as layer.head separated by commas",
+        key="ablate",
+        placeholder="e.g. 0.2,1.8",
+        help="A head switched off contributes nothing to its layer's output (its z is zeroed "
+        "before W_O, as if its columns of W_O were zero). The choice is part of the link.",
+    )
+    heads, problems = ablation.parse_heads(text, cfg.num_layers, cfg.num_heads)
+    for problem in problems:
+        st.warning(literal(f"Left out: {problem}."))
+    if not heads:
+        st.caption(
+            f"Type heads above (layers 0..{cfg.num_layers - 1}, heads 0..{cfg.num_heads - 1}) "
+            "to compare the model with and without them."
+        )
+        return
+    try:
+        ablated = run.heads_off(heads)
+    except ValueError as error:  # RunTooLarge
+        st.error(str(error))
+        return
+    except RuntimeError as error:
+        st.error(f"The forward pass without those heads failed on {run.device}: {error}")
+        return
+    _effect(run, ablation.compare(run.trace, ablated.trace), sentence)
+
+
+def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
+    n = run.n_valid(sentence)
+    tokens = run.tokens[sentence]
+    names = ", ".join(f"layer {layer} head {head}" for layer, head in effect.heads)
+    mean = effect.mean_residual_cosine[:, sentence]  # [depth]
+    output_cosine = effect.output_cosine[sentence, :n]
+    output_change = effect.output_change[sentence, :n]
+    columns = st.columns(3 if run.key.source == "pretrained" else 2)
+    columns[0].metric("Mean cosine of the final output", f"{np.mean(output_cosine):.4f}")
+    columns[1].metric("Mean change of the final output", f"{np.mean(output_change):.1%}")
+    if run.key.source == "pretrained":
+        columns[2].metric(
+            "Sentence-embedding cosine",
+            f"{effect.sentence_cosine[sentence]:.4f}",
+            help="The cosine between the sentence embeddings with and without the heads: the "
+            "mean over real tokens of the output, as sentence-transformers pools MiniLM.",
+        )
+    first = effect.first_layer
+    before = "the embeddings" if first == 0 else f"the stream up to block {first}'s input"
+    st.caption(
+        f"Without {names}: cosine similarity between the residual stream with and without them, "
+        f"token by token (1 = same direction). Nothing before block {first} changes, so "
+        f"{before} is identical (cosine 1)."
+    )
+    cosine = effect.residual_cosine[:, sentence, :n]  # [depth, token]
+    show(
+        residual_cosine_chart(
+            cosine, mean, tokens, title="Residual stream with vs without, per token and mean"
+        ),
+        "ablation_cosine",
+    )
+    depths = depth_labels(run.cfg.num_layers)
+    depth, token = np.unravel_index(np.nanargmin(cosine), cosine.shape)
+    st.caption(
+        f"The token that moved most: {quoted(tokens[token])} {depths[depth]}, cosine "
+        f"{cosine[depth, token]:.4f}."
+    )
+    table = pd.DataFrame(
+        {"stream": depths, "mean cosine": mean, "lowest cosine": np.nanmin(cosine, axis=-1)}
+    )
+    st.dataframe(
+        table.style.format(precision=6, subset=["mean cosine", "lowest cosine"]), hide_index=True
+    )
+    show(output_change_chart(output_change, output_cosine, tokens), "ablation_output")
+    later = list(range(effect.first_layer + 1, run.cfg.num_layers))
+    if not later:
+        st.caption(
+            f"Layer {effect.first_layer} is the last: no later layer's attention can change."
+        )
+        return
+    which = f"layer {later[0]}" if len(later) == 1 else f"layers {later[0]}..{later[-1]}"
+    st.caption(
+        "A head switched off still computes its attention; what changes is the stream that the "
+        f"later layers read, so their attention moves. Here {which}, without minus with:"
+    )
+    show(
+        attention_difference(effect.attention_difference[later[0] :, sentence], n, layers=later),
+        "ablation_difference",
+    )
+    changes = effect.head_changes(sentence, n)
+    moved = changes.iloc[0]
+    layer, head = int(moved["layer"]), int(moved["head"])
+    st.caption(
+        f"The heads whose attention moved most (moved = the share of a query's attention that "
+        f"went to other keys, averaged over queries). Most: layer {layer}, head {head}, "
+        f"{moved['moved']:.1%} moved, a single weight by up to {moved['largest']:.3f}."
+    )
+    left, right = st.columns([2, 3])
+    left.dataframe(
+        changes.head(10).style.format(precision=4, subset=["moved", "largest"]),
+        hide_index=True,
+    )
+    with right:
+        show(
+            difference_head(
+                effect.attention_difference[layer, sentence, head],
+                run.padded_tokens[sentence],
+                n,
+                title=f"Layer {layer}, head {head}: attention without minus with",
+            ),
+            "ablation_head_difference",
+        )

@@ -1,0 +1,344 @@
+"""The "Attention steps" view: one query's attention computation with the live model's numbers,
+laid out in the order the data flows, each step with its shape.
+
+Every number comes from the run's trace and the model's weights through
+encoder.inspect.attention_steps; this module only lays them out and words them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
+from app.runs import Run
+from app.state import Selection
+from app.user_text import quoted
+from app.views.widgets import pick_index, pick_sentence, pick_token, show
+from encoder import EncoderConfig
+from encoder.core.block import shape_text
+from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
+
+PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"
+TOP_ROW_STYLE = "background-color: #fff3b0"
+
+
+def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
+    """Only the chosen layer's tensors are kept for this view."""
+    return names_for_steps(cfg, chosen.step_layer)
+
+
+def norm(values: np.ndarray) -> float:
+    return float(np.linalg.norm(np.asarray(values, dtype=np.float64)))
+
+
+def draw(run: Run, chosen: Selection) -> None:
+    cfg = run.cfg
+    sentence = pick_sentence(run.sentences, chosen.sentence)
+    left, middle, right = st.columns(3)
+    layer = pick_index("Layer", cfg.num_layers, "step_layer", left)
+    head = pick_index("Head", cfg.num_heads, "step_head", middle)
+    query = pick_token(
+        "Query token (position)",
+        run.tokens[sentence],
+        "step_query",
+        right,
+        help="The token whose attention is computed; positions count from [CLS] = 0.",
+    )
+    steps = run.attention_steps(sentence, layer, head, query)
+    tokens = run.padded_tokens[sentence]
+    table = steps.table
+    top = int(table["weight"].idxmax())
+    st.subheader(f"Layer {layer}, head {head}: how query {query} {quoted(tokens[query])} attends")
+    st.markdown(
+        f"It gives its largest weight, **{table['weight'][top]:.3f}**, to key {top} "
+        f"{quoted(tokens[top])}. Below, every step from the block's input to the stream after "
+        f"attention, with this model's numbers (d_model = {steps.d_model}, "
+        f"{steps.num_heads} heads of d_k = {steps.head_dim})."
+    )
+    _input_step(steps, tokens)
+    _query_step(steps)
+    _keys_values_step(steps, tokens)
+    _table_step(steps, tokens)
+    _scaling_step(steps, tokens)
+    _mix_step(steps, tokens)
+    _output_step(steps)
+    _residual_step(steps)
+
+
+def _input_step(steps: AttentionSteps, tokens: list[str]) -> None:
+    d, i = steps.d_model, steps.query
+    st.subheader(f"1 · The query token's row entering the block, x_i {shape_text((d,))}")
+    rows = [("x_i (block input)", steps.block_input)]
+    if steps.norm_first:
+        rows.append(("LN1(x_i) (attention reads this)", steps.normalised))
+        st.caption(
+            f"Pre-norm: attention reads a normalised copy of row {i} ({quoted(tokens[i])}). "
+            f"LN1 subtracts its mean ({steps.ln1_mean:.4f}), divides by its standard deviation "
+            f"({steps.ln1_std:.4f}), then applies the learned gain and bias: "
+            f"‖x_i‖ = {norm(steps.block_input):.3f} becomes ‖LN1(x_i)‖ = "
+            f"{norm(steps.normalised):.3f}."
+        )
+    else:
+        st.caption(
+            f"Post-norm: attention reads row {i} ({quoted(tokens[i])}) of the block input as it "
+            f"is (‖x_i‖ = {norm(steps.block_input):.3f}); the norm comes after the residual add "
+            "(step 8)."
+        )
+    show(vector_strips(rows, title=f"{d} numbers per token", robust=True), "step_input")
+
+
+def _query_step(steps: AttentionSteps) -> None:
+    dk, d = steps.head_dim, steps.d_model
+    reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first else "x_i"
+    st.subheader(
+        f"2 · The query vector q_i {shape_text((dk,))}: head {steps.head} projects with W_Q"
+    )
+    st.latex(
+        rf"q_i = W_Q^{{({steps.head})}}\,{reads} + b_Q^{{({steps.head})}}"
+        rf"\qquad [{dk}] = [{dk} \times {d}]\,[{d}] + [{dk}]"
+    )
+    left, right = st.columns([3, 2])
+    with left:
+        show(
+            weight_matrix(
+                steps.w_q,
+                title=f"W_Q slice of head {steps.head}: {dk} rows x {d} columns",
+                row_title="query dimension",
+            ),
+            "step_wq",
+        )
+    with right:
+        show(
+            vector_strips([("q_i", steps.q), ("b_Q", steps.b_q)], title=f"q_i: {dk} numbers"),
+            "step_q",
+        )
+    st.caption(
+        f"Each of q_i's {dk} numbers is one row of W_Q times the {d} input numbers, plus a bias. "
+        f"‖q_i‖ = {norm(steps.q):.3f}. The keys and values below are made the same way from "
+        "every token with W_K and W_V."
+    )
+
+
+def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
+    T, dk = steps.keys.shape
+    st.subheader(f"3 · Every token's key k_j and value v_j, {shape_text((T, dk))} each")
+    padding = T - steps.n_valid
+    note = (
+        f" The {padding} padding rows (grey) are computed too, but step 4 masks them out."
+        if padding
+        else ""
+    )
+    st.caption(
+        f"One row per token of the sentence: the key says what a token offers to be found by, "
+        f"the value what it passes on when attended to.{note}"
+    )
+    left, right = st.columns(2)
+    with left:
+        show(
+            token_matrix(
+                steps.keys,
+                tokens,
+                steps.n_valid,
+                title=f"Keys K {shape_text((T, dk))}",
+                colour_title="k",
+            ),
+            "step_keys",
+        )
+    with right:
+        show(
+            token_matrix(
+                steps.values,
+                tokens,
+                steps.n_valid,
+                title=f"Values V {shape_text((T, dk))}",
+                colour_title="v",
+            ),
+            "step_values",
+        )
+
+
+def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
+    """The step table for the page: padding rows grey and labelled, the top weight highlighted,
+    numbers rounded for display only."""
+    shown = table.assign(padding=np.where(table["padding"], "PADDING", ""))
+    top = int(table["weight"].idxmax())
+
+    def row_style(row: pd.Series) -> list[str]:
+        if table["padding"][row.name]:
+            style = PAD_ROW_STYLE
+        elif row.name == top:
+            style = TOP_ROW_STYLE
+        else:
+            style = ""
+        return [style] * len(row)
+
+    def number(value: float) -> str:
+        return "−∞" if value == -math.inf else f"{value:.4f}"
+
+    numbers = ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"]
+    return shown.style.apply(row_style, axis=1).format(number, subset=numbers)
+
+
+def _table_step(steps: AttentionSteps, tokens: list[str]) -> None:
+    table, T, dk = steps.table, steps.keys.shape[0], steps.head_dim
+    real = table[~table["padding"]]
+    st.subheader(f"4 · Scores and weights: one row per key ({T} rows)")
+    st.latex(
+        r"\begin{aligned}"
+        r"\text{q\_dot\_k}_j &= q_i \cdot k_j &"
+        rf"\qquad \text{{scaled}}_j &= \text{{q\_dot\_k}}_j \,/\, \sqrt{{{dk}}} \\"
+        r"\text{masked}_j &= \text{scaled}_j \ \text{or}\ -\infty \text{ for padding} &"
+        r"\qquad \text{weight}_j &= \frac{e^{\text{masked}_j}}{\sum_{j'} e^{\text{masked}_{j'}}}"
+        r"\end{aligned}"
+    )
+    st.dataframe(
+        _styled_table(table),
+        column_config={
+            "position": "j",
+            "key": "key token",
+            "padding": "padding?",
+            "contribution_norm": "‖weight_j v_j‖",
+        },
+        hide_index=True,
+        width="stretch",
+        height=min(35 * T + 38, 640),
+    )
+    top = int(table["weight"].idxmax())
+    padding = T - steps.n_valid
+    pad_note = (
+        f" The {padding} padding keys get −∞ and so weight exactly 0."
+        if padding
+        else " This sentence has no padding."
+    )
+    st.info(
+        f"The weight column equals the head's attention row for this query: row {steps.query} "
+        f"of layer {steps.layer}, head {steps.head} in the Attention view. Its {len(real)} real "
+        f"keys sum to {real['weight'].sum():.6f}; the largest (highlighted) is "
+        f"{table['weight'][top]:.4f} on key {top} {quoted(tokens[top])}.{pad_note}"
+    )
+
+
+def _scaling_step(steps: AttentionSteps, tokens: list[str]) -> None:
+    dk, n = steps.head_dim, steps.n_valid
+    real = steps.table[~steps.table["padding"]]
+    root = math.sqrt(dk)
+    st.subheader(f"5 · Why divide by √d_k = √{dk} = {root:.2f}?")
+    unscaled_top = int(np.argmax(steps.unscaled_weight))
+    spread = real["q_dot_k"].max() - real["q_dot_k"].min()
+    st.caption(
+        f"A dot product of two {dk}-number vectors grows with d_k: here the raw scores q·k span "
+        f"{spread:.2f}, the scaled ones {spread / root:.2f}. Without the division the softmax "
+        f"is peakier: it would give {steps.unscaled_weight[unscaled_top]:.4f} to "
+        f"{quoted(tokens[unscaled_top])} and leave little for the rest (entropy "
+        f"{steps.unscaled_entropy:.4f} nats instead of {steps.entropy:.4f}; an even spread over "
+        f"{n} keys is ln {n} = {math.log(n):.3f}). Peaky softmaxes learn slowly: their gradients "
+        "are nearly zero."
+    )
+    show(
+        softmax_comparison(
+            tokens[:n],
+            real["weight"].to_numpy(),
+            steps.unscaled_weight[:n],
+            head_dim=dk,
+            entropies=(steps.entropy, steps.unscaled_entropy),
+        ),
+        "step_scaling",
+    )
+
+
+def _mix_step(steps: AttentionSteps, tokens: list[str]) -> None:
+    T, dk = steps.values.shape
+    top = int(steps.table["contribution_norm"].idxmax())
+    st.subheader(f"6 · Mix the values: z_i = Σ_j weight_j v_j {shape_text((dk,))}")
+    st.caption(
+        f"Each value row is scaled by its weight; z_i is the sum of the rows (‖z_i‖ = "
+        f"{norm(steps.z):.3f}). The largest row is key {top} {quoted(tokens[top])}: "
+        f"‖weight v‖ = {steps.table['contribution_norm'][top]:.3f}."
+    )
+    show(
+        token_matrix(
+            steps.weighted_values,
+            tokens,
+            steps.n_valid,
+            title=f"weight_j v_j {shape_text((T, dk))}: the rows that are summed",
+            colour_title="w·v",
+        ),
+        "step_weighted",
+    )
+    show(vector_strips([("z_i", steps.z)], title=f"z_i = the column sums: {dk} numbers"), "step_z")
+
+
+def _output_step(steps: AttentionSteps) -> None:
+    H, dk, d, h = steps.num_heads, steps.head_dim, steps.d_model, steps.head
+    st.subheader(f"7 · All {H} heads side by side, projected by W_O {shape_text((d,))}")
+    st.latex(
+        rf"\mathrm{{attn}}_i = \mathrm{{concat}}(z_i^{{(0)}},\dots,z_i^{{({H - 1})}})\,W_O^\top"
+        rf" + b_O \qquad [{d}] = [{H} \cdot {dk}]\,[{d} \times {d}] + [{d}]"
+    )
+    concat = steps.all_z.reshape(-1)
+    show(
+        vector_strips(
+            [("concat of every head's z_i", concat)],
+            title=f"{H} heads x {dk} numbers = {d}; head {h} outlined",
+            group_size=dk,
+            highlight_group=h,
+        ),
+        "step_concat",
+    )
+    show(
+        vector_strips(
+            [
+                (f"head {h}'s share: W_O[:, head {h}] z_i", steps.head_share),
+                ("attn_i", steps.attention_out),
+            ],
+            title=f"The attention output: {d} numbers",
+            robust=True,
+        ),
+        "step_attn_out",
+    )
+    st.caption(
+        f"Head {h}'s z_i meets only its {dk} columns of W_O: its share of the output has length "
+        f"{norm(steps.head_share):.3f}, the whole attention output {norm(steps.attention_out):.3f}"
+        f" (every head's share plus the bias b_O, ‖b_O‖ = {norm(steps.b_o):.3f}). Switching the "
+        "head off (Attention view) zeroes exactly this share."
+    )
+
+
+def _residual_step(steps: AttentionSteps) -> None:
+    d = steps.d_model
+    if steps.norm_first:
+        st.subheader(f"8 · Residual add: the stream after attention {shape_text((d,))}")
+        st.latex(r"h_i = x_i + \mathrm{attn}_i")
+        rows = [
+            ("x_i", steps.block_input),
+            ("attn_i", steps.attention_out),
+            ("h_i = x_i + attn_i", steps.block_mid),
+        ]
+        note = (
+            f"Pre-norm adds the attention output to the un-normalised stream: ‖x_i‖ = "
+            f"{norm(steps.block_input):.3f}, ‖attn_i‖ = {norm(steps.attention_out):.3f}, "
+            f"‖h_i‖ = {norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
+        )
+    else:
+        st.subheader(
+            f"8 · Residual add, then the norm: the stream after attention {shape_text((d,))}"
+        )
+        st.latex(r"h_i = \mathrm{LN}_1(x_i + \mathrm{attn}_i)")
+        rows = [
+            ("x_i", steps.block_input),
+            ("attn_i", steps.attention_out),
+            ("x_i + attn_i", steps.residual_sum),
+            ("h_i = LN1(sum)", steps.block_mid),
+        ]
+        note = (
+            f"Post-norm normalises the sum: its mean {steps.ln1_mean:.4f} is subtracted and it is "
+            f"divided by its standard deviation {steps.ln1_std:.4f}, then gain and bias: "
+            f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
+            f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
+        )
+    show(vector_strips(rows, title=f"{d} numbers per row", robust=True), "step_residual")
+    st.caption(note)

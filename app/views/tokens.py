@@ -1,0 +1,60 @@
+"""The Tokens view: how the text became tokens and ids, and the padded batch with its mask."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.charts.attention import batch_mask_grid
+from app.runs import Run
+from app.state import Selection
+from app.views.widgets import show
+
+
+def tokenizer_caption(run: Run) -> str:
+    """What split the text into tokens: MiniLM's WordPiece, a task's symbols, or an upload's."""
+    model = run.task_model
+    if model is not None:
+        return (
+            f"This {model.task} model's own tokenizer: one token per symbol, split on spaces, "
+            f"symbol i as id i, exactly as in training. No [CLS] or [SEP]: the model reads "
+            f"{model.seq_len} symbols and answers one class per position (the last two columns)."
+        )
+    if run.key.source in ("random", "pretrained"):
+        return (
+            "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark "
+            "the start and end. '##' means the piece continues the previous word."
+        )
+    return "The uploaded checkpoint's own tokenizer (its tokenizer.json) splits each line."
+
+
+def token_table(run: Run, sentence: int) -> pd.DataFrame:
+    """One row per token of a sentence: token, id (and for a task model, the answers)."""
+    tokens = run.tokens[sentence]
+    table = pd.DataFrame(
+        {"token": tokens, "id": run.input_ids[sentence, : len(tokens)].tolist()}
+    ).rename_axis("position")
+    if run.task_answers is not None:
+        asked, answered = run.task_answers
+        table["task asks"] = asked[sentence][: len(tokens)]
+        table["model answers"] = answered[sentence][: len(tokens)]
+    return table
+
+
+def draw(run: Run, chosen: Selection) -> None:
+    st.subheader("Tokens")
+    st.caption(tokenizer_caption(run))
+    columns = st.columns(min(len(run.sentences), 3))
+    for s, tokens in enumerate(run.tokens):
+        with columns[s % len(columns)]:
+            st.text(f"Sentence {s + 1}: {len(tokens)} tokens")
+            height = min(35 * len(tokens) + 38, 420)
+            st.dataframe(token_table(run, s), width="stretch", height=height)
+    if len(run.sentences) > 1:
+        st.subheader("The padded batch and its attention mask")
+        st.caption(
+            f"Shorter sentences are padded with [PAD] to the longest ({run.input_ids.shape[1]} "
+            "tokens). The attention mask is 1 for real tokens and 0 for padding, so no token "
+            "attends to padding."
+        )
+        show(batch_mask_grid(run.padded_tokens, run.attention_mask), "mask_grid")

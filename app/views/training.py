@@ -1,0 +1,365 @@
+"""The Training view: train the sidebar's architecture on a toy task, live, then open it anywhere.
+
+The sidebar is the architecture (norm placement, d_model, heads, layers, d_ff, activation, norm
+type, positions); this view holds only what training adds: task, sequence length, steps, learning
+rate, warmup, batch and seed. Before anything starts it says how long training would take here
+(encoder.train.duration) and refuses what would take longer than MAX_TRAINING_SECONDS, offering
+the nearest architecture that fits.
+
+Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
+trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
+is free, so the Stop button (a full rerun, which Streamlit lets interrupt a running fragment)
+takes effect within one chunk. The job lives in this session's TrainingLab, which the page keeps
+across reruns and hands to the view. Each finished run becomes a model source of this session
+(through `TrainingActions.keep_models`): the sidebar offers it, and every view reads it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from app.charts import training as training_charts
+from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
+from app.state import architecture_values
+from app.user_text import literal
+from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.train.duration import (
+    MAX_TRAINING_SECONDS,
+    affordable_steps,
+    duration_text,
+    measured_scale,
+    nearest_fitting,
+    step_cost,
+    training_seconds,
+)
+from encoder.train.jobs import TrainingJob, comparison_configs, comparison_job, single_job
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.tasks import TASKS
+from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
+
+CHUNK_SECONDS = 0.5  # training time between two redraws
+REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk
+TRAINING_THREADS = 1  # the browser drawing the live charts shares the cores (see torch_threads)
+MAX_STEPS = 5000
+MAX_SEQ_LEN = 32
+BATCH_SIZES = (16, 32, 64, 128, 256)
+LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
+
+
+@dataclass
+class TrainingLab:
+    """This browser session's training: the job, the model ids its finished runs became, and how
+    fast this machine trained for it (the measured step time over the rule's)."""
+
+    job: TrainingJob | None = None
+    models: dict[str, str] | None = None  # {run name: session model id} of the finished job
+    scale: float | None = None
+
+    def start(self, make_job: Callable[[TrainConfig], TrainingJob], cfg: TrainConfig) -> None:
+        self.job, self.models = make_job(cfg), None
+
+    def stop(self, keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]) -> None:
+        if self.job is not None and self.job.running:
+            self.job.stop()
+            self.finish(keep_models)
+
+    def finish(self, keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]) -> None:
+        """Each finished run as a model source, once per job, and how fast this machine trained,
+        for the next estimates. Called as the job ends (the last chunk, or Stop's callback),
+        before the rerun that draws the sidebar with the new models."""
+        if self.models is not None or self.job is None:
+            return
+        self.models = keep_models(self.job.results)
+        first = next(iter(self.job.trainers.values()))
+        scale = measured_scale(first.cfg, self.job.steps_done, self.job.seconds)
+        if scale is not None:
+            self.scale = scale
+
+
+@dataclass(frozen=True)
+class TrainingActions:
+    """What the Training view changes outside itself: callbacks made by the page."""
+
+    keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]  # results -> {name: id}
+    kept: dict[str, str]  # the session's models now: {id: label}
+    use_architecture: Callable[[dict[str, object]], None]  # into the sidebar, random weights
+    apply_preset: Callable[[], None]  # the preset selectbox's choice into the controls
+    open_model: Callable[[str, int, int], None]  # (model id, layer, head) in the Attention view
+
+
+def _preset_label(name: str) -> str:
+    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    return (
+        f"{name}: {cfg.task}, {placement_of(cfg.norm_first)}-norm {cfg.num_layers} x "
+        f"{cfg.num_heads}, d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.steps} steps"
+    )
+
+
+def _controls(actions: TrainingActions) -> dict:
+    """The controls; the TrainConfig fields other than the architecture: the widgets', and the
+    chosen preset's hidden ones (such as `decay`)."""
+    preset = st.selectbox(
+        "Preset",
+        list(TRAINING_PRESETS),
+        index=None,
+        placeholder="Start from a training preset…",
+        format_func=_preset_label,
+        key="train_preset",
+        on_change=actions.apply_preset,
+        help="Fills in the controls below and the sidebar's architecture (and hidden settings "
+        "such as the learning-rate decay).",
+    )
+    left, middle, right = st.columns(3)
+    with left:
+        task = st.selectbox(
+            "Task",
+            list(TASKS),
+            key="train_task",
+            help="\n".join(f"- **{t.name}**: {t.description}" for t in TASKS.values()),
+        )
+        seq_len = st.number_input(
+            "Sequence length", min_value=2, max_value=MAX_SEQ_LEN, key="train_seq_len"
+        )
+        seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="train_seed")
+    with middle:
+        steps = st.number_input("Steps", min_value=1, max_value=MAX_STEPS, key="train_steps")
+        lr = st.select_slider(
+            "Learning rate", LEARNING_RATES, key="train_lr", format_func=lambda v: f"{v:g}"
+        )
+    with right:
+        warmup = st.number_input(
+            "Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup"
+        )
+        batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch")
+    chosen = dict(
+        task=task,
+        seq_len=seq_len,
+        steps=steps,
+        lr=lr,
+        warmup_steps=warmup,
+        batch_size=batch,
+        seed=seed,
+    )
+    hidden = {
+        name: value
+        for name, value in TRAINING_PRESETS.get(preset or "", {}).items()
+        if name not in ARCHITECTURE_FIELDS and name not in chosen
+    }
+    return {**hidden, **chosen}
+
+
+def architecture_text(cfg: EncoderConfig) -> str:
+    return (
+        f"{placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x {cfg.num_heads} heads, "
+        f"d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.activation.upper()}, {cfg.norm_type}, "
+        f"{cfg.positional} positions"
+    )
+
+
+def _too_slow(
+    cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float, actions
+) -> None:
+    """Say how long `runs` runs would take, and offer the nearest architecture that fits."""
+    what = "once" if runs == 1 else f"{runs} times (pre vs post)"
+    st.warning(
+        f"Training this architecture {what} would take "
+        f"{duration_text(training_seconds(cfg, runs, scale))} on this machine; the limit is "
+        f"{MAX_TRAINING_SECONDS // 60} min."
+    )
+    fitting = nearest_fitting(
+        architecture, cfg, runs, scale, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
+    )
+    steps = affordable_steps(cfg, runs, scale, MAX_TRAINING_SECONDS)
+    fewer = f" ({steps} steps would fit)" if steps >= 1 else ""
+    if fitting is None:
+        st.info(f"Even the smallest architecture would take too long: use fewer steps{fewer}.")
+        return
+    seconds = training_seconds(cfg, runs, scale, fitting)
+    st.button(
+        f"Use the nearest that fits: {fitting.num_layers} layers x {fitting.num_heads} heads, "
+        f"d_model {fitting.d_model}, d_ff {fitting.d_ff} ({duration_text(seconds)})",
+        key="train_fit",
+        on_click=actions.use_architecture,
+        args=(architecture_values(fitting),),
+        help="Puts this architecture into the sidebar (with random weights), ready to train.",
+    )
+    st.caption(f"Or keep this architecture and train fewer steps{fewer}.")
+
+
+def _time_check(
+    cfg: TrainConfig, architecture: EncoderConfig, lab: TrainingLab, actions: TrainingActions
+) -> tuple[bool, bool]:
+    """Show the estimates; (one run fits, the comparison fits)."""
+    scale = lab.scale or 1.0
+    single = training_seconds(cfg, 1, scale)
+    compared = training_seconds(cfg, COMPARISON_RUNS, scale)
+    cost = step_cost(cfg)
+    basis = f"modelled from {cost.parameters:,} weights x {cost.tokens:,} tokens per step"
+    if lab.scale is not None:
+        basis += f", scaled by this session's last training ({scale:.2g}x the model)"
+    st.caption(
+        f"Estimated time here: **Train** {duration_text(single)}, **Pre vs post** "
+        f"({COMPARISON_RUNS} runs) {duration_text(compared)} ({basis})."
+    )
+    if single > MAX_TRAINING_SECONDS:
+        _too_slow(cfg, architecture, 1, scale, actions)
+    elif compared > MAX_TRAINING_SECONDS:
+        _too_slow(cfg, architecture, COMPARISON_RUNS, scale, actions)
+    return single <= MAX_TRAINING_SECONDS, compared <= MAX_TRAINING_SECONDS
+
+
+def _draw_progress(job: TrainingJob) -> None:
+    first = next(iter(job.trainers.values()))
+    total = job.total_steps * len(job.trainers)
+    st.progress(
+        min(1.0, job.steps_done / total),
+        text=f"step {first.step} / {first.cfg.steps} · {job.seconds:.1f} s of training",
+    )
+    st.plotly_chart(
+        training_charts.training_curves(
+            {name: t.history for name, t in job.trainers.items()},
+            job.total_steps,
+            chance_loss=math.log(first.cfg.num_classes),
+            dashed=job.dashed,
+        ),
+        key="train_curves",
+    )
+
+
+def _live_training(lab: TrainingLab, actions: TrainingActions) -> None:
+    """Train one chunk and redraw; when the job ends, rerun the page to show the results."""
+    job = lab.job
+    if job is None:
+        return
+    was_running = job.running
+    with torch_threads(TRAINING_THREADS):
+        job.advance(CHUNK_SECONDS)
+    _draw_progress(job)
+    if was_running and not job.running:
+        lab.finish(actions.keep_models)
+        st.rerun(scope="app")  # the sidebar offers the new models, the results are drawn
+
+
+def _sharpest_head(result: TrainResult) -> tuple[int, int]:
+    """(layer, head) whose rows put the most weight on a single key, on average, on a fresh
+    sequence of the task."""
+    attention = sample_trace(result.model, result.config).trace.attention[:, 0]  # [L, H, T, T]
+    sharpness = attention.max(dim=-1).values.mean(dim=-1)  # [layer, head]
+    layer, head = divmod(int(sharpness.argmax()), sharpness.shape[1])
+    return layer, head
+
+
+def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> None:
+    rows = [
+        {
+            "run": name,
+            "held-out accuracy": round(r.held_out_accuracy, 4),
+            "whole sequences right": round(r.held_out_sequence_accuracy, 4),
+            "final loss": round(r.final_loss, 4),
+            "steps": len(r.history),
+            "seconds": round(r.seconds, 1),
+            "stopped": r.stopped,
+        }
+        for name, r in job.results.items()
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    counted = next(iter(job.results.values())).held_out_examples
+    st.caption(f"Held-out accuracy: per token, on {counted} fresh sequences never trained on.")
+    st.subheader("Open it in the views")
+    st.caption(
+        "Each run is now a model source in the sidebar (Weights): every view reads it, and the "
+        "text box takes its task's sequences."
+    )
+
+    def open_model(model_id: str, result: TrainResult) -> None:  # read its sharpest head
+        actions.open_model(model_id, *_sharpest_head(result))
+
+    columns = st.columns(len(models))
+    for index, (column, (name, model_id)) in enumerate(zip(columns, models.items(), strict=True)):
+        column.button(
+            f"Open {name}" if len(models) > 1 else "Open the trained model",
+            key=f"train_open_{index}",
+            on_click=open_model,
+            args=(model_id, job.results[name]),
+            disabled=model_id not in actions.kept,
+            help=actions.kept.get(model_id, "No longer kept in this session."),
+        )
+
+
+def _comparison_results(job: TrainingJob) -> None:
+    st.plotly_chart(
+        training_charts.layer_grad_norms_chart(
+            job.init_grad_norms, title="Gradient norm of each block at initialisation"
+        ),
+        key="train_init_grads",
+    )
+    st.caption(
+        "Same batch, same seed, untrained weights: how much each block's gradient asks it to "
+        "change at step 1."
+    )
+
+
+def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None:
+    """The whole Training view (its widget keys start with `train_`) for the sidebar's
+    architecture (`settings.cfg`; None, with `settings.error` saying why, when impossible)."""
+    st.header("Training lab")
+    st.caption(
+        "Train the architecture in the sidebar on a toy task and watch its heads turn from noise "
+        "into a pattern; then open the trained model in every view. **Pre vs post** trains "
+        "pre-norm and post-norm (each with and without warmup) on the same data side by side."
+    )
+    chosen = _controls(actions)
+    architecture = settings.cfg
+    if architecture is None:
+        st.error(f"The sidebar's architecture is impossible: {literal(settings.error)}")
+        return
+    st.caption(f"Architecture (from the sidebar): {architecture_text(architecture)}.")
+    try:
+        cfg = TrainConfig.from_architecture(architecture, **chosen)
+    except ValueError as problem:
+        st.error(f"These settings cannot be trained: {literal(str(problem))}")
+        return
+    job = lab.job
+    running = job is not None and job.running
+    single_fits, comparison_fits = _time_check(cfg, architecture, lab, actions)
+    left, middle, right = st.columns(3)
+    left.button(
+        "Train",
+        key="train_start",
+        type="primary",
+        disabled=running or not single_fits,
+        on_click=lab.start,
+        args=(single_job, cfg),
+    )
+    middle.button(
+        "Pre vs post",
+        key="train_compare",
+        disabled=running or not comparison_fits,
+        on_click=lab.start,
+        args=(comparison_job, cfg),
+    )
+    right.button(
+        "Stop",
+        key="train_stop",
+        disabled=not running,
+        on_click=lab.stop,
+        args=(actions.keep_models,),
+    )
+    if job is None:
+        st.info("Choose a task, then press **Train**.")
+        return
+    st.fragment(_live_training, run_every=REFRESH_SECONDS if running else None)(lab, actions)
+    if job.running:
+        return
+    _results(job, lab.models or {}, actions)
+    if job.init_grad_norms:
+        _comparison_results(job)
+        return
+    result = next(iter(job.results.values()))
+    st.plotly_chart(training_charts.grad_norm_heatmap(result.history), key="train_grads")

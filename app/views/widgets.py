@@ -1,0 +1,42 @@
+"""Widgets and drawing helpers every view shares.
+
+A widget here carries a key registered in app.state, which has already put a value it offers into
+the session (app.state.selection): the widget opens on it, and its return value is the choice.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def show(fig, key: str) -> None:
+    st.plotly_chart(fig, width="stretch", config=PLOTLY_CONFIG, key=key)
+
+
+def pick_index(label: str, count: int, key: str, where=st) -> int:
+    """A slider over 0..count-1; with one choice, a line instead."""
+    if count == 1:
+        where.caption(f"{label}: 0 (the only one)")
+        return 0
+    return where.slider(label, 0, count - 1, key=key)
+
+
+def pick_sentence(sentences: list[str], chosen: int) -> int:
+    """A sentence picker when the batch has several; the chosen index."""
+    if len(sentences) == 1:
+        return chosen
+    return st.selectbox(
+        "Sentence",
+        range(len(sentences)),
+        key="sentence",
+        format_func=lambda s: f"{s + 1}: {sentences[s][:60]}",
+    )
+
+
+def pick_token(label: str, tokens: list[str], key: str, where=st, help: str | None = None) -> int:
+    """A real token of the sentence, by position ([CLS] = 0)."""
+    return where.selectbox(
+        label, range(len(tokens)), key=key, format_func=lambda i: f"{i}: {tokens[i]}", help=help
+    )

@@ -1,0 +1,374 @@
+"""A Transformer encoder written out in full, with a hook point on every intermediate tensor.
+
+Shapes: B = batch (sentences), T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff.
+
+Module paths follow `torch.nn.TransformerEncoder` (`layers.{i}.self_attn.in_proj_weight`,
+`layers.{i}.linear1`, `layers.{i}.norm1`, final `norm`), so each block's state_dict loads into
+`nn.TransformerEncoderLayer` unchanged. Hook names follow the shared design
+(`blocks.{i}.attn.hook_pattern`, `blocks.{i}.ln1.hook_std`, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from encoder.core import hooks
+from encoder.core.block import hook_names
+from encoder.core.capture import HookPoint, Trace, ablated_heads, capturing
+from encoder.core.config import EncoderConfig
+
+# The feed-forward activation of each `EncoderConfig.activation` (GELU in its exact erf form).
+ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu}
+# Where each norm's parameters sit in the state_dict, by its hook label.
+NORM_MODULES = {"embed.ln": "embed.norm", "ln1": "norm1", "ln2": "norm2", "final_norm": "norm"}
+
+
+def norm_path(norm: hooks.NormHooks) -> str:
+    """The module path of a norm in the state_dict ("layers.2.norm1", "norm", "embed.norm")."""
+    module = NORM_MODULES[norm.label]
+    return f"layers.{norm.layer}.{module}" if norm.label in ("ln1", "ln2") else module
+
+
+def attention_path(layer: int) -> str:
+    """The module path of block `layer`'s attention in the state_dict."""
+    return f"layers.{layer}.self_attn"
+
+
+class Norm(nn.Module):
+    """LayerNorm or RMSNorm, computed explicitly so its statistics can be captured."""
+
+    def __init__(self, cfg: EncoderConfig, names: hooks.NormHooks) -> None:
+        super().__init__()
+        self.names = names
+        self.norm_type = cfg.norm_type
+        self.eps = cfg.layer_norm_eps
+        self.weight = nn.Parameter(torch.ones(cfg.d_model))
+        if cfg.norm_type == "layernorm":
+            self.bias = nn.Parameter(torch.zeros(cfg.d_model))
+        else:
+            self.register_parameter("bias", None)
+        self.hook_in = HookPoint(names.inp)  # [B, T, d]
+        self.hook_mean = HookPoint(names.mean)  # [B, T] mean over d of the input
+        # [B, T] what the input is divided by: sqrt(var + eps) for LayerNorm,
+        # sqrt(mean(x^2) + eps) for RMSNorm (which does not subtract the mean)
+        self.hook_std = HookPoint(names.std)
+        self.hook_out = HookPoint(names.out)  # [B, T, d]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.hook_in(x)
+        mean = self.hook_mean(x.mean(dim=-1))  # [B, T]
+        if self.norm_type == "layernorm":
+            centered = x - mean.unsqueeze(-1)
+            std = self.hook_std(torch.sqrt(centered.pow(2).mean(dim=-1) + self.eps))  # [B, T]
+            out = centered / std.unsqueeze(-1) * self.weight + self.bias
+        else:
+            rms = self.hook_std(torch.sqrt(x.pow(2).mean(dim=-1) + self.eps))  # [B, T]
+            out = x / rms.unsqueeze(-1) * self.weight
+        return self.hook_out(out)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention, explicit softmax; parameters named as nn.MultiheadAttention's."""
+
+    def __init__(self, cfg: EncoderConfig, layer: int, names: hooks.AttentionHooks) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.layer = layer
+        self.num_heads = cfg.num_heads
+        self.head_dim = cfg.head_dim
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))  # rows: W_q, W_k, W_v
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
+        self.out_proj = nn.Linear(d, d)
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        nn.init.zeros_(self.out_proj.bias)
+        self.attn_dropout = nn.Dropout(cfg.dropout)
+        self.hook_q = HookPoint(names.q)  # [B, H, T, dk]
+        self.hook_k = HookPoint(names.k)  # [B, H, T, dk]
+        self.hook_v = HookPoint(names.v)  # [B, H, T, dk]
+        self.hook_scores = HookPoint(names.scores)  # [B, H, T, T] scaled, masked
+        self.hook_pattern = HookPoint(names.pattern)  # [B, H, T, T] softmax
+        self.hook_z = HookPoint(names.z)  # [B, H, T, dk] weighted values
+        self.hook_out = HookPoint(names.out)  # [B, T, d] after out_proj
+
+    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
+        B, T, d = x.shape
+        qkv = F.linear(x, self.in_proj_weight, self.in_proj_bias)  # [B, T, 3d]
+        qkv = qkv.view(B, T, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q = self.hook_q(qkv[0])  # [B, H, T, dk]
+        k = self.hook_k(qkv[1])
+        v = self.hook_v(qkv[2])
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # [B, H, T, T]
+        if key_padding is not None:  # [B, T] True = padding
+            scores = scores.masked_fill(key_padding[:, None, None, :], float("-inf"))
+        scores = self.hook_scores(scores)
+        pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # [B, H, query, key]
+        z = self.attn_dropout(pattern) @ v  # [B, H, T, dk]
+        switched_off = ablated_heads(self.layer)
+        if switched_off:  # as if W_O's columns for those heads were zero
+            keep = torch.ones(self.num_heads, dtype=z.dtype, device=z.device)
+            keep[list(switched_off)] = 0
+            z = z * keep[:, None, None]
+        z = self.hook_z(z)
+        z = z.transpose(1, 2).reshape(B, T, d)  # heads side by side: [B, T, d]
+        return self.hook_out(self.out_proj(z))
+
+
+class EncoderBlock(nn.Module):
+    """One encoder layer; state_dict keys and shapes equal nn.TransformerEncoderLayer's."""
+
+    def __init__(self, cfg: EncoderConfig, index: int) -> None:
+        super().__init__()
+        names = hooks.block(index)
+        self.norm_first = cfg.norm_first
+        self.activation = ACTIVATION_FUNCTIONS[cfg.activation]
+        self.self_attn = SelfAttention(cfg, index, names.attn)
+        self.linear1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.norm1 = Norm(cfg, names.ln1)
+        self.norm2 = Norm(cfg, names.ln2)
+        self.dropout1 = nn.Dropout(cfg.dropout)
+        self.dropout2 = nn.Dropout(cfg.dropout)
+        self.hook_mlp_pre = HookPoint(names.mlp.pre)  # [B, T, F] before activation
+        self.hook_mlp_post = HookPoint(names.mlp.post)  # [B, T, F] after activation
+        self.hook_mlp_out = HookPoint(names.mlp.out)  # [B, T, d]
+        self.hook_resid_mid = HookPoint(names.resid_mid)  # [B, T, d]
+        self.hook_resid_post = HookPoint(names.resid_post)  # [B, T, d]
+
+    def _attention(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
+        return self.dropout1(self.self_attn(x, key_padding))
+
+    def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = self.hook_mlp_post(self.activation(self.hook_mlp_pre(self.linear1(x))))
+        return self.dropout2(self.hook_mlp_out(self.linear2(self.dropout(hidden))))
+
+    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
+        if self.norm_first:  # pre-norm: x + f(norm(x))
+            x = self.hook_resid_mid(x + self._attention(self.norm1(x), key_padding))
+            return self.hook_resid_post(x + self._feed_forward(self.norm2(x)))
+        # post-norm: norm(x + f(x))
+        x = self.hook_resid_mid(self.norm1(x + self._attention(x, key_padding)))
+        return self.hook_resid_post(self.norm2(x + self._feed_forward(x)))
+
+
+def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...): [max_len, d]."""
+    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # [max_len, 1]
+    even_dims = torch.arange(0, d_model, 2, dtype=torch.float32)  # [d/2]
+    inv_freq = torch.exp(even_dims * (-math.log(1e4) / d_model))
+    table = torch.zeros(max_len, d_model)
+    table[:, 0::2] = torch.sin(position * inv_freq)
+    table[:, 1::2] = torch.cos(position * inv_freq)
+    return table
+
+
+class Embeddings(nn.Module):
+    """Token embedding (optionally scaled by sqrt(d)) + positions (+ token types), norm, dropout."""
+
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.scale = math.sqrt(d) if cfg.scale_embeddings else 1.0
+        self.token = nn.Embedding(cfg.vocab_size, d)
+        # Scaled embeddings start at unit variance, like the sinusoidal table they are added to.
+        nn.init.normal_(self.token.weight, std=d**-0.5 if cfg.scale_embeddings else 0.02)
+        if cfg.positional == "learned":
+            self.position = nn.Embedding(cfg.max_len, d)
+            nn.init.normal_(self.position.weight, std=0.02)
+        else:
+            self.register_buffer("sinusoid", sinusoidal_positions(cfg.max_len, d), persistent=False)
+        self.token_type = nn.Embedding(cfg.type_vocab_size, d) if cfg.type_vocab_size else None
+        if self.token_type is not None:
+            nn.init.normal_(self.token_type.weight, std=0.02)
+        names = hooks.embed()
+        self.norm = Norm(cfg, names.norm) if cfg.embedding_norm else None
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.hook_token = HookPoint(names.token)  # [B, T, d] scaled token embeddings
+        self.hook_position = HookPoint(names.position)  # [T, d]
+        self.hook_out = HookPoint(names.out)  # [B, T, d] input to block 0
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None) -> torch.Tensor:
+        T = input_ids.shape[1]
+        tokens = self.hook_token(self.token(input_ids) * self.scale)  # [B, T, d]
+        if hasattr(self, "sinusoid"):
+            positions = self.sinusoid[:T]  # [T, d]
+        else:  # a lookup, so that under no_grad no gradient flag leaks into the trace
+            positions = self.position(torch.arange(T, device=input_ids.device))
+        x = tokens + self.hook_position(positions)
+        if self.token_type is not None:
+            if token_type_ids is None:
+                token_type_ids = torch.zeros_like(input_ids)
+            x = x + self.token_type(token_type_ids)
+        if self.norm is not None:
+            x = self.norm(x)
+        return self.hook_out(self.dropout(x))
+
+
+class TransformerEncoder(nn.Module):
+    """Embeddings, a stack of EncoderBlocks and, for pre-norm, a final norm."""
+
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        with torch.random.fork_rng(devices=[]):  # same cfg + seed -> same weights, RNG untouched
+            torch.manual_seed(cfg.seed)
+            self.embed = Embeddings(cfg)
+            self.layers = nn.ModuleList(EncoderBlock(cfg, i) for i in range(cfg.num_layers))
+            # Pre-norm leaves the residual stream un-normalised; a final norm closes it off.
+            self.norm = Norm(cfg, hooks.final_norm(cfg.num_layers)) if cfg.norm_first else None
+
+    @property
+    def device(self) -> torch.device:
+        return self.embed.token.weight.device
+
+    def _check_inputs(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
+    ) -> torch.Tensor | None:
+        """Validate the batch before anything runs; return the key padding mask ([B, T],
+        True = padding) or None. An id outside the vocabulary would otherwise fail deep inside
+        the embedding (on CUDA it breaks the device context for every user of the process)."""
+        if input_ids.dim() != 2:
+            shape = tuple(input_ids.shape)
+            raise ValueError(f"input_ids must be [batch, tokens], got shape {shape}")
+        if input_ids.dtype == torch.bool or input_ids.is_floating_point() or input_ids.is_complex():
+            raise ValueError(
+                f"input_ids must hold integer token ids, got dtype {input_ids.dtype} "
+                f"(use torch.long)"
+            )
+        B, T = input_ids.shape
+        if T == 0:
+            raise ValueError("input_ids has no tokens: there is nothing to encode")
+        if T > self.cfg.max_len:
+            raise ValueError(f"{T} tokens is more than max_len={self.cfg.max_len}")
+        vocab = self.cfg.vocab_size
+        outside = (input_ids < 0) | (input_ids >= vocab)
+        if outside.any():
+            sentence, position = (int(i) for i in outside.nonzero()[0])
+            raise ValueError(
+                f"token id {int(input_ids[sentence, position])} at [{sentence}, {position}] is "
+                f"outside the vocabulary: ids must be in [0, {vocab}) (vocab_size={vocab})"
+            )
+        if attention_mask is None:
+            return None
+        if attention_mask.shape != input_ids.shape:
+            raise ValueError(
+                f"attention_mask shape {tuple(attention_mask.shape)} differs from "
+                f"input_ids shape {tuple(input_ids.shape)}"
+            )
+        not_binary = (attention_mask != 0) & (attention_mask != 1)
+        if not_binary.any():
+            sentence, position = (int(i) for i in not_binary.nonzero()[0])
+            raise ValueError(
+                f"attention_mask value {attention_mask[sentence, position].item()} at "
+                f"[{sentence}, {position}] is not 0 or 1: 1 marks a token, 0 padding"
+            )
+        key_padding = attention_mask == 0
+        if key_padding.all(dim=-1).any():
+            raise ValueError("a sentence in the batch has no tokens (its attention_mask is all 0)")
+        return key_padding
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,  # [B, T] long
+        attention_mask: torch.Tensor | None = None,  # [B, T] 1 = token, 0 = padding
+        token_type_ids: torch.Tensor | None = None,  # [B, T]
+    ) -> torch.Tensor:  # [B, T, d]
+        key_padding = self._check_inputs(input_ids, attention_mask)
+        x = self.embed(input_ids, token_type_ids)
+        for block in self.layers:
+            x = block(x, key_padding)
+        return self.norm(x) if self.norm is not None else x
+
+    def hook_names(self) -> list[str]:
+        """Every hook name of this model, in the order the data flows."""
+        return hook_names(self.cfg)
+
+    def _check_ablation(self, ablate_heads: Iterable[tuple[int, int]]) -> dict[int, tuple]:
+        """{layer: heads} from (layer, head) pairs; ValueError for a pair the model lacks."""
+        L, H = self.cfg.num_layers, self.cfg.num_heads
+        by_layer: dict[int, set[int]] = {}
+        for pair in ablate_heads:
+            try:
+                layer, head = (operator.index(n) for n in pair)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"ablate_heads takes (layer, head) pairs of whole numbers, got {pair!r}"
+                ) from None
+            if not (0 <= layer < L and 0 <= head < H):
+                raise ValueError(
+                    f"cannot switch off head ({layer}, {head}): this model has layers "
+                    f"0..{L - 1} and heads 0..{H - 1}"
+                )
+            by_layer.setdefault(layer, set()).add(head)
+        return {layer: tuple(sorted(heads)) for layer, heads in by_layer.items()}
+
+    def _name_filter(self, names: Iterable[str] | hooks.NameFilter | None) -> hooks.NameFilter:
+        """The filter for `names`; ValueError naming any name this model does not have."""
+        if names is not None and not callable(names):
+            names = (names,) if isinstance(names, str) else tuple(names)
+            unknown = sorted(set(names) - set(self.hook_names()))
+            if unknown:
+                raise ValueError(
+                    f"unknown hook name(s) {', '.join(map(repr, unknown[:5]))}: "
+                    f"model.hook_names() lists this model's {len(self.hook_names())} names"
+                )
+        return hooks.name_filter(names)
+
+    @torch.no_grad()
+    def trace(
+        self,
+        input_ids: torch.Tensor,  # [B, T] long
+        attention_mask: torch.Tensor | None = None,  # [B, T] 1 = token, 0 = padding
+        token_type_ids: torch.Tensor | None = None,
+        *,
+        names: Iterable[str] | hooks.NameFilter | None = None,
+        ablate_heads: Iterable[tuple[int, int]] = (),
+    ) -> Trace:
+        """Run forward once (no gradients) and return what it computed.
+
+        names: keep only these hooks in `trace.tensors` (an iterable of names or a predicate on
+        a name; default all); the others are never stored. `output`, `hidden_states` and
+        `attention` are always returned.
+        ablate_heads: (layer, head) pairs whose weighted values are zeroed before the output
+        projection, exactly as if W_O's columns for that head were zero.
+        """
+        wanted = self._name_filter(names)
+        ablated = self._check_ablation(ablate_heads)
+        blocks = hooks.blocks(self.cfg.num_layers)
+        required = {hooks.embed().out}
+        for block in blocks:
+            required |= {block.resid_post, block.attn.pattern}
+        with capturing(lambda name: name in required or wanted(name), ablated) as store:
+            output = self.forward(input_ids, attention_mask, token_type_ids)
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        hidden_states = (store[hooks.embed().out],) + tuple(store[b.resid_post] for b in blocks)
+        attention = torch.stack([store[b.attn.pattern] for b in blocks])  # [L, B, H, T, T]
+        return Trace(
+            output=output,
+            hidden_states=hidden_states,
+            attention=attention,
+            tensors={name: t for name, t in store.items() if wanted(name)},
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            ablated_heads=tuple(
+                (layer, head) for layer, heads in sorted(ablated.items()) for head in heads
+            ),
+        )
+
+
+def available_devices() -> list[str]:
+    """The torch devices this machine really has: 'cpu', then each CUDA device, then 'mps'."""
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append("mps")
+    return devices

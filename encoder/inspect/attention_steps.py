@@ -1,0 +1,252 @@
+"""One query's attention computation, step by step, with the numbers a forward pass produced.
+
+For one (sentence, layer, head, query) this gathers, in the order the data flows: the block's
+input row x_i (and, pre-norm, the normalised row the attention reads), the head's slice of W_Q
+giving q_i, every key k_j and value v_j, the score table (q.k, scaled by sqrt(d_k), masked, the
+softmax weight, the size of weight_j v_j), z_i = sum_j weight_j v_j, every head's z_i side by
+side, the projection by W_O, the residual add and, post-norm, the norm after it.
+
+Every number is read from the Trace's hooks (`names_for_steps` lists the ones needed) or from the
+model's weights (`head_weights`); only q.k, which the model never stores unscaled, and the softmax
+of the unscaled scores (the "why sqrt(d_k)" comparison) are computed here. Values keep the
+trace's full precision; rounding is for whoever displays them.
+
+Shapes: T = tokens (with padding), d = d_model, H = heads, dk = d / H.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from encoder.core import hooks
+from encoder.core.capture import Trace
+from encoder.core.config import EncoderConfig
+from encoder.core.model import attention_path
+from encoder.inspect.measures import entropy
+
+TABLE_COLUMNS = (
+    "position",
+    "key",
+    "padding",
+    "q_dot_k",
+    "scaled",
+    "masked",
+    "weight",
+    "contribution_norm",
+)
+
+
+def names_for_steps(cfg: EncoderConfig, layer: int) -> list[str]:
+    """The hooks of `layer` that `attention_steps` reads (the block input is always traced)."""
+    _check_index("layer", layer, cfg.num_layers)
+    block = hooks.block(layer)
+    a = block.attn
+    return [*block.ln1.names, a.q, a.k, a.v, a.scores, a.pattern, a.z, a.out, block.resid_mid]
+
+
+@dataclass(frozen=True)
+class HeadWeights:
+    """One head's slices of the layer's projections (x @ W.T + b, as nn.Linear computes)."""
+
+    w_q: torch.Tensor  # [dk, d]
+    b_q: torch.Tensor  # [dk]
+    w_k: torch.Tensor  # [dk, d]
+    b_k: torch.Tensor  # [dk]
+    w_v: torch.Tensor  # [dk, d]
+    b_v: torch.Tensor  # [dk]
+    w_o: torch.Tensor  # [d, d] the whole output projection: every head's z in, d out
+    b_o: torch.Tensor  # [d]
+    w_o_head: torch.Tensor  # [d, dk] the columns of W_O that read this head's z
+
+
+def head_weights(
+    cfg: EncoderConfig, weights: Mapping[str, torch.Tensor], layer: int, head: int
+) -> HeadWeights:
+    """The head's W_Q, W_K, W_V rows and biases, and W_O (with this head's columns), on the CPU,
+    from a model's state_dict."""
+    _check_index("layer", layer, cfg.num_layers)
+    _check_index("head", head, cfg.num_heads)
+    path = attention_path(layer)
+
+    def weight(name: str) -> torch.Tensor:
+        return weights[f"{path}.{name}"].detach().cpu()
+
+    d, dk = cfg.d_model, cfg.head_dim
+    # in_proj rows are [W_q; W_k; W_v], each [d, d]; inside each, head h owns rows h*dk:(h+1)*dk
+    rows = [slice(part * d + head * dk, part * d + (head + 1) * dk) for part in range(3)]
+    in_proj, bias = weight("in_proj_weight"), weight("in_proj_bias")  # [3d, d], [3d]
+    w_o = weight("out_proj.weight")  # [d, d]
+    return HeadWeights(
+        w_q=in_proj[rows[0]],
+        b_q=bias[rows[0]],
+        w_k=in_proj[rows[1]],
+        b_k=bias[rows[1]],
+        w_v=in_proj[rows[2]],
+        b_v=bias[rows[2]],
+        w_o=w_o,
+        b_o=weight("out_proj.bias"),
+        w_o_head=w_o[:, head * dk : (head + 1) * dk],
+    )
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Softmax of a score row in float64 (-inf entries get weight 0)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    shifted = np.exp(scores - scores[np.isfinite(scores)].max())
+    return shifted / shifted.sum()
+
+
+def step_table(
+    trace: Trace, sentence: int, layer: int, head: int, query: int, tokens: list[str]
+) -> pd.DataFrame:
+    """One row per key position j for query i: position, key (token), padding, q_dot_k = q_i.k_j,
+    scaled (q_dot_k / sqrt(dk); the model's score for real keys), masked (the model's score:
+    -inf for padding), weight (the model's softmax: the head's attention row for this query) and
+    contribution_norm = ||weight_j v_j||. Floats are float64 copies of the trace's values."""
+    _check_position(trace, sentence, layer, query)
+    a = hooks.block(layer).attn
+    _check_index("head", head, trace[a.q].shape[1])
+    T = trace.input_ids.shape[1]
+    if len(tokens) != T:
+        raise ValueError(f"{len(tokens)} tokens given for a sentence of {T} positions")
+    q = trace[a.q][sentence, head, query].double()  # [dk]
+    keys = trace[a.k][sentence, head].double()  # [T, dk]
+    values = trace[a.v][sentence, head].double()  # [T, dk]
+    masked = trace[a.scores][sentence, head, query].double()  # [T] the model's scores
+    weight = trace[a.pattern][sentence, head, query].double()  # [T] the model's softmax
+    padding = trace.attention_mask[sentence] == 0  # [T]
+    q_dot_k = keys @ q  # [T]
+    scaled = torch.where(padding, q_dot_k / math.sqrt(q.shape[0]), masked)
+    contribution = weight * values.norm(dim=-1)  # [T] ||weight_j v_j||
+    return pd.DataFrame(
+        {
+            "position": np.arange(T),
+            "key": list(tokens),
+            "padding": padding.numpy(),
+            "q_dot_k": q_dot_k.numpy(),
+            "scaled": scaled.numpy(),
+            "masked": masked.numpy(),
+            "weight": weight.numpy(),
+            "contribution_norm": contribution.numpy(),
+        },
+        columns=list(TABLE_COLUMNS),
+    )
+
+
+@dataclass(frozen=True)
+class AttentionSteps:
+    """Everything one query's attention computation shows, in data-flow order (numpy arrays)."""
+
+    sentence: int
+    layer: int
+    head: int
+    query: int
+    n_valid: int  # real tokens of the sentence; positions n_valid.. are padding
+    norm_first: bool
+    head_dim: int
+    block_input: np.ndarray  # [d] x_i, the residual stream entering the block
+    normalised: np.ndarray | None  # [d] ln1(x_i), what attention reads (pre-norm only)
+    ln1_mean: float  # ln1's mean and std of its input row (pre: x_i; post: x_i + attn_out)
+    ln1_std: float
+    w_q: np.ndarray  # [dk, d] the head's rows of W_Q
+    b_q: np.ndarray  # [dk]
+    q: np.ndarray  # [dk] q_i = W_Q x + b_Q (x = what attention reads)
+    keys: np.ndarray  # [T, dk] k_j
+    values: np.ndarray  # [T, dk] v_j
+    table: pd.DataFrame  # step_table's rows
+    unscaled_weight: np.ndarray  # [T] softmax(q.k) without the 1/sqrt(dk), padding masked
+    entropy: float  # of `table.weight` (nats)
+    unscaled_entropy: float  # of `unscaled_weight` (nats)
+    weighted_values: np.ndarray  # [T, dk] weight_j v_j
+    z: np.ndarray  # [dk] z_i = sum_j weight_j v_j (the model's hook_z row)
+    all_z: np.ndarray  # [H, dk] every head's z_i at this query
+    b_o: np.ndarray  # [d] the output projection's bias
+    head_share: np.ndarray  # [d] W_O[:, this head's columns] z_i: this head's part of attn_out
+    attention_out: np.ndarray  # [d] concat(all z_i) W_O^T + b_O (the model's hook_out row)
+    residual_sum: np.ndarray  # [d] x_i + attn_out
+    block_mid: np.ndarray  # [d] the stream after attention: the sum (pre) or ln1(sum) (post)
+
+    @property
+    def d_model(self) -> int:
+        return self.block_input.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.all_z.shape[0]
+
+
+def attention_steps(
+    cfg: EncoderConfig,
+    weights: Mapping[str, torch.Tensor],
+    trace: Trace,
+    sentence: int,
+    layer: int,
+    head: int,
+    query: int,
+    tokens: list[str],
+) -> AttentionSteps:
+    """The steps for one query, from the trace and the model's state_dict (`weights`); `trace`
+    must keep `names_for_steps(cfg, layer)`."""
+    head_w = head_weights(cfg, weights, layer, head)
+    table = step_table(trace, sentence, layer, head, query, tokens)
+    block = hooks.block(layer)
+    a = block.attn
+
+    def row(name: str) -> np.ndarray:  # the query's row of a [B, T, ...] hook
+        return trace[name][sentence, query].numpy()
+
+    block_input = trace.hidden_states[layer][sentence, query].numpy()  # [d]
+    attention_out = row(a.out)  # [d]
+    padding = table["padding"].to_numpy()
+    unscaled = softmax(np.where(padding, -np.inf, table["q_dot_k"].to_numpy()))
+    z = trace[a.z][sentence, head, query]  # [dk]
+    values = trace[a.v][sentence, head].numpy()  # [T, dk]
+    return AttentionSteps(
+        sentence=sentence,
+        layer=layer,
+        head=head,
+        query=query,
+        n_valid=int(trace.attention_mask[sentence].sum()),
+        norm_first=cfg.norm_first,
+        head_dim=cfg.head_dim,
+        block_input=block_input,
+        normalised=row(block.ln1.out) if cfg.norm_first else None,
+        ln1_mean=float(row(block.ln1.mean)),
+        ln1_std=float(row(block.ln1.std)),
+        w_q=head_w.w_q.numpy(),
+        b_q=head_w.b_q.numpy(),
+        q=trace[a.q][sentence, head, query].numpy(),
+        keys=trace[a.k][sentence, head].numpy(),
+        values=values,
+        table=table,
+        unscaled_weight=unscaled,
+        entropy=float(entropy(torch.tensor(table["weight"].to_numpy()))),
+        unscaled_entropy=float(entropy(torch.tensor(unscaled))),
+        weighted_values=table["weight"].to_numpy()[:, None] * values,
+        z=z.numpy(),
+        all_z=trace[a.z][sentence, :, query].numpy(),
+        b_o=head_w.b_o.numpy(),
+        head_share=(head_w.w_o_head @ z).numpy(),
+        attention_out=attention_out,
+        residual_sum=row(block.resid_mid) if cfg.norm_first else row(block.ln1.inp),
+        block_mid=row(block.resid_mid),
+    )
+
+
+def _check_index(what: str, index: int, count: int) -> None:
+    if not 0 <= index < count:
+        raise ValueError(f"{what} {index} does not exist: this model has {what}s 0..{count - 1}")
+
+
+def _check_position(trace: Trace, sentence: int, layer: int, query: int) -> None:
+    B, T = trace.input_ids.shape
+    _check_index("sentence", sentence, B)
+    _check_index("layer", layer, trace.num_layers)
+    if not 0 <= query < T:
+        raise ValueError(f"query position {query} does not exist: positions are 0..{T - 1}")

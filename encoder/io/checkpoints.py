@@ -1,0 +1,76 @@
+"""Load a checkpoint into our TransformerEncoder: a Hugging Face BERT, or a model saved here.
+
+The directory holds config.json, model.safetensors and tokenizer.json (the default is the bundled
+all-MiniLM-L6-v2). A config.json with a "format" key is a task model saved here
+(encoder.io.task_model); any other is read as BERT's (encoder.io.bert). Files are read as
+encoder.io.checkpoint_files describes: size-limited, safetensors only (nothing is unpickled),
+tensors checked against the config before the model is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from encoder.core.model import TransformerEncoder
+from encoder.io.bert import bert_from_config
+from encoder.io.checkpoint_files import (
+    CONFIG_FILE,
+    MAX_FILE_BYTES,
+    TOKENIZER_FILE,
+    Files,
+    check_files,
+    file_source,
+    read_checkpoint_dir,
+    read_json_object,
+)
+from encoder.io.task_model import TaskModel, is_task_model_config, task_model_from_config
+from encoder.io.tokenize import bundled_model_dir, tokenizer_from_json
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded checkpoint: the encoder and tokenizer every view reads, and for a model trained
+    here, the whole TaskModel (task, classifier head, training record)."""
+
+    encoder: TransformerEncoder  # eval mode
+    tokenizer: Tokenizer  # padding and truncation off
+    task_model: TaskModel | None = None  # None for a BERT checkpoint
+
+
+def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
+    """A checkpoint of either kind from its three files' bytes (e.g. an upload's).
+
+    `source` names the checkpoint in messages. ValueError naming the file and what is wrong.
+    """
+    check_files(files, source, max_bytes)
+    config = read_json_object(files[CONFIG_FILE], file_source(source, CONFIG_FILE))
+    if is_task_model_config(config):
+        task_model = task_model_from_config(config, files, source)
+        return Checkpoint(task_model.encoder, task_model.tokenizer, task_model)
+    encoder = bert_from_config(config, files, source)
+    tokenizer = tokenizer_from_json(files[TOKENIZER_FILE], file_source(source, TOKENIZER_FILE))
+    return Checkpoint(encoder, tokenizer)
+
+
+def load_checkpoint(path: str | Path | None = None, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
+    """The checkpoint in directory `path` (default: the bundled all-MiniLM-L6-v2)."""
+    directory = Path(path) if path is not None else bundled_model_dir()
+    files = read_checkpoint_dir(directory, max_bytes)
+    return checkpoint_from_files(files, str(directory), max_bytes)
+
+
+def load_pretrained(
+    path: str | Path | None = None, max_bytes: int = MAX_FILE_BYTES
+) -> tuple[TransformerEncoder, Tokenizer]:
+    """Our encoder (eval mode) with a checkpoint's weights, and its tokenizer.
+
+    path: a directory with config.json, model.safetensors and tokenizer.json, from Hugging Face
+    (BERT-style) or saved here (TaskModel.save); default: the bundled all-MiniLM-L6-v2. Each file
+    may be at most `max_bytes`. For a task model's classifier head, use load_checkpoint(path)
+    .task_model or encoder.io.task_model.load_task_model(path).
+    """
+    checkpoint = load_checkpoint(path, max_bytes)
+    return checkpoint.encoder, checkpoint.tokenizer

@@ -1,0 +1,380 @@
+"""Train a small TransformerEncoder on a toy task, step by step, with metrics a class can watch.
+
+    result = train(TrainConfig(task="reverse"))       # or drive a Trainer yourself:
+    trainer = Trainer(cfg); trainer.run(max_seconds=0.5); trainer.history; trainer.result()
+
+Training batches come from one random stream (seeded by `seed`), the held-out set from another.
+Every training sequence is checked against the held-out set as it is drawn; a held-out sequence the
+model has trained on is left out of the held-out accuracy, so that number is always measured on
+sequences never trained on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from encoder.core.capture import Trace
+from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.core.model import available_devices
+from encoder.train.classifier import TokenClassifier
+from encoder.train.tasks import Task, get_task, input_symbol
+
+HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Task, architecture and optimiser of one training run; invalid values raise ValueError."""
+
+    task: str = "reverse"
+    norm_first: bool = True  # True = pre-norm, False = post-norm
+    num_layers: int = 2
+    d_model: int = 64
+    num_heads: int = 4
+    d_ff: int = 128
+    activation: str = "relu"
+    positional: str = "learned"
+    norm_type: str = "layernorm"
+    seq_len: int = 8
+    vocab: int = 10
+    batch_size: int = 128
+    steps: int = 600
+    lr: float = 3e-3
+    warmup_steps: int = 0  # linear warmup from 0 to lr over this many steps
+    decay: bool = True  # after warmup: cosine decay to 0 at the last step (False = constant lr)
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0  # max global gradient norm; 0 = no clipping
+    held_out_examples: int = 1000
+    seed: int = 0
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    @classmethod
+    def from_architecture(cls, architecture: EncoderConfig, **settings) -> TrainConfig:
+        """Train `architecture` (e.g. the sidebar's); `settings` set the other fields.
+
+        The architecture's vocabulary, length and seed are not taken: the task sets the first two,
+        and `seed` (a setting) seeds both the weights and the data.
+        """
+        architecture_fields = {name: getattr(architecture, name) for name in ARCHITECTURE_FIELDS}
+        return cls(**architecture_fields, **settings)
+
+    def validate(self) -> None:
+        get_task(self.task)
+        whole = {
+            "num_layers": (self.num_layers, 1),
+            "d_model": (self.d_model, 1),
+            "num_heads": (self.num_heads, 1),
+            "d_ff": (self.d_ff, 1),
+            "seq_len": (self.seq_len, 2),
+            "vocab": (self.vocab, 2),
+            "batch_size": (self.batch_size, 1),
+            "steps": (self.steps, 1),
+            "warmup_steps": (self.warmup_steps, 0),
+            "held_out_examples": (self.held_out_examples, 1),
+            "seed": (self.seed, 0),
+        }
+        for name, (value, least) in whole.items():
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name}={value!r} must be a whole number")
+            if value < least:
+                raise ValueError(f"{name}={value} must be at least {least}")
+        positive = {"lr": self.lr}
+        non_negative = {"weight_decay": self.weight_decay, "grad_clip": self.grad_clip}
+        for name, value in {**positive, **non_negative}.items():
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name}={value!r} must be a finite number")
+            if value < 0 or (name in positive and value == 0):
+                raise ValueError(
+                    f"{name}={value} must be {'positive' if name in positive else '>= 0'}"
+                )
+        if self.device not in available_devices():
+            raise ValueError(f"device={self.device!r} is not one of {available_devices()}")
+        self.encoder_config()  # the architecture's rules (d_model / num_heads, activation, ...)
+
+    @property
+    def num_classes(self) -> int:
+        return get_task(self.task).num_classes(self.seq_len, self.vocab)
+
+    def encoder_config(self) -> EncoderConfig:
+        return EncoderConfig(
+            vocab_size=self.vocab,
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            activation=self.activation,
+            norm_first=self.norm_first,
+            max_len=self.seq_len,
+            positional=self.positional,
+            norm_type=self.norm_type,
+            seed=self.seed,
+        )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    """What one optimiser step measured (loss and accuracy on that step's training batch)."""
+
+    step: int  # 1-based
+    loss: float
+    accuracy: float  # fraction of tokens predicted right
+    lr: float  # the learning rate this step used
+    grad_norm: float  # global gradient norm before clipping
+    layer_grad_norms: tuple[float, ...]  # gradient norm of each encoder block, before clipping
+
+    def to_row(self) -> dict[str, float]:
+        row = {k: v for k, v in asdict(self).items() if k != "layer_grad_norms"}
+        row.update({f"grad_norm_layer_{i}": g for i, g in enumerate(self.layer_grad_norms)})
+        return row
+
+
+@dataclass
+class TrainResult:
+    config: TrainConfig
+    model: TokenClassifier
+    history: list[dict[str, float]]  # one StepMetrics.to_row() per step
+    held_out_accuracy: float  # per token, on held-out sequences never trained on
+    held_out_sequence_accuracy: float  # whole sequences entirely right
+    held_out_examples: int  # how many held-out sequences were counted
+    seconds: float  # time spent in training steps
+    stopped: bool  # True if stopped before cfg.steps
+
+    @property
+    def final_loss(self) -> float:
+        return self.history[-1]["loss"] if self.history else math.nan
+
+    def summary(self) -> dict:
+        return {
+            "task": self.config.task,
+            "norm": placement_of(self.config.norm_first),
+            "layers": self.config.num_layers,
+            "seq_len": self.config.seq_len,
+            "vocab": self.config.vocab,
+            "warmup": self.config.warmup_steps,
+            "accuracy": round(self.held_out_accuracy, 4),
+            "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
+            "held_out_examples": self.held_out_examples,
+            "final_loss": round(self.final_loss, 4),
+            "steps": len(self.history),
+            "seconds": round(self.seconds, 2),
+            "stopped": self.stopped,
+        }
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    """The learning rate of 0-based `step`: linear warmup, then constant or cosine decay to 0."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    if not cfg.decay:
+        return cfg.lr
+    progress = (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps)
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def sequence_keys(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
+    """One int64 per sequence: its tokens read as a base-`vocab` number ([B, T] -> [B]).
+
+    Past 2^63 the value wraps around, so two sequences may share a key; that can only make the
+    held-out check drop a few extra held-out sequences, never count a trained-on one.
+    """
+    powers = vocab ** torch.arange(inputs.shape[-1], dtype=torch.int64)  # wraps like the sum
+    return (inputs.to(torch.int64).cpu() * powers).sum(dim=-1)
+
+
+def layer_grad_norms(model: TokenClassifier) -> list[float]:
+    """The gradient norm of each encoder block's parameters together."""
+    return [
+        torch.linalg.vector_norm(
+            torch.stack([p.grad.norm() for p in block.parameters() if p.grad is not None])
+        ).item()
+        for block in model.encoder.layers
+    ]
+
+
+def _loss_and_accuracy(
+    model: TokenClassifier, inputs: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    logits = model(inputs)  # [B, T, classes]
+    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    return loss, (logits.argmax(-1) == targets).float().mean()
+
+
+class Trainer:
+    """One training run that can be advanced a little at a time (the app trains in chunks)."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        self.cfg = cfg
+        self.task: Task = get_task(cfg.task)
+        self.model = TokenClassifier(cfg.encoder_config(), cfg.num_classes).to(cfg.device)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
+        )
+        self.train_stream = torch.Generator().manual_seed(cfg.seed)
+        held_out = torch.Generator().manual_seed(cfg.seed + HELD_OUT_SEED_OFFSET)
+        self.held_out_inputs, self.held_out_targets = self.task.sample(
+            cfg.held_out_examples, cfg.seq_len, cfg.vocab, held_out
+        )  # [N, T] each
+        self.held_out_keys = sequence_keys(self.held_out_inputs, cfg.vocab)  # [N]
+        self.held_out_seen = torch.zeros(cfg.held_out_examples, dtype=torch.bool)  # [N]
+        self.history: list[dict[str, float]] = []
+        self.seconds = 0.0
+        self.stop_requested = False
+
+    @property
+    def step(self) -> int:
+        return len(self.history)
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.cfg.steps or self.stop_requested
+
+    def train_step(self) -> StepMetrics:
+        """Draw a fresh batch, take one AdamW step, return what it measured."""
+        started = time.perf_counter()
+        cfg = self.cfg
+        inputs, targets = self.task.sample(
+            cfg.batch_size, cfg.seq_len, cfg.vocab, self.train_stream
+        )
+        self.held_out_seen |= torch.isin(self.held_out_keys, sequence_keys(inputs, cfg.vocab))
+        lr = learning_rate(cfg, self.step)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.model.train()
+        loss, accuracy = _loss_and_accuracy(
+            self.model, inputs.to(cfg.device), targets.to(cfg.device)
+        )
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        layers = layer_grad_norms(self.model)
+        clip = cfg.grad_clip if cfg.grad_clip > 0 else math.inf
+        grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), clip).item()
+        self.optimizer.step()
+        metrics = StepMetrics(
+            self.step + 1, loss.item(), accuracy.item(), lr, grad_norm, tuple(layers)
+        )
+        self.history.append(metrics.to_row())
+        self.seconds += time.perf_counter() - started
+        return metrics
+
+    def run(
+        self,
+        on_step: Callable[[StepMetrics], bool | None] | None = None,
+        max_seconds: float | None = None,
+    ) -> None:
+        """Train until done, until on_step returns True (a stop), or for about max_seconds."""
+        started = time.perf_counter()
+        while not self.done:
+            metrics = self.train_step()
+            if on_step is not None and on_step(metrics):
+                self.stop_requested = True
+            if max_seconds is not None and time.perf_counter() - started >= max_seconds:
+                return
+
+    @torch.no_grad()
+    def held_out_accuracy(self) -> tuple[float, float, int]:
+        """(token accuracy, sequence accuracy, sequences counted) on never-trained-on sequences."""
+        unseen = ~self.held_out_seen
+        inputs = self.held_out_inputs[unseen].to(self.cfg.device)
+        targets = self.held_out_targets[unseen].to(self.cfg.device)
+        if len(inputs) == 0:
+            return math.nan, math.nan, 0
+        self.model.eval()
+        right = self.model(inputs).argmax(-1) == targets  # [N, T]
+        return right.float().mean().item(), right.all(-1).float().mean().item(), len(inputs)
+
+    def result(self) -> TrainResult:
+        token_accuracy, sequence_accuracy, counted = self.held_out_accuracy()
+        self.model.eval()
+        return TrainResult(
+            config=self.cfg,
+            model=self.model,
+            history=list(self.history),
+            held_out_accuracy=token_accuracy,
+            held_out_sequence_accuracy=sequence_accuracy,
+            held_out_examples=counted,
+            seconds=self.seconds,
+            stopped=self.step < self.cfg.steps,
+        )
+
+
+@contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """Run the block with `count` torch CPU threads (None: as they are), then restore them.
+
+    Measured here on 2 cores with these tiny models: 2 threads take ~14 ms a step and 1 thread
+    ~19 ms when the machine is idle, but when other programs (a browser drawing the live charts)
+    busy the cores, 2 threads wait on each other and a step can take 20 times longer.
+    """
+    before = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def train(
+    cfg: TrainConfig, on_step: Callable[[StepMetrics], bool | None] | None = None
+) -> TrainResult:
+    """Train from scratch; on_step sees every step's metrics and may return True to stop."""
+    trainer = Trainer(cfg)
+    trainer.run(on_step)
+    return trainer.result()
+
+
+def gradient_norms_at_init(cfg: TrainConfig) -> list[float]:
+    """Per-block gradient norms of the untrained model on the first training batch."""
+    trainer = Trainer(replace(cfg, held_out_examples=1))
+    inputs, targets = trainer.task.sample(
+        cfg.batch_size, cfg.seq_len, cfg.vocab, trainer.train_stream
+    )
+    loss, _ = _loss_and_accuracy(trainer.model, inputs.to(cfg.device), targets.to(cfg.device))
+    loss.backward()
+    return layer_grad_norms(trainer.model)
+
+
+@dataclass
+class SampleRun:
+    """The trained model on one fresh sequence: tokens, answers and everything it computed."""
+
+    inputs: list[int]
+    targets: list[int]
+    predictions: list[int]
+    trace: Trace  # trace.attention: [layers, 1, heads, T, T]
+    class_names: list[str] = field(default_factory=list)  # names of the targets, in order
+
+    @property
+    def token_labels(self) -> list[str]:
+        return [input_symbol(t) for t in self.inputs]
+
+
+def sample_trace(model: TokenClassifier, cfg: TrainConfig, seed: int = 0) -> SampleRun:
+    """Run `model.encoder.trace` on one fresh sequence of cfg's task (drawn with `seed`)."""
+    task = get_task(cfg.task)
+    inputs, targets = task.sample(1, cfg.seq_len, cfg.vocab, torch.Generator().manual_seed(seed))
+    model.eval()
+    trace = model.encoder.trace(inputs.to(cfg.device)).to("cpu")
+    with torch.no_grad():
+        predictions = model.head(trace.output).argmax(-1)  # [1, T]
+    return SampleRun(
+        inputs=inputs[0].tolist(),
+        targets=targets[0].tolist(),
+        predictions=predictions[0].tolist(),
+        trace=trace,
+        class_names=[task.class_name(c, cfg.vocab) for c in targets[0].tolist()],
+    )

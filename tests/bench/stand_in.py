@@ -1,0 +1,128 @@
+"""A stand-in for a run, made of random numbers: what the floor page's views draw.
+
+`floor_run` takes app.runs.run_for's arguments and returns an app.runs.Run with the text's real
+tokens, and for the tensors a trace would hold, random arrays of the same shapes (attention rows
+are softmaxes, padded keys get 0), made once per size and mask; the weights the tables read (norm
+gains, attention projections) are random too. No model is built and no forward pass runs.
+`plan(counts)` names the token counts of texts to come: their arrays are made with the first run,
+so a timed rerun finds them.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import torch
+
+from app.runs import Run, RunKey, tokenize_for
+from encoder import EncoderConfig, Trace, hooks
+from encoder.core import block
+from encoder.core.model import attention_path, norm_path
+from encoder.inspect.limits import check_run
+
+STAND_INS = 32  # stand-in runs kept (the app's cache keeps its runs too)
+PLANNED_COUNTS: set[int] = set()  # token counts of single-sentence texts to come
+
+
+def _generator(*seeds: int) -> torch.Generator:
+    return torch.Generator().manual_seed(hash(seeds) % 2**63)
+
+
+@lru_cache(maxsize=16)
+def random_trace(config_json: str, mask: tuple[tuple[int, ...], ...]) -> Trace:
+    """A Trace of random numbers with every hook, for a config and an attention mask [B, T]."""
+    cfg = EncoderConfig(**json.loads(config_json))
+    attention_mask = torch.tensor(mask)  # [B, T]
+    B, T = attention_mask.shape
+    generator = _generator(B, T, cfg.d_model, cfg.num_layers)
+    scores = torch.randn(cfg.num_layers, B, cfg.num_heads, T, T, generator=generator)
+    padding = (attention_mask == 0)[None, :, None, None, :]  # [1, B, 1, 1, key]
+    attention = scores.masked_fill(padding, float("-inf")).softmax(dim=-1)  # [L, B, H, T, T]
+    tensors = {
+        name: torch.randn(shape, generator=generator)
+        for name, shape in block.shapes(cfg, B, T).items()
+    }
+    for norm in hooks.norms(cfg):  # what a norm divides by is positive
+        tensors[norm.std] = tensors[norm.std].abs() + 0.5
+    blocks = hooks.blocks(cfg.num_layers)
+    for layer, names in enumerate(blocks):
+        tensors[names.attn.pattern] = attention[layer]
+    hidden = (tensors[hooks.embed().out],) + tuple(tensors[b.resid_post] for b in blocks)
+    return Trace(
+        output=hidden[-1],
+        hidden_states=hidden,
+        attention=attention,
+        tensors=tensors,
+        input_ids=torch.zeros(B, T, dtype=torch.long),
+        attention_mask=attention_mask,
+    )
+
+
+@lru_cache(maxsize=4)
+def random_weights(config_json: str) -> dict[str, torch.Tensor]:
+    """The parameters the views' tables read (every norm's gain and bias, every attention
+    projection), random."""
+    cfg = EncoderConfig(**json.loads(config_json))
+    generator = _generator(cfg.d_model, cfg.num_layers)
+    d = cfg.d_model
+    weights = {}
+    for norm in hooks.norms(cfg):
+        weights[f"{norm_path(norm)}.weight"] = 1 + 0.1 * torch.randn(d, generator=generator)
+        if cfg.norm_type == "layernorm":
+            weights[f"{norm_path(norm)}.bias"] = 0.1 * torch.randn(d, generator=generator)
+    for layer in range(cfg.num_layers):
+        shapes = {"in_proj_weight": (3 * d, d), "in_proj_bias": (3 * d,)}
+        shapes |= {"out_proj.weight": (d, d), "out_proj.bias": (d,)}
+        for name, shape in shapes.items():
+            weights[f"{attention_path(layer)}.{name}"] = torch.randn(shape, generator=generator)
+    return weights
+
+
+def _no_heads_off(heads: tuple) -> Run:
+    raise ValueError("The floor page has no model: heads cannot be switched off here.")
+
+
+@lru_cache(maxsize=STAND_INS)
+def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
+    batch = tokenize_for(key.source, cfg, list(key.sentences))
+    check_run(cfg, *batch.input_ids.shape)
+    mask = tuple(map(tuple, batch.attention_mask.tolist()))
+    full = random_trace(key.config_json, mask)
+    kept = set(key.names)
+    trace = Trace(
+        output=full.output,
+        hidden_states=full.hidden_states,
+        attention=full.attention,
+        tensors={name: t for name, t in full.tensors.items() if name in kept},
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+    )
+    return Run(
+        key=key,
+        cfg=cfg,
+        tokens=batch.tokens,
+        padded_tokens=batch.padded_tokens(),
+        input_ids=batch.input_ids.numpy(),
+        attention_mask=batch.attention_mask.numpy(),
+        attention=full.attention.numpy(),
+        trace=trace,
+        load_weights=lambda: random_weights(key.config_json),
+        truncations=batch.truncations,
+        forward_ms=0.0,
+        heads_off=_no_heads_off,
+    )
+
+
+def floor_run(cfg: EncoderConfig, source: str, device: str, sentences: list[str], names=()) -> Run:
+    """app.runs.run_for's stand-in: the same batch, random numbers instead of a forward pass."""
+    config_json = json.dumps(cfg.to_dict(), sort_keys=True)
+    for count in PLANNED_COUNTS:  # made once per size; then a look-up
+        random_trace(config_json, ((1,) * count,))
+    kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
+    return floor_run_for(RunKey(config_json, source, device, tuple(sentences), kept), cfg)
+
+
+def plan(counts: str) -> None:
+    """Token counts ("31,32,33") of the texts to come."""
+    PLANNED_COUNTS.update(int(count) for count in counts.split(",") if count)

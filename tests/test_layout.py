@@ -1,0 +1,114 @@
+"""The layout keeps its promises: imports run one way, one module owns the session's state, every
+widget key is registered, and loading a checkpoint never imports the trainer."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app import state
+from tests.test_app import assert_no_exception, open_page
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBPACKAGES = ("core", "inspect", "train", "io")
+VALUE_WIDGETS = (
+    "selectbox",
+    "slider",
+    "select_slider",
+    "radio",
+    "text_area",
+    "text_input",
+    "toggle",
+    "number_input",
+    "segmented_control",
+)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module a file imports (absolute names), at any depth of the file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def files(folder: str) -> list[Path]:
+    found = sorted((ROOT / folder).rglob("*.py"))
+    assert found, folder
+    return found
+
+
+def test_the_library_never_imports_the_app() -> None:
+    for path in files("encoder"):
+        assert not any(name.split(".")[0] == "app" for name in imports_of(path)), path
+
+
+def test_the_core_imports_nothing_from_the_other_subpackages() -> None:
+    others = tuple(f"encoder.{name}" for name in SUBPACKAGES if name != "core")
+    for path in files("encoder/core"):
+        for name in imports_of(path):
+            assert not name.startswith(others), f"{path.name} imports {name}"
+            assert name != "encoder" or path.name == "__init__.py", f"{path.name} imports encoder"
+
+
+def test_charts_import_no_streamlit() -> None:
+    for path in files("app/charts"):
+        assert not any(name.split(".")[0] == "streamlit" for name in imports_of(path)), path
+
+
+def test_only_the_state_module_touches_the_session_state() -> None:
+    for path in [*files("app"), ROOT / "tests" / "bench" / "floor_page.py"]:
+        touches = "session_state" in path.read_text(encoding="utf-8")
+        assert touches == (path == ROOT / "app" / "state.py"), path
+
+
+def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:
+    from encoder.io.task_model import TaskModel
+    from encoder.train.trainer import TrainConfig, train
+
+    TaskModel.from_result(train(TrainConfig(d_model=16, num_layers=1, steps=1))).save(tmp_path)
+    script = (
+        "import sys\n"
+        "from encoder import load_pretrained\n"
+        "from encoder.io.checkpoints import load_checkpoint\n"
+        "load_pretrained()\n"
+        f"assert load_checkpoint({str(tmp_path)!r}).task_model is not None\n"
+        "print(sorted(m for m in sys.modules if m.startswith('encoder.train')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded = done.stdout.strip()
+    assert "encoder.train.trainer" not in loaded and "encoder.train.jobs" not in loaded
+    assert "encoder.train.classifier" in loaded  # the task model's own code, and no more
+
+
+@pytest.mark.parametrize("view", ["Attention", "Attention steps", "LayerNorm", "Activations"])
+def test_every_widget_key_is_registered_in_the_state_module(view: str) -> None:
+    at = open_page(view=view, text="One sentence.\nAnd a second, longer one.")
+    assert_no_exception(at)
+    keys = {w.key for kind in VALUE_WIDGETS for w in at.get(kind) if w.key}
+    assert keys, view
+    unregistered = {key for key in keys if key not in state.REGISTRY}
+    assert not unregistered, unregistered
+
+
+def test_training_widget_keys_are_registered() -> None:
+    at = open_page(view="Training")
+    assert_no_exception(at)
+    keys = {w.key for kind in VALUE_WIDGETS for w in at.get(kind) if w.key}
+    assert {"train_task", "train_steps", "train_lr"} <= keys
+    assert keys <= set(state.REGISTRY)
+
+
+def test_a_key_outside_the_registry_is_refused() -> None:
+    with pytest.raises(KeyError, match="not a session key registered"):
+        state.get("no_such_key")
