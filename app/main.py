@@ -17,18 +17,44 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
     sys.path.insert(0, ROOT)
 
 from app import session_models, sidebar, state, training_session, views  # noqa: E402
-from app.runs import Run, run_for, split_lines  # noqa: E402
+from app.runs import Run, Runs, run_for, split_lines  # noqa: E402
+from app.sidebar import Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
+from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
 
 
-def status_line(run: Run, page_start: float) -> str:
+def status_line(runs: Runs, page_start: float) -> str:
     page_ms = (time.perf_counter() - page_start) * 1000
+    run = runs.a
+    parameters = " vs ".join(f"{r.parameters:,}" for _, r in runs.named())
+    forward = " + ".join(f"{r.forward_ms:.0f}" for _, r in runs.named())
     return (
         f"Device {run.device} · {len(run.sentences)} sentence(s), "
-        f"{int(run.attention_mask.sum())} tokens · {run.parameters:,} parameters · "
-        f"forward pass {run.forward_ms:.0f} ms · page {page_ms:.0f} ms"
+        f"{int(run.attention_mask.sum())} tokens · {parameters} parameters · "
+        f"forward pass {forward} ms · page {page_ms:.0f} ms"
     )
+
+
+def _heads_off(setup: Setup, name: str) -> tuple[tuple[int, int], ...]:
+    """The heads a setup switches off; the page says which items it left out."""
+    cfg = setup.cfg
+    heads, problems = ablation.parse_heads(setup.heads_off, cfg.num_layers, cfg.num_heads)
+    for problem in problems:
+        st.warning(literal(f"Setup {name}: left out {problem}."))
+    return heads
+
+
+def _with_setup_b(run: Run, b: Setup, run_b) -> Runs:
+    """A's run with B's, or with why B cannot be drawn (A is drawn either way)."""
+    if b.cfg is None:
+        return Runs(run, b_problem=f"Setup B is impossible: {b.error}")
+    try:
+        return Runs(run, run_b())
+    except ValueError as error:
+        return Runs(run, b_problem=f"Setup B cannot run: {error}")
+    except RuntimeError as error:
+        return Runs(run, b_problem=f"Setup B's forward pass failed: {error}")
 
 
 def input_messages(line_count: int, run: Run) -> None:
@@ -76,24 +102,30 @@ def main(make_run=run_for) -> None:
     if not sentences:
         st.info("The text box is empty: type a sentence in the sidebar (one per line).")
         return
-    chosen = state.selection(settings.cfg)
+    setups = [settings.a] + ([settings.b] if settings.b is not None else [])
+    chosen = state.selection([setup.cfg for setup in setups if setup.cfg is not None])
+
+    def run_of(setup: Setup, name: str):
+        heads = _heads_off(setup, name) if settings.b is not None else ()
+        names = view.hooks(setup.cfg, chosen)
+        return make_run(setup.cfg, setup.source, settings.device, sentences, names, ablate=heads)
+
     try:
-        run = make_run(
-            settings.cfg,
-            settings.source,
-            settings.device,
-            sentences,
-            view.hooks(settings.cfg, chosen),
-        )
+        run = run_of(settings.a, "A")
     except ValueError as error:  # RunTooLarge, a device that vanished, bad input (quoted)
         st.error(literal(str(error)))
         return
     except RuntimeError as error:  # e.g. out of memory on a GPU
         st.error(f"The forward pass failed on {settings.device}: {error}")
         return
+    runs = Runs(run)
+    if settings.b is not None:
+        runs = _with_setup_b(run, settings.b, lambda: run_of(settings.b, "B"))
     input_messages(line_count, run)
-    view.draw(run, state.fit_to_sentences(chosen, run.lengths))
-    status.caption(status_line(run, page_start))
+    if runs.b_problem:  # A is drawn all the same
+        st.error(literal(runs.b_problem))
+    view.draw(runs, state.fit_to_sentences(chosen, run.lengths))
+    status.caption(status_line(runs, page_start))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
+from encoder.inspect.compare import TraceComparison, compare_traces, same_input
 from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
 from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
@@ -47,6 +48,7 @@ from encoder.io.tokenize import (
     load_tokenizer,
     tokenize,
 )
+from encoder.train.task_tokenizer import check_task_text, task_tokenizer
 from encoder.train.tasks import get_task
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
@@ -234,6 +236,38 @@ class Run:
         return self._activation_summaries[sentence]
 
 
+@dataclass(frozen=True)
+class Runs:
+    """What a view draws: setup A's run and, in compare mode, setup B's (or why B has none)."""
+
+    a: Run
+    b: Run | None = None
+    b_problem: str = ""  # compare mode without a B run: why (an impossible setup, a bad input)
+
+    @property
+    def compare(self) -> bool:
+        return self.b is not None or bool(self.b_problem)
+
+    def named(self) -> list[tuple[str, Run]]:
+        """[("A", run)] or [("A", run), ("B", run)]."""
+        return [("A", self.a)] + ([("B", self.b)] if self.b is not None else [])
+
+    @cached_property
+    def comparison(self) -> TraceComparison | None:
+        """B against A where both read the same tokens; None otherwise (`why_no_comparison`)."""
+        if self.b is None or not same_input(self.a.trace, self.b.trace):
+            return None
+        return compare_traces(self.a.trace, self.b.trace)
+
+    @property
+    def why_no_comparison(self) -> str:
+        if self.b is None:
+            return self.b_problem
+        if self.comparison is None:
+            return "A and B split the text into different tokens, so nothing lines up"
+        return ""
+
+
 def split_lines(text: str) -> tuple[list[str], int]:
     """The non-blank lines to run (at most MAX_SENTENCES) and how many lines there were."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -245,19 +279,32 @@ def _run_bytes(run: Run) -> int:
 
 
 def tokenize_for(source: str, cfg: EncoderConfig, sentences: list[str]) -> TokenizedBatch:
-    """The batch the source's model reads: MiniLM's WordPiece for random weights and MiniLM, the
-    session model's own tokenizer otherwise. A task model first checks every sequence: a symbol
-    it does not know or a length it was not trained on is a ValueError naming the sequence."""
+    """The batch the source's model reads: MiniLM's WordPiece for MiniLM and for random weights
+    with its vocabulary, a toy task's symbols for random weights with a task's vocabulary (e.g.
+    setup B following a trained toy model), the session model's own tokenizer otherwise. A task
+    model first checks every sequence: a symbol it does not know or a length it was not trained
+    on is a ValueError naming the sequence."""
     session_model = session_models.find(source)
-    if session_model is None:
-        return tokenize(sentences, tokenizer(), cfg.max_len)
-    if session_model.task_model is not None:
+    check = None  # a task's sequence check: (text) -> ids, ValueError naming what is wrong
+    if session_model is not None:
+        reader = session_model.tokenizer
+        if session_model.task_model is not None:
+            check = session_model.task_model.check_text
+    elif cfg.vocab_size == tokenizer().get_vocab_size():
+        reader = tokenizer()
+    else:  # random weights with a toy task's vocabulary read its symbols
+        reader = task_tokenizer(cfg.vocab_size)
+
+        def check(text: str) -> list[int]:
+            return check_task_text(text, reader, cfg.max_len)
+
+    if check is not None:
         for number, sentence in enumerate(sentences, 1):
             try:
-                session_model.task_model.check_text(sentence)
+                check(sentence)
             except ValueError as error:
                 raise ValueError(f"Sequence {number}: {error}.") from None
-    return tokenize(sentences, session_model.tokenizer, cfg.max_len)
+    return tokenize(sentences, reader, cfg.max_len)
 
 
 def _build_run(

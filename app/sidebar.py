@@ -13,7 +13,7 @@ task reads its task's sequences from the text box.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import streamlit as st
 
@@ -50,9 +50,28 @@ LABELS = {
 }
 
 
+COMPARE_HELP = (
+    "Setup B reads the same text. It follows A's controls until you change one of B's, so a "
+    "pair differs in what you changed; every view shows A and B side by side, and their "
+    "difference where the shapes allow."
+)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One setup: its model source, its config (None when impossible: `error` says why) and the
+    heads its run switches off (compare mode; otherwise the Attention view's own section)."""
+
+    source: str
+    cfg: EncoderConfig | None
+    error: str = ""
+    heads_off: str = ""  # "layer.head,..."
+
+
 @dataclass
 class Settings:
-    """What the sidebar says for this run."""
+    """What the sidebar says for this run: the text, setup A (also as source, cfg, error), the
+    device, and setup B in compare mode."""
 
     text: str
     source: str
@@ -60,6 +79,8 @@ class Settings:
     device: str
     error: str = ""
     notices: list[str] = field(default_factory=list)
+    a: Setup | None = None
+    b: Setup | None = None  # None: compare mode is off
 
 
 def source_config(source: str) -> EncoderConfig:
@@ -172,7 +193,9 @@ def _with_value(choices: list[int], value: int) -> list[int]:
     return sorted(set(choices) | {value})
 
 
-def _heads_control(d_model: int, locked: bool, notices: list[str]) -> None:
+def _fitting_heads(d_model: int, notices: list[str]) -> list[int]:
+    """The head counts setup A offers; a count that does not divide d_model becomes the nearest
+    that does, and the page says so."""
     options = head_counts(d_model, state.MAX_HEADS)
     wanted = state.get("num_heads")
     if wanted not in options:
@@ -182,13 +205,79 @@ def _heads_control(d_model: int, locked: bool, notices: list[str]) -> None:
             f"d_model / num_heads dimensions), so {nearest} heads are used instead."
         )
         state.put("num_heads", nearest)
-    st.selectbox(
-        "Heads (divisors of d_model)",
-        options,
-        key="num_heads",
+    return options
+
+
+def describe_b(overrides: dict[str, object]) -> str:
+    """Setup B in words: "A with post-norm, 8 heads", or "the same as A"."""
+    words = {
+        "source": lambda v: LABELS.get(v, "a model of this session"),
+        "norm": lambda v: f"{v}-norm",
+        "d_model": lambda v: f"d_model {v}",
+        "num_heads": lambda v: f"{v} heads",
+        "num_layers": lambda v: f"{v} layers",
+        "d_ff": lambda v: f"d_ff {v}",
+        "activation": lambda v: LABELS[v],
+        "norm_type": lambda v: LABELS[v],
+        "positional": lambda v: f"{LABELS[v].lower()} positions",
+        "seed": lambda v: f"seed {v}",
+        "ablate": lambda v: f"heads {v} off" if v else "no head off",
+    }
+    if not overrides:
+        return "the same as A (change one of B's controls, or pick a pair)"
+    return "A with " + ", ".join(words[name](value) for name, value in overrides.items())
+
+
+def _pairs(a: Setup) -> None:
+    """One click to the common pairs: each makes B = A but for one thing."""
+    a_values = state.sidebar_values()
+    locked = a.source != "random"
+    fixed = "A's trained weights fit only their own architecture" if locked else None
+    other = {"pre": "post", "post": "pre", "relu": "gelu", "gelu": "relu"}
+    layer, head = state.get("layer"), state.get("head")  # the Attention view's head
+    if a.cfg is not None:
+        layer, head = min(layer, a.cfg.num_layers - 1), min(head, a.cfg.num_heads - 1)
+    left, right = st.columns(2)
+    left.button(
+        "Pre ↔ post",
+        key="pair_norm",
+        on_click=state.set_b,
+        args=({"norm": other[a_values["norm"]]},),
         disabled=locked,
-        help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
+        help=fixed or "B = A with the other norm placement.",
+        width="stretch",
     )
+    right.button(
+        "ReLU ↔ GELU",
+        key="pair_activation",
+        on_click=state.set_b,
+        args=({"activation": other[a_values["activation"]]},),
+        disabled=locked,
+        help=fixed or "B = A with the other activation.",
+        width="stretch",
+    )
+    left.button(
+        f"Head {layer}.{head} off",
+        key="pair_head_off",
+        on_click=state.set_b,
+        args=({"ablate": f"{layer}.{head}"},),
+        help="B = A with the Attention view's chosen head switched off.",
+        width="stretch",
+    )
+    right.button(
+        "Trained ↔ random",
+        key="pair_random",
+        on_click=_trained_vs_random,
+        help="A = trained weights (MiniLM unless A already has trained ones), B = random "
+        "weights with the same architecture.",
+        width="stretch",
+    )
+
+
+def _trained_vs_random() -> None:
+    if state.get("source") == "random":
+        select_source("pretrained")
+    state.set_b({"source": "random"})
 
 
 def _device_control(notices: list[str]) -> str:
@@ -203,6 +292,69 @@ def _device_control(notices: list[str]) -> str:
         )
         state.put("device", "cpu")
     return st.selectbox("Device", devices, key="device")
+
+
+def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
+    """Norm placement, d_model, heads, layers, d_ff, activation, norm type, positions and seed,
+    with keys `prefix` + A's key (setup B's widgets follow A's values until changed)."""
+    follow = {} if not prefix else {"on_change": state.on_b_change}
+
+    def changes(name: str) -> dict:
+        return {**follow, "args": (name,)} if follow else {}
+
+    st.radio(
+        "Norm placement",
+        NORM_PLACEMENTS,
+        key=prefix + "norm",
+        format_func=LABELS.get,
+        disabled=locked,
+        **changes("norm"),
+    )
+    d_model = st.select_slider(
+        "d_model",
+        _with_value(D_MODEL_CHOICES, state.get(prefix + "d_model")),
+        key=prefix + "d_model",
+        disabled=locked,
+        **changes("d_model"),
+    )
+    if prefix:  # B shows an impossible head count as it is; its config says what is wrong
+        heads = _with_value(head_counts(d_model, state.MAX_HEADS), state.get(prefix + "num_heads"))
+    else:
+        heads = _fitting_heads(d_model, notices)
+    st.selectbox(
+        "Heads (divisors of d_model)",
+        heads,
+        key=prefix + "num_heads",
+        disabled=locked,
+        help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
+        **changes("num_heads"),
+    )
+    layers = max(state.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
+    st.slider(
+        "Layers", 1, layers, key=prefix + "num_layers", disabled=locked, **changes("num_layers")
+    )
+    st.select_slider(
+        "d_ff (feed-forward width)",
+        _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
+        key=prefix + "d_ff",
+        disabled=locked,
+        **changes("d_ff"),
+    )
+    for label, name, choices in (
+        ("Activation", "activation", ACTIVATIONS),
+        ("Norm type", "norm_type", NORM_TYPES),
+        ("Positions", "positional", POSITIONALS),
+    ):
+        st.radio(
+            label,
+            choices,
+            key=prefix + name,
+            format_func=LABELS.get,
+            horizontal=True,
+            disabled=locked,
+            **changes(name),
+        )
+    st.number_input("Seed", 0, 2**31 - 1, key=prefix + "seed", disabled=locked, **changes("seed"))
 
 
 def render(notices: list[str]) -> Settings:
@@ -230,44 +382,74 @@ def render(notices: list[str]) -> Settings:
                 "preset",
                 lambda preset: preset["settings"],
             )
-        st.radio(
-            "Norm placement", NORM_PLACEMENTS, key="norm", format_func=LABELS.get, disabled=locked
-        )
-        d_model = st.select_slider(
-            "d_model",
-            _with_value(D_MODEL_CHOICES, state.get("d_model")),
-            key="d_model",
-            disabled=locked,
-        )
-        _heads_control(d_model, locked, notices)
-        layers = max(state.SLIDER_MAX_LAYERS, state.get("num_layers"))  # an upload may have more
-        st.slider("Layers", 1, layers, key="num_layers", disabled=locked)
-        st.select_slider(
-            "d_ff (feed-forward width)",
-            _with_value(D_FF_CHOICES, state.get("d_ff")),
-            key="d_ff",
-            disabled=locked,
-        )
-        for label, key, choices in (
-            ("Activation", "activation", ACTIVATIONS),
-            ("Norm type", "norm_type", NORM_TYPES),
-            ("Positions", "positional", POSITIONALS),
-        ):
-            st.radio(
-                label, choices, key=key, format_func=LABELS.get, horizontal=True, disabled=locked
-            )
-        st.number_input("Seed", 0, 2**31 - 1, key="seed", disabled=locked)
+        _architecture_controls("", locked, notices)
         device = _device_control(notices)
+        a = Setup(source, *_config(source, state.sidebar_values()))
+        st.header("Compare")
+        if st.toggle("Compare with a second setup", key="compare", help=COMPARE_HELP):
+            a = replace(a, heads_off=_heads_off_control(""))
+            b = _setup_b(a, notices)
+        else:
+            b = None
+    return Settings(text, source, a.cfg, device, a.error, notices, a=a, b=b)
 
-    settings = Settings(text=text, source=source, cfg=None, device=device, notices=notices)
-    if locked:
-        settings.cfg = source_config(source)
-    else:
-        try:
-            settings.cfg = random_config(state.sidebar_values())
-        except ValueError as error:
-            settings.error = str(error)
-    return settings
+
+def _config(source: str, values: dict[str, object], like: EncoderConfig | None = None):
+    """(config, error) of a source with these values: a trained model's own config, or random
+    weights with these architecture values (on `like`'s other fields, when given)."""
+    if source != "random":
+        return source_config(source), ""
+    try:
+        return random_config(values, like), ""
+    except ValueError as error:
+        return None, str(error)
+
+
+def _heads_off_control(prefix: str) -> str:
+    name = "B" if prefix else "A"
+    return st.text_input(
+        f"Heads switched off in {name}, as layer.head",
+        key=prefix + "ablate",
+        placeholder="e.g. 0.2,1.8",
+        help=f"Setup {name}'s run zeroes these heads' output before W_O.",
+        **({"on_change": state.on_b_change, "args": ("ablate",)} if prefix else {}),
+    )
+
+
+def _setup_b(a: Setup, notices: list[str]) -> Setup:
+    """Setup B: one-click pairs, then every control A has (keys b_...), following A's values
+    until changed."""
+    st.caption(f"Setup B: {describe_b(state.b_overrides())}.")
+    _pairs(a)
+    state.show_setup_b()
+    models = session_models.session_models()
+    labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
+    with st.expander("Setup B's controls", expanded=bool(state.b_overrides())):
+        sources = (*state.SOURCES, *models)
+        if state.get("b_source") not in sources:
+            notices.append("Setup B's model is not in this session any more; B uses A's.")
+            state.b_overrides().pop("source", None)
+            state.show_setup_b()
+        source = st.radio(
+            "Weights (B)",
+            sources,
+            key="b_source",
+            format_func=labels.get,
+            on_change=state.on_b_change,
+            args=("source",),
+        )
+        locked = source != "random"
+        if locked:  # B's widgets show its model's own architecture
+            state.update(
+                {
+                    state.b_key(k): v
+                    for k, v in state.architecture_values(source_config(source)).items()
+                }
+            )
+        _architecture_controls(state.B_PREFIX, locked, notices)
+        heads_off = _heads_off_control(state.B_PREFIX)
+    cfg, error = _config(source, state.sidebar_values(state.B_PREFIX), like=a.cfg)
+    return Setup(source, cfg, error, heads_off)
 
 
 def _text_control(task_model: TaskModel | None) -> str:
@@ -295,10 +477,14 @@ def _text_control(task_model: TaskModel | None) -> str:
     )
 
 
-def random_config(values: dict[str, object]) -> EncoderConfig:
-    """The EncoderConfig the sidebar's values describe (random weights, MiniLM's vocabulary)."""
+def random_config(values: dict[str, object], like: EncoderConfig | None = None) -> EncoderConfig:
+    """The EncoderConfig the sidebar's values describe, with random weights: `like` with these
+    architecture values and seed (e.g. setup A's, so that B keeps what the controls do not
+    show, such as MiniLM's embedding norm), or by default MiniLM's vocabulary."""
     architecture = {field: values[state.architecture_key(field)] for field in ARCHITECTURE_FIELDS}
     architecture["norm_first"] = norm_first_of(values["norm"])
+    if like is not None:
+        return replace(like, **architecture, seed=int(values["seed"]))
     return EncoderConfig(
         vocab_size=tokenizer().get_vocab_size(), seed=int(values["seed"]), **architecture
     )

@@ -73,7 +73,9 @@ TRAINING_FIELDS = {
 @dataclass(frozen=True)
 class Key:
     """One session key. in_url: a URL parameter of the same name; persistent: a view's widget
-    whose value survives a visit to another view; choices / bounds: what a URL value may be."""
+    whose value survives a visit to another view; choices / bounds: what a URL value may be;
+    flag: an on/off value, 1 or 0 in the URL; follows: setup B's key that takes the value of
+    setup A's key of that name unless B overrides it."""
 
     name: str
     default: object = None
@@ -81,9 +83,15 @@ class Key:
     persistent: bool = False
     choices: tuple = ()
     bounds: tuple[int, int] | None = None
+    flag: bool = False
+    follows: str | None = None
 
     def parse(self, raw: str) -> object:
         """A URL value, checked; ValueError with a sentence for the page when it cannot be used."""
+        if self.flag:
+            if raw not in ("0", "1"):
+                raise ValueError(f"{self.name}={raw!r} is not 1 (on) or 0 (off)")
+            return raw == "1"
         if self.choices:
             if raw not in self.choices:
                 raise ValueError(f"{self.name}={raw!r} is not one of {', '.join(self.choices)}")
@@ -102,9 +110,7 @@ class Key:
 
 _ARCHITECTURE = architecture_values(EncoderConfig())
 _TRAINING = TrainConfig()
-KEYS: tuple[Key, ...] = (
-    # the sidebar: input, model, device (in the link)
-    Key("text", EXAMPLES[0]["text"], in_url=True),
+SETUP_A_KEYS: tuple[Key, ...] = (  # what a setup is: its source, architecture, seed, heads off
     Key("source", "random", in_url=True, choices=SOURCES),
     Key("norm", _ARCHITECTURE["norm"], in_url=True, choices=NORM_PLACEMENTS),
     Key("d_model", _ARCHITECTURE["d_model"], in_url=True, bounds=(2, 4096)),
@@ -115,14 +121,34 @@ KEYS: tuple[Key, ...] = (
     Key("norm_type", _ARCHITECTURE["norm_type"], in_url=True, choices=NORM_TYPES),
     Key("positional", _ARCHITECTURE["positional"], in_url=True, choices=POSITIONALS),
     Key("seed", EncoderConfig().seed, in_url=True, bounds=(0, 2**31 - 1)),
+    Key("ablate", "", in_url=True, persistent=True),  # the Attention view's, in single mode
+)
+SETUP_KEYS = tuple(key.name for key in SETUP_A_KEYS)
+B_PREFIX = "b_"
+
+
+def b_key(name: str) -> str:
+    """Setup B's key for setup A's key `name` ("b_norm" for "norm")."""
+    return B_PREFIX + name
+
+
+KEYS: tuple[Key, ...] = (
+    # the sidebar: input, setup A, device (in the link)
+    Key("text", EXAMPLES[0]["text"], in_url=True),
+    *SETUP_A_KEYS,
     Key("device", "cpu", in_url=True),
+    # setup B: on or off, and each of A's keys (absent: it follows A)
+    Key("compare", False, in_url=True, flag=True),
+    *(
+        replace(key, name=b_key(key.name), default=None, persistent=False, follows=key.name)
+        for key in SETUP_A_KEYS
+    ),
     Key("view", FIRST_VIEW, in_url=True),  # one of app.views.VIEWS, checked by start_page
     # what the views select (Selection's fields); the Attention steps' and ablation's in the link
     Key("sentence", 0, persistent=True),
     Key("layer", 0, persistent=True),
     Key("head", 0, persistent=True),
     Key("stretch", False, persistent=True),
-    Key("ablate", "", in_url=True, persistent=True),
     Key("step_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
     Key("step_head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("step_query", 0, in_url=True, persistent=True, bounds=(0, MAX_TOKENS - 1)),
@@ -145,11 +171,12 @@ KEYS: tuple[Key, ...] = (
     Key("_session_models"),  # {id: app.session_models.SessionModel}
     Key("_upload_round", 0),  # a fresh (empty) uploader after each upload
     Key("_upload_error"),  # the last upload's message, shown once
-    Key("_training_lab"),  # app.training_lab.TrainingLab
+    Key("_training_lab"),  # app.views.training.TrainingLab
+    Key("_b_overrides"),  # {setup key: value}: where setup B differs from setup A
 )
 REGISTRY = {key.name: key for key in KEYS}
 DEFAULTS = {key.name: key.default for key in KEYS}
-URL_KEYS = tuple(key.name for key in KEYS if key.in_url)
+URL_KEYS = tuple(key.name for key in KEYS if key.in_url and key.follows is None)
 PERSISTENT_KEYS = tuple(key.name for key in KEYS if key.persistent)
 
 
@@ -225,11 +252,12 @@ def start_page(views: tuple[str, ...], is_session_source: Callable[[str], bool])
 
 def _load_url(keys: dict[str, Key], is_session_source: Callable[[str], bool]) -> list[str]:
     notices = []
-    for name in URL_KEYS:
+    overrides = b_overrides()
+    for name in (*URL_KEYS, *map(b_key, SETUP_KEYS)):
         if name not in st.query_params:
             continue
         raw = st.query_params[name]
-        if name == "source" and is_session_source(raw):
+        if name in ("source", b_key("source")) and is_session_source(raw):
             notices.append(
                 "The link names a model trained or uploaded in another browser session; such "
                 "models stay in their session (download it there, upload it here). Using random "
@@ -237,25 +265,64 @@ def _load_url(keys: dict[str, Key], is_session_source: Callable[[str], bool]) ->
             )
             continue
         try:
-            st.session_state[name] = keys[name].parse(raw)
+            value = keys[name].parse(raw)
+            if keys[name].follows is None:
+                st.session_state[name] = value
+            else:
+                overrides[keys[name].follows] = value
         except ValueError as error:
-            default = keys[name].default
-            notices.append(literal(f"The link's {error}; using {name}={default!r} instead."))
+            follows = keys[name].follows
+            instead = f"A's {follows}" if follows else f"{name}={keys[name].default!r}"
+            notices.append(literal(f"The link's {error}; using {instead} instead."))
     return notices
 
 
 def sync_url(text: str) -> None:
-    """Keep the URL in step with the controls (the text only while it fits in a link)."""
-    params = {name: str(get(name)) for name in URL_KEYS if name != "text"}
+    """Keep the URL in step with the controls (the text only while it fits in a link; setup B
+    as compare=1 and the keys where B differs from A)."""
+    params = {name: str(get(name)) for name in URL_KEYS if name not in ("text", "compare")}
+    if get("compare"):
+        params["compare"] = "1"
+        params |= {b_key(name): str(value) for name, value in b_overrides().items()}
     if len(text) <= MAX_URL_TEXT:
         params["text"] = text
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)
 
 
-def sidebar_values() -> dict[str, object]:
-    """The sidebar's keys and their values now (what the architecture is built from)."""
-    return {name: get(name) for name in (*ARCHITECTURE_KEYS, "seed", "source", "text")}
+def sidebar_values(prefix: str = "") -> dict[str, object]:
+    """A setup's keys and their values now, by A's names (prefix "b_": setup B's)."""
+    return {name: get(prefix + name) for name in SETUP_KEYS}
+
+
+# --- setup B: A's values, but where B overrides them ---------------------------------------------
+
+
+def b_overrides() -> dict[str, object]:
+    """{setup key: value} where setup B differs from setup A."""
+    return keep("_b_overrides", dict)
+
+
+def show_setup_b() -> None:
+    """Put B's values (its override, else A's) into B's widgets, before they are drawn."""
+    overrides = b_overrides()
+    for name in SETUP_KEYS:
+        put(b_key(name), overrides.get(name, get(name)))
+
+
+def on_b_change(name: str) -> None:
+    """A B widget changed: it overrides A's value, or follows A again when it equals it."""
+    value, overrides = get(b_key(name)), b_overrides()
+    if value == get(name):
+        overrides.pop(name, None)
+    else:
+        overrides[name] = value
+
+
+def set_b(overrides: dict[str, object]) -> None:
+    """Setup B = A, but for these values (a one-click pair)."""
+    b_overrides().clear()
+    b_overrides().update(overrides)
 
 
 # --- what the views select -----------------------------------------------------------------------
@@ -288,14 +355,14 @@ def _clamp(value: object, count: int) -> int:
     return min(max(int(value), 0), count - 1)
 
 
-def selection(cfg: EncoderConfig) -> Selection:
-    """The views' choices, layers and heads within `cfg` (written back, so that every widget
-    opens on a value it offers)."""
+def selection(cfgs: list[EncoderConfig]) -> Selection:
+    """The views' choices, layers and heads within the largest of the setups' configs (written
+    back, so that every widget opens on a value it offers)."""
     values = {name: get(name) for name in SELECTION_KEYS}
     for name in LAYER_KEYS:
-        values[name] = _clamp(values[name], cfg.num_layers)
+        values[name] = _clamp(values[name], max(cfg.num_layers for cfg in cfgs))
     for name in HEAD_KEYS:
-        values[name] = _clamp(values[name], cfg.num_heads)
+        values[name] = _clamp(values[name], max(cfg.num_heads for cfg in cfgs))
     return _written(Selection(**values))
 
 
@@ -312,8 +379,11 @@ def fit_to_sentences(chosen: Selection, lengths: list[int]) -> Selection:
 
 
 def _written(chosen: Selection) -> Selection:
+    """Write back the values that were brought within range (only those: a widget already drawn
+    this run, such as compare mode's heads-off box in the sidebar, keeps its value)."""
     for name in SELECTION_KEYS:
-        put(name, getattr(chosen, name))
+        if get(name) != getattr(chosen, name):
+            put(name, getattr(chosen, name))
     return chosen
 
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
-from app.runs import run_for
+from app.runs import Runs, run_for
 from app.sidebar import random_config
-from app.views import activations as activations_view
+from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize
@@ -159,8 +159,10 @@ def test_export_csvs_hold_the_summary_tables():
         seed=0,
     )
     run = run_for(random_config(state), "random", "cpu", ["A cat.", "A longer one here."], None)
-    files = activations_view.downloads(run, 1)
+    files = export_view.table_files(Runs(run), 1)
     assert [name for _, name, _, _ in files] == [
+        "head_metrics_s1.csv",
+        "residual_stream_s1.csv",
         "feed_forward_s1.csv",
         "outlier_dimensions_s1.csv",
         "mean_cosine_s1.csv",

@@ -116,7 +116,11 @@ def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str
     return base_layout(fig, "Change of the final output, per token", height=400)
 
 
-def _difference_heatmap(z: np.ndarray, real: np.ndarray) -> go.Heatmap:
+ABLATION_DIFFERENCE = "weight: without − with"
+COMPARE_DIFFERENCE = "weight: B − A"
+
+
+def _difference_heatmap(z: np.ndarray, real: np.ndarray, colour_title: str) -> go.Heatmap:
     """Attention differences on a scale symmetric around zero (white), set by the real cells."""
     limit = float(np.nanmax(np.abs(real))) if real.size else 0.0
     limit = limit if limit > 0 else 1e-6
@@ -126,7 +130,7 @@ def _difference_heatmap(z: np.ndarray, real: np.ndarray) -> go.Heatmap:
         zmax=limit,
         zmid=0,
         colorscale=DIVERGING,
-        colorbar=dict(title=dict(text="weight: without − with", side="right"), thickness=14),
+        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
         hoverongaps=False,
         hovertemplate="%{y}<br>%{x}<br>change %{z:+.4f}<extra></extra>",
         name="difference",
@@ -139,25 +143,56 @@ def attention_difference(
     *,
     layers: list[int],
     max_tokens: int = OVERVIEW_MAX_TOKENS,
+    title: str | None = None,
+    colour_title: str = ABLATION_DIFFERENCE,
 ) -> go.Figure:
-    """Later layers' attention minus the original, [L', H, T, T]; zero is white."""
+    """Attention differences of these layers, [L', H, T, T], as a mosaic; zero is white. The
+    default title is the ablation's (later layers, without minus with)."""
     mosaic = attention_mosaic(difference, n_valid, max_tokens=max_tokens, layers=layers)
     n_heads = difference.shape[1]
-    title = (
+    title = title or (
         f"Attention change in the later {plural(len(layers), 'layer')} x "
         f"{plural(n_heads, 'head')}: red = more weight than before, blue = less"
     )
-    return mosaic_figure(mosaic, _difference_heatmap(mosaic.z, mosaic.real), title)
+    heatmap = _difference_heatmap(mosaic.z, mosaic.real, colour_title)
+    return mosaic_figure(mosaic, heatmap, title)
 
 
 def difference_head(
-    difference: np.ndarray, tokens: list[str], n_valid: int, *, title: str
+    difference: np.ndarray,
+    tokens: list[str],
+    n_valid: int,
+    *,
+    title: str,
+    colour_title: str = ABLATION_DIFFERENCE,
 ) -> go.Figure:
     """One head's [T, T] attention change (query rows, key columns) with token labels."""
     difference = np.asarray(difference, dtype=np.float64)  # [query, key]
-    heatmap = _difference_heatmap(difference, difference[:n_valid, :n_valid])
+    heatmap = _difference_heatmap(difference, difference[:n_valid, :n_valid], colour_title)
     heatmap.update(
         hovertemplate="query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>change %{z:+.4f}"
         "<extra></extra>"
     )
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
+
+
+def divergence_chart(moved: np.ndarray, *, title: str) -> go.Figure:
+    """How much each head's attention differs, [layer, head] shares of attention moved (0..1):
+    white = the same, dark = all of it elsewhere."""
+    moved = np.asarray(moved, dtype=np.float64)  # [layer, head]
+    L, H = moved.shape
+    heatmap = go.Heatmap(
+        z=np.round(moved, 4),
+        x=[f"H{h}" for h in range(H)],
+        y=[f"L{layer}" for layer in range(L)],
+        zmin=0,
+        zmax=max(float(moved.max()), 1e-6),
+        colorscale="Reds",
+        colorbar=dict(title=dict(text="moved", side="right"), thickness=14, tickformat=".0%"),
+        text=[[f"{v:.0%}" for v in row] for row in moved] if L * H <= 144 else None,
+        texttemplate="%{text}" if L * H <= 144 else None,
+        hovertemplate="layer %{y}, head %{x}<br>%{z:.1%} of the attention moved<extra></extra>",
+    )
+    fig = new_figure([heatmap])
+    fig.update_layout(yaxis=dict(autorange="reversed", title_text="layer"), xaxis_title="head")
+    return base_layout(fig, title, height=max(260, 46 * L + 120))

@@ -7,14 +7,17 @@ run's cached `activation_summary`; the chosen layer's arrays are computed on eac
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
-from app import downloads as files
 from app.charts import activations as charts
 from app.charts.common import depth_name
-from app.runs import Run
+from app.runs import Run, Runs
 from app.state import Selection
+from app.views.changes import relu_vs_gelu, say, what_changed
+from app.views.layout import deltas, key_for, missing, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, pick_token, show
 from encoder import EncoderConfig
 from encoder.core.config import ACTIVATION_NAMES
@@ -55,61 +58,100 @@ def _activation_note(activation: str, row: pd.Series) -> str:
     )
 
 
-def _top_units(run: Run, sentence: int, layer: int) -> None:
-    """Pick a token, see its most active units: this part reruns alone (a fragment)."""
-    tokens = run.tokens[sentence]
+def _top_units(runs: Runs, sentence: int, layer: int) -> None:
+    """Pick a token, see its most active units in each setup: this part reruns alone (a
+    fragment)."""
+    tokens = runs.a.tokens[sentence]
     token = pick_token(
         "Token", tokens, "act_token", help="Its most active feed-forward units are shown below."
     )
-    top = activations.top_units(run.trace, sentence, layer, token)
-    show(
-        charts.top_units_chart(top.units, top.values, top.across_tokens, tokens, token, layer),
-        "act_top_units",
-    )
+    for name, run in side_by_side(runs):
+        if missing(name or "A", "layer", layer, run.cfg.num_layers):
+            continue
+        if missing(name or "A", "token", token, len(run.tokens[sentence])):
+            continue
+        top = activations.top_units(run.trace, sentence, layer, token)
+        setup_tokens = run.tokens[sentence]
+        show(
+            charts.top_units_chart(
+                top.units, top.values, top.across_tokens, setup_tokens, token, layer
+            ),
+            key_for("act_top_units", name),
+        )
 
 
-def _feed_forward(run: Run, sentence: int, layer: int, table: pd.DataFrame) -> None:
+def _histogram(run: Run, sentence: int, layer: int, name: str) -> None:
     cfg, tokens = run.cfg, run.tokens[sentence]
-    name = ACTIVATION_NAMES[cfg.activation]
-    st.subheader(f"Feed-forward units in block {layer}")
-    st.caption(
-        f"Each block's feed-forward network lifts every token from d_model = {cfg.d_model} to "
-        f"d_ff = {cfg.d_ff} hidden units: x = W1·h + b1 (the pre-activation), then {name}(x), "
-        "then W2 back to d_model."
-    )
-    left, right = st.columns(2)
+    label = ACTIVATION_NAMES[cfg.activation]
     histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
     curve_x, curve_y = activations.activation_curve(
         cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
     )
-    with left:
-        title = (
-            f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
-            f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
+    title = (
+        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {label}"
+        f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
+    )
+    if histogram.below or histogram.above:
+        title += (
+            f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
+            f"values beyond the axis (min {histogram.minimum:.2f}, max "
+            f"{histogram.maximum:.2f})</sup>"
         )
-        if histogram.below or histogram.above:
-            title += (
-                f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
-                f"values beyond the axis (min {histogram.minimum:.2f}, max "
-                f"{histogram.maximum:.2f})</sup>"
-            )
-        show(
-            charts.pre_activation_chart(
-                histogram.edges, histogram.counts, curve_x, curve_y, name, title
-            ),
-            "act_histogram",
+    show(
+        charts.pre_activation_chart(
+            histogram.edges, histogram.counts, curve_x, curve_y, label, title
+        ),
+        key_for("act_histogram", name),
+    )
+
+
+def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
+    st.subheader(f"Feed-forward units in block {layer}")
+    for name, run in runs.named():
+        cfg = run.cfg
+        st.caption(
+            (f"{name}: " if runs.b is not None else "")
+            + f"Each block's feed-forward network lifts every token from d_model = "
+            f"{cfg.d_model} to d_ff = {cfg.d_ff} hidden units: x = W1·h + b1 (the "
+            f"pre-activation), then {ACTIVATION_NAMES[cfg.activation]}(x), then W2 back to "
+            "d_model."
         )
-    with right:
-        st.fragment(_top_units)(run, sentence, layer)
-    st.info(_activation_note(cfg.activation, table.iloc[layer]))
+    if runs.b is None:
+        left, right = st.columns(2)
+        with left:
+            _histogram(runs.a, sentence, layer, "")
+        with right:
+            st.fragment(_top_units)(runs, sentence, layer)
+    else:
+        for name, run in side_by_side(runs):
+            if not missing(name, "layer", layer, run.cfg.num_layers):
+                _histogram(run, sentence, layer, name)
+        st.fragment(_top_units)(runs, sentence, layer)
+    for name, run in runs.named():
+        table = run.activation_summary(sentence).feed_forward
+        if layer < len(table):
+            prefix = f"{name}: " if runs.b is not None else ""
+            st.info(prefix + _activation_note(run.cfg.activation, table.iloc[layer]))
     st.caption(
         "Every block: mean, std and max over all hidden values after the activation (real tokens "
         "x units); share_zero = share of those exactly 0; share_negative = share of the "
         "pre-activations below 0."
     )
+
+    def feed_forward(run: Run) -> pd.DataFrame:
+        return run.activation_summary(sentence).feed_forward
+
+    _table(stacked(runs, feed_forward), "setup", "layer")
+    same_blocks = runs.b is not None and runs.a.cfg.num_layers == runs.b.cfg.num_layers
+    if same_blocks and runs.comparison is not None:
+        st.caption("B − A, block by block:")
+        _table(deltas(runs, feed_forward, on=["layer"]), "layer")
+
+
+def _table(table: pd.DataFrame, *integers: str) -> None:
     st.dataframe(
         table,
-        column_config=_number_columns(table, "layer"),
+        column_config=_number_columns(table, *integers),
         hide_index=True,
         width="stretch",
         height=min(35 * len(table) + 38, 320),
@@ -134,11 +176,10 @@ def _outlier_note(largest: pd.Series, outliers: pd.DataFrame) -> str:
     return f"{rule} Outliers at this depth: {found}."
 
 
-def _residual_stream(run: Run, sentence: int, layer: int, summary) -> None:
+def _residual_stream(run: Run, sentence: int, layer: int, summary, name: str) -> None:
     depth = layer + 1
     stream = activations.residual_stream(run.trace, sentence, depth)
     outliers = summary.outliers[summary.outliers["depth"] == depth]
-    st.subheader(f"The residual stream after block {layer}")
     title = (
         f"Each token's vector after block {layer} (red positive, blue negative); right: its length"
     )
@@ -156,7 +197,7 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary) -> None:
             list(outliers[["dimension", "times_median"]].itertuples(index=False, name=None)),
             title,
         ),
-        "act_residual",
+        key_for("act_residual", name),
     )
     caption = (
         "Rows are tokens, columns dimensions of the stream; the bars on the right are each "
@@ -181,10 +222,9 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary) -> None:
             )
 
 
-def _geometry(run: Run, sentence: int, layer: int, summary) -> None:
+def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
     tokens = run.tokens[sentence]
     depth = layer + 1
-    st.subheader("Token geometry across depth")
     means = summary.mean_cosine
     left, right = st.columns(2)
     with left:
@@ -193,11 +233,11 @@ def _geometry(run: Run, sentence: int, layer: int, summary) -> None:
             f"Cosine similarity after block {layer}"
             f"<br><sup>mean between different tokens: {means['mean_cosine'].iloc[depth]:.3f}</sup>"
         )
-        show(charts.cosine_chart(matrix, tokens, title), "act_cosine")
+        show(charts.cosine_chart(matrix, tokens, title), key_for("act_cosine", name))
     with right:
         show(
             charts.mean_cosine_chart(means["depth"], means["mean_cosine"], depth),
-            "act_mean_cosine",
+            key_for("act_mean_cosine", name),
         )
     if means["mean_cosine"].notna().any():
         most, least = means["mean_cosine"].idxmax(), means["mean_cosine"].idxmin()
@@ -208,7 +248,8 @@ def _geometry(run: Run, sentence: int, layer: int, summary) -> None:
             "way; 0, that they are unrelated directions."
         )
     pca = summary.pca
-    show(charts.pca_paths_chart(pca.coords, pca.explained_variance_ratio, tokens), "act_pca")
+    pca_chart = charts.pca_paths_chart(pca.coords, pca.explained_variance_ratio, tokens)
+    show(pca_chart, key_for("act_pca", name))
     st.caption(
         f"One PCA fitted once on all {pca.coords.shape[0] * pca.coords.shape[1]} states of this "
         f"sentence (every token at every depth), so the paths share one map. Each grey path "
@@ -218,37 +259,42 @@ def _geometry(run: Run, sentence: int, layer: int, summary) -> None:
     )
 
 
-def draw(run: Run, chosen: Selection) -> None:
-    sentence = pick_sentence(run.sentences, chosen.sentence)
-    layer = pick_index("Layer (block)", run.cfg.num_layers, "act_layer")
-    summary = run.activation_summary(sentence)
-    _feed_forward(run, sentence, layer, summary.feed_forward)
-    _residual_stream(run, sentence, layer, summary)
-    _geometry(run, sentence, layer, summary)
+def draw(runs: Runs, chosen: Selection) -> None:
+    sentence = pick_sentence(runs.a.sentences, chosen.sentence)
+    layer = pick_index("Layer (block)", max(r.cfg.num_layers for _, r in runs.named()), "act_layer")
+    what_changed(runs)
+    say(relu_vs_gelu(runs, sentence))
+    _feed_forward(runs, sentence, layer)
+    st.subheader(f"The residual stream after block {layer}")
+    for name, run in side_by_side(runs):
+        if not missing(name or "A", "layer", layer, run.cfg.num_layers):
+            _residual_stream(run, sentence, layer, run.activation_summary(sentence), name)
+    st.subheader("Token geometry across depth")
+    for name, run in side_by_side(runs):
+        if not missing(name or "A", "layer", layer, run.cfg.num_layers):
+            _geometry(run, sentence, layer, run.activation_summary(sentence), name)
 
 
-def downloads(run: Run, sentence: int) -> list[tuple]:
-    """The Export view's CSV files of this sentence's activation tables, built when clicked."""
+def tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.DataFrame]]]:
+    """The Export view's tables of this view, for one sentence: {label: (file stem, table of a
+    run)}."""
 
-    def summary() -> activations.SentenceSummary:
-        return run.activation_summary(sentence)
-
-    def pca_table() -> pd.DataFrame:
-        table = summary().pca.table()
+    def pca_table(run: Run) -> pd.DataFrame:
+        table = run.activation_summary(sentence).pca.table()
         return table.assign(token=[run.tokens[sentence][p] for p in table["position"]])
 
-    tables = {  # button label -> (file stem, table builder)
-        "Feed-forward units per layer": ("feed_forward", lambda: summary().feed_forward),
-        "Outlier dimensions per depth": ("outlier_dimensions", lambda: summary().outliers),
-        "Mean cosine between tokens per depth": ("mean_cosine", lambda: summary().mean_cosine),
+    return {
+        "Feed-forward units per layer": (
+            "feed_forward",
+            lambda run: run.activation_summary(sentence).feed_forward,
+        ),
+        "Outlier dimensions per depth": (
+            "outlier_dimensions",
+            lambda run: run.activation_summary(sentence).outliers,
+        ),
+        "Mean cosine between tokens per depth": (
+            "mean_cosine",
+            lambda run: run.activation_summary(sentence).mean_cosine,
+        ),
         "PCA paths of every token": ("pca_paths", pca_table),
     }
-    return [
-        (
-            f"{label}, sentence {sentence + 1} (CSV)",
-            f"{stem}_s{sentence}.csv",
-            "text/csv",
-            lambda build=build: files.table_csv(build()),
-        )
-        for label, (stem, build) in tables.items()
-    ]

@@ -12,16 +12,26 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.ablation import (
+    COMPARE_DIFFERENCE,
     attention_difference,
     difference_head,
+    divergence_chart,
     output_change_chart,
     residual_cosine_chart,
 )
 from app.charts.attention import OVERVIEW_MAX_TOKENS, attention_head, attention_overview
 from app.charts.common import depth_labels, plural
-from app.runs import Run
+from app.runs import Run, Runs
 from app.state import Selection
 from app.user_text import literal, quoted
+from app.views.changes import (
+    head_switched_off,
+    no_difference_panel,
+    random_vs_trained,
+    say,
+    what_changed,
+)
+from app.views.layout import deltas, key_for, missing, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder.inspect import ablation
 
@@ -45,57 +55,154 @@ def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
     )
 
 
-def draw(run: Run, chosen: Selection) -> None:
+def draw(runs: Runs, chosen: Selection) -> None:
+    run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
     stretch = st.toggle(
         "Stretch the colours to the largest weight",
         key="stretch",
         help="Random weights spread attention almost evenly; stretching shows its structure.",
     )
-    n = run.n_valid(sentence)
+    what_changed(runs)
+    say(head_switched_off(runs, sentence) + random_vs_trained(runs, sentence))
     cfg = run.cfg
     layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
-    st.subheader(f"Every head at once: {layers} x {heads}")
-    tokens = run.attention.shape[-1]  # with padding
-    size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
-    st.caption(
-        f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter = "
-        "more weight). Padding is greyed out."
-    )
-    show(overview_figure(run, sentence, stretch), "overview")
+    st.subheader(f"Every head at once: {layers} x {heads}" if runs.b is None else "Every head")
+    for name, setup in side_by_side(runs):
+        n = setup.n_valid(sentence)
+        tokens = setup.attention.shape[-1]  # with padding
+        size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
+        st.caption(
+            f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter "
+            "= more weight). Padding is greyed out."
+        )
+        show(overview_figure(setup, sentence, stretch), key_for("overview", name))
+    if runs.b is not None:
+        _overview_difference(runs, sentence)
     st.subheader("One head in detail")
-    st.fragment(_head_detail)(run, sentence, stretch)
-    _ablation_section(run, sentence)
+    st.fragment(_head_detail)(runs, sentence, stretch)
+    if runs.b is not None:
+        _divergence(runs, sentence)
+    if not runs.compare:  # in compare mode each setup switches its own heads off (sidebar)
+        _ablation_section(run, sentence)
 
 
-def _head_detail(run: Run, sentence: int, stretch: bool) -> None:
-    """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
-    cfg = run.cfg
-    left, right = st.columns(2)
-    layer = pick_index("Layer", cfg.num_layers, "layer", left)
-    head = pick_index("Head", cfg.num_heads, "head", right)
-    show(head_figure(run, sentence, layer, head, stretch), "head_detail")
+def _overview_difference(runs: Runs, sentence: int) -> None:
+    comparison = runs.comparison
+    if comparison is None or comparison.attention_difference is None:
+        no_difference_panel(runs)
+        return
+    difference = comparison.attention_difference[:, sentence]  # [L, H, T, T]
+    st.caption(
+        "B − A, head by head: red where B puts more weight than A, blue less, white the same."
+    )
+    show(
+        attention_difference(
+            difference,
+            runs.a.n_valid(sentence),
+            layers=list(range(runs.a.cfg.num_layers)),
+            title="Attention of every head: B − A",
+            colour_title=COMPARE_DIFFERENCE,
+        ),
+        "overview_difference",
+    )
+
+
+def _metrics(run: Run, sentence: int) -> pd.DataFrame:
     first, last = ("[CLS]", "[SEP]") if run.task_model is None else ("first", "last")
-    metrics = run.head_metrics(sentence).rename(
+    return run.head_metrics(sentence).rename(
         columns={"to_first": f"to {first}", "to_last": f"to {last}"}
     )
+
+
+def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
+    """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
+    setups = runs.named()
+    left, right = st.columns(2)
+    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
+    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
+    for name, run in side_by_side(runs):
+        label = name or "A"
+        if missing(label, "layer", layer, run.cfg.num_layers):
+            continue
+        if missing(label, "head", head, run.cfg.num_heads):
+            continue
+        show(head_figure(run, sentence, layer, head, stretch), key_for("head_detail", name))
+    comparison = runs.comparison
+    if comparison is not None and comparison.attention_difference is not None:
+        show(
+            difference_head(
+                comparison.attention_difference[layer, sentence, head],
+                runs.a.padded_tokens[sentence],
+                runs.a.n_valid(sentence),
+                title=f"Layer {layer}, head {head}: B − A",
+                colour_title=COMPARE_DIFFERENCE,
+            ),
+            "head_difference",
+        )
+    metrics = stacked(runs, lambda run: _metrics(run, sentence))
+    first, last = ("[CLS]", "[SEP]") if runs.a.task_model is None else ("first", "last")
     st.caption(
         "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
         "attended token, and the share of attention going to itself, the previous and next "
-        f"token, the {first} and the {last} token. The first row is the selected head."
+        f"token, the {first} and the {last} token. The first row is the selected head"
+        + (" (of each setup)." if runs.b is not None else ".")
     )
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
+    _number_table(pd.concat([metrics[selected], metrics[~selected]]), height=300)
+    if comparison is not None and comparison.attention_difference is not None:
+        st.caption("The same metrics, B − A, head by head:")
+        change = deltas(runs, lambda run: _metrics(run, sentence), on=["layer", "head"])
+        _number_table(change, height=240)
+
+
+def _number_table(table: pd.DataFrame, height: int) -> None:
     st.dataframe(
-        pd.concat([metrics[selected], metrics[~selected]]),
+        table,
         column_config={
             name: st.column_config.NumberColumn(format="%.3f")
-            for name in metrics.columns
-            if name not in ("layer", "head")
+            for name in table.columns
+            if name not in ("setup", "layer", "head")
         },
         width="stretch",
         hide_index=True,
-        height=300,
+        height=height,
     )
+
+
+def _divergence(runs: Runs, sentence: int) -> None:
+    """Layer by layer: how much each head's attention moved, and how far the streams point
+    apart."""
+    comparison = runs.comparison
+    if comparison is None:
+        return  # the overview said why
+    st.subheader("Where A and B part, layer by layer")
+    n = runs.a.n_valid(sentence)
+    left, right = st.columns(2)
+    if comparison.attention_difference is not None:
+        moved = comparison.head_changes(sentence, n).sort_values(["layer", "head"])
+        L, H = runs.a.cfg.num_layers, runs.a.cfg.num_heads
+        with left:
+            show(
+                divergence_chart(
+                    moved["moved"].to_numpy().reshape(L, H),
+                    title="Share of each head's attention that moved (mean |Δ weight| / 2)",
+                ),
+                "divergence",
+            )
+    if comparison.residual_cosine is not None:
+        cosine = comparison.residual_cosine[:, sentence, :n]  # [depth, token]
+        mean = comparison.mean_residual_cosine[:, sentence]
+        with right:
+            show(
+                residual_cosine_chart(
+                    cosine,
+                    mean,
+                    runs.a.tokens[sentence],
+                    title="Residual stream: cosine of B's with A's, per token and depth",
+                ),
+                "divergence_cosine",
+            )
 
 
 def _ablation_section(run: Run, sentence: int) -> None:

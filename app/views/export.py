@@ -8,44 +8,80 @@ import streamlit as st
 
 from app import downloads as files
 from app.charts.common import figure_to_html
-from app.runs import Run
+from app.runs import Run, Runs
 from app.state import Selection
 from app.views import activations, attention, layernorm, shapes
+from app.views.layout import stacked
 from app.views.widgets import pick_sentence
 
 
-def draw(run: Run, chosen: Selection) -> None:
-    sentence = pick_sentence(run.sentences, chosen.sentence)
-    layer, head, stretch = chosen.layer, chosen.head, chosen.stretch
-    step = (chosen.step_layer, chosen.step_head, chosen.step_query)
-    data = [  # (button label, file name, mime type, bytes builder)
+def _run_files(name: str, run: Run, sentence: int, chosen: Selection) -> list[tuple]:
+    """One setup's files: a head's attention, a query's steps, the whole run (NPZ and JSON)."""
+    layer, head = min(chosen.layer, run.cfg.num_layers - 1), min(chosen.head, run.cfg.num_heads - 1)
+    step = (
+        min(chosen.step_layer, run.cfg.num_layers - 1),
+        min(chosen.step_head, run.cfg.num_heads - 1),
+        min(chosen.step_query, run.n_valid(sentence) - 1),
+    )
+    label, tag = (f"{name}: ", f"_{name}") if name else ("", "")
+    return [  # (button label, file name, mime type, bytes builder)
         (
-            f"Attention of layer {layer}, head {head} (CSV)",
-            f"attention_s{sentence}_l{layer}_h{head}.csv",
+            f"{label}Attention of layer {layer}, head {head} (CSV)",
+            f"attention_s{sentence}_l{layer}_h{head}{tag}.csv",
             "text/csv",
             lambda: files.head_csv(run, sentence, layer, head),
         ),
         (
-            f"Attention steps of layer {step[0]}, head {step[1]}, query {step[2]}: the table (CSV)",
-            f"attention_steps_s{sentence}_l{step[0]}_h{step[1]}_q{step[2]}.csv",
+            f"{label}Attention steps of layer {step[0]}, head {step[1]}, query {step[2]}: the "
+            "table (CSV)",
+            f"attention_steps_s{sentence}_l{step[0]}_h{step[1]}_q{step[2]}{tag}.csv",
             "text/csv",
             lambda: files.steps_csv(run, sentence, *step),
         ),
         (
-            "The whole run: attention and statistics (NPZ)",
-            "encoder_run.npz",
+            f"{label}The whole run: attention and statistics (NPZ)",
+            f"encoder_run{tag}.npz",
             "application/octet-stream",
             lambda: files.run_npz(run),
         ),
         (
-            "The whole run: attention and statistics (JSON)",
-            "encoder_run.json",
+            f"{label}The whole run: attention and statistics (JSON)",
+            f"encoder_run{tag}.json",
             "application/json",
             lambda: files.run_json(run),
         ),
-    ] + activations.downloads(run, sentence)
-    ln_layer = chosen.ln_layer
-    figures = {  # file name -> figure builder
+    ]
+
+
+def table_files(runs: Runs, sentence: int) -> list[tuple]:
+    """The views' tables as CSV, every setup's rows (with a column `setup` in compare mode)."""
+    found = {
+        "Every head's attention metrics": (
+            "head_metrics",
+            lambda run: run.head_metrics(sentence),
+        ),
+        "The residual stream's size per depth": (
+            "residual_stream",
+            lambda run: layernorm.residual_table(run, sentence),
+        ),
+        **activations.tables(sentence),
+    }
+    return [
+        (
+            f"{label}, sentence {sentence + 1} (CSV)",
+            f"{stem}_s{sentence}.csv",
+            "text/csv",
+            lambda table=table: files.table_csv(stacked(runs, table)),
+        )
+        for label, (stem, table) in found.items()
+    ]
+
+
+def _figures(name: str, run: Run, sentence: int, chosen: Selection) -> list[tuple]:
+    """One setup's figures as self-contained HTML pages."""
+    layer, head = min(chosen.layer, run.cfg.num_layers - 1), min(chosen.head, run.cfg.num_heads - 1)
+    ln_layer, stretch = min(chosen.ln_layer, run.cfg.num_layers - 1), chosen.stretch
+    builds = {  # file name -> figure builder
         "attention_overview": lambda: attention.overview_figure(run, sentence, stretch),
         f"attention_l{layer}_h{head}": lambda: attention.head_figure(
             run, sentence, layer, head, stretch
@@ -54,25 +90,37 @@ def draw(run: Run, chosen: Selection) -> None:
         "residual_norms": lambda: layernorm.residual_figure(run, sentence),
         "block_diagram": lambda: shapes.block_figure(run),
     }
-    html_files = [
+    tag = f"_{name}" if name else ""
+    return [
         (
-            f"{name}.html",
-            f"{name}.html",
+            f"{stem}{tag}.html",
+            f"{stem}{tag}.html",
             "text/html",
             lambda build=build: figure_to_html(build()).encode("utf-8"),
         )
-        for name, build in figures.items()
+        for stem, build in builds.items()
     ]
+
+
+def draw(runs: Runs, chosen: Selection) -> None:
+    sentence = pick_sentence(runs.a.sentences, chosen.sentence)
+    named = runs.named() if runs.b is not None else [("", runs.a)]
     st.subheader("Data")
-    _download_buttons(data)
+    _download_buttons([f for name, run in named for f in _run_files(name, run, sentence, chosen)])
+    st.caption(
+        "Tables" + (" (both setups' rows, with a column setup)" if runs.b is not None else "") + ":"
+    )
+    _download_buttons(table_files(runs, sentence), first=100)
     st.subheader("Figures (self-contained HTML, work offline)")
     st.caption("Every figure on the page also has plotly's own camera button for a PNG.")
-    _download_buttons(html_files)
+    _download_buttons(
+        [f for name, run in named for f in _figures(name, run, sentence, chosen)], first=200
+    )
 
 
-def _download_buttons(buttons: list[tuple]) -> None:
-    """One button per file; each file is built only when clicked."""
-    for index, (label, file_name, mime, build) in enumerate(buttons):
+def _download_buttons(buttons: list[tuple], first: int = 0) -> None:
+    """One button per file; each file is built only when clicked (keys numbered from `first`)."""
+    for index, (label, file_name, mime, build) in enumerate(buttons, start=first):
         st.download_button(
             label,
             build,

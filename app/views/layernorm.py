@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import streamlit as st
 
+from app.charts.common import depth_labels
 from app.charts.norms import layernorm_chart, residual_norm_chart
-from app.runs import Run
+from app.runs import Run, Runs
 from app.state import Selection
+from app.views.changes import pre_vs_post, say, what_changed
+from app.views.layout import deltas, key_for, missing, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
 from encoder.core.config import NORM_TYPE_NAMES
+from encoder.inspect import norms
 from encoder.inspect.norms import norm_hook_names
 
 
@@ -69,13 +74,74 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
     return placement + numbers
 
 
-def draw(run: Run, chosen: Selection) -> None:
+def residual_table(run: Run, sentence: int) -> pd.DataFrame:
+    """The residual-stream table of one sentence, each depth named ('after block 2')."""
+    table = norms.residual_stream_table(run.residual_norms, sentence, run.cfg.d_model)
+    table.insert(1, "stream", depth_labels(run.cfg.num_layers))
+    return table
+
+
+def draw(runs: Runs, chosen: Selection) -> None:
+    run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
-    layer = pick_index("Layer", run.cfg.num_layers, "ln_layer")
+    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in runs.named()), "ln_layer")
+    what_changed(runs)
+    say(pre_vs_post(runs, sentence))
     st.subheader(f"LayerNorm statistics in block {layer}, per token")
-    show(layernorm_figure(run, sentence, layer), "layernorm")
+    for name, setup in side_by_side(runs):
+        if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
+            show(layernorm_figure(setup, sentence, layer), key_for("layernorm", name))
     st.subheader("Size of the residual stream across depth")
-    show(residual_figure(run, sentence), "residual")
-    st.info(layernorm_sentence(run, sentence, layer))
+    if runs.b is None:  # the table beside its chart
+        chart, numbers = st.columns([3, 2])
+        with chart:
+            show(residual_figure(run, sentence), "residual")
+        with numbers:
+            _stream_table(runs, sentence)
+    else:
+        for name, setup in side_by_side(runs):
+            show(residual_figure(setup, sentence), key_for("residual", name))
+        _stream_table(runs, sentence)
+        _stream_deltas(runs, sentence)
+    for name, setup in runs.named():
+        if setup.cfg.num_layers > layer:
+            prefix = f"{name}: " if runs.b is not None else ""
+            st.info(prefix + layernorm_sentence(setup, sentence, layer))
     with st.expander("Gain and bias of every norm"):
-        st.dataframe(run.norm_parameters.style.format(precision=4), hide_index=True)
+        table = stacked(runs, lambda setup: setup.norm_parameters)
+        st.dataframe(table.style.format(precision=4), hide_index=True)
+
+
+def _stream_table(runs: Runs, sentence: int) -> None:
+    st.caption(
+        "The stream's L2 norm at each depth, averaged over the sentence's real tokens (min and "
+        "max over them); growth = over the depth before; over_sqrt_d = over sqrt(d_model), the "
+        "size of a LayerNorm output with unit gain."
+    )
+    _number_table(stacked(runs, lambda setup: residual_table(setup, sentence)))
+
+
+def _stream_deltas(runs: Runs, sentence: int) -> None:
+    """B − A of the stream's size, and how far the two streams point apart, depth by depth."""
+    comparison = runs.comparison
+    if runs.b is None or comparison is None:
+        return
+    change = deltas(runs, lambda setup: residual_table(setup, sentence), on=["depth", "stream"])
+    if comparison.mean_residual_cosine is not None:
+        change["cosine of B's with A's"] = comparison.mean_residual_cosine[: len(change), sentence]
+    st.caption("B − A at every depth both have, and the mean cosine between the two streams:")
+    _number_table(change)
+
+
+def _number_table(table: pd.DataFrame) -> None:
+    st.dataframe(
+        table,
+        column_config={
+            name: st.column_config.NumberColumn(format="%.3f")
+            for name in table.columns
+            if name not in ("setup", "depth", "stream")
+        },
+        hide_index=True,
+        width="stretch",
+        height=min(35 * len(table) + 38, 420),
+    )

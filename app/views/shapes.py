@@ -6,8 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from app.charts.diagram import block_diagram
-from app.runs import Run
+from app.runs import Run, Runs
 from app.state import Selection
+from app.views.changes import what_changed
+from app.views.layout import key_for, side_by_side, stacked
 from app.views.widgets import show
 from encoder.core.config import placement_of
 
@@ -34,20 +36,35 @@ NORM_EQUATIONS = {
 }
 
 
-def draw(run: Run, chosen: Selection) -> None:
-    cfg, cost = run.cfg, run.cost
-    a, b, c, d = st.columns(4)
-    a.metric("Parameters", f"{cost['params']:,}")
-    b.metric("FLOPs (forward)", f"{cost['flops'] / 1e6:,.1f} M")
-    c.metric("Activation memory", f"{cost['activation_bytes'] / 1e6:,.2f} MB")
-    d.metric("Tokens (with padding)", f"{cost['tokens']} ({cost['padded_tokens']})")
+METRICS = (  # label, cost key, how it is written
+    ("Parameters", "params", lambda v: f"{v:,}"),
+    ("FLOPs (forward)", "flops", lambda v: f"{v / 1e6:,.1f} M"),
+    ("Activation memory", "activation_bytes", lambda v: f"{v / 1e6:,.2f} MB"),
+)
+
+
+def _costs(run: Run, against: Run | None) -> None:
+    """What the run costs (and, for B, how much more or less than A)."""
+    cost = run.cost
+    columns = st.columns(4)
+    for column, (label, key, written) in zip(columns, METRICS, strict=False):
+        change = None if against is None else cost[key] - against.cost[key]
+        column.metric(
+            label,
+            written(cost[key]),
+            delta=None if change is None else written(change),
+            delta_color="off",
+            help="B − A below the value" if against is not None else None,
+        )
+    columns[3].metric("Tokens (with padding)", f"{cost['tokens']} ({cost['padded_tokens']})")
     st.caption(
         f"Attention scores and weighted sums grow as n² d: {cost['attention_flops'] / 1e6:,.2f} "
         f"MFLOPs here; the feed-forward grows as n d d_ff: {cost['ffn_flops'] / 1e6:,.2f} MFLOPs."
     )
-    placement = f"{placement_of(cfg.norm_first)}-norm"
-    st.subheader(f"One block ({placement}), with this run's shapes")
-    show(block_figure(run), "block_diagram")
+
+
+def _equations(run: Run) -> None:
+    cfg = run.cfg
     st.latex(EQUATIONS[cfg.norm_first])
     st.latex(
         r"\mathrm{MHA}(x) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{"
@@ -59,7 +76,19 @@ def draw(run: Run, chosen: Selection) -> None:
     act = r"\mathrm{GELU}" if cfg.activation == "gelu" else r"\mathrm{ReLU}"
     st.latex(r"\mathrm{FFN}(x) = W_2\," + act + r"(W_1 x + b_1) + b_2")
     st.latex(NORM_EQUATIONS[cfg.norm_type])
+
+
+def draw(runs: Runs, chosen: Selection) -> None:
+    what_changed(runs)
+    for name, run in side_by_side(runs):
+        _costs(run, runs.a if name == "B" else None)
+    for name, run in side_by_side(runs):
+        st.subheader(f"One block ({placement_of(run.cfg.norm_first)}-norm), with this run's shapes")
+        show(block_figure(run), key_for("block_diagram", name))
+        _equations(run)
     st.subheader("Shape trace: every operation, in the order the data flows")
-    st.dataframe(run.ledger, width="stretch", hide_index=True, height=420)
+    st.dataframe(
+        stacked(runs, lambda run: run.ledger), width="stretch", hide_index=True, height=420
+    )
     with st.expander("Parameters by component"):
-        st.dataframe(run.parameter_counts, hide_index=True)
+        st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)

@@ -14,9 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
-from app.runs import Run
+from app.runs import Runs
 from app.state import Selection
 from app.user_text import quoted
+from app.views.changes import what_changed
+from app.views.layout import key_for, missing, side_by_side
 from app.views.widgets import pick_index, pick_sentence, pick_token, show
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
@@ -27,20 +29,22 @@ TOP_ROW_STYLE = "background-color: #fff3b0"
 
 
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
-    """Only the chosen layer's tensors are kept for this view."""
-    return names_for_steps(cfg, chosen.step_layer)
+    """Only the chosen layer's tensors are kept for this view (the last layer's for a setup that
+    has fewer layers; the view says it has no such layer)."""
+    return names_for_steps(cfg, min(chosen.step_layer, cfg.num_layers - 1))
 
 
 def norm(values: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(values, dtype=np.float64)))
 
 
-def draw(run: Run, chosen: Selection) -> None:
-    cfg = run.cfg
+def draw(runs: Runs, chosen: Selection) -> None:
+    run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
+    setups = runs.named()
     left, middle, right = st.columns(3)
-    layer = pick_index("Layer", cfg.num_layers, "step_layer", left)
-    head = pick_index("Head", cfg.num_heads, "step_head", middle)
+    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "step_layer", left)
+    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "step_head", middle)
     query = pick_token(
         "Query token (position)",
         run.tokens[sentence],
@@ -48,28 +52,75 @@ def draw(run: Run, chosen: Selection) -> None:
         right,
         help="The token whose attention is computed; positions count from [CLS] = 0.",
     )
-    steps = run.attention_steps(sentence, layer, head, query)
-    tokens = run.padded_tokens[sentence]
+    what_changed(runs)
+    shown = []  # (name, steps, padded tokens) of each setup that has this layer, head and query
+    for name, setup in side_by_side(runs):
+        label = name or "A"
+        if (
+            missing(label, "layer", layer, setup.cfg.num_layers)
+            or missing(label, "head", head, setup.cfg.num_heads)
+            or missing(label, "token", query, setup.n_valid(sentence))
+        ):
+            continue
+        steps = setup.attention_steps(sentence, layer, head, query)
+        tokens = setup.padded_tokens[sentence]
+        _introduction(steps, tokens)
+        shown.append((name, steps, tokens))
+    for step in STEPS:
+        for (name, steps, tokens), where in zip(shown, _places(len(shown)), strict=True):
+            with where:
+                step(steps, tokens, name)
+        if step is _table_step and len(shown) == 2:
+            _weights_compared(shown)
+
+
+STEP_SPACING = "medium"
+
+
+def _places(count: int) -> list:
+    """Where each setup's step goes: the main area, or two columns side by side."""
+    return [st.container()] if count == 1 else list(st.columns(2, gap=STEP_SPACING))
+
+
+def _introduction(steps: AttentionSteps, tokens: list[str]) -> None:
     table = steps.table
     top = int(table["weight"].idxmax())
-    st.subheader(f"Layer {layer}, head {head}: how query {query} {quoted(tokens[query])} attends")
+    query = steps.query
+    st.subheader(
+        f"Layer {steps.layer}, head {steps.head}: how query {query} {quoted(tokens[query])} attends"
+    )
     st.markdown(
         f"It gives its largest weight, **{table['weight'][top]:.3f}**, to key {top} "
         f"{quoted(tokens[top])}. Below, every step from the block's input to the stream after "
         f"attention, with this model's numbers (d_model = {steps.d_model}, "
         f"{steps.num_heads} heads of d_k = {steps.head_dim})."
     )
-    _input_step(steps, tokens)
-    _query_step(steps)
-    _keys_values_step(steps, tokens)
-    _table_step(steps, tokens)
-    _scaling_step(steps, tokens)
-    _mix_step(steps, tokens)
-    _output_step(steps)
-    _residual_step(steps)
 
 
-def _input_step(steps: AttentionSteps, tokens: list[str]) -> None:
+def _weights_compared(shown: list) -> None:
+    """The two setups' weights of this query, key by key, and B − A (when the keys agree)."""
+    (_, a, tokens_a), (_, b, tokens_b) = shown
+    if tokens_a != tokens_b:
+        return
+    weights = pd.DataFrame(
+        {
+            "position": a.table["position"],
+            "key": a.table["key"],
+            "weight A": a.table["weight"],
+            "weight B": b.table["weight"],
+        }
+    )
+    weights["B − A"] = weights["weight B"] - weights["weight A"]
+    st.caption("This query's weights in A and in B, key by key:")
+    st.dataframe(
+        weights.style.format(precision=4, subset=["weight A", "weight B", "B − A"]),
+        hide_index=True,
+        width="stretch",
+        height=min(35 * len(weights) + 38, 320),
+    )
+
+
+def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     d, i = steps.d_model, steps.query
     st.subheader(f"1 · The query token's row entering the block, x_i {shape_text((d,))}")
     rows = [("x_i (block input)", steps.block_input)]
@@ -88,10 +139,13 @@ def _input_step(steps: AttentionSteps, tokens: list[str]) -> None:
             f"is (‖x_i‖ = {norm(steps.block_input):.3f}); the norm comes after the residual add "
             "(step 8)."
         )
-    show(vector_strips(rows, title=f"{d} numbers per token", robust=True), "step_input")
+    show(
+        vector_strips(rows, title=f"{d} numbers per token", robust=True),
+        key_for("step_input", name),
+    )
 
 
-def _query_step(steps: AttentionSteps) -> None:
+def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     dk, d = steps.head_dim, steps.d_model
     reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first else "x_i"
     st.subheader(
@@ -109,12 +163,12 @@ def _query_step(steps: AttentionSteps) -> None:
                 title=f"W_Q slice of head {steps.head}: {dk} rows x {d} columns",
                 row_title="query dimension",
             ),
-            "step_wq",
+            key_for("step_wq", name),
         )
     with right:
         show(
             vector_strips([("q_i", steps.q), ("b_Q", steps.b_q)], title=f"q_i: {dk} numbers"),
-            "step_q",
+            key_for("step_q", name),
         )
     st.caption(
         f"Each of q_i's {dk} numbers is one row of W_Q times the {d} input numbers, plus a bias. "
@@ -123,7 +177,7 @@ def _query_step(steps: AttentionSteps) -> None:
     )
 
 
-def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
+def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     T, dk = steps.keys.shape
     st.subheader(f"3 · Every token's key k_j and value v_j, {shape_text((T, dk))} each")
     padding = T - steps.n_valid
@@ -146,7 +200,7 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
                 title=f"Keys K {shape_text((T, dk))}",
                 colour_title="k",
             ),
-            "step_keys",
+            key_for("step_keys", name),
         )
     with right:
         show(
@@ -157,7 +211,7 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str]) -> None:
                 title=f"Values V {shape_text((T, dk))}",
                 colour_title="v",
             ),
-            "step_values",
+            key_for("step_values", name),
         )
 
 
@@ -183,7 +237,7 @@ def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
     return shown.style.apply(row_style, axis=1).format(number, subset=numbers)
 
 
-def _table_step(steps: AttentionSteps, tokens: list[str]) -> None:
+def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     table, T, dk = steps.table, steps.keys.shape[0], steps.head_dim
     real = table[~table["padding"]]
     st.subheader(f"4 · Scores and weights: one row per key ({T} rows)")
@@ -222,7 +276,7 @@ def _table_step(steps: AttentionSteps, tokens: list[str]) -> None:
     )
 
 
-def _scaling_step(steps: AttentionSteps, tokens: list[str]) -> None:
+def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     dk, n = steps.head_dim, steps.n_valid
     real = steps.table[~steps.table["padding"]]
     root = math.sqrt(dk)
@@ -246,11 +300,11 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str]) -> None:
             head_dim=dk,
             entropies=(steps.entropy, steps.unscaled_entropy),
         ),
-        "step_scaling",
+        key_for("step_scaling", name),
     )
 
 
-def _mix_step(steps: AttentionSteps, tokens: list[str]) -> None:
+def _mix_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     T, dk = steps.values.shape
     top = int(steps.table["contribution_norm"].idxmax())
     st.subheader(f"6 · Mix the values: z_i = Σ_j weight_j v_j {shape_text((dk,))}")
@@ -267,12 +321,15 @@ def _mix_step(steps: AttentionSteps, tokens: list[str]) -> None:
             title=f"weight_j v_j {shape_text((T, dk))}: the rows that are summed",
             colour_title="w·v",
         ),
-        "step_weighted",
+        key_for("step_weighted", name),
     )
-    show(vector_strips([("z_i", steps.z)], title=f"z_i = the column sums: {dk} numbers"), "step_z")
+    show(
+        vector_strips([("z_i", steps.z)], title=f"z_i = the column sums: {dk} numbers"),
+        key_for("step_z", name),
+    )
 
 
-def _output_step(steps: AttentionSteps) -> None:
+def _output_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     H, dk, d, h = steps.num_heads, steps.head_dim, steps.d_model, steps.head
     st.subheader(f"7 · All {H} heads side by side, projected by W_O {shape_text((d,))}")
     st.latex(
@@ -287,7 +344,7 @@ def _output_step(steps: AttentionSteps) -> None:
             group_size=dk,
             highlight_group=h,
         ),
-        "step_concat",
+        key_for("step_concat", name),
     )
     show(
         vector_strips(
@@ -298,7 +355,7 @@ def _output_step(steps: AttentionSteps) -> None:
             title=f"The attention output: {d} numbers",
             robust=True,
         ),
-        "step_attn_out",
+        key_for("step_attn_out", name),
     )
     st.caption(
         f"Head {h}'s z_i meets only its {dk} columns of W_O: its share of the output has length "
@@ -308,7 +365,7 @@ def _output_step(steps: AttentionSteps) -> None:
     )
 
 
-def _residual_step(steps: AttentionSteps) -> None:
+def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     d = steps.d_model
     if steps.norm_first:
         st.subheader(f"8 · Residual add: the stream after attention {shape_text((d,))}")
@@ -340,5 +397,20 @@ def _residual_step(steps: AttentionSteps) -> None:
             f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
             f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
         )
-    show(vector_strips(rows, title=f"{d} numbers per row", robust=True), "step_residual")
+    show(
+        vector_strips(rows, title=f"{d} numbers per row", robust=True),
+        key_for("step_residual", name),
+    )
     st.caption(note)
+
+
+STEPS = (
+    _input_step,
+    _query_step,
+    _keys_values_step,
+    _table_step,
+    _scaling_step,
+    _mix_step,
+    _output_step,
+    _residual_step,
+)

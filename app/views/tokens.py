@@ -6,8 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.attention import batch_mask_grid
-from app.runs import Run
+from app.runs import Run, Runs
 from app.state import Selection
+from app.views.changes import what_changed
+from app.views.layout import key_for, side_by_side
 from app.views.widgets import show
 
 
@@ -41,10 +43,9 @@ def token_table(run: Run, sentence: int) -> pd.DataFrame:
     return table
 
 
-def draw(run: Run, chosen: Selection) -> None:
-    st.subheader("Tokens")
+def _panel(run: Run, name: str) -> None:
     st.caption(tokenizer_caption(run))
-    columns = st.columns(min(len(run.sentences), 3))
+    columns = st.columns(min(len(run.sentences), 3 if not name else 2))
     for s, tokens in enumerate(run.tokens):
         with columns[s % len(columns)]:
             st.text(f"Sentence {s + 1}: {len(tokens)} tokens")
@@ -57,4 +58,11 @@ def draw(run: Run, chosen: Selection) -> None:
             "tokens). The attention mask is 1 for real tokens and 0 for padding, so no token "
             "attends to padding."
         )
-        show(batch_mask_grid(run.padded_tokens, run.attention_mask), "mask_grid")
+        show(batch_mask_grid(run.padded_tokens, run.attention_mask), key_for("mask_grid", name))
+
+
+def draw(runs: Runs, chosen: Selection) -> None:
+    st.subheader("Tokens")
+    what_changed(runs)
+    for name, run in side_by_side(runs):
+        _panel(run, name)

@@ -95,3 +95,20 @@ def residual_norms(trace: Trace) -> pd.DataFrame:
             "l2_norm": per_depth.flatten().numpy(),
         }
     )
+
+
+def residual_stream_table(residual: pd.DataFrame, sentence: int, d_model: int) -> pd.DataFrame:
+    """The residual stream's size at each depth for one sentence, from `residual_norms`' rows.
+
+    Columns: depth (0 = the embeddings' output, i + 1 = after block i), mean_norm (the L2 norm of
+    the stream, averaged over the sentence's real tokens), min_norm, max_norm (over the tokens),
+    growth (mean_norm over the previous depth's; NaN at depth 0) and over_sqrt_d (mean_norm /
+    sqrt(d_model), the size a LayerNorm output with unit gain has).
+    """
+    rows = residual[residual["sentence"] == sentence].groupby("depth")["l2_norm"]
+    table = pd.DataFrame(
+        {"mean_norm": rows.mean(), "min_norm": rows.min(), "max_norm": rows.max()}
+    ).reset_index()
+    table["growth"] = table["mean_norm"] / table["mean_norm"].shift(1)
+    table["over_sqrt_d"] = table["mean_norm"] / math.sqrt(d_model)
+    return table

@@ -114,13 +114,17 @@ def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
     )
 
 
-def floor_run(cfg: EncoderConfig, source: str, device: str, sentences: list[str], names=()) -> Run:
-    """app.runs.run_for's stand-in: the same batch, random numbers instead of a forward pass."""
+def floor_run(
+    cfg: EncoderConfig, source: str, device: str, sentences: list[str], names=(), ablate=()
+) -> Run:
+    """app.runs.run_for's stand-in: the same batch, random numbers instead of a forward pass
+    (heads switched off change nothing in random numbers; they only name the stand-in)."""
     config_json = json.dumps(cfg.to_dict(), sort_keys=True)
     for count in PLANNED_COUNTS:  # made once per size; then a look-up
         random_trace(config_json, ((1,) * count,))
     kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
-    return floor_run_for(RunKey(config_json, source, device, tuple(sentences), kept), cfg)
+    heads = tuple(sorted(set(ablate)))
+    return floor_run_for(RunKey(config_json, source, device, tuple(sentences), kept, heads), cfg)
 
 
 def plan(counts: str) -> None:

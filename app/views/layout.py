@@ -1,0 +1,77 @@
+"""How a view lays out one setup or two: side by side (A | B) in compare mode, the setups' titles,
+the keys of B's charts, and the tables that stack both setups with a `setup` column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pandas as pd
+import streamlit as st
+
+from app.runs import Run, Runs
+from app.sidebar import LABELS
+from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+
+
+def key_for(key: str, name: str) -> str:
+    """A chart's key for setup `name`: A keeps the single-setup key, B gets a suffix."""
+    return f"{key}_b" if name == "B" else key
+
+
+def setup_title(name: str, run: Run) -> str:
+    """'A · random weights: pre-norm, 4 x 4 heads, d_model 256, GELU' (plain text)."""
+    cfg = run.cfg
+    source = LABELS.get(run.key.source, "a model of this session").split(",")[0]
+    heads_off = (
+        ", heads off: " + " ".join(f"{layer}.{head}" for layer, head in run.key.ablate)
+        if run.key.ablate
+        else ""
+    )
+    return (
+        f"{name} · {source}: {placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x "
+        f"{cfg.num_heads} heads, d_model {cfg.d_model}, {ACTIVATION_NAMES[cfg.activation]}, "
+        f"{NORM_TYPE_NAMES[cfg.norm_type]}{heads_off}"
+    )
+
+
+def side_by_side(runs: Runs) -> Iterator[tuple[str, Run]]:
+    """Each setup inside its own column, titled (compare mode); or setup A alone in the main
+    area (name "")."""
+    if runs.b is None:
+        yield "", runs.a
+        return
+    columns = st.columns(2, gap="medium")
+    for column, (name, run) in zip(columns, runs.named(), strict=True):
+        with column:
+            st.markdown(f"**{setup_title(name, run)}**")
+            yield name, run
+
+
+def missing(name: str, what: str, index: int, count: int) -> bool:
+    """Say so, and return True, when setup `name` has no such layer or head."""
+    if index < count:
+        return False
+    st.info(f"Setup {name} has no {what} {index}: it has {what}s 0..{count - 1}.")
+    return True
+
+
+def stacked(runs: Runs, table: Callable[[Run], pd.DataFrame]) -> pd.DataFrame:
+    """One table of every setup: each setup's rows, after a column `setup` in compare mode."""
+    if runs.b is None:
+        return table(runs.a)
+    frames = [table(run).assign(setup=name) for name, run in runs.named()]
+    joined = pd.concat(frames, ignore_index=True)
+    return joined[["setup", *[c for c in joined.columns if c != "setup"]]]
+
+
+def deltas(runs: Runs, table: Callable[[Run], pd.DataFrame], on: list[str]) -> pd.DataFrame:
+    """B − A of a table's numbers, row by row on the `on` columns (rows both setups have)."""
+    a, b = table(runs.a), table(runs.b)
+    numbers = [c for c in a.columns if c not in on and pd.api.types.is_numeric_dtype(a[c])]
+    joined = a.merge(b, on=on, suffixes=("_a", "_b"))
+    return pd.DataFrame(
+        {
+            **{c: joined[c] for c in on},
+            **{f"Δ {c}": joined[f"{c}_b"] - joined[f"{c}_a"] for c in numbers},
+        }
+    )
