@@ -30,4 +30,6 @@ def test_class_load_benchmark_prints_one_row_per_setup_with_every_rerun_drawn(br
         assert all(cell.endswith(" s") and " / " in cell for cell in cells[3:5])  # p50 / p95
         assert float(cells[5]) > 0  # reruns per second
         peaks = cells[6].removesuffix(" MiB").split(" / ")
-        assert len(peaks) == replicas and all(float(mb) > 100 for mb in peaks)
+        assert len(peaks) == replicas and all(float(mb) > 0 for mb in peaks)
+        assert max(float(mb) for mb in peaks) > 100  # a replica that drew pages (two students
+        # behind nginx may well share one)
