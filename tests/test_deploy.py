@@ -191,6 +191,7 @@ def test_the_ingress_pins_each_browser_to_a_replica_by_cookie(manifests):
     assert notes[prefix + "affinity"] == "cookie"
     assert notes[prefix + "session-cookie-name"]
     assert int(notes[prefix + "session-cookie-max-age"]) >= 3600
+    assert notes[prefix + "proxy-next-upstream"] == "off"
     assert int(notes[prefix + "proxy-read-timeout"]) >= 3600  # websockets idle for long
     assert notes[prefix + "proxy-body-size"] == f"{upload_limit_mb()}m"
     (rule,) = ingress["spec"]["rules"]

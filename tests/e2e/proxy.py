@@ -26,13 +26,15 @@ from urllib.parse import urlencode
 from tests.e2e.harness import REPO, StreamlitServer, free_port
 
 SITE = REPO / "deploy" / "nginx" / "encoder-explorer.conf"
+# the upstream's `server 127.0.0.1:PORT[ options];` lines: their indent, the first one's options
 REPLICA_LINES = re.compile(
-    r"^( *)server 127\.0\.0\.1:\d+;\n(?: *server 127\.0\.0\.1:\d+;\n)*", re.M
+    r"^( *)server 127\.0\.0\.1:\d+((?: [^;\n]*)?);\n(?: *server 127\.0\.0\.1:\d+[^;\n]*;\n)*", re.M
 )
 LISTEN = re.compile(r"^( *)listen \d+;$", re.M)
-# one access-log line: the route (cookie or new), the replica, the request line, the status
-LOG_FORMAT = '$ee_route $upstream_addr $status "$request"'
-LOG_LINE = re.compile(r'^(\S+) (\S+) (\d+) "(\S+) (\S+)')
+# one access-log line: the route (cookie or new), the status, the request line, and every replica
+# nginx tried for it ("a, b" where it went on to a second)
+LOG_FORMAT = '$ee_route $status "$request" "$upstream_addr"'
+LOG_LINE = re.compile(r'^(\S+) (\d+) "(\S+) (\S+)[^"]*" "([^"]*)"$')
 
 MAIN_CONFIG = """\
 worker_processes 1;
@@ -48,7 +50,7 @@ http {{
     uwsgi_temp_path {dir}/uwsgi;
     scgi_temp_path {dir}/scgi;
     include {dir}/encoder-explorer.conf;
-    log_format routes '{log_format}';
+    log_format routes '{log_format}';  # (no single quote inside)
     access_log {dir}/access.log routes;
 }}
 """
@@ -66,8 +68,8 @@ def site_config(template: str, replica_ports: list[int], listen_port: int) -> st
         raise ValueError(
             "the template needs one block of `server 127.0.0.1:PORT;` lines and one `listen PORT;`"
         )
-    indent = replicas.group(1)
-    lines = "".join(f"{indent}server 127.0.0.1:{port};\n" for port in replica_ports)
+    indent, options = replicas.groups()
+    lines = "".join(f"{indent}server 127.0.0.1:{port}{options};\n" for port in replica_ports)
     filled = template[: replicas.start()] + lines + template[replicas.end() :]
     return LISTEN.sub(lambda m: f"{m.group(1)}listen 127.0.0.1:{listen_port};", filled)
 
@@ -75,7 +77,7 @@ def site_config(template: str, replica_ports: list[int], listen_port: int) -> st
 @dataclass(frozen=True)
 class Request:
     route: str  # the ee_route cookie the request carried, or the one it was given
-    replica: str  # host:port of the replica that answered
+    replica: str  # host:port of the replica that answered ("a, b" if nginx tried two)
     status: int
     method: str
     path: str
@@ -131,7 +133,7 @@ class Nginx:
         """Every request logged so far (a websocket is logged once it has closed)."""
         path = self.dir / "access.log"
         found = [LOG_LINE.match(line) for line in path.read_text().splitlines()]
-        return [Request(m[1], m[2], int(m[3]), m[4], m[5]) for m in found if m]
+        return [Request(m[1], m[5], int(m[2]), m[3], m[4]) for m in found if m]
 
     def errors(self) -> str:
         path = self.dir / "error.log"

@@ -129,15 +129,25 @@ def test_new_browsers_spread_over_both_replicas_and_each_stays_on_its_own(proxie
         assert {r.replica for r in logged if r.route == route} == {replica}
 
 
-def test_an_upload_under_the_page_limit_passes_the_proxy(proxied):
-    nginx, _ = proxied
+def test_refused_uploads_stay_on_their_replica_and_take_no_replica_out(proxied):
+    """Uploads of 5 MB (over nginx's default 1 MB) reach the replica, which refuses them (no
+    session) without reading them and resets the connection (so the answer is its 403, or
+    nginx's 502 where the reset came first). nginx must neither resend them to the other
+    replica nor count them against the replica: the class keeps both replicas."""
+    nginx, replicas = proxied
     route, replica = new_route(nginx)
-    status, _ = get(f"{nginx.url}/_stcore/upload_file/none/none", route, data=bytes(5_000_000))
-    assert status != 413  # nginx's own limit is 1 MB unless client_max_body_size is raised
-    (upload,) = poll(
-        lambda: [r for r in nginx.requests() if r.method == "PUT" and r.route == route]
-    )
-    assert upload.replica == replica  # Streamlit answered it (no session: refused there)
+    url = f"{nginx.url}/_stcore/upload_file/none/none"
+    statuses = [get(url, route, data=bytes(5_000_000))[0] for _ in range(6)]
+    assert set(statuses) <= {403, 502}, statuses  # no 413: nginx let them through
+    others = [new_route(nginx, avoid={replica}) for _ in range(3)]  # the other replica still up
+    assert {other for _, other in others} == replicas - {replica}
+
+    def uploads() -> list[Request]:
+        found = [r for r in nginx.requests() if r.method == "PUT" and r.route == route]
+        return found if len(found) == len(statuses) else []
+
+    assert {upload.replica for upload in poll(uploads)} == {replica}  # never "a, b"
+    assert get(nginx.url + "/", route) == (200, route)
 
 
 def long_text(name: str) -> str:
@@ -155,8 +165,11 @@ def drawn_with(page, text: str) -> None:
     assert page.locator(".st-key-text textarea").input_value() == text
 
 
-def choose(page, key: str, label_start: str) -> None:
+def choose(page, key: str, label_start: str, value: str) -> None:
+    """Click a radio option, then wait for its run: the URL says `key=value`, the page settles."""
     page.locator(f".st-key-{key} [data-testid=stRadioOption]").filter(has_text=label_start).click()
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get(key) == [value])
+    wait_settled(page, 60_000)
 
 
 def uploaded_sources(page) -> list[str]:
@@ -174,8 +187,7 @@ def upload(page, name: str, archive: bytes) -> None:
     option = page.locator(".st-key-source [data-testid=stRadioOption]")
     option.filter(has_text=f"uploaded {name}").wait_for(timeout=60_000)
     wait_settled(page, 60_000)
-    choose(page, "source", "Random weights")
-    wait_settled(page, 60_000)
+    choose(page, "source", "Random weights", "random")
 
 
 def test_two_browsers_keep_their_own_state_on_their_own_replica(proxied, browser, checkpoint):
@@ -199,10 +211,13 @@ def test_two_browsers_keep_their_own_state_on_their_own_replica(proxied, browser
             box = page.locator(".st-key-text textarea")
             box.fill(texts[name])
             box.press("Control+Enter")
-        for label in ("Post-norm", "Pre-norm"):  # reruns by another control
+        for label, value in (
+            ("Post-norm", "post"),
+            ("Pre-norm", "pre"),
+        ):  # reruns by another control
             for name, page in pages.items():
                 drawn_with(page, texts[name])
-                choose(page, "norm", label)
+                choose(page, "norm", label, value)
         for name, page in pages.items():
             drawn_with(page, texts[name])
             assert "text" not in parse_qs(urlparse(page.url).query)  # only the session has it
@@ -212,7 +227,7 @@ def test_two_browsers_keep_their_own_state_on_their_own_replica(proxied, browser
         nginx.reload()  # closes both websockets after a second; the browsers reconnect
         for page in pages.values():
             page.wait_for_function(RECONNECTED_JS, timeout=30_000)
-            choose(page, "norm", "Post-norm")  # a rerun over the new websocket
+            choose(page, "norm", "Post-norm", "post")  # a rerun over the new websocket
         for name, page in pages.items():
             drawn_with(page, texts[name])
             (label,) = uploaded_sources(page)  # the session's own upload, and only that
