@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -148,22 +149,8 @@ class StreamlitServer:
             self.process = subprocess.Popen(
                 command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT
             )
-        self._wait_healthy(timeout)
+        wait_serving(self.process, f"{self.url}/_stcore/health", timeout, "streamlit", self.log)
         self.up_s = time.perf_counter() - self.started
-
-    def _wait_healthy(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"streamlit exited early:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{self.log()}")
 
     def page_url(self, **params: object) -> str:
         return f"{self.url}/?{urlencode(params)}" if params else f"{self.url}/"
@@ -176,13 +163,37 @@ class StreamlitServer:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
+
+
+def wait_serving(
+    process: subprocess.Popen, url: str, timeout: float, name: str, log: Callable[[], str]
+) -> None:
+    """Until `url` answers 200. If `process` exits first, RuntimeError; past `timeout`, the
+    process is stopped and TimeoutError raised; both quote `log()`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited early:\n{log()}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    stop_process(process)
+    raise TimeoutError(f"{name} not serving {url} after {timeout} s:\n{log()}")
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """End exactly this process: terminate it, and kill it if it is still there after 10 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def app_settings() -> dict[str, dict]:

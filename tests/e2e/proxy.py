@@ -14,8 +14,6 @@ import re
 import shutil
 import signal
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -23,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from tests.e2e.harness import REPO, StreamlitServer, free_port
+from tests.e2e.harness import REPO, StreamlitServer, free_port, stop_process, wait_serving
 
 SITE = REPO / "deploy" / "nginx" / "encoder-explorer.conf"
 # the upstream's `server 127.0.0.1:PORT[ options];` lines: their indent, the first one's options
@@ -105,21 +103,7 @@ class Nginx:
              "-e", str(self.dir / "error.log"), "-g", "daemon off;"],
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
         )  # fmt: skip
-        self._wait_ready(timeout)
-
-    def _wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"nginx exited early:\n{self.errors()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
-                    if reply.read() == b"ok":
-                        return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise TimeoutError(f"nginx not serving after {timeout} s:\n{self.errors()}")
+        wait_serving(self.process, f"{self.url}/_stcore/health", timeout, "nginx", self.errors)
 
     def page_url(self, **params: object) -> str:
         return f"{self.url}/?{urlencode(params)}" if params else f"{self.url}/"
@@ -140,13 +124,7 @@ class Nginx:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_replicas(count: int) -> list[StreamlitServer]:
