@@ -30,7 +30,7 @@ from encoder.core.config import (
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 

@@ -27,6 +27,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
@@ -80,9 +81,18 @@ def session_text(session: int, round_: int) -> str:
     return sentence_of(16 + (session + round_) % 4, f"s{session}r{round_}")
 
 
-async def work(browser, server: StreamlitServer, session: int, rounds: int, deadline: float,
-               log: dict) -> None:  # fmt: skip
-    """One session: open the page, then commit `rounds` texts (until `deadline`), checking each."""
+class Target(Protocol):
+    """Where the sessions go: a StreamlitServer, or nginx in front of replicas."""
+
+    def page_url(self, **params: object) -> str: ...
+
+    def rss_mb(self) -> float: ...
+
+
+async def work(browser, server: Target, session: int, rounds: int, deadline: float, log: dict,
+               think_s: float = 0.0) -> None:  # fmt: skip
+    """One session: open the page, then commit `rounds` texts (until `deadline`), checking each,
+    pausing `think_s` seconds before each one after the first."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     await context.add_init_script(RERUN_WATCH)
     page = await context.new_page()
@@ -95,6 +105,8 @@ async def work(browser, server: StreamlitServer, session: int, rounds: int, dead
         await page.wait_for_function(LOADED_JS)
         box = page.locator(".st-key-text textarea")
         for round_ in range(rounds):
+            if round_ and think_s:
+                await asyncio.sleep(think_s)
             if time.monotonic() > deadline:
                 log["stopped"].append(session)
                 break
@@ -112,6 +124,7 @@ async def work(browser, server: StreamlitServer, session: int, rounds: int, dead
             script_s = await page.evaluate(SCRIPT_MS_JS) / 1000
             split = await page.evaluate(SPLIT_JS)
             log["done"] += 1
+            log["last_rerun_at"] = time.perf_counter()
             print(
                 f"session {session} round {round_}: {total_s:.2f} s; server script "
                 f"{script_s:.2f} s; in the page: {split[0]:.2f} s to the script's start, "
@@ -132,37 +145,51 @@ async def work(browser, server: StreamlitServer, session: int, rounds: int, dead
         await context.close()
 
 
-async def sample_memory(server: StreamlitServer, log: dict) -> None:
+async def sample_memory(replicas: list[StreamlitServer], log: dict) -> None:
+    """Every second: each replica's peak, and the peak of their sum."""
     while True:
-        log["rss_peak"] = max(log["rss_peak"], server.rss_mb())
+        sizes = [replica.rss_mb() for replica in replicas]
+        log["rss_peaks"] = [max(a, b) for a, b in zip(log["rss_peaks"], sizes, strict=True)]
+        log["rss_peak"] = max(log["rss_peak"], sum(sizes))
         await asyncio.sleep(1)
 
 
-async def run(sessions: int, rounds: int, max_seconds: float) -> dict:
-    server = StreamlitServer()
+async def drive(target: Target, replicas: list[StreamlitServer], sessions: int, rounds: int,
+                max_seconds: float, think_s: float = 0.0, ramp_s: float = 0.0) -> dict:  # fmt: skip
+    """`sessions` browser sessions in one headless Chromium against `target` (served by
+    `replicas`), starting over `ramp_s` seconds; their log."""
     log = {
         "total_s": [], "script_s": [], "browser_s": [], **{name: [] for name in SPLIT_NAMES},
         "errors": [], "failures": [],
         "stopped": [], "done": 0, "sessions": sessions, "planned": sessions * rounds,
-        "rss_peak": 0.0,
+        "rss_peak": 0.0, "rss_peaks": [0.0] * len(replicas),
     }  # fmt: skip
+
+    async def student(session: int) -> None:
+        await asyncio.sleep(ramp_s * session / sessions)
+        await work(browser, target, session, rounds, deadline, log, think_s)
+
+    async with async_playwright() as playwright:
+        browser = await launch_chromium(playwright)
+        log["rss_start"] = target.rss_mb()
+        sampler = asyncio.create_task(sample_memory(replicas, log))
+        started = log["last_rerun_at"] = time.perf_counter()
+        deadline = time.monotonic() + max_seconds
+        await asyncio.gather(*(student(s) for s in range(sessions)))
+        log["wall_s"] = time.perf_counter() - started
+        log["rerun_s"] = log["last_rerun_at"] - started  # first page opened to last rerun drawn
+        sampler.cancel()
+        log["rss_end"] = target.rss_mb()
+        await browser.close()
+    return log
+
+
+async def run(sessions: int, rounds: int, max_seconds: float) -> dict:
+    server = StreamlitServer()
     try:
-        async with async_playwright() as playwright:
-            browser = await launch_chromium(playwright)
-            log["rss_start"] = server.rss_mb()
-            sampler = asyncio.create_task(sample_memory(server, log))
-            started = time.perf_counter()
-            deadline = time.monotonic() + max_seconds
-            await asyncio.gather(
-                *(work(browser, server, s, rounds, deadline, log) for s in range(sessions))
-            )
-            log["wall_s"] = time.perf_counter() - started
-            sampler.cancel()
-            log["rss_end"] = server.rss_mb()
-            await browser.close()
+        return await drive(server, [server], sessions, rounds, max_seconds)
     finally:
         server.stop()
-    return log
 
 
 def percentiles(values: list[float]) -> str:

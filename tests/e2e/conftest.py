@@ -1,6 +1,7 @@
 """One streamlit server and one Chromium per test session; a fresh browser context per test.
 
-Without Chromium the browser tests skip, except under CI=true where they fail.
+Without Chromium the browser tests skip, and without nginx the proxy tests, except under CI=true
+where they fail.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.harness import StreamlitServer, chromium_path, launch_chromium, wait_settled
+from tests.e2e.proxy import nginx_path
 
 LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds a model
 
@@ -18,14 +20,27 @@ LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds
 @pytest.fixture(scope="session")
 def browser():
     if chromium_path() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed, and CI=true needs the browser tests to run")
-        pytest.skip("chromium is not installed")
+        missing("chromium")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
+
+
+def missing(what: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is not installed, and CI=true needs the tests that use it to run")
+    pytest.skip(f"{what} is not installed")
+
+
+@pytest.fixture(scope="session")
+def nginx() -> str:
+    """Debian's nginx binary."""
+    found = nginx_path()
+    if found is None:
+        missing("nginx")
+    return found
 
 
 @pytest.fixture(scope="session")

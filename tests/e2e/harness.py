@@ -15,11 +15,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = os.environ.get("ENCODER_APP_SCRIPT", "app/main.py")
+# The page's Streamlit settings; Streamlit reads them for app/main.py, the file sitting beside it
+APP_CONFIG = REPO / "app" / ".streamlit" / "config.toml"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -114,15 +117,28 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """`streamlit run script` on a free loopback port; stop() ends exactly this process."""
+    """`streamlit run script` on a free loopback port; stop() ends exactly this process.
 
-    def __init__(self, script: str = APP_SCRIPT, timeout: float = 60.0) -> None:
+    `launcher` replaces `python -m streamlit run script` (e.g. an installed `encoder-explorer`),
+    run in `cwd` with `env`; the loopback options are added either way.
+    """
+
+    def __init__(
+        self,
+        script: str = APP_SCRIPT,
+        timeout: float = 60.0,
+        launcher: list[str] | None = None,
+        cwd: Path = REPO,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.script = script
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
+        if launcher is None:
+            launcher = [sys.executable, "-m", "streamlit", "run", script, *settings_for(script)]
         command = [
-            sys.executable, "-m", "streamlit", "run", script,
+            *launcher,
             "--server.headless", "true",
             "--server.fileWatcherType", "none",
             "--server.port", str(self.port),
@@ -130,23 +146,11 @@ class StreamlitServer:
         ]  # fmt: skip
         self.started = time.perf_counter()
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        self._wait_healthy(timeout)
+            self.process = subprocess.Popen(
+                command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
+        wait_serving(self.process, f"{self.url}/_stcore/health", timeout, "streamlit", self.log)
         self.up_s = time.perf_counter() - self.started
-
-    def _wait_healthy(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"streamlit exited early:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise TimeoutError(f"streamlit not healthy after {timeout} s:\n{self.log()}")
 
     def page_url(self, **params: object) -> str:
         return f"{self.url}/?{urlencode(params)}" if params else f"{self.url}/"
@@ -159,13 +163,57 @@ class StreamlitServer:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
+
+
+def wait_serving(
+    process: subprocess.Popen, url: str, timeout: float, name: str, log: Callable[[], str]
+) -> None:
+    """Until `url` answers 200. If `process` exits first, RuntimeError; past `timeout`, the
+    process is stopped and TimeoutError raised; both quote `log()`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited early:\n{log()}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    stop_process(process)
+    raise TimeoutError(f"{name} not serving {url} after {timeout} s:\n{log()}")
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """End exactly this process: terminate it, and kill it if it is still there after 10 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def app_settings() -> dict[str, dict]:
+    """app/.streamlit/config.toml: {section: {option: value}}."""
+    import tomllib  # Python 3.11 on (this project's machines and CI)
+
+    return tomllib.loads(APP_CONFIG.read_text(encoding="utf-8"))
+
+
+def settings_for(script: str) -> list[str]:
+    """The app's Streamlit settings as `--section.option=value` flags for a page that has no
+    .streamlit/config.toml beside it (the bench's floor and naive pages), so that it is served
+    as the app is; [] for one that has (the app)."""
+    if (REPO / script).parent.joinpath(".streamlit", "config.toml").exists():
+        return []
+    return [
+        f"--{section}.{name}={str(value).lower() if isinstance(value, bool) else value}"
+        for section, options in app_settings().items()
+        for name, value in options.items()
+    ]
 
 
 def _process_tree(pid: int) -> list[int]:
