@@ -198,7 +198,10 @@ def stop_process(process: subprocess.Popen) -> None:
 
 def app_settings() -> dict[str, dict]:
     """app/.streamlit/config.toml: {section: {option: value}}."""
-    import tomllib  # Python 3.11 on (this project's machines and CI)
+    try:
+        import tomllib  # Python 3.11 on
+    except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI (the test extra)
+        import tomli as tomllib
 
     return tomllib.loads(APP_CONFIG.read_text(encoding="utf-8"))
 
