@@ -92,8 +92,13 @@ class TrainingJob:
         self._collect_results()
 
     def _collect_results(self) -> None:
+        """Once every run is done: the results, and the optimisers' state and the gradients go
+        (a finished job keeps its models and histories only)."""
         if not self.running and not self.results:
             self.results = {name: t.result() for name, t in self.trainers.items()}
+            for trainer in self.trainers.values():
+                trainer.optimizer.state.clear()
+                trainer.model.zero_grad(set_to_none=True)
 
 
 def single_job(cfg: TrainConfig) -> TrainingJob:
