@@ -1,7 +1,9 @@
 """Encoder Explorer: `streamlit run app/main.py`.
 
-Thin on purpose: start the session's state, draw the sidebar, fetch the run the chosen view needs,
-draw the view through the registry (app.views), say what happened.
+Thin on purpose: let ended sessions' models go (app.session_end), start the session's state,
+draw the sidebar, fetch the run the chosen view needs, draw the view through the registry
+(app.views), say what happened. The runs and models the page gets stay in the memory budget's
+cache until it is drawn (CACHE.holding).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
     sys.path.insert(0, ROOT)
 
-from app import session_models, sidebar, state, training_session, views  # noqa: E402
+from app import session_end, session_models, sidebar, state, training_session, views  # noqa: E402
+from app.memory import CACHE  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines  # noqa: E402
 from app.sidebar import Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
@@ -82,6 +85,12 @@ def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
+    session_end.sweep()
+    with CACHE.holding():
+        page(make_run, page_start)
+
+
+def page(make_run, page_start: float) -> None:
     st.set_page_config(page_title="Encoder Explorer", page_icon="🔍", layout="wide")
     notices = state.start_page(tuple(views.VIEWS), session_models.is_session_source)
     settings = sidebar.render(notices)

@@ -1,8 +1,17 @@
-"""A cache bounded in bytes, shared by every browser session of one server (no Streamlit).
+"""The server's memory budget in bytes, shared by every browser session of one server (no
+Streamlit).
 
-Entries are evicted least recently used first. Building an entry (a forward pass) first reserves
-its estimated peak, so cached entries plus the one being built stay within the budget; builds run
-one at a time, so concurrent sessions cannot add their peaks together.
+One ByteBudgetCache counts everything big the server holds, in two kinds of entries:
+- shared entries (models and runs any session can rebuild): evicted least recently used first,
+  except those a page is drawing right now (`holding`);
+- kept entries: what a browser session keeps that nobody could rebuild (the models trained or
+  uploaded in it, a training in progress). They are never evicted; they leave when their session
+  lets them go or ends (app.session_models). Together they may take at most KEPT_SHARE of the
+  budget, so that pages can always be drawn.
+Building anything (a forward pass, loading an upload, training) first reserves its estimated
+peak, so the entries plus the one being built stay within the budget; builds run one at a time,
+so concurrent sessions cannot add their peaks together. What does not fit is refused with a
+MemoryRefused that says how much it needs and what holds the budget.
 """
 
 from __future__ import annotations
@@ -10,21 +19,30 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TypeVar
 
 from encoder.inspect.limits import RunTooLarge
 
 BUDGET_ENV = "ENCODER_EXPLORER_MEMORY_BUDGET"
 DEFAULT_BUDGET = 2_000_000_000  # bytes over the idle server
+SESSION_BUDGET_ENV = "ENCODER_EXPLORER_SESSION_BUDGET"
+# Bytes one browser session may keep (app.session_models): the largest upload (a 200 MB
+# safetensors file, MAX_FILE_BYTES) with room to spare, five uploads of MiniLM (98 MB each), a
+# quarter of the default budget: no one session can take the server from the others.
+DEFAULT_SESSION_BUDGET = 500_000_000
+KEPT_SHARE = 0.75  # of the budget, for what sessions keep; the rest is always left for runs
 UNITS = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "B": 1}
 
 V = TypeVar("V")
 
 
-def parse_bytes(text: str) -> int:
-    """'2GB', '500 MB', '1.5gb' or a plain number of bytes; ValueError naming the text."""
+def parse_bytes(text: str, name: str = BUDGET_ENV) -> int:
+    """'2GB', '500 MB', '1.5gb' or a plain number of bytes; ValueError naming the variable
+    `name` and the text."""
     cleaned = text.strip().upper().replace(" ", "")
     for unit, factor in UNITS.items():
         if cleaned.endswith(unit):
@@ -35,19 +53,38 @@ def parse_bytes(text: str) -> int:
     try:
         value = float(number) * scale
     except ValueError:
-        raise ValueError(f"{BUDGET_ENV}={text!r} is not a size such as 2GB or 500MB") from None
+        raise ValueError(f"{name}={text!r} is not a size such as 2GB or 500MB") from None
     if value <= 0:
-        raise ValueError(f"{BUDGET_ENV}={text!r} must be more than 0 bytes")
+        raise ValueError(f"{name}={text!r} must be more than 0 bytes")
     return int(value)
 
 
-def budget_from_env() -> int:
-    raw = os.environ.get(BUDGET_ENV)
-    return DEFAULT_BUDGET if raw is None else parse_bytes(raw)
+def budget_from_env(name: str = BUDGET_ENV, default: int = DEFAULT_BUDGET) -> int:
+    raw = os.environ.get(name)
+    return default if raw is None else parse_bytes(raw, name)
 
 
 def gigabytes(n: int) -> str:
     return f"{n / 1e9:.2f} GB"
+
+
+def size_text(n: int) -> str:
+    """A size for a message: '1.25 GB', '91 MB', '2.5 MB', '340 kB', '12 bytes'."""
+    if n == 0:
+        return "0 MB"
+    if n >= 1e9:
+        return gigabytes(n)
+    if n >= 1e7:
+        return f"{n / 1e6:.0f} MB"
+    if n >= 1e6:
+        return f"{n / 1e6:.1f} MB"
+    if n >= 1e3:
+        return f"{n / 1e3:.0f} kB"
+    return f"{n} bytes"
+
+
+class MemoryRefused(RunTooLarge):
+    """What was asked for does not fit in the memory budget now; the message says why."""
 
 
 M_MMAP_THRESHOLD = -3  # mallopt's parameter number in glibc
@@ -73,43 +110,191 @@ def release_freed_memory() -> None:
         _LIBC.malloc_trim(0)
 
 
-class ByteBudgetCache:
-    """get_or_build(key, build, size, reserve): the cached value, or build it within budget."""
+@dataclass
+class _Entry:
+    value: object
+    size: int
+    owner: Hashable | None = None  # the session that keeps it (never evicted); None: shared
+    tag: str | None = None  # what it leaves with: a session model (its runs too), a training
 
-    def __init__(self, budget: int) -> None:
+
+class ByteBudgetCache:
+    """get_or_build(key, build, size, reserve): the cached value, or build it within budget;
+    make_room and keep: the bytes a session keeps; holding(): what a page draws stays."""
+
+    def __init__(self, budget: int, kept_share: float = KEPT_SHARE) -> None:
         self.budget = budget
-        self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
-        self._lock = threading.Lock()  # guards _entries
+        self.kept_share = kept_share
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._held: Counter[Hashable] = Counter()  # shared entries pages are drawing
+        self._lock = threading.Lock()  # guards _entries and _held
         self._building = threading.RLock()  # one build at a time (a run builds its model)
+        self._local = threading.local()  # .held: keys the thread's `holding` block got
 
     @property
     def used(self) -> int:
         with self._lock:
-            return sum(size for _, size in self._entries.values())
+            return sum(entry.size for entry in self._entries.values())
+
+    @property
+    def kept_limit(self) -> int:
+        return int(self.budget * self.kept_share)
+
+    def kept(self, owner: Hashable | None = None) -> int:
+        """Bytes that sessions keep (`owner`: that session only)."""
+        with self._lock:
+            return sum(
+                entry.size
+                for entry in self._entries.values()
+                if entry.owner is not None and owner in (None, entry.owner)
+            )
+
+    def tagged(self, tag: str) -> int:
+        """Bytes of the entries tagged `tag` (a session model, its runs)."""
+        with self._lock:
+            return sum(entry.size for entry in self._entries.values() if entry.tag == tag)
+
+    @property
+    def held(self) -> int:
+        """Bytes of shared entries that pages are drawing right now."""
+        with self._lock:
+            return sum(self._entries[key].size for key in self._held if key in self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Entries this thread gets or builds inside the block are not evicted before it ends:
+        a page is drawing them (and they stay in memory whatever the cache says)."""
+        outer = getattr(self._local, "held", None)
+        held: set[Hashable] = set()
+        self._local.held = held
+        try:
+            yield
+        finally:
+            self._local.held = outer
+            with self._lock:
+                self._held.subtract(held)
+                for key in held:
+                    if self._held[key] <= 0:
+                        del self._held[key]
+
+    def _hold(self, key: Hashable) -> None:
+        """Under _lock: `key` is in use by this thread's `holding` block, if any."""
+        held = getattr(self._local, "held", None)
+        if held is not None and key not in held:
+            held.add(key)
+            self._held[key] += 1
+
+    def building(self):
+        """The lock of building: hold it from make_room until keep, so that no build takes the
+        room meanwhile (reentrant)."""
+        return self._building
 
     def _lookup(self, key: Hashable) -> tuple[bool, object]:
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
-                return True, self._entries[key][0]
+                self._hold(key)
+                return True, self._entries[key].value
         return False, None
 
-    def _evict_until(self, free: int, keep: tuple[Hashable, ...]) -> None:
-        """Drop least recently used entries, except `keep`, until `free` bytes fit beside the
-        rest."""
+    def _evict_until(self, free: int, keep: Iterable[Hashable]) -> int:
+        """Drop least recently used shared entries, except those held and `keep`, until `free`
+        bytes fit beside the rest; the bytes the rest hold."""
         evicted = False
+        keep = set(keep)
         with self._lock:
-            total = sum(size for _, size in self._entries.values())
-            for key in [k for k in self._entries if k not in keep]:
+            total = sum(entry.size for entry in self._entries.values())
+            for key, entry in list(self._entries.items()):
                 if total + free <= self.budget:
                     break
-                total -= self._entries.pop(key)[1]
-                evicted = True
+                if entry.owner is None and key not in self._held and key not in keep:
+                    del self._entries[key]
+                    total -= entry.size
+                    evicted = True
         if evicted:
             release_freed_memory()
+        return total
+
+    def make_room(
+        self,
+        nbytes: int,
+        what: str,
+        keep: Iterable[Hashable] = (),
+        kept: int = 0,
+        kept_by: Hashable | None = None,
+        check_only: bool = False,
+    ) -> tuple[int, str]:
+        """Room for `nbytes` more, of which session `kept_by` will keep `kept` (within kept_limit
+        too): evict least recently used shared entries (not those held, nor `keep`) until they
+        fit, or raise MemoryRefused with a sentence saying what holds the budget. `check_only`:
+        change nothing, and return (how many bytes evicting cannot free, that sentence), or
+        (0, "") when they fit."""
+        keep = set(keep)
+        with self._building:
+            with self._lock:
+                total = sum(entry.size for entry in self._entries.values())
+                evictable = sum(
+                    entry.size
+                    for key, entry in self._entries.items()
+                    if entry.owner is None and key not in self._held and key not in keep
+                )
+            kept_now, own = self.kept(), self.kept(kept_by) if kept_by is not None else 0
+            over_budget = total - evictable + nbytes - self.budget
+            over_kept = kept_now + kept - self.kept_limit if kept else 0
+            short, why = 0, ""
+            if over_kept > 0:
+                short, why = (
+                    max(over_kept, over_budget),
+                    (
+                        f"{what} needs about {size_text(kept)} of memory; the models that browser "
+                        f"sessions keep may take {size_text(self.kept_limit)} together "
+                        f"({self.kept_share:.0%} of the server's memory budget of "
+                        f"{size_text(self.budget)}, {BUDGET_ENV}), and they take "
+                        f"{size_text(kept_now)} now ({size_text(own)} of them this session's). Try "
+                        "again when other sessions have ended."
+                    ),
+                )
+            elif over_budget > 0:
+                short, why = (
+                    over_budget,
+                    (
+                        f"{what} needs about {size_text(nbytes)} of memory at its peak; the "
+                        f"server's memory budget is {size_text(self.budget)} ({BUDGET_ENV}), and "
+                        f"models that browser sessions keep take {size_text(kept_now)} of it, pages "
+                        f"being drawn right now {size_text(self.held)}. Try again in a moment."
+                    ),
+                )
+            if check_only:
+                return short, why
+            if short > 0:
+                raise MemoryRefused(why)
+            self._evict_until(nbytes, keep)
+            return 0, ""
+
+    def keep(self, key: Hashable, nbytes: int, owner: Hashable, tag: str | None = None) -> None:
+        """Count `nbytes` that session `owner` keeps (after make_room, under `building`)."""
+        with self._lock:
+            self._entries[key] = _Entry(None, nbytes, owner, tag)
+
+    def release(self, owner: Hashable | None = None, tags: Iterable[str] = ()) -> int:
+        """Forget what session `owner` keeps, and everything tagged with one of `tags` or with a
+        model `owner` keeps (runs of it); the bytes forgotten."""
+        tags = set(tags)
+        with self._lock:
+            if owner is not None:
+                tags |= {e.tag for e in self._entries.values() if e.owner == owner and e.tag}
+            gone = [
+                key
+                for key, entry in self._entries.items()
+                if (owner is not None and entry.owner == owner) or entry.tag in tags
+            ]
+            freed = sum(self._entries.pop(key).size for key in gone)
+        if gone:
+            release_freed_memory()
+        return freed
 
     def get_or_build(
         self,
@@ -119,9 +304,11 @@ class ByteBudgetCache:
         reserve: int,
         what: str,
         keep: tuple[Hashable, ...] = (),
+        tag: str | None = None,
     ) -> V:
         """`reserve`: the estimated peak bytes of building; `what` names it in messages;
-        `keep`: entries the build uses, never evicted to make room for it."""
+        `keep`: entries the build uses, never evicted to make room for it; `tag`: the session
+        model it derives from (it leaves with that model)."""
         found, value = self._lookup(key)
         if found:
             return value  # type: ignore[return-value]
@@ -135,7 +322,7 @@ class ByteBudgetCache:
             found, value = self._lookup(key)  # built by another session meanwhile
             if found:
                 return value  # type: ignore[return-value]
-            self._evict_until(reserve, keep)
+            self.make_room(reserve, what, keep)
             value = build()
             nbytes = size(value)
             if nbytes > self.budget:
@@ -143,12 +330,19 @@ class ByteBudgetCache:
                     f"{what} holds {gigabytes(nbytes)}; the server's memory budget is "
                     f"{gigabytes(self.budget)} ({BUDGET_ENV})."
                 )
-            self._evict_until(nbytes, keep)
+            self.make_room(nbytes, what, keep)
             with self._lock:
-                self._entries[key] = (value, nbytes)
+                self._entries[key] = _Entry(value, nbytes, tag=tag)
+                self._hold(key)
             return value
 
     def clear(self) -> None:
+        """Forget every shared entry (what sessions keep stays counted)."""
         with self._lock:
-            self._entries.clear()
+            for key in [k for k, entry in self._entries.items() if entry.owner is None]:
+                del self._entries[key]
         release_freed_memory()
+
+
+# The one budget of the server: every model and run, and what every browser session keeps.
+CACHE = ByteBudgetCache(budget_from_env())

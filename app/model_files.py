@@ -3,8 +3,10 @@
 An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a
 model trained here or a BERT-style checkpoint. It is read in memory through
 encoder.io.checkpoints.checkpoint_from_files: safetensors only, shapes checked against the config,
-each file at most UPLOAD_LIMIT bytes; nothing in it is executed. Whatever is wrong with it is
-shown on the page as the loader's message.
+each file at most UPLOAD_LIMIT bytes; nothing in it is executed. It is loaded only if its model
+fits in this session's and the server's memory budgets (app.session_models). Whatever is wrong
+with it, or why it does not fit, is shown on the page. Streamlit's copy of the uploaded bytes is
+let go as soon as they are read (it would keep them until the session is shut down).
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import session_models, state
+from app.memory import BUDGET_ENV, CACHE, SESSION_BUDGET_ENV, MemoryRefused, size_text
 from app.user_text import literal
 
 
@@ -38,15 +43,39 @@ def _on_upload(key: str, select: Callable[[str], None]) -> None:
     if not uploaded:
         return
     state.put("_upload_round", state.get("_upload_round") + 1)
+    files = [(file.name, file.getvalue()) for file in uploaded]
+    _let_go(uploaded)
     try:
-        model_id = session_models.add_upload(
-            [(file.name, file.getvalue()) for file in uploaded], state.get("source")
-        )
+        model_id = session_models.add_upload(files, state.sources_in_use())
+    except MemoryRefused as refusal:  # says what it needs and what the limit is
+        state.put("_upload_error", literal(str(refusal)))
+        return
     except ValueError as error:
-        state.put("_upload_error", str(error))
+        state.put("_upload_error", f"This upload cannot be used: {literal(str(error))}")
         return
     state.pop("_upload_error")
     select(model_id)
+
+
+def _let_go(uploaded: list) -> None:
+    """Remove uploaded files from Streamlit's store, which would keep their bytes until the
+    session is shut down (and for ever for a session that is dropped after its disconnection)."""
+    ctx = get_script_run_ctx()
+    if ctx is not None and isinstance(ctx.uploaded_file_mgr, MemoryUploadedFileManager):
+        for file in uploaded:
+            ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=file.file_id)
+
+
+def memory_text() -> str:
+    """What this session and all sessions keep in the memory budget, and their limits."""
+    return (
+        f"Memory: this session keeps {size_text(session_models.session_models().nbytes)} of "
+        f"models, of the {size_text(session_models.SESSION_BUDGET)} it may keep "
+        f"({SESSION_BUDGET_ENV}); all sessions keep {size_text(CACHE.kept())}, of the "
+        f"{size_text(CACHE.kept_limit)} they may keep together; the server counts "
+        f"{size_text(CACHE.used)} in all, of its budget of {size_text(CACHE.budget)} "
+        f"({BUDGET_ENV})."
+    )
 
 
 def upload_control(select: Callable[[str], None]) -> None:
@@ -67,6 +96,8 @@ def upload_control(select: Callable[[str], None]) -> None:
             f"download) or a BERT-style checkpoint; at most {limit_mb:,.0f} MB per file. The "
             "weights are read with safetensors only: nothing in the files is executed."
         )
+        with st.container(key="kept_memory"):
+            st.caption(memory_text())
     error = state.pop("_upload_error")
     if error is not None:
-        st.error(f"This upload cannot be used: {literal(error)}")
+        st.error(error)

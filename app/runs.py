@@ -9,10 +9,14 @@ with the tables of encoder.inspect computed from them on first use; it never cal
 again. So a stand-in built from other arrays (tests/bench/floor_page.py) draws the same views.
 A run keeps only the hooks the open view reads (`names`, a function of the config and the
 selection), plus the attention weights and the residual stream that every trace returns. Models
-and runs live in one cache bounded in bytes (app.memory; ENCODER_EXPLORER_MEMORY_BUDGET, default
-2 GB) shared by every browser session of the server, so they are read-only: models sit in eval
-mode and runs hold arrays and tables that nobody mutates (a run only fills in its lazily computed
-tables, the same for every session).
+and runs live in one cache bounded in bytes (app.memory.CACHE; ENCODER_EXPLORER_MEMORY_BUDGET,
+default 2 GB) shared by every browser session of the server, so they are read-only: models sit in
+eval mode and runs hold arrays and tables that nobody mutates (a run only fills in its lazily
+computed tables, the same for every session). Setup B's run in compare mode is one more run of
+the same cache. A session model's weights count in the same budget as what its session keeps
+(app.session_models); its runs (and its copies on other devices) are cached entries tagged with
+its id, which leave the cache when the model leaves its session. Entries a page gets inside
+`CACHE.holding()` (app.main) are not evicted while the page draws them.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import tokenizers
 import torch
 
 from app import session_models
-from app.memory import ByteBudgetCache, budget_from_env
+from app.memory import CACHE
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
@@ -56,7 +60,6 @@ from encoder.train.tasks import get_task
 # each other: measured rerun at 6 x 8 heads, d_model 512, 33 tokens, 0.52 s -> 0.43 s.
 torch.set_num_threads(1)
 
-CACHE = ByteBudgetCache(budget_from_env())
 RUN_OVERHEAD_BYTES = 1_000_000  # tokens, tables and Python objects beside a run's arrays
 
 
@@ -70,11 +73,6 @@ def pretrained_config() -> EncoderConfig:
     """The bundled checkpoint's architecture, read without its weights."""
     directory = bundled_model_dir()
     return bert_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
-
-
-def _model_bytes(model: TransformerEncoder) -> int:
-    tensors = [*model.parameters(), *model.buffers()]
-    return sum(t.numel() * t.element_size() for t in tensors)
 
 
 def _build_model(config_json: str, source: str, device: str) -> TransformerEncoder:
@@ -97,15 +95,21 @@ def model_for(config_json: str, source: str, device: str) -> TransformerEncoder:
     """One model per (config, source, device), in eval mode, never trained or mutated."""
     session_model = session_models.find(source)
     if session_model is not None and device == "cpu":
-        return session_model.encoder  # held by this session's state, not by the shared cache
+        return session_model.encoder  # counted in the budget as what its session keeps
     cfg = EncoderConfig(**json.loads(config_json))
     return CACHE.get_or_build(
         _model_key(config_json, source, device),
         lambda: _build_model(config_json, source, device),
-        _model_bytes,
+        lambda model: session_models.tensor_bytes([model]),
         reserve=2 * BYTES_PER_VALUE * block.parameters(cfg),  # the model and its init
         what="This model",
+        tag=_tag(source),
     )
+
+
+def _tag(source: str) -> str | None:
+    """A session model's id: the cache entries built from it leave with it."""
+    return source if session_models.is_session_source(source) else None
 
 
 @dataclass(frozen=True)
@@ -366,4 +370,5 @@ def run_for(
         reserve=estimate_trace_bytes(cfg, B, T, wanted.__contains__),
         what=f"This run ({B} sentence(s) x {T} tokens, {cfg.num_layers} layers)",
         keep=(_model_key(config_json, source, device),),
+        tag=_tag(source),
     )

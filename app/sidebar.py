@@ -148,7 +148,7 @@ def _source_control(notices: list[str]) -> str:
         notices.append(
             "The model that was chosen is not in this browser session any more (a session "
             f"keeps the last {session_models.MAX_SESSION_MODELS} models trained or uploaded in "
-            "it); back to random weights."
+            f"it, {session_models.kept_limit_text()}); back to random weights."
         )
         select_source("random")
     labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
@@ -162,7 +162,8 @@ def _source_control(notices: list[str]) -> str:
     if models:
         st.caption(
             f"Models trained or uploaded here stay in this browser session only (the last "
-            f"{session_models.MAX_SESSION_MODELS}); download one to keep it."
+            f"{session_models.MAX_SESSION_MODELS}, {session_models.kept_limit_text()}); "
+            "download one to keep it."
         )
     if source in models:
         model_files.download_button(models[source])

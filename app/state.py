@@ -168,9 +168,9 @@ KEYS: tuple[Key, ...] = (
     Key("_last_view", FIRST_VIEW),  # the view control un-selects on a second click
     Key("_saved_architecture"),  # the user's own, while a trained model's is shown
     Key("_saved_text"),  # the user's own, while a task model's sequences are shown
-    Key("_session_models"),  # {id: app.session_models.SessionModel}
+    Key("_session_models"),  # app.session_models.ModelShelf: {id: SessionModel}, in the budget
     Key("_upload_round", 0),  # a fresh (empty) uploader after each upload
-    Key("_upload_error"),  # the last upload's message, shown once
+    Key("_upload_error"),  # the last upload's message (markdown), shown once
     Key("_training_lab"),  # app.views.training.TrainingLab
     Key("_b_overrides"),  # {setup key: value}: where setup B differs from setup A
 )
@@ -301,6 +301,12 @@ def sidebar_values(prefix: str = "") -> dict[str, object]:
 def b_overrides() -> dict[str, object]:
     """{setup key: value} where setup B differs from setup A."""
     return keep("_b_overrides", dict)
+
+
+def sources_in_use() -> tuple[str, ...]:
+    """The model sources this session shows: setup A's, and setup B's where it has its own."""
+    b_source = b_overrides().get("source")
+    return (get("source"),) + ((b_source,) if b_source is not None else ())
 
 
 def show_setup_b() -> None:

@@ -1,18 +1,53 @@
 """The Training view's session side: its lab, kept across reruns, and the callbacks through which
-it changes the sidebar, the open view and this session's models."""
+it changes the sidebar, the open view and this session's models.
+
+A training counts in the memory budget from its start to its end as what this session keeps
+(session_models.training_bytes: weights, gradients, optimiser state, activations); it starts only
+if that fits, and each finished run's model is then kept only if it fits (app.session_models).
+"""
 
 from __future__ import annotations
 
-from app import session_models, sidebar, state
+from app import session_end, session_models, sidebar, state
+from app.memory import MemoryRefused
 from app.views.training import TrainingActions, TrainingLab
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
 
 
-def _keep_models(results: dict[str, TrainResult]) -> dict[str, str]:
-    """Each finished run as a model source of this session: {run name: its id}."""
-    in_use = state.get("source")
-    return {name: session_models.add_trained(result, in_use) for name, result in results.items()}
+def _training_what(runs: int) -> str:
+    return "Training this architecture " + ("once" if runs == 1 else f"{runs} times (pre vs post)")
+
+
+def _memory_check(cfg: TrainConfig, runs: int) -> str:
+    """Why training `runs` runs of `cfg` cannot start now (session_models.ModelShelf.plan_room);
+    "" when it can."""
+    nbytes = session_models.training_bytes(cfg, runs)
+    shelf = session_models.session_models()
+    try:
+        shelf.plan_room(_training_what(runs), nbytes, nbytes, state.sources_in_use())
+    except MemoryRefused as refusal:
+        return str(refusal)
+    return ""
+
+
+def _start(lab: TrainingLab, make_job, cfg: TrainConfig, runs: int) -> None:
+    """Start a job if its memory fits (then it counts in the budget until it ends)."""
+    nbytes = session_models.training_bytes(cfg, runs)
+    try:
+        session_models.session_models().start_training(
+            _training_what(runs), nbytes, state.sources_in_use()
+        )
+    except MemoryRefused as refusal:
+        lab.refuse(str(refusal))
+        return
+    lab.start(make_job, cfg)
+
+
+def _keep_models(results: dict[str, TrainResult]) -> tuple[dict[str, str], str]:
+    """Each finished run as a model source of this session: ({run name: its id}, why the runs
+    left out could not be kept, or "")."""
+    return session_models.session_models().keep_trained(results, state.sources_in_use())
 
 
 def _apply_preset() -> None:
@@ -31,8 +66,14 @@ def _open_model(model_id: str, layer: int, head: int) -> None:
     state.open_view("Attention", {"layer": layer, "head": head})
 
 
+def _new_lab() -> TrainingLab:
+    lab = TrainingLab()
+    session_end.on_end(lab.drop)  # a training left running goes with its session
+    return lab
+
+
 def lab_and_actions() -> tuple[TrainingLab, TrainingActions]:
-    lab = state.keep("_training_lab", TrainingLab)
+    lab = state.keep("_training_lab", _new_lab)
     kept = {model_id: model.label for model_id, model in session_models.session_models().items()}
     return lab, TrainingActions(
         keep_models=_keep_models,
@@ -40,4 +81,6 @@ def lab_and_actions() -> tuple[TrainingLab, TrainingActions]:
         use_architecture=sidebar.use_architecture,
         apply_preset=_apply_preset,
         open_model=_open_model,
+        memory_check=_memory_check,
+        start=_start,
     )

@@ -158,10 +158,14 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
             TokenClassifier(cfg.encoder_config(), 10), task_tokenizer(10), "reverse", 8
         )
         checkpoint = Checkpoint(model.encoder, model.tokenizer, model)
+        nbytes = session_models.checkpoint_bytes(checkpoint)
+        shelf = session_models.session_models()
         ids = []
         for _ in range(10):
-            in_use = ids[0] if ids else "random"
-            ids.append(session_models.add("trained", "same", checkpoint, "m", in_use))
+            in_use = [ids[0] if ids else "random"]
+            ids.append(
+                shelf.add("trained", lambda _: "same", lambda: checkpoint, "m", nbytes, 0, in_use)
+            )
         st.session_state["added"] = ids
 
     app = AppTest.from_function(keep_ten).run()

@@ -12,6 +12,10 @@ is free, so the Stop button (a full rerun, which Streamlit lets interrupt a runn
 takes effect within one chunk. The job lives in this session's TrainingLab, which the page keeps
 across reruns and hands to the view. Each finished run becomes a model source of this session
 (through `TrainingActions.keep_models`): the sidebar offers it, and every view reads it.
+
+Training counts in the server's memory budget (app.training_session): what would not fit is
+refused before it starts, with the page saying why and what the limit is, and so is keeping a
+finished run's model that no longer fits.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ MAX_SEQ_LEN = 32
 BATCH_SIZES = (16, 32, 64, 128, 256)
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
+# results -> ({run name: session model id} of the models kept, why the others were not, or "")
+KeepModels = Callable[[dict[str, TrainResult]], tuple[dict[str, str], str]]
 
 
 @dataclass
@@ -60,22 +66,31 @@ class TrainingLab:
     job: TrainingJob | None = None
     models: dict[str, str] | None = None  # {run name: session model id} of the finished job
     scale: float | None = None
+    note: str = ""  # why the last training did not start, or a run's model was not kept
 
     def start(self, make_job: Callable[[TrainConfig], TrainingJob], cfg: TrainConfig) -> None:
-        self.job, self.models = make_job(cfg), None
+        self.job, self.models, self.note = make_job(cfg), None, ""
 
-    def stop(self, keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]) -> None:
+    def refuse(self, why: str) -> None:
+        """A training that could not start (its memory did not fit)."""
+        self.note = why
+
+    def drop(self) -> None:
+        """Let the job go (its session has ended)."""
+        self.job, self.models = None, None
+
+    def stop(self, keep_models: KeepModels) -> None:
         if self.job is not None and self.job.running:
             self.job.stop()
             self.finish(keep_models)
 
-    def finish(self, keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]) -> None:
+    def finish(self, keep_models: KeepModels) -> None:
         """Each finished run as a model source, once per job, and how fast this machine trained,
         for the next estimates. Called as the job ends (the last chunk, or Stop's callback),
         before the rerun that draws the sidebar with the new models."""
         if self.models is not None or self.job is None:
             return
-        self.models = keep_models(self.job.results)
+        self.models, self.note = keep_models(self.job.results)
         first = next(iter(self.job.trainers.values()))
         scale = measured_scale(first.cfg, self.job.steps_done, self.job.seconds)
         if scale is not None:
@@ -86,11 +101,14 @@ class TrainingLab:
 class TrainingActions:
     """What the Training view changes outside itself: callbacks made by the page."""
 
-    keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]  # results -> {name: id}
+    keep_models: KeepModels  # results -> ({name: id} of the models kept, why others were not)
     kept: dict[str, str]  # the session's models now: {id: label}
     use_architecture: Callable[[dict[str, object]], None]  # into the sidebar, random weights
     apply_preset: Callable[[], None]  # the preset selectbox's choice into the controls
     open_model: Callable[[str, int, int], None]  # (model id, layer, head) in the Attention view
+    memory_check: Callable[[TrainConfig, int], str]  # (cfg, runs) -> why it cannot start, or ""
+    # (lab, make_job, cfg, runs): start the job if its memory fits, else lab.refuse(why)
+    start: Callable[[TrainingLab, Callable[[TrainConfig], TrainingJob], TrainConfig, int], None]
 
 
 def _preset_label(name: str) -> str:
@@ -280,6 +298,8 @@ def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions)
     def open_model(model_id: str, result: TrainResult) -> None:  # read its sharpest head
         actions.open_model(model_id, *_sharpest_head(result))
 
+    if not models:
+        return
     columns = st.columns(len(models))
     for index, (column, (name, model_id)) in enumerate(zip(columns, models.items(), strict=True)):
         column.button(
@@ -328,21 +348,27 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     job = lab.job
     running = job is not None and job.running
     single_fits, comparison_fits = _time_check(cfg, architecture, lab, actions)
+    single_room, comparison_room = "", ""  # why its memory does not fit
+    if not running:  # (a running job's memory is counted already)
+        single_room = actions.memory_check(cfg, 1)
+        comparison_room = single_room or actions.memory_check(cfg, COMPARISON_RUNS)
+        if comparison_room:
+            st.warning(literal(comparison_room))
     left, middle, right = st.columns(3)
     left.button(
         "Train",
         key="train_start",
         type="primary",
-        disabled=running or not single_fits,
-        on_click=lab.start,
-        args=(single_job, cfg),
+        disabled=running or not single_fits or bool(single_room),
+        on_click=actions.start,
+        args=(lab, single_job, cfg, 1),
     )
     middle.button(
         "Pre vs post",
         key="train_compare",
-        disabled=running or not comparison_fits,
-        on_click=lab.start,
-        args=(comparison_job, cfg),
+        disabled=running or not comparison_fits or bool(comparison_room),
+        on_click=actions.start,
+        args=(lab, comparison_job, cfg, COMPARISON_RUNS),
     )
     right.button(
         "Stop",
@@ -351,6 +377,8 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         on_click=lab.stop,
         args=(actions.keep_models,),
     )
+    if lab.note and lab.note not in (single_room, comparison_room):  # not twice
+        st.warning(literal(lab.note))
     if job is None:
         st.info("Choose a task, then press **Train**.")
         return
