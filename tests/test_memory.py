@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import gc
 import random
+import threading
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import memory, runs
-from app.memory import ByteBudgetCache, parse_bytes
+from app.memory import ByteBudgetCache, MemoryRefused, parse_bytes
 from encoder.inspect.limits import RunTooLarge
 
 APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
@@ -164,3 +165,71 @@ def test_the_page_refuses_a_run_over_the_budget_with_its_size(monkeypatch):
     assert any(
         "memory budget is 0.05 GB" in m and "ENCODER_EXPLORER_MEMORY_BUDGET" in m for m in messages
     ), messages
+
+
+def test_what_sessions_keep_is_never_evicted_and_counts_in_the_budget():
+    cache = ByteBudgetCache(budget=100)
+    cache.get_or_build("run", lambda: "r", lambda v: 30, 0, "run")
+    cache.make_room(50, "An upload", kept=50, kept_by="s1")
+    cache.keep("upload", 50, owner="s1", tag="m1")
+    assert cache.used == 80 and cache.kept() == 50 and cache.kept("s1") == 50
+    cache.get_or_build("other", lambda: "o", lambda v: 40, 0, "run")  # "run" goes, not "upload"
+    assert cache.used == 90 and cache.kept() == 50
+    with pytest.raises(MemoryRefused, match=r"needs about .* at its peak; .*budget is"):
+        cache.get_or_build("big", lambda: "b", lambda v: 10, 60, "This run")  # 50 kept + 60
+    assert cache.used <= cache.budget
+    # a run of the kept model leaves with it; the session's end releases the rest
+    cache.get_or_build("run of m1", lambda: "r1", lambda v: 10, 0, "run", tag="m1")
+    assert cache.release(tags=["m1"]) == 60 and cache.kept() == 0
+    cache.keep("upload 2", 20, owner="s1", tag="m2")
+    cache.get_or_build("run of m2", lambda: "r2", lambda v: 5, 0, "run", tag="m2")
+    assert cache.release("s1") == 25 and cache.kept() == 0
+
+
+def test_sessions_keep_at_most_their_share_and_the_refusal_says_so():
+    cache = ByteBudgetCache(budget=1_000_000_000, kept_share=0.75)
+    cache.keep("a", 700_000_000, owner="s1")
+    short, why = cache.make_room(
+        100_000_000, "This upload", kept=100_000_000, kept_by="s2", check_only=True
+    )
+    assert short == 50_000_000
+    assert why == (
+        "This upload needs about 100 MB of memory; the models that browser sessions keep may "
+        "take 750 MB together (75% of the server's memory budget of 1.00 GB, "
+        "ENCODER_EXPLORER_MEMORY_BUDGET), and they take 700 MB now (0 MB of them this "
+        "session's). Try again when other sessions have ended."
+    )
+    with pytest.raises(MemoryRefused) as refused:
+        cache.make_room(100_000_000, "This upload", kept=100_000_000, kept_by="s2")
+    assert str(refused.value) == why
+
+
+def test_entries_a_page_is_drawing_are_not_evicted_for_another_session():
+    mb = 1_000_000
+    cache = ByteBudgetCache(budget=100 * mb)
+    seen = threading.Event()
+    done = threading.Event()
+
+    def page() -> None:  # another session's script, drawing its run
+        with cache.holding():
+            cache.get_or_build("drawn", lambda: "d", lambda v: 60 * mb, 0, "run")
+            seen.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=page)
+    thread.start()
+    assert seen.wait(10)
+    assert cache.held == 60 * mb
+    with pytest.raises(MemoryRefused) as refused:
+        cache.get_or_build("mine", lambda: "m", lambda v: 10 * mb, 50 * mb, "This run")
+    assert str(refused.value) == (
+        "This run needs about 50 MB of memory at its peak; the server's memory budget is 100 MB "
+        "(ENCODER_EXPLORER_MEMORY_BUDGET), and models that browser sessions keep take 0 MB of "
+        "it, pages being drawn right now 60 MB. Try again in a moment."
+    )
+    assert cache.used == 60 * mb
+    done.set()
+    thread.join()
+    assert cache.held == 0
+    cache.get_or_build("mine", lambda: "m", lambda v: 10 * mb, 50 * mb, "This run")
+    assert cache.used == 10 * mb  # the page was drawn: its run could go

@@ -120,7 +120,8 @@ class StreamlitServer:
     """`streamlit run script` on a free loopback port; stop() ends exactly this process.
 
     `launcher` replaces `python -m streamlit run script` (e.g. an installed `encoder-explorer`),
-    run in `cwd` with `env`; the loopback options are added either way.
+    run in `cwd` with `env`; the loopback options are added either way, and `options` (more
+    Streamlit options, e.g. ["--server.disconnectedSessionTTL", "5"]).
     """
 
     def __init__(
@@ -130,6 +131,7 @@ class StreamlitServer:
         launcher: list[str] | None = None,
         cwd: Path = REPO,
         env: dict[str, str] | None = None,
+        options: tuple[str, ...] = (),
     ) -> None:
         self.script = script
         self.port = free_port()
@@ -143,6 +145,7 @@ class StreamlitServer:
             "--server.fileWatcherType", "none",
             "--server.port", str(self.port),
             "--server.address", "127.0.0.1",
+            *options,
         ]  # fmt: skip
         self.started = time.perf_counter()
         with self.log_path.open("w") as log:
@@ -217,6 +220,21 @@ def settings_for(script: str) -> list[str]:
         for section, options in app_settings().items()
         for name, value in options.items()
     ]
+
+
+def minilm_archive(path: Path) -> Path:
+    """The bundled MiniLM checkpoint (91 MB of weights) as an upload, a zip of its three files,
+    written to `path` (Playwright uploads a buffer of at most 50 MB)."""
+    from encoder.io.checkpoint_files import checkpoint_archive, read_checkpoint_dir
+    from encoder.io.tokenize import bundled_model_dir
+
+    path.write_bytes(checkpoint_archive(read_checkpoint_dir(bundled_model_dir())))
+    return path
+
+
+UPLOAD_INPUT = "[data-testid=stFileUploader] input[type=file]"  # the sidebar's uploader
+# The sidebar's line on what this session and all sessions keep (app.model_files.memory_text)
+KEPT_MEMORY = ".st-key-kept_memory"
 
 
 def _process_tree(pid: int) -> list[int]:
