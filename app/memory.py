@@ -246,26 +246,23 @@ class ByteBudgetCache:
             over_kept = kept_now + kept - self.kept_limit if kept else 0
             short, why = 0, ""
             if over_kept > 0:
-                short, why = (
-                    max(over_kept, over_budget),
-                    (
-                        f"{what} needs about {size_text(kept)} of memory; the models that browser "
-                        f"sessions keep may take {size_text(self.kept_limit)} together "
-                        f"({self.kept_share:.0%} of the server's memory budget of "
-                        f"{size_text(self.budget)}, {BUDGET_ENV}), and they take "
-                        f"{size_text(kept_now)} now ({size_text(own)} of them this session's). Try "
-                        "again when other sessions have ended."
-                    ),
+                short = max(over_kept, over_budget)
+                why = (
+                    f"{what} needs about {size_text(kept)} of memory; the models that browser "
+                    f"sessions keep may take {size_text(self.kept_limit)} together "
+                    f"({self.kept_share:.0%} of the server's memory budget of "
+                    f"{size_text(self.budget)}, {BUDGET_ENV}), and they take "
+                    f"{size_text(kept_now)} now ({size_text(own)} of them this session's). Try "
+                    "again when other sessions have ended."
                 )
             elif over_budget > 0:
-                short, why = (
-                    over_budget,
-                    (
-                        f"{what} needs about {size_text(nbytes)} of memory at its peak; the "
-                        f"server's memory budget is {size_text(self.budget)} ({BUDGET_ENV}), and "
-                        f"models that browser sessions keep take {size_text(kept_now)} of it, pages "
-                        f"being drawn right now {size_text(self.held)}. Try again in a moment."
-                    ),
+                short = over_budget
+                why = (
+                    f"{what} needs about {size_text(nbytes)} of memory at its peak; the "
+                    f"server's memory budget is {size_text(self.budget)} ({BUDGET_ENV}), and "
+                    f"models that browser sessions keep take {size_text(kept_now)} of it, "
+                    f"pages being drawn right now {size_text(self.held)}. Try again in a "
+                    "moment, or once other sessions have ended."
                 )
             if check_only:
                 return short, why

@@ -225,7 +225,8 @@ def test_entries_a_page_is_drawing_are_not_evicted_for_another_session():
     assert str(refused.value) == (
         "This run needs about 50 MB of memory at its peak; the server's memory budget is 100 MB "
         "(ENCODER_EXPLORER_MEMORY_BUDGET), and models that browser sessions keep take 0 MB of "
-        "it, pages being drawn right now 60 MB. Try again in a moment."
+        "it, pages being drawn right now 60 MB. Try again in a moment, or once other sessions "
+        "have ended."
     )
     assert cache.used == 60 * mb
     done.set()

@@ -193,7 +193,7 @@ def test_compare_modes_second_run_counts_and_the_first_is_not_evicted_for_it(bud
         f"Setup B cannot run: This model needs about {size_text(2 * b_model)} of memory at its "
         f"peak; the server's memory budget is {size_text(cache.budget)} ({BUDGET_ENV}), and "
         f"models that browser sessions keep take 0 MB of it, pages being drawn right now "
-        f"{size_text(a_used)}. Try again in a moment."
+        f"{size_text(a_used)}. Try again in a moment, or once other sessions have ended."
     ]
     budgets(a_used + 3 * b_model, 50_000_000)
     at.run()
