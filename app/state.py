@@ -304,8 +304,9 @@ def b_overrides() -> dict[str, object]:
 
 
 def sources_in_use() -> tuple[str, ...]:
-    """The model sources this session shows: setup A's, and setup B's where it has its own."""
-    b_source = b_overrides().get("source")
+    """The model sources this session shows: setup A's, and in compare mode setup B's where it
+    has its own."""
+    b_source = b_overrides().get("source") if get("compare") else None
     return (get("source"),) + ((b_source,) if b_source is not None else ())
 
 
