@@ -98,6 +98,12 @@ def add_train_command(subparsers: argparse._SubParsersAction) -> None:
         "for these tiny models and far faster when other programs busy the cores",
     )
     parser.add_argument(
+        "--checkpoint-blocks",
+        action="store_true",
+        help="gradient checkpointing: keep only each block's input for backward and recompute "
+        "the block (less memory, about one more forward pass of time; the same losses)",
+    )
+    parser.add_argument(
         "--save",
         metavar="DIR",
         help="save the trained model in DIR (config.json, model.safetensors, tokenizer.json); "
@@ -272,11 +278,16 @@ def run_train(args: argparse.Namespace) -> int:
         steps=args.steps,
         lr=args.lr,
         seed=args.seed,
+        checkpoint_blocks=args.checkpoint_blocks,
     )
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads {args.threads} must be at least 1")
     every = max(1, cfg.steps // 10)
-    print(f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps")
+    checkpointing = ", blocks checkpointed" if cfg.checkpoint_blocks else ""
+    print(
+        f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers{checkpointing}) "
+        f"for {cfg.steps} steps"
+    )
 
     def report(m: StepMetrics) -> None:
         if m.step % every == 0 or m.step == cfg.steps:

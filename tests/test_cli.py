@@ -215,3 +215,14 @@ def test_pretrained_and_checkpoint_exclude_each_other(capsys) -> None:
         main(["trace", "hi", "--pretrained", "--checkpoint", "somewhere"])
     assert exit_info.value.code == 2
     assert "not allowed with argument --pretrained" in capsys.readouterr().err
+
+
+def test_train_with_checkpointed_blocks_gives_the_same_loss(capsys) -> None:
+    options = ["train", "--task", "shift", "--layers", "2", "--steps", "3", "--threads", "1"]
+    summaries = []
+    for extra in ([], ["--checkpoint-blocks"]):
+        assert main([*options, *extra, "--json"]) == 0
+        summaries.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+    plain, checkpointed = summaries
+    assert (plain["checkpoint_blocks"], checkpointed["checkpoint_blocks"]) == (False, True)
+    assert checkpointed["final_loss"] == pytest.approx(plain["final_loss"], abs=1e-6)
