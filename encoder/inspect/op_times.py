@@ -64,6 +64,7 @@ class OpTime:
     kind: str
     ms: float
     flops: int  # all of its FLOPs (the block table's convention)
+    matmul_flops: int  # the part that is matrix products
     measured: bool  # False: its time is a FLOP share of a time measured with its neighbours
     note: str = ""
 
@@ -223,6 +224,7 @@ def profile_ops(
             kind=op.kind,
             ms=run_ms * share,
             flops=op.total_flops,
+            matmul_flops=op.matmul_flops,
             measured=len(group) == 1,
             note=_note(group),
         )
