@@ -62,6 +62,14 @@ class SavedTensorCounter:
         return sum(self.storages.values())
 
 
+def trainable(model: TransformerEncoder, *, copy_always: bool = False) -> TransformerEncoder:
+    """The model itself when every parameter requires grad (and copy_always is False), else a
+    copy of it whose parameters do: a shared, frozen model is never changed."""
+    if not copy_always and all(p.requires_grad for p in model.parameters()):
+        return model
+    return copy.deepcopy(model).requires_grad_(True)
+
+
 def saved_tensor_bytes(
     model: TransformerEncoder,
     input_ids: torch.Tensor,  # [B, T] long
@@ -69,7 +77,9 @@ def saved_tensor_bytes(
     *,
     checkpoint_blocks: bool = False,
 ) -> int:
-    """Bytes autograd keeps for backward after one forward pass with gradients on (see module)."""
+    """Bytes autograd keeps for backward after one forward pass with gradients on (see module);
+    a frozen model is measured on a copy that requires grad."""
+    model = trainable(model)
     counter = SavedTensorCounter(module_storages(model))
     with evaluating(model), torch.enable_grad():
         with torch.autograd.graph.saved_tensors_hooks(counter.pack, counter.unpack):
@@ -130,19 +140,19 @@ def measure_train_memory(
 ) -> TrainMemory:
     """Saved bytes plain and checkpointed, the median time of forward + backward for each
     (timed in turn, so both see the same load), and on CUDA the peak memory of each."""
-    trainable = copy.deepcopy(model).requires_grad_(True)
-    device = trainable.device
+    copied = trainable(model, copy_always=True)  # backward writes .grad
+    device = copied.device
     saved = {
-        ckpt: saved_tensor_bytes(trainable, input_ids, attention_mask, checkpoint_blocks=ckpt)
+        ckpt: saved_tensor_bytes(copied, input_ids, attention_mask, checkpoint_blocks=ckpt)
         for ckpt in (False, True)
     }
     runs = {
-        ckpt: partial(_forward_backward, trainable, input_ids, attention_mask, ckpt)
+        ckpt: partial(_forward_backward, copied, input_ids, attention_mask, ckpt)
         for ckpt in (False, True)
     }
     times: dict[bool, list[float]] = {False: [], True: []}
     peaks: dict[bool, int | None] = {False: None, True: None}
-    with evaluating(trainable), torch.enable_grad():
+    with evaluating(copied), torch.enable_grad():
         for run in runs.values():
             run()  # warm-up
         for _ in range(max(1, repeats)):
@@ -151,7 +161,7 @@ def measure_train_memory(
             if budget is not None and budget.expired:
                 break
         for ckpt, run in runs.items() if device.type == "cuda" else ():
-            trainable.zero_grad(set_to_none=True)  # the peak counts this run's gradients too
+            copied.zero_grad(set_to_none=True)  # the peak counts this run's gradients too
             peaks[ckpt] = cuda_peak_bytes(run, device)
     return TrainMemory(
         saved_bytes=saved[False],
