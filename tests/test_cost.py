@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import pytest
 import torch
-import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from encoder import EncoderConfig, TransformerEncoder
@@ -52,8 +51,9 @@ def test_ops_are_the_ledgers_rows_with_the_tables_flops(cfg: EncoderConfig) -> N
     assert [(op.layer, op.operation) for op in profile.ops] == list(
         zip(ledger["layer"], ledger["operation"], strict=True)
     )
+    names = zip(ledger["layer"], ledger["operation"], strict=True)
     assert [op.name for op in profile.ops] == [
-        f"{layer}: {operation}" for layer, operation in zip(ledger["layer"], ledger["operation"])
+        f"{layer}: {operation}" for layer, operation in names
     ]
     assert [op.flops for op in profile.ops] == ledger["flops"].tolist()
     assert [op.matmul_flops for op in profile.ops] == ledger["matmul_flops"].tolist()
@@ -64,7 +64,11 @@ def test_ops_are_the_ledgers_rows_with_the_tables_flops(cfg: EncoderConfig) -> N
 def test_fused_and_hookless_operations_are_split_by_flops_and_marked() -> None:
     groups = timed_groups(block.model_ops(BERT_LIKE, 1, 4))
     embedding = [op.operation for op in groups[2]]
-    assert embedding == ["add token + position", "add token-type embedding", "embedding norm (LayerNorm)"]  # fmt: skip
+    assert embedding == [
+        "add token + position",
+        "add token-type embedding",
+        "embedding norm (LayerNorm)",
+    ]
     qkv = [group for group in groups if group[0].stage in FUSED_STAGES]
     assert [[op.operation[0] for op in group] for group in qkv] == [["Q", "K", "V"]] * 2
     assert all(len(group) == 1 for group in groups if group not in qkv and group != groups[2])
@@ -302,7 +306,8 @@ def test_last_w2_by_depth_reads_the_last_layer_of_each_depth() -> None:
     rows = gradients.last_w2_by_depth(TINY, settings)
     assert [row["layers"] for row in rows] == [1, 3]
     for row in rows:
-        for placement, placed in gradients.by_placement(replace(TINY, num_layers=row["layers"])).items():  # fmt: skip
+        placed_configs = gradients.by_placement(replace(TINY, num_layers=row["layers"]))
+        for placement, placed in placed_configs.items():
             assert row[placement] == pytest.approx(norms_by_hand(placed, settings)[-1]["w2"])
 
 
