@@ -2,9 +2,10 @@
 
 How: a `TimingCapture` is the active capture (encoder.core.capture), so each HookPoint that marks
 an operation's output (`Op.output` in encoder.core.block) records the time it fires, after waiting
-for the device (CUDA). An operation's time runs from the previous boundary to its own output hook;
-the first starts when the forward pass is called, so the token embedding's time includes the
-model's input checks. Two cases cannot be told apart by hooks, and are split by FLOPs:
+for the device (CUDA), on the clock of encoder.inspect.timing (CPU: the thread's CPU time). An
+operation's time runs from the previous boundary to its own output hook; the first starts when
+the forward pass is called, so the token embedding's time includes the model's input checks.
+Two cases cannot be told apart by hooks, and are split by FLOPs:
 
 - fused kernels: Q, K and V come out of one in_proj matmul (FUSED_STAGES), so their hooks fire
   together; the matmul's time is shared between them by FLOPs;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -27,7 +29,7 @@ import torch
 from encoder.core import block
 from encoder.core.capture import Capture, activated
 from encoder.core.model import TransformerEncoder
-from encoder.inspect.timing import Budget, evaluating, synchronize, timed_ms
+from encoder.inspect.timing import Budget, clock, evaluating, synchronize, timed_ms
 
 # block stage -> why its operations share one measured time
 FUSED_STAGES = {
@@ -46,12 +48,13 @@ class TimingCapture(Capture):
     """A capture that stores no tensor: it records when each kept hook fires (device synced)."""
 
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
-    stamps: dict[str, float] = field(default_factory=dict)  # hook name -> perf_counter seconds
+    stamps: dict[str, float] = field(default_factory=dict)  # hook name -> seconds on `now`
+    now: Callable[[], float] = time.perf_counter
 
     def record(self, name: str, x: torch.Tensor) -> None:
         if self.keep(name):
             synchronize(self.device)
-            self.stamps[name] = time.perf_counter()
+            self.stamps[name] = self.now()
 
 
 @dataclass(frozen=True)
@@ -167,13 +170,14 @@ def _instrumented_run(
 ) -> tuple[list[float], float]:
     """One forward pass with the timing capture: (each run's ms, the whole pass's ms)."""
     ends = [group[-1].output for group in groups]
-    capture = TimingCapture(keep=frozenset(ends).__contains__, device=model.device)
+    now = clock(model.device)
+    capture = TimingCapture(keep=frozenset(ends).__contains__, device=model.device, now=now)
     with activated(capture):
         synchronize(model.device)
-        started = time.perf_counter()
+        started = now()
         model(input_ids, attention_mask)
         synchronize(model.device)
-        finished = time.perf_counter()
+        finished = now()
     missing = [name for name in ends if name not in capture.stamps]
     if missing:
         raise ValueError(f"hooks {missing[:3]} never fired: the model does not match its config")
