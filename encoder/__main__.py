@@ -34,7 +34,7 @@ from encoder.inspect.cost import CostReport, CostSettings, cost_report
 from encoder.inspect.gradients import LOSS, WEIGHTS
 from encoder.inspect.ledger import cost_summary, shape_ledger
 from encoder.inspect.limits import check_run
-from encoder.inspect.timing import synchronize
+from encoder.inspect.timing import CLOCK_NAMES, clock_kind, synchronize
 from encoder.io.checkpoints import load_checkpoint
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
@@ -334,21 +334,23 @@ DEPTH_COLUMNS = [("layers", "layers", "{}"), ("pre", "pre", "{:.4f}"), ("post", 
 def format_profile(report: CostReport, description: str) -> list[str]:
     """The report as readable lines: one section per measure, tables where there are rows."""
     ops, scaling, slowest = report.ops, report.scaling, report.ops.slowest()
-    exponents = scaling.exponents
+    exponents, by_operation = scaling.exponents, ops.by_operation()
+    slowest_kind = max(by_operation, key=lambda row: row["ms"])
     operations = [
         row | {"operation": row["operation"] + ("" if row["measured"] else " *")}
-        for row in ops.by_operation()
+        for row in by_operation
     ]
     memory = [{"norm": norm} | m.to_dict() for norm, m in report.train_memory.items()]
     lines = [
         f"model: {description}",
         f"device: {report.device}, batch {report.batch[0]} x {report.batch[1]} tokens, "
-        f"measured in {report.seconds:.1f} s",
+        f"measured in {report.seconds:.1f} s; times are {CLOCK_NAMES[clock_kind(report.device)]}",
         "",
         f"forward pass: {ops.total_ms:.2f} ms (median of {ops.repeats}); the operations' "
         f"times add up to {ops.ops_ms:.2f} ms ({ops.ops_over_total:.0%})",
-        f"slowest operation: {slowest.name}, {slowest.ms:.3f} ms "
-        f"({slowest.ms / ops.ops_ms:.0%} of the time)",
+        f"slowest operation: {slowest_kind['operation']}, {slowest_kind['ms']:.3f} ms in all "
+        f"layers ({slowest_kind['time_share']:.0%} of the time, {slowest_kind['flop_share']:.0%} "
+        f"of the FLOPs); in one layer: {slowest.name}, {slowest.ms:.3f} ms",
         "time per operation, all layers together (* = time split by FLOPs with its neighbours):",
         _table(operations, OPERATION_COLUMNS),
         "",

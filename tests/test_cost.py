@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from dataclasses import replace
 
 import pytest
@@ -19,7 +20,7 @@ from encoder.inspect.cost import CostSettings, cost_report
 from encoder.inspect.ledger import shape_ledger
 from encoder.inspect.op_times import FUSED_STAGES, NO_HOOK_NOTE, profile_ops, timed_groups
 from encoder.inspect.scaling import crossover_tokens, flops_at, measure_scaling, scaling_lengths
-from encoder.inspect.timing import Budget
+from encoder.inspect.timing import Budget, clock, clock_kind
 from encoder.inspect.train_memory import (
     measure_train_memory,
     module_storages,
@@ -150,9 +151,9 @@ def test_scaling_lengths_double_up_to_max_len_or_512() -> None:
 
 
 def test_scaling_exponents_and_measured_growth() -> None:
-    cfg = replace(TINY, d_model=64, d_ff=256, max_len=256)
+    cfg = replace(TINY, d_model=128, d_ff=512, max_len=512)
     scaling = measure_scaling(TransformerEncoder(cfg), repeats=3, warmup=1)
-    assert [p.tokens for p in scaling.points] == [16, 32, 64, 128, 256] and scaling.complete
+    assert [p.tokens for p in scaling.points] == [16, 32, 64, 128, 256, 512] and scaling.complete
     exponents = scaling.exponents
     assert exponents["attention_flops"] == pytest.approx(2.0, abs=1e-9)  # exactly n^2
     assert exponents["ffn_flops"] == pytest.approx(1.0, abs=1e-9)  # exactly n
@@ -160,7 +161,7 @@ def test_scaling_exponents_and_measured_growth() -> None:
         assert point.attention_flops == 4 * cfg.num_layers * point.tokens**2 * cfg.d_model
         assert point.ffn_flops == 4 * cfg.num_layers * point.tokens * cfg.d_model * cfg.d_ff
     ms = [p.ms for p in scaling.points]
-    assert ms[-1] > 2 * ms[0]  # 16x the tokens, ~20x the FLOPs: the time grows
+    assert ms[-1] > 3 * ms[0]  # 32x the tokens, 53x the FLOPs; at 16 tokens overheads dominate
     assert 0 < exponents["ms"] < 2.5
 
 
@@ -359,3 +360,8 @@ def test_cost_report_has_both_placements_and_stays_near_its_budget() -> None:
     assert [row["layers"] for row in data["last_w2_by_depth"]] == [1, 2]
     assert data["crossover_tokens"] == TINY.d_ff and data["loss"] == gradients.LOSS
     assert report.seconds < 4.0 + 6.0  # each measure may finish the unit it started
+
+
+def test_times_are_cpu_time_on_the_cpu_and_wall_clock_elsewhere() -> None:
+    assert clock_kind("cpu") == "thread" and clock("cpu") is time.thread_time
+    assert clock_kind("cuda:0") == "wall" and clock("cuda") is time.perf_counter

@@ -27,7 +27,7 @@ from encoder.core.model import TransformerEncoder
 from encoder.inspect import gradients
 from encoder.inspect.op_times import OpProfile, profile_ops
 from encoder.inspect.scaling import MAX_TOKENS, Scaling, measure_scaling
-from encoder.inspect.timing import Budget
+from encoder.inspect.timing import CLOCK_NAMES, Budget, clock_kind
 from encoder.inspect.train_memory import TrainMemory, measure_train_memory
 
 # each measure, in the order they run, and the fraction of the budget left that it may take
@@ -73,8 +73,10 @@ class CostReport:
         placements, the fitted exponents, the crossover and the findings."""
         ops = self.ops.to_dict()
         slowest = self.ops.slowest()
+        by_operation = self.ops.by_operation()
         return {
             "device": self.device,
+            "clock": CLOCK_NAMES[clock_kind(self.device)],
             "batch": list(self.batch),
             "norm": self.placement,
             "total_ms": ops.pop("total_ms"),
@@ -85,7 +87,8 @@ class CostReport:
                 "ms": slowest.ms,
                 "share": slowest.ms / self.ops.ops_ms,
             },
-            "by_operation": self.ops.by_operation(),
+            "slowest_operation": max(by_operation, key=lambda row: row["ms"]),
+            "by_operation": by_operation,
             "scaling": [asdict(point) for point in self.scaling.points],
             "scaling_exponents": self.scaling.exponents,
             "scaling_complete": self.scaling.complete,
