@@ -320,6 +320,14 @@ def test_grad_norms_stop_adding_seeds_when_the_budget_is_spent() -> None:
     )
 
 
+def test_depth_sweep_stops_before_a_depth_that_would_overrun_the_budget() -> None:
+    settings = gradients.GradientSettings(seeds=1, batches=1, batch_size=2, tokens=4)
+    rows = gradients.last_w2_by_depth(TINY, settings, budget=Budget(0))
+    assert [row["layers"] for row in rows] == [2]  # the first depth always runs
+    rows = gradients.last_w2_by_depth(TINY, replace(settings, depths=(1, 2)), budget=Budget(60))
+    assert [row["layers"] for row in rows] == [1, 2]
+
+
 def rows(values: list[float]) -> list[dict[str, float]]:
     return [{"layer": i, "w1": 1.0, "w2": v, "in_proj": 1.0, "out_proj": 1.0}
             for i, v in enumerate(values)]  # fmt: skip

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 
 import torch
 
-from encoder.core.config import placement_of
+from encoder.core.config import EncoderConfig, placement_of
 from encoder.core.model import TransformerEncoder
 from encoder.inspect import gradients
 from encoder.inspect.op_times import OpProfile, profile_ops
@@ -62,6 +63,7 @@ class CostReport:
     last_w2_by_depth: list[dict[str, float]]
     placement: str  # the model's own: "pre" or "post"
     seconds: float
+    seconds_by_measure: dict[str, float]  # wall-clock seconds each measure took
 
     @property
     def findings(self) -> list[gradients.Finding]:
@@ -101,6 +103,7 @@ class CostReport:
             "loss": gradients.LOSS,
             "findings": [asdict(finding) for finding in self.findings],
             "seconds": self.seconds,
+            "seconds_by_measure": self.seconds_by_measure,
         }
 
 
@@ -120,6 +123,20 @@ def _train_memory_by_placement(
     return memory
 
 
+def _grad_norms_by_placement(
+    cfg: EncoderConfig,
+    settings: gradients.GradientSettings,
+    device: torch.device,
+    budget: Budget,
+) -> dict[str, list[dict[str, float]]]:
+    return {
+        placement: gradients.grad_norms_at_init(
+            placed, settings, device=device, budget=budget.share(1 / (2 - index))
+        )
+        for index, (placement, placed) in enumerate(gradients.by_placement(cfg).items())
+    }
+
+
 def cost_report(
     model: TransformerEncoder,
     input_ids: torch.Tensor,  # [B, T] long, on the model's device
@@ -129,40 +146,26 @@ def cost_report(
     """Measure the four costs of the module docstring within settings.budget_s (about)."""
     started = time.perf_counter()
     budget = Budget(settings.budget_s)
-    shares = iter(BUDGET_SHARES.values())
     cfg, device = model.cfg, model.device
-    ops = profile_ops(
-        model,
-        input_ids,
-        attention_mask,
-        repeats=settings.repeats,
-        warmup=settings.warmup,
-        budget=budget.share(next(shares)),
-    )
-    scaling = measure_scaling(
-        model, max_tokens=settings.max_tokens, budget=budget.share(next(shares))
-    )
-    memory = _train_memory_by_placement(
-        model, input_ids, attention_mask, budget.share(next(shares))
-    )
-    grad_budget = budget.share(next(shares))
-    norms = {
-        placement: gradients.grad_norms_at_init(
-            placed, settings.gradients, device=device, budget=grad_budget.share(1 / (2 - index))
-        )
-        for index, (placement, placed) in enumerate(gradients.by_placement(cfg).items())
-    }
-    by_depth = gradients.last_w2_by_depth(
-        cfg, settings.gradients, device=device, budget=budget.share(next(shares))
-    )
+    measures = {  # each takes its share of the budget as `budget=`
+        "ops": partial(profile_ops, model, input_ids, attention_mask,
+                       repeats=settings.repeats, warmup=settings.warmup),
+        "scaling": partial(measure_scaling, model, max_tokens=settings.max_tokens),
+        "train_memory": partial(_train_memory_by_placement, model, input_ids, attention_mask),
+        "grad_norms": partial(_grad_norms_by_placement, cfg, settings.gradients, device),
+        "last_w2_by_depth": partial(gradients.last_w2_by_depth, cfg, settings.gradients,
+                                    device=device),
+    }  # fmt: skip
+    results, seconds = {}, {}
+    for name, measure in measures.items():
+        began = time.perf_counter()
+        results[name] = measure(budget=budget.share(BUDGET_SHARES[name]))
+        seconds[name] = time.perf_counter() - began
     return CostReport(
         device=str(device),
         batch=tuple(input_ids.shape),
-        ops=ops,
-        scaling=scaling,
-        train_memory=memory,
-        grad_norms=norms,
-        last_w2_by_depth=by_depth,
+        **results,
         placement=placement_of(cfg.norm_first),
         seconds=time.perf_counter() - started,
+        seconds_by_measure=seconds,
     )

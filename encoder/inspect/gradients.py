@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from dataclasses import dataclass, replace
 
 import torch
@@ -139,12 +140,15 @@ def last_w2_by_depth(
     """For each depth L in settings.depths: {"layers": L, "pre": ..., "post": ...}, the last
     layer's W2 gradient norm of cfg's architecture with L layers (mean over seeds x batches).
 
-    Depths run in order; once the budget is spent, or a depth is over the bounds of
-    encoder.inspect.limits, no further depth starts."""
-    rows = []
+    Depths run in order, each with every seed and batch. A depth whose predicted time (the last
+    depth's, scaled by the number of layers) does not fit in what is left of the budget does not
+    start, nor does one over the bounds of encoder.inspect.limits."""
+    rows: list[dict[str, float]] = []
+    seconds_per_layer = 0.0
     for depth in sorted(settings.depths):
-        if rows and budget is not None and budget.expired:
+        if rows and budget is not None and seconds_per_layer * depth > budget.left:
             break
+        started = time.perf_counter()
         row: dict[str, float] = {"layers": depth}
         try:
             for placement, placed in by_placement(replace(cfg, num_layers=depth)).items():
@@ -152,6 +156,7 @@ def last_w2_by_depth(
         except RunTooLarge:
             break
         rows.append(row)
+        seconds_per_layer = (time.perf_counter() - started) / depth
     return rows
 
 
