@@ -48,7 +48,7 @@ class CostSettings:
     repeats: int = 10  # forward passes per operation timing (scaling and memory take fewer)
     warmup: int = 2
     max_tokens: int = MAX_TOKENS
-    budget_s: float = 60.0
+    budget_s: float = 120.0
     gradients: gradients.GradientSettings = field(default_factory=gradients.GradientSettings)
 
 
