@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from encoder.core import hooks
 from encoder.core.block import hook_names
@@ -278,11 +279,22 @@ class TransformerEncoder(nn.Module):
         input_ids: torch.Tensor,  # [B, T] long
         attention_mask: torch.Tensor | None = None,  # [B, T] 1 = token, 0 = padding
         token_type_ids: torch.Tensor | None = None,  # [B, T]
+        *,
+        checkpoint_blocks: bool = False,
     ) -> torch.Tensor:  # [B, T, d]
+        """The encoder's output. checkpoint_blocks: when gradients are on, keep only each block's
+        input for backward and run the block again during backward (gradient checkpointing,
+        `torch.utils.checkpoint`, non-reentrant, RNG state preserved so dropout repeats itself):
+        less memory for about one more forward pass of time. Without gradients (model.trace) it
+        changes nothing."""
         key_padding = self._check_inputs(input_ids, attention_mask)
-        x = self.embed(input_ids, token_type_ids)
+        x = self.embed(input_ids, token_type_ids)  # [B, T, d]
+        recompute = checkpoint_blocks and torch.is_grad_enabled()
         for block in self.layers:
-            x = block(x, key_padding)
+            if recompute:
+                x = checkpoint(block, x, key_padding, use_reentrant=False)
+            else:
+                x = block(x, key_padding)
         return self.norm(x) if self.norm is not None else x
 
     def hook_names(self) -> list[str]:
