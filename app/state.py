@@ -67,6 +67,7 @@ TRAINING_FIELDS = {
     "train_warmup": "warmup_steps",
     "train_batch": "batch_size",
     "train_seed": "seed",
+    "train_checkpoint": "checkpoint_blocks",
 }
 
 

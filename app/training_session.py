@@ -4,6 +4,7 @@ it changes the sidebar, the open view and this session's models."""
 from __future__ import annotations
 
 from app import session_models, sidebar, state
+from app.runs import checkpoint_cost
 from app.views.training import TrainingActions, TrainingLab
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
@@ -40,4 +41,5 @@ def lab_and_actions() -> tuple[TrainingLab, TrainingActions]:
         use_architecture=sidebar.use_architecture,
         apply_preset=_apply_preset,
         open_model=_open_model,
+        checkpointing=checkpoint_cost,
     )

@@ -19,6 +19,7 @@ from app.state import Selection
 from app.views import (
     activations,
     attention,
+    cost,
     export,
     layernorm,
     shapes,
@@ -63,6 +64,7 @@ VIEWS: dict[str, RunView | TrainingView] = {
     "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
     "Activations": RunView(activations.draw, activations.hooks),
     "Shapes": RunView(shapes.draw, every_hook),
+    "Cost": RunView(cost.draw, cost.hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),
 }  # the view control offers them in this order

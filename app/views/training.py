@@ -28,6 +28,7 @@ from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.state import architecture_values
 from app.user_text import literal
 from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.inspect.train_memory import TrainMemory
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -84,13 +85,15 @@ class TrainingLab:
 
 @dataclass(frozen=True)
 class TrainingActions:
-    """What the Training view changes outside itself: callbacks made by the page."""
+    """What the Training view changes outside itself, and what it asks the page: callbacks made
+    by the page."""
 
     keep_models: Callable[[dict[str, TrainResult]], dict[str, str]]  # results -> {name: id}
     kept: dict[str, str]  # the session's models now: {id: label}
     use_architecture: Callable[[dict[str, object]], None]  # into the sidebar, random weights
     apply_preset: Callable[[], None]  # the preset selectbox's choice into the controls
     open_model: Callable[[str, int, int], None]  # (model id, layer, head) in the Attention view
+    checkpointing: Callable[[TrainConfig], TrainMemory]  # a step's memory and time, both ways
 
 
 def _preset_label(name: str) -> str:
@@ -137,6 +140,12 @@ def _controls(actions: TrainingActions) -> dict:
             "Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup"
         )
         batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch")
+    checkpoint = st.toggle(
+        "Checkpoint every block",
+        key="train_checkpoint",
+        help="Keep only each block's input for the backward pass and recompute the rest while "
+        "going back: less memory, more time. The losses are the same.",
+    )
     chosen = dict(
         task=task,
         seq_len=seq_len,
@@ -145,6 +154,7 @@ def _controls(actions: TrainingActions) -> dict:
         warmup_steps=warmup,
         batch_size=batch,
         seed=seed,
+        checkpoint_blocks=checkpoint,
     )
     hidden = {
         name: value
@@ -212,6 +222,17 @@ def _time_check(
     elif compared > MAX_TRAINING_SECONDS:
         _too_slow(cfg, architecture, COMPARISON_RUNS, scale, actions)
     return single <= MAX_TRAINING_SECONDS, compared <= MAX_TRAINING_SECONDS
+
+
+def _checkpointing_note(memory: TrainMemory) -> str:
+    """What checkpointing saves and costs for one step of this training, measured."""
+    kept, checkpointed = memory.saved_bytes / 1e6, memory.saved_bytes_checkpointed / 1e6
+    return (
+        f"Checkpointing: each step keeps {checkpointed:,.2f} MB for the backward pass instead of "
+        f"{kept:,.2f} MB ({kept / max(checkpointed, 1e-9):.1f}x less), and a forward + backward "
+        f"pass takes {memory.checkpointing_time_factor:.2f}x as long (measured here on this "
+        "architecture and batch)."
+    )
 
 
 def _draw_progress(job: TrainingJob) -> None:
@@ -328,6 +349,8 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     job = lab.job
     running = job is not None and job.running
     single_fits, comparison_fits = _time_check(cfg, architecture, lab, actions)
+    if cfg.checkpoint_blocks:
+        st.caption(_checkpointing_note(actions.checkpointing(cfg)))
     left, middle, right = st.columns(3)
     left.button(
         "Train",

@@ -18,6 +18,7 @@ The whole is bounded by `budget_s`: each measure gets a share of what is left wh
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
@@ -137,13 +138,24 @@ def _grad_norms_by_placement(
     }
 
 
+MEASURE_NAMES = {  # each measure as a sentence can name it while it runs
+    "ops": "the time of every operation",
+    "scaling": "the time against length",
+    "train_memory": "the memory kept for training",
+    "grad_norms": "the gradients at initialisation",
+    "last_w2_by_depth": "the gradients against depth",
+}
+
+
 def cost_report(
     model: TransformerEncoder,
     input_ids: torch.Tensor,  # [B, T] long, on the model's device
     attention_mask: torch.Tensor | None = None,  # [B, T]
     settings: CostSettings = CostSettings(),
+    progress: Callable[[str, float], None] | None = None,
 ) -> CostReport:
-    """Measure the four costs of the module docstring within settings.budget_s (about)."""
+    """Measure the four costs of the module docstring within settings.budget_s (about);
+    `progress(what, done)` hears of each measure as it starts (done: 0..1 of them)."""
     started = time.perf_counter()
     budget = Budget(settings.budget_s)
     cfg, device = model.cfg, model.device
@@ -157,7 +169,9 @@ def cost_report(
                                     device=device),
     }  # fmt: skip
     results, seconds = {}, {}
-    for name, measure in measures.items():
+    for index, (name, measure) in enumerate(measures.items()):
+        if progress is not None:
+            progress(MEASURE_NAMES[name], index / len(measures))
         began = time.perf_counter()
         results[name] = measure(budget=budget.share(BUDGET_SHARES[name]))
         seconds[name] = time.perf_counter() - began
