@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 import streamlit as st
 
 from app.charts.cost import (
@@ -120,13 +119,12 @@ def _gradients(report: dict, name: str) -> None:
         "the output and does not depend on depth; pre-norm's is about flat across layers and "
         "shrinks like 1/sqrt(L)."
     )
-    findings = pd.DataFrame(report["findings"])
-    findings["agrees"] = findings["agrees"].map({True: "agrees", False: "differs"})
-    st.dataframe(
-        findings.rename(columns={"claim": "the paper", "measured": "this model"}),
-        hide_index=True,
-        width="stretch",
-    )
+    lines = [
+        f"- **{'Agrees' if finding['agrees'] else 'Differs'}.** The paper: {finding['claim']} "
+        f"This model: {finding['measured']}"
+        for finding in report["findings"]
+    ]
+    st.markdown("\n".join(lines))  # our own sentences, no user text
 
 
 def _panel(run: Run, name: str, budget_s: float) -> None:
