@@ -21,6 +21,7 @@ from app.views import (
     attention,
     export,
     layernorm,
+    lesson,
     shapes,
     steps,
     tokens,
@@ -57,6 +58,7 @@ class TrainingView:
 
 
 VIEWS: dict[str, RunView | TrainingView] = {
+    "Lesson": RunView(lesson.draw, lesson.hooks),
     "Tokens": RunView(tokens.draw, no_hooks),
     "Attention": RunView(attention.draw, no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),

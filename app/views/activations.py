@@ -68,8 +68,32 @@ def _top_units(run: Run, sentence: int, layer: int) -> None:
     )
 
 
-def _feed_forward(run: Run, sentence: int, layer: int, table: pd.DataFrame) -> None:
+def histogram_figure(run: Run, sentence: int, layer: int):
+    """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
+    the activation function drawn over them."""
     cfg, tokens = run.cfg, run.tokens[sentence]
+    name = ACTIVATION_NAMES[cfg.activation]
+    histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
+    curve_x, curve_y = activations.activation_curve(
+        cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
+    )
+    title = (
+        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
+        f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
+    )
+    if histogram.below or histogram.above:
+        title += (
+            f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
+            f"values beyond the axis (min {histogram.minimum:.2f}, max "
+            f"{histogram.maximum:.2f})</sup>"
+        )
+    return charts.pre_activation_chart(
+        histogram.edges, histogram.counts, curve_x, curve_y, name, title
+    )
+
+
+def _feed_forward(run: Run, sentence: int, layer: int, table: pd.DataFrame) -> None:
+    cfg = run.cfg
     name = ACTIVATION_NAMES[cfg.activation]
     st.subheader(f"Feed-forward units in block {layer}")
     st.caption(
@@ -78,27 +102,8 @@ def _feed_forward(run: Run, sentence: int, layer: int, table: pd.DataFrame) -> N
         "then W2 back to d_model."
     )
     left, right = st.columns(2)
-    histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
-    curve_x, curve_y = activations.activation_curve(
-        cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
-    )
     with left:
-        title = (
-            f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
-            f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
-        )
-        if histogram.below or histogram.above:
-            title += (
-                f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
-                f"values beyond the axis (min {histogram.minimum:.2f}, max "
-                f"{histogram.maximum:.2f})</sup>"
-            )
-        show(
-            charts.pre_activation_chart(
-                histogram.edges, histogram.counts, curve_x, curve_y, name, title
-            ),
-            "act_histogram",
-        )
+        show(histogram_figure(run, sentence, layer), "act_histogram")
     with right:
         st.fragment(_top_units)(run, sentence, layer)
     st.info(_activation_note(cfg.activation, table.iloc[layer]))
