@@ -1,5 +1,5 @@
 """The Lesson view: a guided path through the live model, one step at a time, every number this
-run's. The steps' content is app.lesson_steps; this module lays one step out (text and its
+run's. The steps' content is app.views.lesson_steps; this module lays one step out (text and its
 numbers on the left, figures and tables on the right), moves between steps, opens each step's
 views at the same selection, switches presenter mode and offers the whole lesson as a handout.
 """
@@ -10,11 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from app import handout, state
-from app.lesson_steps import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.runs import Run
 from app.sidebar import select_source
 from app.state import Selection
 from app.user_text import literal, quoted
+from app.views.lesson_steps import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.views.widgets import pick_sentence, show
 from encoder import EncoderConfig
 

@@ -1,5 +1,5 @@
 """The lesson's steps as content: each step's text, its numbers, figures, tables and the views that
-show it in full, for one run and sentence. No streamlit here: the Lesson view
+show it in full, for one run and sentence. It draws nothing itself: the Lesson view
 (app/views/lesson.py) lays a step out on the page and app/handout.py writes every step into one
 HTML file.
 
