@@ -53,17 +53,22 @@ def draw(run: Run, chosen: Selection) -> None:
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
     st.subheader(f"{number}. {TITLES[number - 1]}")
     step = STEPS[number - 1][1](lesson)  # the query is the picker's value (Selection's)
-    left, right = st.columns([2, 3], gap="large") if not step.wide else (st.container(),) * 2
-    with left:
+    if step.wide:  # the text, the wide table below it, then the controls
+        text, media, controls = st.container(), st.container(), st.container()
+    else:  # the text and its controls on the left, the figures on the right
+        text, media = st.columns([2, 3], gap="large")
+        controls = text
+    with text:
         for paragraph in step.text.paragraphs:
             st.markdown(markdown(paragraph))
+    with media:
+        _step_figures(step, present)
+    with controls:
         if step.uses_query:
             _query_picker(lesson)
         _open_buttons(step)
         with st.expander("The numbers behind this step"):
             st.dataframe(step.numbers(), hide_index=True, width="stretch")
-    with right:
-        _step_figures(step, present)
 
 
 def _top_bar(lesson: Lesson, number: int) -> bool:
