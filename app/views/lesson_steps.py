@@ -703,9 +703,10 @@ def numpy_step(lesson: Lesson) -> Step:
     source = inspect.getsource(numpy_block)
     code = source[source.index("import math") :]
     worst = check["max_abs_diff"].max()
+    lines = sum(1 for line in code.splitlines() if line.strip())  # not counting blank ones
     placement = placement_of(cfg.norm_first)
     text.say(
-        f"The whole block fits in {text.num('lines of NumPy', len(code.splitlines()))} lines of "
+        f"The whole block fits in {text.num('lines of NumPy', lines)} lines of "
         f"plain NumPy, no torch: {NORM_TYPE_NAMES[cfg.norm_type]}, multi-head attention with a "
         f"padding mask, a feed-forward with {ACTIVATION_NAMES[cfg.activation]}, residual adds, "
         f"{placement}-norm as this model."
