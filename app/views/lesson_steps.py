@@ -343,23 +343,27 @@ def embedding_step(lesson: Lesson) -> Step:
     )
 
 
+def _why_query(lesson: Lesson) -> str:
+    if lesson.chosen_query is not None:
+        return "you chose it"
+    if is_pronoun(lesson.tokens[lesson.query]):
+        return "it is the sentence's last pronoun"
+    if lesson.kind == "task":
+        return "it is the sequence's last symbol"
+    return f"it is the {lesson.unit}'s last content token"
+
+
 def attention_step(lesson: Lesson) -> Step:
     text, links = Text(), lesson.links
     layer, head, key = lesson.layer, lesson.head, lesson.key
     cfg, n = lesson.cfg, lesson.n
     weight = text.num("weight", float(links.chosen["weight"]), ".3f")
-    why = (
-        "you chose it"
-        if lesson.chosen_query is not None
-        else "it is the sentence's last pronoun"
-        if is_pronoun(lesson.tokens[lesson.query])
-        else f"it is the {lesson.unit}'s last content token"
-    )
-    text.say("The query is ", *lesson.query_said(text), f": {why}.")
+    text.say("The query is ", *lesson.query_said(text), f": {_why_query(lesson)}.")
+    specials = any(is_special(token) for token in lesson.tokens)
     rule = {
         "content": (
-            f"a content token (not {lesson.end_name('first')}, {lesson.end_name('last')} or "
-            f"punctuation) at least {text.num('minimum distance', MIN_DISTANCE)} positions away"
+            ("a content token (not [CLS], [SEP] or punctuation)" if specials else "a token")
+            + f" at least {text.num('minimum distance', MIN_DISTANCE)} positions away"
         ),
         "other": "another token (none is both content and far enough)",
         "self": "itself (it is the only token)",
@@ -377,7 +381,7 @@ def attention_step(lesson: Lesson) -> Step:
         row = other.iloc[0]
         runner_up = text.num("runner-up layer", int(row["layer"]))
         text.say(
-            f"The strongest link to another token: layer {runner_up}, "
+            f"The strongest link to a different token: layer {runner_up}, "
             f"head {text.num('runner-up head', int(row['head']))} gives "
             f"{text.num('runner-up weight', float(row['weight']), '.3f')} to ",
             lesson.said(int(row["key"])),
@@ -537,8 +541,12 @@ def ablation_step(lesson: Lesson) -> Step:
     effect = ablation.compare(run.trace, run.heads_off(((layer, head),)).trace)
     text.say(
         f"Switch off layer {text.num('layer', layer)}, head {text.num('head', head)}, the head of "
-        "the attention step, and run the sentence again: its output is zeroed, so nothing before "
-        f"block {text.num('layer', layer)} changes."
+        f"the attention step, and run the {lesson.unit} again: its output is zeroed, so "
+        + (
+            f"nothing before block {text.num('layer', layer)} changes."
+            if layer
+            else "the embeddings stay as they were."
+        )
     )
     change = effect.output_change[s, :n]
     cosine = effect.output_cosine[s, :n]
