@@ -97,7 +97,7 @@ def _top_bar(lesson: Lesson, number: int) -> bool:
         width="stretch",
     )
     present = toggle.toggle(
-        "Presenter mode",
+        "Presenter",
         key="present",
         help="Large type and the sidebar folded away, for a projector. In the link as present=1.",
     )

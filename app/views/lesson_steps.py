@@ -391,9 +391,9 @@ def attention_step(lesson: Lesson) -> Step:
     text.say(f"An even spread over the {text.num('n', n)} tokens would give each {even}.")
     if lesson.random:
         text.say(
-            "These weights are random: no head has learned where to look, so even the strongest "
-            "link is close to an even spread. A trained model such as MiniLM puts most of a row "
-            "on a few tokens, and links a pronoun to the noun it stands for."
+            "These weights are random: no head has learned where to look, so the strongest link "
+            "is chance. A trained model such as MiniLM puts most of a row on a few tokens, and "
+            "links a pronoun to the noun it stands for."
         )
     figure = attention.head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
     return Step(
@@ -801,8 +801,9 @@ def training_step(lesson: Lesson) -> Step:
     if lesson.random:
         text.say(
             f"These weights are random, and so is their attention: the sharpest head, {who}, "
-            f"gives its favourite key only {peak} of a row on average, near the {even} of an "
-            "even spread. Patterns are learned."
+            f"gives its favourite key only {peak} of a row on average, where an even spread "
+            f"gives {even} and a head that has learned to pick one key gives it the whole row. "
+            "Patterns are learned."
         )
     else:
         text.say(
