@@ -92,6 +92,8 @@ class Text:
         if isinstance(value, np.generic):
             value = value.item()
         shown = format(value, spec)
+        if shown.startswith("-") and not shown.strip("-0.,%e+"):  # -0.000: a rounded zero
+            shown = shown[1:]
         if name in self.shown and self.shown[name] != shown:
             raise ValueError(f"{name!r} shown as {self.shown[name]} and as {shown}")
         self.values[name], self.shown[name] = value, shown
