@@ -82,8 +82,13 @@ def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
-    st.set_page_config(page_title="Encoder Explorer", page_icon="🔍", layout="wide")
     notices = state.start_page(tuple(views.VIEWS), session_models.is_session_source)
+    st.set_page_config(
+        page_title="Encoder Explorer",
+        page_icon="🔍",
+        layout="wide",
+        initial_sidebar_state=state.sidebar_state(),
+    )
     settings = sidebar.render(notices)
     state.sync_url(settings.text)
     st.title("Encoder Explorer")

@@ -22,6 +22,7 @@ from app.views import (
     cost,
     export,
     layernorm,
+    lesson,
     shapes,
     steps,
     tokens,
@@ -58,6 +59,7 @@ class TrainingView:
 
 
 VIEWS: dict[str, RunView | TrainingView] = {
+    "Lesson": RunView(lesson.draw, lesson.hooks),
     "Tokens": RunView(tokens.draw, no_hooks),
     "Attention": RunView(attention.draw, no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),

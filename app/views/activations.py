@@ -81,15 +81,17 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
         )
 
 
-def _histogram(run: Run, sentence: int, layer: int, name: str) -> None:
+def histogram_figure(run: Run, sentence: int, layer: int):
+    """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
+    the activation function drawn over them."""
     cfg, tokens = run.cfg, run.tokens[sentence]
-    label = ACTIVATION_NAMES[cfg.activation]
+    name = ACTIVATION_NAMES[cfg.activation]
     histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
     curve_x, curve_y = activations.activation_curve(
         cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
     )
     title = (
-        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {label}"
+        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
         f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
     )
     if histogram.below or histogram.above:
@@ -98,12 +100,8 @@ def _histogram(run: Run, sentence: int, layer: int, name: str) -> None:
             f"values beyond the axis (min {histogram.minimum:.2f}, max "
             f"{histogram.maximum:.2f})</sup>"
         )
-    show_for(
-        charts.pre_activation_chart(
-            histogram.edges, histogram.counts, curve_x, curve_y, label, title
-        ),
-        "act_histogram",
-        name,
+    return charts.pre_activation_chart(
+        histogram.edges, histogram.counts, curve_x, curve_y, name, title
     )
 
 
@@ -121,13 +119,13 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
     if runs.b is None:
         left, right = st.columns(2)
         with left:
-            _histogram(runs.a, sentence, layer, "")
+            show_for(histogram_figure(runs.a, sentence, layer), "act_histogram", "")
         with right:
             st.fragment(_top_units)(runs, sentence, layer)
     else:
         for name, run in side_by_side(runs):
             if not missing(name, "layer", layer, run.cfg.num_layers):
-                _histogram(run, sentence, layer, name)
+                show_for(histogram_figure(run, sentence, layer), "act_histogram", name)
         st.fragment(_top_units)(runs, sentence, layer)
     for name, run in runs.named():
         table = run.activation_summary(sentence).feed_forward

@@ -30,15 +30,20 @@ ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu}
 NORM_MODULES = {"embed.ln": "embed.norm", "ln1": "norm1", "ln2": "norm2", "final_norm": "norm"}
 
 
+def block_path(layer: int) -> str:
+    """The module path of block `layer` in the state_dict ("layers.2")."""
+    return f"layers.{layer}"
+
+
 def norm_path(norm: hooks.NormHooks) -> str:
     """The module path of a norm in the state_dict ("layers.2.norm1", "norm", "embed.norm")."""
     module = NORM_MODULES[norm.label]
-    return f"layers.{norm.layer}.{module}" if norm.label in ("ln1", "ln2") else module
+    return f"{block_path(norm.layer)}.{module}" if norm.label in ("ln1", "ln2") else module
 
 
 def attention_path(layer: int) -> str:
     """The module path of block `layer`'s attention in the state_dict."""
-    return f"layers.{layer}.self_attn"
+    return f"{block_path(layer)}.self_attn"
 
 
 class Norm(nn.Module):
