@@ -26,15 +26,9 @@ from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import what_changed
 from app.views.layout import show_for, side_by_side
-from encoder import EncoderConfig
 from encoder.inspect.gradients import LOSS
 
 BUDGET_S = 60.0  # measuring time of one setup on the page (the command line's default is 120 s)
-
-
-def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
-    """Nothing from the trace: this view measures the model itself."""
-    return []
 
 
 def _measured(run: Run, name: str, budget_s: float) -> dict | None:

@@ -16,7 +16,6 @@ from app.state import Selection
 from app.user_text import literal, quoted
 from app.views.lesson_steps import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.views.widgets import pick_sentence, show
-from encoder import EncoderConfig
 
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
 PRESENTER_CSS = """<style>
@@ -28,12 +27,6 @@ PRESENTER_CSS = """<style>
 </style>"""
 PRESENTER_FIGURE_HEIGHT = 470  # the first figure fits beside the text; the others follow
 PRESENTER_FONT = 16
-
-
-def hooks(cfg: EncoderConfig, chosen: Selection) -> None:
-    """Every hook: one run serves every step (and the handout), so moving between steps never
-    recomputes it."""
-    return None
 
 
 def markdown(paragraph: Paragraph) -> str:
