@@ -17,7 +17,15 @@ from app.charts.common import depth_name
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import relu_vs_gelu, say, what_changed
-from app.views.layout import deltas, missing, pair, show_for, side_by_side, stacked
+from app.views.layout import (
+    deltas,
+    missing,
+    number_table,
+    pair,
+    show_for,
+    side_by_side,
+    stacked,
+)
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.config import ACTIVATION_NAMES
@@ -29,14 +37,6 @@ GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
     """Every block's feed-forward values before and after the activation."""
     return activations.hook_names(cfg)
-
-
-def _number_columns(frame: pd.DataFrame, *integers: str) -> dict:
-    return {
-        name: st.column_config.NumberColumn(format="%.4f")
-        for name in frame.columns
-        if name not in integers
-    }
 
 
 def _activation_note(activation: str, row: pd.Series) -> str:
@@ -149,13 +149,7 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
 
 
 def _table(table: pd.DataFrame, *integers: str) -> None:
-    st.dataframe(
-        table,
-        column_config=_number_columns(table, *integers),
-        hide_index=True,
-        width="stretch",
-        height=min(35 * len(table) + 38, 320),
-    )
+    number_table(table, integers, height=min(35 * len(table) + 38, 320), digits=4)
 
 
 def _outlier_note(largest: pd.Series, outliers: pd.DataFrame) -> str:
@@ -216,11 +210,7 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary, name: str) ->
             st.text("No dimension is an outlier at any depth for this sentence.")
         else:
             table = summary.outliers.assign(after=summary.outliers["depth"].map(depth_name))
-            st.dataframe(
-                table,
-                column_config=_number_columns(table, "depth", "dimension", "after"),
-                hide_index=True,
-            )
+            _table(table, "depth", "dimension", "after")
 
 
 def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
