@@ -91,8 +91,13 @@ def main(make_run=run_for) -> None:
 
 
 def page(make_run, page_start: float) -> None:
-    st.set_page_config(page_title="Encoder Explorer", page_icon="🔍", layout="wide")
     notices = state.start_page(tuple(views.VIEWS), session_models.is_session_source)
+    st.set_page_config(
+        page_title="Encoder Explorer",
+        page_icon="🔍",
+        layout="wide",
+        initial_sidebar_state=state.sidebar_state(),
+    )
     settings = sidebar.render(notices)
     state.sync_url(settings.text)
     st.title("Encoder Explorer")

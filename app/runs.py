@@ -41,7 +41,9 @@ from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
+from encoder.inspect.cost import CostReport, CostSettings, cost_report
 from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
+from encoder.inspect.train_memory import TrainMemory, measure_train_memory
 from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
 from encoder.io.task_model import TaskModel
@@ -54,6 +56,7 @@ from encoder.io.tokenize import (
 )
 from encoder.train.task_tokenizer import check_task_text, task_tokenizer
 from encoder.train.tasks import get_task
+from encoder.train.trainer import TrainConfig
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on
@@ -147,6 +150,9 @@ class Run:
     forward_ms: float
     heads_off: Callable[[tuple[tuple[int, int], ...]], Run]  # this run with those heads off
     task_model: TaskModel | None = None  # the source's, when it was trained on a toy task
+    # what the model costs, measured on this batch within a time budget (None: no model to
+    # measure, e.g. a stand-in); (budget_s, progress) -> CostReport
+    measure_cost: Callable[[float, Callable[[str, float], None]], CostReport] | None = None
 
     @property
     def device(self) -> str:
@@ -339,6 +345,60 @@ def _build_run(
             cfg, source, key.device, list(key.sentences), names, ablate=heads
         ),
         task_model=task_model,
+        measure_cost=lambda budget_s, progress: cost_of(
+            key.config_json,
+            source,
+            key.device,
+            batch.input_ids,
+            batch.attention_mask,
+            budget_s,
+            progress,
+        ),
+    )
+
+
+@st.cache_resource(max_entries=16, show_spinner="Measuring what checkpointing saves…")
+def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:
+    """One training step's memory for the backward pass and its time, plain and with every
+    block checkpointed: the encoder of `cfg`'s architecture on a batch of its task's shape."""
+    model = TransformerEncoder(cfg.encoder_config()).to(cfg.device)
+    generator = torch.Generator().manual_seed(cfg.seed)
+    ids = torch.randint(0, cfg.vocab, (cfg.batch_size, cfg.seq_len), generator=generator)
+    return measure_train_memory(model, ids.to(cfg.device), None, repeats=2)
+
+
+COST_REPORT_BYTES = 100_000  # a cost report's rows, generously
+
+
+def cost_of(
+    config_json: str,
+    source: str,
+    device: str,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    budget_s: float,
+    progress: Callable[[str, float], None],
+) -> CostReport:
+    """The model's CostReport on this batch, measured once per configuration and batch and kept
+    in the shared cache (one measurement at a time, its working copies reserved in the budget)."""
+    ids, mask = (tuple(map(tuple, t.tolist())) for t in (input_ids, attention_mask))
+    cfg = EncoderConfig(**json.loads(config_json))
+
+    def measure() -> CostReport:
+        model = model_for(config_json, source, device)
+        settings = CostSettings(budget_s=budget_s)
+        return cost_report(
+            model, input_ids.to(device), attention_mask.to(device), settings, progress
+        )
+
+    return CACHE.get_or_build(
+        ("cost", config_json, source, device, ids, mask, budget_s),
+        measure,
+        lambda report: COST_REPORT_BYTES,
+        reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # a trainable copy, its gradients
+        what="Measuring this model",
+        keep=(_model_key(config_json, source, device),),
+        tag=_tag(source),
     )
 
 

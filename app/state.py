@@ -34,7 +34,15 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 
-FIRST_VIEW = "Attention"  # the view a session opens on (app.views.VIEWS lists them all)
+FIRST_VIEW = "Attention"  # the view a link opens when it names none (app.views.VIEWS lists all)
+LESSON_VIEW = "Lesson"
+LESSON_STEPS = 12  # app.views.lesson's steps
+# A page opened with no settings (no URL parameters, or only the lesson's own) starts the lesson
+# on the pretrained model; a link that names any setting opens exactly those, the rest at their
+# defaults (random weights, the Attention view).
+FIRST_VISIT = {"view": LESSON_VIEW, "source": "pretrained"}
+LESSON_URL_KEYS = ("lesson", "lesson_query", "present")
+LESSON_RULE_QUERY = -1  # lesson_query: the lesson's rule picks the query
 SOURCES = ("random", "pretrained")  # and the ids of models trained or uploaded in this session
 SLIDER_MAX_LAYERS = 24  # the sidebar's layer slider (a checkpoint may have more)
 MAX_HEADS = 64  # head counts the sidebar offers
@@ -67,15 +75,16 @@ TRAINING_FIELDS = {
     "train_warmup": "warmup_steps",
     "train_batch": "batch_size",
     "train_seed": "seed",
+    "train_checkpoint": "checkpoint_blocks",
 }
 
 
 @dataclass(frozen=True)
 class Key:
     """One session key. in_url: a URL parameter of the same name; persistent: a view's widget
-    whose value survives a visit to another view; choices / bounds: what a URL value may be;
-    flag: an on/off value, 1 or 0 in the URL; follows: setup B's key that takes the value of
-    setup A's key of that name unless B overrides it."""
+    whose value survives a visit to another view; choices / bounds: what a URL value may be (a
+    key whose default is True or False is a switch, 1 or 0 in the URL); follows: setup B's key
+    that takes the value of setup A's key of that name unless B overrides it."""
 
     name: str
     default: object = None
@@ -83,15 +92,14 @@ class Key:
     persistent: bool = False
     choices: tuple = ()
     bounds: tuple[int, int] | None = None
-    flag: bool = False
     follows: str | None = None
 
     def parse(self, raw: str) -> object:
         """A URL value, checked; ValueError with a sentence for the page when it cannot be used."""
-        if self.flag:
-            if raw not in ("0", "1"):
+        if isinstance(self.default, bool):  # a switch: 1 / 0 (true / false)
+            if raw.lower() not in ("1", "0", "true", "false"):
                 raise ValueError(f"{self.name}={raw!r} is not 1 (on) or 0 (off)")
-            return raw == "1"
+            return raw.lower() in ("1", "true")
         if self.choices:
             if raw not in self.choices:
                 raise ValueError(f"{self.name}={raw!r} is not one of {', '.join(self.choices)}")
@@ -138,25 +146,37 @@ KEYS: tuple[Key, ...] = (
     *SETUP_A_KEYS,
     Key("device", "cpu", in_url=True),
     # setup B: on or off, and each of A's keys (absent: it follows A)
-    Key("compare", False, in_url=True, flag=True),
+    Key("compare", False, in_url=True),
     *(
         replace(key, name=b_key(key.name), default=None, persistent=False, follows=key.name)
         for key in SETUP_A_KEYS
     ),
     Key("view", FIRST_VIEW, in_url=True),  # one of app.views.VIEWS, checked by start_page
-    # what the views select (Selection's fields); the Attention steps' and ablation's in the link
+    # what the views select (Selection's fields); in the link where a view opens on them (the
+    # lesson's "Open in" buttons open each view at its step's selection)
     Key("sentence", 0, persistent=True),
-    Key("layer", 0, persistent=True),
-    Key("head", 0, persistent=True),
+    Key("layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
+    Key("head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("stretch", False, persistent=True),
     Key("step_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
     Key("step_head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("step_query", 0, in_url=True, persistent=True, bounds=(0, MAX_TOKENS - 1)),
-    Key("ln_layer", 0, persistent=True),
-    Key("act_layer", 0, persistent=True),
-    Key("act_token", None, persistent=True),  # None: the first word
-    # the Training view's controls
-    Key("train_preset", None, persistent=True),
+    Key("ln_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
+    Key("act_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
+    # act_token None: the first word
+    Key("act_token", None, in_url=True, persistent=True, bounds=(0, MAX_TOKENS - 1)),
+    # the lesson: its step (1-based), its query (a position, or the rule's), presenter mode
+    Key("lesson", 1, in_url=True, bounds=(1, LESSON_STEPS)),
+    Key(
+        "lesson_query",
+        LESSON_RULE_QUERY,
+        in_url=True,
+        persistent=True,
+        bounds=(LESSON_RULE_QUERY, MAX_TOKENS - 1),
+    ),
+    Key("present", False, in_url=True, persistent=True),
+    # the Training view's controls (a preset in the link fills in the others)
+    Key("train_preset", None, in_url=True, persistent=True, choices=tuple(TRAINING_PRESETS)),
     *(
         Key(key, getattr(_TRAINING, field), persistent=True)
         for key, field in TRAINING_FIELDS.items()
@@ -238,6 +258,8 @@ def start_page(views: tuple[str, ...], is_session_source: Callable[[str], bool])
         for key in KEYS:
             if key.default is not None:
                 state.setdefault(key.name, key.default)
+        if LESSON_VIEW in views and set(st.query_params) <= set(LESSON_URL_KEYS):
+            update(FIRST_VISIT)
         notices += _load_url(
             {**REGISTRY, "view": replace(REGISTRY["view"], choices=views)}, is_session_source
         )
@@ -267,7 +289,7 @@ def _load_url(keys: dict[str, Key], is_session_source: Callable[[str], bool]) ->
         try:
             value = keys[name].parse(raw)
             if keys[name].follows is None:
-                st.session_state[name] = value
+                _set_from_link(name, value)
             else:
                 overrides[keys[name].follows] = value
         except ValueError as error:
@@ -277,13 +299,30 @@ def _load_url(keys: dict[str, Key], is_session_source: Callable[[str], bool]) ->
     return notices
 
 
+def _set_from_link(name: str, value: object) -> None:
+    """A URL parameter's value into the session; a training preset fills in its controls."""
+    put(name, value)
+    if name == "train_preset":
+        update(training_preset_values(value))
+
+
+def url_value(value: object) -> str:
+    """How a key's value is written in the URL (switches as 1 / 0)."""
+    return str(int(value)) if isinstance(value, bool) else str(value)
+
+
 def sync_url(text: str) -> None:
-    """Keep the URL in step with the controls (the text only while it fits in a link; setup B
-    as compare=1 and the keys where B differs from A)."""
-    params = {name: str(get(name)) for name in URL_KEYS if name not in ("text", "compare")}
+    """Keep the URL in step with the controls (the text only while it fits in a link; keys whose
+    value is None, such as a choice left to the page, are left out; setup B as compare=1 and
+    the keys where B differs from A)."""
+    params = {
+        name: url_value(get(name))
+        for name in URL_KEYS
+        if name not in ("text", "compare") and get(name) is not None
+    }
     if get("compare"):
         params["compare"] = "1"
-        params |= {b_key(name): str(value) for name, value in b_overrides().items()}
+        params |= {b_key(name): url_value(value) for name, value in b_overrides().items()}
     if len(text) <= MAX_URL_TEXT:
         params["text"] = text
     if dict(st.query_params) != params:
@@ -351,6 +390,8 @@ class Selection:
     ln_layer: int = 0
     act_layer: int = 0
     act_token: int | None = None  # None: the first word
+    lesson: int = 1  # the lesson's step, 1-based
+    lesson_query: int = LESSON_RULE_QUERY  # a position, or LESSON_RULE_QUERY: the rule's
 
 
 SELECTION_KEYS = tuple(f.name for f in fields(Selection))
@@ -379,8 +420,13 @@ def fit_to_sentences(chosen: Selection, lengths: list[int]) -> Selection:
     n = lengths[sentence]
     first_word = 1 if n > 2 else 0  # past [CLS]
     token = first_word if chosen.act_token is None or chosen.act_token >= n else chosen.act_token
+    query = LESSON_RULE_QUERY if chosen.lesson_query >= n else chosen.lesson_query
     fitted = replace(
-        chosen, sentence=sentence, step_query=_clamp(chosen.step_query, n), act_token=token
+        chosen,
+        sentence=sentence,
+        step_query=_clamp(chosen.step_query, n),
+        act_token=token,
+        lesson_query=query,
     )
     return _written(fitted)
 
@@ -409,3 +455,24 @@ def open_view(view: str, chosen: dict[str, int]) -> None:
     """Show `view` with these Selection values (a button's callback)."""
     put("view", view)
     update(chosen)
+
+
+def follow_link(view: str, values: dict[str, object], select_source: Callable[[str], None]) -> None:
+    """Open `view` with `values` in this session, as a link would (a button's callback): every
+    value is a URL parameter's, so the URL the page then shows reopens the same place. A new
+    model source goes through `select_source` (app.sidebar's), which saves and restores the
+    user's architecture and text; a training preset fills in the Training view's controls."""
+    outside = sorted(set(values) - set(URL_KEYS))
+    if outside:
+        raise KeyError(f"{outside} are not URL parameters: a link could not carry them")
+    if "source" in values and values["source"] != get("source"):
+        select_source(values["source"])
+    put("view", view)
+    for name, value in values.items():
+        if name != "source":
+            _set_from_link(name, value)
+
+
+def sidebar_state() -> str:
+    """The sidebar as the page opens: collapsed in presenter mode."""
+    return "collapsed" if get("present") else "auto"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from app import session_end, session_models, sidebar, state
 from app.memory import MemoryRefused
+from app.runs import checkpoint_cost
 from app.views.training import TrainingActions, TrainingLab
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
@@ -83,4 +84,5 @@ def lab_and_actions() -> tuple[TrainingLab, TrainingActions]:
         open_model=_open_model,
         memory_check=_memory_check,
         start=_start,
+        checkpointing=checkpoint_cost,
     )

@@ -1,7 +1,8 @@
-"""Command line: `python -m encoder trace TEXT [options]` and `python -m encoder train [options]`.
+"""Command line: `python -m encoder trace|profile TEXT [options]` and `... train [options]`.
 
     python -m encoder train --task reverse --save reverse-model --json
     python -m encoder trace --checkpoint reverse-model "3 1 4 1 5 9 2 6"
+    python -m encoder profile "The cat sat." --heads 8 --d-model 512 --layers 6 --json
 
 Each subcommand is registered by one `add_*_command(subparsers)` function listed in COMMANDS; it
 sets `run`, which takes the parsed arguments and returns the exit code. A ValueError (a bad
@@ -15,10 +16,9 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pandas as pd
-import torch
 from tokenizers import Tokenizer
 
 from encoder.core.capture import Trace
@@ -30,8 +30,11 @@ from encoder.core.config import (
     placement_of,
 )
 from encoder.core.model import TransformerEncoder, available_devices
+from encoder.inspect.cost import CostReport, CostSettings, cost_report
+from encoder.inspect.gradients import LOSS, WEIGHTS
 from encoder.inspect.ledger import cost_summary, shape_ledger
 from encoder.inspect.limits import check_run
+from encoder.inspect.timing import CLOCK_NAMES, clock_kind, synchronize
 from encoder.io.checkpoints import load_checkpoint
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
@@ -43,14 +46,9 @@ PRINTED_COLUMNS = ["layer", "operation", "hook", "input_shape", "output_shape", 
 ARCHITECTURE_OPTIONS = ("norm", "heads", "d_model", "layers", "d_ff", "activation", "seed")
 
 
-def add_trace_command(subparsers: argparse._SubParsersAction) -> None:
-    """`trace TEXT [TEXT ...] [architecture options] [--pretrained] [--device D]`."""
-    parser = subparsers.add_parser(
-        "trace",
-        help="run text through an encoder; print the shape ledger and the run's costs",
-        description="Run sentences through an encoder as one padded batch and print every "
-        "operation's shapes, parameters and FLOPs, then a summary of the run.",
-    )
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """TEXT, the architecture options, --device, and --pretrained or --checkpoint DIR: how the
+    commands that run text through an encoder (trace, profile) choose it."""
     parser.add_argument("sentences", nargs="+", metavar="TEXT", help="one sentence per argument")
     defaults = EncoderConfig()
     parser.add_argument("--norm", choices=NORM_PLACEMENTS, help="pre-norm (default) or post-norm")
@@ -75,7 +73,50 @@ def add_trace_command(subparsers: argparse._SubParsersAction) -> None:
         help="a checkpoint directory: BERT-style, or saved by `train --save` (then each TEXT is "
         'one sequence of the task\'s symbols, e.g. "3 1 4 1 5 9 2 6")',
     )
+
+
+def add_trace_command(subparsers: argparse._SubParsersAction) -> None:
+    """`trace TEXT [TEXT ...] [architecture options] [--pretrained] [--device D]`."""
+    parser = subparsers.add_parser(
+        "trace",
+        help="run text through an encoder; print the shape ledger and the run's costs",
+        description="Run sentences through an encoder as one padded batch and print every "
+        "operation's shapes, parameters and FLOPs, then a summary of the run.",
+    )
+    add_model_options(parser)
     parser.set_defaults(run=run_trace)
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads for torch (default: torch's choice, one per core); 1 is barely slower "
+        "for these tiny models and far faster when other programs busy the cores",
+    )
+
+
+def add_profile_command(subparsers: argparse._SubParsersAction) -> None:
+    """`profile TEXT [TEXT ...] [architecture options] [--pretrained] [--device D] [--json]`."""
+    parser = subparsers.add_parser(
+        "profile",
+        help="measure time per operation, scaling with length, training memory, gradient norms",
+        description="Measure, on this machine, each operation's time in a forward pass of the "
+        "sentences, how the time grows with the number of tokens, what training keeps for "
+        "backward with and without gradient checkpointing (pre- and post-norm), and the "
+        "gradient norms at initialisation against Xiong et al. 2020.",
+    )
+    add_model_options(parser)
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=CostSettings().budget_s,
+        metavar="SECONDS",
+        help="about how long all measures may take together (default %(default)s)",
+    )
+    add_threads_option(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run_profile)
 
 
 def add_train_command(subparsers: argparse._SubParsersAction) -> None:
@@ -91,11 +132,12 @@ def add_train_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--steps", type=int, default=default.steps)
     parser.add_argument("--lr", type=float, default=default.lr)
     parser.add_argument("--seed", type=int, default=default.seed)
+    add_threads_option(parser)
     parser.add_argument(
-        "--threads",
-        type=int,
-        help="CPU threads for torch (default: torch's choice, one per core); 1 is barely slower "
-        "for these tiny models and far faster when other programs busy the cores",
+        "--checkpoint-blocks",
+        action="store_true",
+        help="gradient checkpointing: keep only each block's input for backward and recompute "
+        "the block (less memory, about one more forward pass of time; the same losses)",
     )
     parser.add_argument(
         "--save",
@@ -110,6 +152,7 @@ def add_train_command(subparsers: argparse._SubParsersAction) -> None:
 COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     add_trace_command,
     add_train_command,
+    add_profile_command,
 )
 
 
@@ -184,23 +227,15 @@ def check_task_sentences(task_model: TaskModel, sentences: list[str]) -> None:
             raise ValueError(f"sentence {index}: {error}") from error
 
 
-def _synchronize(device: torch.device) -> None:
-    """Wait for queued GPU work, so a timer measures the work rather than its launch."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
-
-
 def timed_trace(model: TransformerEncoder, batch: TokenizedBatch) -> tuple[Trace, float]:
     """Trace the batch (after one warm-up pass); return the trace and its time in ms."""
     input_ids = batch.input_ids.to(model.device)
     attention_mask = batch.attention_mask.to(model.device)
     model.trace(input_ids, attention_mask)  # warm-up: first calls pay one-off set-up costs
-    _synchronize(model.device)
+    synchronize(model.device)
     start = time.perf_counter()
     trace = model.trace(input_ids, attention_mask)
-    _synchronize(model.device)
+    synchronize(model.device)
     return trace, (time.perf_counter() - start) * 1000
 
 
@@ -236,8 +271,9 @@ def format_summary(
     return lines
 
 
-def run_trace(args: argparse.Namespace) -> int:
-    """Check the options and bounds, run one traced forward pass, print ledger and summary."""
+def prepare_run(args: argparse.Namespace) -> tuple[ChosenModel, TokenizedBatch, TransformerEncoder]:
+    """Check the device, the model options, the sentences and the bounds; then build (or load)
+    the model on the device."""
     if args.device not in available_devices():
         raise ValueError(
             f"device {args.device!r} is not available here; use one of {available_devices()}"
@@ -248,7 +284,12 @@ def run_trace(args: argparse.Namespace) -> int:
     batch = tokenize(args.sentences, chosen.tokenizer, max_len=chosen.cfg.max_len)
     check_run(chosen.cfg, *batch.input_ids.shape)
     model = chosen.model if chosen.model is not None else TransformerEncoder(chosen.cfg).eval()
-    model.to(args.device)
+    return chosen, batch, model.to(args.device)
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    """Check the options and bounds, run one traced forward pass, print ledger and summary."""
+    chosen, batch, model = prepare_run(args)
     trace, milliseconds = timed_trace(model, batch)
     costs = cost_summary(chosen.cfg, trace)
     print(format_ledger(shape_ledger(chosen.cfg, *batch.input_ids.shape)))
@@ -258,6 +299,97 @@ def run_trace(args: argparse.Namespace) -> int:
         answers = chosen.task_model.predicted_classes(trace.output)
         for index, answer in enumerate(answers, start=1):
             print(f"prediction {index} ({chosen.task_model.task}): {' '.join(answer)}")
+    return 0
+
+
+def check_threads(args: argparse.Namespace) -> None:
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads {args.threads} must be at least 1")
+
+
+Column = tuple[str, str, str]  # (key in the rows, header, format)
+
+
+def _table(rows: list[dict], columns: list[Column]) -> str:
+    """Rows as a plain-text table of the given columns, each value in its column's format."""
+    frame = pd.DataFrame([{header: fmt.format(row[key]) for key, header, fmt in columns}
+                          for row in rows])  # fmt: skip
+    return frame.to_string(index=False)
+
+
+OPERATION_COLUMNS = [("operation", "operation", "{}"), ("ms", "ms", "{:.3f}"),
+                     ("time_share", "time", "{:.1%}"), ("flop_share", "FLOPs", "{:.1%}"),
+                     ("gflops_per_s", "GFLOP/s", "{:.1f}")]  # fmt: skip
+SCALING_COLUMNS = [("tokens", "tokens", "{}"), ("ms", "ms", "{:.2f}"),
+                   ("attention_flops", "attention FLOPs (n^2)", "{:,}"),
+                   ("ffn_flops", "feed-forward FLOPs", "{:,}")]  # fmt: skip
+MEMORY_COLUMNS = [("norm", "norm", "{}"), ("saved_bytes", "saved bytes", "{:,}"),
+                  ("saved_bytes_checkpointed", "checkpointed", "{:,}"),
+                  ("ms", "forward+backward ms", "{:.1f}"),
+                  ("ms_checkpointed", "checkpointed ms", "{:.1f}")]  # fmt: skip
+GRADIENT_COLUMNS = [("layer", "layer", "{}")] + [(w, w, "{:.4f}") for w in WEIGHTS]
+DEPTH_COLUMNS = [("layers", "layers", "{}"), ("pre", "pre", "{:.4f}"), ("post", "post", "{:.4f}")]
+
+
+def format_profile(report: CostReport, description: str) -> list[str]:
+    """The report as readable lines: one section per measure, tables where there are rows."""
+    ops, scaling, slowest = report.ops, report.scaling, report.ops.slowest()
+    exponents, by_operation = scaling.exponents, ops.by_operation()
+    slowest_kind = max(by_operation, key=lambda row: row["ms"])
+    operations = [
+        row | {"operation": row["operation"] + ("" if row["measured"] else " *")}
+        for row in by_operation
+    ]
+    memory = [{"norm": norm} | m.to_dict() for norm, m in report.train_memory.items()]
+    lines = [
+        f"model: {description}",
+        f"device: {report.device}, batch {report.batch[0]} x {report.batch[1]} tokens, "
+        f"measured in {report.seconds:.1f} s; times are {CLOCK_NAMES[clock_kind(report.device)]}",
+        "",
+        f"forward pass: {ops.total_ms:.2f} ms (median of {ops.repeats}); the operations' "
+        f"times add up to {ops.ops_ms:.2f} ms ({ops.ops_over_total:.0%})",
+        f"slowest operation: {slowest_kind['operation']}, {slowest_kind['ms']:.3f} ms in all "
+        f"layers ({slowest_kind['time_share']:.0%} of the time, {slowest_kind['flop_share']:.0%} "
+        f"of the FLOPs); in one layer: {slowest.name}, {slowest.ms:.3f} ms",
+        "time per operation, all layers together (* = time split by FLOPs with its neighbours):",
+        _table(operations, OPERATION_COLUMNS),
+        "",
+        "scaling: one sentence of n random tokens",
+        _table([asdict(point) for point in scaling.points], SCALING_COLUMNS),
+        f"time grows like n^{exponents['ms']:.2f} over these lengths (n^"
+        f"{exponents['ms_longest']:.2f} between the two longest); attention's FLOPs overtake "
+        f"the feed-forward's at n = {scaling.crossover_tokens:,} tokens",
+        "",
+        "training memory: bytes autograd saves for backward in one forward pass of this batch",
+        _table(memory, MEMORY_COLUMNS),
+        "",
+        f"gradient norms at initialisation; loss: {LOSS}",
+    ]
+    for norm, rows in report.grad_norms.items():
+        lines += [f"{norm}-norm:", _table(rows, GRADIENT_COLUMNS)]
+    lines += [
+        "the last layer's W2 gradient by depth:",
+        _table(report.last_w2_by_depth, DEPTH_COLUMNS),
+        "",
+        "against Xiong et al. 2020:",
+        *(f"- {finding.sentence()}" for finding in report.findings),
+    ]
+    return lines
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Measure the model's costs within the budget; print them as tables, or as one JSON object."""
+    if not args.budget > 0:
+        raise ValueError(f"--budget {args.budget} must be a positive number of seconds")
+    check_threads(args)
+    chosen, batch, model = prepare_run(args)
+    ids, mask = (t.to(model.device) for t in (batch.input_ids, batch.attention_mask))
+    with torch_threads(args.threads):
+        report = cost_report(model, ids, mask, CostSettings(budget_s=args.budget))
+    if args.json:
+        print(json.dumps({"model": chosen.description, **report.to_dict()}))
+    else:
+        print("\n".join(format_profile(report, chosen.description)))
     return 0
 
 
@@ -272,11 +404,15 @@ def run_train(args: argparse.Namespace) -> int:
         steps=args.steps,
         lr=args.lr,
         seed=args.seed,
+        checkpoint_blocks=args.checkpoint_blocks,
     )
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads {args.threads} must be at least 1")
+    check_threads(args)
     every = max(1, cfg.steps // 10)
-    print(f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps")
+    checkpointing = ", blocks checkpointed" if cfg.checkpoint_blocks else ""
+    print(
+        f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers{checkpointing}) "
+        f"for {cfg.steps} steps"
+    )
 
     def report(m: StepMetrics) -> None:
         if m.step % every == 0 or m.step == cfg.steps:

@@ -60,7 +60,7 @@ def head_ticktext(at: AppTest) -> list[str]:
 
 
 def test_default_page_draws_every_head_and_a_status_line():
-    at = open_page()
+    at = open_page(view="Attention")
     assert_no_exception(at)
     overview = figure(at, "overview")
     assert len(heatmaps(overview)) == 1  # every head in ONE heatmap trace
@@ -73,7 +73,7 @@ def test_default_page_draws_every_head_and_a_status_line():
 
 
 def test_heads_norm_and_layers_change_what_is_drawn():
-    at = open_page()
+    at = open_page(view="Attention")
     at.selectbox(key="num_heads").set_value(8).run()
     at.slider(key="num_layers").set_value(2).run()
     assert_no_exception(at)
@@ -91,7 +91,7 @@ def test_heads_norm_and_layers_change_what_is_drawn():
 
 
 def test_heads_offered_are_the_divisors_of_d_model():
-    at = open_page()
+    at = open_page(view="Attention")
     at.select_slider(key="d_model").set_value(96).run()
     assert at.selectbox(key="num_heads").options == [
         str(h) for h in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if 96 % h == 0
@@ -99,7 +99,7 @@ def test_heads_offered_are_the_divisors_of_d_model():
 
 
 def test_pretrained_model_locks_the_architecture_and_restores_it_after():
-    at = open_page()
+    at = open_page(view="Attention")
     at.radio(key="source").set_value("pretrained").run()
     assert_no_exception(at)
     assert at.select_slider(key="d_model").value == 384
@@ -259,7 +259,7 @@ def test_a_link_reopens_the_exact_setup():
 
 
 def test_choices_in_one_view_survive_a_visit_to_another():
-    at = open_page()
+    at = open_page(view="Attention")
     at.slider(key="layer").set_value(2).run()
     at.slider(key="head").set_value(3).run()
     at.segmented_control(key="view").set_value("Training").run()
@@ -272,7 +272,7 @@ def test_choices_in_one_view_survive_a_visit_to_another():
 
 
 def test_examples_and_presets_fill_the_controls():
-    at = open_page()
+    at = open_page(view="Attention")
     at.selectbox(key="example").set_value("Two sentences (padding)").run()
     assert at.text_area(key="text").value.startswith("The cat sat on the mat.\n")
     at.selectbox(key="preset").set_value(
@@ -297,7 +297,7 @@ def test_one_layer_and_one_head_need_no_slider():
 
 
 def test_a_chosen_layer_beyond_a_shrunken_model_is_brought_back_in_range():
-    at = open_page()
+    at = open_page(view="Attention")
     at.slider(key="layer").set_value(3).run()
     at.slider(key="num_layers").set_value(2).run()
     assert_no_exception(at)
@@ -311,7 +311,7 @@ def test_markdown_in_user_text_stays_literal_in_messages():
 
 
 def test_stretched_colours_for_random_weights():
-    at = open_page()
+    at = open_page(view="Attention")
     assert heatmaps(figure(at, "overview"))[0]["zmax"] == 1
     at.toggle(key="stretch").set_value(True).run()
     assert_no_exception(at)

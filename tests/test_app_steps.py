@@ -166,7 +166,7 @@ def test_no_second_run_without_ablation(monkeypatch):
         return real_run_for(*args, **kwargs)
 
     monkeypatch.setattr(app_runs, "run_for", counting)
-    at = open_page()
+    at = open_page(view="Attention")
     assert_no_exception(at)
     assert calls == [()]
     calls.clear()

@@ -252,7 +252,7 @@ def test_every_hostile_upload_gets_the_loaders_message(
     files = hostile_uploads(library_model, tmp_path)[kind]
     with pytest.raises(ValueError) as expected:
         session_models.checkpoint_from_upload(files)
-    at = upload(open_page(), *files)
+    at = upload(open_page(view="Attention"), *files)
     assert_no_exception(at)
     assert [e.value for e in at.error] == [
         f"This upload cannot be used: {literal(str(expected.value))}"
@@ -264,7 +264,7 @@ def test_every_hostile_upload_gets_the_loaders_message(
 def test_an_upload_over_the_size_limit_is_refused(library_model: TaskModel, monkeypatch) -> None:
     archive = checkpoint_archive(library_model.files())
     monkeypatch.setattr(session_models, "UPLOAD_LIMIT", len(archive) - 1)
-    at = upload(open_page(), ("big.zip", archive))
+    at = upload(open_page(view="Attention"), ("big.zip", archive))
     assert_no_exception(at)
     limit = len(archive) - 1
     assert at.error[0].value == "This upload cannot be used: " + literal(

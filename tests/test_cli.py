@@ -14,6 +14,8 @@ import torch
 
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.__main__ import main
+from encoder.inspect.gradients import LOSS
+from encoder.inspect.ledger import shape_ledger
 from encoder.io.task_model import load_task_model
 from encoder.io.tokenize import bundled_model_dir
 
@@ -215,3 +217,74 @@ def test_pretrained_and_checkpoint_exclude_each_other(capsys) -> None:
         main(["trace", "hi", "--pretrained", "--checkpoint", "somewhere"])
     assert exit_info.value.code == 2
     assert "not allowed with argument --pretrained" in capsys.readouterr().err
+
+
+def test_train_with_checkpointed_blocks_gives_the_same_loss(capsys) -> None:
+    options = ["train", "--task", "shift", "--layers", "2", "--steps", "3", "--threads", "1"]
+    summaries = []
+    for extra in ([], ["--checkpoint-blocks"]):
+        assert main([*options, *extra, "--json"]) == 0
+        summaries.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1]))
+    plain, checkpointed = summaries
+    assert (plain["checkpoint_blocks"], checkpointed["checkpoint_blocks"]) == (False, True)
+    assert checkpointed["final_loss"] == pytest.approx(plain["final_loss"], abs=1e-6)
+
+
+PROFILE_TINY = ["--d-model", "32", "--heads", "2", "--layers", "2", "--threads", "1"]
+
+
+def test_profile_json_has_every_measure(capsys) -> None:
+    assert main(["profile", "The cat sat.", "Hello", *PROFILE_TINY, "--budget", "5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"device", "total_ms", "ops", "scaling", "train_memory", "grad_norms", "loss"} <= set(
+        report
+    )
+    assert report["device"] == "cpu" and report["total_ms"] > 0
+    assert report["model"].startswith("random weights (seed 0), pre-norm, 2 layers x 2 heads")
+    cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=2, d_ff=128)
+    ledger = shape_ledger(cfg, *report["batch"])
+    assert [op["name"] for op in report["ops"]] == [
+        f"{layer}: {operation}"
+        for layer, operation in zip(ledger["layer"], ledger["operation"], strict=True)
+    ]
+    assert all({"name", "ms", "flops"} <= set(op) for op in report["ops"])
+    assert report["scaling"][0]["tokens"] == 16
+    assert all(
+        {"tokens", "ms", "attention_flops", "ffn_flops"} <= set(p) for p in report["scaling"]
+    )
+    memory = report["train_memory"]
+    assert 0 < memory["saved_bytes_checkpointed"] < memory["saved_bytes"]
+    assert memory["cuda_peak_bytes"] is None
+    assert [row["layer"] for row in report["grad_norms"]] == [0, 1]
+    assert all({"w1", "w2", "in_proj", "out_proj"} <= set(row) for row in report["grad_norms"])
+    assert report["loss"] == LOSS and report["crossover_tokens"] == 128
+
+
+def test_profile_prints_readable_tables(capsys) -> None:
+    assert main(["profile", "Hello there.", *PROFILE_TINY, "--norm", "post", "--budget", "3"]) == 0
+    out = capsys.readouterr().out
+    assert summary_value(out, "model").startswith("random weights (seed 0), post-norm")
+    assert summary_value(out, "slowest operation")
+    for heading in ("time per operation", "scaling:", "training memory:", "against Xiong"):
+        assert heading in out
+    assert f"loss: {LOSS}" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--budget", "0"], "--budget 0.0 must be a positive"), (["--device", "cuda:7"], "cuda:7")],
+)
+def test_profile_bad_options_exit_2(args: list[str], message: str, capsys) -> None:
+    assert main(["profile", "hello", *PROFILE_TINY, *args]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_profile_on_cuda_reports_the_peak_memory(capsys) -> None:
+    args = ["profile", "The cat sat.", *PROFILE_TINY, "--device", "cuda:0", "--budget", "10"]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    memory = report["train_memory"]
+    assert report["device"] == "cuda:0"
+    assert memory["cuda_peak_bytes"] > memory["cuda_peak_bytes_checkpointed"] > 0

@@ -91,7 +91,9 @@ def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> Non
     assert "encoder.train.classifier" in loaded  # the task model's own code, and no more
 
 
-@pytest.mark.parametrize("view", ["Attention", "Attention steps", "LayerNorm", "Activations"])
+@pytest.mark.parametrize(
+    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations"]
+)
 def test_every_widget_key_is_registered_in_the_state_module(view: str) -> None:
     at = open_page(view=view, text="One sentence.\nAnd a second, longer one.")
     assert_no_exception(at)

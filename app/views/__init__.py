@@ -1,7 +1,8 @@
 """The page's views, one module each, and the registry the page dispatches through.
 
-A run view is `draw(run, selection)`: a plain function of the run (app.runs.Run, or a stand-in
-with the same fields) and what the user selected (app.state.Selection). It reads no session state;
+A run view is `draw(runs, selection)`: a plain function of the runs (app.runs.Runs: setup A's
+run, and in compare mode setup B's; a Run may be a stand-in with the same fields) and what the
+user selected (app.state.Selection). It reads no session state;
 its widgets carry keys registered in app.state and their values reach it as return values.
 `hooks(cfg, selection)` names the tensors the run keeps for it (None: every hook), so the run is a
 function of (config, selection). The Training view draws no run: it trains one.
@@ -19,8 +20,10 @@ from app.state import Selection
 from app.views import (
     activations,
     attention,
+    cost,
     export,
     layernorm,
+    lesson,
     shapes,
     steps,
     tokens,
@@ -32,12 +35,14 @@ HookChoice = Callable[[EncoderConfig, Selection], "list[str] | None"]
 
 
 def no_hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
-    """Views that draw only the attention weights and the residual stream (always kept)."""
+    """Views that draw only the attention weights and the residual stream (always kept), or
+    measure the model itself (Cost)."""
     return []
 
 
 def every_hook(cfg: EncoderConfig, chosen: Selection) -> None:
-    """Views that read every captured tensor (sizes, the whole run's downloads)."""
+    """Views that read every captured tensor (sizes, the whole run's downloads, the lesson,
+    whose one run serves every step and the handout)."""
     return None
 
 
@@ -45,7 +50,7 @@ def every_hook(cfg: EncoderConfig, chosen: Selection) -> None:
 class RunView:
     """A view of one run: what it draws, and the hooks the run keeps for it."""
 
-    draw: Callable[..., None]  # (run, selection)
+    draw: Callable[..., None]  # (runs, selection)
     hooks: HookChoice
 
 
@@ -57,12 +62,14 @@ class TrainingView:
 
 
 VIEWS: dict[str, RunView | TrainingView] = {
+    "Lesson": RunView(lesson.draw, every_hook),
     "Tokens": RunView(tokens.draw, no_hooks),
     "Attention": RunView(attention.draw, no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),
     "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
     "Activations": RunView(activations.draw, activations.hooks),
     "Shapes": RunView(shapes.draw, every_hook),
+    "Cost": RunView(cost.draw, no_hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),
 }  # the view control offers them in this order

@@ -17,7 +17,15 @@ from app.charts.common import depth_name
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import relu_vs_gelu, say, what_changed
-from app.views.layout import deltas, missing, pair, show_for, side_by_side, stacked
+from app.views.layout import (
+    deltas,
+    missing,
+    number_table,
+    pair,
+    show_for,
+    side_by_side,
+    stacked,
+)
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.config import ACTIVATION_NAMES
@@ -29,14 +37,6 @@ GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
     """Every block's feed-forward values before and after the activation."""
     return activations.hook_names(cfg)
-
-
-def _number_columns(frame: pd.DataFrame, *integers: str) -> dict:
-    return {
-        name: st.column_config.NumberColumn(format="%.4f")
-        for name in frame.columns
-        if name not in integers
-    }
 
 
 def _activation_note(activation: str, row: pd.Series) -> str:
@@ -81,15 +81,17 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
         )
 
 
-def _histogram(run: Run, sentence: int, layer: int, name: str) -> None:
+def histogram_figure(run: Run, sentence: int, layer: int):
+    """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
+    the activation function drawn over them."""
     cfg, tokens = run.cfg, run.tokens[sentence]
-    label = ACTIVATION_NAMES[cfg.activation]
+    name = ACTIVATION_NAMES[cfg.activation]
     histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
     curve_x, curve_y = activations.activation_curve(
         cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
     )
     title = (
-        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {label}"
+        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
         f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
     )
     if histogram.below or histogram.above:
@@ -98,12 +100,8 @@ def _histogram(run: Run, sentence: int, layer: int, name: str) -> None:
             f"values beyond the axis (min {histogram.minimum:.2f}, max "
             f"{histogram.maximum:.2f})</sup>"
         )
-    show_for(
-        charts.pre_activation_chart(
-            histogram.edges, histogram.counts, curve_x, curve_y, label, title
-        ),
-        "act_histogram",
-        name,
+    return charts.pre_activation_chart(
+        histogram.edges, histogram.counts, curve_x, curve_y, name, title
     )
 
 
@@ -121,13 +119,13 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
     if runs.b is None:
         left, right = st.columns(2)
         with left:
-            _histogram(runs.a, sentence, layer, "")
+            show_for(histogram_figure(runs.a, sentence, layer), "act_histogram", "")
         with right:
             st.fragment(_top_units)(runs, sentence, layer)
     else:
         for name, run in side_by_side(runs):
             if not missing(name, "layer", layer, run.cfg.num_layers):
-                _histogram(run, sentence, layer, name)
+                show_for(histogram_figure(run, sentence, layer), "act_histogram", name)
         st.fragment(_top_units)(runs, sentence, layer)
     for name, run in runs.named():
         table = run.activation_summary(sentence).feed_forward
@@ -151,13 +149,7 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
 
 
 def _table(table: pd.DataFrame, *integers: str) -> None:
-    st.dataframe(
-        table,
-        column_config=_number_columns(table, *integers),
-        hide_index=True,
-        width="stretch",
-        height=min(35 * len(table) + 38, 320),
-    )
+    number_table(table, integers, height=min(35 * len(table) + 38, 320), digits=4)
 
 
 def _outlier_note(largest: pd.Series, outliers: pd.DataFrame) -> str:
@@ -218,11 +210,7 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary, name: str) ->
             st.text("No dimension is an outlier at any depth for this sentence.")
         else:
             table = summary.outliers.assign(after=summary.outliers["depth"].map(depth_name))
-            st.dataframe(
-                table,
-                column_config=_number_columns(table, "depth", "dimension", "after"),
-                hide_index=True,
-            )
+            _table(table, "depth", "dimension", "after")
 
 
 def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:

@@ -31,9 +31,11 @@ from app.views.changes import (
     say,
     what_changed,
 )
-from app.views.layout import deltas, missing, show_for, side_by_side, stacked
+from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder.inspect import ablation
+
+HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
 
 
 def overview_figure(run: Run, sentence: int, stretch: bool):
@@ -149,25 +151,11 @@ def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
         + (" (of each setup)." if runs.b is not None else ".")
     )
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
-    _number_table(pd.concat([metrics[selected], metrics[~selected]]), height=300)
+    number_table(pd.concat([metrics[selected], metrics[~selected]]), HEAD_LABELS, height=300)
     if comparison is not None and comparison.attention_difference is not None:
         st.caption("The same metrics, B − A, head by head:")
         change = deltas(runs, lambda run: _metrics(run, sentence), on=["layer", "head"])
-        _number_table(change, height=240)
-
-
-def _number_table(table: pd.DataFrame, height: int) -> None:
-    st.dataframe(
-        table,
-        column_config={
-            name: st.column_config.NumberColumn(format="%.3f")
-            for name in table.columns
-            if name not in ("setup", "layer", "head")
-        },
-        width="stretch",
-        hide_index=True,
-        height=height,
-    )
+        number_table(change, HEAD_LABELS, height=240)
 
 
 def _divergence(runs: Runs, sentence: int) -> None:

@@ -14,7 +14,7 @@ from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import pre_vs_post, say, what_changed
-from app.views.layout import deltas, missing, show_for, side_by_side, stacked
+from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
 from encoder.core.config import NORM_TYPE_NAMES
@@ -118,7 +118,7 @@ def _stream_table(runs: Runs, sentence: int) -> None:
         "max over them); growth = over the depth before; over_sqrt_d = over sqrt(d_model), the "
         "size of a LayerNorm output with unit gain."
     )
-    _number_table(stacked(runs, lambda setup: residual_table(setup, sentence)))
+    _table(stacked(runs, lambda setup: residual_table(setup, sentence)))
 
 
 def _stream_deltas(runs: Runs, sentence: int) -> None:
@@ -130,18 +130,8 @@ def _stream_deltas(runs: Runs, sentence: int) -> None:
     if comparison.mean_residual_cosine is not None:
         change["cosine of B's with A's"] = comparison.mean_residual_cosine[: len(change), sentence]
     st.caption("B − A at every depth both have, and the mean cosine between the two streams:")
-    _number_table(change)
+    _table(change)
 
 
-def _number_table(table: pd.DataFrame) -> None:
-    st.dataframe(
-        table,
-        column_config={
-            name: st.column_config.NumberColumn(format="%.3f")
-            for name in table.columns
-            if name not in ("setup", "depth", "stream")
-        },
-        hide_index=True,
-        width="stretch",
-        height=min(35 * len(table) + 38, 420),
-    )
+def _table(table: pd.DataFrame) -> None:
+    number_table(table, ("setup", "depth", "stream"), height=min(35 * len(table) + 38, 420))

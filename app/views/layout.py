@@ -131,3 +131,21 @@ def pair(name: str, widths=(1, 1)) -> tuple:
     """Two places side by side within one setup's part of the page; stacked when that part is
     already half the page (setup `name` of two)."""
     return (st.container(), st.container()) if name else tuple(st.columns(list(widths)))
+
+
+def number_table(
+    table: pd.DataFrame, labels: tuple[str, ...], height: int, digits: int = 3
+) -> None:
+    """A table whose numbers show `digits` decimals (but the `labels` columns: names, layers,
+    positions)."""
+    st.dataframe(
+        table,
+        column_config={
+            name: st.column_config.NumberColumn(format=f"%.{digits}f")
+            for name in table.columns
+            if name not in labels
+        },
+        hide_index=True,
+        width="stretch",
+        height=height,
+    )

@@ -32,6 +32,7 @@ from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.state import architecture_values
 from app.user_text import literal
 from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.inspect.train_memory import TrainMemory
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -99,7 +100,8 @@ class TrainingLab:
 
 @dataclass(frozen=True)
 class TrainingActions:
-    """What the Training view changes outside itself: callbacks made by the page."""
+    """What the Training view changes outside itself, and what it asks the page: callbacks made
+    by the page."""
 
     keep_models: KeepModels  # results -> ({name: id} of the models kept, why others were not)
     kept: dict[str, str]  # the session's models now: {id: label}
@@ -109,6 +111,7 @@ class TrainingActions:
     memory_check: Callable[[TrainConfig, int], str]  # (cfg, runs) -> why it cannot start, or ""
     # (lab, make_job, cfg, runs): start the job if its memory fits, else lab.refuse(why)
     start: Callable[[TrainingLab, Callable[[TrainConfig], TrainingJob], TrainConfig, int], None]
+    checkpointing: Callable[[TrainConfig], TrainMemory]  # a step's memory and time, both ways
 
 
 def _preset_label(name: str) -> str:
@@ -155,6 +158,12 @@ def _controls(actions: TrainingActions) -> dict:
             "Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup"
         )
         batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch")
+    checkpoint = st.toggle(
+        "Checkpoint every block",
+        key="train_checkpoint",
+        help="Keep only each block's input for the backward pass and recompute the rest while "
+        "going back: less memory, more time. The losses are the same.",
+    )
     chosen = dict(
         task=task,
         seq_len=seq_len,
@@ -163,6 +172,7 @@ def _controls(actions: TrainingActions) -> dict:
         warmup_steps=warmup,
         batch_size=batch,
         seed=seed,
+        checkpoint_blocks=checkpoint,
     )
     hidden = {
         name: value
@@ -230,6 +240,17 @@ def _time_check(
     elif compared > MAX_TRAINING_SECONDS:
         _too_slow(cfg, architecture, COMPARISON_RUNS, scale, actions)
     return single <= MAX_TRAINING_SECONDS, compared <= MAX_TRAINING_SECONDS
+
+
+def _checkpointing_note(memory: TrainMemory) -> str:
+    """What checkpointing saves and costs for one step of this training, measured."""
+    kept, checkpointed = memory.saved_bytes / 1e6, memory.saved_bytes_checkpointed / 1e6
+    return (
+        f"Checkpointing: each step keeps {checkpointed:,.2f} MB for the backward pass instead of "
+        f"{kept:,.2f} MB ({kept / max(checkpointed, 1e-9):.1f}x less), and a forward + backward "
+        f"pass takes {memory.checkpointing_time_factor:.2f}x as long (measured here on this "
+        "architecture and batch)."
+    )
 
 
 def _draw_progress(job: TrainingJob) -> None:
@@ -354,6 +375,8 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         comparison_room = single_room or actions.memory_check(cfg, COMPARISON_RUNS)
         if comparison_room:
             st.warning(literal(comparison_room))
+    if cfg.checkpoint_blocks:
+        st.caption(_checkpointing_note(actions.checkpointing(cfg)))
     left, middle, right = st.columns(3)
     left.button(
         "Train",

@@ -30,6 +30,11 @@ class Capture:
     ablated: dict[int, tuple[int, ...]] = field(default_factory=dict)  # layer -> heads
     store: dict[str, torch.Tensor] = field(default_factory=dict)
 
+    def record(self, name: str, x: torch.Tensor) -> None:
+        """What a HookPoint does inside this capture: keep the tensor when the filter says so."""
+        if self.keep(name):
+            self.store[name] = x
+
 
 _active: ContextVar[Capture | None] = ContextVar("capture", default=None)
 
@@ -43,8 +48,8 @@ class HookPoint(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         capture = _active.get()
-        if capture is not None and capture.keep(self.name):
-            capture.store[self.name] = x
+        if capture is not None:
+            capture.record(self.name, x)
         return x
 
     def extra_repr(self) -> str:
@@ -58,16 +63,22 @@ def ablated_heads(layer: int) -> tuple[int, ...]:
 
 
 @contextmanager
+def activated(capture: Capture) -> Iterator[Capture]:
+    """Make `capture` the one the HookPoints run in this context report to."""
+    token = _active.set(capture)
+    try:
+        yield capture
+    finally:
+        _active.reset(token)
+
+
+@contextmanager
 def capturing(
     keep: NameFilter = lambda name: True, ablated: dict[int, tuple[int, ...]] | None = None
 ) -> Iterator[dict[str, torch.Tensor]]:
     """Collect the kept HookPoints' tensors run in this context into the yielded dict."""
-    capture = Capture(keep=keep, ablated=dict(ablated or {}))
-    token = _active.set(capture)
-    try:
+    with activated(Capture(keep=keep, ablated=dict(ablated or {}))) as capture:
         yield capture.store
-    finally:
-        _active.reset(token)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from encoder.core import hooks
 from encoder.core.block import hook_names
@@ -29,15 +30,20 @@ ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu}
 NORM_MODULES = {"embed.ln": "embed.norm", "ln1": "norm1", "ln2": "norm2", "final_norm": "norm"}
 
 
+def block_path(layer: int) -> str:
+    """The module path of block `layer` in the state_dict ("layers.2")."""
+    return f"layers.{layer}"
+
+
 def norm_path(norm: hooks.NormHooks) -> str:
     """The module path of a norm in the state_dict ("layers.2.norm1", "norm", "embed.norm")."""
     module = NORM_MODULES[norm.label]
-    return f"layers.{norm.layer}.{module}" if norm.label in ("ln1", "ln2") else module
+    return f"{block_path(norm.layer)}.{module}" if norm.label in ("ln1", "ln2") else module
 
 
 def attention_path(layer: int) -> str:
     """The module path of block `layer`'s attention in the state_dict."""
-    return f"layers.{layer}.self_attn"
+    return f"{block_path(layer)}.self_attn"
 
 
 class Norm(nn.Module):
@@ -278,11 +284,22 @@ class TransformerEncoder(nn.Module):
         input_ids: torch.Tensor,  # [B, T] long
         attention_mask: torch.Tensor | None = None,  # [B, T] 1 = token, 0 = padding
         token_type_ids: torch.Tensor | None = None,  # [B, T]
+        *,
+        checkpoint_blocks: bool = False,
     ) -> torch.Tensor:  # [B, T, d]
+        """The encoder's output. checkpoint_blocks: when gradients are on, keep only each block's
+        input for backward and run the block again during backward (gradient checkpointing,
+        `torch.utils.checkpoint`, non-reentrant, RNG state preserved so dropout repeats itself):
+        less memory for about one more forward pass of time. Without gradients (model.trace) it
+        changes nothing."""
         key_padding = self._check_inputs(input_ids, attention_mask)
-        x = self.embed(input_ids, token_type_ids)
+        x = self.embed(input_ids, token_type_ids)  # [B, T, d]
+        recompute = checkpoint_blocks and torch.is_grad_enabled()
         for block in self.layers:
-            x = block(x, key_padding)
+            if recompute:
+                x = checkpoint(block, x, key_padding, use_reentrant=False)
+            else:
+                x = block(x, key_padding)
         return self.norm(x) if self.norm is not None else x
 
     def hook_names(self) -> list[str]:

@@ -91,6 +91,14 @@ def parameter_counts(cfg: EncoderConfig) -> pd.DataFrame:
     return table
 
 
+def matmul_flops_by_kind(ops: list[block.Op]) -> dict[str, int]:
+    """The matrix-product FLOPs of each kind of operation that has them ("projection", "attention":
+    the n^2 terms, scores and weighted sum; "feed-forward": linear1 and linear2)."""
+    return {
+        kind: sum(op.matmul_flops for op in ops if op.kind == kind) for kind in block.MATMUL_KINDS
+    }
+
+
 def cost_summary(cfg: EncoderConfig, trace: Trace) -> dict:
     """Batch size, tokens, parameters, FLOPs by part, and the bytes the captured tensors hold.
 
@@ -100,18 +108,15 @@ def cost_summary(cfg: EncoderConfig, trace: Trace) -> dict:
     B, T = trace.input_ids.shape
     ops = block.model_ops(cfg, B, T)
     distinct = {id(t): t for t in trace.tensors.values()}.values()
-
-    def matmul_flops(kind: str) -> int:
-        return sum(op.matmul_flops for op in ops if op.kind == kind)
-
+    matmul_flops = matmul_flops_by_kind(ops)
     return {
         "batch": B,
         "tokens": int(trace.attention_mask.sum()),
         "padded_tokens": B * T,
         "params": sum(op.params for op in ops),
         "flops": sum(op.total_flops for op in ops),
-        "attention_flops": matmul_flops("attention"),
-        "projection_flops": matmul_flops("projection"),
-        "ffn_flops": matmul_flops("feed-forward"),
+        "attention_flops": matmul_flops["attention"],
+        "projection_flops": matmul_flops["projection"],
+        "ffn_flops": matmul_flops["feed-forward"],
         "activation_bytes": sum(t.numel() * t.element_size() for t in distinct),
     }

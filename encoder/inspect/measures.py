@@ -1,6 +1,9 @@
-"""The few measures several tables share: entropy of a distribution, cosine similarity."""
+"""The few measures several tables share: entropy of a distribution, cosine similarity, the
+exponent of a power law."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -22,3 +25,14 @@ def pairwise_cosine(states: torch.Tensor) -> torch.Tensor:
     """Cosine similarity of every pair of rows: [..., n, d] -> [..., n, n] (0 for a zero row)."""
     unit = states / states.norm(dim=-1, keepdim=True).clamp_min(1e-12)
     return unit @ unit.transpose(-1, -2)
+
+
+def log_log_slope(xs: list[float], ys: list[float]) -> float:
+    """The exponent k of a power law y ~ x^k: the least-squares slope of log y against log x
+    (nan with fewer than two distinct x)."""
+    if len(set(xs)) < 2:
+        return math.nan
+    log_x = torch.tensor(xs, dtype=torch.float64).log()
+    log_y = torch.tensor(ys, dtype=torch.float64).log()
+    dx = log_x - log_x.mean()
+    return float((dx * (log_y - log_y.mean())).sum() / (dx * dx).sum())

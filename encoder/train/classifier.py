@@ -26,5 +26,8 @@ class TokenClassifier(nn.Module):
             torch.manual_seed(cfg.seed)
             self.head = nn.Linear(cfg.d_model, num_classes)
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:  # [B, T] -> [B, T, classes]
-        return self.head(self.encoder(input_ids))
+    def forward(
+        self, input_ids: torch.Tensor, *, checkpoint_blocks: bool = False
+    ) -> torch.Tensor:  # [B, T] -> [B, T, classes]
+        """checkpoint_blocks: recompute each block in backward (TransformerEncoder.forward)."""
+        return self.head(self.encoder(input_ids, checkpoint_blocks=checkpoint_blocks))

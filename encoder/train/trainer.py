@@ -55,6 +55,9 @@ class TrainConfig:
     held_out_examples: int = 1000
     seed: int = 0
     device: str = "cpu"
+    # Gradient checkpointing: keep only each block's input for backward and recompute the block
+    # (less memory, about one more forward pass of time); the losses are the same.
+    checkpoint_blocks: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -98,6 +101,8 @@ class TrainConfig:
                 raise ValueError(
                     f"{name}={value} must be {'positive' if name in positive else '>= 0'}"
                 )
+        if not isinstance(self.checkpoint_blocks, bool):
+            raise ValueError(f"checkpoint_blocks={self.checkpoint_blocks!r} must be True or False")
         if self.device not in available_devices():
             raise ValueError(f"device={self.device!r} is not one of {available_devices()}")
         self.encoder_config()  # the architecture's rules (d_model / num_heads, activation, ...)
@@ -165,6 +170,7 @@ class TrainResult:
             "seq_len": self.config.seq_len,
             "vocab": self.config.vocab,
             "warmup": self.config.warmup_steps,
+            "checkpoint_blocks": self.config.checkpoint_blocks,
             "accuracy": round(self.held_out_accuracy, 4),
             "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
             "held_out_examples": self.held_out_examples,
@@ -206,9 +212,12 @@ def layer_grad_norms(model: TokenClassifier) -> list[float]:
 
 
 def _loss_and_accuracy(
-    model: TokenClassifier, inputs: torch.Tensor, targets: torch.Tensor
+    model: TokenClassifier,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    checkpoint_blocks: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    logits = model(inputs)  # [B, T, classes]
+    logits = model(inputs, checkpoint_blocks=checkpoint_blocks)  # [B, T, classes]
     loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
     return loss, (logits.argmax(-1) == targets).float().mean()
 
@@ -255,7 +264,7 @@ class Trainer:
             group["lr"] = lr
         self.model.train()
         loss, accuracy = _loss_and_accuracy(
-            self.model, inputs.to(cfg.device), targets.to(cfg.device)
+            self.model, inputs.to(cfg.device), targets.to(cfg.device), cfg.checkpoint_blocks
         )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -25,14 +25,15 @@ SETTLE_S = 2  # after the page closes, before reading
 
 def idle_rss_mb(browser) -> float:
     """Resident memory in MiB (as StreamlitServer.rss_mb counts) of a fresh server once one
-    page has been drawn and closed."""
+    page has been drawn and closed: the page a student lands on (the Lesson, on the pretrained
+    MiniLM)."""
     server = StreamlitServer()
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
         page.goto(server.page_url())
         wait_settled(page, 60_000)
-        page.wait_for_selector(".st-key-overview .js-plotly-plot")
+        page.wait_for_selector(".st-key-lesson_next button")
         context.close()
         time.sleep(SETTLE_S)
         return server.rss_mb()

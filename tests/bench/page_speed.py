@@ -10,6 +10,8 @@ free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512
   after (drift); app / floor against all the floor's reruns; the script's own time ("page N ms"
   in both pages' status caption) and the bytes received per rerun;
 - a click on another head in the Attention view (the fragment rerun), floor, app, floor;
+- per view, the same rerun on a compare page (setup B = A post-norm, drawn beside A), floor and
+  app, and the app's compare rerun over its single-page rerun (the goal: about 2x at most);
 - first render: a fresh server and a fresh browser context (empty cache), from opening the
   Attention view to it drawn with every element loaded; floor before and after the app;
 - the pretrained model on a 500-token text: time to draw and bytes received.
@@ -170,6 +172,7 @@ class Session:
     page: object
     view: str
     text: str
+    compare: bool = False  # setup B beside A: B's charts are waited for too
     received: int = 0  # bytes
 
     def count(self, payload) -> None:
@@ -194,13 +197,13 @@ class Browser:
         """A new session showing `view` with `text` at the bench setup (and `query`), drawn."""
         context = self.chromium.new_context(viewport=VIEWPORT) if fresh else self.shared
         page = context.new_page()
-        session = Session(page, view, text)
+        session = Session(page, view, text, compare=query.get("compare") == "1")
         page.on("websocket", lambda ws: ws.on("framereceived", session.count))
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         try:
             page.goto(server.page_url(**BENCH_SETUP, view=view, text=text, **query))
-            wait_drawn(page, view, text)
+            wait_drawn(page, view, text, session.compare)
             yield session
         finally:  # before its server goes, or the page logs reconnection attempts
             page.close()
@@ -208,16 +211,19 @@ class Browser:
                 context.close()
 
 
-def checks_for(view: str, text: str) -> list[list[str]]:
-    """VIEW_DRAWN_JS's argument: the view's charts and their markers for this text."""
+def checks_for(view: str, text: str, compare: bool = False) -> list[list[str]]:
+    """VIEW_DRAWN_JS's argument: the view's charts (and in compare mode setup B's twins, keyed
+    `..._b`) and their markers for this text."""
     labels = drawn_target(expected_tokens(text)[0])["labels"]
-    return [[key, marker(labels)] for key, marker in DRAWN[view]]
+    keys = [(key, marker) for key, marker in DRAWN[view]]
+    keys += [(f"{key}_b", marker) for key, marker in DRAWN[view]] if compare else []
+    return [[key, marker(labels)] for key, marker in keys]
 
 
-def wait_drawn(page, view: str, text: str) -> None:
+def wait_drawn(page, view: str, text: str, compare: bool = False) -> None:
     """Until the view shows `text` and every element's code has loaded."""
     page.wait_for_function(
-        VIEW_DRAWN_JS, arg=checks_for(view, text), timeout=TIMEOUT_MS, polling="raf"
+        VIEW_DRAWN_JS, arg=checks_for(view, text, compare), timeout=TIMEOUT_MS, polling="raf"
     )
     page.wait_for_function(LOADED_JS, timeout=TIMEOUT_MS, polling="raf")
 
@@ -226,7 +232,7 @@ def commit_text(session: Session, text: str) -> float:
     """Seconds from committing `text` (Ctrl+Enter) until the session's view shows it."""
     box = session.page.locator(".st-key-text textarea")
     box.fill(text)
-    checks = checks_for(session.view, text)
+    checks = checks_for(session.view, text, session.compare)
     start = time.perf_counter()
     box.press("Control+Enter")
     session.page.wait_for_function(VIEW_DRAWN_JS, arg=checks, timeout=TIMEOUT_MS, polling="raf")
@@ -241,7 +247,7 @@ def open_view(session: Session, view: str) -> None:
         exactly = re.compile(f"^{re.escape(view)}$")  # "Attention", not "Attention steps"
         session.page.locator(".st-key-view button").filter(has_text=exactly).click()
         session.view = view
-        wait_drawn(session.page, view, session.text)
+        wait_drawn(session.page, view, session.text, session.compare)
 
 
 def measure_reruns(session: Session, view: str, texts: list[str]) -> Timings:
@@ -402,6 +408,38 @@ def compare(measure: Callable[[Session, str], Timings], floor: Session, app: Ses
     return measure(floor, "before"), measure(app, "app"), measure(floor, "after")
 
 
+COMPARE = {"compare": "1", "b_norm": "post"}  # setup B: the same model, post-norm
+COMPARE_GOAL = 2.0  # a compare page's rerun / the single page's, at most about
+
+
+def measure_compare(browser, floor_server, app_server, token_counts, single, args) -> list[str]:
+    """Per view, the rerun of a compare page (A and B = A post-norm) on the floor and the app;
+    the goal: at most about twice the single page's rerun (measured above, in this run)."""
+    rows = []
+    with (
+        browser.session(
+            floor_server, "Attention", FIRST_TEXT, token_counts=token_counts, **COMPARE
+        ) as floor,
+        browser.session(app_server, "Attention", FIRST_TEXT, **COMPARE) as app,
+    ):
+        for view, alone in single.items():
+            count = args.reruns + 1
+
+            def measure(session: Session, tag: str, view=view, count=count) -> Timings:
+                texts = rerun_texts(f"{tag}compare{view.split()[0].lower()}", count)
+                return measure_reruns(session, view, texts)
+
+            reruns = Comparison(f"{view}, compare: rerun", *compare(measure, floor, app))
+            over_single = reruns.app.median() / alone.app.median()
+            rows.append(
+                reruns.row(
+                    f"<= {COMPARE_GOAL:g}x single ({over_single:.2f}x)",
+                    over_single <= COMPARE_GOAL,
+                )
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reruns", type=int, default=5, help="timed reruns per page and view")
@@ -423,7 +461,7 @@ def main() -> None:
                 ) as floor,
                 browser.session(app_server, "Attention", FIRST_TEXT) as app,
             ):
-                attention = None
+                attention, single = None, {}
                 for view in DRAWN:
                     if view not in first_app.views:
                         notes.append(f"{view}: skipped, the app has no such view")
@@ -438,6 +476,7 @@ def main() -> None:
                         f"{view}: rerun after a text change", *compare(measure, floor, app)
                     )
                     attention = reruns if view == "Attention" else attention
+                    single[view] = reruns
                     ratio = reruns.ratio()
                     rows.append(reruns.row(f"<= {RATIO_GOAL}x", ratio <= RATIO_GOAL))
                     differences = element_differences(reruns.app.inventory, reruns.before.inventory)
@@ -452,6 +491,7 @@ def main() -> None:
                     *compare(lambda s, _: measure_head_clicks(s, args.reruns), floor, app),
                 )
                 rows.append(clicks.row(f"<= {CLICK_GOAL_S} s", clicks.app.median() <= CLICK_GOAL_S))
+            rows += measure_compare(browser, floor_server, app_server, token_counts, single, args)
             long = measure_long_text(browser, app_server)
         finally:
             floor_server.stop()

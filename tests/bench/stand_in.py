@@ -11,6 +11,8 @@ so a timed rerun finds them.
 from __future__ import annotations
 
 import json
+import zlib
+from dataclasses import replace
 from functools import lru_cache
 
 import torch
@@ -25,8 +27,9 @@ STAND_INS = 32  # stand-in runs kept (the app's cache keeps its runs too)
 PLANNED_COUNTS: set[int] = set()  # token counts of single-sentence texts to come
 
 
-def _generator(*seeds: int) -> torch.Generator:
-    return torch.Generator().manual_seed(hash(seeds) % 2**63)
+def _generator(*seeds: int | str) -> torch.Generator:
+    """A generator seeded by these numbers and texts (the same on every run of the page)."""
+    return torch.Generator().manual_seed(zlib.crc32(repr(seeds).encode()))
 
 
 @lru_cache(maxsize=16)
@@ -35,7 +38,7 @@ def random_trace(config_json: str, mask: tuple[tuple[int, ...], ...]) -> Trace:
     cfg = EncoderConfig(**json.loads(config_json))
     attention_mask = torch.tensor(mask)  # [B, T]
     B, T = attention_mask.shape
-    generator = _generator(B, T, cfg.d_model, cfg.num_layers)
+    generator = _generator(B, T, config_json)
     scores = torch.randn(cfg.num_layers, B, cfg.num_heads, T, T, generator=generator)
     padding = (attention_mask == 0)[None, :, None, None, :]  # [1, B, 1, 1, key]
     attention = scores.masked_fill(padding, float("-inf")).softmax(dim=-1)  # [L, B, H, T, T]
@@ -64,7 +67,7 @@ def random_weights(config_json: str) -> dict[str, torch.Tensor]:
     """The parameters the views' tables read (every norm's gain and bias, every attention
     projection), random."""
     cfg = EncoderConfig(**json.loads(config_json))
-    generator = _generator(cfg.d_model, cfg.num_layers)
+    generator = _generator(config_json)
     d = cfg.d_model
     weights = {}
     for norm in hooks.norms(cfg):
@@ -79,6 +82,31 @@ def random_weights(config_json: str) -> dict[str, torch.Tensor]:
     return weights
 
 
+def varied(trace: Trace, sentences: tuple[str, ...], kept: set[str]) -> Trace:
+    """The precomputed arrays made this text's own, cheaply (as the app's numbers are): every
+    number scaled by a factor, and the heads of each layer shuffled, both drawn from the text.
+    Without it a new text of the same length would give Streamlit the same tables and figures
+    as before, which it does not send again, and the floor would be too cheap."""
+    generator = _generator(*sentences)
+    scale = 1 + 0.2 * torch.rand(1, generator=generator).item()
+    heads = torch.randperm(trace.attention.shape[2], generator=generator)
+    attention = trace.attention[:, :, heads]  # [L, B, H, T, T]
+    patterns = {b.attn.pattern: attention[b.index] for b in hooks.blocks(len(attention))}
+    tensors = {
+        name: patterns[name] if name in patterns else t * scale
+        for name, t in trace.tensors.items()
+        if name in kept
+    }
+    return Trace(
+        output=trace.output * scale,
+        hidden_states=tuple(h * scale for h in trace.hidden_states),
+        attention=attention,
+        tensors=tensors,
+        input_ids=trace.input_ids,
+        attention_mask=trace.attention_mask,
+    )
+
+
 def _no_heads_off(heads: tuple) -> Run:
     raise ValueError("The floor page has no model: heads cannot be switched off here.")
 
@@ -88,16 +116,8 @@ def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
     batch = tokenize_for(key.source, cfg, list(key.sentences))
     check_run(cfg, *batch.input_ids.shape)
     mask = tuple(map(tuple, batch.attention_mask.tolist()))
-    full = random_trace(key.config_json, mask)
-    kept = set(key.names)
-    trace = Trace(
-        output=full.output,
-        hidden_states=full.hidden_states,
-        attention=full.attention,
-        tensors={name: t for name, t in full.tensors.items() if name in kept},
-        input_ids=batch.input_ids,
-        attention_mask=batch.attention_mask,
-    )
+    own = varied(random_trace(key.config_json, mask), key.sentences, set(key.names))
+    trace = replace(own, input_ids=batch.input_ids)
     return Run(
         key=key,
         cfg=cfg,
@@ -105,7 +125,7 @@ def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
         padded_tokens=batch.padded_tokens(),
         input_ids=batch.input_ids.numpy(),
         attention_mask=batch.attention_mask.numpy(),
-        attention=full.attention.numpy(),
+        attention=trace.attention.numpy(),
         trace=trace,
         load_weights=lambda: random_weights(key.config_json),
         truncations=batch.truncations,

@@ -69,7 +69,7 @@ def shows_tokens(tokens: list[str]) -> Callable[[dict], bool]:
 
 
 def test_typed_sentence_is_drawn_with_its_tokens(open_page):
-    page, _ = open_page()
+    page, _ = open_page(view="Attention")
     type_text(page, SENTENCE)
     tokens = expected_tokens(SENTENCE)[0]
     detail = wait_for(page, "head_detail", shows_tokens(tokens))
@@ -84,7 +84,7 @@ def test_typed_sentence_is_drawn_with_its_tokens(open_page):
 
 
 def test_heads_norm_and_pretrained_change_the_drawing(open_page):
-    page, _ = open_page()
+    page, _ = open_page(view="Attention")
     pick(page, "num_heads", "8")
     overview = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 8)
     assert overview["y2"] == ["L0", "L1", "L2", "L3"]
@@ -137,7 +137,7 @@ def test_a_shared_link_reproduces_the_setup(open_page):
     original = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 4)
     shared_url = page.url
 
-    follower, _ = open_page()  # a new session: nothing shared but the link
+    follower, _ = open_page(view="Attention")  # a new session: nothing shared but the link
     follower.goto(shared_url)
     copy = wait_for(follower, "overview", lambda fig: heads_in_overview(fig) == 4)
     assert copy == original
@@ -176,7 +176,7 @@ def test_user_text_is_shown_literally_and_runs_nothing(open_page):
 
 
 def test_three_sessions_at_once_each_see_their_own_text(open_page):
-    pages = [open_page()[0] for _ in range(3)]
+    pages = [open_page(view="Attention")[0] for _ in range(3)]
     texts = [f"Session {name} owns this sentence." for name in ("alpha", "bravo", "charlie")]
     for page, text in zip(pages, texts, strict=True):
         type_text(page, text)  # all three reruns overlap on the server

@@ -195,14 +195,14 @@ def test_two_browsers_keep_their_own_state_on_their_own_replica(proxied, browser
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
     try:
         first = contexts[0].new_page()
-        first.goto(nginx.page_url())  # a new browser: nginx gives it a route
+        first.goto(nginx.page_url(view="Attention"))  # a new browser: nginx gives it a route
         wait_settled(first, 60_000)
         (route_a,) = [c["value"] for c in contexts[0].cookies() if c["name"] == ROUTE]
         replica_a = replica_of(nginx, route_a)
         route_b, replica_b = new_route(nginx, avoid={replica_a})
         contexts[1].add_cookies([{"name": ROUTE, "value": route_b, "url": nginx.url}])
         second = contexts[1].new_page()
-        second.goto(nginx.page_url())
+        second.goto(nginx.page_url(view="Attention"))
         wait_settled(second, 60_000)
         pages = {"alpha": first, "bravo": second}
         texts = {name: long_text(name) for name in pages}

@@ -123,7 +123,7 @@ def test_encoder_explorer_serves_the_page_from_outside_the_checkout(installed, b
         context = browser.new_context(color_scheme="dark", viewport={"width": 1400, "height": 900})
         try:
             page = context.new_page()
-            page.goto(server.page_url())
+            page.goto(server.page_url(view="Attention"))
             wait_settled(page, 90_000)
             page.wait_for_selector(".st-key-overview .js-plotly-plot")
             page.wait_for_selector(IDLE)

@@ -1,0 +1,312 @@
+"""Figures of the Cost view: the measured numbers of encoder.inspect.cost in, plotly Figure out.
+
+The inputs are the plain rows of `CostReport.to_dict()` (or of `python -m encoder profile
+--json`), so the figures also draw a saved report in a notebook:
+
+- `operation_time_chart(report["by_operation"])`: each operation's share of the time beside its
+  share of the FLOPs, slowest first;
+- `scaling_chart(report["scaling"], report["crossover_tokens"])`: measured ms against tokens,
+  log-log, with the attention (n^2 d) and feed-forward (n d d_ff) curves and their crossover;
+- `train_memory_chart(report["train_memory_by_norm"])`: bytes kept for backward, pre vs post,
+  plain vs checkpointed;
+- `gradient_flow_chart(report["grad_norms_by_norm"], report["last_w2_by_depth"])`: per-layer W2
+  gradient norms, pre vs post, and the last layer's against depth beside 1/sqrt(L).
+
+Built for a projector: few colours, large text, titles that say what the chart shows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.charts.common import FONT_SIZE, MARGIN, OKABE_ITO, base_layout, escape, new_figure
+from encoder.inspect.measures import log_log_slope
+
+PLACEMENT_COLOURS = {"pre": OKABE_ITO[0], "post": OKABE_ITO[1]}
+TIME_COLOUR, FLOP_COLOUR = OKABE_ITO[0], "#B0B0B0"
+PLAIN_COLOUR, CHECKPOINTED_COLOUR = OKABE_ITO[4], OKABE_ITO[2]
+REFERENCE_LINE = dict(color="grey", dash="dash", width=2)
+LARGE_FONT = FONT_SIZE + 4  # axis titles and labels read from the back of a room
+SPLIT_PATTERN = dict(fgcolor="white", solidity=0.3)  # hatching: time split by FLOPs
+REFERENCE_POINTS = 40  # points per reference curve
+LIGHT_KINDS = ("norm", "softmax", "activation")  # few FLOPs, but every value read and written
+
+
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    """The app's layout with larger text and the legend under the plot."""
+    base_layout(fig, title, height)
+    return fig.update_layout(
+        font=dict(size=LARGE_FONT),
+        title_font_size=LARGE_FONT + 2,
+        margin={**MARGIN, "t": 90, "b": 110},
+        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0, xanchor="left"),
+    )
+
+
+def operation_time_chart(by_operation: list[dict]) -> go.Figure:
+    """Horizontal bars, slowest operation on top: its share of the forward pass's time beside its
+    share of the FLOPs (all layers together). Operations whose time was split from a fused kernel
+    by FLOPs are hatched."""
+    rows = sorted(by_operation, key=lambda row: row["time_share"])  # plotly draws bottom-up
+    names = [escape(row["operation"]) for row in rows]
+    time_share = np.round([100 * row["time_share"] for row in rows], 2)
+    flop_share = np.round([100 * row["flop_share"] for row in rows], 2)
+    detail = [
+        [f"{row['ms']:.3f}", f"{row['gflops_per_s']:.1f}",
+         "" if row["measured"] else "<br>time split from a fused kernel by FLOPs"]
+        for row in rows
+    ]  # fmt: skip
+    time_bars = go.Bar(
+        y=names,
+        x=time_share,
+        orientation="h",
+        name="share of the time (measured)",
+        marker=dict(
+            color=TIME_COLOUR,
+            pattern=SPLIT_PATTERN | {"shape": ["" if row["measured"] else "/" for row in rows]},
+        ),
+        text=[f"{share:.0f}%" for share in time_share],
+        textposition="outside",
+        textfont_size=LARGE_FONT,
+        customdata=detail,
+        hovertemplate="%{y}<br>%{x:.1f}% of the time, %{customdata[0]} ms<br>"
+        "%{customdata[1]} GFLOP/s%{customdata[2]}<extra></extra>",
+    )
+    flop_bars = go.Bar(
+        y=names,
+        x=flop_share,
+        orientation="h",
+        name="share of the FLOPs",
+        marker_color=FLOP_COLOUR,
+        hovertemplate="%{y}<br>%{x:.1f}% of the FLOPs<extra></extra>",
+    )
+    fig = new_figure([flop_bars, time_bars])
+    slowest = rows[-1]
+    fig.update_layout(
+        barmode="group",
+        bargap=0.25,
+        xaxis=dict(title_text="% of the forward pass", ticksuffix="%", rangemode="tozero"),
+        yaxis=dict(automargin=True),
+        legend_traceorder="reversed",
+    )
+    light = [row for row in rows if row["kind"] in LIGHT_KINDS]
+    light_time = sum(row["time_share"] for row in light)
+    light_flops = sum(row["flop_share"] for row in light)
+    title = (
+        f"Time per operation: {escape(slowest['operation'])} takes "
+        f"{slowest['time_share']:.0%} of the time for {slowest['flop_share']:.0%} of the FLOPs"
+        f"<br><sup>norms, softmax and activation: {light_time:.0%} of the time for "
+        f"{light_flops:.1%} of the FLOPs. All layers together; hatched: split by FLOPs</sup>"
+    )
+    return _layout(fig, title, height=180 + 46 * len(rows))
+
+
+def _reference_curves(points: list[dict], crossover: int) -> tuple[np.ndarray, dict[str, list]]:
+    """Token counts from the first measured length to past the crossover, and the attention and
+    feed-forward FLOPs there turned into ms at the rate of the longest measured run."""
+    first, last = points[0], points[-1]
+    ms_per_flop = last["ms"] / last["flops"]
+    top = max(last["tokens"], 2 * crossover)
+    tokens = np.geomspace(first["tokens"], top, REFERENCE_POINTS)
+    scale = tokens / first["tokens"]
+    return tokens, {
+        "attention": first["attention_flops"] * scale**2 * ms_per_flop,
+        "ffn": first["ffn_flops"] * scale * ms_per_flop,
+    }
+
+
+def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
+    """Measured forward ms against tokens (log-log), with attention's n^2 d and the
+    feed-forward's n d d_ff costs at the measured rate, and the length where they cross."""
+    tokens, curves = _reference_curves(points, crossover_tokens)
+    measured = go.Scatter(
+        x=[p["tokens"] for p in points],
+        y=np.round([p["ms"] for p in points], 4),
+        mode="lines+markers",
+        name="measured forward pass",
+        line=dict(color=TIME_COLOUR, width=4),
+        marker=dict(size=12),
+        hovertemplate="%{x} tokens<br>%{y:.2f} ms<extra></extra>",
+    )
+    references = [
+        go.Scatter(
+            x=np.round(tokens, 2),
+            y=np.round(curves[key], 6),
+            mode="lines",
+            name=name,
+            line=dict(color=colour, dash=dash, width=3),
+            hovertemplate=f"{name}<br>%{{x:.0f}} tokens: %{{y:.3g}} ms<extra></extra>",
+        )
+        for key, name, colour, dash in (
+            ("attention", "attention n²·d (at the measured rate)", OKABE_ITO[4], "dash"),
+            ("ffn", "feed-forward n·d·d_ff (at the measured rate)", OKABE_ITO[2], "dot"),
+        )
+    ]
+    fig = new_figure([measured, *references])
+    fig.add_vline(x=crossover_tokens, line=REFERENCE_LINE)
+    fig.add_annotation(
+        x=math.log10(crossover_tokens),
+        y=1,
+        yref="paper",
+        text=f"n = {crossover_tokens:,}",
+        showarrow=False,
+        xanchor="left",
+        yanchor="top",
+        font=dict(size=LARGE_FONT),
+    )
+    ticks = sorted({p["tokens"] for p in points} | {crossover_tokens})
+    fig.update_layout(
+        xaxis=dict(type="log", title_text="tokens n (log scale)", tickvals=ticks),
+        yaxis=dict(type="log", title_text="ms (log scale)", dtick=1),
+    )
+    exponent = log_log_slope([p["tokens"] for p in points], [p["ms"] for p in points])
+    title = (
+        f"Cost against length: attention overtakes the feed-forward at n = {crossover_tokens:,}"
+        f"<br><sup>measured time grows like n^{exponent:.2f} from {points[0]['tokens']} to "
+        f"{points[-1]['tokens']} tokens; FLOPs: n²·d for attention, n·d·d_ff for the "
+        "feed-forward</sup>"
+    )
+    return _layout(fig, title, height=620)
+
+
+def _byte_unit(largest: float) -> tuple[float, str]:
+    for size, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if largest >= size:
+            return size, unit
+    return 1.0, "bytes"
+
+
+def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
+    """Bytes autograd keeps for backward after one forward pass, pre- and post-norm, plain and
+    with every block checkpointed; the time checkpointing costs in the title and hover."""
+    placements = list(memory)
+    size, unit = _byte_unit(max(m["saved_bytes"] for m in memory.values()))
+    bars = []
+    for key, name, colour, ms_key, peak_key in (
+        ("saved_bytes", "plain", PLAIN_COLOUR, "ms", "cuda_peak_bytes"),
+        ("saved_bytes_checkpointed", "every block checkpointed", CHECKPOINTED_COLOUR,
+         "ms_checkpointed", "cuda_peak_bytes_checkpointed"),
+    ):  # fmt: skip
+        values = [memory[p][key] / size for p in placements]
+        peaks = [memory[p].get(peak_key) for p in placements]
+        hover = [
+            f"forward + backward {memory[p][ms_key]:.1f} ms"
+            + ("" if peak is None else f"<br>CUDA peak {peak / size:.3g} {unit}")
+            for p, peak in zip(placements, peaks, strict=True)
+        ]
+        bars.append(
+            go.Bar(
+                x=[f"{p}-norm" for p in placements],
+                y=np.round(values, 4),
+                name=name,
+                marker_color=colour,
+                text=[f"{v:.3g} {unit}" for v in values],
+                textposition="outside",
+                textfont_size=LARGE_FONT,
+                customdata=hover,
+                hovertemplate=f"%{{x}}, {name}<br>%{{y:.3g}} {unit} saved<br>%{{customdata}}"
+                "<extra></extra>",
+            )
+        )
+    fig = new_figure(bars)
+    fig.update_layout(
+        barmode="group",
+        yaxis=dict(title_text=f"{unit} kept for backward", rangemode="tozero"),
+    )
+    less = [m["saved_bytes"] / m["saved_bytes_checkpointed"] for m in memory.values()]
+    slower = [m["ms_checkpointed"] / m["ms"] for m in memory.values()]
+    title = (
+        f"Training memory: checkpointing keeps {min(less):.1f}-{max(less):.1f}x less for backward"
+        f"<br><sup>for {min(slower):.2f}-{max(slower):.2f}x the time of forward + backward "
+        "(each block runs twice)</sup>"
+    )
+    return _layout(fig, title, height=480)
+
+
+def gradient_flow_chart(
+    per_layer: dict[str, list[dict]], by_depth: list[dict], weight: str = "w2"
+) -> go.Figure:
+    """Left: each layer's `weight` gradient norm at initialisation, pre vs post. Right: the last
+    layer's W2 gradient against depth (log-log), pre vs post, with 1/sqrt(L) through pre-norm's
+    first point (Xiong et al. 2020's claim for pre-norm; post-norm's is a flat line)."""
+    depth = len(next(iter(per_layer.values())))
+    fig = make_subplots(
+        figure=new_figure(),
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.12,
+        subplot_titles=(f"{weight.upper()} gradient per layer (L = {depth})",
+                        "last layer's W2 gradient against depth"),
+    )  # fmt: skip
+    for placement, rows in per_layer.items():
+        colour = PLACEMENT_COLOURS[placement]
+        fig.add_trace(
+            go.Scatter(
+                x=[row["layer"] for row in rows],
+                y=np.round([row[weight] for row in rows], 6),
+                mode="lines+markers",
+                name=f"{placement}-norm",
+                legendgroup=placement,
+                line=dict(color=colour, width=4),
+                marker=dict(size=11),
+                hovertemplate=f"{placement}-norm, layer %{{x}}<br>%{{y:.4f}}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    depths = [row["layers"] for row in by_depth]
+    slopes = {}
+    for placement in per_layer:
+        values = [row[placement] for row in by_depth]
+        slopes[placement] = log_log_slope(depths, values)
+        fig.add_trace(
+            go.Scatter(
+                x=depths,
+                y=np.round(values, 6),
+                mode="lines+markers",
+                name=f"{placement}-norm",
+                legendgroup=placement,
+                showlegend=False,
+                line=dict(color=PLACEMENT_COLOURS[placement], width=4),
+                marker=dict(size=11),
+                hovertemplate=f"{placement}-norm, L = %{{x}}<br>%{{y:.4f}}<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+    if by_depth and "pre" in per_layer:
+        anchor = by_depth[0]
+        fig.add_trace(
+            go.Scatter(
+                x=depths,
+                y=np.round([anchor["pre"] * math.sqrt(anchor["layers"] / L) for L in depths], 6),
+                mode="lines",
+                name="1/sqrt(L): the paper's pre-norm",
+                line=REFERENCE_LINE,
+                hovertemplate="1/sqrt(L), L = %{x}<br>%{y:.4f}<extra></extra>",
+            ),
+            row=1,
+            col=2,
+        )
+    fig.update_xaxes(title_text="layer", dtick=1, row=1, col=1)
+    fig.update_yaxes(title_text="gradient norm", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="layers L (log)", tickvals=depths, row=1, col=2)
+    fig.update_yaxes(type="log", title_text="gradient norm (log)", nticks=6, tickformat=".2f",
+                     row=1, col=2)  # fmt: skip
+    fig.update_annotations(font_size=LARGE_FONT)
+    trend = ", ".join(
+        f"{placement}-norm L^{slope:+.2f}"
+        for placement, slope in slopes.items()
+        if not math.isnan(slope)
+    )
+    title = "Gradients at initialisation, against Xiong et al. 2020" + (
+        f"<br><sup>last layer's W2 against depth: {trend} (paper: pre -0.5, post 0)</sup>"
+        if trend
+        else ""
+    )
+    _layout(fig, title, height=580)
+    return fig.update_layout(margin_t=120)  # room for the panel titles under the subtitle

@@ -1,0 +1,57 @@
+"""The lesson at a projector's size: every step in presenter mode at 1280 x 720, screenshotted.
+
+The screenshots land in a pytest temporary folder (printed), to be looked at; the test checks
+what it can: each step's title, the sidebar folded away, the step's text and first figure
+starting on the first screen, no error on the page or in the console.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.views.lesson_steps import TITLES
+from tests.e2e.conftest import LOAD_TIMEOUT_MS, PageProblems
+from tests.e2e.harness import LOADED_JS, wait_settled
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+PROJECTOR = {"width": 1280, "height": 720}
+TOP_OF = """selector => {
+  const found = document.querySelector(selector);
+  return found ? found.getBoundingClientRect().top : null;
+}"""
+
+
+def test_every_step_in_presenter_mode_at_1280x720(browser, server, tmp_path_factory) -> None:
+    folder = tmp_path_factory.mktemp("lesson_screens")
+    context = browser.new_context(viewport=PROJECTOR)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        problems = PageProblems(page)
+        page.goto(server.page_url(present=1))  # a first visit: the lesson on MiniLM
+        wait_settled(page, LOAD_TIMEOUT_MS)
+        assert page.locator("[data-testid=stSidebar]").get_attribute("data-collapsed") == "true"
+        for number, title in enumerate(TITLES, 1):
+            heading = f"{number}. {title}"
+            page.wait_for_function(
+                "text => [...document.querySelectorAll('h3')].some(h => h.innerText === text)",
+                arg=heading,
+            )
+            wait_settled(page)
+            page.wait_for_function(LOADED_JS)
+            page.wait_for_timeout(400)  # plotly finishes its layout
+            page.screenshot(path=folder / f"step_{number:02d}.png")
+            assert page.locator("[data-testid=stException]").count() == 0, heading
+            assert page.locator("[data-testid=stAlert]").count() == 0, heading
+            text_top = page.evaluate(TOP_OF, "[data-testid=stMain] [data-testid=stMarkdown] p")
+            assert text_top is not None and text_top < PROJECTOR["height"] / 2, heading
+            figure_top = page.evaluate(TOP_OF, "[data-testid=stMain] .js-plotly-plot")
+            assert figure_top is None or figure_top < PROJECTOR["height"] / 2, heading
+            if number < len(TITLES):
+                page.locator(".st-key-lesson_next button").click()
+        assert "lesson=12" in page.url and "present=1" in page.url
+        print(f"\nscreenshots of every step: {folder}")
+        assert problems.errors == [] and problems.dialogs == []
+    finally:
+        context.close()
