@@ -3,14 +3,14 @@
 Run from the repo root: `python tests/bench/upload_load.py [--sessions 3] [--rounds 6]
 [--budget 1GB] [--repeats 1]`. Starts the app with ENCODER_EXPLORER_MEMORY_BUDGET=budget (and
 the default ENCODER_EXPLORER_SESSION_BUDGET), opens `sessions` browser sessions (Playwright
-contexts in one headless Chromium), reads the server's resident memory with their pages drawn
-(its idle size here), then in each round lets every session in turn upload the bundled MiniLM
-checkpoint (a zip of its three files; 91 MB of weights, 98 MB counted with its tokenizer). An
-upload is kept (the page then shows the new model), or refused with the page's message. After
-each round it reads the server's resident memory (the process and its children, from /proc) and
-what the page says all sessions keep; a sampler (tests/bench/load.py's) takes the peak every
-second. With `--repeats`, each repeat starts a fresh server and the table gives the median and
-the range over the repeats. Sizes are in MB (10^6 bytes), as the budget is.
+contexts in one headless Chromium) on the Attention view, reads the server's resident memory
+with their pages drawn (its idle size here), then in each round lets every session in turn
+upload the bundled MiniLM checkpoint (a zip of its three files; 91 MB of weights, 98 MB counted
+with its tokenizer). An upload is kept (the page then shows the new model), or refused with the
+page's message. After each round it reads the server's resident memory (the process and its
+children, from /proc) and what the page says all sessions keep; a sampler (tests/bench/load.py's)
+takes the peak every second. With `--repeats`, each repeat starts a fresh server and the table
+gives the median and the range over the repeats. Sizes are in MB (10^6 bytes), as the budget is.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ async def run_once(budget: str, sessions: int, rounds: int, archive: Path) -> di
                 await context.add_init_script(RERUN_WATCH)
                 page = await context.new_page()
                 page.set_default_timeout(TIMEOUT_MS)
-                await page.goto(server.page_url())
+                await page.goto(server.page_url(view="Attention"))
                 await page.wait_for_function(SETTLED_JS)
                 pages.append(page)
             await asyncio.sleep(2)

@@ -79,7 +79,7 @@ def test_a_closed_sessions_models_leave_the_budget_and_the_servers_memory(
     for name in ("leaving", "staying"):
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         pages[name] = context.new_page()
-        pages[name].goto(short_ttl.page_url())
+        pages[name].goto(short_ttl.page_url(view="Attention"))
         wait_settled(pages[name], 60_000)
     leaving, staying = pages["leaving"], pages["staying"]
     before = short_ttl.rss_mb() * 2**20
