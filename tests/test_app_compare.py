@@ -206,3 +206,25 @@ def test_setup_b_s_model_and_run_count_in_the_shared_memory_budget() -> None:
     assert len(models) == 1 and len(b_runs) == 1
     assert b_runs[0][1].sentences == (SENTENCE,)
     assert runs.CACHE.used >= sum(p.numel() * 4 for p in TransformerEncoder(b_config).parameters())
+
+
+def test_a_trained_toy_model_against_random_weights_of_its_architecture() -> None:
+    from encoder.io.checkpoint_files import checkpoint_archive
+    from encoder.io.task_model import TaskModel
+    from encoder.train.trainer import TrainConfig, train
+    from tests.test_app_trained import upload
+
+    cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    model = TaskModel.from_result(train(cfg))
+    at = open_page(view="Attention")
+    at = upload(at, ("reverse.zip", checkpoint_archive(model.files())))
+    assert_no_exception(at)
+    at.toggle(key="compare").set_value(True).run()
+    at.button(key="pair_random").click().run()  # A trained, B random in its architecture
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.radio(key="b_source").value == "random"
+    deltas = table_with(at, "Δ entropy")
+    assert "Δ to first" in deltas.columns and len(deltas) == 4  # 1 layer x 4 heads
+    sentence = shown(next(i.value for i in at.info if "Random weights (B)" in i.value))
+    assert "over the 8 tokens" in sentence

@@ -110,8 +110,15 @@ def _overview_difference(runs: Runs, sentence: int) -> None:
     )
 
 
-def _metrics(run: Run, sentence: int) -> pd.DataFrame:
-    first, last = ("[CLS]", "[SEP]") if run.task_model is None else ("first", "last")
+def _ends(runs: Runs) -> tuple[str, str]:
+    """How the tables name the first and last token: [CLS] and [SEP] when every setup reads
+    MiniLM's WordPiece, else "first" and "last" (a task's sequences have neither)."""
+    wordpiece = all(run.task_model is None for _, run in runs.named())
+    return ("[CLS]", "[SEP]") if wordpiece else ("first", "last")
+
+
+def _metrics(run: Run, sentence: int, ends: tuple[str, str]) -> pd.DataFrame:
+    first, last = ends
     return run.head_metrics(sentence).rename(
         columns={"to_first": f"to {first}", "to_last": f"to {last}"}
     )
@@ -142,8 +149,9 @@ def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
             ),
             "head_difference",
         )
-    metrics = stacked(runs, lambda run: _metrics(run, sentence))
-    first, last = ("[CLS]", "[SEP]") if runs.a.task_model is None else ("first", "last")
+    ends = _ends(runs)
+    metrics = stacked(runs, lambda run: _metrics(run, sentence, ends))
+    first, last = ends
     st.caption(
         "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
         "attended token, and the share of attention going to itself, the previous and next "
@@ -154,7 +162,7 @@ def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
     number_table(pd.concat([metrics[selected], metrics[~selected]]), HEAD_LABELS, height=300)
     if comparison is not None and comparison.attention_difference is not None:
         st.caption("The same metrics, B − A, head by head:")
-        change = deltas(runs, lambda run: _metrics(run, sentence), on=["layer", "head"])
+        change = deltas(runs, lambda run: _metrics(run, sentence, ends), on=["layer", "head"])
         number_table(change, HEAD_LABELS, height=240)
 
 

@@ -66,9 +66,14 @@ def stacked(runs: Runs, table: Callable[[Run], pd.DataFrame]) -> pd.DataFrame:
 
 
 def deltas(runs: Runs, table: Callable[[Run], pd.DataFrame], on: list[str]) -> pd.DataFrame:
-    """B − A of a table's numbers, row by row on the `on` columns (rows both setups have)."""
+    """B − A of a table's numbers, row by row on the `on` columns (the rows and columns both
+    setups have)."""
     a, b = table(runs.a), table(runs.b)
-    numbers = [c for c in a.columns if c not in on and pd.api.types.is_numeric_dtype(a[c])]
+    numbers = [
+        c
+        for c in a.columns
+        if c in b.columns and c not in on and pd.api.types.is_numeric_dtype(a[c])
+    ]
     joined = a.merge(b, on=on, suffixes=("_a", "_b"))
     return pd.DataFrame(
         {
