@@ -43,6 +43,7 @@ from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
 from encoder.inspect.cost import CostReport, CostSettings, cost_report
 from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
+from encoder.inspect.timing import synchronize
 from encoder.inspect.train_memory import TrainMemory, measure_train_memory
 from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
@@ -324,8 +325,7 @@ def _build_run(
     attention_mask = batch.attention_mask.to(key.device)
     start = time.perf_counter()
     trace = model.trace(input_ids, attention_mask, names=key.names, ablate_heads=key.ablate)
-    if key.device.startswith("cuda"):
-        torch.cuda.synchronize()
+    synchronize(key.device)  # a GPU's queued work, so the clock measures the pass
     forward_ms = (time.perf_counter() - start) * 1000
     trace = trace.to("cpu")
     source, names = key.source, key.names
@@ -402,6 +402,21 @@ def cost_of(
     )
 
 
+def run_key(
+    cfg: EncoderConfig,
+    source: str,
+    device: str,
+    sentences: list[str],
+    names: Iterable[str] | None = (),
+    ablate: Iterable[tuple[int, int]] = (),
+) -> RunKey:
+    """What a run is cached under: its config, weights, device, sentences, the hooks it keeps
+    (None: every hook) and the heads switched off, each in one canonical order."""
+    config_json = json.dumps(cfg.to_dict(), sort_keys=True)
+    kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
+    return RunKey(config_json, source, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
+
+
 def run_for(
     cfg: EncoderConfig,
     source: str,
@@ -413,9 +428,8 @@ def run_for(
     """The cached run keeping `names` (None: every hook) on a device the controls have checked;
     raises RunTooLarge / ValueError with a message for the page (a task model's ValueError
     quotes the text: show it literally)."""
-    config_json = json.dumps(cfg.to_dict(), sort_keys=True)
-    kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
-    key = RunKey(config_json, source, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
+    key = run_key(cfg, source, device, sentences, names, ablate)
+    config_json, kept = key.config_json, key.names
     batch = tokenize_for(source, cfg, list(sentences))
     B, T = batch.input_ids.shape
     check_run(cfg, B, T)

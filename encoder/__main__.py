@@ -335,7 +335,7 @@ def format_profile(report: CostReport, description: str) -> list[str]:
     """The report as readable lines: one section per measure, tables where there are rows."""
     ops, scaling, slowest = report.ops, report.scaling, report.ops.slowest()
     exponents, by_operation = scaling.exponents, ops.by_operation()
-    slowest_kind = max(by_operation, key=lambda row: row["ms"])
+    slowest_kind = ops.slowest_operation()
     operations = [
         row | {"operation": row["operation"] + ("" if row["measured"] else " *")}
         for row in by_operation

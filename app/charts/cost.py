@@ -36,6 +36,12 @@ REFERENCE_POINTS = 40  # points per reference curve
 LIGHT_KINDS = ("norm", "softmax", "activation")  # few FLOPs, but every value read and written
 
 
+def light_shares(by_operation: list[dict]) -> tuple[float, float]:
+    """The norms', softmax's and activation's share of the time and of the FLOPs, together."""
+    light = [row for row in by_operation if row["kind"] in LIGHT_KINDS]
+    return sum(row["time_share"] for row in light), sum(row["flop_share"] for row in light)
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     """The app's layout with larger text and the legend under the plot."""
     base_layout(fig, title, height)
@@ -93,9 +99,7 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         yaxis=dict(automargin=True),
         legend_traceorder="reversed",
     )
-    light = [row for row in rows if row["kind"] in LIGHT_KINDS]
-    light_time = sum(row["time_share"] for row in light)
-    light_flops = sum(row["flop_share"] for row in light)
+    light_time, light_flops = light_shares(rows)
     title = (
         f"Time per operation: {escape(slowest['operation'])} takes "
         f"{slowest['time_share']:.0%} of the time for {slowest['flop_share']:.0%} of the FLOPs"

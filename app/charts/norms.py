@@ -11,6 +11,7 @@ from app.charts.common import (
     OKABE_ITO,
     PAD_TOKEN,
     base_layout,
+    depth_name,
     escape,
     new_figure,
     visible_ticks,
@@ -113,7 +114,7 @@ def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
         xaxis=dict(
             title_text="residual stream after",
             tickvals=depths,
-            ticktext=["embeddings" if d == 0 else f"block {d - 1}" for d in depths],
+            ticktext=[depth_name(d) for d in depths],
         ),
         yaxis=dict(title_text="L2 norm", rangemode="tozero"),
         legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from app.runs import Run, Runs
 from app.user_text import literal
 from encoder.core.config import ACTIVATION_NAMES, placement_of
+from encoder.inspect import norms
 
 # cfg fields and how a difference in each is named
 NAMED_FIELDS = {
@@ -74,18 +74,14 @@ def say(sentences: list[str]) -> None:
         st.info(sentence)
 
 
-def _stream_by_depth(run: Run, sentence: int) -> pd.Series:
-    resid = run.residual_norms
-    return resid[resid["sentence"] == sentence].groupby("depth")["l2_norm"].mean()
-
-
 def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
     """The residual stream grows with depth in pre-norm and is held near sqrt(d_model) after every
     block in post-norm."""
     if runs.b is None or runs.a.cfg.norm_first == runs.b.cfg.norm_first:
         return []
     pre, post = runs.named() if runs.a.cfg.norm_first else runs.named()[::-1]
-    grow, held = _stream_by_depth(pre[1], sentence), _stream_by_depth(post[1], sentence)
+    grow = norms.mean_norm_by_depth(pre[1].residual_norms, sentence)
+    held = norms.mean_norm_by_depth(post[1].residual_norms, sentence)
     after_blocks = held.iloc[1:]
     root = math.sqrt(post[1].cfg.d_model)
     return [

@@ -16,8 +16,8 @@ import math
 import streamlit as st
 
 from app.charts.cost import (
-    LIGHT_KINDS,
     gradient_flow_chart,
+    light_shares,
     operation_time_chart,
     scaling_chart,
     train_memory_chart,
@@ -52,9 +52,7 @@ def _megabytes(n: float) -> str:
 
 def _time_sentence(report: dict) -> str:
     slowest = report["slowest_operation"]
-    light = [row for row in report["by_operation"] if row["kind"] in LIGHT_KINDS]
-    light_time = sum(row["time_share"] for row in light)
-    light_flops = sum(row["flop_share"] for row in light)
+    light_time, light_flops = light_shares(report["by_operation"])
     clock = report["clock"].split(" (")[0]
     return (
         f"One forward pass of this batch takes {report['total_ms']:.1f} ms (the median {clock}); "

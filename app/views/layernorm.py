@@ -43,8 +43,7 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
     stats = run.layernorm_stats
     stats = stats[(stats["sentence"] == sentence) & (stats["layer"] == layer)]
     ln1 = stats[stats["norm"] == "ln1"].mean(numeric_only=True)
-    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
-    by_depth = resid.groupby("depth")["l2_norm"].mean()
+    by_depth = norms.mean_norm_by_depth(run.residual_norms, sentence)
     kind = NORM_TYPE_NAMES[cfg.norm_type]
     first, last = by_depth.iloc[0], by_depth.iloc[-1]
     if cfg.norm_first:

@@ -32,7 +32,7 @@ from app.views.tokens import token_table
 from encoder import hooks
 from encoder.core import block
 from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, ledger, numpy_block
+from encoder.inspect import ablation, activations, norms, numpy_block, scaling
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -605,8 +605,7 @@ def ablation_step(lesson: Lesson) -> Step:
 
 def layernorm_step(lesson: Lesson) -> Step:
     text, run, cfg, s, layer = Text(), lesson.run, lesson.cfg, lesson.sentence, lesson.layer
-    resid = run.residual_norms[run.residual_norms["sentence"] == s]
-    by_depth = resid.groupby("depth")["l2_norm"].mean()
+    by_depth = norms.mean_norm_by_depth(run.residual_norms, s)
     first = text.num("stream after the embeddings", float(by_depth.iloc[0]), ".2f")
     last = text.num("stream after the last block", float(by_depth.iloc[-1]), ".2f")
     kind = NORM_TYPE_NAMES[cfg.norm_type]
@@ -762,9 +761,8 @@ def cost_step(lesson: Lesson) -> Step:
         "token embedding."
     )
     attention_flops = cost["attention_flops"]
-    doubled = ledger.shape_ledger(cfg, B, 2 * T)
-    doubled_attention = int(doubled.loc[doubled["kind"] == "attention", "matmul_flops"].sum())
-    doubled_ffn = int(doubled.loc[doubled["kind"] == "feed-forward", "matmul_flops"].sum())
+    doubled = scaling.flops_at(cfg, B, 2 * T)
+    doubled_attention, doubled_ffn = doubled["attention_flops"], doubled["ffn_flops"]
     mflops = 1e6
     text.say(
         f"One pass over this input costs {text.num('MFLOPs', cost['flops'] / mflops, ',.1f')} "

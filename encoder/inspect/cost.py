@@ -90,7 +90,7 @@ class CostReport:
                 "ms": slowest.ms,
                 "share": slowest.ms / self.ops.ops_ms,
             },
-            "slowest_operation": max(by_operation, key=lambda row: row["ms"]),
+            "slowest_operation": self.ops.slowest_operation(),
             "by_operation": by_operation,
             "scaling": [asdict(point) for point in self.scaling.points],
             "scaling_exponents": self.scaling.exponents,

@@ -97,6 +97,12 @@ def residual_norms(trace: Trace) -> pd.DataFrame:
     )
 
 
+def mean_norm_by_depth(residual: pd.DataFrame, sentence: int) -> pd.Series:
+    """The residual stream's L2 norm at each depth, averaged over one sentence's real tokens,
+    from `residual_norms`' rows (indexed by depth: 0 = the embeddings' output)."""
+    return residual[residual["sentence"] == sentence].groupby("depth")["l2_norm"].mean()
+
+
 def residual_stream_table(residual: pd.DataFrame, sentence: int, d_model: int) -> pd.DataFrame:
     """The residual stream's size at each depth for one sentence, from `residual_norms`' rows.
 

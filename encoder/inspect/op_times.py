@@ -93,6 +93,10 @@ class OpProfile:
     def slowest(self) -> OpTime:
         return max(self.ops, key=lambda op: op.ms)
 
+    def slowest_operation(self) -> dict:
+        """The row of by_operation() that takes the most time, all layers together."""
+        return max(self.by_operation(), key=lambda row: row["ms"])
+
     def by_operation(self) -> list[dict]:
         """The operations summed over the layers, in data-flow order: {operation, kind, ms,
         flops, time_share, flop_share, gflops_per_s, measured} (measured: every instance was)."""

@@ -10,7 +10,7 @@ times grow more slowly than the FLOPs at small n, where fixed per-call costs dom
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -55,14 +55,6 @@ class Scaling:
             "ms_longest": log_log_slope(tokens[-2:], [p.ms for p in self.points[-2:]]),
             "attention_flops": log_log_slope(tokens, [p.attention_flops for p in self.points]),
             "ffn_flops": log_log_slope(tokens, [p.ffn_flops for p in self.points]),
-        }
-
-    def to_dict(self) -> dict:
-        return {
-            "points": [asdict(p) for p in self.points],
-            "exponents": self.exponents,
-            "crossover_tokens": self.crossover_tokens,
-            "complete": self.complete,
         }
 
 
