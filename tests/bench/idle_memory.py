@@ -1,10 +1,10 @@
 """The server's idle size: resident memory of a fresh server of the app with one page loaded.
 
 Run from the repo root: `python tests/bench/idle_memory.py [--runs 3]`. Each run starts the app
-(`streamlit run app/main.py`), opens the page once in headless Chromium (the default text and
-model, the Attention view drawn), closes it, and reads the server's resident memory (its process
-and children, from /proc). ENCODER_EXPLORER_MEMORY_BUDGET is what a server may grow over this
-size, so a replica needs this plus the budget: deploy/kubernetes/deployment.yaml's
+(`streamlit run app/main.py`), opens the page once in headless Chromium (a first visit: the
+Lesson on the pretrained MiniLM, drawn), closes it, and reads the server's resident memory (its
+process and children, from /proc). ENCODER_EXPLORER_MEMORY_BUDGET is what a server may grow over
+this size, so a replica needs this plus the budget: deploy/kubernetes/deployment.yaml's
 `encoder-explorer/idle-memory` must be at least the largest of these.
 """
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import torch
 
-from app.runs import Run, RunKey, tokenize_for
+from app.runs import Run, RunKey, run_key, tokenize_for
 from encoder import EncoderConfig, Trace, hooks
 from encoder.core import block
 from encoder.core.model import attention_path, norm_path
@@ -32,7 +32,7 @@ def _generator(*seeds: int | str) -> torch.Generator:
     return torch.Generator().manual_seed(zlib.crc32(repr(seeds).encode()))
 
 
-@lru_cache(maxsize=16)
+@cache  # one per planned token count and setup: each is looked up every rerun
 def random_trace(config_json: str, mask: tuple[tuple[int, ...], ...]) -> Trace:
     """A Trace of random numbers with every hook, for a config and an attention mask [B, T]."""
     cfg = EncoderConfig(**json.loads(config_json))
@@ -139,12 +139,10 @@ def floor_run(
 ) -> Run:
     """app.runs.run_for's stand-in: the same batch, random numbers instead of a forward pass
     (heads switched off change nothing in random numbers; they only name the stand-in)."""
-    config_json = json.dumps(cfg.to_dict(), sort_keys=True)
+    key = run_key(cfg, source, device, sentences, names, ablate)
     for count in PLANNED_COUNTS:  # made once per size; then a look-up
-        random_trace(config_json, ((1,) * count,))
-    kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
-    heads = tuple(sorted(set(ablate)))
-    return floor_run_for(RunKey(config_json, source, device, tuple(sentences), kept, heads), cfg)
+        random_trace(key.config_json, ((1,) * count,))
+    return floor_run_for(key, cfg)
 
 
 def plan(counts: str) -> None:

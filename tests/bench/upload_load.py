@@ -164,7 +164,10 @@ def main() -> None:
         f"idle {spread([run['idle_mb'] for run in runs])} MB"
         + (f"; median (min-max) of {args.repeats} servers" if args.repeats > 1 else "")
     )
-    print("| round | uploads | refused | RSS over idle, MB | peak over idle, MB | sessions keep |")
+    print(
+        "| round | uploads | refused | RSS over idle, MB | peak so far over idle, MB "
+        "| sessions keep |"
+    )
     print("|---|---|---|---|---|---|")
     for index in range(args.rounds):
         rows = [run["rounds"][index] for run in runs]
