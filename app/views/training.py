@@ -375,7 +375,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         comparison_room = single_room or actions.memory_check(cfg, COMPARISON_RUNS)
         if comparison_room:
             st.warning(literal(comparison_room))
-    if cfg.checkpoint_blocks:
+    if cfg.checkpoint_blocks and not single_room:  # measuring needs a training step's memory
         st.caption(_checkpointing_note(actions.checkpointing(cfg)))
     left, middle, right = st.columns(3)
     left.button(
