@@ -13,7 +13,7 @@ task reads its task's sequences from the text box.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -70,17 +70,23 @@ class Setup:
 
 @dataclass
 class Settings:
-    """What the sidebar says for this run: the text, setup A (also as source, cfg, error), the
-    device, and setup B in compare mode."""
+    """What the sidebar says for this run: the text, the device, setup A, and setup B in compare
+    mode."""
 
     text: str
-    source: str
-    cfg: EncoderConfig | None  # None: the architecture is impossible; `error` says why
     device: str
-    error: str = ""
-    notices: list[str] = field(default_factory=list)
-    a: Setup | None = None
+    notices: list[str]
+    a: Setup
     b: Setup | None = None  # None: compare mode is off
+
+    @property
+    def cfg(self) -> EncoderConfig | None:
+        """Setup A's architecture; None when it is impossible (`error` says why)."""
+        return self.a.cfg
+
+    @property
+    def error(self) -> str:
+        return self.a.error
 
 
 def source_config(source: str) -> EncoderConfig:
@@ -391,7 +397,7 @@ def render(notices: list[str]) -> Settings:
             b = _setup_b(a, notices)
         else:
             b = None
-    return Settings(text, source, a.cfg, device, a.error, notices, a=a, b=b)
+    return Settings(text, device, notices, a=a, b=b)
 
 
 def _config(source: str, values: dict[str, object], like: EncoderConfig | None = None):
