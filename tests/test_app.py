@@ -25,6 +25,11 @@ def open_page(**query: str) -> AppTest:
     return at.run()
 
 
+def shown(text: str) -> str:
+    """A message as the reader sees it (markdown escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
 def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 

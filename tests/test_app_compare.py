@@ -5,7 +5,6 @@ sentences, and an impossible B."""
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,7 @@ from app.state import DEFAULTS
 from encoder import TransformerEncoder, load_pretrained
 from encoder.inspect.heads import head_metrics
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.test_app import SENTENCE, assert_no_exception, figure, open_page
+from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, shown
 
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes", "Export")
@@ -33,11 +32,6 @@ def model_for(**changes) -> TransformerEncoder:
 def traced(model: TransformerEncoder, text: str = SENTENCE):
     batch = tokenize([text], load_tokenizer(), 512)
     return model.trace(batch.input_ids, batch.attention_mask)
-
-
-def shown(text: str) -> str:
-    """A message as the reader sees it (markdown escapes removed)."""
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def table_with(at: AppTest, column: str) -> pd.DataFrame:

@@ -8,14 +8,10 @@ import re
 
 from app import runs
 from encoder.inspect.scaling import crossover_tokens
-from tests.test_app import assert_no_exception, figure, open_page
+from tests.test_app import assert_no_exception, figure, open_page, shown
 from tests.test_app_compare import model_for
 
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
-
-
-def shown(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def test_the_cost_view_answers_its_four_questions_with_the_measured_numbers(monkeypatch):

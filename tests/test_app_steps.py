@@ -4,7 +4,6 @@ computed here from the model itself."""
 from __future__ import annotations
 
 import io
-import re
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,7 @@ from app.state import DEFAULTS
 from encoder import TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, tokens_of
+from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, shown, tokens_of
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
@@ -32,11 +31,6 @@ def default_model() -> TransformerEncoder:
 def traced(model: TransformerEncoder, text: str, ablate=()):
     batch = tokenize(text.splitlines(), load_tokenizer(), 512)
     return model.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
-
-
-def shown(text: str) -> str:
-    """A message as the reader sees it (markdown escapes removed)."""
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def step_frame(at) -> pd.DataFrame:
