@@ -114,11 +114,13 @@ def test_the_images_health_check_asks_streamlits_health_endpoint():
 # --- Kubernetes ----------------------------------------------------------------------------
 
 
-def kubernetes_manifests() -> dict[str, dict]:
-    """Every document in deploy/kubernetes, by kind (one of each)."""
+def kubernetes_manifests(redis: bool = False) -> dict[str, dict]:
+    """The documents in deploy/kubernetes, by kind (one of each): the app's, or with `redis`
+    Redis's (redis.yaml)."""
     documents = [
         doc
         for path in sorted((DEPLOY / "kubernetes").glob("*.yaml"))
+        if (path.name == "redis.yaml") == redis
         for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
         if doc is not None
     ]
@@ -140,6 +142,26 @@ def test_every_manifest_is_valid_against_the_kubernetes_schemas(manifests):
     misspelt["spec"]["replica"] = misspelt["spec"].pop("replicas")
     with pytest.raises(kubernetes_validate.ValidationError):  # the validator does reject
         kubernetes_validate.validate(misspelt, KUBERNETES_VERSION, strict=True)
+
+
+def test_redis_is_valid_and_the_apps_replicas_all_name_its_service(manifests):
+    redis = kubernetes_manifests(redis=True)
+    assert set(redis) == {"Deployment", "Service"}
+    for manifest in redis.values():
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    env = {item["name"]: item["value"] for item in container(manifests)["env"]}
+    service = redis["Service"]
+    (port,) = service["spec"]["ports"]
+    url = f"redis://{service['metadata']['name']}:{port['port']}/0"
+    assert env["ENCODER_EXPLORER_REDIS_URL"] == url
+    pod = redis["Deployment"]["spec"]["template"]["spec"]
+    assert service["spec"]["selector"] == redis["Deployment"]["spec"]["selector"]["matchLabels"]
+    (server,) = pod["containers"]
+    args = server["args"]
+    limit = quantity_bytes(server["resources"]["limits"]["memory"])
+    assert quantity_bytes(args[args.index("--maxmemory") + 1].replace("mb", "M")) < limit
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction"  # refuse, never drop
+    assert pod["securityContext"]["runAsNonRoot"] is True
 
 
 def container(manifests) -> dict:
