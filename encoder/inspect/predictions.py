@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import torch
 
 from encoder.core import hooks
 from encoder.core.capture import Trace
@@ -96,17 +95,16 @@ def top_key(
     )
 
 
-def head_effects(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, sentence: int):
+def head_effects(base: Trace, ablated: Callable[[tuple[int, int]], Trace], sentence: int):
     """For every (layer, head): the output's mean relative change over the sentence's real
-    tokens when that head alone is switched off. Columns layer, head, change; largest first.
-    One forward pass per head."""
-    base = model.trace(input_ids, attention_mask, names=())
-    cfg = model.cfg
+    tokens when that head alone is switched off; `ablated((layer, head))` is the same input's
+    trace with that head off (e.g. `model.trace(..., ablate_heads=[head])`, or a cached run's).
+    Columns layer, head, change; largest first."""
+    num_layers, _, num_heads = base.attention.shape[:3]
     rows = []
-    for layer in range(cfg.num_layers):
-        for head in range(cfg.num_heads):
-            ablated = model.trace(input_ids, attention_mask, names=(), ablate_heads=[(layer, head)])
-            change = compare(base, ablated).output_change[sentence]  # [T], NaN at padding
+    for layer in range(num_layers):
+        for head in range(num_heads):
+            change = compare(base, ablated((layer, head))).output_change[sentence]  # [T], NaN pad
             rows.append({"layer": layer, "head": head, "change": float(np.nanmean(change))})
     table = pd.DataFrame(rows)
     return table.sort_values("change", ascending=False, kind="stable", ignore_index=True)

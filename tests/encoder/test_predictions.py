@@ -50,7 +50,9 @@ def test_strongest_head_is_the_one_whose_ablation_moves_the_output_most():
             base = trace.output[1, :n].double()
             change = (out - base).norm(dim=-1) / base.norm(dim=-1)  # [n]
             changes[f"{layer}.{head}"] = change.mean().item()
-    effects = predictions.head_effects(model, ids, mask, sentence=1)
+    effects = predictions.head_effects(
+        trace, lambda head: model.trace(ids, mask, names=(), ablate_heads=[head]), sentence=1
+    )
     assert len(effects) == 12
     for row in effects.itertuples():
         assert row.change == pytest.approx(changes[f"{row.layer}.{row.head}"], rel=1e-6)
