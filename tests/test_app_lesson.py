@@ -9,6 +9,7 @@ import pytest
 from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
+from app.lesson.questions import ASKING_STEPS
 from app.state import EXAMPLES, LESSON_RULE_QUERY
 from app.views.lesson_steps import TITLES
 from encoder.io.checkpoint_files import checkpoint_archive
@@ -33,6 +34,10 @@ def walk_every_step(at: AppTest) -> list[str]:
         if number > 1:
             at.button(key="lesson_next").click().run()
         assert_no_exception(at)
+        if number in ASKING_STEPS:  # predict first: nothing of the step until the reveal
+            assert not any(list(f.value.columns) == NUMBERS_COLUMNS for f in at.dataframe)
+            at.button(key="predict_skip").click().run()
+            assert at.success[0].value.count("You skipped") == 1
         assert not at.error, [e.value for e in at.error]
         assert step_title(at) == f"{number}. {TITLES[number - 1]}"
         assert any(list(frame.value.columns) == NUMBERS_COLUMNS for frame in at.dataframe)

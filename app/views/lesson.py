@@ -10,12 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from app import handout, state
+from app.lesson import classroom, questions
 from app.runs import Runs
 from app.sidebar import select_source
 from app.state import Selection
 from app.user_text import literal, quoted
 from app.views.lesson_steps import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.views.widgets import pick_sentence, show
+from encoder.inspect.predictions import Prediction
 
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
 PRESENTER_CSS = """<style>
@@ -46,6 +48,10 @@ def draw(runs: Runs, chosen: Selection) -> None:
     if present:
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
     st.subheader(f"{number}. {TITLES[number - 1]}")
+    classroom.bar(number, present)
+    prediction = questions.prediction_for(lesson, number)
+    if prediction is not None and not _asked(prediction, present):
+        return  # the step's text and figures would give the answer away
     if runs.compare:
         st.caption(
             "The lesson follows setup A; every other view shows A and B side by side, and the "
@@ -68,6 +74,18 @@ def draw(runs: Runs, chosen: Selection) -> None:
         _open_buttons(step)
         with st.expander("The numbers behind this step"):
             st.dataframe(step.numbers(), hide_index=True, width="stretch")
+
+
+def _asked(prediction: Prediction, present: bool) -> bool:
+    """Predict, then reveal: True once this browser has the answer (drawn here)."""
+    guess = questions.answered(prediction)
+    if guess is not None:
+        questions.show_reveal(prediction, guess)
+        return True
+    questions.header(prediction, present)
+    if not classroom.class_question(prediction):
+        questions.ask_alone(prediction)
+    return False
 
 
 def _top_bar(lesson: Lesson, number: int) -> bool:

@@ -162,7 +162,7 @@ def _percent(guess: str) -> float | None:
 def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
     """The share (percent) of exact zeros after `activation` (the run's own: "relu" | "gelu")."""
     share, count = zero_share_of(trace, sentence)
-    name = activation.upper()
+    name = {"relu": "ReLU", "gelu": "GELU"}.get(activation, activation)
     why = (
         "ReLU turns every negative input into exactly 0"
         if activation == "relu"
