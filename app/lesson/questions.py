@@ -7,13 +7,17 @@ question to the room and reveals it to everyone at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from app import state
 from app.user_text import literal
-from app.views.lesson_steps import Lesson
 from encoder.inspect import activations, predictions
 from encoder.inspect.predictions import Prediction
+
+if TYPE_CHECKING:  # the lesson's page imports this module
+    from app.views.lesson_steps import Lesson
 
 # lesson step (1-based) -> what it asks
 ASKING_STEPS = {3: "top_key", 6: "strongest_head", 7: "norm_growth", 8: "zero_share"}

@@ -1,0 +1,106 @@
+"""A class on the Lesson's page (AppTest, one session per browser): the teacher starts it, students
+land on the teacher's step, answer, and the teacher's tally counts them; what a student forges
+changes nothing; a wrong code, an expired class and a store that is away are messages."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.classroom.sqlite_store import SqliteClassStore
+from app.classroom.store import Limits
+from app.lesson.classroom import class_store
+from tests.e2e.harness import free_port
+from tests.test_app import assert_no_exception, open_page, shown
+
+pytestmark = pytest.mark.timeout(300)
+SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
+
+
+@pytest.fixture
+def store_path(tmp_path, monkeypatch) -> str:
+    path = str(tmp_path / "classes.sqlite3")
+    monkeypatch.setenv("ENCODER_EXPLORER_CLASS_DB", path)
+    monkeypatch.delenv("ENCODER_EXPLORER_REDIS_URL", raising=False)
+    class_store.clear()
+    yield path
+    class_store.clear()
+
+
+def warnings(at: AppTest) -> list[str]:
+    return [shown(w.value) for w in at.warning]
+
+
+def start_class(at: AppTest) -> str:
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    return at.session_state["_class_teacher"][0]
+
+
+def test_students_follow_the_teacher_and_their_answers_are_counted_once(store_path):
+    teacher = open_page(view="Lesson", lesson="8", **SMALL)
+    code = start_class(teacher)
+    secret = teacher.session_state["_class_teacher"][1]
+    assert all(secret not in str(value) for value in teacher.query_params.values())
+    assert any(code in m.value for m in teacher.markdown)
+    teacher.button(key="lesson_previous").click().run()  # step 7 asks about the norm's growth
+    teacher.button(key="class_open").click().run()
+    students = [open_page(**{"class": code.lower()}) for _ in range(2)]
+    for student in students:
+        student.run()  # the first poll follows the teacher
+        assert_no_exception(student)
+        assert student.query_params["lesson"] == "7" and student.query_params["d_model"] == "64"
+        assert secret not in str(student.session_state["_class_student"])
+    first, second = students
+    first.radio(key="predict_choice").set_value("shrinks").run()
+    first.button(key="class_send").click().run()
+    first.radio(key="predict_choice").set_value("grows").run()  # a second answer replaces it
+    first.button(key="class_send").click().run()
+    assert any("Counted: grows" in shown(s.value) for s in first.success)
+    second.radio(key="predict_choice").set_value("grows").run()
+    second.button(key="class_send").click().run()
+    teacher.run()
+    assert any(m.value == "**2 of 2** students answered" for m in teacher.markdown)
+    tally = teacher.dataframe[0].value
+    assert dict(zip(tally["answer"], tally["students"], strict=True)) == {"grows": 2}
+    teacher.button(key="class_reveal").click().run()
+    first.run()
+    assert any("your guess: grows" in shown(s.value) for s in first.success)
+
+
+def test_a_student_cannot_act_for_the_teacher_whatever_the_link(store_path):
+    teacher = open_page(view="Lesson", lesson="3", **SMALL)
+    code = start_class(teacher)
+    before = SqliteClassStore(store_path).state(code)
+    forged = {"class": code, "_class_teacher": f"{code},x", "class_open": "1", "lesson": "9"}
+    student = open_page(**forged)
+    student.run()
+    assert_no_exception(student)
+    assert (
+        "_class_teacher" not in student.session_state or not student.session_state["_class_teacher"]
+    )
+    assert not any(b.key in ("class_open", "class_reveal", "class_end") for b in student.button)
+    assert SqliteClassStore(store_path).state(code) == before
+
+
+def test_a_wrong_code_and_an_expired_class_are_messages(store_path):
+    at = open_page(**{"class": "KKKKKK"})
+    assert_no_exception(at)
+    assert "No class has the code KKKKKK: check the code." in warnings(at)
+    old = SqliteClassStore(store_path, Limits(hours=1), clock=lambda: time.time() - 7200)
+    code = old.create().code
+    at = open_page(**{"class": code})
+    assert any(f"The class {code} has expired" in w for w in warnings(at))
+    assert at.subheader  # the lesson is drawn all the same
+
+
+def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, monkeypatch):
+    monkeypatch.setenv("ENCODER_EXPLORER_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    class_store.clear()
+    at = open_page(view="Lesson", lesson="8", **SMALL)
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    assert any(w.startswith("The class is unavailable right now") for w in warnings(at))
+    assert at.header  # the step's question is still asked
