@@ -187,8 +187,11 @@ def _student_question(prediction: Prediction) -> None:
         mark_answered(prediction, _guarded(lambda: class_store().my_answer(code, me, qid)) or "")
         st.rerun()
     guess = guess_widget(prediction, "Your answer")
-    if st.button("Send", key="class_send", type="primary", disabled=guess is None):
-        _guarded(lambda: class_store().answer(code, me, qid, guess))
+    if st.button("Send", key="class_send", type="primary"):
+        if guess is None:
+            st.warning("Choose an answer first (or leave it: skipping is fine).")
+        else:
+            _guarded(lambda: class_store().answer(code, me, qid, guess))
     mine = _guarded(lambda: class_store().my_answer(code, me, qid))
     if mine:
         st.success(literal(f"Counted: {mine} (you can change it until the reveal)."))
