@@ -54,11 +54,11 @@ def test_a_teacher_and_three_students_answer_and_the_tally_counts_each_once(brow
         page.get_by_role("button", name="Send").wait_for(timeout=30_000)
         page.get_by_test_id("stRadio").get_by_text(answer, exact=True).click()
         page.get_by_role("button", name="Send").click()
-        page.get_by_text(f"Counted: {answer}").wait_for(timeout=10_000)
+        page.get_by_text(f"Counted: {answer}").wait_for(timeout=30_000)
         students.append(page)
     shot(students[0], "class_student_phone.png")
-    teacher.get_by_text("3 of 3").wait_for(timeout=10_000)  # the tally refreshes itself
+    teacher.get_by_text("3 of 3").wait_for(timeout=30_000)  # the tally refreshes itself
     shot(teacher, "class_teacher_presenter_tally.png")
     teacher.get_by_role("button", name="Reveal to everyone").click()
-    students[1].get_by_text("your guess: shrinks").wait_for(timeout=10_000)
+    students[1].get_by_text("your guess: shrinks").wait_for(timeout=30_000)
     shot(students[1], "class_student_phone_revealed.png")
