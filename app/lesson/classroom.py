@@ -24,7 +24,7 @@ from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
 POLL_S = 1.0
-SETUP_LEFT_OUT = ("class",)  # URL parameters a class never carries to its students
+SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
 
 
 @st.cache_resource(show_spinner=False)
