@@ -21,7 +21,7 @@ from app import model_files, session_models, state
 from app.runs import pretrained_config, tokenizer
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
-from encoder.core.config import (
+from encoder.core.options import (
     ACTIVATION_NAMES,
     ACTIVATIONS,
     ARCHITECTURE_FIELDS,

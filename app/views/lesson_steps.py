@@ -31,7 +31,7 @@ from app.views import attention, layernorm, shapes
 from app.views.tokens import token_table
 from encoder import hooks
 from encoder.core import block
-from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 from encoder.inspect import ablation, activations, norms, numpy_block, scaling
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
