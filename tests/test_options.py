@@ -9,7 +9,8 @@ import re
 import pytest
 
 from encoder import EncoderConfig
-from encoder.__main__ import build_parser, random_config
+from encoder.cli import build_parser
+from encoder.cli.model import random_config
 from encoder.core.options import (
     ARCHITECTURE_FIELDS,
     BY_KEY,

@@ -10,7 +10,7 @@ import torch
 
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
-from encoder.train.classifier import TokenClassifier
+from encoder.tasks.classifier import TokenClassifier
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import (
     TrainConfig,

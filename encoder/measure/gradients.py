@@ -35,7 +35,7 @@ from encoder.core.model import TransformerEncoder
 from encoder.core.options import placement_of
 from encoder.inspect.limits import RunTooLarge, check_run
 from encoder.inspect.measures import log_log_slope
-from encoder.inspect.timing import Budget, random_ids
+from encoder.measure.timing import Budget, random_ids
 
 LOSS = (
     "mean squared error between the encoder's output and standard-normal targets "
