@@ -11,6 +11,7 @@ sequences never trained on.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +30,8 @@ from encoder.io.task_model import TaskModel
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import task_tokenizer
 from encoder.tasks.tasks import Task, get_task, input_symbol
+
+logger = logging.getLogger(__name__)
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
 
@@ -367,9 +370,16 @@ def train(
     cfg: TrainConfig, on_step: Callable[[StepMetrics], bool | None] | None = None
 ) -> TrainResult:
     """Train from scratch; on_step sees every step's metrics and may return True to stop."""
+    logger.info("training started: %s task, %d steps, on %s", cfg.task, cfg.steps, cfg.device)
     trainer = Trainer(cfg)
     trainer.run(on_step)
-    return trainer.result()
+    result = trainer.result()
+    logger.info(
+        "training %s after %d steps in %.1f s: %.3f held-out accuracy",
+        "stopped" if result.stopped else "finished", len(result.history), result.seconds,
+        result.held_out_accuracy,
+    )  # fmt: skip
+    return result
 
 
 def gradient_norms_at_init(cfg: TrainConfig) -> list[float]:
