@@ -11,7 +11,7 @@ import torch
 
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.ablation import compare, parse_heads
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 HEADS = ((1, 0), (1, 2))
 LENGTHS = [6, 3]

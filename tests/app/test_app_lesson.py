@@ -15,8 +15,7 @@ from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir
 from encoder.train.trainer import TrainConfig, train
-from tests.test_app import assert_no_exception, open_page, tokens_of
-from tests.test_app_trained import upload
+from tests.app.helpers import assert_no_exception, open_page, tokens_of, upload
 
 SENTENCE = EXAMPLES[0]["text"]
 NUMBERS_COLUMNS = ["number", "value", "in the text"]

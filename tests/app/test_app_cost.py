@@ -8,8 +8,7 @@ import re
 
 from app import runs
 from encoder.inspect.scaling import crossover_tokens
-from tests.test_app import assert_no_exception, figure, open_page, shown
-from tests.test_app_compare import model_for
+from tests.app.helpers import assert_no_exception, figure, open_page, page_model, shown
 
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
 
@@ -29,7 +28,7 @@ def test_the_cost_view_answers_its_four_questions_with_the_measured_numbers(monk
         "Gradient flow at initialisation",
     ]
     sentences = [shown(i.value) for i in at.info]
-    cfg = model_for(d_model=32, num_heads=4, num_layers=2, d_ff=64, seed=11).cfg
+    cfg = page_model(d_model=32, num_heads=4, num_layers=2, d_ff=64, seed=11).cfg
     assert f"at n = {crossover_tokens(cfg):,} tokens" in sentences[1] and "n = 64" in sentences[1]
     assert (
         "The slowest operation is" in sentences[0] and "Checkpointing every block" in sentences[2]

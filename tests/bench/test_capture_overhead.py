@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -14,12 +14,35 @@ from tests.bench.capture_overhead import _median_ms, measure_capture_overhead
 TINY = EncoderConfig(vocab_size=100, d_model=24, num_heads=4, num_layers=2, d_ff=40, max_len=32)
 
 
-def test_each_callable_gets_its_own_median_time() -> None:
-    medians = _median_ms(
-        {"short": lambda: time.sleep(0.002), "long": lambda: time.sleep(0.012)}, 1, 5
-    )
-    assert 2 <= medians["short"] < 10
-    assert 12 <= medians["long"] < 25
+class FakeClock:
+    """A clock that moves only when a timed callable says how long it took (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def takes(self, name: str, durations_ms: list[float], calls: list[str]) -> Callable[[], None]:
+        """A callable that advances the clock by the next of `durations_ms` and logs its call."""
+        remaining = iter(durations_ms)
+
+        def run() -> None:
+            calls.append(name)
+            self.now += next(remaining) / 1e3
+
+        return run
+
+
+def test_each_callable_gets_the_median_of_its_own_timed_runs_after_the_warmup() -> None:
+    clock, calls = FakeClock(), []
+    runs = {
+        "short": clock.takes("short", [500, 2, 3, 1, 9, 2], calls),  # warmup 500 ms, then median 2
+        "long": clock.takes("long", [1, 12, 14, 11, 13, 30], calls),  # warmup 1 ms, then median 13
+    }
+    medians = _median_ms(runs, warmup=1, repeats=5, clock=clock)
+    assert medians == pytest.approx({"short": 2.0, "long": 13.0})
+    assert calls == ["short", "long"] * 6  # round-robin: drift hits both alike
 
 
 def test_the_capture_benchmark_times_all_three_encoders_on_the_asked_batch() -> None:

@@ -1,7 +1,7 @@
 """The embedding output (trace.hidden_states[0]) against references written out in the test.
 
 The sinusoidal table is compared with the closed form of "Attention Is All You Need", computed
-entry by entry in tests/reference.py; token and position embeddings with a lookup done by hand
+entry by entry in tests/encoder/helpers.py; token and position embeddings with a lookup done by hand
 from the model's own weights.
 """
 
@@ -14,8 +14,7 @@ import torch
 
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
-from tests.conftest import padded_batch
-from tests.reference import sinusoidal_table
+from tests.encoder.helpers import padded_batch, sinusoidal_table
 
 # float32 holds an angle near 511 rad to about 3e-5, so the longest positions differ by that much
 SINUSOID_TOLERANCE = 1e-4

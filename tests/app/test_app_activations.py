@@ -16,7 +16,7 @@ from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.test_app import SENTENCE, array, assert_no_exception, figure, open_page
+from tests.app.helpers import SENTENCE, array, assert_no_exception, figure, open_page
 
 
 def default_random_config(activation: str, norm: str) -> EncoderConfig:

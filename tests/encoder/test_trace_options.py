@@ -11,7 +11,7 @@ import torch
 from encoder import EncoderConfig, TransformerEncoder, hooks
 from encoder.core import block
 from encoder.core.capture import HookPoint
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 CONFIGS = {
     "pre": EncoderConfig(vocab_size=60, d_model=24, num_heads=3, num_layers=3, d_ff=40),

@@ -15,24 +15,21 @@ from pathlib import Path
 
 import kubernetes_validate
 import pytest
-import yaml
 
 from app.memory import BUDGET_ENV, parse_bytes
-from tests.e2e.harness import REPO, StreamlitServer, app_settings
+from tests.e2e.harness import (
+    DEPLOY,
+    REPO,
+    StreamlitServer,
+    app_settings,
+    idle_allowance,
+    kubernetes_manifests,
+    quantity_bytes,
+)
 
-DEPLOY = REPO / "deploy"
 KUBERNETES_VERSION = "1.30"
 HEALTH = "/_stcore/health"
 PORT = 8501
-QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([kMGT]i?|Ki)?$")
-QUANTITY_UNITS = {None: 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-QUANTITY_UNITS |= {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-
-
-def quantity_bytes(text: str) -> int:
-    """A Kubernetes memory quantity ("2500M", "2Gi", "512000000") in bytes."""
-    number, unit = QUANTITY.fullmatch(text).groups()
-    return int(float(number) * QUANTITY_UNITS[unit])
 
 
 def upload_limit_mb() -> int:
@@ -114,19 +111,6 @@ def test_the_images_health_check_asks_streamlits_health_endpoint():
 # --- Kubernetes ----------------------------------------------------------------------------
 
 
-def kubernetes_manifests() -> dict[str, dict]:
-    """Every document in deploy/kubernetes, by kind (one of each)."""
-    documents = [
-        doc
-        for path in sorted((DEPLOY / "kubernetes").glob("*.yaml"))
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
-        if doc is not None
-    ]
-    by_kind = {doc["kind"]: doc for doc in documents}
-    assert len(by_kind) == len(documents)
-    return by_kind
-
-
 @pytest.fixture(scope="module")
 def manifests() -> dict[str, dict]:
     return kubernetes_manifests()
@@ -145,12 +129,6 @@ def test_every_manifest_is_valid_against_the_kubernetes_schemas(manifests):
 def container(manifests) -> dict:
     (only,) = manifests["Deployment"]["spec"]["template"]["spec"]["containers"]
     return only
-
-
-def idle_allowance(manifests) -> int:
-    """Bytes the Deployment allows for a replica's idle size (tests/bench/idle_memory.py)."""
-    pod = manifests["Deployment"]["spec"]["template"]
-    return quantity_bytes(pod["metadata"]["annotations"]["encoder-explorer/idle-memory"])
 
 
 def test_each_replica_gets_its_idle_size_plus_the_memory_budget(manifests):

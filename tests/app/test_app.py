@@ -2,62 +2,21 @@
 
 from __future__ import annotations
 
-import base64
 import html
-import json
 import re
-from pathlib import Path
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from encoder.io.tokenize import load_tokenizer, tokenize
-
-APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
-SENTENCE = "The animal didn't cross the street because it was too tired."
-
-
-def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in query.items():
-        at.query_params[key] = value
-    return at.run()
-
-
-def shown(text: str) -> str:
-    """A message as the reader sees it (markdown escapes removed)."""
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def assert_no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
-
-
-def figure(at: AppTest, key: str) -> dict:
-    """The plotly JSON of the chart created with `key`."""
-    for chart in at.get("plotly_chart"):
-        if chart.proto.id and key in chart.proto.id:
-            return json.loads(chart.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
-
-
-def array(values) -> np.ndarray:
-    """A plotly JSON array: a plain list, or plotly's base64 typed-array form."""
-    if isinstance(values, dict):
-        raw = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-        shape = values.get("shape")  # absent for 1-D arrays
-        return raw.reshape([int(n) for n in shape.split(",")]) if shape else raw
-    return np.asarray(values, dtype=float)
-
-
-def heatmaps(spec: dict) -> list[dict]:
-    """The figure's value heatmaps (not the grey overlay that masks padding)."""
-    return [t for t in spec["data"] if t["type"] == "heatmap" and t.get("name") != "padding"]
-
-
-def tokens_of(text: str) -> list[str]:
-    return tokenize([text], load_tokenizer(), 512).tokens[0]
+from tests.app.helpers import (
+    SENTENCE,
+    array,
+    assert_no_exception,
+    figure,
+    heatmaps,
+    open_page,
+    tokens_of,
+)
 
 
 def head_ticktext(at: AppTest) -> list[str]:

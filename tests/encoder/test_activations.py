@@ -9,7 +9,7 @@ import torch
 from encoder import EncoderConfig, TransformerEncoder, hooks
 from encoder.core.capture import Trace
 from encoder.inspect import activations as act
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 LENGTHS = [9, 6]  # sentence 1 is padded: its last 3 positions must never count
 

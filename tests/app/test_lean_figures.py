@@ -5,15 +5,13 @@ string title, a scalar where a list belongs) that plotly.js does not read."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import plotly.io
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app.charts import common, training
+from tests.app.helpers import assert_no_exception, open_page
 
-APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 TWO = "The animal didn't cross the street because it was too tired.\nIt was late."
 PAGES = {
     "tokens": {"view": "Tokens", "text": TWO},
@@ -27,11 +25,8 @@ PAGES = {
 
 def chart_specs(query: dict, validate: bool, monkeypatch) -> list[dict]:
     monkeypatch.setattr(common, "VALIDATE", validate)
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
+    at = open_page(**query)
+    assert_no_exception(at)
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 

@@ -9,13 +9,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app import memory, runs
 from app.memory import ByteBudgetCache, MemoryRefused, parse_bytes
 from encoder.inspect.limits import RunTooLarge
+from tests.app.helpers import open_page
 
-APP = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 WORDS = [
     "the",
     "teacher",
@@ -74,11 +73,7 @@ def long_input(seed: int, sentences: int = 6, words: int = 470) -> str:
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
 def test_many_long_inputs_keep_the_server_within_its_memory_budget():
     setup = {"num_layers": "6", "num_heads": "8", "d_model": "512", "d_ff": "2048"}
-    at = AppTest.from_file(APP, default_timeout=300)
-    for key, value in setup.items():
-        at.query_params[key] = value
-    at.query_params["text"] = "warm up"
-    at.run()  # imports, tokenizer, fonts: the idle server
+    at = open_page(timeout_s=300, text="warm up", **setup)  # imports, tokenizer, fonts: idle
     runs.CACHE.clear()
     gc.collect()
     memory.release_freed_memory()
@@ -157,9 +152,7 @@ def test_a_bad_budget_is_an_error_naming_it(text):
 def test_the_page_refuses_a_run_over_the_budget_with_its_size(monkeypatch):
     monkeypatch.setattr(runs.CACHE, "budget", 50_000_000)
     runs.CACHE.clear()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["text"] = long_input(99, sentences=4, words=400)
-    at.run()
+    at = open_page(text=long_input(99, sentences=4, words=400))
     assert not at.exception
     messages = [e.value.replace("\\", "") for e in at.error]  # shown literally: escaped markdown
     assert any(

@@ -19,7 +19,7 @@ from encoder.inspect.ledger import shape_ledger
 from encoder.io.task_model import load_task_model
 from encoder.io.tokenize import bundled_model_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

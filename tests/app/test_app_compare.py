@@ -12,21 +12,26 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from app.sidebar import random_config
-from app.state import DEFAULTS
 from encoder import TransformerEncoder, load_pretrained
 from encoder.inspect.heads import head_metrics
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, shown
+from tests.app.helpers import (
+    SENTENCE,
+    assert_no_exception,
+    figure,
+    open_page,
+    page_model,
+    shown,
+    upload,
+)
 
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes", "Export")
 
 
 def model_for(**changes) -> TransformerEncoder:
-    """The random-weights model the page builds from these sidebar values."""
-    values = {**DEFAULTS, **{k: int(v) for k, v in SMALL.items()}, **changes}
-    return TransformerEncoder(random_config(values)).eval()
+    """The random-weights model the page builds from SMALL's sidebar values and these."""
+    return page_model(**{k: int(v) for k, v in SMALL.items()}, **changes)
 
 
 def traced(model: TransformerEncoder, text: str = SENTENCE):
@@ -206,7 +211,6 @@ def test_a_trained_toy_model_against_random_weights_of_its_architecture() -> Non
     from encoder.io.checkpoint_files import checkpoint_archive
     from encoder.io.task_model import TaskModel
     from encoder.train.trainer import TrainConfig, train
-    from tests.test_app_trained import upload
 
     cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
     model = TaskModel.from_result(train(cfg))

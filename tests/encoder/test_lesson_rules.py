@@ -16,7 +16,7 @@ import torch
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.inspect import heads, lesson, numpy_block
 from encoder.io.tokenize import tokenize
-from tests.conftest import padded_batch, randomise_norms
+from tests.encoder.helpers import padded_batch, randomise_norms
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 

@@ -15,7 +15,7 @@ from encoder.core.model import TransformerEncoder
 from encoder.inspect.heads import head_metrics
 from encoder.inspect.ledger import cost_summary, parameter_counts, shape_ledger
 from encoder.inspect.norms import layernorm_stats, norm_parameters, residual_norms
-from tests.conftest import padded_batch, randomise_norms
+from tests.encoder.helpers import padded_batch, randomise_norms
 
 CONFIGS = {
     "pre-norm": dict(),

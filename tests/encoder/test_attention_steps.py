@@ -16,7 +16,7 @@ from encoder.inspect.attention_steps import (
     names_for_steps,
     step_table,
 )
-from tests.conftest import padded_batch, randomise_norms
+from tests.encoder.helpers import padded_batch, randomise_norms
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 LAYER, HEAD = 1, 2

@@ -18,7 +18,7 @@ from encoder.train.classifier import TokenClassifier
 from encoder.train.duration import measured_scale
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
-from tests.test_app import assert_no_exception, open_page
+from tests.app.helpers import assert_no_exception, open_page
 
 MAX_CHUNKS = 60
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "1", "d_ff": "64"}  # the sidebar's

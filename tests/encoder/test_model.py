@@ -11,8 +11,7 @@ from torch import nn
 from encoder import hooks
 from encoder.core.config import EncoderConfig
 from encoder.core.model import Norm, TransformerEncoder
-from tests.conftest import padded_batch, randomise_norms
-from tests.reference import torch_layer, torch_reference
+from tests.encoder.helpers import padded_batch, randomise_norms, torch_layer, torch_reference
 
 TOLERANCE = 1e-5
 

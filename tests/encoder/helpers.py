@@ -1,4 +1,5 @@
-"""References the tests compare our encoder with, built independently of encoder.core.model.
+"""Helpers of the library tests: padded batches, non-trivial norms, and the references the tests
+compare our encoder with, built independently of encoder.core.model:
 
 - torch's own encoder layer and stack, loaded with our weights (parity of every block);
 - the sinusoidal position table of "Attention Is All You Need" (section 3.5), written out one
@@ -15,7 +16,29 @@ import torch
 from torch import nn
 
 from encoder.core.config import EncoderConfig
-from encoder.core.model import TransformerEncoder
+from encoder.core.model import Norm, TransformerEncoder
+
+Batch = tuple[torch.Tensor, torch.Tensor]  # input_ids [B, T], attention_mask [B, T]
+
+
+def padded_batch(lengths: list[int], vocab_size: int = 100, seed: int = 0) -> Batch:
+    """Random token ids for sentences of the given lengths, right-padded to the longest one."""
+    generator = torch.Generator().manual_seed(seed)
+    T = max(lengths)
+    input_ids = torch.randint(1, vocab_size, (len(lengths), T), generator=generator)
+    attention_mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).long()
+    return input_ids * attention_mask, attention_mask
+
+
+def randomise_norms(model: torch.nn.Module, seed: int = 3) -> None:
+    """Give every norm a non-trivial gain and bias, so mixing norms up changes the numbers."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, Norm):
+                module.weight.copy_(1 + 0.5 * torch.randn(module.weight.shape, generator=generator))
+                if module.bias is not None:
+                    module.bias.copy_(0.3 * torch.randn(module.bias.shape, generator=generator))
 
 
 def torch_layer(cfg: EncoderConfig) -> nn.TransformerEncoderLayer:

@@ -13,7 +13,7 @@ from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.cost import CostSettings, cost_report
 from encoder.inspect.gradients import GradientSettings
 from encoder.train.trainer import torch_threads
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 CFG = EncoderConfig(vocab_size=100, d_model=32, num_heads=4, num_layers=3, d_ff=64, max_len=64)
 

@@ -29,7 +29,7 @@ from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, traini
 from encoder.train.task_tokenizer import check_task_text
 from encoder.train.tasks import example_sequence
 from encoder.train.trainer import TrainConfig, train
-from tests.test_app import array, assert_no_exception, figure, heatmaps, open_page
+from tests.app.helpers import array, assert_no_exception, figure, heatmaps, open_page, upload
 
 # Small enough to train in seconds, big enough to learn reverse: measured here, 120 steps of 64
 # sequences reach 100% held-out accuracy and every head of layer 1 looks at the mirrored position.
@@ -51,18 +51,6 @@ def library_model() -> TaskModel:
     """A briefly trained reverse model (the upload tests need its files, not its skill)."""
     cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
     return TaskModel.from_result(train(cfg))
-
-
-def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
-    """Upload files (name, bytes) through the sidebar's uploader."""
-    mime = {"zip": "application/zip", "json": "application/json"}
-    at.file_uploader[0].set_value(
-        [
-            (name, data, mime.get(name.rsplit(".", 1)[-1], "application/octet-stream"))
-            for name, data in files
-        ]
-    )
-    return at.run()
 
 
 def session_model(at: AppTest) -> session_models.SessionModel:

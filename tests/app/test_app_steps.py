@@ -17,7 +17,7 @@ from app.state import DEFAULTS
 from encoder import TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.test_app import SENTENCE, assert_no_exception, figure, open_page, shown, tokens_of
+from tests.app.helpers import SENTENCE, assert_no_exception, figure, open_page, shown, tokens_of
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."

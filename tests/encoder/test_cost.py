@@ -27,7 +27,7 @@ from encoder.inspect.train_memory import (
     saved_tensor_bytes,
 )
 from encoder.train.trainer import torch_threads
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 TINY = EncoderConfig(vocab_size=100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=64)
 BERT_LIKE = replace(TINY, norm_first=False, type_vocab_size=2, embedding_norm=True)

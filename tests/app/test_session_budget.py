@@ -22,8 +22,7 @@ from encoder.io.task_model import TaskModel
 from encoder.train.classifier import TokenClassifier
 from encoder.train.task_tokenizer import task_tokenizer
 from encoder.train.trainer import TrainConfig
-from tests.test_app import assert_no_exception, open_page
-from tests.test_app_trained import upload
+from tests.app.helpers import assert_no_exception, open_page, upload
 
 # A random model of MiniLM's vocabulary, 2 MB: the page's own runs take little of the budget
 TINY_PAGE = {"d_model": "16", "num_heads": "2", "num_layers": "1", "d_ff": "64"}
