@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app import state
-from tests.test_app import assert_no_exception, open_page
+from tests.app.helpers import assert_no_exception, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
 # Each subpackage of the library and the others it may import: the layers, bottom up. The core
@@ -84,6 +84,17 @@ def test_only_python_m_encoder_imports_the_command_line() -> None:
 def test_charts_import_no_streamlit() -> None:
     for path in files("app/charts"):
         assert not any(name.split(".")[0] == "streamlit" for name in imports_of(path)), path
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    """Tests share helpers through helper modules (tests/encoder/helpers.py, tests/app/helpers.py,
+    tests/e2e/harness.py, ...) and conftest fixtures, never by importing a test module."""
+    for path in files("tests"):
+        for name in imports_of(path):
+            parts = name.split(".")
+            if parts[0] == "tests":
+                borrowed = [p for p in parts[1:] if p.startswith("test_") or p == "conftest"]
+                assert not borrowed, f"{path.relative_to(ROOT)} imports {name}"
 
 
 def test_only_the_state_module_touches_the_session_state() -> None:

@@ -26,7 +26,7 @@ import pytest
 from app.state import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.train.trainer import TrainConfig, train
-from tests.e2e.harness import DRAWN_JS, drawn_target, expected_tokens, sentence_of, wait_settled
+from tests.e2e.harness import drawn_with, sentence_of, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -156,12 +156,6 @@ def long_text(name: str) -> str:
     text = "\n".join(lines)
     assert len(text) > MAX_URL_TEXT
     return text
-
-
-def drawn_with(page, text: str) -> None:
-    """Until the page shows `text` in its box and its first line's tokens in the head detail."""
-    page.wait_for_function(DRAWN_JS, arg=drawn_target(expected_tokens(text)[0]), timeout=60_000)
-    assert page.locator(".st-key-text textarea").input_value() == text
 
 
 def choose(page, key: str, label_start: str, value: str) -> None:
