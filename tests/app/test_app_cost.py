@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from app import runs
-from encoder.inspect.scaling import crossover_tokens
+from encoder.measure.scaling import crossover_tokens
 from tests.app.helpers import assert_no_exception, figure, open_page, page_model, shown
 
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
