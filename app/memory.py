@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+from torch import nn
+
 from encoder.inspect.limits import RunTooLarge
 
 BUDGET_ENV = "ENCODER_EXPLORER_MEMORY_BUDGET"
@@ -81,6 +83,16 @@ def size_text(n: int) -> str:
     if n >= 1e3:
         return f"{n / 1e3:.0f} kB"
     return f"{n} bytes"
+
+
+def tensor_bytes(modules: Iterable[nn.Module]) -> int:
+    """Bytes of the modules' parameters and buffers, each storage counted once."""
+    storages = {}
+    for module in modules:
+        for tensor in (*module.parameters(), *module.buffers()):
+            storage = tensor.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
 
 
 class MemoryRefused(RunTooLarge):

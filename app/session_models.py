@@ -1,9 +1,9 @@
 """Models trained or uploaded in this browser session: model sources beside random and MiniLM.
 
-They live in the session's ModelShelf, kept in its state (app.state), so each browser session sees
-only its own. Each has a unique id (a random UUID, never a hash of its tensors) that names it as a
-model source: in the source control, in the URL, and in the keys of the shared run cache
-(app.runs), where no other session can ever ask for the same id.
+They live in the session's ModelShelf, kept in its state (app.controls.state), so each browser
+session sees only its own. Each has a unique id (a random UUID, never a hash of its tensors) that
+names it as a model source: in the source control, in the URL, and in the keys of the shared run
+cache (app.runs), where no other session can ever ask for the same id.
 
 They count in the server's memory budget (app.memory.CACHE) as what their session keeps: their
 real bytes (parameters and buffers of the encoder and of a task model's classifier, and the
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from tokenizers import Tokenizer
-from torch import nn
 
-from app import session_end, state
+from app import session_end
+from app.controls import state
 from app.memory import (
     CACHE,
     DEFAULT_SESSION_BUDGET,
@@ -35,7 +35,9 @@ from app.memory import (
     MemoryRefused,
     budget_from_env,
     size_text,
+    tensor_bytes,
 )
+from app.sources import ModelSource, built_in
 from encoder.core import block
 from encoder.core.config import EncoderConfig, placement_of
 from encoder.core.model import TransformerEncoder
@@ -83,22 +85,18 @@ class SessionModel:
     def cfg(self) -> EncoderConfig:
         return self.encoder.cfg
 
+    @property
+    def source(self) -> ModelSource:
+        """This model as a source of runs: its own tokenizer, encoder and task."""
+        check = self.task_model.check_text if self.task_model is not None else None
+        return ModelSource(self.id, self.tokenizer, check, self.encoder, self.task_model)
+
     def archive(self) -> bytes | None:
         """The checkpoint as a zip (config.json, model.safetensors, tokenizer.json); None for an
         uploaded BERT-style checkpoint, whose files the user already has."""
         if self.task_model is None:
             return None
         return checkpoint_archive(self.task_model.files())
-
-
-def tensor_bytes(modules: Iterable[nn.Module]) -> int:
-    """Bytes of the modules' parameters and buffers, each storage counted once."""
-    storages = {}
-    for module in modules:
-        for tensor in (*module.parameters(), *module.buffers()):
-            storage = tensor.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
 
 
 def checkpoint_bytes(checkpoint: Checkpoint) -> int:
@@ -336,6 +334,13 @@ def find(source: str) -> SessionModel | None:
             f"{MAX_SESSION_MODELS} models trained or uploaded in it, {kept_limit_text()}."
         )
     return model
+
+
+def resolve(source: str, cfg: EncoderConfig) -> ModelSource:
+    """The ModelSource `source` names with `cfg`: this session's model, or random weights or
+    MiniLM (ValueError when it names a model this session does not have)."""
+    model = find(source)
+    return built_in(source, cfg) if model is None else model.source
 
 
 def kept_limit_text() -> str:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
 from app.runs import Runs
-from app.state import Selection
+from app.settings import Selection
 from app.user_text import quoted
 from app.views.changes import what_changed
 from app.views.layout import missing, pair, show_for, side_by_side

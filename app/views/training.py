@@ -28,8 +28,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
-from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
-from app.state import architecture_values
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_values
 from app.user_text import literal
 from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
 from encoder.inspect.train_memory import TrainMemory

@@ -17,7 +17,8 @@ import streamlit as st
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import session_models, state
+from app import session_models
+from app.controls import state
 from app.memory import BUDGET_ENV, CACHE, SESSION_BUDGET_ENV, MemoryRefused, size_text
 from app.user_text import literal
 
