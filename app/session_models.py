@@ -39,8 +39,9 @@ from app.memory import (
 )
 from app.sources import ModelSource, built_in
 from encoder.core import block
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
 from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
 from encoder.io.checkpoint_files import (
     MAX_FILE_BYTES,

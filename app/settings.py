@@ -10,36 +10,27 @@ from dataclasses import dataclass, fields
 
 from app.sources import LABELS as SOURCE_LABELS
 from encoder import EncoderConfig
-from encoder.core.config import ACTIVATION_NAMES, ARCHITECTURE_FIELDS, NORM_TYPE_NAMES, placement_of
+from encoder.core.options import BY_KEY, OPTIONS
 
-D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
-D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
+# The architecture options' lists, all read from encoder.core.options' one table.
+D_MODEL_CHOICES = list(BY_KEY["d_model"].choices)
+D_FF_CHOICES = list(BY_KEY["d_ff"].choices)
 LABELS = {  # how a control's value is named on the page
     **SOURCE_LABELS,
-    "pre": "Pre-norm: x + f(LN(x))",
-    "post": "Post-norm: LN(x + f(x))",
-    **ACTIVATION_NAMES,
-    **NORM_TYPE_NAMES,
-    "sinusoidal": "Sinusoidal",
-    "learned": "Learned",
+    **{
+        value: option.label_of(value)
+        for option in OPTIONS
+        if option.named
+        for value in option.choices
+    },
 }
 LESSON_RULE_QUERY = -1  # lesson_query: the lesson's rule picks the query
-
-
-def architecture_key(field: str) -> str:
-    """The widget key of an EncoderConfig architecture field (the same name, but "norm", which
-    says "pre" / "post", for norm_first)."""
-    return "norm" if field == "norm_first" else field
-
-
-ARCHITECTURE_KEYS = tuple(architecture_key(field) for field in ARCHITECTURE_FIELDS)
+ARCHITECTURE_KEYS = tuple(option.key for option in OPTIONS if option.architecture)
 
 
 def architecture_values(cfg: EncoderConfig) -> dict[str, object]:
     """The architecture widgets' values that show `cfg`."""
-    values = {architecture_key(field): getattr(cfg, field) for field in ARCHITECTURE_FIELDS}
-    values["norm"] = placement_of(cfg.norm_first)
-    return values
+    return {key: BY_KEY[key].value_of(cfg) for key in ARCHITECTURE_KEYS}
 
 
 @dataclass(frozen=True)

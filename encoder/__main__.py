@@ -22,14 +22,17 @@ import pandas as pd
 from tokenizers import Tokenizer
 
 from encoder.core.capture import Trace
-from encoder.core.config import (
-    ACTIVATIONS,
-    NORM_PLACEMENTS,
-    EncoderConfig,
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder, available_devices
+from encoder.core.options import (
+    BY_FIELD,
+    OPTIONS,
+    ArchOption,
+    config_values,
+    key_values,
     norm_first_of,
     placement_of,
 )
-from encoder.core.model import TransformerEncoder, available_devices
 from encoder.inspect.cost import CostReport, CostSettings, cost_report
 from encoder.inspect.gradients import LOSS, WEIGHTS
 from encoder.inspect.ledger import cost_summary, shape_ledger
@@ -43,23 +46,24 @@ from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
 
 USAGE_ERROR = 2
 PRINTED_COLUMNS = ["layer", "operation", "hook", "input_shape", "output_shape", "params", "flops"]
-ARCHITECTURE_OPTIONS = ("norm", "heads", "d_model", "layers", "d_ff", "activation", "seed")
+
+
+def add_architecture_option(
+    parser: argparse.ArgumentParser, option: ArchOption, shown: object, **settings: object
+) -> None:
+    """The option's flag: one of its choices (named options) or a whole number, its help saying
+    the default `shown`; `settings` go to add_argument (e.g. the parser's own default)."""
+    typed = {"choices": option.choices} if option.named else {"type": int}
+    parser.add_argument(option.flag, help=f"{option.help} (default {shown})", **typed, **settings)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """TEXT, the architecture options, --device, and --pretrained or --checkpoint DIR: how the
     commands that run text through an encoder (trace, profile) choose it."""
     parser.add_argument("sentences", nargs="+", metavar="TEXT", help="one sentence per argument")
-    defaults = EncoderConfig()
-    parser.add_argument("--norm", choices=NORM_PLACEMENTS, help="pre-norm (default) or post-norm")
-    parser.add_argument("--heads", type=int, help=f"attention heads (default {defaults.num_heads})")
-    parser.add_argument("--d-model", type=int, help=f"model width (default {defaults.d_model})")
-    parser.add_argument(
-        "--layers", type=int, help=f"encoder blocks (default {defaults.num_layers})"
-    )
-    parser.add_argument("--d-ff", type=int, help="feed-forward width (default 4 x d-model)")
-    parser.add_argument("--activation", choices=ACTIVATIONS, help=f"default {defaults.activation}")
-    parser.add_argument("--seed", type=int, help=f"weight seed (default {defaults.seed})")
+    defaults = key_values(EncoderConfig()) | {"d_ff": "4 x d-model"}
+    for option in OPTIONS:
+        add_architecture_option(parser, option, defaults[option.key])
     parser.add_argument("--device", default="cpu", help="cpu, cuda:N or mps (default cpu)")
     weights = parser.add_mutually_exclusive_group()
     weights.add_argument(
@@ -126,8 +130,10 @@ def add_train_command(subparsers: argparse._SubParsersAction) -> None:
     )
     default = TrainConfig()
     parser.add_argument("--task", choices=tuple(TASKS), default=default.task)
-    parser.add_argument("--norm", choices=NORM_PLACEMENTS, default=placement_of(default.norm_first))
-    parser.add_argument("--layers", type=int, default=default.num_layers)
+    for field in ("norm_first", "num_layers"):
+        option = BY_FIELD[field]
+        chosen = option.value_of(default)
+        add_architecture_option(parser, option, chosen, default=chosen)
     parser.add_argument("--warmup", type=int, default=default.warmup_steps, metavar="STEPS")
     parser.add_argument("--steps", type=int, default=default.steps)
     parser.add_argument("--lr", type=float, default=default.lr)
@@ -169,18 +175,9 @@ class ChosenModel:
 
 def random_config(args: argparse.Namespace, vocab_size: int) -> EncoderConfig:
     """The EncoderConfig the trace options describe (unset options keep the defaults)."""
-    defaults = EncoderConfig()
-    d_model = args.d_model if args.d_model is not None else defaults.d_model
-    chosen = {
-        "norm_first": None if args.norm is None else norm_first_of(args.norm),
-        "num_heads": args.heads,
-        "num_layers": args.layers,
-        "d_ff": args.d_ff if args.d_ff is not None else 4 * d_model,
-        "activation": args.activation,
-        "seed": args.seed,
-    }
-    given = {name: value for name, value in chosen.items() if value is not None}
-    return EncoderConfig(vocab_size=vocab_size, d_model=d_model, **given)
+    chosen = {o.key: getattr(args, o.dest) for o in OPTIONS if getattr(args, o.dest) is not None}
+    chosen.setdefault("d_ff", 4 * chosen.get("d_model", EncoderConfig().d_model))
+    return EncoderConfig(vocab_size=vocab_size, **config_values(chosen))
 
 
 def describe(cfg: EncoderConfig, source: str) -> str:
@@ -197,11 +194,7 @@ def choose_model(args: argparse.Namespace) -> ChosenModel:
         tokenizer = load_tokenizer()
         cfg = random_config(args, tokenizer.get_vocab_size())
         return ChosenModel(cfg, tokenizer, describe(cfg, f"random weights (seed {cfg.seed})"))
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in ARCHITECTURE_OPTIONS
-        if getattr(args, name) is not None
-    ]
+    given = [option.flag for option in OPTIONS if getattr(args, option.dest) is not None]
     option = "--pretrained" if args.pretrained else "--checkpoint"
     if given:
         raise ValueError(f"{option} fixes the architecture; drop {', '.join(given)}")

@@ -26,21 +26,12 @@ from app.settings import (
     LABELS,
     Settings,
     Setup,
-    architecture_key,
     architecture_values,
 )
 from app.sources import pretrained_config, tokenizer
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
-from encoder.core.config import (
-    ACTIVATIONS,
-    ARCHITECTURE_FIELDS,
-    NORM_PLACEMENTS,
-    NORM_TYPES,
-    POSITIONALS,
-    head_counts,
-    norm_first_of,
-)
+from encoder.core.options import BY_KEY, OPTIONS, config_values, head_counts
 from encoder.io.task_model import TaskModel
 from encoder.train.task_tokenizer import known_symbols
 from encoder.train.tasks import example_sequence
@@ -180,20 +171,14 @@ def describe_b(overrides: dict[str, object]) -> str:
     """Setup B in words: "A with post-norm, 8 heads", or "the same as A"."""
     words = {
         "source": lambda v: LABELS.get(v, "a model of this session"),
-        "norm": lambda v: f"{v}-norm",
-        "d_model": lambda v: f"d_model {v}",
-        "num_heads": lambda v: f"{v} heads",
-        "num_layers": lambda v: f"{v} layers",
-        "d_ff": lambda v: f"d_ff {v}",
-        "activation": lambda v: LABELS[v],
-        "norm_type": lambda v: LABELS[v],
-        "positional": lambda v: f"{LABELS[v].lower()} positions",
-        "seed": lambda v: f"seed {v}",
         "ablate": lambda v: f"heads {v} off" if v else "no head off",
     }
     if not overrides:
         return "the same as A (change one of B's controls, or pick a pair)"
-    return "A with " + ", ".join(words[name](value) for name, value in overrides.items())
+    return "A with " + ", ".join(
+        words[name](value) if name in words else BY_KEY[name].say(value)
+        for name, value in overrides.items()
+    )
 
 
 def _pairs(a: Setup) -> None:
@@ -269,9 +254,10 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     def changes(name: str) -> dict:
         return {**follow, "args": (name,)} if follow else {}
 
+    norm, d_ff = BY_KEY["norm"], BY_KEY["d_ff"]
     st.radio(
-        "Norm placement",
-        NORM_PLACEMENTS,
+        norm.label,
+        norm.choices,
         key=prefix + "norm",
         format_func=LABELS.get,
         disabled=locked,
@@ -289,7 +275,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     else:
         heads = _fitting_heads(d_model, notices)
     st.selectbox(
-        "Heads (divisors of d_model)",
+        BY_KEY["num_heads"].label,
         heads,
         key=prefix + "num_heads",
         disabled=locked,
@@ -298,30 +284,35 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     )
     layers = max(state.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
     st.slider(
-        "Layers", 1, layers, key=prefix + "num_layers", disabled=locked, **changes("num_layers")
+        BY_KEY["num_layers"].label,
+        1,
+        layers,
+        key=prefix + "num_layers",
+        disabled=locked,
+        **changes("num_layers"),
     )
     st.select_slider(
-        "d_ff (feed-forward width)",
+        d_ff.label,
         _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
         key=prefix + "d_ff",
         disabled=locked,
         **changes("d_ff"),
     )
-    for label, name, choices in (
-        ("Activation", "activation", ACTIVATIONS),
-        ("Norm type", "norm_type", NORM_TYPES),
-        ("Positions", "positional", POSITIONALS),
-    ):
-        st.radio(
-            label,
-            choices,
-            key=prefix + name,
-            format_func=LABELS.get,
-            horizontal=True,
-            disabled=locked,
-            **changes(name),
-        )
-    st.number_input("Seed", 0, 2**31 - 1, key=prefix + "seed", disabled=locked, **changes("seed"))
+    for option in OPTIONS:  # every other named option (activation, norm type, positions...)
+        if option.named and option.key != "norm":
+            st.radio(
+                option.label,
+                option.choices,
+                key=prefix + option.key,
+                format_func=LABELS.get,
+                horizontal=True,
+                disabled=locked,
+                **changes(option.key),
+            )
+    seed = BY_KEY["seed"]
+    st.number_input(
+        seed.label, *seed.bounds, key=prefix + "seed", disabled=locked, **changes("seed")
+    )
 
 
 def render(notices: list[str]) -> Settings:
@@ -445,8 +436,7 @@ def random_config(values: dict[str, object], like: EncoderConfig | None = None) 
     """The EncoderConfig the sidebar's values describe, with random weights: `like` with these
     architecture values and seed (e.g. setup A's, so that B keeps what the controls do not
     show, such as MiniLM's embedding norm), or by default MiniLM's vocabulary."""
-    architecture = {field: values[architecture_key(field)] for field in ARCHITECTURE_FIELDS}
-    architecture["norm_first"] = norm_first_of(values["norm"])
+    architecture = config_values({key: values[key] for key in ARCHITECTURE_KEYS})
     if like is not None:
         return replace(like, **architecture, seed=int(values["seed"]))
     return EncoderConfig(

@@ -22,12 +22,11 @@ from app.settings import (
     LESSON_RULE_QUERY,
     SELECTION_KEYS,
     Selection,
-    architecture_values,
 )
 from app.sources import BUILT_IN
 from app.user_text import literal
 from encoder import EncoderConfig
-from encoder.core.config import ACTIVATIONS, NORM_PLACEMENTS, NORM_TYPES, POSITIONALS
+from encoder.core.options import BY_KEY, OPTIONS, key_values
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
@@ -44,7 +43,7 @@ LESSON_STEPS = len(STEPS)  # app.lesson.content's steps
 FIRST_VISIT = {"view": LESSON_VIEW, "source": "pretrained"}
 LESSON_URL_KEYS = ("lesson", "lesson_query", "present")
 SOURCES = BUILT_IN  # and the ids of models trained or uploaded in this session
-SLIDER_MAX_LAYERS = 24  # the sidebar's layer slider (a checkpoint may have more)
+SLIDER_MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider (a checkpoint may have more)
 MAX_HEADS = 64  # head counts the sidebar offers
 MAX_TOKENS = 512  # positions per sentence (the models' max_len)
 MAX_URL_TEXT = 2000  # characters of text carried in the link
@@ -100,19 +99,20 @@ class Key:
         return raw  # text, device, heads to switch off: checked where they are used
 
 
-_ARCHITECTURE = architecture_values(EncoderConfig())
+_DEFAULTS = key_values(EncoderConfig())
 _TRAINING = TrainConfig()
 SETUP_A_KEYS: tuple[Key, ...] = (  # what a setup is: its source, architecture, seed, heads off
     Key("source", "random", in_url=True, choices=SOURCES),
-    Key("norm", _ARCHITECTURE["norm"], in_url=True, choices=NORM_PLACEMENTS),
-    Key("d_model", _ARCHITECTURE["d_model"], in_url=True, bounds=(2, 4096)),
-    Key("num_heads", _ARCHITECTURE["num_heads"], in_url=True, bounds=(1, 4096)),
-    Key("num_layers", _ARCHITECTURE["num_layers"], in_url=True, bounds=(1, SLIDER_MAX_LAYERS)),
-    Key("d_ff", _ARCHITECTURE["d_ff"], in_url=True, bounds=(1, 16384)),
-    Key("activation", _ARCHITECTURE["activation"], in_url=True, choices=ACTIVATIONS),
-    Key("norm_type", _ARCHITECTURE["norm_type"], in_url=True, choices=NORM_TYPES),
-    Key("positional", _ARCHITECTURE["positional"], in_url=True, choices=POSITIONALS),
-    Key("seed", EncoderConfig().seed, in_url=True, bounds=(0, 2**31 - 1)),
+    *(  # every architecture option and the seed, from encoder.core.options' table
+        Key(
+            option.key,
+            _DEFAULTS[option.key],
+            in_url=True,
+            choices=option.choices if option.named else (),
+            bounds=option.bounds,
+        )
+        for option in OPTIONS
+    ),
     Key("ablate", "", in_url=True, persistent=True),  # the Attention view's, in single mode
 )
 SETUP_KEYS = tuple(key.name for key in SETUP_A_KEYS)

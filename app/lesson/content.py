@@ -37,7 +37,7 @@ from app.views.figures import (
 )
 from encoder import hooks
 from encoder.core import block
-from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 from encoder.inspect import ablation, activations, norms, numpy_block, scaling
 from encoder.inspect.lesson import (
     CLEAR_SHARE,

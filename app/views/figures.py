@@ -14,7 +14,7 @@ from app.charts.common import depth_labels
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run
-from encoder.core.config import ACTIVATION_NAMES
+from encoder.core.options import ACTIVATION_NAMES
 from encoder.inspect import activations, norms
 
 

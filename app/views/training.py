@@ -30,7 +30,8 @@ import streamlit as st
 from app.charts import training as training_charts
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_values
 from app.user_text import literal
-from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
+from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
 from encoder.inspect.train_memory import TrainMemory
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,

@@ -24,8 +24,9 @@ from functools import partial
 
 import torch
 
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
 from encoder.inspect import gradients
 from encoder.inspect.op_times import OpProfile, profile_ops
 from encoder.inspect.scaling import MAX_TOKENS, Scaling, measure_scaling

@@ -29,8 +29,9 @@ import torch
 from safetensors.torch import save as save_safetensors
 from tokenizers import Tokenizer
 
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
 from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     MAX_FILE_BYTES,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from encoder.core.config import NORM_PLACEMENTS, norm_first_of, placement_of
+from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
 from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
 
 

@@ -22,8 +22,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoder.core.capture import Trace
-from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import available_devices
+from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
 from encoder.train.classifier import TokenClassifier
 from encoder.train.tasks import Task, get_task, input_symbol
 
