@@ -638,14 +638,8 @@ def layernorm_step(lesson: Lesson) -> Step:
         & (stats["norm"] == "ln1")
         & (stats["position"] == lesson.query)
     ].iloc[0]
-    how = (
-        "divides by the root mean square, without subtracting the mean"
-        if cfg.norm_type == "rmsnorm"
-        else "subtracts the mean and divides by the standard deviation"
-    )
     text.say(
-        f"Inside block {text.num('layer', layer)}, ln1 {how}, then applies its learned gain and "
-        "bias: ",
+        f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
         *lesson.query_said(text),
         f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and std "
         f"{text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with mean "

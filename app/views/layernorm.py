@@ -11,7 +11,7 @@ import streamlit as st
 
 from app.runs import Run, Runs
 from app.settings import Selection
-from app.views.changes import pre_vs_post, say, what_changed
+from app.views.changes import norm_does, pre_vs_post, say, what_changed
 from app.views.figures import layernorm_figure, residual_figure, residual_table
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
@@ -55,11 +55,7 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
         f"{ln1['in_std']:.3f} (averaged over tokens); its output has mean {ln1['out_mean']:.3f} "
         f"and std {ln1['out_std']:.3f}"
     )
-    if cfg.norm_type == "rmsnorm":
-        numbers += " — RMSNorm divides by the root mean square without subtracting the mean."
-    else:
-        numbers += " — (x - mean) / std, then the learned gain and bias."
-    return placement + numbers
+    return placement + numbers + f" — {kind} {norm_does(cfg.norm_type)}."
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
