@@ -26,6 +26,7 @@ from app.charts.diagram import block_diagram
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
 from app.runs import Run
 from app.settings import architecture_values
+from app.views.changes import norm_does
 from app.views.figures import (
     block_figure,
     head_figure,

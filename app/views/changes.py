@@ -16,7 +16,7 @@ import streamlit as st
 
 from app.runs import Run, Runs
 from app.user_text import literal
-from encoder.core.options import ACTIVATION_NAMES, OPTIONS
+from encoder.core.options import OPTIONS
 from encoder.inspect import norms
 
 
