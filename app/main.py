@@ -18,7 +18,7 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
     sys.path.insert(0, ROOT)
 
-from app import registry, session_end, session_models, training_session  # noqa: E402
+from app import logs, registry, session_end, session_models, training_session  # noqa: E402
 from app.controls import sidebar, state  # noqa: E402
 from app.memory import CACHE  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines  # noqa: E402
@@ -86,6 +86,7 @@ def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
+    logs.configure()
     session_end.sweep()
     with CACHE.holding():
         page(make_run, page_start)

@@ -17,6 +17,7 @@ MemoryRefused that says how much it needs and what holds the budget.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import threading
 from collections import Counter, OrderedDict
@@ -28,6 +29,8 @@ from typing import TypeVar
 from torch import nn
 
 from encoder.inspect.limits import RunTooLarge
+
+log = logging.getLogger(__name__)
 
 BUDGET_ENV = "ENCODER_EXPLORER_MEMORY_BUDGET"
 DEFAULT_BUDGET = 2_000_000_000  # bytes over the idle server
@@ -215,7 +218,7 @@ class ByteBudgetCache:
     def _evict_until(self, free: int, keep: Iterable[Hashable]) -> int:
         """Drop least recently used shared entries, except those held and `keep`, until `free`
         bytes fit beside the rest; the bytes the rest hold."""
-        evicted = False
+        evicted, freed = 0, 0
         keep = set(keep)
         with self._lock:
             total = sum(entry.size for entry in self._entries.values())
@@ -225,8 +228,9 @@ class ByteBudgetCache:
                 if entry.owner is None and key not in self._held and key not in keep:
                     del self._entries[key]
                     total -= entry.size
-                    evicted = True
+                    evicted, freed = evicted + 1, freed + entry.size
         if evicted:
+            log.info("evicted %d cached entries (%s) to make room", evicted, size_text(freed))
             release_freed_memory()
         return total
 
@@ -279,6 +283,7 @@ class ByteBudgetCache:
             if check_only:
                 return short, why
             if short > 0:
+                log.warning("refused: %s", why)
                 raise MemoryRefused(why)
             self._evict_until(nbytes, keep)
             return 0, ""
@@ -302,6 +307,7 @@ class ByteBudgetCache:
             ]
             freed = sum(self._entries.pop(key).size for key in gone)
         if gone:
+            log.info("released %d entries (%s) of a session's models", len(gone), size_text(freed))
             release_freed_memory()
         return freed
 
@@ -322,6 +328,7 @@ class ByteBudgetCache:
         if found:
             return value  # type: ignore[return-value]
         if reserve > self.budget:
+            log.warning("refused: %s needs %s, over the budget", what, size_text(reserve))
             raise RunTooLarge(
                 f"{what} would need about {gigabytes(reserve)} of memory while it runs; the "
                 f"server's memory budget is {gigabytes(self.budget)} ({BUDGET_ENV}). Use shorter "
@@ -343,6 +350,7 @@ class ByteBudgetCache:
             with self._lock:
                 self._entries[key] = _Entry(value, nbytes, tag=tag)
                 self._hold(key)
+            log.info("loaded: %s, %s (cache now %s)", what, size_text(nbytes), size_text(self.used))
             return value
 
     def clear(self) -> None:

@@ -17,6 +17,7 @@ ends (app.session_end), or when the shelf itself is freed (a finalizer).
 
 from __future__ import annotations
 
+import logging
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -56,6 +57,7 @@ from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
 from encoder.io.task_model import TaskModel
 from encoder.train.trainer import TrainConfig, TrainResult
 
+log = logging.getLogger(__name__)
 MAX_SESSION_MODELS = 8
 # Bytes a session may keep (read at call time, so tests can lower it; see app.memory)
 SESSION_BUDGET = budget_from_env(SESSION_BUDGET_ENV, DEFAULT_SESSION_BUDGET)
@@ -161,6 +163,8 @@ class ModelShelf(Mapping[str, SessionModel]):
 
     def release(self) -> None:
         """Let every model and a training go (the session has ended)."""
+        if self._models:
+            log.info("session ended: its %d model(s) released", len(self._models))
         self._models.clear()
         self._cache.release(self.owner)
 
