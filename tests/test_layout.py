@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app import state
+from app.controls import state
 from tests.test_app import assert_no_exception, open_page
 
 ROOT = Path(__file__).resolve().parent.parent

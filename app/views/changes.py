@@ -126,7 +126,7 @@ def head_switched_off(runs: Runs, sentence: int) -> list[str]:
     """Which later heads change when B (or A) switches a head off, and by how much."""
     if runs.b is None or runs.comparison is None or runs.a.key.ablate == runs.b.key.ablate:
         return []
-    same_model = runs.a.key.config_json == runs.b.key.config_json
+    same_model = runs.a.key.cfg == runs.b.key.cfg
     if not same_model or runs.a.key.source != runs.b.key.source:
         return []
     off = sorted(set(runs.b.key.ablate) ^ set(runs.a.key.ablate))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.views.lesson_steps import TITLES
+from app.lesson.content import TITLES
 from tests.e2e.conftest import LOAD_TIMEOUT_MS, PageProblems
 from tests.e2e.harness import LOADED_JS, wait_settled
 
