@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 from streamlit.logger import setup_formatter
 
@@ -22,6 +23,9 @@ def configure() -> None:
         logger = logging.getLogger(package)
         if not hasattr(logger, "streamlit_console_handler"):
             setup_formatter(logger)
+            # the process's own stderr: a test runner's captured stream may close before a
+            # session's models are released at exit
+            logger.streamlit_console_handler.setStream(sys.__stderr__)
             logger.propagate = False
         logger.setLevel(level if isinstance(level, int) else logging.INFO)
     if not isinstance(level, int):
