@@ -18,8 +18,12 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
     sys.path.insert(0, ROOT)
 
-from app import logs, registry, session_end, session_models, training_session  # noqa: E402
-from app.controls import sidebar, state  # noqa: E402
+from app import logs, registry, session_end, training_session  # noqa: E402
+from app.controls import (  # noqa: E402
+    session_models,  # noqa: E402
+    sidebar,
+    state,
+)
 from app.memory import CACHE  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines  # noqa: E402
 from app.settings import Setup  # noqa: E402

@@ -1,18 +1,16 @@
 """The server's memory budget in bytes, shared by every browser session of one server (no
 Streamlit).
 
-One ByteBudgetCache counts everything big the server holds, in two kinds of entries:
-- shared entries (models and runs any session can rebuild): evicted least recently used first,
-  except those a page is drawing right now (`holding`);
-- kept entries: what a browser session keeps that nobody could rebuild (the models trained or
-  uploaded in it, a training in progress). They are never evicted; they leave when their session
-  lets them go or ends (app.session_models). Together they may take at most KEPT_SHARE of the
-  budget, so that pages can always be drawn.
-Building anything (a forward pass, loading an upload, training) first reserves its estimated
-peak, so the entries plus the one being built stay within the budget; builds run one at a time,
-so concurrent sessions cannot add their peaks together. What does not fit is refused with a
-MemoryRefused that says how much it needs and what holds the budget.
-"""
+One ByteBudgetCache counts everything big the server holds, in two kinds of entries: - shared
+entries (models and runs any session can rebuild): evicted least recently used first, except those a
+page is drawing right now (`holding`); - kept entries: what a browser session keeps that nobody
+could rebuild (the models trained or uploaded in it, a training in progress). They are never
+evicted; they leave when their session lets them go or ends (app.controls.session_models). Together
+they may take at most KEPT_SHARE of the budget, so that pages can always be drawn. Building anything
+(a forward pass, loading an upload, training) first reserves its estimated peak, so the entries plus
+the one being built stay within the budget; builds run one at a time, so concurrent sessions cannot
+add their peaks together. What does not fit is refused with a MemoryRefused that says how much it
+needs and what holds the budget."""
 
 from __future__ import annotations
 
@@ -35,7 +33,7 @@ log = logging.getLogger(__name__)
 BUDGET_ENV = "ENCODER_EXPLORER_MEMORY_BUDGET"
 DEFAULT_BUDGET = 2_000_000_000  # bytes over the idle server
 SESSION_BUDGET_ENV = "ENCODER_EXPLORER_SESSION_BUDGET"
-# Bytes one browser session may keep (app.session_models): the largest upload (a 200 MB
+# Bytes one browser session may keep (app.controls.session_models): the largest upload (a 200 MB
 # safetensors file, MAX_FILE_BYTES) with room to spare, five uploads of MiniLM (98 MB each), a
 # quarter of the default budget: no one session can take the server from the others.
 DEFAULT_SESSION_BUDGET = 500_000_000

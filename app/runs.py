@@ -4,20 +4,19 @@ A run's model source arrives resolved (app.sources.ModelSource: its id, its toke
 model's own encoder), so nothing here reads a browser session; runs are cached under the config
 itself (a frozen EncoderConfig), the source's id, the device, the text, the hooks and the heads off.
 
-A `Run` is what the views draw: the batch, the Trace and the model's weights (its state_dict),
-with the tables of encoder.inspect computed from them on first use; it never calls the model
-again. So a stand-in built from other arrays (tests/bench/floor_page.py) draws the same views.
-A run keeps only the hooks the open view reads (`names`, a function of the config and the
-selection), plus the attention weights and the residual stream that every trace returns. Models
-and runs live in one cache bounded in bytes (app.memory.CACHE; ENCODER_EXPLORER_MEMORY_BUDGET,
-default 2 GB) shared by every browser session of the server, so they are read-only: models sit in
-eval mode and runs hold arrays and tables that nobody mutates (a run only fills in its lazily
-computed tables, the same for every session). Setup B's run in compare mode is one more run of
-the same cache. A session model's weights count in the same budget as what its session keeps
-(app.session_models); its runs (and its copies on other devices) are cached entries tagged with
-its id, which leave the cache when the model leaves its session. Entries a page gets inside
-`CACHE.holding()` (app.main) are not evicted while the page draws them.
-"""
+A `Run` is what the views draw: the batch, the Trace and the model's weights (its state_dict), with
+the tables of encoder.inspect computed from them on first use; it never calls the model again. So a
+stand-in built from other arrays (tests/bench/floor_page.py) draws the same views. A run keeps only
+the hooks the open view reads (`names`, a function of the config and the selection), plus the
+attention weights and the residual stream that every trace returns. Models and runs live in one
+cache bounded in bytes (app.memory.CACHE; ENCODER_EXPLORER_MEMORY_BUDGET, default 2 GB) shared by
+every browser session of the server, so they are read-only: models sit in eval mode and runs hold
+arrays and tables that nobody mutates (a run only fills in its lazily computed tables, the same for
+every session). Setup B's run in compare mode is one more run of the same cache. A session model's
+weights count in the same budget as what its session keeps (app.controls.session_models); its runs
+(and its copies on other devices) are cached entries tagged with its id, which leave the cache when
+the model leaves its session. Entries a page gets inside `CACHE.holding()` (app.main) are not
+evicted while the page draws them."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Model sources: where a setup's weights come from and what reads its text.
 
 A source id is "random" (random weights, the sidebar's architecture), "pretrained" (the bundled
-MiniLM) or the id of a model trained or uploaded in this browser session (app.session_models,
-which makes its models' sources). app.main resolves each setup's id into a ModelSource once per
-page run, before any run; the process-wide runs (app.runs) then read only what the ModelSource
-carries and never look into a browser session, so a cached entry means the same to every session.
-"""
+MiniLM) or the id of a model trained or uploaded in this browser session
+(app.controls.session_models, which makes its models' sources). app.main resolves each setup's id
+into a ModelSource once per page run, before any run; the process-wide runs (app.runs) then read
+only what the ModelSource carries and never look into a browser session, so a cached entry means the
+same to every session."""
 
 from __future__ import annotations
 

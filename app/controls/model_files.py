@@ -1,13 +1,12 @@
 """The sidebar's checkpoint files: download the chosen session model, upload a checkpoint.
 
-An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a
-model trained here or a BERT-style checkpoint. It is read in memory through
+An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a model
+trained here or a BERT-style checkpoint. It is read in memory through
 encoder.io.checkpoints.checkpoint_from_files: safetensors only, shapes checked against the config,
-each file at most UPLOAD_LIMIT bytes; nothing in it is executed. It is loaded only if its model
-fits in this session's and the server's memory budgets (app.session_models). Whatever is wrong
-with it, or why it does not fit, is shown on the page. Streamlit's copy of the uploaded bytes is
-let go as soon as they are read (it would keep them until the session is shut down).
-"""
+each file at most UPLOAD_LIMIT bytes; nothing in it is executed. It is loaded only if its model fits
+in this session's and the server's memory budgets (app.controls.session_models). Whatever is wrong
+with it, or why it does not fit, is shown on the page. Streamlit's copy of the uploaded bytes is let
+go as soon as they are read (it would keep them until the session is shut down)."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app import session_models
-from app.controls import state
+from app.controls import session_models, state
 from app.memory import BUDGET_ENV, CACHE, SESSION_BUDGET_ENV, MemoryRefused, size_text
 from app.streamlit_private import remove_uploaded
 from app.user_text import literal

@@ -6,10 +6,9 @@ a model that left the session) is replaced by a sound value and reported in `Set
 never raised.
 
 The model source is random weights (the architecture controls describe the model), the bundled
-MiniLM, or a model trained or uploaded in this browser session (app.session_models): for those
-the architecture controls show the model's own architecture, locked, and a model trained on a toy
-task reads its task's sequences from the text box.
-"""
+MiniLM, or a model trained or uploaded in this browser session (app.controls.session_models): for
+those the architecture controls show the model's own architecture, locked, and a model trained on a
+toy task reads its task's sequences from the text box."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import session_models
-from app.controls import model_files, state
+from app.controls import model_files, session_models, state
 from app.settings import (
     ARCHITECTURE_KEYS,
     D_FF_CHOICES,

@@ -172,7 +172,7 @@ KEYS: tuple[Key, ...] = (
     Key("_last_view", FIRST_VIEW),  # the view control un-selects on a second click
     Key("_saved_architecture"),  # the user's own, while a trained model's is shown
     Key("_saved_text"),  # the user's own, while a task model's sequences are shown
-    Key("_session_models"),  # app.session_models.ModelShelf: {id: SessionModel}, in the budget
+    Key("_session_models"),  # session_models.ModelShelf: {id: SessionModel}, in the budget
     Key("_upload_round", 0),  # a fresh (empty) uploader after each upload
     Key("_upload_error"),  # the last upload's message (markdown), shown once
     Key("_training_lab"),  # app.views.training.TrainingLab
