@@ -38,13 +38,13 @@ from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
-from encoder.inspect.cost import CostReport, CostSettings, cost_report
 from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
-from encoder.inspect.timing import synchronize
-from encoder.inspect.train_memory import TrainMemory, measure_train_memory
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import TokenizedBatch, Truncation, tokenize
-from encoder.train.tasks import get_task
+from encoder.measure.cost import CostReport, CostSettings, cost_report
+from encoder.measure.timing import synchronize
+from encoder.measure.train_memory import TrainMemory, measure_train_memory
+from encoder.tasks.tasks import get_task
 from encoder.train.trainer import TrainConfig
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so

@@ -21,7 +21,7 @@ from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir, load_tokenizer
-from encoder.train.task_tokenizer import check_task_text, task_tokenizer
+from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
 
 BUILT_IN = ("random", "pretrained")  # the sources every session has; the rest are its own
 LABELS = {

@@ -289,7 +289,7 @@ class ModelShelf(Mapping[str, SessionModel]):
     def _add_trained(
         self, result: TrainResult, in_use: Iterable[str], protect: Iterable[str]
     ) -> str:
-        model = TaskModel.from_result(result)
+        model = result.task_model()
         cfg = model.cfg
         placement = placement_of(cfg.norm_first)
         file_name = f"{model.task}-{placement}-norm-{cfg.num_layers}x{cfg.num_heads}"

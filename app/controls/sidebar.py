@@ -31,8 +31,8 @@ from app.user_text import literal
 from encoder import EncoderConfig, available_devices
 from encoder.core.options import BY_KEY, OPTIONS, config_values, head_counts
 from encoder.io.task_model import TaskModel
-from encoder.train.task_tokenizer import known_symbols
-from encoder.train.tasks import example_sequence
+from encoder.tasks.task_tokenizer import known_symbols
+from encoder.tasks.tasks import example_sequence
 
 COMPARE_HELP = (
     "Setup B reads the same text. It follows A's controls until you change one of B's, so a "

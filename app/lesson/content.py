@@ -39,7 +39,7 @@ from app.views.figures import (
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, norms, numpy_block, scaling
+from encoder.inspect import ablation, activations, norms, numpy_block
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -52,6 +52,7 @@ from encoder.inspect.lesson import (
     numpy_block_check,
     pick_query,
 )
+from encoder.measure import scaling
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,

@@ -33,7 +33,8 @@ from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_v
 from app.user_text import literal
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
-from encoder.inspect.train_memory import TrainMemory
+from encoder.measure.train_memory import TrainMemory
+from encoder.tasks.tasks import TASKS
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -45,7 +46,6 @@ from encoder.train.duration import (
 )
 from encoder.train.jobs import TrainingJob, comparison_configs, comparison_job, single_job
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.tasks import TASKS
 from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
