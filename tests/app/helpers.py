@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from app.sidebar import random_config
-from app.state import DEFAULTS
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS
 from encoder import TransformerEncoder
 from encoder.io.tokenize import load_tokenizer, tokenize
 

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 import torch
 
+from app.controls.sidebar import random_config
 from app.runs import Runs, run_for
-from app.sidebar import random_config
+from app.sources import built_in
 from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
@@ -158,7 +159,13 @@ def test_export_csvs_hold_the_summary_tables():
         norm_type="layernorm",
         seed=0,
     )
-    run = run_for(random_config(state), "random", "cpu", ["A cat.", "A longer one here."], None)
+    run = run_for(
+        cfg := random_config(state),
+        built_in("random", cfg),
+        "cpu",
+        ["A cat.", "A longer one here."],
+        None,
+    )
     files = export_view.table_files(Runs(run), 1)
     assert [name for _, name, _, _ in files] == [
         "head_metrics_s1.csv",

@@ -200,8 +200,8 @@ def test_setup_b_s_model_and_run_count_in_the_shared_memory_budget() -> None:
     assert_no_exception(at)
     b_config = model_for(norm="post").cfg
     cached = [key for key in runs.CACHE._entries]
-    models = [k for k in cached if k[0] == "model" and '"norm_first": false' in k[1]]
-    b_runs = [k for k in cached if k[0] == "run" and k[1].config_json == models[0][1]]
+    models = [k for k in cached if k[0] == "model" and not k[1].norm_first]
+    b_runs = [k for k in cached if k[0] == "run" and k[1].cfg == models[0][1]]
     assert len(models) == 1 and len(b_runs) == 1
     assert b_runs[0][1].sentences == (SENTENCE,)
     assert runs.CACHE.used >= sum(p.numel() * 4 for p in TransformerEncoder(b_config).parameters())

@@ -9,8 +9,9 @@ import pytest
 from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
-from app.state import EXAMPLES, LESSON_RULE_QUERY
-from app.views.lesson_steps import TITLES
+from app.controls.state import EXAMPLES
+from app.lesson.content import TITLES
+from app.settings import LESSON_RULE_QUERY
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.tokenize import bundled_model_dir
 from encoder.train.trainer import TrainConfig, train

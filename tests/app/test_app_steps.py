@@ -11,9 +11,10 @@ import torch
 
 from app import downloads
 from app import runs as app_runs
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS
 from app.runs import run_for
-from app.sidebar import random_config
-from app.state import DEFAULTS
+from app.sources import built_in
 from encoder import TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
@@ -100,7 +101,9 @@ def test_bad_step_links_get_a_message_or_are_brought_into_range():
 
 def test_the_steps_table_downloads_at_full_precision():
     state = dict(DEFAULTS, d_model=32, num_heads=4, num_layers=2, d_ff=64)
-    run = run_for(random_config(state), "random", "cpu", TWO.splitlines(), names=None)
+    run = run_for(
+        cfg := random_config(state), built_in("random", cfg), "cpu", TWO.splitlines(), names=None
+    )
     frame = pd.read_csv(io.BytesIO(downloads.steps_csv(run, 0, 1, 3, 2)))
     expected = step_table(run.trace, 0, 1, 3, 2, run.padded_tokens[0])
     assert frame["key"].tolist() == run.padded_tokens[0]

@@ -15,9 +15,8 @@ import torch
 from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
-from app import session_models
-from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES
-from app.state import architecture_values
+from app.controls import session_models
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, architecture_values
 from app.user_text import literal
 from app.views import training as training_view
 from encoder import EncoderConfig

@@ -146,7 +146,7 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
     def keep_ten() -> None:
         import streamlit as st
 
-        from app import session_models
+        from app.controls import session_models
         from encoder.io.checkpoints import Checkpoint
         from encoder.io.task_model import TaskModel
         from encoder.tasks.classifier import TokenClassifier

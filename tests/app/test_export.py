@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 
 from app import downloads
+from app.controls.sidebar import random_config
 from app.runs import run_for
-from app.sidebar import random_config
+from app.sources import built_in
 
 SENTENCES = ["The cat sat on the mat.", "A longer second sentence pads the first one."]
 
@@ -27,7 +28,9 @@ def run():
         norm_type="layernorm",
         seed=0,
     )
-    return run_for(random_config(state), "random", "cpu", SENTENCES, names=None)
+    return run_for(
+        cfg := random_config(state), built_in("random", cfg), "cpu", SENTENCES, names=None
+    )
 
 
 def test_head_csv_is_the_heads_attention_over_real_tokens(run):

@@ -1,4 +1,4 @@
-"""The lesson's steps (app.views.lesson_steps) on real runs: every number a text shows is in its
+"""The lesson's steps (app.lesson.content) on real runs: every number a text shows is in its
 step's numbers table, the headline numbers equal what the model computes (each recomputed here
 from the model, independently of the lesson's code), and the handout holds every step, offline."""
 
@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 import torch
 
-from app import handout
-from app.runs import pretrained_config, run_for
-from app.sidebar import random_config
-from app.state import ARCHITECTURE_KEYS, DEFAULTS, LESSON_STEPS
-from app.views.lesson_steps import STEPS, TITLES, Lesson, Said
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS, LESSON_STEPS
+from app.lesson import handout
+from app.lesson.content import STEPS, TITLES, Lesson, Said
+from app.runs import run_for
+from app.settings import ARCHITECTURE_KEYS
+from app.sources import built_in, pretrained_config
 from encoder import load_pretrained
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.train.presets import TRAINING_PRESETS
@@ -29,7 +31,9 @@ NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 @pytest.fixture(scope="module")
 def minilm_run():
-    return run_for(pretrained_config(), "pretrained", "cpu", [SENTENCE], None)
+    return run_for(
+        pretrained_config(), built_in("pretrained", pretrained_config()), "cpu", [SENTENCE], None
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +46,13 @@ def minilm():
 def random_run(norm: str, sentences: list[str]):
     """Random weights with the sidebar's default architecture, pre- or post-norm."""
     values = {name: DEFAULTS[name] for name in (*ARCHITECTURE_KEYS, "seed")}
-    return run_for(random_config({**values, "norm": norm}), "random", "cpu", sentences, None)
+    return run_for(
+        cfg := random_config({**values, "norm": norm}),
+        built_in("random", cfg),
+        "cpu",
+        sentences,
+        None,
+    )
 
 
 def numbers_in(text: str) -> set[str]:

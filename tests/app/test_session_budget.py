@@ -11,7 +11,8 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import runs, session_models
+from app import runs
+from app.controls import session_models
 from app.memory import KEPT_SHARE, size_text
 from app.views import training as training_view
 from encoder import EncoderConfig

@@ -238,7 +238,8 @@ def minilm_archive(path: Path) -> Path:
 
 
 UPLOAD_INPUT = "[data-testid=stFileUploader] input[type=file]"  # the sidebar's uploader
-# The sidebar's line on what this session and all sessions keep (app.model_files.memory_text)
+# The sidebar's line on what this session and all sessions keep
+# (app.controls.model_files.memory_text)
 KEPT_MEMORY = ".st-key-kept_memory"
 
 

@@ -1,25 +1,26 @@
 """The sidebar's checkpoint files: download the chosen session model, upload a checkpoint.
 
-An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a
-model trained here or a BERT-style checkpoint. It is read in memory through
+An upload is one .zip or the three files (config.json, model.safetensors, tokenizer.json): a model
+trained here or a BERT-style checkpoint. It is read in memory through
 encoder.io.checkpoints.checkpoint_from_files: safetensors only, shapes checked against the config,
-each file at most UPLOAD_LIMIT bytes; nothing in it is executed. It is loaded only if its model
-fits in this session's and the server's memory budgets (app.session_models). Whatever is wrong
-with it, or why it does not fit, is shown on the page. Streamlit's copy of the uploaded bytes is
-let go as soon as they are read (it would keep them until the session is shut down).
-"""
+each file at most UPLOAD_LIMIT bytes; nothing in it is executed. It is loaded only if its model fits
+in this session's and the server's memory budgets (app.controls.session_models). Whatever is wrong
+with it, or why it does not fit, is shown on the page. Streamlit's copy of the uploaded bytes is let
+go as soon as they are read (it would keep them until the session is shut down)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import streamlit as st
-from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import session_models, state
+from app.controls import session_models, state
 from app.memory import BUDGET_ENV, CACHE, SESSION_BUDGET_ENV, MemoryRefused, size_text
+from app.streamlit_private import remove_uploaded
 from app.user_text import literal
+
+log = logging.getLogger(__name__)
 
 
 def download_button(model: session_models.SessionModel) -> None:
@@ -44,26 +45,19 @@ def _on_upload(key: str, select: Callable[[str], None]) -> None:
         return
     state.put("_upload_round", state.get("_upload_round") + 1)
     files = [(file.name, file.getvalue()) for file in uploaded]
-    _let_go(uploaded)
+    remove_uploaded(uploaded)
     try:
         model_id = session_models.add_upload(files, state.sources_in_use())
     except MemoryRefused as refusal:  # says what it needs and what the limit is
+        log.warning("upload refused: %s", refusal)
         state.put("_upload_error", literal(str(refusal)))
         return
     except ValueError as error:
+        log.warning("upload refused: %s", error)
         state.put("_upload_error", f"This upload cannot be used: {literal(str(error))}")
         return
     state.pop("_upload_error")
     select(model_id)
-
-
-def _let_go(uploaded: list) -> None:
-    """Remove uploaded files from Streamlit's store, which would keep their bytes until the
-    session is shut down (and for ever for a session that is dropped after its disconnection)."""
-    ctx = get_script_run_ctx()
-    if ctx is not None and isinstance(ctx.uploaded_file_mgr, MemoryUploadedFileManager):
-        for file in uploaded:
-            ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=file.file_id)
 
 
 def memory_text() -> str:

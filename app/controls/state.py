@@ -12,58 +12,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
 
+from app.lesson.content import STEPS
+from app.settings import (
+    LESSON_RULE_QUERY,
+    SELECTION_KEYS,
+    Selection,
+)
+from app.sources import BUILT_IN
 from app.user_text import literal
 from encoder import EncoderConfig
-from encoder.core.options import (
-    ACTIVATIONS,
-    ARCHITECTURE_FIELDS,
-    NORM_PLACEMENTS,
-    NORM_TYPES,
-    POSITIONALS,
-    placement_of,
-)
+from encoder.core.options import BY_KEY, OPTIONS, key_values
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
-ASSETS = Path(__file__).resolve().parent / "assets"
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 
 FIRST_VIEW = "Attention"  # the view a link opens when it names none (app.views.VIEWS lists all)
 LESSON_VIEW = "Lesson"
-LESSON_STEPS = 12  # app.views.lesson's steps
+LESSON_STEPS = len(STEPS)  # app.lesson.content's steps
 # A page opened with no settings (no URL parameters, or only the lesson's own) starts the lesson
 # on the pretrained model; a link that names any setting opens exactly those, the rest at their
 # defaults (random weights, the Attention view).
 FIRST_VISIT = {"view": LESSON_VIEW, "source": "pretrained"}
 LESSON_URL_KEYS = ("lesson", "lesson_query", "present")
-LESSON_RULE_QUERY = -1  # lesson_query: the lesson's rule picks the query
-SOURCES = ("random", "pretrained")  # and the ids of models trained or uploaded in this session
-SLIDER_MAX_LAYERS = 24  # the sidebar's layer slider (a checkpoint may have more)
+SOURCES = BUILT_IN  # and the ids of models trained or uploaded in this session
+SLIDER_MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider (a checkpoint may have more)
 MAX_HEADS = 64  # head counts the sidebar offers
 MAX_TOKENS = 512  # positions per sentence (the models' max_len)
 MAX_URL_TEXT = 2000  # characters of text carried in the link
-
-
-def architecture_key(field: str) -> str:
-    """The widget key of an EncoderConfig architecture field (the same name, but "norm", which
-    says "pre" / "post", for norm_first)."""
-    return "norm" if field == "norm_first" else field
-
-
-ARCHITECTURE_KEYS = tuple(architecture_key(field) for field in ARCHITECTURE_FIELDS)
-
-
-def architecture_values(cfg: EncoderConfig) -> dict[str, object]:
-    """The architecture widgets' values that show `cfg`."""
-    values = {architecture_key(field): getattr(cfg, field) for field in ARCHITECTURE_FIELDS}
-    values["norm"] = placement_of(cfg.norm_first)
-    return values
 
 
 # Training widget key -> the TrainConfig field it sets.
@@ -116,19 +99,20 @@ class Key:
         return raw  # text, device, heads to switch off: checked where they are used
 
 
-_ARCHITECTURE = architecture_values(EncoderConfig())
+_DEFAULTS = key_values(EncoderConfig())
 _TRAINING = TrainConfig()
 SETUP_A_KEYS: tuple[Key, ...] = (  # what a setup is: its source, architecture, seed, heads off
     Key("source", "random", in_url=True, choices=SOURCES),
-    Key("norm", _ARCHITECTURE["norm"], in_url=True, choices=NORM_PLACEMENTS),
-    Key("d_model", _ARCHITECTURE["d_model"], in_url=True, bounds=(2, 4096)),
-    Key("num_heads", _ARCHITECTURE["num_heads"], in_url=True, bounds=(1, 4096)),
-    Key("num_layers", _ARCHITECTURE["num_layers"], in_url=True, bounds=(1, SLIDER_MAX_LAYERS)),
-    Key("d_ff", _ARCHITECTURE["d_ff"], in_url=True, bounds=(1, 16384)),
-    Key("activation", _ARCHITECTURE["activation"], in_url=True, choices=ACTIVATIONS),
-    Key("norm_type", _ARCHITECTURE["norm_type"], in_url=True, choices=NORM_TYPES),
-    Key("positional", _ARCHITECTURE["positional"], in_url=True, choices=POSITIONALS),
-    Key("seed", EncoderConfig().seed, in_url=True, bounds=(0, 2**31 - 1)),
+    *(  # every architecture option and the seed, from encoder.core.options' table
+        Key(
+            option.key,
+            _DEFAULTS[option.key],
+            in_url=True,
+            choices=option.choices if option.named else (),
+            bounds=option.bounds,
+        )
+        for option in OPTIONS
+    ),
     Key("ablate", "", in_url=True, persistent=True),  # the Attention view's, in single mode
 )
 SETUP_KEYS = tuple(key.name for key in SETUP_A_KEYS)
@@ -188,7 +172,7 @@ KEYS: tuple[Key, ...] = (
     Key("_last_view", FIRST_VIEW),  # the view control un-selects on a second click
     Key("_saved_architecture"),  # the user's own, while a trained model's is shown
     Key("_saved_text"),  # the user's own, while a task model's sequences are shown
-    Key("_session_models"),  # app.session_models.ModelShelf: {id: SessionModel}, in the budget
+    Key("_session_models"),  # session_models.ModelShelf: {id: SessionModel}, in the budget
     Key("_upload_round", 0),  # a fresh (empty) uploader after each upload
     Key("_upload_error"),  # the last upload's message (markdown), shown once
     Key("_training_lab"),  # app.views.training.TrainingLab
@@ -202,7 +186,7 @@ PERSISTENT_KEYS = tuple(key.name for key in KEYS if key.persistent)
 
 def _key(name: str) -> Key:
     if name not in REGISTRY:
-        raise KeyError(f"{name!r} is not a session key registered in app.state")
+        raise KeyError(f"{name!r} is not a session key registered in app.controls.state")
     return REGISTRY[name]
 
 
@@ -374,27 +358,6 @@ def set_b(overrides: dict[str, object]) -> None:
 # --- what the views select -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Selection:
-    """What the user picked inside the views, within the run's sizes. Every view reads it; the
-    Export view and the lesson read other views' choices from it."""
-
-    sentence: int = 0
-    layer: int = 0
-    head: int = 0
-    stretch: bool = False
-    ablate: str = ""
-    step_layer: int = 0
-    step_head: int = 0
-    step_query: int = 0
-    ln_layer: int = 0
-    act_layer: int = 0
-    act_token: int | None = None  # None: the first word
-    lesson: int = 1  # the lesson's step, 1-based
-    lesson_query: int = LESSON_RULE_QUERY  # a position, or LESSON_RULE_QUERY: the rule's
-
-
-SELECTION_KEYS = tuple(f.name for f in fields(Selection))
 LAYER_KEYS = ("layer", "step_layer", "ln_layer", "act_layer")
 HEAD_KEYS = ("head", "step_head")
 
@@ -460,7 +423,7 @@ def open_view(view: str, chosen: dict[str, int]) -> None:
 def follow_link(view: str, values: dict[str, object], select_source: Callable[[str], None]) -> None:
     """Open `view` with `values` in this session, as a link would (a button's callback): every
     value is a URL parameter's, so the URL the page then shows reopens the same place. A new
-    model source goes through `select_source` (app.sidebar's), which saves and restores the
+    model source goes through `select_source` (app.controls.sidebar's), which saves and restores the
     user's architecture and text; a training preset fills in the Training view's controls."""
     outside = sorted(set(values) - set(URL_KEYS))
     if outside:

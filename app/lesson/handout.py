@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from app.views.lesson_steps import STEPS, Lesson, Paragraph, Said, Step
+from app.lesson.content import STEPS, Lesson, Paragraph, Said, Step
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;

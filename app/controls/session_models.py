@@ -1,9 +1,9 @@
 """Models trained or uploaded in this browser session: model sources beside random and MiniLM.
 
-They live in the session's ModelShelf, kept in its state (app.state), so each browser session sees
-only its own. Each has a unique id (a random UUID, never a hash of its tensors) that names it as a
-model source: in the source control, in the URL, and in the keys of the shared run cache
-(app.runs), where no other session can ever ask for the same id.
+They live in the session's ModelShelf, kept in its state (app.controls.state), so each browser
+session sees only its own. Each has a unique id (a random UUID, never a hash of its tensors) that
+names it as a model source: in the source control, in the URL, and in the keys of the shared run
+cache (app.runs), where no other session can ever ask for the same id.
 
 They count in the server's memory budget (app.memory.CACHE) as what their session keeps: their
 real bytes (parameters and buffers of the encoder and of a task model's classifier, and the
@@ -17,6 +17,7 @@ ends (app.session_end), or when the shelf itself is freed (a finalizer).
 
 from __future__ import annotations
 
+import logging
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from tokenizers import Tokenizer
-from torch import nn
 
-from app import session_end, state
+from app import session_end
+from app.controls import state
 from app.memory import (
     CACHE,
     DEFAULT_SESSION_BUDGET,
@@ -35,7 +36,9 @@ from app.memory import (
     MemoryRefused,
     budget_from_env,
     size_text,
+    tensor_bytes,
 )
+from app.sources import ModelSource, built_in
 from encoder.core import block
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
@@ -54,6 +57,7 @@ from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
 from encoder.io.task_model import TaskModel
 from encoder.train.trainer import TrainConfig, TrainResult
 
+log = logging.getLogger(__name__)
 MAX_SESSION_MODELS = 8
 # Bytes a session may keep (read at call time, so tests can lower it; see app.memory)
 SESSION_BUDGET = budget_from_env(SESSION_BUDGET_ENV, DEFAULT_SESSION_BUDGET)
@@ -84,22 +88,18 @@ class SessionModel:
     def cfg(self) -> EncoderConfig:
         return self.encoder.cfg
 
+    @property
+    def source(self) -> ModelSource:
+        """This model as a source of runs: its own tokenizer, encoder and task."""
+        check = self.task_model.check_text if self.task_model is not None else None
+        return ModelSource(self.id, self.tokenizer, check, self.encoder, self.task_model)
+
     def archive(self) -> bytes | None:
         """The checkpoint as a zip (config.json, model.safetensors, tokenizer.json); None for an
         uploaded BERT-style checkpoint, whose files the user already has."""
         if self.task_model is None:
             return None
         return checkpoint_archive(self.task_model.files())
-
-
-def tensor_bytes(modules: Iterable[nn.Module]) -> int:
-    """Bytes of the modules' parameters and buffers, each storage counted once."""
-    storages = {}
-    for module in modules:
-        for tensor in (*module.parameters(), *module.buffers()):
-            storage = tensor.untyped_storage()
-            storages[storage.data_ptr()] = storage.nbytes()
-    return sum(storages.values())
 
 
 def checkpoint_bytes(checkpoint: Checkpoint) -> int:
@@ -163,6 +163,8 @@ class ModelShelf(Mapping[str, SessionModel]):
 
     def release(self) -> None:
         """Let every model and a training go (the session has ended)."""
+        if self._models:
+            log.info("session ended: its %d model(s) released", len(self._models))
         self._models.clear()
         self._cache.release(self.owner)
 
@@ -337,6 +339,13 @@ def find(source: str) -> SessionModel | None:
             f"{MAX_SESSION_MODELS} models trained or uploaded in it, {kept_limit_text()}."
         )
     return model
+
+
+def resolve(source: str, cfg: EncoderConfig) -> ModelSource:
+    """The ModelSource `source` names with `cfg`: this session's model, or random weights or
+    MiniLM (ValueError when it names a model this session does not have)."""
+    model = find(source)
+    return built_in(source, cfg) if model is None else model.source
 
 
 def kept_limit_text() -> str:

@@ -1,21 +1,26 @@
 """The Lesson view: a guided path through the live model, one step at a time, every number this
-run's. The steps' content is app.views.lesson_steps; this module lays one step out (text and its
+run's. The steps' content is app.lesson.content; this module lays one step out (text and its
 numbers on the left, figures and tables on the right), moves between steps, opens each step's
 views at the same selection, switches presenter mode and offers the whole lesson as a handout.
+Every move (a step, another view) goes through `follow(view, values)`, which app.registry binds
+to the controls' link-following, as a link would.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
-from app import handout, state
+from app.lesson import handout
+from app.lesson.content import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.runs import Runs
-from app.sidebar import select_source
-from app.state import Selection
+from app.settings import LESSON_RULE_QUERY, Selection
 from app.user_text import literal, quoted
-from app.views.lesson_steps import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.views.widgets import pick_sentence, show
+
+Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
 
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
 PRESENTER_CSS = """<style>
@@ -36,13 +41,13 @@ def markdown(paragraph: Paragraph) -> str:
     )
 
 
-def draw(runs: Runs, chosen: Selection) -> None:
+def draw(runs: Runs, chosen: Selection, follow: Follow) -> None:
     run = runs.a  # the lesson tells one model's story
     sentence = pick_sentence(run.sentences, chosen.sentence)
     number = min(max(chosen.lesson, 1), len(STEPS))
-    query = None if chosen.lesson_query == state.LESSON_RULE_QUERY else chosen.lesson_query
+    query = None if chosen.lesson_query == LESSON_RULE_QUERY else chosen.lesson_query
     lesson = Lesson(run, sentence, query)
-    present = _top_bar(lesson, number)
+    present = _top_bar(lesson, number, follow)
     if present:
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
     st.subheader(f"{number}. {TITLES[number - 1]}")
@@ -65,12 +70,12 @@ def draw(runs: Runs, chosen: Selection) -> None:
     with controls:
         if step.uses_query:
             _query_picker(lesson)
-        _open_buttons(step)
+        _open_buttons(step, follow)
         with st.expander("The numbers behind this step"):
             st.dataframe(step.numbers(), hide_index=True, width="stretch")
 
 
-def _top_bar(lesson: Lesson, number: int) -> bool:
+def _top_bar(lesson: Lesson, number: int, follow: Follow) -> bool:
     """Previous, the progress line, Next, presenter mode and the handout; whether presenting."""
     back, progress, forward, toggle, download = st.columns(
         [1.3, 3.6, 1.1, 1.6, 1.6], vertical_alignment="center"
@@ -79,8 +84,8 @@ def _top_bar(lesson: Lesson, number: int) -> bool:
         "◀ Previous",
         key="lesson_previous",
         disabled=number == 1,
-        on_click=state.put,
-        args=("lesson", number - 1),
+        on_click=follow,
+        args=("Lesson", {"lesson": number - 1}),
         width="stretch",
     )
     progress.progress(
@@ -91,8 +96,8 @@ def _top_bar(lesson: Lesson, number: int) -> bool:
         key="lesson_next",
         type="primary",
         disabled=number == len(STEPS),
-        on_click=state.put,
-        args=("lesson", number + 1),
+        on_click=follow,
+        args=("Lesson", {"lesson": number + 1}),
         width="stretch",
     )
     present = toggle.toggle(
@@ -117,11 +122,11 @@ def _query_picker(lesson: Lesson) -> None:
     tokens, rule = lesson.tokens, lesson.rule_query
     st.selectbox(
         "Query token",
-        [state.LESSON_RULE_QUERY, *range(lesson.n)],
+        [LESSON_RULE_QUERY, *range(lesson.n)],
         key="lesson_query",
         format_func=lambda i: (
             f"the lesson's pick: {rule} {tokens[rule]}"
-            if i == state.LESSON_RULE_QUERY
+            if i == LESSON_RULE_QUERY
             else f"{i}: {tokens[i]}"
         ),
         help="The token whose attention the lesson follows. The lesson picks the last pronoun, "
@@ -129,14 +134,14 @@ def _query_picker(lesson: Lesson) -> None:
     )
 
 
-def _open_buttons(step: Step) -> None:
+def _open_buttons(step: Step, follow: Follow) -> None:
     for index, link in enumerate(step.links):
         st.button(
             f"Open in {link.view}",
             key=f"lesson_open_{index}",
             icon=":material/open_in_full:",
-            on_click=state.follow_link,
-            args=(link.view, link.values, select_source),
+            on_click=follow,
+            args=(link.view, link.values),
             help="The full view at this step's selection (the page's link then reopens it).",
         )
 

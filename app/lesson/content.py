@@ -1,7 +1,7 @@
 """The lesson's steps as content: each step's text, its numbers, figures, tables and the views that
 show it in full, for one run and sentence. It draws nothing itself: the Lesson view
-(app/views/lesson.py) lays a step out on the page and app/handout.py writes every step into one
-HTML file.
+(app/lesson/page.py) lays a step out on the page and app/lesson/handout.py writes every step into
+one HTML file.
 
 Every number a step's text shows is computed from the run and registered with the step (`Text.num`),
 so the step's "numbers behind this step" table holds each of them, and a test checks that no
@@ -25,10 +25,17 @@ from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.diagram import block_diagram
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
 from app.runs import Run
-from app.state import architecture_values
-from app.views import activations as activations_view
-from app.views import attention, layernorm, shapes
-from app.views.tokens import token_table
+from app.settings import architecture_values
+from app.views.changes import norm_does
+from app.views.figures import (
+    block_figure,
+    head_figure,
+    histogram_figure,
+    layernorm_figure,
+    overview_figure,
+    residual_figure,
+    token_table,
+)
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
@@ -74,7 +81,7 @@ Paragraph = tuple[Part, ...]
 
 @dataclass(frozen=True)
 class OpenIn:
-    """A view at a selection: the values are URL parameters (app.state.follow_link)."""
+    """A view at a selection: the values are URL parameters (app.controls.state.follow_link)."""
 
     view: str
     values: dict[str, object]
@@ -398,7 +405,7 @@ def attention_step(lesson: Lesson) -> Step:
             "is chance. A trained model such as MiniLM puts most of a row on a few tokens, and "
             "links a pronoun to the noun it stands for."
         )
-    figure = attention.head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
+    figure = head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
     return Step(
         text,
         figures=[("lesson_head", figure)],
@@ -529,7 +536,7 @@ def heads_step(lesson: Lesson) -> Step:
     best = shares.loc[clearest]
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
     table = table.rename(columns={"heads": f"heads above {CLEAR_SHARE:g} (broad: 0.9 ln n)"})
-    figure = attention.overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
+    figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
     return Step(
         text,
         figures=[("lesson_overview", figure)],
@@ -633,14 +640,8 @@ def layernorm_step(lesson: Lesson) -> Step:
         & (stats["norm"] == "ln1")
         & (stats["position"] == lesson.query)
     ].iloc[0]
-    how = (
-        "divides by the root mean square, without subtracting the mean"
-        if cfg.norm_type == "rmsnorm"
-        else "subtracts the mean and divides by the standard deviation"
-    )
     text.say(
-        f"Inside block {text.num('layer', layer)}, ln1 {how}, then applies its learned gain and "
-        "bias: ",
+        f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
         *lesson.query_said(text),
         f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and std "
         f"{text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with mean "
@@ -659,8 +660,8 @@ def layernorm_step(lesson: Lesson) -> Step:
     return Step(
         text,
         figures=[
-            ("lesson_residual", layernorm.residual_figure(run, s)),
-            ("lesson_layernorm", layernorm.layernorm_figure(run, s, layer)),
+            ("lesson_residual", residual_figure(run, s)),
+            ("lesson_layernorm", layernorm_figure(run, s, layer)),
         ],
         links=[OpenIn("LayerNorm", {"ln_layer": layer})],
         uses_query=True,
@@ -701,7 +702,7 @@ def feed_forward_step(lesson: Lesson) -> Step:
     )
     return Step(
         text,
-        figures=[("lesson_histogram", activations_view.histogram_figure(run, s, layer))],
+        figures=[("lesson_histogram", histogram_figure(run, s, layer))],
         links=[OpenIn("Activations", {"act_layer": layer, "act_token": q})],
         uses_query=True,
     )
@@ -777,7 +778,7 @@ def cost_step(lesson: Lesson) -> Step:
     )
     return Step(
         text,
-        figures=[("lesson_block", shapes.block_figure(run))],
+        figures=[("lesson_block", block_figure(run))],
         tables=[("Parameters by component", run.parameter_counts)],
         links=[OpenIn("Shapes", {})],
     )
@@ -823,7 +824,7 @@ def training_step(lesson: Lesson) -> Step:
         "Press Train in the Training view; when it is done, open the trained model and come "
         "back to the Lesson: every step then reads the model you trained."
     )
-    figure = attention.head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
+    figure = head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
     return Step(
         text,
         figures=[("lesson_sharpest", figure)],

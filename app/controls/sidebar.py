@@ -1,92 +1,44 @@
 """The sidebar: the input text, the model source and its architecture, the device.
 
-Every control is a widget whose key is registered in app.state (and is a URL parameter there).
-What cannot be used (a head count that does not divide d_model, a device this machine lacks, a
-model that left the session) is replaced by a sound value and reported in `Settings.notices`,
+Every control is a widget whose key is registered in app.controls.state (and is a URL parameter
+there). What cannot be used (a head count that does not divide d_model, a device this machine lacks,
+a model that left the session) is replaced by a sound value and reported in `Settings.notices`,
 never raised.
 
 The model source is random weights (the architecture controls describe the model), the bundled
-MiniLM, or a model trained or uploaded in this browser session (app.session_models): for those
-the architecture controls show the model's own architecture, locked, and a model trained on a toy
-task reads its task's sequences from the text box.
-"""
+MiniLM, or a model trained or uploaded in this browser session (app.controls.session_models): for
+those the architecture controls show the model's own architecture, locked, and a model trained on a
+toy task reads its task's sequences from the text box."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import streamlit as st
 
-from app import model_files, session_models, state
-from app.runs import pretrained_config, tokenizer
+from app.controls import model_files, session_models, state
+from app.settings import (
+    ARCHITECTURE_KEYS,
+    D_FF_CHOICES,
+    D_MODEL_CHOICES,
+    LABELS,
+    Settings,
+    Setup,
+    architecture_values,
+)
+from app.sources import pretrained_config, tokenizer
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
-from encoder.core.options import (
-    ACTIVATION_NAMES,
-    ACTIVATIONS,
-    ARCHITECTURE_FIELDS,
-    NORM_PLACEMENTS,
-    NORM_TYPE_NAMES,
-    NORM_TYPES,
-    POSITIONALS,
-    head_counts,
-    norm_first_of,
-)
+from encoder.core.options import BY_KEY, OPTIONS, config_values, head_counts
 from encoder.io.task_model import TaskModel
 from encoder.tasks.task_tokenizer import known_symbols
 from encoder.tasks.tasks import example_sequence
-
-D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
-D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]
-LABELS = {
-    "random": "Random weights, my architecture",
-    "pretrained": "Pretrained MiniLM (all-MiniLM-L6-v2)",
-    "pre": "Pre-norm: x + f(LN(x))",
-    "post": "Post-norm: LN(x + f(x))",
-    **ACTIVATION_NAMES,
-    **NORM_TYPE_NAMES,
-    "sinusoidal": "Sinusoidal",
-    "learned": "Learned",
-}
-
 
 COMPARE_HELP = (
     "Setup B reads the same text. It follows A's controls until you change one of B's, so a "
     "pair differs in what you changed; every view shows A and B side by side, and their "
     "difference where the shapes allow."
 )
-
-
-@dataclass(frozen=True)
-class Setup:
-    """One setup: its model source, its config (None when impossible: `error` says why) and the
-    heads its run switches off (compare mode; otherwise the Attention view's own section)."""
-
-    source: str
-    cfg: EncoderConfig | None
-    error: str = ""
-    heads_off: str = ""  # "layer.head,..."
-
-
-@dataclass
-class Settings:
-    """What the sidebar says for this run: the text, the device, setup A, and setup B in compare
-    mode."""
-
-    text: str
-    device: str
-    notices: list[str]
-    a: Setup
-    b: Setup | None = None  # None: compare mode is off
-
-    @property
-    def cfg(self) -> EncoderConfig | None:
-        """Setup A's architecture; None when it is impossible (`error` says why)."""
-        return self.a.cfg
-
-    @property
-    def error(self) -> str:
-        return self.a.error
 
 
 def source_config(source: str) -> EncoderConfig:
@@ -125,10 +77,8 @@ def select_source(source: str) -> None:
         state.update(state.pop("_saved_architecture") or {})
     else:
         if state.get("_saved_architecture") is None:
-            state.put(
-                "_saved_architecture", {key: state.get(key) for key in state.ARCHITECTURE_KEYS}
-            )
-        state.update(state.architecture_values(source_config(source)))
+            state.put("_saved_architecture", {key: state.get(key) for key in ARCHITECTURE_KEYS})
+        state.update(architecture_values(source_config(source)))
     task_model = _task_model(source)
     if task_model is not None:
         if state.get("_saved_text") is None:
@@ -219,20 +169,14 @@ def describe_b(overrides: dict[str, object]) -> str:
     """Setup B in words: "A with post-norm, 8 heads", or "the same as A"."""
     words = {
         "source": lambda v: LABELS.get(v, "a model of this session"),
-        "norm": lambda v: f"{v}-norm",
-        "d_model": lambda v: f"d_model {v}",
-        "num_heads": lambda v: f"{v} heads",
-        "num_layers": lambda v: f"{v} layers",
-        "d_ff": lambda v: f"d_ff {v}",
-        "activation": lambda v: LABELS[v],
-        "norm_type": lambda v: LABELS[v],
-        "positional": lambda v: f"{LABELS[v].lower()} positions",
-        "seed": lambda v: f"seed {v}",
         "ablate": lambda v: f"heads {v} off" if v else "no head off",
     }
     if not overrides:
         return "the same as A (change one of B's controls, or pick a pair)"
-    return "A with " + ", ".join(words[name](value) for name, value in overrides.items())
+    return "A with " + ", ".join(
+        words[name](value) if name in words else BY_KEY[name].say(value)
+        for name, value in overrides.items()
+    )
 
 
 def _pairs(a: Setup) -> None:
@@ -308,9 +252,10 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     def changes(name: str) -> dict:
         return {**follow, "args": (name,)} if follow else {}
 
+    norm, d_ff = BY_KEY["norm"], BY_KEY["d_ff"]
     st.radio(
-        "Norm placement",
-        NORM_PLACEMENTS,
+        norm.label,
+        norm.choices,
         key=prefix + "norm",
         format_func=LABELS.get,
         disabled=locked,
@@ -328,7 +273,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     else:
         heads = _fitting_heads(d_model, notices)
     st.selectbox(
-        "Heads (divisors of d_model)",
+        BY_KEY["num_heads"].label,
         heads,
         key=prefix + "num_heads",
         disabled=locked,
@@ -337,30 +282,35 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     )
     layers = max(state.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
     st.slider(
-        "Layers", 1, layers, key=prefix + "num_layers", disabled=locked, **changes("num_layers")
+        BY_KEY["num_layers"].label,
+        1,
+        layers,
+        key=prefix + "num_layers",
+        disabled=locked,
+        **changes("num_layers"),
     )
     st.select_slider(
-        "d_ff (feed-forward width)",
+        d_ff.label,
         _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
         key=prefix + "d_ff",
         disabled=locked,
         **changes("d_ff"),
     )
-    for label, name, choices in (
-        ("Activation", "activation", ACTIVATIONS),
-        ("Norm type", "norm_type", NORM_TYPES),
-        ("Positions", "positional", POSITIONALS),
-    ):
-        st.radio(
-            label,
-            choices,
-            key=prefix + name,
-            format_func=LABELS.get,
-            horizontal=True,
-            disabled=locked,
-            **changes(name),
-        )
-    st.number_input("Seed", 0, 2**31 - 1, key=prefix + "seed", disabled=locked, **changes("seed"))
+    for option in OPTIONS:  # every other named option (activation, norm type, positions...)
+        if option.named and option.key != "norm":
+            st.radio(
+                option.label,
+                option.choices,
+                key=prefix + option.key,
+                format_func=LABELS.get,
+                horizontal=True,
+                disabled=locked,
+                **changes(option.key),
+            )
+    seed = BY_KEY["seed"]
+    st.number_input(
+        seed.label, *seed.bounds, key=prefix + "seed", disabled=locked, **changes("seed")
+    )
 
 
 def render(notices: list[str]) -> Settings:
@@ -447,10 +397,7 @@ def _setup_b(a: Setup, notices: list[str]) -> Setup:
         locked = source != "random"
         if locked:  # B's widgets show its model's own architecture
             state.update(
-                {
-                    state.b_key(k): v
-                    for k, v in state.architecture_values(source_config(source)).items()
-                }
+                {state.b_key(k): v for k, v in architecture_values(source_config(source)).items()}
             )
         _architecture_controls(state.B_PREFIX, locked, notices)
         heads_off = _heads_off_control(state.B_PREFIX)
@@ -487,8 +434,7 @@ def random_config(values: dict[str, object], like: EncoderConfig | None = None) 
     """The EncoderConfig the sidebar's values describe, with random weights: `like` with these
     architecture values and seed (e.g. setup A's, so that B keeps what the controls do not
     show, such as MiniLM's embedding norm), or by default MiniLM's vocabulary."""
-    architecture = {field: values[state.architecture_key(field)] for field in ARCHITECTURE_FIELDS}
-    architecture["norm_first"] = norm_first_of(values["norm"])
+    architecture = config_values({key: values[key] for key in ARCHITECTURE_KEYS})
     if like is not None:
         return replace(like, **architecture, seed=int(values["seed"]))
     return EncoderConfig(
