@@ -1,8 +1,9 @@
 """Predict, then reveal, in the Lesson: four steps ask a question about the live run before they
 show anything that gives the answer away; the step's text and figures appear with the reveal,
 beside the true value, the student's guess and one sentence on the gap (encoder.inspect.
-predictions). A student may skip. In a class (app.lesson.classroom) the teacher opens the
-question to the room and reveals it to everyone at once.
+predictions). A student may skip. In a class the teacher opens the question to the room and
+reveals it to everyone at once. This module draws; what a browser answered and the class live in
+the session (app.controls.classroom), which the page reaches through the registry.
 """
 
 from __future__ import annotations
@@ -11,26 +12,21 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from app import state
 from app.user_text import literal
-from encoder.inspect import activations, predictions
+from encoder.inspect import predictions
 from encoder.inspect.predictions import Prediction
 
 if TYPE_CHECKING:  # the lesson's page imports this module
-    from app.views.lesson_steps import Lesson
+    from app.lesson.content import Lesson
 
 # lesson step (1-based) -> what it asks
 ASKING_STEPS = {3: "top_key", 6: "strongest_head", 7: "norm_growth", 8: "zero_share"}
 WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "predict_number",
                "choice": "predict_choice"}  # fmt: skip
+SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
 PRESENTER_QUESTION_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.6rem; }
 </style>"""
-
-
-def hooks_needed(number: int, cfg) -> list[str]:
-    """The hooks a step's question reads beyond the step's own (the feed-forward values)."""
-    return activations.hook_names(cfg) if ASKING_STEPS.get(number) == "zero_share" else []
 
 
 def prediction_for(lesson: Lesson, number: int) -> Prediction | None:
@@ -48,34 +44,51 @@ def prediction_for(lesson: Lesson, number: int) -> Prediction | None:
             run.trace, lambda head: run.heads_off((head,)).trace, sentence
         )
         return predictions.strongest_head(effects)
-    if kind == "norm_growth":
-        return predictions.norm_growth(run.trace, sentence, run.cfg.norm_first)
-    if kind == "zero_share":
-        return predictions.zero_share(run.trace, sentence, run.cfg.activation)
+    if kind == "norm_growth":  # the run's placement and the other, with the same weights
+        first = run.cfg.norm_first
+        traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
+        return predictions.norm_growths(traces, sentence)
+    if kind == "zero_share":  # the run's activation and the other, with the same weights
+        own = run.cfg.activation
+        other = "relu" if own == "gelu" else "gelu"
+        return predictions.zero_shares(
+            {own: run.trace, other: run.variant(activation=other).trace}, sentence
+        )
     return None
 
 
 def guess_widget(prediction: Prediction, label: str = "Your guess") -> str | None:
-    """The answer control for the question's kind; the guess as text (None: not chosen)."""
+    """The answer control for the question's kind; the guess as text (None: not chosen). The
+    caller clears the controls when the question changes (app.controls.classroom)."""
     key = WIDGET_KEYS[prediction.kind]
-    if state.get("_predict_for") != prediction.question_id:  # a new question: a fresh control
-        for name in WIDGET_KEYS.values():
-            state.pop(name)
-        state.put("_predict_for", prediction.question_id)
+    if prediction.parts:  # one box per part, side by side; chosen only when both are
+        boxes = st.columns(len(prediction.parts))
+        guesses = [
+            _one_guess(prediction, f"{label}, {part}", key + SECOND_PART * index, box)
+            for index, (part, box) in enumerate(zip(prediction.parts, boxes, strict=True))
+        ]
+        return None if None in guesses else predictions.PART_SEPARATOR.join(guesses)
+    return _one_guess(prediction, label, key, st)
+
+
+def _one_guess(prediction: Prediction, label: str, key: str, where) -> str | None:
     if prediction.kind == "number":
-        value = st.number_input(label + " (percent)", 0.0, 100.0, step=5.0, value=None, key=key)
+        value = where.number_input(label + " (percent)", 0.0, 100.0, step=5.0, value=None, key=key)
         return None if value is None else f"{value:g}"
     if prediction.kind == "token":
-        return st.pills(label, prediction.options, key=key)
+        return where.pills(label, prediction.options, key=key)
     if prediction.kind == "head":
-        return st.selectbox(label, prediction.options, index=None, key=key,
-                            placeholder="layer.head")  # fmt: skip
-    return st.radio(label, prediction.options, index=None, key=key)
+        return where.selectbox(label, prediction.options, index=None, key=key,
+                               placeholder="layer.head")  # fmt: skip
+    return where.radio(label, prediction.options, index=None, key=key)
 
 
-def answered(prediction: Prediction) -> str | None:
-    """This browser's guess once it revealed or skipped the question ("" skipped), else None."""
-    return (state.get("_predict_done") or {}).get(prediction.question_id)
+def answer_text(prediction: Prediction, answer: str) -> str:
+    """An answer as shown: percent signs on numbers, each part of a paired one."""
+    if prediction.kind != "number":
+        return answer
+    parts = answer.split(predictions.PART_SEPARATOR)
+    return predictions.PART_SEPARATOR.join(f"{part}%" for part in parts)
 
 
 def header(prediction: Prediction, present: bool) -> None:
@@ -86,25 +99,8 @@ def header(prediction: Prediction, present: bool) -> None:
     st.caption("Predict first: the step's figures appear with the answer.")
 
 
-def ask_alone(prediction: Prediction) -> None:
-    """Outside a class: the guess, Reveal and Skip (the page reruns with the reveal)."""
-    guess = guess_widget(prediction)
-    check, skip = st.columns([1, 1])
-    if check.button("Reveal", type="primary", key="predict_reveal", disabled=guess is None):
-        mark_answered(prediction, guess or "")
-        st.rerun()
-    if skip.button("Skip", key="predict_skip"):
-        mark_answered(prediction, "")
-        st.rerun()
-
-
-def mark_answered(prediction: Prediction, guess: str) -> None:
-    state.put("_predict_done", {**(state.get("_predict_done") or {}),
-                                prediction.question_id: guess})  # fmt: skip
-
-
 def show_reveal(prediction: Prediction, guess: str | None) -> None:
-    truth = prediction.truth + ("%" if prediction.kind == "number" else "")
-    mine = (guess + ("%" if prediction.kind == "number" else "")) if guess else "skipped"
+    truth = answer_text(prediction, prediction.truth)
+    mine = answer_text(prediction, guess) if guess else "skipped"
     st.success(literal(f"{prediction.question} The answer: {truth} · your guess: {mine}. "
                        f"{prediction.explain(guess)}"))  # fmt: skip

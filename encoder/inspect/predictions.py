@@ -10,6 +10,8 @@ Questions:
 - strongest_head: which head, switched off, changes the output most (a head `layer.head`);
 - zero_share: the share of exact zeros after the feed-forward activation (a number, percent);
 - norm_growth: whether the residual stream's norm grows through the blocks (a choice).
+`paired` asks two questions of one kind as one (after ReLU and after GELU; pre- and post-norm):
+its guess and truth are the two answers joined by PART_SEPARATOR.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from encoder.inspect.norms import mean_norm_by_depth, residual_norms
 GROWS, STAYS, SHRINKS = "grows", "stays about the same", "shrinks"
 GROWTH_CHOICES = (GROWS, STAYS, SHRINKS)
 GROWTH_BAND = 1.25  # last depth's norm over the first's beyond this factor (or 1 / it): grows
+PART_SEPARATOR = " / "  # between the answers of a paired question
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Prediction:
     truth: str  # the true answer, as an option (or percent, for a number)
     value: float  # the number behind it (a weight, a change, a share, a ratio)
     _explain: Callable[[str], str]
+    parts: tuple[str, ...] = ()  # a paired question's two labels (e.g. "ReLU", "GELU")
 
     def explain(self, guess: str | None) -> str:
         """One sentence with the run's numbers: what is true, and how the guess compares."""
@@ -223,4 +227,62 @@ def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
         truth,
         ratio,
         explain,
+    )
+
+
+def split_guess(guess: str, parts: int) -> list[str]:
+    """A paired question's guess, one answer per part ("" where missing)."""
+    pieces = [piece.strip() for piece in str(guess or "").split(PART_SEPARATOR.strip())]
+    return (pieces + [""] * parts)[:parts]
+
+
+def paired(
+    question_id: str, question: str, parts: tuple[str, str], first: Prediction, second: Prediction
+) -> Prediction:
+    """Two predictions of one kind asked as one question: `parts` name them (the answer boxes'
+    labels); the guess and the truth join the two answers with PART_SEPARATOR; the explanation
+    gives each part's numbers. `value` is the first part's."""
+    if first.kind != second.kind:
+        raise ValueError(f"cannot pair a {first.kind} question with a {second.kind} question")
+
+    def explain(guess: str) -> str:
+        guesses = split_guess(guess, 2)
+        return " ".join(p.explain(g) for p, g in zip((first, second), guesses, strict=True))
+
+    return Prediction(
+        question_id,
+        question,
+        first.kind,
+        first.options,
+        first.truth + PART_SEPARATOR + second.truth,
+        first.value,
+        explain,
+        parts,
+    )
+
+
+def zero_shares(traces: dict[str, Trace], sentence: int) -> Prediction:
+    """The share of exact zeros after ReLU and after GELU: `traces` holds the same model and
+    input with each activation ({"relu": trace, "gelu": trace})."""
+    relu, gelu = (zero_share(traces[name], sentence, name) for name in ("relu", "gelu"))
+    return paired(
+        "zero_share:both",
+        "What share of the feed-forward values are exactly 0 after ReLU, and after GELU? (percent)",
+        ("after ReLU", "after GELU"),
+        relu,
+        gelu,
+    )
+
+
+def norm_growths(traces: dict[bool, Trace], sentence: int) -> Prediction:
+    """Whether the stream's norm grows in pre-norm and in post-norm: `traces` holds the same
+    weights and input with each placement ({True: pre-norm trace, False: post-norm trace})."""
+    pre, post = (norm_growth(traces[first], sentence, first) for first in (True, False))
+    return paired(
+        "norm_growth:both",
+        "Through the blocks, does the residual stream's norm grow: in a pre-norm model, and in "
+        "a post-norm one?",
+        ("pre-norm", "post-norm"),
+        pre,
+        post,
     )

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
-from app.lesson.classroom import class_store
+from app.controls.classroom import class_store
 from tests.e2e.harness import free_port
 from tests.test_app import assert_no_exception, open_page, shown
 
