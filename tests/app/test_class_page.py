@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
 from app.controls.classroom import class_store
+from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.e2e.harness import free_port
-from tests.test_app import assert_no_exception, open_page, shown
 
 pytestmark = pytest.mark.timeout(300)
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}

@@ -27,7 +27,7 @@ from app.classroom.store import (
     limits_from_env,
     open_store,
 )
-from tests.e2e.conftest import missing
+from tests.e2e.harness import missing
 from tests.e2e.redis_server import RedisServer, redis_server_path
 
 pytestmark = pytest.mark.timeout(120)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,6 +114,13 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(
         executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
     )
+
+
+def missing(what: str) -> None:
+    """A program the test needs is not installed: skip locally, fail in CI."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is not installed, and CI=true needs the tests that use it to run")
+    pytest.skip(f"{what} is not installed")
 
 
 def free_port() -> int:

@@ -8,7 +8,7 @@ import torch
 
 from encoder import EncoderConfig, TransformerEncoder, hooks
 from encoder.inspect import activations, predictions
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 LENGTHS = [9, 6]  # sentence 1 is padded: its last 3 positions must never count
 TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", "it", "[SEP]"]
@@ -104,3 +104,44 @@ def test_post_norm_streams_stay_at_the_norms_size_and_pre_norm_ones_grow():
     assert last.numpy() == pytest.approx(np.full(9, 32**0.5), rel=1e-3)  # unit gain, zero bias
     pre = predictions.norm_growth(run(norm_first=True)[3], 0, True)
     assert pre.value > post.value
+
+
+def test_zero_shares_asks_relu_and_gelu_at_once_with_each_runs_own_share():
+    shares = {}
+    traces = {}
+    for activation in ("relu", "gelu"):
+        trace = run(activation)[3]
+        post = torch.stack([trace[hooks.block(i).mlp.post][1, :6] for i in range(3)])
+        shares[activation] = (post == 0).double().mean().item()
+        traces[activation] = trace
+    asked = predictions.zero_shares(traces, 1)
+    assert asked.parts == ("after ReLU", "after GELU") and asked.kind == "number"
+    assert asked.truth == f"{100 * shares['relu']:.1f} / {100 * shares['gelu']:.1f}"
+    said = asked.explain("50 / 30")
+    assert f"{shares['relu']:.1%}" in said and "30 points too high" in said
+    assert predictions.split_guess("50 / 30", 2) == ["50", "30"]
+    assert predictions.split_guess("50", 2) == ["50", ""]
+    assert asked.explain("50").count("You skipped") == 1  # the GELU part was left blank
+
+
+def test_norm_growths_asks_pre_and_post_norm_with_the_same_weights():
+    model = run(norm_first=True)[0]
+    post_model = TransformerEncoder(model.cfg.__class__(**{**vars(model.cfg), "norm_first": False}))
+    missing, _ = post_model.load_state_dict(model.state_dict(), strict=False)
+    assert missing == []  # post-norm has no final norm: everything else is the same weights
+    ids, mask = padded_batch(LENGTHS)
+    traces = {True: model.trace(ids, mask), False: post_model.eval().trace(ids, mask)}
+    ratios = {
+        first: (lambda h: h[-1][0, :9].norm(dim=-1).mean() / h[0][0, :9].norm(dim=-1).mean())(
+            trace.hidden_states
+        ).item()
+        for first, trace in traces.items()
+    }
+    asked = predictions.norm_growths(traces, 0)
+    truths = [predictions.norm_growth(traces[f], 0, f).truth for f in (True, False)]
+    assert asked.truth == " / ".join(truths)
+    assert asked.value == pytest.approx(ratios[True], rel=1e-5)
+    said = asked.explain(f"{truths[0]} / shrinks")
+    assert said.startswith("Right:") and f"x{ratios[False]:.2f}" in said
+    with pytest.raises(ValueError, match="cannot pair a choice question with a number"):
+        predictions.paired("x", "?", ("a", "b"), asked, predictions.zero_share(run()[3], 0, "relu"))
