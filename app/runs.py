@@ -309,9 +309,7 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
         heads_off=lambda heads: run_for(
             cfg, source, key.device, list(key.sentences), names, ablate=heads
         ),
-        variant=lambda **changes: run_for(
-            replace(cfg, **changes), source, key.device, list(key.sentences), names
-        ),
+        variant=lambda **changes: _variant(key, source, replace(cfg, **changes)),
         task_model=source.task_model,
         measure_cost=lambda budget_s, progress: cost_of(
             cfg,
@@ -323,6 +321,13 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
             progress,
         ),
     )
+
+
+def _variant(key: RunKey, source: ModelSource, cfg: EncoderConfig) -> Run:
+    """The run of `key` with another config of the same weights, keeping the hooks of `key`
+    that exist in `cfg` (a post-norm model has no final norm)."""
+    names = set(block.hook_names(cfg)).intersection(key.names)
+    return run_for(cfg, source, key.device, list(key.sentences), names)
 
 
 def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:

@@ -21,7 +21,14 @@ import streamlit as st
 from app.classroom.qr import qr_png
 from app.classroom.store import ClassError, ClassStore, open_store
 from app.controls import state
-from app.lesson.questions import SECOND_PART, WIDGET_KEYS, guess_widget, header, show_reveal
+from app.lesson.questions import (
+    PAIRED_KINDS,
+    SECOND_PART,
+    WIDGET_KEYS,
+    guess_widget,
+    header,
+    show_reveal,
+)
 from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
@@ -58,9 +65,10 @@ def ask(prediction: Prediction, present: bool) -> bool:
         return True
     header(prediction, present)
     if state.get("_predict_for") != prediction.question_id:  # a new question: fresh controls
+        for kind in PAIRED_KINDS:
+            state.pop(WIDGET_KEYS[kind] + SECOND_PART)
         for name in WIDGET_KEYS.values():
             state.pop(name)
-            state.pop(name + SECOND_PART)
         state.put("_predict_for", prediction.question_id)
     if not class_question(prediction):
         ask_alone(prediction)

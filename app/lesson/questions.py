@@ -24,6 +24,7 @@ ASKING_STEPS = {3: "top_key", 6: "strongest_head", 7: "norm_growth", 8: "zero_sh
 WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "predict_number",
                "choice": "predict_choice"}  # fmt: skip
 SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
+PAIRED_KINDS = ("number", "choice")  # the kinds a paired question has
 PRESENTER_QUESTION_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.6rem; }
 </style>"""

@@ -54,20 +54,25 @@ def test_students_follow_the_teacher_and_their_answers_are_counted_once(store_pa
         assert student.query_params["lesson"] == "7" and student.query_params["d_model"] == "64"
         assert secret not in str(student.session_state["_class_student"])
     first, second = students
-    first.radio(key="predict_choice").set_value("shrinks").run()
-    first.button(key="class_send").click().run()
-    first.radio(key="predict_choice").set_value("grows").run()  # a second answer replaces it
-    first.button(key="class_send").click().run()
-    assert any("Counted: grows" in shown(s.value) for s in first.success)
-    second.radio(key="predict_choice").set_value("grows").run()
-    second.button(key="class_send").click().run()
+
+    def answer(student: AppTest, pre: str, post: str) -> None:  # the pre- and post-norm parts
+        student.radio(key="predict_choice").set_value(pre)
+        student.radio(key="predict_choice_2").set_value(post).run()
+        student.button(key="class_send").click().run()
+
+    answer(first, "shrinks", "grows")
+    answer(first, "grows", "stays about the same")  # a second answer replaces the first
+    assert any("Counted: grows / stays about the same" in shown(s.value) for s in first.success)
+    answer(second, "grows", "stays about the same")
     teacher.run()
     assert any(m.value == "**2 of 2** students answered" for m in teacher.markdown)
     tally = teacher.dataframe[0].value
-    assert dict(zip(tally["answer"], tally["students"], strict=True)) == {"grows": 2}
+    counts = dict(zip(tally["answer"], tally["students"], strict=True))
+    assert counts == {"grows / stays about the same": 2}
     teacher.button(key="class_reveal").click().run()
     first.run()
-    assert any("your guess: grows" in shown(s.value) for s in first.success)
+    assert any("your guess: grows / stays about the same" in shown(s.value) for s in first.success)
+    assert first.toggle(key="class_follow").value  # still following after the reveal
 
 
 def test_a_student_cannot_act_for_the_teacher_whatever_the_link(store_path):
