@@ -199,13 +199,18 @@ def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
     )
 
 
+def growth(ratio: float) -> str:
+    """How a norm changes by `ratio` (last over first): GROWS, SHRINKS or STAYS (GROWTH_BAND)."""
+    return GROWS if ratio > GROWTH_BAND else SHRINKS if ratio < 1 / GROWTH_BAND else STAYS
+
+
 def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
     """Whether the residual stream's mean norm over the sentence's tokens grows from the
     embeddings to the last block (by more than GROWTH_BAND), shrinks, or stays about the same."""
     norms = mean_norm_by_depth(residual_norms(trace), sentence)  # [depth]
     first, last = float(norms.iloc[0]), float(norms.iloc[-1])
     ratio = last / first
-    truth = GROWS if ratio > GROWTH_BAND else SHRINKS if ratio < 1 / GROWTH_BAND else STAYS
+    truth = growth(ratio)
     placement = "pre-norm" if norm_first else "post-norm"
 
     def explain(guess: str) -> str:
