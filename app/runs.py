@@ -21,6 +21,7 @@ evicted while the page draws them."""
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,7 +33,7 @@ import streamlit as st
 import torch
 
 from app.memory import CACHE, tensor_bytes
-from app.sources import ModelSource
+from app.sources import ModelSource, built_in, pretrained_config
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
@@ -422,3 +423,20 @@ def run_for(
         keep=(_model_key(cfg, source, device),),
         tag=source.tag,
     )
+
+
+@st.cache_resource(show_spinner=False)
+def warm_landing(text: str) -> threading.Thread:
+    """Once per process, on its first page: MiniLM's run of the landing page's `text`, every hook
+    kept (the Lesson's), built in the background into the shared cache, so that a room opening
+    the student link at once finds it there instead of each waiting on a forward pass."""
+    cfg = pretrained_config()
+    sentences, _ = split_lines(text)
+    thread = threading.Thread(
+        target=run_for,
+        args=(cfg, built_in("pretrained", cfg), "cpu", sentences, None),
+        name="warm-landing-run",
+        daemon=True,
+    )
+    thread.start()
+    return thread

@@ -9,6 +9,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import runs
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
 from app.controls.classroom import class_store
@@ -109,3 +110,37 @@ def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, mo
     assert_no_exception(at)
     assert any(w.startswith("The class is unavailable right now") for w in warnings(at))
     assert at.header  # the step's question is still asked
+
+
+def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):
+    """Thirty students landing on the teacher's step run no forward pass of their own."""
+    teacher = open_page(view="Lesson", lesson="7", **SMALL)
+    code = start_class(teacher)
+    built = []
+    build = runs._build_run
+    monkeypatch.setattr(
+        runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
+    )
+    student = open_page(**{"class": code})
+    student.run()  # follows the teacher to step 7 (the question's two runs included)
+    assert_no_exception(student)
+    assert student.query_params["lesson"] == "7" and student.query_params["d_model"] == "64"
+    assert [key for key in built if key.cfg.d_model == 64] == []
+
+
+def test_the_landing_run_is_warmed_once_per_process(monkeypatch):
+    built = []
+    build = runs._build_run
+    monkeypatch.setattr(
+        runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
+    )
+    runs.warm_landing.clear()
+    text = "A sentence only this test warms."
+    runs.warm_landing(text).join(timeout=120)
+    assert runs.warm_landing(text) is runs.warm_landing(text)  # one thread per process
+    (key,) = built
+    cfg = runs.pretrained_config()
+    source = runs.built_in("pretrained", cfg)
+    assert key == runs.run_key(cfg, source, "cpu", [text], None)
+    runs.run_for(cfg, source, "cpu", [text], None)  # the landing page's run: a cache hit
+    assert len(built) == 1
