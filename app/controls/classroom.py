@@ -161,16 +161,15 @@ def _publish(code: str, secret: str, number: int) -> None:
 
 def _teacher_card(code: str, present: bool) -> None:
     link = student_link(code)
-    text, image, end = st.columns([3, 1, 1], vertical_alignment="center")
+    text, image, end = st.columns([4, 1.3, 1], vertical_alignment="center")
     size = "3.2rem" if present else "2rem"
-    text.markdown(f"Class code **{code}** · students open the link or type the code")
     text.markdown(
         f"<div data-testid='class-code' style='font-size:{size};font-weight:700;"
-        f"letter-spacing:0.2em'>{code}</div>",
+        f"letter-spacing:0.2em;line-height:1.1'>{code}</div>",
         unsafe_allow_html=True,  # the code is ours: CODE_ALPHABET only
     )
-    text.code(link, language=None)
-    image.image(qr_png(link, scale=6 if present else 4), caption="The student link")
+    text.caption(literal(f"Class code {code}: students open {link} or type the code."))
+    image.image(qr_png(link, scale=4 if present else 3), caption="The student link")
     if end.button("End the class", key="class_end"):
         secret = teacher()[1]
         _guarded(lambda: class_store().end(code, secret))

@@ -26,7 +26,7 @@ WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "pred
 SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
 PAIRED_KINDS = ("number", "choice")  # the kinds a paired question has
 PRESENTER_QUESTION_CSS = """<style>
-[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.6rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
 </style>"""
 
 

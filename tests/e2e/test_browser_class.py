@@ -63,6 +63,7 @@ def test_a_teacher_and_three_students_answer_and_the_tally_counts_each_once(
     answer(students[1], "grows", "stays about the same")  # a second answer replaces the first
     shot(students[1], "B_class_student_phone.png")
     tally_reaches(teacher, 3)
+    teacher.get_by_role("button", name="Reveal to everyone").scroll_into_view_if_needed()
     shot(teacher, "B_class_teacher_presenter_tally.png")
     teacher.get_by_text("3 of 3 students answered").wait_for()  # four answers, three students
 
