@@ -45,7 +45,7 @@ def _main(page):
 
 
 def _wait_step(page, number: int) -> None:
-    _main(page).get_by_role("heading", name=f"{number}. {TITLES[number - 1]}").wait_for()
+    _main(page).get_by_text(f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}").wait_for()
 
 
 def _pick_query(teacher, label: str) -> None:
