@@ -27,7 +27,7 @@ from collections import Counter
 
 from app.classroom.store import ClassStore
 from app.lesson.content import TITLES
-from tests.e2e.classroom import PHONE, PROJECTOR, SMALL, WAIT_MS, new_page, start_class
+from tests.e2e.classroom import PHONE, PROJECTOR, SMALL, WAIT_MS, new_page, shot, start_class
 from tests.e2e.harness import wait_settled
 
 UNAVAILABLE = "The class is unavailable right now"
@@ -45,7 +45,12 @@ def _main(page):
 
 
 def _wait_step(page, number: int) -> None:
-    _main(page).get_by_text(f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}").wait_for()
+    try:
+        progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
+        _main(page).get_by_text(progress).wait_for()
+    except Exception:
+        shot(page, "B_class_bench_failed.png")
+        raise
 
 
 def _pick_query(teacher, label: str) -> None:
@@ -72,6 +77,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         page.goto(url(**{"class": code}))
         _wait_step(page, 2)
         pages.append(page)
+    wait_settled(teacher)
     start = time.perf_counter()
     _main(teacher).get_by_role("button", name="Next ▶").click()
     for page in pages:
