@@ -22,10 +22,9 @@ REPORT_AFTER_MS = 1000  # quiet time after the last head change before Python he
 
 # Appended to the module's text: the component's default export (CCv2 calls it again with each
 # new payload for the same element, and calls the last function it returned when it unmounts).
-HOST_JS = (
+HOST_JS = f"\nconst REPORT_AFTER_MS = {REPORT_AFTER_MS};" + (
     """
 const HOSTED = new WeakMap();
-const REPORT_AFTER_MS = %d;
 
 function writeUrl(layer, head) {
   const url = new URL(window.location.href);
@@ -66,7 +65,6 @@ export default function (component) {
   };
 }
 """
-    % REPORT_AFTER_MS
 )
 
 _explorer = st.components.v2.component(

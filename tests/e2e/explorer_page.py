@@ -26,6 +26,15 @@ def attention_of(text: str, ablate: tuple = ()):
 
 
 st.title("Attention explorer")
+
+
+def follow_explorer() -> None:
+    """The settled selection into the URL (the app keeps it in the session's layer and head)."""
+    chosen = (st.session_state.get("explorer") or {}).get("selection")
+    if chosen:
+        st.query_params.update(layer=chosen["layer"], head=chosen["head"])
+
+
 text = st.text_input("Text", st.query_params.get("text", "The animal was too tired."), key="text")
 chosen = (int(st.query_params.get("layer", 0)), int(st.query_params.get("head", 0)))
 attention, tokens = attention_of(text)
@@ -33,5 +42,5 @@ setups = [build_setup(attention, tokens, name="A", chosen=[chosen])]
 if st.query_params.get("compare") == "1":
     ablated, _ = attention_of(text, ablate=((0, 0), (1, 3)))
     setups.append(build_setup(ablated, tokens, name="B", chosen=[chosen]))
-selection = attention_explorer(encode(setups), key="explorer")
+selection = attention_explorer(encode(setups), key="explorer", on_select=follow_explorer)
 st.caption(f"settled selection: {selection}")
