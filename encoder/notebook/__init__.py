@@ -15,7 +15,7 @@ try:
     import anywidget  # noqa: F401  (checked here so the message names the extra)
 except ImportError as error:  # pragma: no cover - exercised in a fresh environment only
     raise ImportError(
-        "encoder.notebook needs anywidget: pip install \"encoder-explorer[notebook]\""
+        'encoder.notebook needs anywidget: pip install "encoder-explorer[notebook]"'
     ) from error
 
 from encoder.notebook.views import explore, head_view

@@ -48,7 +48,7 @@ def resolve(model: ModelLike = None, tokenizer: TokenizerLike = None, name: str 
 
     tokenizer: a tokenizers.Tokenizer, a tokenizer.json or a directory holding one; by default
     the checkpoint's own, and for a model object the bundled MiniLM's (our random-weight models
-    use its vocabulary), when the model's vocabulary is large enough for it.
+    use its vocabulary). A token id outside the model's vocabulary is a ValueError when it runs.
     """
     if model is None or isinstance(model, (str, Path)):
         encoder, own_tokenizer = _checkpoint(str(model) if model is not None else "")
@@ -68,12 +68,6 @@ def resolve(model: ModelLike = None, tokenizer: TokenizerLike = None, name: str 
         raise TypeError(
             f"tokenizer={type(tokenizer).__name__}: give a tokenizers.Tokenizer, "
             "a tokenizer.json or a checkpoint directory"
-        )
-    vocab = tokenizer.get_vocab_size()
-    if vocab > encoder.cfg.vocab_size:
-        raise ValueError(
-            f"the tokenizer has {vocab} tokens but the model's vocab_size={encoder.cfg.vocab_size}: "
-            "give the tokenizer the model was built for"
         )
     return Setup(encoder.eval(), tokenizer, name)
 
