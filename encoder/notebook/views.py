@@ -18,7 +18,6 @@ from encoder.web.offline import explorer_html
 
 SetupLike = ModelLike | tuple[ModelLike, TokenizerLike]
 HTML_ACTIONS = ("view", "return")
-ENCODER_DECODER = ("encoder_attention", "decoder_attention", "cross_attention")
 
 
 def explore(
@@ -68,8 +67,14 @@ def head_view(
     self-contained explorer (no server, no network).
     Encoder-decoder attention and sentence_b_start are refused with a ValueError.
     """
-    given = dict(zip(ENCODER_DECODER, (encoder_attention, decoder_attention, cross_attention)))
-    if any(value is not None for value in given.values()) or encoder_tokens or decoder_tokens:
+    encoder_decoder = (
+        encoder_attention,
+        decoder_attention,
+        cross_attention,
+        encoder_tokens,
+        decoder_tokens,
+    )
+    if any(given is not None for given in encoder_decoder):
         raise ValueError(
             "encoder-decoder attention is not drawn here: the explorer shows self-attention; "
             "pass attention= and tokens= of an encoder (or one stack at a time)"
