@@ -13,7 +13,7 @@ from __future__ import annotations
 
 try:
     import anywidget  # noqa: F401  (checked here so the message names the extra)
-except ImportError as error:  # pragma: no cover - exercised in a fresh environment only
+except ImportError as error:
     raise ImportError(
         'encoder.notebook needs anywidget: pip install "encoder-explorer[notebook]"'
     ) from error

@@ -179,15 +179,24 @@ def test_a_long_input_sends_the_settled_head_at_full_resolution():
     assert setups_of(widget)[0]["full"] == [[0, 7]]
 
 
-def python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+IMPORTS = """
+import sys
+sys.modules["anywidget"] = None  # as if the notebook extra were not installed
+try:
+    import encoder.notebook
+except ImportError as error:
+    print(error)
+del sys.modules["anywidget"]
+import encoder.notebook
+print("streamlit" in sys.modules)
+"""
 
 
-def test_importing_the_notebook_hosts_imports_no_streamlit():
-    done = python("import sys, encoder.notebook; print('streamlit' in sys.modules)")
-    assert done.stdout.strip() == "False", done.stderr
-
-
-def test_without_anywidget_the_import_names_the_extra():
-    done = python("import sys; sys.modules['anywidget'] = None; import encoder.notebook")
-    assert 'pip install "encoder-explorer[notebook]"' in done.stderr
+def test_the_import_names_the_missing_extra_and_never_imports_streamlit():
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.splitlines() == [
+        'encoder.notebook needs anywidget: pip install "encoder-explorer[notebook]"',
+        "False",
+    ], done.stderr
