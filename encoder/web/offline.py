@@ -22,6 +22,7 @@ for (const data of document.querySelectorAll("script[data-explorer-for]")) {
   mount(document.getElementById(data.dataset.explorerFor), bytes, {});
 }
 """
+PAGE_STYLE = "body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }"
 ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
@@ -53,6 +54,7 @@ def explorer_html(payload: bytes, title: str = "Attention explorer") -> str:
             '<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{html.escape(title)}</title>",
+            f"<style>{PAGE_STYLE}</style>",
             explorer_scripts(),
             "</head><body>",
             f"<h1>{html.escape(title)}</h1>",
