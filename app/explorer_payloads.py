@@ -35,7 +35,9 @@ def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
                 )
             )
         except ValueError as error:
-            raise ValueError(f"Setup {name}: {error}" if runs.b is not None else str(error))
+            raise ValueError(
+                f"Setup {name}: {error}" if runs.b is not None else str(error)
+            ) from None
     return encode(setups, stretch=stretch)
 
 

@@ -212,6 +212,30 @@ def decode_header(payload: bytes) -> dict:
     return json.loads(payload[8 : 8 + length].decode("utf-8"))
 
 
+def decode_setup(
+    payload: bytes, setup: int = 0
+) -> tuple[dict, dict[tuple[int, int], np.ndarray], np.ndarray | None]:
+    """What the browser reads of one setup (for tests and tools): its header entry, its heads at
+    full resolution by (layer, head) as [n, n] weights in [0, 1], and its block tiles
+    [layers, heads, blocks, blocks] (None when every head is full)."""
+    header = decode_header(payload)
+    entry = header["setups"][setup]
+    body = 8 + int.from_bytes(payload[4:8], "little")
+    n = entry["n"]
+    words = np.frombuffer(payload, dtype="<u2", offset=body)
+    full = {}
+    for i, (layer, head) in enumerate(entry["full"]):
+        start = entry["full_offset"] // 2 + i * n * n
+        full[layer, head] = words[start : start + n * n].reshape(n, n) / header["scale"]
+    tiles = None
+    if entry["tiles"]:
+        size = len(entry["tiles"]["starts"])
+        start = entry["tiles"]["offset"] // 2
+        shape = (entry["layers"], entry["heads"], size, size)
+        tiles = words[start : start + math.prod(shape)].reshape(shape) / header["scale"]
+    return entry, full, tiles
+
+
 def payload(
     attention,
     tokens: Sequence[str],
