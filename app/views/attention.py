@@ -36,7 +36,7 @@ from app.views.changes import (
     say,
     what_changed,
 )
-from app.views.layout import deltas, number_table, stacked
+from app.views.layout import deltas, number_table, setup_title, stacked
 from app.views.widgets import pick_sentence, show
 from encoder.inspect import ablation
 from encoder.web.offline import explorer_html
@@ -59,6 +59,8 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
     cfg = run.cfg
     layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
     st.subheader(f"Every head at once: {layers} x {heads}" if runs.b is None else "Every head")
+    for name, setup in runs.named() if runs.b is not None else ():
+        st.markdown(f"**{setup_title(name, setup)}**")
     _explorer(runs, sentence, chosen, stretch, follow)
     comparison = runs.comparison
     if runs.b is not None and (comparison is None or comparison.attention_difference is None):
