@@ -1,0 +1,111 @@
+"""Heads across a corpus: what every head does over many sentences (Clark et al. 2019), heads
+grouped by their behaviour, a fingerprint of all heads, and one head's queries and keys from the
+whole corpus in one plane (AttentionViz), drawn in the browser."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.charts.heads import fingerprint_figure
+from app.components.head_scatter import head_scatter
+from app.corpus_stats import stats_for
+from app.memory import RunTooLarge
+from app.runs import Runs
+from app.state import Selection
+from app.views.layout import number_table, show_for, side_by_side
+from encoder.inspect.corpus import (
+    GROUP_RULE,
+    MAX_CHARS,
+    MAX_SENTENCES,
+    MAX_TOKENS,
+    bundled_corpus,
+    bundled_corpus_source,
+    fingerprint,
+    group_counts,
+    parse_corpus,
+)
+from encoder.web.scatter import scatter_data
+
+BUNDLED, PASTED = "the bundled corpus", "my own sentences"
+LABELS = ("setup", "layer", "head", "group")
+
+
+def chosen_sentences() -> list[str] | None:
+    """The corpus the user picked, or None after saying what is wrong with a pasted one."""
+    choice = st.radio("Corpus", (BUNDLED, PASTED), key="corpus_source", horizontal=True)
+    if choice == BUNDLED:
+        sentences = bundled_corpus()
+        st.caption(f"{len(sentences)} sentences. {bundled_corpus_source()}")
+        return sentences
+    text = st.text_area(
+        f"Your sentences, one a line (2 to {MAX_SENTENCES:,}, at most {MAX_TOKENS} tokens each)",
+        key="corpus_text",
+        height=160,
+    )
+    try:
+        return parse_corpus(text)
+    except ValueError as error:
+        st.info(f"{str(error)[0].upper()}{str(error)[1:]}. (At most {MAX_CHARS:,} characters.)")
+        return None
+
+
+def roles_sentence(counts: pd.DataFrame, name: str) -> str:
+    """How many heads have a clear role, in words."""
+    clear = counts[~counts["group"].isin(["broad", "mixed"])]
+    roles = ", ".join(f"{row.heads} {row.group}" for row in clear.itertuples() if row.heads)
+    total = int(counts["heads"].sum())
+    n_clear = int(clear["heads"].sum())
+    who = f"Setup {name}: " if name else ""
+    return (
+        f"{who}{n_clear} of {total} heads have a clear role over this corpus"
+        + (f" ({roles})." if roles else ".")
+        + " Random weights give heads no roles: their attention is spread almost evenly."
+    )
+
+
+def draw(runs: Runs, chosen: Selection) -> None:
+    st.markdown(
+        "One sentence cannot show what a head is for. Here every head reads a whole corpus: "
+        "its mean attention to the previous token, the next token, itself, [CLS], [SEP] and "
+        "punctuation, and how spread out it is."
+    )
+    sentences = chosen_sentences()
+    if sentences is None:
+        return
+    computed = {}
+    for name, run in runs.named():
+        try:
+            computed[name] = stats_for(run, sentences)
+        except (ValueError, RunTooLarge) as error:
+            st.warning(f"Setup {name}: {error}" if runs.b is not None else str(error))
+    if not computed:
+        return
+    st.caption(GROUP_RULE)
+    for name, run in side_by_side(runs):
+        if (name or "A") not in computed:
+            continue
+        corpus, stats = computed[name or "A"]
+        counts = group_counts(stats.table)
+        st.markdown(roles_sentence(counts, name))
+        if corpus.truncated:
+            st.caption(f"{corpus.truncated} sentence(s) were cut to {MAX_TOKENS} tokens.")
+        st.caption(
+            f"{corpus.token_count:,} tokens; computed in {stats.seconds:.1f} s, kept for the next "
+            "look."
+        )
+        st.dataframe(counts.T, width="stretch")
+        grid = fingerprint(stats.table)
+        fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
+        show_for(fig, "corpus_fingerprint", name)
+        number_table(stats.table, LABELS, height=300)
+        layer = min(chosen.layer, run.cfg.num_layers - 1)
+        head = min(chosen.head, run.cfg.num_heads - 1)
+        st.markdown(
+            f"**Layer {layer}, head {head}**: every query (●) and key (○) of the corpus, projected "
+            "together to two dimensions (PCA). Keys are shifted to the queries' centre, which "
+            "changes no attention weight. Pick the head with the Attention view's layer and head."
+        )
+        head_scatter(
+            scatter_data(stats, corpus.sentences, layer, head), key=f"head_scatter_{name or 'A'}"
+        )
