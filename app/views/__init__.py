@@ -20,6 +20,7 @@ from app.state import Selection
 from app.views import (
     activations,
     attention,
+    corpus,
     cost,
     export,
     layernorm,
@@ -70,6 +71,7 @@ VIEWS: dict[str, RunView | TrainingView] = {
     "Activations": RunView(activations.draw, activations.hooks),
     "Shapes": RunView(shapes.draw, every_hook),
     "Cost": RunView(cost.draw, no_hooks),
+    "Heads across a corpus": RunView(corpus.draw, no_hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),
 }  # the view control offers them in this order

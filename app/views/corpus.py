@@ -94,7 +94,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
             f"{corpus.token_count:,} tokens; computed in {stats.seconds:.1f} s, kept for the next "
             "look."
         )
-        st.dataframe(counts.T, width="stretch")
+        st.dataframe(counts.set_index("group").T, width="stretch")
         grid = fingerprint(stats.table)
         fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
         show_for(fig, "corpus_fingerprint", name)
