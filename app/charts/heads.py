@@ -70,7 +70,6 @@ def rollout_lines_figure(rows: np.ndarray, tokens: list[str], query: int) -> go.
     fig.update_layout(
         xaxis=dict(tickmode="array", tickvals=positions, ticktext=ticks, tickangle=-60),
         yaxis=dict(title_text="share of the representation", rangemode="tozero"),
-        legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
     )
     title = f"What “{short(tokens[query], 30)}” draws on, layer by layer (rollout)"
     return base_layout(fig, title, height=420)

@@ -23,6 +23,7 @@ from app.views import (
     corpus,
     cost,
     export,
+    head_readings,
     layernorm,
     lesson,
     shapes,
@@ -65,7 +66,7 @@ class TrainingView:
 VIEWS: dict[str, RunView | TrainingView] = {
     "Lesson": RunView(lesson.draw, every_hook),
     "Tokens": RunView(tokens.draw, no_hooks),
-    "Attention": RunView(attention.draw, no_hooks),
+    "Attention": RunView(attention.draw, head_readings.hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),
     "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
     "Activations": RunView(activations.draw, activations.hooks),

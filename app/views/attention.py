@@ -24,6 +24,7 @@ from app.charts.common import depth_labels, plural
 from app.runs import Run, Runs
 from app.state import Selection
 from app.user_text import literal, quoted
+from app.views import head_readings
 from app.views.changes import (
     head_switched_off,
     no_difference_panel,
@@ -87,6 +88,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
         _divergence(runs, sentence)
     if not runs.compare:  # in compare mode each setup switches its own heads off (sidebar)
         _ablation_section(run, sentence)
+    head_readings.draw_moves(runs, chosen, sentence)
+    head_readings.draw_rollout(runs, sentence)
 
 
 def _overview_difference(runs: Runs, sentence: int) -> None:

@@ -35,7 +35,7 @@ def value_norms(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
         attention = block.self_attn
         v = trace[hooks.block(layer).attn.v]  # [B, H, T, dk], b_V included
         H, dk = attention.num_heads, attention.head_dim
-        w_out = attention.out_proj.weight.to(v.dtype)  # [d, H * dk]
+        w_out = attention.out_proj.weight.to(v)  # [d, H * dk], on v's device and dtype
         w_out = w_out.view(-1, H, dk).permute(1, 2, 0)  # [H, dk, d]
         moved = torch.einsum("bhtk,hkd->bhtd", v, w_out)  # [B, H, T, d]: f(x_j) per head
         norms.append(moved.norm(dim=-1))  # [B, H, T]
@@ -115,12 +115,13 @@ def sink_shares(trace: Trace, model: TransformerEncoder, tokens: list[list[str]]
 
 def share_summary(shares: pd.DataFrame) -> pd.DataFrame:
     """sink_shares' table averaged over heads: one row per (reading, layer) and per reading over
-    all layers (layer "all"); a column "sinks" adds [CLS], [SEP] and punctuation."""
+    all layers (layer "all"; the layers as text); a column "sinks" adds [CLS], [SEP] and
+    punctuation."""
     kinds = list(SINK_KINDS)
     per_layer = shares.groupby(["reading", "layer"], sort=False)[kinds].mean().reset_index()
     overall = shares.groupby("reading", sort=False)[kinds].mean().reset_index()
     overall.insert(1, "layer", "all")
-    summary = pd.concat([per_layer.astype({"layer": object}), overall], ignore_index=True)
+    summary = pd.concat([per_layer.astype({"layer": str}), overall], ignore_index=True)
     summary["sinks"] = summary[kinds].sum(axis=1)
     return summary
 
