@@ -36,7 +36,7 @@ ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_tex
 
 FIRST_VIEW = "Attention"  # the view a link opens when it names none (app.views.VIEWS lists all)
 LESSON_VIEW = "Lesson"
-LESSON_STEPS = 12  # app.views.lesson's steps
+LESSON_STEPS = 13  # app.views.lesson's steps
 # A page opened with no settings (no URL parameters, or only the lesson's own) starts the lesson
 # on the pretrained model; a link that names any setting opens exactly those, the rest at their
 # defaults (random weights, the Attention view).

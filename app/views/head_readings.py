@@ -28,9 +28,22 @@ def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
     return moves.needed_hooks(cfg.num_layers)
 
 
-def _norm_weighted(run: Run) -> torch.Tensor:
+def norm_weighted(run: Run) -> torch.Tensor:
+    """The run's norm-weighted attention: [L, B, H, T, T]."""
     model = model_for(run.key.config_json, run.key.source, run.key.device)
-    return moves.norm_weighted_attention(run.trace, model)  # [L, B, H, T, T]
+    return moves.norm_weighted_attention(run.trace, model)
+
+
+def sentence_shares(run: Run, sentence: int) -> pd.DataFrame:
+    """moves.sink_shares' table for one sentence of the run."""
+    sums = moves.ShareSums(run.cfg.num_layers, run.cfg.num_heads)
+    one = slice(sentence, sentence + 1)
+    readings = {
+        moves.WEIGHT: run.trace.attention[:, one],
+        moves.NORM_WEIGHTED: norm_weighted(run)[:, one],
+    }
+    sums.add(readings, run.trace.attention_mask[one], run.tokens[one])
+    return sums.table()
 
 
 def _shares(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -58,7 +71,7 @@ def draw_moves(runs: Runs, chosen: Selection, sentence: int) -> None:
         ):
             continue
         layer, head = chosen.layer, chosen.head
-        moved = _norm_weighted(run)[layer, sentence, head].numpy()  # [query, key]
+        moved = norm_weighted(run)[layer, sentence, head].numpy()  # [query, key]
         tokens, n = run.padded_tokens[sentence], run.n_valid(sentence)
         left, right = pair(name)
         with left:
