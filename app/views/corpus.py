@@ -15,10 +15,12 @@ from app.runs import Runs
 from app.state import Selection
 from app.views.layout import number_table, show_for, side_by_side
 from encoder.inspect.corpus import (
+    BROAD,
     GROUP_RULE,
     MAX_CHARS,
     MAX_SENTENCES,
     MAX_TOKENS,
+    MIXED,
     bundled_corpus,
     bundled_corpus_source,
     fingerprint,
@@ -50,18 +52,35 @@ def chosen_sentences() -> list[str] | None:
         return None
 
 
+def clear_roles(counts: pd.DataFrame) -> int:
+    """How many heads fall in a group with a clear role (not broad, not mixed)."""
+    return int(counts.loc[~counts["group"].isin([BROAD, MIXED]), "heads"].sum())
+
+
 def roles_sentence(counts: pd.DataFrame, name: str) -> str:
-    """How many heads have a clear role, in words."""
-    clear = counts[~counts["group"].isin(["broad", "mixed"])]
-    roles = ", ".join(f"{row.heads} {row.group}" for row in clear.itertuples() if row.heads)
-    total = int(counts["heads"].sum())
-    n_clear = int(clear["heads"].sum())
+    """How many heads have a clear role, and which, in words."""
+    roles = ", ".join(
+        f"{row.heads} {row.group}"
+        for row in counts.itertuples()
+        if row.heads and row.group not in (BROAD, MIXED)
+    )
     who = f"Setup {name}: " if name else ""
     return (
-        f"{who}{n_clear} of {total} heads have a clear role over this corpus"
-        + (f" ({roles})." if roles else ".")
-        + " Random weights give heads no roles: their attention is spread almost evenly."
+        f"{who}{clear_roles(counts)} of {int(counts['heads'].sum())} heads have a clear role over "
+        "this corpus" + (f" ({roles})." if roles else ".")
     )
+
+
+def compare_sentence(counts: dict[str, pd.DataFrame]) -> str:
+    """Setup A against setup B: heads with a role, and why random heads have none."""
+    a, b = clear_roles(counts["A"]), clear_roles(counts["B"])
+    text = f"Heads with a clear role: {a} in setup A, {b} in setup B."
+    if min(a, b) == 0 and max(a, b) > 0:
+        text += (
+            " Random weights give heads no roles: a random head spreads its attention almost "
+            "evenly; roles such as previous token or parking on [CLS] are learned."
+        )
+    return text
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
@@ -82,6 +101,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
     if not computed:
         return
     st.caption(GROUP_RULE)
+    if len(computed) == 2:
+        st.markdown(compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}))
     for name, run in side_by_side(runs):
         if (name or "A") not in computed:
             continue
