@@ -13,7 +13,8 @@ from app.corpus_stats import stats_for
 from app.memory import RunTooLarge
 from app.runs import Runs
 from app.state import Selection
-from app.views.layout import number_table, show_for, side_by_side
+from app.views.layout import missing, number_table, show_for, side_by_side
+from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
     BROAD,
     GROUP_RULE,
@@ -101,6 +102,10 @@ def draw(runs: Runs, chosen: Selection) -> None:
     if not computed:
         return
     st.caption(GROUP_RULE)
+    setups = runs.named()
+    left, right = st.columns(2)
+    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
+    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
     if len(computed) == 2:
         st.markdown(compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}))
     for name, run in side_by_side(runs):
@@ -120,12 +125,14 @@ def draw(runs: Runs, chosen: Selection) -> None:
         fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
         show_for(fig, "corpus_fingerprint", name)
         number_table(stats.table, LABELS, height=300)
-        layer = min(chosen.layer, run.cfg.num_layers - 1)
-        head = min(chosen.head, run.cfg.num_heads - 1)
+        if missing(name or "A", "layer", layer, run.cfg.num_layers) or missing(
+            name or "A", "head", head, run.cfg.num_heads
+        ):
+            continue
         st.markdown(
             f"**Layer {layer}, head {head}**: every query (●) and key (○) of the corpus, projected "
             "together to two dimensions (PCA). Keys are shifted to the queries' centre, which "
-            "changes no attention weight. Pick the head with the Attention view's layer and head."
+            "changes no attention weight."
         )
         head_scatter(
             scatter_data(stats, corpus.sentences, layer, head), key=f"head_scatter_{name or 'A'}"
