@@ -122,3 +122,23 @@ def test_bad_data_is_a_message_not_an_error(browser, tmp_path):
     assert message.inner_text() == "the scatter's y does not match its 2 points"
     assert page.locator("[data-testid=head-scatter]").get_attribute("data-points") == "0"
     page.close()
+
+
+def test_the_corpus_view_hosts_the_scatter(open_page):
+    """In the page (Custom Components v2): the bundled corpus on a small random model, every
+    point drawn, hover shows a token of the corpus."""
+    query = {"view": "Heads across a corpus", "d_model": "32", "num_heads": "2", "num_layers": "2"}
+    page, _ = open_page(**query)
+    root = page.locator("[data-testid=head-scatter]")
+    root.wait_for()
+    assert int(root.get_attribute("data-points")) >= 5000
+    assert page.get_by_text("computed in").count() == 1
+    page.locator("[data-role=plane]").scroll_into_view_if_needed()
+    box = page.locator("[data-role=plane]").bounding_box()
+    for step in range(60):
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 12 + step * 9)
+        if root.get_attribute("data-hover"):
+            break
+    token = root.get_attribute("data-hover-token")
+    assert token and token in page.locator("[data-role=hover]").inner_text()
+    page.screenshot(path="/tmp/head_scatter_page.png")
