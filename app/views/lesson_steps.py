@@ -46,6 +46,7 @@ from encoder.inspect.lesson import (
     numpy_block_check,
     pick_query,
 )
+from encoder.inspect.token_kinds import SINK_KINDS
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -608,16 +609,17 @@ def moves_step(lesson: Lesson) -> Step:
     """Weights are not the whole story: what each head moves (Kobayashi et al. 2020)."""
     text, run, s, n = Text(), lesson.run, lesson.sentence, lesson.n
     shares = head_readings.sentence_shares(run, s)
-    kinds = ["[CLS]", "[SEP]", "punctuation"]
-    shares["sinks"] = shares[kinds].sum(axis=1)
+    shares["sinks"] = shares[list(SINK_KINDS)].sum(axis=1)
     raw = shares[shares["reading"] == moves.WEIGHT].reset_index(drop=True)
     moved = shares[shares["reading"] == moves.NORM_WEIGHTED].reset_index(drop=True)
     total = text.num("heads in all", len(raw))
-    if float(raw["sinks"].max()) == 0:
+    if float(raw["sinks"].max()) == 0:  # a toy task's sequences: no [CLS], [SEP], punctuation
         text.say(
-            f"{lesson.model_title}'s {lesson.unit}s have no [CLS], [SEP] or punctuation, so the "
-            "two readings below differ only in how much each key's value weighs."
+            f"{lesson.model_title}'s {lesson.unit}s have no [CLS], [SEP] or punctuation for a "
+            "head to park its weight on. In MiniLM, much of the weight sits on [CLS] yet moves "
+            "little: switch to MiniLM to see weight and what is moved part."
         )
+        return Step(text, links=[OpenIn("Attention", {"layer": lesson.layer, "head": lesson.head})])
     over_half = text.num("heads above half on [CLS]", int((raw["[CLS]"] > CLEAR_SHARE).sum()))
     text.say(
         f"A head's weights say where it looks, not what it takes. In this {lesson.unit}, "

@@ -143,14 +143,13 @@ class _Sums:
     """Running sums over real queries of each head's positional shares and entropies: [L, H]."""
 
     def __init__(self, L: int, H: int) -> None:
-        zeros = lambda: torch.zeros(L, H, dtype=torch.float64)  # noqa: E731
-        self.sums = {name: zeros() for name in (*POSITIONAL, "entropy", "spread")}
+        names = (*POSITIONAL, "entropy", "spread")
+        self.sums = {name: torch.zeros(L, H, dtype=torch.float64) for name in names}
         self.counts = dict.fromkeys(self.sums, 0)
 
     def add(self, attention: torch.Tensor, real: torch.Tensor) -> None:
         """attention [L, B, H, T, T], real [B, T] bool."""
         attention = attention.double()
-        realq = real[None, :, None, :].double()  # [1, B, 1, T]
         has_next = torch.zeros_like(real)
         has_next[:, :-1] = real[:, 1:]
         self._add("self", attention.diagonal(dim1=-2, dim2=-1), real)
@@ -158,7 +157,7 @@ class _Sums:
         self._add("previous", previous, real[:, 1:])
         self._add("next", attention.diagonal(offset=1, dim1=-2, dim2=-1), has_next[:, :-1])
         row_entropy = entropy(attention)  # [L, B, H, T]
-        self._add("entropy", row_entropy * realq, real)
+        self._add("entropy", row_entropy, real)
         n = real.sum(dim=1)  # [B]
         several = real & (n[:, None] >= 2)
         even = torch.log(n.clamp_min(2).double())[None, :, None, None]
