@@ -23,7 +23,6 @@ from app.views import (
     corpus,
     cost,
     export,
-    head_readings,
     layernorm,
     lesson,
     shapes,
@@ -66,7 +65,7 @@ class TrainingView:
 VIEWS: dict[str, RunView | TrainingView] = {
     "Lesson": RunView(lesson.draw, every_hook),
     "Tokens": RunView(tokens.draw, no_hooks),
-    "Attention": RunView(attention.draw, head_readings.hooks),
+    "Attention": RunView(attention.draw, no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),
     "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
     "Activations": RunView(activations.draw, activations.hooks),

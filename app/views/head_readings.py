@@ -7,50 +7,32 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 from app.charts.attention import attention_head
 from app.charts.heads import norm_weighted_figure, rollout_lines_figure, rollout_matrix_figure
 from app.runs import Run, Runs, model_for
 from app.state import Selection
 from app.views.layout import missing, number_table, pair, show_for, side_by_side, stacked
-from encoder import EncoderConfig
 from encoder.inspect import moves
 from encoder.inspect.lesson import pick_query
-from encoder.inspect.rollout import rollout_sentence, trace_rollout
+from encoder.inspect.rollout import rollout, rollout_sentence
 from encoder.inspect.token_kinds import SINK_KINDS
 
 SHARE_LABELS = ("setup", "reading", "layer")
 
 
-def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
-    """What these sections need kept: every block's values."""
-    return moves.needed_hooks(cfg.num_layers)
-
-
-def norm_weighted(run: Run) -> torch.Tensor:
-    """The run's norm-weighted attention: [L, B, H, T, T]."""
+def norm_weighted_head(run: Run, layer: int, sentence: int, head: int) -> np.ndarray:
+    """One head's norm-weighted attention in one sentence: [query, key]."""
     model = model_for(run.key.config_json, run.key.source, run.key.device)
-    return moves.norm_weighted_attention(run.trace, model)
+    norms = moves.value_norms(run.trace, model)[layer, sentence, head]  # [key]
+    return run.attention[layer, sentence, head] * norms.numpy()[None, :]
 
 
-def sentence_shares(run: Run, sentence: int) -> pd.DataFrame:
-    """moves.sink_shares' table for one sentence of the run."""
-    sums = moves.ShareSums(run.cfg.num_layers, run.cfg.num_heads)
-    one = slice(sentence, sentence + 1)
-    readings = {
-        moves.WEIGHT: run.trace.attention[:, one],
-        moves.NORM_WEIGHTED: norm_weighted(run)[:, one],
-    }
-    sums.add(readings, run.trace.attention_mask[one], run.tokens[one])
-    return sums.table()
-
-
-def _shares(run: Run) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per head and reading, the shares to [CLS], [SEP] and punctuation over the run's
-    sentences: moves.sink_shares' table, and one row per head with both readings side by side."""
+def _shares(run: Run, sentence: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per head and reading, the shares to [CLS], [SEP] and punctuation over one
+    sentence: moves.sink_shares' table, and one row per head with both readings side by side."""
     model = model_for(run.key.config_json, run.key.source, run.key.device)
-    shares = moves.sink_shares(run.trace, model, run.tokens)
+    shares = moves.sink_shares(run.trace, model, run.tokens, sentence=sentence)
     wide = shares.pivot(index=["layer", "head"], columns="reading", values=list(SINK_KINDS))
     wide.columns = [f"{kind} ({reading})" for kind, reading in wide.columns]
     return shares, wide.reset_index()
@@ -71,7 +53,7 @@ def draw_moves(runs: Runs, chosen: Selection, sentence: int) -> None:
         ):
             continue
         layer, head = chosen.layer, chosen.head
-        moved = norm_weighted(run)[layer, sentence, head].numpy()  # [query, key]
+        moved = norm_weighted_head(run, layer, sentence, head)  # [query, key]
         tokens, n = run.padded_tokens[sentence], run.n_valid(sentence)
         left, right = pair(name)
         with left:
@@ -84,21 +66,19 @@ def draw_moves(runs: Runs, chosen: Selection, sentence: int) -> None:
         with right:
             title = f"Layer {layer}, head {head}: what is moved"
             show_for(norm_weighted_figure(moved, tokens, n, title), "moves_norms", name)
-    found = {name: _shares(run) for name, run in runs.named()}
-    for name, (shares, _) in found.items():
-        summary = moves.share_summary(shares)
+    found = {id(run): _shares(run, sentence) for _, run in runs.named()}  # stacked passes runs
+    for name, run in runs.named():
+        summary = moves.share_summary(found[id(run)][0])
         prefix = "" if runs.b is None else f"**Setup {name}.** "
         st.markdown(prefix + moves.readings_sentence(summary))
     st.caption(
-        "Share of each query's attention that goes to [CLS], [SEP] and punctuation over these "
-        "sentences, mean over heads, per layer; norm-weighted rows are first rescaled to sum "
-        "to 1."
+        "Share of each query's attention that goes to [CLS], [SEP] and punctuation in this "
+        "sentence, mean over heads, per layer; norm-weighted rows are first rescaled to sum to 1."
     )
-    by_name = {id(run): name for name, run in runs.named()}
-    table = stacked(runs, lambda run: moves.share_summary(found[by_name[id(run)]][0]))
+    table = stacked(runs, lambda run: moves.share_summary(found[id(run)][0]))
     number_table(table, SHARE_LABELS, height=36 * (len(table) + 1))
     with st.expander("Every head's shares"):
-        heads = stacked(runs, lambda run: found[by_name[id(run)]][1])
+        heads = stacked(runs, lambda run: found[id(run)][1])
         number_table(heads, ("setup", "layer", "head"), height=400)
 
 
@@ -110,7 +90,8 @@ def draw_rollout(runs: Runs, sentence: int) -> None:
         "(0.5·A + 0.5·I, rows rescaled to sum to 1), multiplied from the first layer up."
     )
     for name, run in side_by_side(runs):
-        rolled = trace_rollout(run.trace)[:, sentence]  # [L, T, T]
+        one = slice(sentence, sentence + 1)
+        rolled = rollout(run.trace.attention[:, one], run.trace.attention_mask[one])[:, 0]
         tokens, n = run.padded_tokens[sentence], run.n_valid(sentence)
         query = pick_query(run.tokens[sentence])
         st.markdown(rollout_sentence(rolled[-1], run.tokens[sentence], query))

@@ -25,7 +25,7 @@ from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.diagram import block_diagram
 from app.charts.heads import norm_weighted_figure
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
-from app.runs import Run
+from app.runs import Run, model_for
 from app.state import architecture_values
 from app.views import activations as activations_view
 from app.views import attention, head_readings, layernorm, shapes
@@ -608,7 +608,8 @@ def ablation_step(lesson: Lesson) -> Step:
 def moves_step(lesson: Lesson) -> Step:
     """Weights are not the whole story: what each head moves (Kobayashi et al. 2020)."""
     text, run, s, n = Text(), lesson.run, lesson.sentence, lesson.n
-    shares = head_readings.sentence_shares(run, s)
+    model = model_for(run.key.config_json, run.key.source, run.key.device)
+    shares = moves.sink_shares(run.trace, model, run.tokens, sentence=s)
     shares["sinks"] = shares[list(SINK_KINDS)].sum(axis=1)
     raw = shares[shares["reading"] == moves.WEIGHT].reset_index(drop=True)
     moved = shares[shares["reading"] == moves.NORM_WEIGHTED].reset_index(drop=True)
@@ -651,7 +652,7 @@ def moves_step(lesson: Lesson) -> Step:
         )
     tokens = run.padded_tokens[s]
     weights = attention.head_figure(run, s, layer, head, stretch=False)
-    moved_matrix = head_readings.norm_weighted(run)[layer, s, head].numpy()
+    moved_matrix = head_readings.norm_weighted_head(run, layer, s, head)
     title = f"Layer {layer}, head {head}: what is moved, ||weight x f(key)||"
     return Step(
         text,

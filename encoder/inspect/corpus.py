@@ -25,7 +25,7 @@ from encoder.core import hooks
 from encoder.core.model import TransformerEncoder
 from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE
 from encoder.inspect.measures import entropy
-from encoder.inspect.moves import NORM_WEIGHTED, WEIGHT, ShareSums, norm_weighted_attention
+from encoder.inspect.moves import WEIGHT, ShareSums, value_norms
 from encoder.inspect.token_kinds import PUNCTUATION, SINK_KINDS, WORD, token_kind
 from encoder.io.tokenize import tokenize
 
@@ -222,7 +222,7 @@ def corpus_statistics(
     start = time.perf_counter()
     L, H = model.cfg.num_layers, model.cfg.num_heads
     blocks = hooks.blocks(L)
-    keep = [name for b in blocks for name in (b.attn.q, b.attn.k, b.attn.v)]
+    keep = [name for b in blocks for name in (b.attn.q, b.attn.k)]
     sums, shares = _Sums(L, H), ShareSums(L, H)
     queries: list[torch.Tensor] = []  # each [L, H, n, dk] for a batch's n real tokens
     keys: list[torch.Tensor] = []
@@ -241,8 +241,7 @@ def corpus_statistics(
         real = mask.bool()
         sums.add(attention, real)
         tokens = [corpus.tokens[i] for i in rows]
-        moved = norm_weighted_attention(trace, model).cpu()
-        shares.add({WEIGHT: attention, NORM_WEIGHTED: moved}, mask, tokens)
+        shares.add(attention, value_norms(trace, model).cpu(), mask, tokens)
         flat = real.flatten()  # the batch's real tokens, row by row
         for store, name in ((queries, "q"), (keys, "k")):
             stacked = torch.stack([trace[getattr(b.attn, name)] for b in blocks]).cpu()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
+import torch.nn.functional as F
 
 from encoder.core import hooks
 from encoder.core.capture import Trace
@@ -19,26 +20,32 @@ from encoder.core.model import TransformerEncoder
 from encoder.inspect.token_kinds import SINK_KINDS, kind_masks
 
 WEIGHT, NORM_WEIGHTED = "weight", "norm-weighted"  # the two readings of a head
-
-
-def needed_hooks(num_layers: int) -> list[str]:
-    """The hooks norm_weighted_attention reads: every block's values."""
-    return [hooks.block(i).attn.v for i in range(num_layers)]
+READINGS = (WEIGHT, NORM_WEIGHTED)
 
 
 @torch.no_grad()
 def value_norms(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
     """||f(x_j)|| for every layer, sentence, head and key: [L, B, H, T] (zero for an ablated
-    head, which moves nothing)."""
+    head, which moves nothing). The values are recomputed from the trace's residual stream (what
+    each block's attention reads: the stream, or its first norm's output for pre-norm), so the
+    trace needs no hook kept."""
     norms = []
     for layer, block in enumerate(model.layers):
         attention = block.self_attn
-        v = trace[hooks.block(layer).attn.v]  # [B, H, T, dk], b_V included
         H, dk = attention.num_heads, attention.head_dim
-        w_out = attention.out_proj.weight.to(v)  # [d, H * dk], on v's device and dtype
-        w_out = w_out.view(-1, H, dk).permute(1, 2, 0)  # [H, dk, d]
-        moved = torch.einsum("bhtk,hkd->bhtd", v, w_out)  # [B, H, T, d]: f(x_j) per head
-        norms.append(moved.norm(dim=-1))  # [B, H, T]
+        x = trace.hidden_states[layer]  # [B, T, d]: the block's input
+        if model.cfg.norm_first:
+            x = block.norm1(x)
+        d = x.shape[-1]
+        weight = attention.in_proj_weight[2 * d :].to(x)  # [d, d]: W_V
+        v = F.linear(x, weight, attention.in_proj_bias[2 * d :].to(x))  # [B, T, d], b_V included
+        v = v.view(*v.shape[:2], H, dk).transpose(1, 2)  # [B, H, T, dk]
+        w_out = attention.out_proj.weight.to(v).view(-1, H, dk)  # [d, H, dk]
+        # ||v W_O^h||^2 = v (W_O^h^T W_O^h) v^T: through each head's [dk, dk] Gram matrix, so
+        # nothing of size [B, H, T, d] is made
+        gram = torch.einsum("dhk,dhl->hkl", w_out, w_out)  # [H, dk, dk]
+        squared = (torch.einsum("bhtk,hkl->bhtl", v, gram) * v).sum(dim=-1)  # [B, H, T]
+        norms.append(squared.clamp_min(0).sqrt())
     found = torch.stack(norms)  # [L, B, H, T]
     for layer, head in trace.ablated_heads:
         found[layer, :, head] = 0
@@ -47,7 +54,7 @@ def value_norms(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
 
 def norm_weighted_attention(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
     """||alpha_ij f(x_j)|| for every layer: [L, B, H, query, key] (layer i is also known by the
-    name hooks.norm_weighted(i)). Padded keys get 0. The trace must keep needed_hooks(L)."""
+    name hooks.norm_weighted(i)). Padded keys get 0."""
     norms = value_norms(trace, model)  # [L, B, H, key]
     return trace.attention * norms[:, :, :, None, :]  # [L, B, H, query, key]
 
@@ -60,32 +67,33 @@ def by_name(trace: Trace, model: TransformerEncoder) -> dict[str, torch.Tensor]:
 
 class ShareSums:
     """Running sums of the share of each head's attention that goes to [CLS], [SEP] and
-    punctuation, over every real query of every batch added; rows are renormalised to sum 1
-    first, so both readings are shares of what the row gives out."""
+    punctuation, over every real query of every batch added, for both readings; rows are
+    rescaled to sum 1 first, so both are shares of what the row gives out. One layer at a time:
+    no temporary larger than one layer's attention."""
 
     def __init__(self, num_layers: int, num_heads: int) -> None:
-        self.sums = {
-            (reading, kind): torch.zeros(num_layers, num_heads, dtype=torch.float64)
-            for reading in (WEIGHT, NORM_WEIGHTED)
-            for kind in SINK_KINDS
-        }
+        shape = (num_layers, num_heads, len(SINK_KINDS))
+        self.sums = {reading: torch.zeros(shape, dtype=torch.float64) for reading in READINGS}
         self.queries = 0
 
     def add(
         self,
-        readings: dict[str, torch.Tensor],  # {reading: [L, B, H, query, key]}
+        attention: torch.Tensor,  # [L, B, H, query, key]
+        norms: torch.Tensor,  # [L, B, H, key]: value_norms
         attention_mask: torch.Tensor,  # [B, T]
         tokens: list[list[str]],
     ) -> None:
-        real = attention_mask.bool()  # [B, T]
+        real = attention_mask.bool().cpu()  # [B, T]
         masks = kind_masks(tokens, real.shape[1])
-        for reading, matrix in readings.items():
-            matrix = matrix.double()
-            rows = matrix / matrix.sum(dim=-1, keepdim=True).clamp_min(1e-30)
-            for kind in SINK_KINDS:
-                to_kind = (rows * masks[kind][None, :, None, None, :]).sum(dim=-1)  # [L,B,H,q]
-                to_kind = to_kind * real[None, :, None, :]  # real queries only
-                self.sums[reading, kind] += to_kind.sum(dim=(1, 3))
+        kinds = torch.stack([masks[kind] for kind in SINK_KINDS], dim=-1)  # [B, key, K]
+        kinds = kinds.to(attention)[:, None]  # [B, 1, key, K]
+        queries = real.to(attention)[:, None, :, None]  # [B, 1, query, 1]
+        for layer, weights in enumerate(attention):  # [B, H, query, key]
+            moved = weights * norms[layer][:, :, None, :]
+            for reading, matrix in ((WEIGHT, weights), (NORM_WEIGHTED, moved)):
+                rows = matrix / matrix.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+                to_kinds = (rows @ kinds) * queries  # [B, H, query, K], real queries only
+                self.sums[reading][layer] += to_kinds.sum(dim=(0, 2)).double().cpu()
         self.queries += int(real.sum())
 
     def table(self) -> pd.DataFrame:
@@ -93,23 +101,30 @@ class ShareSums:
         if not self.queries:
             raise ValueError("no real tokens to average the attention shares over")
         frames = []
-        for reading in (WEIGHT, NORM_WEIGHTED):
-            L, H = self.sums[reading, SINK_KINDS[0]].shape
+        for reading in READINGS:
+            L, H, _ = self.sums[reading].shape
             layer, head = torch.meshgrid(torch.arange(L), torch.arange(H), indexing="ij")
             frame = {"layer": layer.flatten().numpy(), "head": head.flatten().numpy()}
             frame["reading"] = reading
-            for kind in SINK_KINDS:
-                frame[kind] = (self.sums[reading, kind] / self.queries).flatten().numpy()
+            means = (self.sums[reading] / self.queries).flatten(0, 1)  # [L * H, K]
+            for index, kind in enumerate(SINK_KINDS):
+                frame[kind] = means[:, index].numpy()
             frames.append(pd.DataFrame(frame))
         return pd.concat(frames, ignore_index=True)
 
 
-def sink_shares(trace: Trace, model: TransformerEncoder, tokens: list[list[str]]) -> pd.DataFrame:
+def sink_shares(
+    trace: Trace, model: TransformerEncoder, tokens: list[list[str]], sentence: int | None = None
+) -> pd.DataFrame:
     """Per head and reading (raw weight, norm-weighted), the mean share of a real query's attention
-    that goes to [CLS], [SEP] and punctuation over this trace's sentences (ShareSums.table)."""
+    that goes to [CLS], [SEP] and punctuation over this trace's sentences, or over one `sentence`
+    (ShareSums.table)."""
+    attention, norms, mask = trace.attention, value_norms(trace, model), trace.attention_mask
+    if sentence is not None:
+        one = slice(sentence, sentence + 1)
+        attention, norms, mask, tokens = attention[:, one], norms[:, one], mask[one], tokens[one]
     sums = ShareSums(trace.num_layers, trace.attention.shape[2])
-    readings = {WEIGHT: trace.attention, NORM_WEIGHTED: norm_weighted_attention(trace, model)}
-    sums.add(readings, trace.attention_mask, tokens)
+    sums.add(attention, norms, mask, tokens)
     return sums.table()
 
 
