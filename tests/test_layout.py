@@ -10,11 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from app import state
-from tests.test_app import assert_no_exception, open_page
+from app.controls import state
+from tests.app.helpers import assert_no_exception, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBPACKAGES = ("core", "inspect", "train", "io")
+# Each subpackage of the library and the others it may import: the layers, bottom up. The core
+# is the encoder; the task models' pieces sit below io, so that loading never imports the
+# trainer; live measurement reads the inspect tables; the command line is the top.
+LIBRARY_LAYERS = {
+    "core": (),
+    "tasks": ("core",),
+    "io": ("core", "tasks"),
+    "inspect": ("core",),
+    "measure": ("core", "inspect"),
+    "web": ("core", "inspect"),
+    "train": ("core", "tasks", "io", "inspect", "measure"),
+    "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
+}
 VALUE_WIDGETS = (
     "selectbox",
     "slider",
@@ -51,12 +63,23 @@ def test_the_library_never_imports_the_app() -> None:
         assert not any(name.split(".")[0] == "app" for name in imports_of(path)), path
 
 
-def test_the_core_imports_nothing_from_the_other_subpackages() -> None:
-    others = tuple(f"encoder.{name}" for name in SUBPACKAGES if name != "core")
-    for path in files("encoder/core"):
-        for name in imports_of(path):
-            assert not name.startswith(others), f"{path.name} imports {name}"
-            assert name != "encoder" or path.name == "__init__.py", f"{path.name} imports encoder"
+def test_each_library_subpackage_imports_only_the_layers_below_it() -> None:
+    subpackages = {p.name for p in (ROOT / "encoder").iterdir() if (p / "__init__.py").is_file()}
+    assert subpackages == set(LIBRARY_LAYERS)
+    for subpackage, below in LIBRARY_LAYERS.items():
+        for path in files(f"encoder/{subpackage}"):
+            for name in imports_of(path):
+                parts = name.split(".")
+                if parts[0] == "encoder":
+                    where = f"encoder/{subpackage}/{path.name} imports {name}"
+                    assert len(parts) > 1 and parts[1] in (subpackage, *below), where
+
+
+def test_only_python_m_encoder_imports_the_command_line() -> None:
+    for path in [*files("encoder"), *files("app")]:
+        if path.parent.name != "cli" and path != ROOT / "encoder" / "__main__.py":
+            cli = [name for name in imports_of(path) if name.startswith("encoder.cli")]
+            assert not cli, f"{path} imports {cli}"
 
 
 def test_charts_import_no_streamlit() -> None:
@@ -64,31 +87,104 @@ def test_charts_import_no_streamlit() -> None:
         assert not any(name.split(".")[0] == "streamlit" for name in imports_of(path)), path
 
 
+def test_no_test_module_imports_another_test_module() -> None:
+    """Tests share helpers through helper modules (tests/encoder/helpers.py, tests/app/helpers.py,
+    tests/e2e/harness.py, ...) and conftest fixtures, never by importing a test module."""
+    for path in files("tests"):
+        for name in imports_of(path):
+            parts = name.split(".")
+            if parts[0] == "tests":
+                borrowed = [p for p in parts[1:] if p.startswith("test_") or p == "conftest"]
+                assert not borrowed, f"{path.relative_to(ROOT)} imports {name}"
+
+
 def test_only_the_state_module_touches_the_session_state() -> None:
     for path in [*files("app"), ROOT / "tests" / "bench" / "floor_page.py"]:
         touches = "session_state" in path.read_text(encoding="utf-8")
-        assert touches == (path == ROOT / "app" / "state.py"), path
+        assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
+
+
+VIEW_HELPERS = ("layout", "widgets", "changes", "figures", "readings")  # what views share
+SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
+
+
+def app_imports(path: Path) -> set[str]:
+    return {name for name in imports_of(path) if name.split(".")[0] == "app"}
+
+
+def test_views_import_neither_the_controls_nor_another_view() -> None:
+    helpers = {f"app.views.{name}" for name in VIEW_HELPERS}
+    for path in files("app/views"):
+        for name in app_imports(path):
+            assert not name.startswith(("app.controls", "app.registry", "app.lesson")), (
+                f"{path.name} imports {name}"
+            )
+            view = ".".join(name.split(".")[:3])
+            if name.startswith("app.views.") and path.stem not in VIEW_HELPERS:
+                assert view in helpers, f"{path.name} imports another view, {name}"
+
+
+def test_nothing_below_the_controls_imports_them() -> None:
+    above = {"main.py", "registry.py", "training_session.py"}
+    for path in files("app"):
+        if path.name in above or "controls" in path.parts:
+            continue
+        assert not any(n.startswith("app.controls") for n in app_imports(path)), path
+
+
+def test_the_shared_runs_and_the_model_cache_import_no_session_module() -> None:
+    for module in ("runs.py", "memory.py", "sources.py"):
+        path = ROOT / "app" / module
+        for name in app_imports(path):
+            assert not name.startswith(tuple(f"app.{m}" for m in SESSION_MODULES)), (
+                f"{module} imports {name}"
+            )
+        assert "session_state" not in path.read_text(encoding="utf-8"), module
+
+
+def test_only_one_module_reaches_into_private_streamlit() -> None:
+    for path in [*files("app"), *files("encoder")]:
+        private = {
+            name
+            for name in imports_of(path)
+            if name.startswith("streamlit.runtime") or name.startswith("streamlit.web.server")
+        }
+        uses_private = bool(private) or "._session_mgr" in path.read_text(encoding="utf-8")
+        assert uses_private == (path.name == "streamlit_private.py"), (path, private)
+
+
+def test_the_lesson_s_step_count_is_derived_from_its_steps() -> None:
+    tree = ast.parse((ROOT / "app" / "controls" / "state.py").read_text(encoding="utf-8"))
+    (count,) = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "LESSON_STEPS" for t in node.targets)
+    ]
+    assert not isinstance(count, ast.Constant), "LESSON_STEPS is a literal"
+    from app.lesson.content import STEPS
+
+    assert state.LESSON_STEPS == len(STEPS)
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:
-    from encoder.io.task_model import TaskModel
     from encoder.train.trainer import TrainConfig, train
 
-    TaskModel.from_result(train(TrainConfig(d_model=16, num_layers=1, steps=1))).save(tmp_path)
+    train(TrainConfig(d_model=16, num_layers=1, steps=1)).task_model().save(tmp_path)
     script = (
         "import sys\n"
         "from encoder import load_pretrained\n"
         "from encoder.io.checkpoints import load_checkpoint\n"
         "load_pretrained()\n"
         f"assert load_checkpoint({str(tmp_path)!r}).task_model is not None\n"
-        "print(sorted(m for m in sys.modules if m.startswith('encoder.train')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('encoder.')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     loaded = done.stdout.strip()
-    assert "encoder.train.trainer" not in loaded and "encoder.train.jobs" not in loaded
-    assert "encoder.train.classifier" in loaded  # the task model's own code, and no more
+    assert "encoder.train" not in loaded  # neither the package nor any of its modules
+    assert "encoder.tasks.classifier" in loaded  # the task model's own code
 
 
 @pytest.mark.parametrize(

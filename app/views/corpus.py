@@ -12,7 +12,7 @@ from app.components.head_scatter import head_scatter
 from app.corpus_stats import stats_for
 from app.memory import RunTooLarge
 from app.runs import Runs
-from app.state import Selection
+from app.settings import Selection
 from app.views.layout import missing, number_table, show_for, side_by_side
 from app.views.widgets import pick_index
 from encoder.inspect.corpus import (

@@ -20,6 +20,7 @@ finished run's model that no longer fits.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,11 +29,12 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
-from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
-from app.state import architecture_values
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_values
 from app.user_text import literal
-from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
-from encoder.inspect.train_memory import TrainMemory
+from encoder.core.config import EncoderConfig
+from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
+from encoder.measure.train_memory import TrainMemory
+from encoder.tasks.tasks import TASKS
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -44,7 +46,6 @@ from encoder.train.duration import (
 )
 from encoder.train.jobs import TrainingJob, comparison_configs, comparison_job, single_job
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.tasks import TASKS
 from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
@@ -57,6 +58,8 @@ LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 # results -> ({run name: session model id} of the models kept, why the others were not, or "")
 KeepModels = Callable[[dict[str, TrainResult]], tuple[dict[str, str], str]]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -71,10 +74,12 @@ class TrainingLab:
 
     def start(self, make_job: Callable[[TrainConfig], TrainingJob], cfg: TrainConfig) -> None:
         self.job, self.models, self.note = make_job(cfg), None, ""
+        log.info("training started: %s, %d steps", cfg.task, cfg.steps)
 
     def refuse(self, why: str) -> None:
         """A training that could not start (its memory did not fit)."""
         self.note = why
+        log.warning("training refused: %s", why)
 
     def drop(self) -> None:
         """Let the job go (its session has ended)."""
@@ -83,6 +88,7 @@ class TrainingLab:
     def stop(self, keep_models: KeepModels) -> None:
         if self.job is not None and self.job.running:
             self.job.stop()
+            log.info("training stopped after %d steps", self.job.steps_done)
             self.finish(keep_models)
 
     def finish(self, keep_models: KeepModels) -> None:
@@ -92,6 +98,9 @@ class TrainingLab:
         if self.models is not None or self.job is None:
             return
         self.models, self.note = keep_models(self.job.results)
+        log.info(
+            "training finished: models kept %s%s", self.models, f"; {self.note}" * bool(self.note)
+        )
         first = next(iter(self.job.trainers.values()))
         scale = measured_scale(first.cfg, self.job.steps_done, self.job.seconds)
         if scale is not None:

@@ -19,7 +19,6 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 import torch
-from tokenizers import Tokenizer
 
 from encoder.core import hooks
 from encoder.core.model import TransformerEncoder
@@ -27,9 +26,8 @@ from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE
 from encoder.inspect.measures import entropy
 from encoder.inspect.moves import WEIGHT, ShareSums, value_norms
 from encoder.inspect.token_kinds import PUNCTUATION, SINK_KINDS, WORD, token_kind
-from encoder.io.tokenize import tokenize
 
-CORPUS_FILE = "corpus.txt"  # in encoder/assets: one sentence a line, '#' lines name the source
+CORPUS_FILE = "corpus.txt"  # beside this module: one sentence a line, '#' lines name the source
 MIN_SENTENCES = 2
 MAX_SENTENCES = 1000
 MAX_TOKENS = 64  # per sentence, [CLS] and [SEP] included; longer sentences are cut
@@ -52,13 +50,13 @@ Progress = Callable[[int, int], None]  # (sentences done, sentences in all)
 
 def bundled_corpus() -> list[str]:
     """The corpus shipped with the library: its sentences, without the '#' lines naming it."""
-    text = resources.files("encoder.assets").joinpath(CORPUS_FILE).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath(CORPUS_FILE).read_text(encoding="utf-8")
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 def bundled_corpus_source() -> str:
     """The '#' lines at the top of the bundled corpus: where it comes from, its licence."""
-    text = resources.files("encoder.assets").joinpath(CORPUS_FILE).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath(CORPUS_FILE).read_text(encoding="utf-8")
     return " ".join(line.lstrip("# ").strip() for line in text.splitlines() if line[:1] == "#")
 
 
@@ -100,18 +98,16 @@ class Corpus:
         return sum(len(sentence) for sentence in self.tokens)
 
 
-def tokenize_corpus(
-    sentences: list[str], tokenizer: Tokenizer, max_len: int = MAX_TOKENS
-) -> Corpus:
-    """Tokenize every sentence (cut to max_len tokens); ValueError when no sentence holds anything
+def corpus_of(batch) -> Corpus:
+    """The corpus of a tokenized batch (encoder.io.tokenize.tokenize's TokenizedBatch, each
+    sentence cut to MAX_TOKENS or the model's max_len); ValueError when no sentence holds anything
     but special tokens."""
-    batch = tokenize(sentences, tokenizer, max_len)
     ids = [row[:n].tolist() for row, n in zip(batch.input_ids, batch.lengths, strict=True)]
     if all(token_kind(t) not in (WORD, PUNCTUATION) for s in batch.tokens for t in s):
         raise ValueError(
             "the corpus holds only special tokens ([CLS], [SEP], ...): give sentences with words"
         )
-    return Corpus(list(sentences), ids, batch.tokens, len(batch.truncations))
+    return Corpus(list(batch.sentences), ids, batch.tokens, len(batch.truncations))
 
 
 @dataclass

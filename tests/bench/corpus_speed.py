@@ -20,11 +20,13 @@ from app.memory import ByteBudgetCache  # noqa: E402
 from encoder import load_pretrained  # noqa: E402
 from encoder.core.model import TransformerEncoder  # noqa: E402
 from encoder.inspect.corpus import (  # noqa: E402
+    MAX_TOKENS,
     Corpus,
     bundled_corpus,
+    corpus_of,
     corpus_statistics,
-    tokenize_corpus,
 )
+from encoder.io.tokenize import tokenize  # noqa: E402
 
 GOAL_FIRST_S = 30.0
 
@@ -50,7 +52,7 @@ def measure_corpus_speed(model: TransformerEncoder, corpus: Corpus) -> dict[str,
 def main() -> None:
     torch.set_num_threads(1)
     model, tokenizer = load_pretrained()
-    corpus = tokenize_corpus(bundled_corpus(), tokenizer)
+    corpus = corpus_of(tokenize(bundled_corpus(), tokenizer, MAX_TOKENS))
     times = measure_corpus_speed(model, corpus)
     print(
         f"MiniLM, {len(corpus.sentences)} sentences ({corpus.token_count} tokens): first "

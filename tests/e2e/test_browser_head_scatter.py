@@ -9,8 +9,8 @@ import pytest
 
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
-from encoder.inspect.corpus import bundled_corpus, corpus_statistics, tokenize_corpus
-from encoder.io.tokenize import load_tokenizer
+from encoder.inspect.corpus import MAX_TOKENS, bundled_corpus, corpus_of, corpus_statistics
+from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web import asset
 from encoder.web.scatter import scatter_data
 
@@ -32,7 +32,7 @@ def corpus_page(tmp_path_factory):
     sentences = bundled_corpus()
     sentences[0] = "<b>bold?</b> & <img src=x onerror=alert(1)>"  # user text stays text
     cfg = EncoderConfig(vocab_size=30522, d_model=32, num_heads=2, num_layers=1, d_ff=32)
-    corpus = tokenize_corpus(sentences, load_tokenizer())
+    corpus = corpus_of(tokenize(sentences, load_tokenizer(), MAX_TOKENS))
     stats = corpus_statistics(TransformerEncoder(cfg).eval(), corpus)
     data = scatter_data(stats, corpus.sentences, 0, 1)
     path = tmp_path_factory.mktemp("scatter") / "scatter.html"

@@ -15,18 +15,19 @@ from encoder.inspect.corpus import (
     GROUPS,
     MAX_CHARS,
     MAX_SENTENCES,
+    MAX_TOKENS,
     bundled_corpus,
     bundled_corpus_source,
+    corpus_of,
     corpus_statistics,
     fingerprint,
     group_counts,
     head_points,
     parse_corpus,
     project_queries_keys,
-    tokenize_corpus,
 )
 from encoder.inspect.moves import NORM_WEIGHTED
-from encoder.io.tokenize import load_tokenizer
+from encoder.io.tokenize import load_tokenizer, tokenize
 
 TINY = ["The cat sat.", "A dog, a cat and a bird ran home!", "Why?", "Rain fell all night."]
 
@@ -79,7 +80,7 @@ def hand_count(model: TransformerEncoder, tokens: list[list[str]], ids: list[lis
 
 def test_head_statistics_match_a_hand_count(tokenizer):
     model = small_model()
-    corpus = tokenize_corpus(TINY, tokenizer)
+    corpus = corpus_of(tokenize(TINY, tokenizer, MAX_TOKENS))
     stats = corpus_statistics(model, corpus, batch_size=3)  # two batches, both padded
     expected = hand_count(model, corpus.tokens, corpus.ids)
     for name, values in expected.items():
@@ -125,7 +126,9 @@ def previous_token_model() -> TransformerEncoder:
 
 def test_a_head_that_copies_the_previous_token_is_classified_so(tokenizer):
     model = previous_token_model()
-    stats = corpus_statistics(model, tokenize_corpus(bundled_corpus()[:40], tokenizer))
+    stats = corpus_statistics(
+        model, corpus_of(tokenize(bundled_corpus()[:40], tokenizer, MAX_TOKENS))
+    )
     head0 = stats.table.iloc[0]
     assert head0["previous"] > 0.99
     assert head0["group"] == "previous"
@@ -158,7 +161,7 @@ def test_the_plane_does_not_depend_on_where_the_keys_sit():
 
 def test_head_points_label_every_query_and_key(tokenizer):
     model = small_model()
-    corpus = tokenize_corpus(TINY, tokenizer)
+    corpus = corpus_of(tokenize(TINY, tokenizer, MAX_TOKENS))
     stats = corpus_statistics(model, corpus)
     points = head_points(stats, 1, 0)
     n = corpus.token_count
@@ -188,9 +191,9 @@ def test_bad_pasted_corpora_get_a_message(text, message):
 def test_a_corpus_of_special_tokens_only_gets_a_message(tokenizer):
     sentences = parse_corpus("[CLS]\n[SEP] [SEP]\n")
     with pytest.raises(ValueError, match="only special tokens"):
-        tokenize_corpus(sentences, tokenizer)
+        corpus_of(tokenize(sentences, tokenizer, MAX_TOKENS))
 
 
 def test_long_sentences_are_cut_and_counted(tokenizer):
-    corpus = tokenize_corpus(["word " * 100, "short one"], tokenizer, max_len=64)
+    corpus = corpus_of(tokenize(["word " * 100, "short one"], tokenizer, 64))
     assert corpus.truncated == 1 and len(corpus.ids[0]) == 64 and corpus.tokens[0][-1] == "[SEP]"

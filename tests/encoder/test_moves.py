@@ -20,7 +20,7 @@ from encoder.inspect.moves import (
 from encoder.inspect.rollout import rollout, rollout_sentence, trace_rollout
 from encoder.io.checkpoints import bundled_model_dir, load_pretrained
 from encoder.io.tokenize import tokenize
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 SENTENCES = ["The cat sat on the mat, and then it slept.", "Heads move values.", ""]
 
