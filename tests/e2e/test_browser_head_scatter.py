@@ -13,6 +13,7 @@ from encoder.inspect.corpus import MAX_TOKENS, bundled_corpus, corpus_of, corpus
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web import asset
 from encoder.web.scatter import scatter_data
+from tests.e2e.harness import scatter_hover_ms
 
 pytestmark = pytest.mark.browser
 
@@ -60,23 +61,7 @@ def test_the_scatter_draws_every_point_and_hovers_fast(browser, corpus_page):
     draw_ms = float(root.get_attribute("data-draw-ms"))
     assert draw_ms <= DRAW_MS, draw_ms
 
-    # the time from a mouse move to the next frame, with the readout updated (median of 20)
-    hover_ms = page.evaluate(
-        """async () => {
-            const canvas = document.querySelector("[data-role=plane]");
-            const box = canvas.getBoundingClientRect();
-            const times = [];
-            for (let k = 0; k < 20; k++) {
-              const t0 = performance.now();
-              canvas.dispatchEvent(new MouseEvent("mousemove", {
-                clientX: box.left + 10 + k * 20, clientY: box.top + 10 + k * 20}));
-              await new Promise(requestAnimationFrame);
-              times.push(performance.now() - t0);
-            }
-            times.sort((a, b) => a - b);
-            return times[10];
-        }"""
-    )
+    hover_ms = scatter_hover_ms(page)
     assert hover_ms <= HOVER_MS, hover_ms
     print(f"\nscatter of {n} points: draw {draw_ms:.1f} ms, hover (median) {hover_ms:.1f} ms")
 
