@@ -3,9 +3,18 @@ against random weights in compare mode."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from app.views.corpus import BUNDLED, PASTED
-from encoder.inspect.corpus import MAX_SENTENCES, bundled_corpus
-from tests.app.helpers import assert_no_exception, open_page, shown
+from encoder.inspect.corpus import (
+    MAX_CHARS,
+    MAX_SENTENCES,
+    bundled_corpus,
+    corpus_of,
+    corpus_statistics,
+)
+from encoder.io.tokenize import load_tokenizer, tokenize
+from tests.app.helpers import assert_no_exception, open_page, page_model, shown
 
 VIEW = "Heads across a corpus"
 SMALL = {"d_model": "32", "num_heads": "2", "num_layers": "2"}
@@ -29,6 +38,8 @@ def test_the_bundled_corpus_is_the_default_and_a_pasted_one_is_bounded():
     assert any(i.startswith("One sentence is not a corpus") for i in infos(at))
     at.text_area(key="corpus_text").set_value("x\n" * (MAX_SENTENCES + 1)).run()
     assert any(f"the limit is {MAX_SENTENCES:,}" in i for i in infos(at))
+    at.text_area(key="corpus_text").set_value("A word.\n" * (MAX_CHARS // 8 + 1)).run()
+    assert any(f"characters; the limit is {MAX_CHARS:,}" in i for i in infos(at))
     at.text_area(key="corpus_text").set_value("[CLS]\n[SEP]").run()
     assert_no_exception(at)
     assert any("only special tokens" in w.value for w in at.warning)
@@ -36,6 +47,13 @@ def test_the_bundled_corpus_is_the_default_and_a_pasted_one_is_bounded():
     assert_no_exception(at)
     table = at.dataframe[-1].value
     assert len(table) == 4 and {"previous", "[CLS]", "spread", "group"} <= set(table.columns)
+    # the library's numbers for the model the page built, computed here
+    model = page_model(d_model=32, num_heads=2, num_layers=2)
+    sentences = ["The cat sat.", "A dog ran, and it barked."]
+    expected = corpus_statistics(model, corpus_of(tokenize(sentences, load_tokenizer(), 64)))
+    numbers = [c for c in expected.table.columns if c not in ("layer", "head", "group")]
+    np.testing.assert_allclose(table[numbers], expected.table[numbers], atol=1e-6)
+    assert list(table["group"]) == list(expected.table["group"])
 
 
 def test_trained_against_random_weights_says_random_heads_have_no_roles():
