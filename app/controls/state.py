@@ -147,6 +147,9 @@ KEYS: tuple[Key, ...] = (
         bounds=(LESSON_RULE_QUERY, MAX_TOKENS - 1),
     ),
     Key("present", False, in_url=True, persistent=True),
+    # Heads across a corpus: the bundled corpus or the user's own sentences
+    Key("corpus_source", persistent=True),
+    Key("corpus_text", "", persistent=True),
     # the Training view's controls (a preset in the link fills in the others)
     Key("train_preset", None, in_url=True, persistent=True, choices=tuple(TRAINING_PRESETS)),
     *(
