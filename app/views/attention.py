@@ -29,6 +29,7 @@ from app.explorer_payloads import explorer_payload
 from app.runs import Run, Runs, ablation_effect
 from app.settings import Selection
 from app.user_text import literal, quoted
+from app.views import readings
 from app.views.changes import (
     head_switched_off,
     no_difference_panel,
@@ -70,6 +71,7 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
         _divergence(runs, sentence)
     if not runs.compare:  # in compare mode each setup switches its own heads off (sidebar)
         _ablation_section(run, sentence)
+    readings.draw(runs, chosen, sentence)
 
 
 def _explorer(

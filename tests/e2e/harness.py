@@ -413,3 +413,24 @@ def explorer_heads(page) -> tuple[int, int]:
     tiles = page.locator(f"{EXPLORER} [data-role=tile]")
     layers = {t for t in tiles.evaluate_all("ts => ts.map(t => t.dataset.layer)")}
     return len(layers), tiles.count() // len(layers)
+
+
+SCATTER_HOVER_JS = """async (canvas) => {
+    const box = canvas.getBoundingClientRect();
+    const times = [];
+    for (let k = 0; k < 20; k++) {
+      const t0 = performance.now();
+      canvas.dispatchEvent(new MouseEvent("mousemove", {
+        clientX: box.left + 10 + k * 20, clientY: box.top + 10 + k * 20}));
+      await new Promise(requestAnimationFrame);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    return times[10];
+}"""
+
+
+def scatter_hover_ms(page) -> float:
+    """The head scatter's hover: from a mouse move to the next frame, with the readout updated
+    (median of 20 moves across the plane; the locator reaches into a component's shadow root)."""
+    return page.locator("[data-role=plane]").evaluate(SCATTER_HOVER_JS)
