@@ -31,7 +31,8 @@ def explorer_tokens(at: AppTest) -> list[str]:
 def test_default_page_draws_every_head_and_a_status_line():
     at = open_page(view="Attention")
     assert_no_exception(at)
-    assert not at.get("plotly_chart")  # every head, one head: the explorer, in the browser
+    keys = {chart.key for chart in at.get("plotly_chart")}
+    assert not keys & {"overview", "head_detail"}  # every head, one head: the explorer draws them
     tokens = tokens_of(SENTENCE)
     entry, weights = explorer(at)
     assert weights.shape == (4, 4, len(tokens), len(tokens))  # every head at full resolution
