@@ -72,7 +72,7 @@ def follow_link(view: str, values: dict[str, object]) -> None:
 VIEWS: dict[str, RunView | TrainingView] = {
     "Lesson": RunView(partial(lesson.draw, follow=follow_link), every_hook),
     "Tokens": RunView(tokens.draw, no_hooks),
-    "Attention": RunView(attention.draw, no_hooks),
+    "Attention": RunView(partial(attention.draw, follow=state.follow_explorer), no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),
     "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
     "Activations": RunView(activations.draw, activations.hooks),

@@ -26,6 +26,7 @@ LIBRARY_LAYERS = {
     "web": ("core", "inspect"),
     "train": ("core", "tasks", "io", "inspect", "measure"),
     "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
+    "notebook": ("core", "tasks", "io", "inspect", "web"),
 }
 VALUE_WIDGETS = (
     "selectbox",

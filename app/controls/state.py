@@ -130,6 +130,7 @@ KEYS: tuple[Key, ...] = (
     Key("layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
     Key("head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("stretch", False, persistent=True),
+    Key("explorer"),  # the attention explorer's component state: its settled {layer, head}
     Key("step_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
     Key("step_head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("step_query", 0, in_url=True, persistent=True, bounds=(0, MAX_TOKENS - 1)),
@@ -403,6 +404,14 @@ def training_preset_values(name: str | None) -> dict[str, object]:
         return {}
     cfg = TrainConfig(**TRAINING_PRESETS[name])
     return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
+
+
+def follow_explorer() -> None:
+    """The attention explorer's settled head into the session's `layer` and `head` (its
+    callback): the views' selection, and the URL, follow what the browser chose."""
+    chosen = (get("explorer") or {}).get("selection")
+    if chosen:
+        update({"layer": int(chosen["layer"]), "head": int(chosen["head"])})
 
 
 def open_view(view: str, chosen: dict[str, int]) -> None:
