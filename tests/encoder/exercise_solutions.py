@@ -19,17 +19,17 @@ def scores(q, k):
     return q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
 
 
-def head_attention(q, k, v, mask):
+def headattention_scaled(q, k, v, mask):
     s = np.where(mask[:, None, :], scores(q, k), -np.inf)  # [B, T, T]
     return softmax(s) @ v
 
 
-def multi_head_attention(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads):
+def multi_headattention_scaled(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads):
     scale = 1 / math.sqrt(x.shape[-1] // num_heads)
-    return _attention(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale)
+    return attention_scaled(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale)
 
 
-def _attention(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale):
+def attention_scaled(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale):
     B, T, d = x.shape
     q, k, v = np.split(x @ w_qkv.T + b_qkv, 3, axis=-1)
     q, k, v = (m.reshape(B, T, num_heads, d // num_heads).transpose(0, 2, 1, 3) for m in (q, k, v))
@@ -64,7 +64,7 @@ def block(x, mask, params, num_heads, norm_first, activation, norm_type, eps):
         return layer_norm(h, params[f"norm{i}.weight"], params[f"norm{i}.bias"], eps)
 
     def attend(h):
-        return multi_head_attention(
+        return multi_headattention_scaled(
             h, mask, params["self_attn.in_proj_weight"], params["self_attn.in_proj_bias"],
             params["self_attn.out_proj.weight"], params["self_attn.out_proj.bias"], num_heads,
         )  # fmt: skip
@@ -153,4 +153,4 @@ def padding_mask_after_softmax(scores, attention_mask):
 
 
 def multi_head_attention_no_sqrt(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads):
-    return _attention(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale=1.0)
+    return attention_scaled(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale=1.0)
