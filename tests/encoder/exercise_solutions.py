@@ -19,12 +19,12 @@ def scores(q, k):
     return q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
 
 
-def headattention_scaled(q, k, v, mask):
+def head_attention(q, k, v, mask):
     s = np.where(mask[:, None, :], scores(q, k), -np.inf)  # [B, T, T]
     return softmax(s) @ v
 
 
-def multi_headattention_scaled(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads):
+def multi_head_attention(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads):
     scale = 1 / math.sqrt(x.shape[-1] // num_heads)
     return attention_scaled(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads, scale)
 
@@ -64,7 +64,7 @@ def block(x, mask, params, num_heads, norm_first, activation, norm_type, eps):
         return layer_norm(h, params[f"norm{i}.weight"], params[f"norm{i}.bias"], eps)
 
     def attend(h):
-        return multi_headattention_scaled(
+        return multi_head_attention(
             h, mask, params["self_attn.in_proj_weight"], params["self_attn.in_proj_bias"],
             params["self_attn.out_proj.weight"], params["self_attn.out_proj.bias"], num_heads,
         )  # fmt: skip
