@@ -41,10 +41,7 @@ from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
-from encoder.inspect.cost import CostReport, CostSettings, cost_report
 from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
-from encoder.inspect.timing import synchronize
-from encoder.inspect.train_memory import TrainMemory, measure_train_memory
 from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
 from encoder.io.task_model import TaskModel
@@ -55,8 +52,11 @@ from encoder.io.tokenize import (
     load_tokenizer,
     tokenize,
 )
-from encoder.train.task_tokenizer import check_task_text, task_tokenizer
-from encoder.train.tasks import get_task
+from encoder.measure.cost import CostReport, CostSettings, cost_report
+from encoder.measure.timing import synchronize
+from encoder.measure.train_memory import TrainMemory, measure_train_memory
+from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
+from encoder.tasks.tasks import get_task
 from encoder.train.trainer import TrainConfig
 
 # One torch thread per forward pass. The page streams to the browser while the script runs, so

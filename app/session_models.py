@@ -37,8 +37,9 @@ from app.memory import (
     size_text,
 )
 from encoder.core import block
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
 from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
 from encoder.io.checkpoint_files import (
     MAX_FILE_BYTES,
@@ -286,7 +287,7 @@ class ModelShelf(Mapping[str, SessionModel]):
     def _add_trained(
         self, result: TrainResult, in_use: Iterable[str], protect: Iterable[str]
     ) -> str:
-        model = TaskModel.from_result(result)
+        model = result.task_model()
         cfg = model.cfg
         placement = placement_of(cfg.norm_first)
         file_name = f"{model.task}-{placement}-norm-{cfg.num_layers}x{cfg.num_heads}"

@@ -21,7 +21,7 @@ from app import model_files, session_models, state
 from app.runs import pretrained_config, tokenizer
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
-from encoder.core.config import (
+from encoder.core.options import (
     ACTIVATION_NAMES,
     ACTIVATIONS,
     ARCHITECTURE_FIELDS,
@@ -33,8 +33,8 @@ from encoder.core.config import (
     norm_first_of,
 )
 from encoder.io.task_model import TaskModel
-from encoder.train.task_tokenizer import known_symbols
-from encoder.train.tasks import example_sequence
+from encoder.tasks.task_tokenizer import known_symbols
+from encoder.tasks.tasks import example_sequence
 
 D_MODEL_CHOICES = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 D_FF_CHOICES = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192]

@@ -19,7 +19,7 @@ import streamlit as st
 
 from app.user_text import literal
 from encoder import EncoderConfig
-from encoder.core.config import (
+from encoder.core.options import (
     ACTIVATIONS,
     ARCHITECTURE_FIELDS,
     NORM_PLACEMENTS,

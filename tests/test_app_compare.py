@@ -204,12 +204,11 @@ def test_setup_b_s_model_and_run_count_in_the_shared_memory_budget() -> None:
 
 def test_a_trained_toy_model_against_random_weights_of_its_architecture() -> None:
     from encoder.io.checkpoint_files import checkpoint_archive
-    from encoder.io.task_model import TaskModel
     from encoder.train.trainer import TrainConfig, train
     from tests.test_app_trained import upload
 
     cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
-    model = TaskModel.from_result(train(cfg))
+    model = train(cfg).task_model()
     at = open_page(view="Attention")
     at = upload(at, ("reverse.zip", checkpoint_archive(model.files())))
     assert_no_exception(at)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from app import runs
-from encoder.inspect.scaling import crossover_tokens
+from encoder.measure.scaling import crossover_tokens
 from tests.test_app import assert_no_exception, figure, open_page, shown
 from tests.test_app_compare import model_for
 

@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 from app.state import EXAMPLES, LESSON_RULE_QUERY
 from app.views.lesson_steps import TITLES
 from encoder.io.checkpoint_files import checkpoint_archive
-from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir
 from encoder.train.trainer import TrainConfig, train
 from tests.test_app import assert_no_exception, open_page, tokens_of
@@ -77,9 +76,9 @@ def test_every_step_renders_on_random_weights(norm: str) -> None:
 
 def test_every_step_renders_on_a_trained_and_an_uploaded_model() -> None:
     transformers = pytest.importorskip("transformers")
-    trained = TaskModel.from_result(
-        train(TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50))
-    )
+    trained = train(
+        TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    ).task_model()
     at = upload(open_page(view="Lesson"), ("reverse.zip", checkpoint_archive(trained.files())))
     assert_no_exception(at)
     walk_every_step(at)  # sequences: no [CLS] or [SEP]; one layer: no later head to move

@@ -25,9 +25,9 @@ from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
 from encoder.io.checkpoints import checkpoint_from_files
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir
+from encoder.tasks.task_tokenizer import check_task_text
+from encoder.tasks.tasks import example_sequence
 from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
-from encoder.train.task_tokenizer import check_task_text
-from encoder.train.tasks import example_sequence
 from encoder.train.trainer import TrainConfig, train
 from tests.test_app import array, assert_no_exception, figure, heatmaps, open_page
 
@@ -50,7 +50,7 @@ REVERSE_LINES = [
 def library_model() -> TaskModel:
     """A briefly trained reverse model (the upload tests need its files, not its skill)."""
     cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
-    return TaskModel.from_result(train(cfg))
+    return train(cfg).task_model()
 
 
 def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
@@ -107,7 +107,7 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     at.button(key="train_open_0").click().run()
     assert_no_exception(at)
     model = session_model(at)
-    assert model.label == TaskModel.from_result(result).label()
+    assert model.label == result.task_model().label()
     assert at.session_state["view"] == "Attention"
     assert at.text_area(key="text").value == example_sequence(8, 10)
     assert at.select_slider(key="d_model").disabled and at.slider(key="num_layers").value == 2

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from encoder.train.classifier import TokenClassifier
+from encoder.tasks.classifier import TokenClassifier
 from encoder.train.duration import measured_scale
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
@@ -149,8 +149,8 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
         from app import session_models
         from encoder.io.checkpoints import Checkpoint
         from encoder.io.task_model import TaskModel
-        from encoder.train.classifier import TokenClassifier
-        from encoder.train.task_tokenizer import task_tokenizer
+        from encoder.tasks.classifier import TokenClassifier
+        from encoder.tasks.task_tokenizer import task_tokenizer
         from encoder.train.trainer import TrainConfig
 
         cfg = TrainConfig(d_model=16, num_layers=1)

@@ -10,8 +10,8 @@ import pytest
 
 from app.charts import common, cost
 from encoder import EncoderConfig, TransformerEncoder
-from encoder.inspect.cost import CostSettings, cost_report
-from encoder.inspect.gradients import GradientSettings
+from encoder.measure.cost import CostSettings, cost_report
+from encoder.measure.gradients import GradientSettings
 from encoder.train.trainer import torch_threads
 from tests.conftest import padded_batch
 

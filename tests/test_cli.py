@@ -13,11 +13,11 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
-from encoder.__main__ import main
-from encoder.inspect.gradients import LOSS
+from encoder.cli import main
 from encoder.inspect.ledger import shape_ledger
 from encoder.io.task_model import load_task_model
 from encoder.io.tokenize import bundled_model_dir
+from encoder.measure.gradients import LOSS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from encoder.core.config import NORM_PLACEMENTS, EncoderConfig, norm_first_of, placement_of
+from encoder.core.config import EncoderConfig
+from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
 
 WHOLE_POSITIVE = ["vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"]
 

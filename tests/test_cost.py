@@ -1,4 +1,4 @@
-"""The cost measures (encoder.inspect.op_times, scaling, train_memory, gradients, cost) against
+"""The cost measures (encoder.measure.op_times, scaling, train_memory, gradients, cost) against
 counts made here another way: torch's FLOP counter, a walk of the autograd graph, a count by hand
 from the shapes, and this test's own backward passes."""
 
@@ -15,13 +15,13 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.core import block
-from encoder.inspect import gradients
-from encoder.inspect.cost import CostSettings, cost_report
 from encoder.inspect.ledger import shape_ledger
-from encoder.inspect.op_times import FUSED_STAGES, NO_HOOK_NOTE, profile_ops, timed_groups
-from encoder.inspect.scaling import crossover_tokens, flops_at, measure_scaling, scaling_lengths
-from encoder.inspect.timing import Budget, clock, clock_kind
-from encoder.inspect.train_memory import (
+from encoder.measure import gradients
+from encoder.measure.cost import CostSettings, cost_report
+from encoder.measure.op_times import FUSED_STAGES, NO_HOOK_NOTE, profile_ops, timed_groups
+from encoder.measure.scaling import crossover_tokens, flops_at, measure_scaling, scaling_lengths
+from encoder.measure.timing import Budget, clock, clock_kind
+from encoder.measure.train_memory import (
     measure_train_memory,
     module_storages,
     saved_tensor_bytes,

@@ -14,7 +14,18 @@ from app import state
 from tests.test_app import assert_no_exception, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBPACKAGES = ("core", "inspect", "train", "io")
+# Each subpackage of the library and the others it may import: the layers, bottom up. The core
+# is the encoder; the task models' pieces sit below io, so that loading never imports the
+# trainer; live measurement reads the inspect tables; the command line is the top.
+LIBRARY_LAYERS = {
+    "core": (),
+    "tasks": ("core",),
+    "io": ("core", "tasks"),
+    "inspect": ("core",),
+    "measure": ("core", "inspect"),
+    "train": ("core", "tasks", "io", "inspect", "measure"),
+    "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
+}
 VALUE_WIDGETS = (
     "selectbox",
     "slider",
@@ -51,12 +62,23 @@ def test_the_library_never_imports_the_app() -> None:
         assert not any(name.split(".")[0] == "app" for name in imports_of(path)), path
 
 
-def test_the_core_imports_nothing_from_the_other_subpackages() -> None:
-    others = tuple(f"encoder.{name}" for name in SUBPACKAGES if name != "core")
-    for path in files("encoder/core"):
-        for name in imports_of(path):
-            assert not name.startswith(others), f"{path.name} imports {name}"
-            assert name != "encoder" or path.name == "__init__.py", f"{path.name} imports encoder"
+def test_each_library_subpackage_imports_only_the_layers_below_it() -> None:
+    subpackages = {p.name for p in (ROOT / "encoder").iterdir() if (p / "__init__.py").is_file()}
+    assert subpackages == set(LIBRARY_LAYERS)
+    for subpackage, below in LIBRARY_LAYERS.items():
+        for path in files(f"encoder/{subpackage}"):
+            for name in imports_of(path):
+                parts = name.split(".")
+                if parts[0] == "encoder":
+                    where = f"encoder/{subpackage}/{path.name} imports {name}"
+                    assert len(parts) > 1 and parts[1] in (subpackage, *below), where
+
+
+def test_only_python_m_encoder_imports_the_command_line() -> None:
+    for path in [*files("encoder"), *files("app")]:
+        if path.parent.name != "cli" and path != ROOT / "encoder" / "__main__.py":
+            cli = [name for name in imports_of(path) if name.startswith("encoder.cli")]
+            assert not cli, f"{path} imports {cli}"
 
 
 def test_charts_import_no_streamlit() -> None:
@@ -71,24 +93,23 @@ def test_only_the_state_module_touches_the_session_state() -> None:
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:
-    from encoder.io.task_model import TaskModel
     from encoder.train.trainer import TrainConfig, train
 
-    TaskModel.from_result(train(TrainConfig(d_model=16, num_layers=1, steps=1))).save(tmp_path)
+    train(TrainConfig(d_model=16, num_layers=1, steps=1)).task_model().save(tmp_path)
     script = (
         "import sys\n"
         "from encoder import load_pretrained\n"
         "from encoder.io.checkpoints import load_checkpoint\n"
         "load_pretrained()\n"
         f"assert load_checkpoint({str(tmp_path)!r}).task_model is not None\n"
-        "print(sorted(m for m in sys.modules if m.startswith('encoder.train')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('encoder.')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     loaded = done.stdout.strip()
-    assert "encoder.train.trainer" not in loaded and "encoder.train.jobs" not in loaded
-    assert "encoder.train.classifier" in loaded  # the task model's own code, and no more
+    assert "encoder.train" not in loaded  # neither the package nor any of its modules
+    assert "encoder.tasks.classifier" in loaded  # the task model's own code
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from encoder.core import block
 from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
 from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
 from encoder.io.task_model import TaskModel
-from encoder.train.classifier import TokenClassifier
-from encoder.train.task_tokenizer import task_tokenizer
+from encoder.tasks.classifier import TokenClassifier
+from encoder.tasks.task_tokenizer import task_tokenizer
 from encoder.train.trainer import TrainConfig
 from tests.test_app import assert_no_exception, open_page
 from tests.test_app_trained import upload

@@ -29,8 +29,8 @@ from encoder.io.checkpoint_files import (
 )
 from encoder.io.checkpoints import checkpoint_from_files, load_checkpoint
 from encoder.io.task_model import FORMAT, TaskModel, load_task_model, task_model_from_files
-from encoder.train.classifier import TokenClassifier
-from encoder.train.task_tokenizer import task_tokenizer
+from encoder.tasks.classifier import TokenClassifier
+from encoder.tasks.task_tokenizer import task_tokenizer
 from encoder.train.trainer import TrainConfig, torch_threads, train
 
 SOURCE = "upload.zip"  # how the hostile checkpoints are named in messages
@@ -44,7 +44,7 @@ def one_thread():
 
 
 def trained(**changes) -> TaskModel:
-    return TaskModel.from_result(train(TrainConfig(**{**SMALL, "steps": 3, **changes})))
+    return train(TrainConfig(**{**SMALL, "steps": 3, **changes})).task_model()
 
 
 @pytest.fixture(scope="module")

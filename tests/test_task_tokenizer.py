@@ -6,8 +6,8 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
-from encoder.train.task_tokenizer import UNK, check_task_text, known_symbols, task_tokenizer
-from encoder.train.tasks import example_sequence, get_task, input_symbols
+from encoder.tasks.task_tokenizer import UNK, check_task_text, known_symbols, task_tokenizer
+from encoder.tasks.tasks import example_sequence, get_task, input_symbols
 
 
 def test_encodes_symbols_to_the_ids_the_model_was_trained_on() -> None:

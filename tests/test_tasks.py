@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from encoder.train.tasks import TASKS, get_task
+from encoder.tasks.tasks import TASKS, get_task
 
 
 def reverse_answer(seq: list[int], vocab: int) -> list[int]:

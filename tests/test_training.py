@@ -8,8 +8,9 @@ from dataclasses import replace
 import pytest
 import torch
 
-from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig
-from encoder.train.classifier import TokenClassifier
+from encoder.core.config import EncoderConfig
+from encoder.core.options import ARCHITECTURE_FIELDS
+from encoder.tasks.classifier import TokenClassifier
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import (
     TrainConfig,

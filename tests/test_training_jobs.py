@@ -7,7 +7,8 @@ from dataclasses import asdict, replace
 import pytest
 import torch
 
-from encoder.train.classifier import TokenClassifier
+from encoder.tasks.classifier import TokenClassifier
+from encoder.tasks.tasks import get_task
 from encoder.train.jobs import (
     comparison_configs,
     comparison_job,
@@ -15,7 +16,6 @@ from encoder.train.jobs import (
     run_name,
     single_job,
 )
-from encoder.train.tasks import get_task
 from encoder.train.trainer import TrainConfig, torch_threads, train
 
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)

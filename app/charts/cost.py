@@ -1,4 +1,4 @@
-"""Figures of the Cost view: the measured numbers of encoder.inspect.cost in, plotly Figure out.
+"""Figures of the Cost view: the measured numbers of encoder.measure.cost in, plotly Figure out.
 
 The inputs are the plain rows of `CostReport.to_dict()` (or of `python -m encoder profile
 --json`), so the figures also draw a saved report in a notebook:

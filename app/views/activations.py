@@ -28,7 +28,7 @@ from app.views.layout import (
 )
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
-from encoder.core.config import ACTIVATION_NAMES
+from encoder.core.options import ACTIVATION_NAMES
 from encoder.inspect import activations
 
 GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x

@@ -16,7 +16,7 @@ import streamlit as st
 
 from app.runs import Run, Runs
 from app.user_text import literal
-from encoder.core.config import ACTIVATION_NAMES, placement_of
+from encoder.core.options import ACTIVATION_NAMES, placement_of
 from encoder.inspect import norms
 
 # cfg fields and how a difference in each is named

@@ -26,7 +26,7 @@ from app.runs import Run, Runs
 from app.state import Selection
 from app.views.changes import what_changed
 from app.views.layout import show_for, side_by_side
-from encoder.inspect.gradients import LOSS
+from encoder.measure.gradients import LOSS
 
 BUDGET_S = 60.0  # measuring time of one setup on the page (the command line's default is 120 s)
 

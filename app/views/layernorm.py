@@ -17,7 +17,7 @@ from app.views.changes import pre_vs_post, say, what_changed
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
-from encoder.core.config import NORM_TYPE_NAMES
+from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect import norms
 from encoder.inspect.norms import norm_hook_names
 

@@ -11,7 +11,7 @@ import streamlit as st
 from app.runs import Run, Runs
 from app.sidebar import LABELS
 from app.views.widgets import show
-from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 
 
 def key_for(key: str, name: str) -> str:

@@ -31,8 +31,8 @@ from app.views import attention, layernorm, shapes
 from app.views.tokens import token_table
 from encoder import hooks
 from encoder.core import block
-from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, norms, numpy_block, scaling
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.inspect import ablation, activations, norms, numpy_block
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -45,6 +45,7 @@ from encoder.inspect.lesson import (
     numpy_block_check,
     pick_query,
 )
+from encoder.measure import scaling
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,

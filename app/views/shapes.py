@@ -11,7 +11,7 @@ from app.state import Selection
 from app.views.changes import what_changed
 from app.views.layout import key_for, setup_title, side_by_side, stacked
 from app.views.widgets import show
-from encoder.core.config import placement_of
+from encoder.core.options import placement_of
 
 
 def block_figure(run: Run):

@@ -31,8 +31,10 @@ from app.charts import training as training_charts
 from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.state import architecture_values
 from app.user_text import literal
-from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
-from encoder.inspect.train_memory import TrainMemory
+from encoder.core.config import EncoderConfig
+from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
+from encoder.measure.train_memory import TrainMemory
+from encoder.tasks.tasks import TASKS
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -44,7 +46,6 @@ from encoder.train.duration import (
 )
 from encoder.train.jobs import TrainingJob, comparison_configs, comparison_job, single_job
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.tasks import TASKS
 from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
 
 CHUNK_SECONDS = 0.5  # training time between two redraws

@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass, field
 
 from encoder.core import hooks
-from encoder.core.config import ACTIVATION_NAMES, NORM_TYPE_NAMES, EncoderConfig
+from encoder.core.config import EncoderConfig
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
 
 Shape = tuple[int, ...]
 

@@ -1,50 +1,12 @@
-"""EncoderConfig: every architectural choice of the encoder, validated up front."""
+"""EncoderConfig: every architectural choice of the encoder, validated up front. The choices a
+person makes are described once, in encoder.core.options."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 
-ACTIVATIONS = ("relu", "gelu")
-POSITIONALS = ("sinusoidal", "learned")
-NORM_TYPES = ("layernorm", "rmsnorm")
-# Where each block's norms sit, as people name it: "pre" (x + f(norm(x))) is norm_first=True,
-# "post" (norm(x + f(x)), the original paper and BERT) is norm_first=False.
-NORM_PLACEMENTS = ("pre", "post")
-# How the page, the tables and the charts name each choice.
-ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
-NORM_TYPE_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
-# The fields a person chooses when building an encoder (the sidebar's controls, what a training
-# run takes over from it); the others come from a checkpoint or a task.
-ARCHITECTURE_FIELDS = (
-    "norm_first",
-    "num_layers",
-    "d_model",
-    "num_heads",
-    "d_ff",
-    "activation",
-    "positional",
-    "norm_type",
-)
-
-
-def norm_first_of(placement: str) -> bool:
-    """The `norm_first` flag of a placement name ("pre" -> True, "post" -> False)."""
-    if placement not in NORM_PLACEMENTS:
-        raise ValueError(f"norm placement {placement!r} must be one of {NORM_PLACEMENTS}")
-    return placement == "pre"
-
-
-def placement_of(norm_first: bool) -> str:
-    """The placement name of a `norm_first` flag (True -> "pre", False -> "post")."""
-    return "pre" if norm_first else "post"
-
-
-def head_counts(d_model: int, most: int | None = None) -> list[int]:
-    """The head counts that divide `d_model` (each head gets d_model / heads dimensions), at most
-    `most` of them when given."""
-    top = d_model if most is None else min(d_model, most)
-    return [heads for heads in range(1, top + 1) if d_model % heads == 0]
+from encoder.core.options import OPTIONS
 
 
 @dataclass(frozen=True)
@@ -110,12 +72,10 @@ class EncoderConfig:
                 f"d_model={self.d_model} must be even for positional='sinusoidal' "
                 f"(sine and cosine take one dimension each)"
             )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation={self.activation!r} must be one of {ACTIVATIONS}")
-        if self.positional not in POSITIONALS:
-            raise ValueError(f"positional={self.positional!r} must be one of {POSITIONALS}")
-        if self.norm_type not in NORM_TYPES:
-            raise ValueError(f"norm_type={self.norm_type!r} must be one of {NORM_TYPES}")
+        for option in OPTIONS:  # the named options but the placement (a bool, checked below)
+            value = getattr(self, option.field)
+            if option.named and option.key == option.field and value not in option.choices:
+                raise ValueError(f"{option.field}={value!r} must be one of {option.choices}")
         if not isinstance(self.norm_first, bool):
             raise ValueError(f"norm_first={self.norm_first!r} must be True (pre-norm) or False")
         for name in ("scale_embeddings", "embedding_norm"):

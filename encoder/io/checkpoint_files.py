@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -29,6 +30,8 @@ from torch.overrides import TorchFunctionMode
 
 from encoder.core.config import EncoderConfig
 from encoder.io.tokenize import TOKENIZER_FILE
+
+logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -106,6 +109,14 @@ def files_from_archive(data: bytes, source: str, max_bytes: int = MAX_FILE_BYTES
     Nothing is extracted to disk. ValueError for anything else in the archive, a file over the
     limit (by its declared size, and never reading past it), a damaged or encrypted archive.
     """
+    try:
+        return _files_from_archive(data, source, max_bytes)
+    except ValueError as error:
+        logger.warning("refused archive %s (%s bytes): %s", source, f"{len(data):,}", error)
+        raise
+
+
+def _files_from_archive(data: bytes, source: str, max_bytes: int) -> Files:
     check_size(source, len(data), len(CHECKPOINT_FILES) * max_bytes)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))

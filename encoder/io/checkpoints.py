@@ -9,6 +9,7 @@ tensors checked against the config before the model is built.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from encoder.io.checkpoint_files import (
 from encoder.io.task_model import TaskModel, is_task_model_config, task_model_from_config
 from encoder.io.tokenize import bundled_model_dir, tokenizer_from_json
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -45,6 +48,22 @@ def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_B
 
     `source` names the checkpoint in messages. ValueError naming the file and what is wrong.
     """
+    try:
+        checkpoint = _checkpoint(files, source, max_bytes)
+    except ValueError as error:
+        logger.warning("refused checkpoint %s: %s", source, error)
+        raise
+    cfg, task_model = checkpoint.encoder.cfg, checkpoint.task_model
+    kind = "BERT-style encoder" if task_model is None else f"{task_model.task} task model"
+    logger.info(
+        "loaded %s from %s: %d layers x %d heads, d_model %d, %s bytes",
+        kind, source, cfg.num_layers, cfg.num_heads, cfg.d_model,
+        f"{sum(len(data) for data in files.values()):,}",
+    )  # fmt: skip
+    return checkpoint
+
+
+def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
     check_files(files, source, max_bytes)
     config = read_json_object(files[CONFIG_FILE], file_source(source, CONFIG_FILE))
     if is_task_model_config(config):
@@ -58,7 +77,11 @@ def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_B
 def load_checkpoint(path: str | Path | None = None, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
     """The checkpoint in directory `path` (default: the bundled all-MiniLM-L6-v2)."""
     directory = Path(path) if path is not None else bundled_model_dir()
-    files = read_checkpoint_dir(directory, max_bytes)
+    try:
+        files = read_checkpoint_dir(directory, max_bytes)
+    except (ValueError, OSError) as error:
+        logger.warning("refused checkpoint %s: %s", directory, error)
+        raise
     return checkpoint_from_files(files, str(directory), max_bytes)
 
 

@@ -1,6 +1,6 @@
 """A model trained here on a toy task: encoder, classifier head, tokenizer, task, and its record.
 
-    model = TaskModel.from_result(train(TrainConfig(task="reverse")))
+    model = train(TrainConfig(task="reverse")).task_model()   # encoder.train.trainer
     model.save("reverse-model")          # config.json, model.safetensors, tokenizer.json
     model = load_task_model("reverse-model")
     ids = model.check_text("3 1 4 1 5 9 2 6")          # ValueError for a wrong symbol or length
@@ -23,14 +23,14 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 from safetensors.torch import save as save_safetensors
 from tokenizers import Tokenizer
 
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
 from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     MAX_FILE_BYTES,
@@ -48,12 +48,9 @@ from encoder.io.checkpoint_files import (
     read_safetensors,
 )
 from encoder.io.tokenize import tokenizer_from_json
-from encoder.train.classifier import TokenClassifier
-from encoder.train.task_tokenizer import check_task_text, task_tokenizer
-from encoder.train.tasks import get_task
-
-if TYPE_CHECKING:  # only a type here: loading a task model never imports the trainer
-    from encoder.train.trainer import TrainResult
+from encoder.tasks.classifier import TokenClassifier
+from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
+from encoder.tasks.tasks import get_task
 
 FORMAT = "encoder-explorer-task-model"
 FORMAT_VERSION = 1
@@ -87,28 +84,6 @@ class TaskModel:
     task: str
     seq_len: int  # the length it was trained on; check_text accepts exactly this
     training: dict[str, float | int | bool | None] = field(default_factory=dict)  # TRAINING_KEYS
-
-    @classmethod
-    def from_result(cls, result: TrainResult) -> TaskModel:
-        cfg = result.config
-        accuracies = (result.held_out_accuracy, result.held_out_sequence_accuracy)
-        token_accuracy, sequence_accuracy = (None if math.isnan(a) else a for a in accuracies)
-        return cls(
-            classifier=result.model.eval(),
-            tokenizer=task_tokenizer(cfg.vocab),
-            task=cfg.task,
-            seq_len=cfg.seq_len,
-            training={
-                "steps": len(result.history),
-                "lr": cfg.lr,
-                "warmup_steps": cfg.warmup_steps,
-                "batch_size": cfg.batch_size,
-                "seed": cfg.seed,
-                "held_out_accuracy": token_accuracy,
-                "held_out_sequence_accuracy": sequence_accuracy,
-                "stopped": result.stopped,
-            },
-        )
 
     @property
     def encoder(self) -> TransformerEncoder:

@@ -28,7 +28,8 @@ import math
 from dataclasses import dataclass, replace
 
 from encoder.core import block
-from encoder.core.config import EncoderConfig, head_counts
+from encoder.core.config import EncoderConfig
+from encoder.core.options import head_counts
 from encoder.train.trainer import TrainConfig
 
 PER_LAYER_SECONDS = 0.015

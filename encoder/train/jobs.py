@@ -12,11 +12,14 @@ agree) and the same batches: they differ only in norm placement and warmup.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 
-from encoder.core.config import NORM_PLACEMENTS, norm_first_of, placement_of
+from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
 from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
+
+logger = logging.getLogger(__name__)
 
 
 def run_name(cfg: TrainConfig) -> str:
@@ -51,6 +54,13 @@ class TrainingJob:
     dashed: tuple[str, ...] = ()  # run names to draw dashed (the comparison's warmup variants)
     init_grad_norms: dict[str, list[float]] = field(default_factory=dict)  # run name -> per block
     results: dict[str, TrainResult] = field(default_factory=dict)  # filled once every run is done
+
+    def __post_init__(self) -> None:
+        first = next(iter(self.trainers.values())).cfg
+        logger.info(
+            "training started: %s, %s task, %d steps, on %s",
+            ", ".join(self.trainers), first.task, self.total_steps, first.device,
+        )  # fmt: skip
 
     @property
     def running(self) -> bool:
@@ -87,6 +97,8 @@ class TrainingJob:
 
     def stop(self) -> None:
         """End every run now; `results` then holds what was trained so far."""
+        if self.running:
+            logger.info("training stopped at step %d of %d", self.steps_done, self.total_steps)
         for trainer in self.trainers.values():
             trainer.stop_requested = True
         self._collect_results()
@@ -96,6 +108,11 @@ class TrainingJob:
         (a finished job keeps its models and histories only)."""
         if not self.running and not self.results:
             self.results = {name: t.result() for name, t in self.trainers.items()}
+            logger.info(
+                "training done in %.1f s: %s", self.seconds,
+                "; ".join(f"{name}: {r.held_out_accuracy:.3f} held-out accuracy after "
+                          f"{len(r.history)} steps" for name, r in self.results.items()),
+            )  # fmt: skip
             for trainer in self.trainers.values():
                 trainer.optimizer.state.clear()
                 trainer.model.zero_grad(set_to_none=True)

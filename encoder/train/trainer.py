@@ -11,6 +11,7 @@ sequences never trained on.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -22,10 +23,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoder.core.capture import Trace
-from encoder.core.config import ARCHITECTURE_FIELDS, EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import available_devices
-from encoder.train.classifier import TokenClassifier
-from encoder.train.tasks import Task, get_task, input_symbol
+from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
+from encoder.io.task_model import TaskModel
+from encoder.tasks.classifier import TokenClassifier
+from encoder.tasks.task_tokenizer import task_tokenizer
+from encoder.tasks.tasks import Task, get_task, input_symbol
+
+logger = logging.getLogger(__name__)
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
 
@@ -161,6 +167,29 @@ class TrainResult:
     @property
     def final_loss(self) -> float:
         return self.history[-1]["loss"] if self.history else math.nan
+
+    def task_model(self) -> TaskModel:
+        """The trained model with its tokenizer, task and record: what `save` writes and a page
+        runs."""
+        cfg = self.config
+        accuracies = (self.held_out_accuracy, self.held_out_sequence_accuracy)
+        token_accuracy, sequence_accuracy = (None if math.isnan(a) else a for a in accuracies)
+        return TaskModel(
+            classifier=self.model.eval(),
+            tokenizer=task_tokenizer(cfg.vocab),
+            task=cfg.task,
+            seq_len=cfg.seq_len,
+            training={
+                "steps": len(self.history),
+                "lr": cfg.lr,
+                "warmup_steps": cfg.warmup_steps,
+                "batch_size": cfg.batch_size,
+                "seed": cfg.seed,
+                "held_out_accuracy": token_accuracy,
+                "held_out_sequence_accuracy": sequence_accuracy,
+                "stopped": self.stopped,
+            },
+        )
 
     def summary(self) -> dict:
         return {
@@ -341,9 +370,16 @@ def train(
     cfg: TrainConfig, on_step: Callable[[StepMetrics], bool | None] | None = None
 ) -> TrainResult:
     """Train from scratch; on_step sees every step's metrics and may return True to stop."""
+    logger.info("training started: %s task, %d steps, on %s", cfg.task, cfg.steps, cfg.device)
     trainer = Trainer(cfg)
     trainer.run(on_step)
-    return trainer.result()
+    result = trainer.result()
+    logger.info(
+        "training %s after %d steps in %.1f s: %.3f held-out accuracy",
+        "stopped" if result.stopped else "finished", len(result.history), result.seconds,
+        result.held_out_accuracy,
+    )  # fmt: skip
+    return result
 
 
 def gradient_norms_at_init(cfg: TrainConfig) -> list[float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from encoder.train.tasks import example_sequence
+from encoder.tasks.tasks import example_sequence
 from tests.e2e.harness import figure, wait_settled
 from tests.e2e.test_browser_page import open_view, type_text, wait_for
 

@@ -25,7 +25,6 @@ import pytest
 
 from app.state import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
-from encoder.io.task_model import TaskModel
 from encoder.train.trainer import TrainConfig, train
 from tests.e2e.harness import DRAWN_JS, drawn_target, expected_tokens, sentence_of, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
@@ -58,7 +57,7 @@ def checkpoint() -> bytes:
     """A tiny model trained for a few steps, as the zip of its three files (its skill is not
     needed, only files the page accepts)."""
     cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
-    return checkpoint_archive(TaskModel.from_result(train(cfg)).files())
+    return checkpoint_archive(train(cfg).task_model().files())
 
 
 def get(url: str, cookie: str | None = None, data: bytes | None = None) -> tuple[int, str | None]:

@@ -3,12 +3,12 @@
     report = cost_report(model, input_ids, attention_mask, CostSettings(budget_s=30))
     report.to_dict()   # what `python -m encoder profile --json` prints
 
-- time per operation (encoder.inspect.op_times), for this batch;
-- scaling with length (encoder.inspect.scaling), one sentence of random tokens per length;
-- training memory (encoder.inspect.train_memory), for this batch, pre- and post-norm: the model
+- time per operation (encoder.measure.op_times), for this batch;
+- scaling with length (encoder.measure.scaling), one sentence of random tokens per length;
+- training memory (encoder.measure.train_memory), for this batch, pre- and post-norm: the model
   itself for its own placement, random weights of the same architecture for the other (saved
   bytes depend on shapes only);
-- gradient norms at initialisation (encoder.inspect.gradients), pre- and post-norm at the
+- gradient norms at initialisation (encoder.measure.gradients), pre- and post-norm at the
   model's depth, and the last layer's W2 against depth, for its architecture with random weights.
 
 The whole is bounded by `budget_s`: each measure gets a share of what is left when it starts
@@ -24,13 +24,14 @@ from functools import partial
 
 import torch
 
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
-from encoder.inspect import gradients
-from encoder.inspect.op_times import OpProfile, profile_ops
-from encoder.inspect.scaling import MAX_TOKENS, Scaling, measure_scaling
-from encoder.inspect.timing import CLOCK_NAMES, Budget, clock_kind
-from encoder.inspect.train_memory import TrainMemory, measure_train_memory
+from encoder.core.options import placement_of
+from encoder.measure import gradients
+from encoder.measure.op_times import OpProfile, profile_ops
+from encoder.measure.scaling import MAX_TOKENS, Scaling, measure_scaling
+from encoder.measure.timing import CLOCK_NAMES, Budget, clock_kind
+from encoder.measure.train_memory import TrainMemory, measure_train_memory
 
 # each measure, in the order they run, and the fraction of the budget left that it may take
 BUDGET_SHARES = {

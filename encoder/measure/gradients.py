@@ -30,11 +30,12 @@ from dataclasses import dataclass, replace
 import torch
 import torch.nn.functional as F
 
-from encoder.core.config import EncoderConfig, placement_of
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
 from encoder.inspect.limits import RunTooLarge, check_run
 from encoder.inspect.measures import log_log_slope
-from encoder.inspect.timing import Budget, random_ids
+from encoder.measure.timing import Budget, random_ids
 
 LOSS = (
     "mean squared error between the encoder's output and standard-normal targets "

@@ -2,7 +2,7 @@
 
 How: a `TimingCapture` is the active capture (encoder.core.capture), so each HookPoint that marks
 an operation's output (`Op.output` in encoder.core.block) records the time it fires, after waiting
-for the device (CUDA), on the clock of encoder.inspect.timing (CPU: the thread's CPU time). An
+for the device (CUDA), on the clock of encoder.measure.timing (CPU: the thread's CPU time). An
 operation's time runs from the previous boundary to its own output hook; the first starts when
 the forward pass is called, so the token embedding's time includes the model's input checks.
 Two cases cannot be told apart by hooks, and are split by FLOPs:
@@ -29,7 +29,7 @@ import torch
 from encoder.core import block
 from encoder.core.capture import Capture, activated
 from encoder.core.model import TransformerEncoder
-from encoder.inspect.timing import Budget, clock, evaluating, synchronize, timed_ms
+from encoder.measure.timing import Budget, clock, evaluating, synchronize, timed_ms
 
 # block stage -> why its operations share one measured time
 FUSED_STAGES = {

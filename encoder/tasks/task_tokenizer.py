@@ -4,7 +4,7 @@
     tokenizer.encode("3 1 4 1 5 9 2 6").ids      # [3, 1, 4, 1, 5, 9, 2, 6]: the training ids
     check_task_text("3 1 4 x", tokenizer, seq_len=8)   # ValueError: 'x' is not a symbol ...
 
-Symbol i (`encoder.train.tasks.input_symbol(i)`) has id i, exactly as the task fed the model in
+Symbol i (`encoder.tasks.tasks.input_symbol(i)`) has id i, exactly as the task fed the model in
 training. Anything else becomes [UNK] (id `vocab`, outside the model's vocabulary, so the model
 refuses it); `check_task_text` names it first. There is no [PAD]: a task model reads sequences
 of exactly its trained length, so a batch of them is never padded. Like every tokenizer here,
@@ -17,7 +17,7 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import WhitespaceSplit
 
-from encoder.train.tasks import input_symbols
+from encoder.tasks.tasks import input_symbols
 
 UNK = "[UNK]"
 MAX_LISTED_SYMBOLS = 12  # a message lists the symbols when there are at most this many

@@ -20,7 +20,7 @@ from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.inspect.ledger import matmul_flops_by_kind
 from encoder.inspect.measures import log_log_slope
-from encoder.inspect.timing import Budget, evaluating, median_ms, random_ids
+from encoder.measure.timing import Budget, evaluating, median_ms, random_ids
 
 FIRST_TOKENS = 16
 MAX_TOKENS = 512  # longest length measured, whatever max_len allows

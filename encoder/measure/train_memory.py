@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from encoder.core.model import TransformerEncoder
-from encoder.inspect.timing import Budget, evaluating, timed_ms
+from encoder.measure.timing import Budget, evaluating, timed_ms
 
 TIMING_LOSS = "output.pow(2).mean()"
 

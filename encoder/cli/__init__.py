@@ -1,0 +1,46 @@
+"""Command line: `python -m encoder trace|profile TEXT [options]` and `... train [options]`.
+
+    python -m encoder train --task reverse --save reverse-model --json
+    python -m encoder trace --checkpoint reverse-model "3 1 4 1 5 9 2 6"
+    python -m encoder profile "The cat sat." --heads 8 --d-model 512 --layers 6 --json
+
+One module per command (trace, train, profile), each with `add_command(subparsers)`, which sets
+`run`: it takes the parsed arguments and returns the exit code. The flags they share are in
+encoder.cli.options, the model trace and profile choose in encoder.cli.model. A ValueError (a bad
+configuration, a run too large) becomes a one-line error and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from encoder.cli import profile, trace, train
+
+USAGE_ERROR = 2
+
+COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    trace.add_command,
+    train.add_command,
+    profile.add_command,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m encoder", description="Look inside a Transformer encoder."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_command in COMMANDS:
+        add_command(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, OSError) as error:  # OSError: a checkpoint path that cannot be used
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR

@@ -1,0 +1,54 @@
+"""The flags several commands share: the architecture flags, built from the option table
+(encoder.core.options), how trace and profile choose a model, and --threads."""
+
+from __future__ import annotations
+
+import argparse
+
+from encoder.core.config import EncoderConfig
+from encoder.core.options import OPTIONS, ArchOption, key_values
+
+
+def add_architecture_option(
+    parser: argparse.ArgumentParser, option: ArchOption, shown: object, **settings: object
+) -> None:
+    """The option's flag: one of its choices (named options) or a whole number, its help saying
+    the default `shown`; `settings` go to add_argument (e.g. the parser's own default)."""
+    typed = {"choices": option.choices} if option.named else {"type": int}
+    parser.add_argument(option.flag, help=f"{option.help} (default {shown})", **typed, **settings)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """TEXT, the architecture options, --device, and --pretrained or --checkpoint DIR: how the
+    commands that run text through an encoder (trace, profile) choose it."""
+    parser.add_argument("sentences", nargs="+", metavar="TEXT", help="one sentence per argument")
+    defaults = key_values(EncoderConfig()) | {"d_ff": "4 x d-model"}
+    for option in OPTIONS:
+        add_architecture_option(parser, option, defaults[option.key])
+    parser.add_argument("--device", default="cpu", help="cpu, cuda:N or mps (default cpu)")
+    weights = parser.add_mutually_exclusive_group()
+    weights.add_argument(
+        "--pretrained",
+        action="store_true",
+        help="use the bundled all-MiniLM-L6-v2 weights instead of random ones",
+    )
+    weights.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="a checkpoint directory: BERT-style, or saved by `train --save` (then each TEXT is "
+        'one sequence of the task\'s symbols, e.g. "3 1 4 1 5 9 2 6")',
+    )
+
+
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads for torch (default: torch's choice, one per core); 1 is barely slower "
+        "for these tiny models and far faster when other programs busy the cores",
+    )
+
+
+def check_threads(args: argparse.Namespace) -> None:
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads {args.threads} must be at least 1")

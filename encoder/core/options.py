@@ -1,0 +1,255 @@
+"""The one description of each architecture option a person chooses: its EncoderConfig field,
+its choices, how the page names it and its values, how a link's value is parsed, its CLI flag.
+
+Everything else derives from `OPTIONS`: EncoderConfig's checks of named values, the sidebar's
+controls and labels, the session keys and URL parsing, the "B differs" and changes sentences,
+the command line's flags. To add an option (say an init scheme "init": "normal" | "xavier"):
+
+1. add its field to EncoderConfig (encoder/core/config.py) and use it in the model;
+2. add one entry here:
+
+       ArchOption(
+           field="init", key="init", label="Initialisation", noun="initialisation",
+           choices=("normal", "xavier"), names={"normal": "normal", "xavier": "Xavier"},
+           phrase="{} init", flag="--init", help="how the weights are drawn",
+       ),
+
+That is all: the sidebar shows a radio, links take `init=xavier`, compare mode says "A with
+Xavier init", and `python -m encoder trace --init xavier` works.
+
+Values are held as the controls and links hold them (the key's value): the same as the config's
+value for every option but the norm placement, whose key "norm" says "pre" / "post" for
+`norm_first` True / False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from encoder.core.config import EncoderConfig
+
+# Where each block's norms sit, as people name it: "pre" (x + f(norm(x))) is norm_first=True,
+# "post" (norm(x + f(x)), the original paper and BERT) is norm_first=False.
+NORM_PLACEMENTS = ("pre", "post")
+
+
+def norm_first_of(placement: str) -> bool:
+    """The `norm_first` flag of a placement name ("pre" -> True, "post" -> False)."""
+    if placement not in NORM_PLACEMENTS:
+        raise ValueError(f"norm placement {placement!r} must be one of {NORM_PLACEMENTS}")
+    return placement == "pre"
+
+
+def placement_of(norm_first: bool) -> str:
+    """The placement name of a `norm_first` flag (True -> "pre", False -> "post")."""
+    return "pre" if norm_first else "post"
+
+
+def head_counts(d_model: int, most: int | None = None) -> list[int]:
+    """The head counts that divide `d_model` (each head gets d_model / heads dimensions), at most
+    `most` of them when given."""
+    top = d_model if most is None else min(d_model, most)
+    return [heads for heads in range(1, top + 1) if d_model % heads == 0]
+
+
+def _same(value: object) -> object:
+    return value
+
+
+@dataclass(frozen=True)
+class ArchOption:
+    """One architecture option.
+
+    field: the EncoderConfig field; key: the widget key and URL parameter; label: the control's
+    label; noun: how a sentence names the option ("norm placement: pre-norm → post-norm");
+    choices: the values a control offers (named options: every value there is; numbers: the
+    usual ones, () where they are derived or a range); names: how the page names each value
+    (the value itself when absent); labels: a control's longer wording of a value, where it has
+    one; phrase: the value in a sentence ("{} heads" -> "8 heads"); bounds: the whole numbers a
+    link may ask for; flag and help: the command line's; architecture: False for what says which
+    weights rather than their shape (the seed); to_config / from_config: key value <-> config
+    value."""
+
+    field: str
+    key: str
+    label: str
+    noun: str
+    flag: str
+    help: str
+    choices: tuple = ()
+    names: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    phrase: str = "{}"
+    bounds: tuple[int, int] | None = None
+    architecture: bool = True
+    to_config: Callable[[object], object] = _same
+    from_config: Callable[[object], object] = _same
+
+    @property
+    def named(self) -> bool:
+        """True when the values are words (a closed set of choices), not whole numbers."""
+        return self.bounds is None
+
+    @property
+    def dest(self) -> str:
+        """The attribute argparse gives the flag's value ("--d-model" -> "d_model")."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def name(self, value: object) -> str:
+        """How the page names a key value ("relu" -> "ReLU", "pre" -> "pre-norm", 8 -> "8")."""
+        return self.names.get(value, str(value)) if isinstance(value, str) else str(value)
+
+    def label_of(self, value: object) -> str:
+        """A control's wording of a key value ("pre" -> "Pre-norm: x + f(LN(x))")."""
+        return self.labels.get(value, self.name(value)) if isinstance(value, str) else str(value)
+
+    def say(self, value: object) -> str:
+        """A key value in a sentence ("A with 8 heads, ReLU, learned positions")."""
+        return self.phrase.format(self.name(value))
+
+    def value_of(self, cfg: EncoderConfig) -> object:
+        """The key value that shows `cfg`'s choice ("post" for norm_first=False)."""
+        return self.from_config(getattr(cfg, self.field))
+
+    def parse(self, raw: str) -> object:
+        """A link's value, checked; ValueError naming the key and the value when it cannot be
+        used."""
+        if self.named:
+            if raw not in self.choices:
+                raise ValueError(f"{self.key}={raw!r} is not one of {', '.join(self.choices)}")
+            return raw
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{self.key}={raw!r} is not a whole number") from None
+        low, high = self.bounds
+        if not low <= value <= high:
+            raise ValueError(f"{self.key}={value} is outside {low}..{high}")
+        return value
+
+
+OPTIONS: tuple[ArchOption, ...] = (
+    ArchOption(
+        field="norm_first",
+        key="norm",
+        label="Norm placement",
+        noun="norm placement",
+        flag="--norm",
+        help="where each block's norms sit: pre-norm or post-norm",
+        choices=NORM_PLACEMENTS,
+        names={"pre": "pre-norm", "post": "post-norm"},
+        labels={"pre": "Pre-norm: x + f(LN(x))", "post": "Post-norm: LN(x + f(x))"},
+        to_config=norm_first_of,
+        from_config=placement_of,
+    ),
+    ArchOption(
+        field="d_model",
+        key="d_model",
+        label="d_model",
+        noun="d_model",
+        flag="--d-model",
+        help="model width",
+        choices=(16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024),
+        phrase="d_model {}",
+        bounds=(2, 4096),
+    ),
+    ArchOption(  # choices: head_counts(d_model)
+        field="num_heads",
+        key="num_heads",
+        label="Heads (divisors of d_model)",
+        noun="heads",
+        flag="--heads",
+        help="attention heads",
+        phrase="{} heads",
+        bounds=(1, 4096),
+    ),
+    ArchOption(  # choices: 1 .. the upper bound (a checkpoint may have more)
+        field="num_layers",
+        key="num_layers",
+        label="Layers",
+        noun="layers",
+        flag="--layers",
+        help="encoder blocks",
+        phrase="{} layers",
+        bounds=(1, 24),
+    ),
+    ArchOption(
+        field="d_ff",
+        key="d_ff",
+        label="d_ff (feed-forward width)",
+        noun="d_ff",
+        flag="--d-ff",
+        help="feed-forward width",
+        choices=(64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192),
+        phrase="d_ff {}",
+        bounds=(1, 16384),
+    ),
+    ArchOption(
+        field="activation",
+        key="activation",
+        label="Activation",
+        noun="activation",
+        flag="--activation",
+        help="the feed-forward's activation",
+        choices=("relu", "gelu"),
+        names={"relu": "ReLU", "gelu": "GELU"},
+    ),
+    ArchOption(
+        field="norm_type",
+        key="norm_type",
+        label="Norm type",
+        noun="norm type",
+        flag="--norm-type",
+        help="LayerNorm (mean and spread) or RMSNorm (spread only, no bias)",
+        choices=("layernorm", "rmsnorm"),
+        names={"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"},
+    ),
+    ArchOption(
+        field="positional",
+        key="positional",
+        label="Positions",
+        noun="positions",
+        flag="--positional",
+        help="how positions are added to the token embeddings",
+        choices=("sinusoidal", "learned"),
+        labels={"sinusoidal": "Sinusoidal", "learned": "Learned"},
+        phrase="{} positions",
+    ),
+    ArchOption(
+        field="seed",
+        key="seed",
+        label="Seed",
+        noun="seed",
+        flag="--seed",
+        help="weight seed",
+        phrase="seed {}",
+        bounds=(0, 2**31 - 1),
+        architecture=False,
+    ),
+)
+BY_FIELD: dict[str, ArchOption] = {option.field: option for option in OPTIONS}
+BY_KEY: dict[str, ArchOption] = {option.key: option for option in OPTIONS}
+
+# The fields a person chooses when building an encoder (the sidebar's controls, what a training
+# run takes over from it); the others come from a checkpoint or a task, and the seed says which
+# weights, not their shape.
+ARCHITECTURE_FIELDS = tuple(option.field for option in OPTIONS if option.architecture)
+ACTIVATIONS = BY_FIELD["activation"].choices
+POSITIONALS = BY_FIELD["positional"].choices
+NORM_TYPES = BY_FIELD["norm_type"].choices
+# How the page, the tables and the charts name each choice.
+ACTIVATION_NAMES = dict(BY_FIELD["activation"].names)
+NORM_TYPE_NAMES = dict(BY_FIELD["norm_type"].names)
+
+
+def key_values(cfg: EncoderConfig) -> dict[str, object]:
+    """Every option's key value that shows `cfg` ({"norm": "pre", "d_model": 256, ...})."""
+    return {option.key: option.value_of(cfg) for option in OPTIONS}
+
+
+def config_values(values: Mapping[str, object]) -> dict[str, object]:
+    """The EncoderConfig fields that the options' key values say (keys absent are left out)."""
+    return {o.field: o.to_config(values[o.key]) for o in OPTIONS if o.key in values}
