@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from encoder.cli.options import add_architecture_option, add_threads_option, check_threads
+from encoder.cli.options import (
+    add_architecture_option,
+    add_dropout_options,
+    add_threads_option,
+    check_threads,
+    dropout_settings,
+)
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
 from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
@@ -27,6 +33,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--steps", type=int, default=default.steps)
     parser.add_argument("--lr", type=float, default=default.lr)
     parser.add_argument("--seed", type=int, default=default.seed)
+    add_dropout_options(parser)
     add_threads_option(parser)
     parser.add_argument(
         "--checkpoint-blocks",
@@ -56,10 +63,14 @@ def run(args: argparse.Namespace) -> int:
         lr=args.lr,
         seed=args.seed,
         checkpoint_blocks=args.checkpoint_blocks,
+        **dropout_settings(args),
     )
     check_threads(args)
     every = max(1, cfg.steps // 10)
     checkpointing = ", blocks checkpointed" if cfg.checkpoint_blocks else ""
+    rates = cfg.encoder_config().dropout_rates()
+    if any(rates.values()):
+        checkpointing += ", dropout " + ", ".join(f"{k} {v:g}" for k, v in rates.items())
     print(
         f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers{checkpointing}) "
         f"for {cfg.steps} steps"

@@ -64,6 +64,12 @@ class TrainConfig:
     # Gradient checkpointing: keep only each block's input for backward and recompute the block
     # (less memory, about one more forward pass of time); the losses are the same.
     checkpoint_blocks: bool = False
+    # Dropout: `dropout` in torch's places, or a rate per place (None: `dropout`'s); see
+    # EncoderConfig.dropout_rates. Active only while training.
+    dropout: float = 0.0
+    attention_dropout: float | None = None
+    residual_dropout: float | None = None
+    ffn_dropout: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -130,6 +136,10 @@ class TrainConfig:
             positional=self.positional,
             norm_type=self.norm_type,
             seed=self.seed,
+            dropout=self.dropout,
+            attention_dropout=self.attention_dropout,
+            residual_dropout=self.residual_dropout,
+            ffn_dropout=self.ffn_dropout,
         )
 
     def to_dict(self) -> dict:
@@ -200,6 +210,7 @@ class TrainResult:
             "vocab": self.config.vocab,
             "warmup": self.config.warmup_steps,
             "checkpoint_blocks": self.config.checkpoint_blocks,
+            "dropout": self.config.encoder_config().dropout_rates(),
             "accuracy": round(self.held_out_accuracy, 4),
             "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
             "held_out_examples": self.held_out_examples,

@@ -4,6 +4,8 @@ hooks in train mode with a fixed seed; at rate 0 every placement is the model wi
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -104,3 +106,16 @@ def test_torchs_placement_drops_in_every_place() -> None:
     model, trace = traced(EncoderConfig(**SMALL, dropout=RATE), train=True)
     shares = places_dropped(model, trace)
     assert all(0.3 < share < 0.7 for share in shares.values()), shares
+
+
+def test_the_train_command_takes_each_placements_rate(capsys) -> None:
+    from encoder.cli import main
+
+    argv = ["train", "--steps", "3", "--threads", "1", "--ffn-dropout", "0.2", "--json"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "dropout attention 0, residual 0, ffn 0.2" in out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["dropout"] == {"attention": 0.0, "residual": 0.0, "ffn": 0.2}
+    assert main(["train", "--steps", "3", "--attention-dropout", "1.5"]) == 2
+    assert "attention_dropout=1.5 must be in [0, 1)" in capsys.readouterr().err
