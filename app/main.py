@@ -1,10 +1,10 @@
 """Encoder Explorer: `streamlit run app/main.py`.
 
-Thin on purpose: let ended sessions' models go (app.session_end), start the session's state,
-draw the sidebar, fetch the run the chosen view needs, draw the view through the registry
-(app.views), say what happened. The runs and models the page gets stay in the memory budget's
-cache until it is drawn (CACHE.holding).
-"""
+Thin on purpose: let ended sessions' models go (app.session_end), start the session's state, draw
+the sidebar (app.controls), resolve each setup's model source once (app.sources, the session's own
+models included), fetch the run the chosen view needs, draw the view through the registry
+(app.registry), say what happened. The runs and models the page gets stay in the memory budget's
+cache until it is drawn (CACHE.holding)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,15 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
     sys.path.insert(0, ROOT)
 
-from app import session_end, session_models, sidebar, state, training_session, views  # noqa: E402
+from app import logs, registry, session_end, training_session  # noqa: E402
+from app.controls import (  # noqa: E402
+    session_models,  # noqa: E402
+    sidebar,
+    state,
+)
 from app.memory import CACHE  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines  # noqa: E402
-from app.sidebar import Setup  # noqa: E402
+from app.settings import Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
@@ -85,13 +90,14 @@ def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
+    logs.configure()
     session_end.sweep()
     with CACHE.holding():
         page(make_run, page_start)
 
 
 def page(make_run, page_start: float) -> None:
-    notices = state.start_page(tuple(views.VIEWS), session_models.is_session_source)
+    notices = state.start_page(tuple(registry.VIEWS), session_models.is_session_source)
     st.set_page_config(
         page_title="Encoder Explorer",
         page_icon="🔍",
@@ -101,12 +107,12 @@ def page(make_run, page_start: float) -> None:
     settings = sidebar.render(notices)
     state.sync_url(settings.text)
     st.title("Encoder Explorer")
-    name = st.segmented_control("View", views.VIEWS, key="view", label_visibility="collapsed")
+    name = st.segmented_control("View", registry.VIEWS, key="view", label_visibility="collapsed")
     status = st.empty()
     for notice in settings.notices:
         st.warning(notice)
-    view = views.VIEWS[name]
-    if isinstance(view, views.TrainingView):
+    view = registry.VIEWS[name]
+    if isinstance(view, registry.TrainingView):
         view.draw(settings, *training_session.lab_and_actions())
         return
     if settings.error:
@@ -122,7 +128,8 @@ def page(make_run, page_start: float) -> None:
     def run_of(setup: Setup, name: str):
         heads = _heads_off(setup, name) if settings.b is not None else ()
         names = view.hooks(setup.cfg, chosen)
-        return make_run(setup.cfg, setup.source, settings.device, sentences, names, ablate=heads)
+        source = session_models.resolve(setup.source, setup.cfg)
+        return make_run(setup.cfg, source, settings.device, sentences, names, ablate=heads)
 
     try:
         run = run_of(settings.a, "A")

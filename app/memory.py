@@ -1,22 +1,21 @@
 """The server's memory budget in bytes, shared by every browser session of one server (no
 Streamlit).
 
-One ByteBudgetCache counts everything big the server holds, in two kinds of entries:
-- shared entries (models and runs any session can rebuild): evicted least recently used first,
-  except those a page is drawing right now (`holding`);
-- kept entries: what a browser session keeps that nobody could rebuild (the models trained or
-  uploaded in it, a training in progress). They are never evicted; they leave when their session
-  lets them go or ends (app.session_models). Together they may take at most KEPT_SHARE of the
-  budget, so that pages can always be drawn.
-Building anything (a forward pass, loading an upload, training) first reserves its estimated
-peak, so the entries plus the one being built stay within the budget; builds run one at a time,
-so concurrent sessions cannot add their peaks together. What does not fit is refused with a
-MemoryRefused that says how much it needs and what holds the budget.
-"""
+One ByteBudgetCache counts everything big the server holds, in two kinds of entries: - shared
+entries (models and runs any session can rebuild): evicted least recently used first, except those a
+page is drawing right now (`holding`); - kept entries: what a browser session keeps that nobody
+could rebuild (the models trained or uploaded in it, a training in progress). They are never
+evicted; they leave when their session lets them go or ends (app.controls.session_models). Together
+they may take at most KEPT_SHARE of the budget, so that pages can always be drawn. Building anything
+(a forward pass, loading an upload, training) first reserves its estimated peak, so the entries plus
+the one being built stay within the budget; builds run one at a time, so concurrent sessions cannot
+add their peaks together. What does not fit is refused with a MemoryRefused that says how much it
+needs and what holds the budget."""
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import threading
 from collections import Counter, OrderedDict
@@ -25,12 +24,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+from torch import nn
+
 from encoder.inspect.limits import RunTooLarge
+
+log = logging.getLogger(__name__)
 
 BUDGET_ENV = "ENCODER_EXPLORER_MEMORY_BUDGET"
 DEFAULT_BUDGET = 2_000_000_000  # bytes over the idle server
 SESSION_BUDGET_ENV = "ENCODER_EXPLORER_SESSION_BUDGET"
-# Bytes one browser session may keep (app.session_models): the largest upload (a 200 MB
+# Bytes one browser session may keep (app.controls.session_models): the largest upload (a 200 MB
 # safetensors file, MAX_FILE_BYTES) with room to spare, five uploads of MiniLM (98 MB each), a
 # quarter of the default budget: no one session can take the server from the others.
 DEFAULT_SESSION_BUDGET = 500_000_000
@@ -81,6 +84,16 @@ def size_text(n: int) -> str:
     if n >= 1e3:
         return f"{n / 1e3:.0f} kB"
     return f"{n} bytes"
+
+
+def tensor_bytes(modules: Iterable[nn.Module]) -> int:
+    """Bytes of the modules' parameters and buffers, each storage counted once."""
+    storages = {}
+    for module in modules:
+        for tensor in (*module.parameters(), *module.buffers()):
+            storage = tensor.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
 
 
 class MemoryRefused(RunTooLarge):
@@ -203,7 +216,7 @@ class ByteBudgetCache:
     def _evict_until(self, free: int, keep: Iterable[Hashable]) -> int:
         """Drop least recently used shared entries, except those held and `keep`, until `free`
         bytes fit beside the rest; the bytes the rest hold."""
-        evicted = False
+        evicted, freed = 0, 0
         keep = set(keep)
         with self._lock:
             total = sum(entry.size for entry in self._entries.values())
@@ -213,8 +226,9 @@ class ByteBudgetCache:
                 if entry.owner is None and key not in self._held and key not in keep:
                     del self._entries[key]
                     total -= entry.size
-                    evicted = True
+                    evicted, freed = evicted + 1, freed + entry.size
         if evicted:
+            log.info("evicted %d cached entries (%s) to make room", evicted, size_text(freed))
             release_freed_memory()
         return total
 
@@ -267,6 +281,7 @@ class ByteBudgetCache:
             if check_only:
                 return short, why
             if short > 0:
+                log.warning("refused: %s", why)
                 raise MemoryRefused(why)
             self._evict_until(nbytes, keep)
             return 0, ""
@@ -290,6 +305,7 @@ class ByteBudgetCache:
             ]
             freed = sum(self._entries.pop(key).size for key in gone)
         if gone:
+            log.info("released %d entries (%s) of a session's models", len(gone), size_text(freed))
             release_freed_memory()
         return freed
 
@@ -310,6 +326,7 @@ class ByteBudgetCache:
         if found:
             return value  # type: ignore[return-value]
         if reserve > self.budget:
+            log.warning("refused: %s needs %s, over the budget", what, size_text(reserve))
             raise RunTooLarge(
                 f"{what} would need about {gigabytes(reserve)} of memory while it runs; the "
                 f"server's memory budget is {gigabytes(self.budget)} ({BUDGET_ENV}). Use shorter "
@@ -331,6 +348,7 @@ class ByteBudgetCache:
             with self._lock:
                 self._entries[key] = _Entry(value, nbytes, tag=tag)
                 self._hold(key)
+            log.info("loaded: %s, %s (cache now %s)", what, size_text(nbytes), size_text(self.used))
             return value
 
     def clear(self) -> None:

@@ -1,28 +1,26 @@
 """Cached models and cached runs: where the page builds models and runs their forward pass.
 
-A model source is "random" (random weights, the sidebar's architecture), "pretrained" (the bundled
-MiniLM) or the id of a model trained or uploaded in this browser session (app.session_models),
-whose own tokenizer reads the text.
+A run's model source arrives resolved (app.sources.ModelSource: its id, its tokenizer, a session
+model's own encoder), so nothing here reads a browser session; runs are cached under the config
+itself (a frozen EncoderConfig), the source's id, the device, the text, the hooks and the heads off.
 
-A `Run` is what the views draw: the batch, the Trace and the model's weights (its state_dict),
-with the tables of encoder.inspect computed from them on first use; it never calls the model
-again. So a stand-in built from other arrays (tests/bench/floor_page.py) draws the same views.
-A run keeps only the hooks the open view reads (`names`, a function of the config and the
-selection), plus the attention weights and the residual stream that every trace returns. Models
-and runs live in one cache bounded in bytes (app.memory.CACHE; ENCODER_EXPLORER_MEMORY_BUDGET,
-default 2 GB) shared by every browser session of the server, so they are read-only: models sit in
-eval mode and runs hold arrays and tables that nobody mutates (a run only fills in its lazily
-computed tables, the same for every session). Setup B's run in compare mode is one more run of
-the same cache. A session model's weights count in the same budget as what its session keeps
-(app.session_models); its runs (and its copies on other devices) are cached entries tagged with
-its id, which leave the cache when the model leaves its session. Entries a page gets inside
-`CACHE.holding()` (app.main) are not evicted while the page draws them.
-"""
+A `Run` is what the views draw: the batch, the Trace and the model's weights (its state_dict), with
+the tables of encoder.inspect computed from them on first use; it never calls the model again. So a
+stand-in built from other arrays (tests/bench/floor_page.py) draws the same views. A run keeps only
+the hooks the open view reads (`names`, a function of the config and the selection), plus the
+attention weights and the residual stream that every trace returns. Models and runs live in one
+cache bounded in bytes (app.memory.CACHE; ENCODER_EXPLORER_MEMORY_BUDGET, default 2 GB) shared by
+every browser session of the server, so they are read-only: models sit in eval mode and runs hold
+arrays and tables that nobody mutates (a run only fills in its lazily computed tables, the same for
+every session). Setup B's run in compare mode is one more run of the same cache. A session model's
+weights count in the same budget as what its session keeps (app.controls.session_models); its runs
+(and its copies on other devices) are cached entries tagged with its id, which leave the cache when
+the model leaves its session. Entries a page gets inside `CACHE.holding()` (app.main) are not
+evicted while the page draws them."""
 
 from __future__ import annotations
 
 import copy
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -31,31 +29,21 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 import streamlit as st
-import tokenizers
 import torch
 
-from app import session_models
-from app.memory import CACHE
+from app.memory import CACHE, tensor_bytes
+from app.sources import ModelSource
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
 from encoder.inspect import activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
 from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
-from encoder.io.bert import bert_config
-from encoder.io.checkpoint_files import CONFIG_FILE
 from encoder.io.task_model import TaskModel
-from encoder.io.tokenize import (
-    TokenizedBatch,
-    Truncation,
-    bundled_model_dir,
-    load_tokenizer,
-    tokenize,
-)
+from encoder.io.tokenize import TokenizedBatch, Truncation, tokenize
 from encoder.measure.cost import CostReport, CostSettings, cost_report
 from encoder.measure.timing import synchronize
 from encoder.measure.train_memory import TrainMemory, measure_train_memory
-from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
 from encoder.tasks.tasks import get_task
 from encoder.train.trainer import TrainConfig
 
@@ -67,61 +55,41 @@ torch.set_num_threads(1)
 RUN_OVERHEAD_BYTES = 1_000_000  # tokens, tables and Python objects beside a run's arrays
 
 
-@st.cache_resource(show_spinner="Loading the MiniLM tokenizer…")
-def tokenizer() -> tokenizers.Tokenizer:
-    return load_tokenizer()
-
-
-@st.cache_resource(show_spinner=False)
-def pretrained_config() -> EncoderConfig:
-    """The bundled checkpoint's architecture, read without its weights."""
-    directory = bundled_model_dir()
-    return bert_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
-
-
-def _build_model(config_json: str, source: str, device: str) -> TransformerEncoder:
-    session_model = session_models.find(source)
-    if session_model is not None:  # a copy for this device; the session keeps the CPU one
-        return copy.deepcopy(session_model.encoder).to(device)
-    if source == "pretrained":
+def _build_model(cfg: EncoderConfig, source: ModelSource, device: str) -> TransformerEncoder:
+    if source.encoder is not None:  # a copy for this device; the session keeps the CPU one
+        return copy.deepcopy(source.encoder).to(device)
+    if source.id == "pretrained":
         if device == "cpu":
             return load_pretrained()[0]
         # A copy per device: the CPU model is shared by every session.
-        return copy.deepcopy(model_for(config_json, source, "cpu")).to(device)
-    return TransformerEncoder(EncoderConfig(**json.loads(config_json))).eval().to(device)
+        return copy.deepcopy(model_for(cfg, source, "cpu")).to(device)
+    return TransformerEncoder(cfg).eval().to(device)
 
 
-def _model_key(config_json: str, source: str, device: str) -> tuple:
-    return ("model", config_json, source, device)
+def _model_key(cfg: EncoderConfig, source: ModelSource, device: str) -> tuple:
+    return ("model", cfg, source.id, device)
 
 
-def model_for(config_json: str, source: str, device: str) -> TransformerEncoder:
+def model_for(cfg: EncoderConfig, source: ModelSource, device: str) -> TransformerEncoder:
     """One model per (config, source, device), in eval mode, never trained or mutated."""
-    session_model = session_models.find(source)
-    if session_model is not None and device == "cpu":
-        return session_model.encoder  # counted in the budget as what its session keeps
-    cfg = EncoderConfig(**json.loads(config_json))
+    if source.encoder is not None and device == "cpu":
+        return source.encoder  # counted in the budget as what its session keeps
     return CACHE.get_or_build(
-        _model_key(config_json, source, device),
-        lambda: _build_model(config_json, source, device),
-        lambda model: session_models.tensor_bytes([model]),
+        _model_key(cfg, source, device),
+        lambda: _build_model(cfg, source, device),
+        lambda model: tensor_bytes([model]),
         reserve=2 * BYTES_PER_VALUE * block.parameters(cfg),  # the model and its init
         what="This model",
-        tag=_tag(source),
+        tag=source.tag,
     )
-
-
-def _tag(source: str) -> str | None:
-    """A session model's id: the cache entries built from it leave with it."""
-    return source if session_models.is_session_source(source) else None
 
 
 @dataclass(frozen=True)
 class RunKey:
     """What identifies a run: the model, the sentences, what is kept, which heads are off."""
 
-    config_json: str
-    source: str
+    cfg: EncoderConfig
+    source: str  # the source's id
     device: str
     sentences: tuple[str, ...]
     names: tuple[str, ...]  # hooks kept for the view, sorted
@@ -289,38 +257,20 @@ def _run_bytes(run: Run) -> int:
     return run.trace.nbytes + RUN_OVERHEAD_BYTES
 
 
-def tokenize_for(source: str, cfg: EncoderConfig, sentences: list[str]) -> TokenizedBatch:
-    """The batch the source's model reads: MiniLM's WordPiece for MiniLM and for random weights
-    with its vocabulary, a toy task's symbols for random weights with a task's vocabulary (e.g.
-    setup B following a trained toy model), the session model's own tokenizer otherwise. A task
-    model first checks every sequence: a symbol it does not know or a length it was not trained
-    on is a ValueError naming the sequence."""
-    session_model = session_models.find(source)
-    check = None  # a task's sequence check: (text) -> ids, ValueError naming what is wrong
-    if session_model is not None:
-        reader = session_model.tokenizer
-        if session_model.task_model is not None:
-            check = session_model.task_model.check_text
-    elif cfg.vocab_size == tokenizer().get_vocab_size():
-        reader = tokenizer()
-    else:  # random weights with a toy task's vocabulary read its symbols
-        reader = task_tokenizer(cfg.vocab_size)
-
-        def check(text: str) -> list[int]:
-            return check_task_text(text, reader, cfg.max_len)
-
-    if check is not None:
+def tokenize_for(source: ModelSource, cfg: EncoderConfig, sentences: list[str]) -> TokenizedBatch:
+    """The batch the source's model reads, with the source's tokenizer. A task model first
+    checks every sequence: a symbol it does not know or a length it was not trained on is a
+    ValueError naming the sequence."""
+    if source.check is not None:
         for number, sentence in enumerate(sentences, 1):
             try:
-                check(sentence)
+                source.check(sentence)
             except ValueError as error:
                 raise ValueError(f"Sequence {number}: {error}.") from None
-    return tokenize(sentences, reader, cfg.max_len)
+    return tokenize(sentences, source.reader, cfg.max_len)
 
 
-def _build_run(
-    key: RunKey, cfg: EncoderConfig, batch, model: TransformerEncoder, task_model
-) -> Run:
+def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncoder) -> Run:
     input_ids = batch.input_ids.to(key.device)
     attention_mask = batch.attention_mask.to(key.device)
     start = time.perf_counter()
@@ -328,7 +278,7 @@ def _build_run(
     synchronize(key.device)  # a GPU's queued work, so the clock measures the pass
     forward_ms = (time.perf_counter() - start) * 1000
     trace = trace.to("cpu")
-    source, names = key.source, key.names
+    cfg, names = key.cfg, key.names
     return Run(
         key=key,
         cfg=cfg,
@@ -338,15 +288,15 @@ def _build_run(
         attention_mask=trace.attention_mask.numpy(),
         attention=trace.attention.numpy(),
         trace=trace,
-        load_weights=lambda: model_for(key.config_json, source, key.device).state_dict(),
+        load_weights=lambda: model_for(cfg, source, key.device).state_dict(),
         truncations=batch.truncations,
         forward_ms=forward_ms,
         heads_off=lambda heads: run_for(
             cfg, source, key.device, list(key.sentences), names, ablate=heads
         ),
-        task_model=task_model,
+        task_model=source.task_model,
         measure_cost=lambda budget_s, progress: cost_of(
-            key.config_json,
+            cfg,
             source,
             key.device,
             batch.input_ids,
@@ -362,13 +312,13 @@ def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:
     block checkpointed: the encoder of `cfg`'s architecture on a batch of its task's shape
     (measured once per architecture, batch shape and device; steps, rates and seeds change
     nothing here)."""
-    config_json = json.dumps(cfg.encoder_config().to_dict(), sort_keys=True)
-    return _checkpoint_cost(config_json, cfg.batch_size, cfg.seq_len, cfg.device)
+    return _checkpoint_cost(cfg.encoder_config(), cfg.batch_size, cfg.seq_len, cfg.device)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Measuring what checkpointing saves…")
-def _checkpoint_cost(config_json: str, batch_size: int, seq_len: int, device: str) -> TrainMemory:
-    encoder_cfg = EncoderConfig(**json.loads(config_json))
+def _checkpoint_cost(
+    encoder_cfg: EncoderConfig, batch_size: int, seq_len: int, device: str
+) -> TrainMemory:
     model = TransformerEncoder(encoder_cfg).to(device)
     generator = torch.Generator().manual_seed(0)
     ids = torch.randint(0, encoder_cfg.vocab_size, (batch_size, seq_len), generator=generator)
@@ -379,8 +329,8 @@ COST_REPORT_BYTES = 100_000  # a cost report's rows, generously
 
 
 def cost_of(
-    config_json: str,
-    source: str,
+    cfg: EncoderConfig,
+    source: ModelSource,
     device: str,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
@@ -390,29 +340,28 @@ def cost_of(
     """The model's CostReport on this batch, measured once per configuration and batch and kept
     in the shared cache (one measurement at a time, its working copies reserved in the budget)."""
     ids, mask = (tuple(map(tuple, t.tolist())) for t in (input_ids, attention_mask))
-    cfg = EncoderConfig(**json.loads(config_json))
 
     def measure() -> CostReport:
-        model = model_for(config_json, source, device)
+        model = model_for(cfg, source, device)
         settings = CostSettings(budget_s=budget_s)
         return cost_report(
             model, input_ids.to(device), attention_mask.to(device), settings, progress
         )
 
     return CACHE.get_or_build(
-        ("cost", config_json, source, device, ids, mask, budget_s),
+        ("cost", cfg, source.id, device, ids, mask, budget_s),
         measure,
         lambda report: COST_REPORT_BYTES,
         reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # a trainable copy, its gradients
         what="Measuring this model",
-        keep=(_model_key(config_json, source, device),),
-        tag=_tag(source),
+        keep=(_model_key(cfg, source, device),),
+        tag=source.tag,
     )
 
 
 def run_key(
     cfg: EncoderConfig,
-    source: str,
+    source: ModelSource,
     device: str,
     sentences: list[str],
     names: Iterable[str] | None = (),
@@ -420,14 +369,13 @@ def run_key(
 ) -> RunKey:
     """What a run is cached under: its config, weights, device, sentences, the hooks it keeps
     (None: every hook) and the heads switched off, each in one canonical order."""
-    config_json = json.dumps(cfg.to_dict(), sort_keys=True)
     kept = tuple(sorted(block.hook_names(cfg) if names is None else set(names)))
-    return RunKey(config_json, source, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
+    return RunKey(cfg, source.id, device, tuple(sentences), kept, tuple(sorted(set(ablate))))
 
 
 def run_for(
     cfg: EncoderConfig,
-    source: str,
+    source: ModelSource,
     device: str,
     sentences: list[str],
     names: Iterable[str] | None = (),
@@ -437,20 +385,17 @@ def run_for(
     raises RunTooLarge / ValueError with a message for the page (a task model's ValueError
     quotes the text: show it literally)."""
     key = run_key(cfg, source, device, sentences, names, ablate)
-    config_json, kept = key.config_json, key.names
     batch = tokenize_for(source, cfg, list(sentences))
     B, T = batch.input_ids.shape
     check_run(cfg, B, T)
-    wanted = set(kept)
-    model = model_for(config_json, source, device)
-    session_model = session_models.find(source)
-    task_model = session_model.task_model if session_model is not None else None
+    wanted = set(key.names)
+    model = model_for(cfg, source, device)
     return CACHE.get_or_build(
         ("run", key),
-        lambda: _build_run(key, cfg, batch, model, task_model),
+        lambda: _build_run(key, source, batch, model),
         _run_bytes,
         reserve=estimate_trace_bytes(cfg, B, T, wanted.__contains__),
         what=f"This run ({B} sentence(s) x {T} tokens, {cfg.num_layers} layers)",
-        keep=(_model_key(config_json, source, device),),
-        tag=_tag(source),
+        keep=(_model_key(cfg, source, device),),
+        tag=source.tag,
     )

@@ -20,17 +20,10 @@ import threading
 import weakref
 from collections.abc import Callable
 
-from streamlit import runtime
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from app.streamlit_private import forget_session_files, live_sessions, session_id
 
 _lock = threading.Lock()
 _callbacks: dict[str, list[weakref.WeakMethod]] = {}  # session id -> release callbacks
-
-
-def session_id() -> str | None:
-    """The id of the browser session whose script runs in this thread; None outside one."""
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else None
 
 
 def on_end(release: Callable[[], None]) -> None:
@@ -41,18 +34,6 @@ def on_end(release: Callable[[], None]) -> None:
     with _lock:
         alive = [ref for ref in _callbacks.get(sid, []) if ref() is not None]
         _callbacks[sid] = [*alive, weakref.WeakMethod(release)]
-
-
-def live_sessions() -> set[str] | None:
-    """The ids of the sessions the runtime still has: connected, or disconnected but still
-    resumable; None where there is no runtime to ask (AppTest) or it cannot say."""
-    if not runtime.exists():
-        return None
-    try:
-        manager = runtime.get_instance()._session_mgr  # no public list of the stored sessions
-        return {info.session.id for info in manager.list_sessions()}
-    except (AttributeError, KeyError, RuntimeError):  # another Streamlit, or a list in flux
-        return None
 
 
 def sweep() -> list[str]:
@@ -69,16 +50,5 @@ def sweep() -> list[str]:
             release = ref()
             if release is not None:
                 release()
-        _forget_files(sid)
+        forget_session_files(sid)
     return list(ended)
-
-
-def _forget_files(sid: str) -> None:
-    """What AppSession.shutdown removes, and expiry does not: the session's uploaded files and
-    its downloadable and media files."""
-    if not runtime.exists():
-        return
-    instance = runtime.get_instance()
-    instance.uploaded_file_mgr.remove_session_files(sid)
-    instance.media_file_mgr.clear_session_refs(sid)
-    instance.media_file_mgr.remove_orphaned_files()

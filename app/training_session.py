@@ -3,14 +3,16 @@ it changes the sidebar, the open view and this session's models.
 
 A training counts in the memory budget from its start to its end as what this session keeps
 (session_models.training_bytes: weights, gradients, optimiser state, activations); it starts only
-if that fits, and each finished run's model is then kept only if it fits (app.session_models).
-"""
+if that fits, and each finished run's model is then kept only if it fits
+(app.controls.session_models)."""
 
 from __future__ import annotations
 
-from app import session_end, session_models, sidebar, state
+from app import session_end
+from app.controls import session_models, sidebar, state
 from app.memory import MemoryRefused
 from app.runs import checkpoint_cost
+from app.settings import architecture_values
 from app.views.training import TrainingActions, TrainingLab
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
@@ -58,7 +60,7 @@ def _apply_preset() -> None:
         return
     state.update(state.training_preset_values(name))
     cfg = TrainConfig(**TRAINING_PRESETS[name])
-    sidebar.use_architecture(state.architecture_values(cfg.encoder_config()))
+    sidebar.use_architecture(architecture_values(cfg.encoder_config()))
 
 
 def _open_model(model_id: str, layer: int, head: int) -> None:

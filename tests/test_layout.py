@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app import state
-from tests.test_app import assert_no_exception, open_page
+from app.controls import state
+from tests.app.helpers import assert_no_exception, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
 # Each subpackage of the library and the others it may import: the layers, bottom up. The core
@@ -86,10 +86,84 @@ def test_charts_import_no_streamlit() -> None:
         assert not any(name.split(".")[0] == "streamlit" for name in imports_of(path)), path
 
 
+def test_no_test_module_imports_another_test_module() -> None:
+    """Tests share helpers through helper modules (tests/encoder/helpers.py, tests/app/helpers.py,
+    tests/e2e/harness.py, ...) and conftest fixtures, never by importing a test module."""
+    for path in files("tests"):
+        for name in imports_of(path):
+            parts = name.split(".")
+            if parts[0] == "tests":
+                borrowed = [p for p in parts[1:] if p.startswith("test_") or p == "conftest"]
+                assert not borrowed, f"{path.relative_to(ROOT)} imports {name}"
+
+
 def test_only_the_state_module_touches_the_session_state() -> None:
     for path in [*files("app"), ROOT / "tests" / "bench" / "floor_page.py"]:
         touches = "session_state" in path.read_text(encoding="utf-8")
-        assert touches == (path == ROOT / "app" / "state.py"), path
+        assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
+
+
+VIEW_HELPERS = ("layout", "widgets", "changes", "figures")  # what views share
+SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
+
+
+def app_imports(path: Path) -> set[str]:
+    return {name for name in imports_of(path) if name.split(".")[0] == "app"}
+
+
+def test_views_import_neither_the_controls_nor_another_view() -> None:
+    helpers = {f"app.views.{name}" for name in VIEW_HELPERS}
+    for path in files("app/views"):
+        for name in app_imports(path):
+            assert not name.startswith(("app.controls", "app.registry", "app.lesson")), (
+                f"{path.name} imports {name}"
+            )
+            view = ".".join(name.split(".")[:3])
+            if name.startswith("app.views.") and path.stem not in VIEW_HELPERS:
+                assert view in helpers, f"{path.name} imports another view, {name}"
+
+
+def test_nothing_below_the_controls_imports_them() -> None:
+    above = {"main.py", "registry.py", "training_session.py"}
+    for path in files("app"):
+        if path.name in above or "controls" in path.parts:
+            continue
+        assert not any(n.startswith("app.controls") for n in app_imports(path)), path
+
+
+def test_the_shared_runs_and_the_model_cache_import_no_session_module() -> None:
+    for module in ("runs.py", "memory.py", "sources.py"):
+        path = ROOT / "app" / module
+        for name in app_imports(path):
+            assert not name.startswith(tuple(f"app.{m}" for m in SESSION_MODULES)), (
+                f"{module} imports {name}"
+            )
+        assert "session_state" not in path.read_text(encoding="utf-8"), module
+
+
+def test_only_one_module_reaches_into_private_streamlit() -> None:
+    for path in [*files("app"), *files("encoder")]:
+        private = {
+            name
+            for name in imports_of(path)
+            if name.startswith("streamlit.runtime") or name.startswith("streamlit.web.server")
+        }
+        uses_private = bool(private) or "._session_mgr" in path.read_text(encoding="utf-8")
+        assert uses_private == (path.name == "streamlit_private.py"), (path, private)
+
+
+def test_the_lesson_s_step_count_is_derived_from_its_steps() -> None:
+    tree = ast.parse((ROOT / "app" / "controls" / "state.py").read_text(encoding="utf-8"))
+    (count,) = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "LESSON_STEPS" for t in node.targets)
+    ]
+    assert not isinstance(count, ast.Constant), "LESSON_STEPS is a literal"
+    from app.lesson.content import STEPS
+
+    assert state.LESSON_STEPS == len(STEPS)
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def short(text: str, max_chars: int) -> str:
 
 # plotly.py checks every property it is given, item by item, and copies the template into each
 # figure: 40-230 ms per figure, most of a rerun's server time. Our builders' inputs are our own
-# arrays, and tests/test_lean_figures.py checks that every builder's JSON is the same with
+# arrays, and tests/app/test_lean_figures.py checks that every builder's JSON is the same with
 # validation on, so figures are built without it and the template is resolved once.
 VALIDATE = False
 PLOTLY_WHITE = pio.templates["plotly_white"].to_plotly_json()

@@ -7,16 +7,15 @@ run's cached `activation_summary`; the chosen layer's arrays are computed on eac
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pandas as pd
 import streamlit as st
 
 from app.charts import activations as charts
 from app.charts.common import depth_name
 from app.runs import Run, Runs
-from app.state import Selection
+from app.settings import Selection
 from app.views.changes import relu_vs_gelu, say, what_changed
+from app.views.figures import histogram_figure
 from app.views.layout import (
     deltas,
     missing,
@@ -79,30 +78,6 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
             "act_top_units",
             name,
         )
-
-
-def histogram_figure(run: Run, sentence: int, layer: int):
-    """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
-    the activation function drawn over them."""
-    cfg, tokens = run.cfg, run.tokens[sentence]
-    name = ACTIVATION_NAMES[cfg.activation]
-    histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
-    curve_x, curve_y = activations.activation_curve(
-        cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
-    )
-    title = (
-        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
-        f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
-    )
-    if histogram.below or histogram.above:
-        title += (
-            f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
-            f"values beyond the axis (min {histogram.minimum:.2f}, max "
-            f"{histogram.maximum:.2f})</sup>"
-        )
-    return charts.pre_activation_chart(
-        histogram.edges, histogram.counts, curve_x, curve_y, name, title
-    )
 
 
 def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
@@ -265,28 +240,3 @@ def draw(runs: Runs, chosen: Selection) -> None:
     for name, run in side_by_side(runs):
         if not missing(name or "A", "layer", layer, run.cfg.num_layers):
             _geometry(run, sentence, layer, run.activation_summary(sentence), name)
-
-
-def tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.DataFrame]]]:
-    """The Export view's tables of this view, for one sentence: {label: (file stem, table of a
-    run)}."""
-
-    def pca_table(run: Run) -> pd.DataFrame:
-        table = run.activation_summary(sentence).pca.table()
-        return table.assign(token=[run.tokens[sentence][p] for p in table["position"]])
-
-    return {
-        "Feed-forward units per layer": (
-            "feed_forward",
-            lambda run: run.activation_summary(sentence).feed_forward,
-        ),
-        "Outlier dimensions per depth": (
-            "outlier_dimensions",
-            lambda run: run.activation_summary(sentence).outliers,
-        ),
-        "Mean cosine between tokens per depth": (
-            "mean_cosine",
-            lambda run: run.activation_summary(sentence).mean_cosine,
-        ),
-        "PCA paths of every token": ("pca_paths", pca_table),
-    }

@@ -19,10 +19,10 @@ from app.charts.ablation import (
     output_change_chart,
     residual_cosine_chart,
 )
-from app.charts.attention import OVERVIEW_MAX_TOKENS, attention_head, attention_overview
+from app.charts.attention import OVERVIEW_MAX_TOKENS
 from app.charts.common import depth_labels, plural
 from app.runs import Run, Runs
-from app.state import Selection
+from app.settings import Selection
 from app.user_text import literal, quoted
 from app.views.changes import (
     head_switched_off,
@@ -31,30 +31,12 @@ from app.views.changes import (
     say,
     what_changed,
 )
+from app.views.figures import head_figure, overview_figure
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder.inspect import ablation
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
-
-
-def overview_figure(run: Run, sentence: int, stretch: bool):
-    return attention_overview(
-        run.attention[:, sentence],  # [layer, head, query, key]
-        run.n_valid(sentence),
-        stretch=stretch,
-    )
-
-
-def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
-    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
-    return attention_head(
-        run.attention[layer, sentence, head],  # [query, key]
-        run.padded_tokens[sentence],
-        run.n_valid(sentence),
-        title=title,
-        stretch=stretch,
-    )
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

@@ -16,21 +16,27 @@ import streamlit as st
 
 from app.runs import Run, Runs
 from app.user_text import literal
-from encoder.core.options import ACTIVATION_NAMES, placement_of
+from encoder.core.options import OPTIONS
 from encoder.inspect import norms
 
-# cfg fields and how a difference in each is named
-NAMED_FIELDS = {
-    "norm_first": ("norm placement", lambda v: f"{placement_of(v)}-norm"),
-    "num_layers": ("layers", str),
-    "num_heads": ("heads", str),
-    "d_model": ("d_model", str),
-    "d_ff": ("d_ff", str),
-    "activation": ("activation", lambda v: ACTIVATION_NAMES[v]),
-    "norm_type": ("norm type", str),
-    "positional": ("positions", str),
-    "seed": ("seed", str),
-}
+
+def norm_does(norm_type: str, mean: float | None = None, spread: float | None = None) -> str:
+    """What a norm does to a row, in words, the one place that says it (the Attention steps,
+    the LayerNorm view, the lesson), with that row's numbers where given (`mean`: what LayerNorm
+    subtracts; `spread`: its standard deviation, or RMSNorm's root mean square)."""
+
+    def number(value: float | None) -> str:
+        return "" if value is None else f" ({value:.4f})"
+
+    if norm_type == "rmsnorm":
+        return (
+            f"divides by its root mean square{number(spread)} without subtracting any mean, "
+            "then applies the learned gain (RMSNorm has no bias)"
+        )
+    return (
+        f"subtracts its mean{number(mean)}, divides by its standard deviation{number(spread)}, "
+        "then applies the learned gain and bias"
+    )
 
 
 def _trained(run: Run) -> bool:
@@ -44,10 +50,10 @@ def differences(runs: Runs) -> list[str]:
     if _trained(a) != _trained(b) or a.key.source != b.key.source:
         words = {True: "trained weights", False: "random weights"}
         found.append(f"weights: {words[_trained(a)]} → {words[_trained(b)]}")
-    for name, (label, say) in NAMED_FIELDS.items():
-        va, vb = getattr(a.cfg, name), getattr(b.cfg, name)
-        if va != vb and not (name == "seed" and _trained(a) and _trained(b)):
-            found.append(f"{label}: {say(va)} → {say(vb)}")
+    for option in OPTIONS:
+        va, vb = option.value_of(a.cfg), option.value_of(b.cfg)
+        if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
+            found.append(f"{option.noun}: {option.name(va)} → {option.name(vb)}")
     if a.key.ablate != b.key.ablate:
         off_a, off_b = (
             ", ".join(f"{layer}.{head}" for layer, head in run.key.ablate) or "none"
@@ -120,7 +126,7 @@ def head_switched_off(runs: Runs, sentence: int) -> list[str]:
     """Which later heads change when B (or A) switches a head off, and by how much."""
     if runs.b is None or runs.comparison is None or runs.a.key.ablate == runs.b.key.ablate:
         return []
-    same_model = runs.a.key.config_json == runs.b.key.config_json
+    same_model = runs.a.key.cfg == runs.b.key.cfg
     if not same_model or runs.a.key.source != runs.b.key.source:
         return []
     off = sorted(set(runs.b.key.ablate) ^ set(runs.a.key.ablate))

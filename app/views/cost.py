@@ -23,7 +23,7 @@ from app.charts.cost import (
     train_memory_chart,
 )
 from app.runs import Run, Runs
-from app.state import Selection
+from app.settings import Selection
 from app.views.changes import what_changed
 from app.views.layout import show_for, side_by_side
 from encoder.measure.gradients import LOSS

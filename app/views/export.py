@@ -9,8 +9,16 @@ import streamlit as st
 from app import downloads as files
 from app.charts.common import figure_to_html
 from app.runs import Run, Runs
-from app.state import Selection
-from app.views import activations, attention, layernorm, shapes
+from app.settings import Selection
+from app.views.figures import (
+    activation_tables,
+    block_figure,
+    head_figure,
+    layernorm_figure,
+    overview_figure,
+    residual_figure,
+    residual_table,
+)
 from app.views.layout import stacked
 from app.views.widgets import pick_sentence
 
@@ -62,9 +70,9 @@ def table_files(runs: Runs, sentence: int) -> list[tuple]:
         ),
         "The residual stream's size per depth": (
             "residual_stream",
-            lambda run: layernorm.residual_table(run, sentence),
+            lambda run: residual_table(run, sentence),
         ),
-        **activations.tables(sentence),
+        **activation_tables(sentence),
     }
     return [
         (
@@ -82,13 +90,11 @@ def _figures(name: str, run: Run, sentence: int, chosen: Selection) -> list[tupl
     layer, head = min(chosen.layer, run.cfg.num_layers - 1), min(chosen.head, run.cfg.num_heads - 1)
     ln_layer, stretch = min(chosen.ln_layer, run.cfg.num_layers - 1), chosen.stretch
     builds = {  # file name -> figure builder
-        "attention_overview": lambda: attention.overview_figure(run, sentence, stretch),
-        f"attention_l{layer}_h{head}": lambda: attention.head_figure(
-            run, sentence, layer, head, stretch
-        ),
-        f"layernorm_l{ln_layer}": lambda: layernorm.layernorm_figure(run, sentence, ln_layer),
-        "residual_norms": lambda: layernorm.residual_figure(run, sentence),
-        "block_diagram": lambda: shapes.block_figure(run),
+        "attention_overview": lambda: overview_figure(run, sentence, stretch),
+        f"attention_l{layer}_h{head}": lambda: head_figure(run, sentence, layer, head, stretch),
+        f"layernorm_l{ln_layer}": lambda: layernorm_figure(run, sentence, ln_layer),
+        "residual_norms": lambda: residual_figure(run, sentence),
+        "block_diagram": lambda: block_figure(run),
     }
     tag = f"_{name}" if name else ""
     return [

@@ -9,11 +9,10 @@ import math
 import pandas as pd
 import streamlit as st
 
-from app.charts.common import depth_labels
-from app.charts.norms import layernorm_chart, residual_norm_chart
 from app.runs import Run, Runs
-from app.state import Selection
-from app.views.changes import pre_vs_post, say, what_changed
+from app.settings import Selection
+from app.views.changes import norm_does, pre_vs_post, say, what_changed
+from app.views.figures import layernorm_figure, residual_figure, residual_table
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
@@ -25,16 +24,6 @@ from encoder.inspect.norms import norm_hook_names
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
     """Every norm's input, mean, std and output."""
     return norm_hook_names(cfg)
-
-
-def layernorm_figure(run: Run, sentence: int, layer: int):
-    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
-    return layernorm_chart(stats, run.tokens[sentence], layer)
-
-
-def residual_figure(run: Run, sentence: int):
-    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
-    return residual_norm_chart(resid, run.tokens[sentence])
 
 
 def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
@@ -66,18 +55,7 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
         f"{ln1['in_std']:.3f} (averaged over tokens); its output has mean {ln1['out_mean']:.3f} "
         f"and std {ln1['out_std']:.3f}"
     )
-    if cfg.norm_type == "rmsnorm":
-        numbers += " — RMSNorm divides by the root mean square without subtracting the mean."
-    else:
-        numbers += " — (x - mean) / std, then the learned gain and bias."
-    return placement + numbers
-
-
-def residual_table(run: Run, sentence: int) -> pd.DataFrame:
-    """The residual-stream table of one sentence, each depth named ('after block 2')."""
-    table = norms.residual_stream_table(run.residual_norms, sentence, run.cfg.d_model)
-    table.insert(1, "stream", depth_labels(run.cfg.num_layers))
-    return table
+    return placement + numbers + f" — {kind} {norm_does(cfg.norm_type)}."
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

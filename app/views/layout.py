@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.runs import Run, Runs
-from app.sidebar import LABELS
+from app.settings import LABELS
 from app.views.widgets import show
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 

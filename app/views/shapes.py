@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.charts.diagram import block_diagram
 from app.runs import Run, Runs
-from app.state import Selection
+from app.settings import Selection
 from app.views.changes import what_changed
+from app.views.figures import block_figure
 from app.views.layout import key_for, setup_title, side_by_side, stacked
 from app.views.widgets import show
 from encoder.core.options import placement_of
-
-
-def block_figure(run: Run):
-    return block_diagram(run.block_ops(), run.cfg.norm_first)
-
 
 EQUATIONS = {
     True: r"""\begin{aligned}

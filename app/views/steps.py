@@ -15,9 +15,9 @@ import streamlit as st
 
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
 from app.runs import Runs
-from app.state import Selection
+from app.settings import Selection
 from app.user_text import quoted
-from app.views.changes import what_changed
+from app.views.changes import norm_does, what_changed
 from app.views.layout import missing, pair, show_for, side_by_side
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
@@ -128,8 +128,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         rows.append(("LN1(x_i) (attention reads this)", steps.normalised))
         st.caption(
             f"Pre-norm: attention reads a normalised copy of row {i} ({quoted(tokens[i])}). "
-            f"LN1 subtracts its mean ({steps.ln1_mean:.4f}), divides by its standard deviation "
-            f"({steps.ln1_std:.4f}), then applies the learned gain and bias: "
+            f"LN1 {norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std)}: "
             f"‖x_i‖ = {norm(steps.block_input):.3f} becomes ‖LN1(x_i)‖ = "
             f"{norm(steps.normalised):.3f}."
         )
@@ -402,8 +401,8 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
             ("h_i = LN1(sum)", steps.block_mid),
         ]
         note = (
-            f"Post-norm normalises the sum: its mean {steps.ln1_mean:.4f} is subtracted and it is "
-            f"divided by its standard deviation {steps.ln1_std:.4f}, then gain and bias: "
+            f"Post-norm normalises the sum: LN1 "
+            f"{norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std)}: "
             f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
             f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
         )

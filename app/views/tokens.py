@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from app.charts.attention import batch_mask_grid
 from app.runs import Run, Runs
-from app.state import Selection
+from app.settings import Selection
 from app.views.changes import what_changed
+from app.views.figures import token_table
 from app.views.layout import show_for, side_by_side
 
 
@@ -27,19 +27,6 @@ def tokenizer_caption(run: Run) -> str:
             "the start and end. '##' means the piece continues the previous word."
         )
     return "The uploaded checkpoint's own tokenizer (its tokenizer.json) splits each line."
-
-
-def token_table(run: Run, sentence: int) -> pd.DataFrame:
-    """One row per token of a sentence: token, id (and for a task model, the answers)."""
-    tokens = run.tokens[sentence]
-    table = pd.DataFrame(
-        {"token": tokens, "id": run.input_ids[sentence, : len(tokens)].tolist()}
-    ).rename_axis("position")
-    if run.task_answers is not None:
-        asked, answered = run.task_answers
-        table["task asks"] = asked[sentence][: len(tokens)]
-        table["model answers"] = answered[sentence][: len(tokens)]
-    return table
 
 
 def _panel(run: Run, name: str) -> None:

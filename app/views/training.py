@@ -20,6 +20,7 @@ finished run's model that no longer fits.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,8 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
-from app.sidebar import D_FF_CHOICES, D_MODEL_CHOICES, Settings
-from app.state import architecture_values
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_values
 from app.user_text import literal
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
@@ -59,6 +59,8 @@ COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 # results -> ({run name: session model id} of the models kept, why the others were not, or "")
 KeepModels = Callable[[dict[str, TrainResult]], tuple[dict[str, str], str]]
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class TrainingLab:
@@ -72,10 +74,12 @@ class TrainingLab:
 
     def start(self, make_job: Callable[[TrainConfig], TrainingJob], cfg: TrainConfig) -> None:
         self.job, self.models, self.note = make_job(cfg), None, ""
+        log.info("training started: %s, %d steps", cfg.task, cfg.steps)
 
     def refuse(self, why: str) -> None:
         """A training that could not start (its memory did not fit)."""
         self.note = why
+        log.warning("training refused: %s", why)
 
     def drop(self) -> None:
         """Let the job go (its session has ended)."""
@@ -84,6 +88,7 @@ class TrainingLab:
     def stop(self, keep_models: KeepModels) -> None:
         if self.job is not None and self.job.running:
             self.job.stop()
+            log.info("training stopped after %d steps", self.job.steps_done)
             self.finish(keep_models)
 
     def finish(self, keep_models: KeepModels) -> None:
@@ -93,6 +98,9 @@ class TrainingLab:
         if self.models is not None or self.job is None:
             return
         self.models, self.note = keep_models(self.job.results)
+        log.info(
+            "training finished: models kept %s%s", self.models, f"; {self.note}" * bool(self.note)
+        )
         first = next(iter(self.job.trainers.values()))
         scale = measured_scale(first.cfg, self.job.steps_done, self.job.seconds)
         if scale is not None:

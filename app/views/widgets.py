@@ -1,8 +1,8 @@
 """Widgets and drawing helpers every view shares.
 
-A widget here carries a key registered in app.state, which has already put a value it offers into
-the session (app.state.selection): the widget opens on it, and its return value is the choice.
-"""
+A widget here carries a key registered in app.controls.state, which has already put a value it
+offers into the session (app.controls.state.selection): the widget opens on it, and its return value
+is the choice."""
 
 from __future__ import annotations
 

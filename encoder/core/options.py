@@ -26,10 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from encoder.core.config import EncoderConfig
 
 # Where each block's norms sit, as people name it: "pre" (x + f(norm(x))) is norm_first=True,
 # "post" (norm(x + f(x)), the original paper and BERT) is norm_first=False.
@@ -110,8 +106,9 @@ class ArchOption:
         """A key value in a sentence ("A with 8 heads, ReLU, learned positions")."""
         return self.phrase.format(self.name(value))
 
-    def value_of(self, cfg: EncoderConfig) -> object:
-        """The key value that shows `cfg`'s choice ("post" for norm_first=False)."""
+    def value_of(self, cfg: object) -> object:
+        """The key value that shows an EncoderConfig's choice ("post" for norm_first=False); read
+        by field name, so this table needs no import of the config it describes."""
         return self.from_config(getattr(cfg, self.field))
 
     def parse(self, raw: str) -> object:
@@ -245,7 +242,7 @@ ACTIVATION_NAMES = dict(BY_FIELD["activation"].names)
 NORM_TYPE_NAMES = dict(BY_FIELD["norm_type"].names)
 
 
-def key_values(cfg: EncoderConfig) -> dict[str, object]:
+def key_values(cfg: object) -> dict[str, object]:
     """Every option's key value that shows `cfg` ({"norm": "pre", "d_model": 256, ...})."""
     return {option.key: option.value_of(cfg) for option in OPTIONS}
 

@@ -149,6 +149,7 @@ class AttentionSteps:
     query: int
     n_valid: int  # real tokens of the sentence; positions n_valid.. are padding
     norm_first: bool
+    norm_type: str  # "layernorm" | "rmsnorm": what ln1 does (RMSNorm: no mean, no bias)
     head_dim: int
     block_input: np.ndarray  # [d] x_i, the residual stream entering the block
     normalised: np.ndarray | None  # [d] ln1(x_i), what attention reads (pre-norm only)
@@ -214,6 +215,7 @@ def attention_steps(
         query=query,
         n_valid=int(trace.attention_mask[sentence].sum()),
         norm_first=cfg.norm_first,
+        norm_type=cfg.norm_type,
         head_dim=cfg.head_dim,
         block_input=block_input,
         normalised=row(block.ln1.out) if cfg.norm_first else None,

@@ -22,23 +22,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script 
 
 from encoder.core.config import EncoderConfig  # noqa: E402
 from encoder.core.model import TransformerEncoder  # noqa: E402
-from tests.reference import torch_reference  # noqa: E402
+from tests.encoder.helpers import torch_reference  # noqa: E402
 
 BENCH_CONFIG = EncoderConfig(d_model=512, num_heads=8, num_layers=6, d_ff=2048, dropout=0.0)
 GOAL_RATIO = 1.2
 
 
 def _median_ms(
-    runs: dict[str, Callable[[], object]], warmup: int, repeats: int
+    runs: dict[str, Callable[[], object]],
+    warmup: int,
+    repeats: int,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, float]:
-    """Median wall time of each callable, run round-robin so drift hits all of them alike."""
+    """Median wall time of each callable, run round-robin so drift hits all of them alike.
+
+    `clock` gives seconds (time.perf_counter; a test passes a fake one).
+    """
     times: dict[str, list[float]] = {name: [] for name in runs}
     for i in range(warmup + repeats):
         for name, run in runs.items():
-            start = time.perf_counter()
+            start = clock()
             run()
             if i >= warmup:
-                times[name].append((time.perf_counter() - start) * 1e3)
+                times[name].append((clock() - start) * 1e3)
     return {name: statistics.median(values) for name, values in times.items()}
 
 

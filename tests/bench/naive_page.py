@@ -17,8 +17,9 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # `app` and `encoder` importable; streamlit runs this file on every rerun
     sys.path.insert(0, ROOT)
 
+from app.controls.sidebar import random_config  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402
-from app.sidebar import random_config  # noqa: E402
+from app.sources import built_in  # noqa: E402
 from tests.e2e.harness import BENCH_SETUP  # noqa: E402
 
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
@@ -43,7 +44,7 @@ def main() -> None:
         return
     cfg = random_config({**BENCH_SETUP, "norm": "pre", "activation": "gelu", "seed": 0,
                          "positional": "sinusoidal", "norm_type": "layernorm"})  # fmt: skip
-    run = run_for(cfg, "random", "cpu", sentences[:1])
+    run = run_for(cfg, built_in("random", cfg), "cpu", sentences[:1])
     tokens = run.tokens[0]
     st.title(f"Every head, one chart each: {cfg.num_layers} x {cfg.num_heads}")
     for layer in range(cfg.num_layers):

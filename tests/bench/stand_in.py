@@ -10,7 +10,6 @@ so a timed rerun finds them.
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import replace
 from functools import cache, lru_cache
@@ -18,6 +17,7 @@ from functools import cache, lru_cache
 import torch
 
 from app.runs import Run, RunKey, run_key, tokenize_for
+from app.sources import ModelSource, built_in
 from encoder import EncoderConfig, Trace, hooks
 from encoder.core import block
 from encoder.core.model import attention_path, norm_path
@@ -33,12 +33,11 @@ def _generator(*seeds: int | str) -> torch.Generator:
 
 
 @cache  # one per planned token count and setup: each is looked up every rerun
-def random_trace(config_json: str, mask: tuple[tuple[int, ...], ...]) -> Trace:
+def random_trace(cfg: EncoderConfig, mask: tuple[tuple[int, ...], ...]) -> Trace:
     """A Trace of random numbers with every hook, for a config and an attention mask [B, T]."""
-    cfg = EncoderConfig(**json.loads(config_json))
     attention_mask = torch.tensor(mask)  # [B, T]
     B, T = attention_mask.shape
-    generator = _generator(B, T, config_json)
+    generator = _generator(B, T, repr(cfg))
     scores = torch.randn(cfg.num_layers, B, cfg.num_heads, T, T, generator=generator)
     padding = (attention_mask == 0)[None, :, None, None, :]  # [1, B, 1, 1, key]
     attention = scores.masked_fill(padding, float("-inf")).softmax(dim=-1)  # [L, B, H, T, T]
@@ -63,11 +62,10 @@ def random_trace(config_json: str, mask: tuple[tuple[int, ...], ...]) -> Trace:
 
 
 @lru_cache(maxsize=4)
-def random_weights(config_json: str) -> dict[str, torch.Tensor]:
+def random_weights(cfg: EncoderConfig) -> dict[str, torch.Tensor]:
     """The parameters the views' tables read (every norm's gain and bias, every attention
     projection), random."""
-    cfg = EncoderConfig(**json.loads(config_json))
-    generator = _generator(config_json)
+    generator = _generator(repr(cfg))
     d = cfg.d_model
     weights = {}
     for norm in hooks.norms(cfg):
@@ -112,11 +110,12 @@ def _no_heads_off(heads: tuple) -> Run:
 
 
 @lru_cache(maxsize=STAND_INS)
-def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
-    batch = tokenize_for(key.source, cfg, list(key.sentences))
+def floor_run_for(key: RunKey) -> Run:
+    cfg = key.cfg
+    batch = tokenize_for(built_in(key.source, cfg), cfg, list(key.sentences))
     check_run(cfg, *batch.input_ids.shape)
     mask = tuple(map(tuple, batch.attention_mask.tolist()))
-    own = varied(random_trace(key.config_json, mask), key.sentences, set(key.names))
+    own = varied(random_trace(cfg, mask), key.sentences, set(key.names))
     trace = replace(own, input_ids=batch.input_ids)
     return Run(
         key=key,
@@ -127,7 +126,7 @@ def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
         attention_mask=batch.attention_mask.numpy(),
         attention=trace.attention.numpy(),
         trace=trace,
-        load_weights=lambda: random_weights(key.config_json),
+        load_weights=lambda: random_weights(cfg),
         truncations=batch.truncations,
         forward_ms=0.0,
         heads_off=_no_heads_off,
@@ -135,14 +134,14 @@ def floor_run_for(key: RunKey, cfg: EncoderConfig) -> Run:
 
 
 def floor_run(
-    cfg: EncoderConfig, source: str, device: str, sentences: list[str], names=(), ablate=()
+    cfg: EncoderConfig, source: ModelSource, device: str, sentences: list[str], names=(), ablate=()
 ) -> Run:
     """app.runs.run_for's stand-in: the same batch, random numbers instead of a forward pass
     (heads switched off change nothing in random numbers; they only name the stand-in)."""
     key = run_key(cfg, source, device, sentences, names, ablate)
     for count in PLANNED_COUNTS:  # made once per size; then a look-up
-        random_trace(key.config_json, ((1,) * count,))
-    return floor_run_for(key, cfg)
+        random_trace(cfg, ((1,) * count,))
+    return floor_run_for(key)
 
 
 def plan(counts: str) -> None:

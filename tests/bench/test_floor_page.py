@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.sidebar import random_config
-from app.state import DEFAULTS
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS
+from app.sources import built_in
 from encoder.core import block
 from encoder.core.model import TransformerEncoder
 from tests.bench import stand_in
@@ -58,7 +59,7 @@ def test_the_floor_draws_every_view_as_the_app_does_without_a_model(view, monkey
 
 def test_a_stand_in_run_has_the_shapes_of_a_real_one_and_softmax_rows():
     cfg = random_config(dict(DEFAULTS, d_model=64, num_heads=4, num_layers=2, d_ff=128))
-    run = stand_in.floor_run(cfg, "random", "cpu", TWO.splitlines(), None)
+    run = stand_in.floor_run(cfg, built_in("random", cfg), "cpu", TWO.splitlines(), None)
     B, T = run.input_ids.shape
     assert B == 2 and run.tokens[0][0] == "[CLS]"
     expected = block.shapes(cfg, B, T)

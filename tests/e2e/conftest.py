@@ -11,10 +11,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.harness import StreamlitServer, chromium_path, launch_chromium, wait_settled
+from tests.e2e.harness import (
+    LOAD_TIMEOUT_MS,
+    PageProblems,
+    StreamlitServer,
+    chromium_path,
+    launch_chromium,
+    wait_settled,
+)
 from tests.e2e.proxy import nginx_path
-
-LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds a model
 
 
 @pytest.fixture(scope="session")
@@ -50,25 +55,6 @@ def server(browser) -> Iterator[StreamlitServer]:
         yield running
     finally:
         running.stop()
-
-
-class PageProblems:
-    """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page."""
-
-    def __init__(self, page) -> None:
-        self.errors: list[str] = []
-        self.dialogs: list[str] = []
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
-        page.on("dialog", self._dialog)
-
-    def _console(self, message) -> None:
-        if message.type == "error":
-            self.errors.append(f"console: {message.text} at {message.location}")
-
-    def _dialog(self, dialog) -> None:
-        self.dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
 
 
 @pytest.fixture

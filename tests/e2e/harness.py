@@ -1,6 +1,8 @@
-"""Drive the page in Debian's Chromium: start `streamlit run`, open pages, read the drawn figures.
+"""Drive the page in Debian's Chromium: start `streamlit run`, open pages, read the drawn figures;
+read the numbers the hosting files in deploy/ share.
 
-Shared by the browser tests (tests/e2e) and the scripts in tests/bench. The app script defaults to
+Shared by the browser tests (tests/e2e), the deploy tests (tests/app/test_deploy.py) and the
+scripts in tests/bench. The app script defaults to
 app/main.py; set ENCODER_APP_SCRIPT to serve another one (e.g. tests/bench/naive_page.py).
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 import functools
 import html
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -17,7 +20,9 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = os.environ.get("ENCODER_APP_SCRIPT", "app/main.py")
@@ -233,7 +238,8 @@ def minilm_archive(path: Path) -> Path:
 
 
 UPLOAD_INPUT = "[data-testid=stFileUploader] input[type=file]"  # the sidebar's uploader
-# The sidebar's line on what this session and all sessions keep (app.model_files.memory_text)
+# The sidebar's line on what this session and all sessions keep
+# (app.controls.model_files.memory_text)
 KEPT_MEMORY = ".st-key-kept_memory"
 
 
@@ -286,3 +292,94 @@ def sentence_of(n_words: int, tag: str) -> str:
     """A sentence of plain words (one token each) carrying a tag, so each text is new."""
     words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "near", "river"]
     return " ".join([tag] + [words[i % len(words)] for i in range(n_words - 1)]) + "."
+
+
+# --- pages in a browser ---------------------------------------------------------------------
+
+LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds a model
+
+
+class PageProblems:
+    """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page."""
+
+    def __init__(self, page) -> None:
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
+        page.on("dialog", self._dialog)
+
+    def _console(self, message) -> None:
+        if message.type == "error":
+            self.errors.append(f"console: {message.text} at {message.location}")
+
+    def _dialog(self, dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+
+def wait_for(page, key: str, condition: Callable[[dict], bool], timeout_s: float = 30) -> dict:
+    """The figure under `key` once `condition` holds for it and the page has settled."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = figure(page, key)
+        if last is not None and condition(last):
+            wait_settled(page)
+            last = figure(page, key)
+            if last is not None and condition(last):
+                return last
+        page.wait_for_timeout(50)
+    raise AssertionError(f"figure {key!r} never met the condition; last seen: {last}")
+
+
+def type_text(page, text: str) -> None:
+    box = page.locator(".st-key-text textarea")
+    box.fill(text)
+    box.press("Control+Enter")
+
+
+def open_view(page, view: str) -> None:
+    """Click a view and wait for the run that draws it (its URL parameter comes first)."""
+    page.locator(".st-key-view").get_by_role("radio", name=view, exact=True).click()
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("view") == [view])
+    wait_settled(page)
+
+
+def drawn_with(page, text: str) -> None:
+    """Until the page shows `text` in its box and its first line's tokens in the head detail."""
+    page.wait_for_function(DRAWN_JS, arg=drawn_target(expected_tokens(text)[0]), timeout=60_000)
+    assert page.locator(".st-key-text textarea").input_value() == text
+
+
+# --- deploy/: the hosting files' numbers ---------------------------------------------------
+
+DEPLOY = REPO / "deploy"
+QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([kMGT]i?|Ki)?$")
+QUANTITY_UNITS = {None: 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+QUANTITY_UNITS |= {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def quantity_bytes(text: str) -> int:
+    """A Kubernetes memory quantity ("2500M", "2Gi", "512000000") in bytes."""
+    number, unit = QUANTITY.fullmatch(text).groups()
+    return int(float(number) * QUANTITY_UNITS[unit])
+
+
+def kubernetes_manifests() -> dict[str, dict]:
+    """Every document in deploy/kubernetes, by kind (one of each)."""
+    documents = [
+        doc
+        for path in sorted((DEPLOY / "kubernetes").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        if doc is not None
+    ]
+    by_kind = {doc["kind"]: doc for doc in documents}
+    assert len(by_kind) == len(documents)
+    return by_kind
+
+
+def idle_allowance(manifests) -> int:
+    """Bytes the Deployment allows for a replica's idle size (tests/bench/idle_memory.py)."""
+    pod = manifests["Deployment"]["spec"]["template"]
+    return quantity_bytes(pod["metadata"]["annotations"]["encoder-explorer/idle-memory"])

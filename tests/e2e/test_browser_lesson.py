@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.views.lesson_steps import TITLES
-from tests.e2e.conftest import LOAD_TIMEOUT_MS, PageProblems
-from tests.e2e.harness import LOADED_JS, wait_settled
+from app.lesson.content import TITLES
+from tests.e2e.harness import LOAD_TIMEOUT_MS, LOADED_JS, PageProblems, wait_settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

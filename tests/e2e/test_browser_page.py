@@ -2,38 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.harness import expected_tokens, figure, wait_settled
+from tests.e2e.harness import expected_tokens, figure, open_view, type_text, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 SENTENCE = "A small encoder reads every token of this sentence."
-
-
-def wait_for(page, key: str, condition: Callable[[dict], bool], timeout_s: float = 30) -> dict:
-    """The figure under `key` once `condition` holds for it and the page has settled."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = figure(page, key)
-        if last is not None and condition(last):
-            wait_settled(page)
-            last = figure(page, key)
-            if last is not None and condition(last):
-                return last
-        page.wait_for_timeout(50)
-    raise AssertionError(f"figure {key!r} never met the condition; last seen: {last}")
-
-
-def type_text(page, text: str) -> None:
-    box = page.locator(".st-key-text textarea")
-    box.fill(text)
-    box.press("Control+Enter")
 
 
 def pick(page, key: str, option: str) -> None:
@@ -44,13 +22,6 @@ def pick(page, key: str, option: str) -> None:
 
 def choose_radio(page, key: str, label_start: str) -> None:
     page.locator(f".st-key-{key} [data-testid=stRadioOption]").filter(has_text=label_start).click()
-
-
-def open_view(page, view: str) -> None:
-    """Click a view and wait for the run that draws it (its URL parameter comes first)."""
-    page.locator(".st-key-view").get_by_role("radio", name=view, exact=True).click()
-    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("view") == [view])
-    wait_settled(page)
 
 
 def heads_in_overview(fig: dict) -> int:

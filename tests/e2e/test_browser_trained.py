@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from encoder.tasks.tasks import example_sequence
-from tests.e2e.harness import figure, wait_settled
-from tests.e2e.test_browser_page import open_view, type_text, wait_for
+from tests.e2e.harness import figure, open_view, type_text, wait_for, wait_settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.bench.idle_memory import idle_rss_mb
-from tests.test_deploy import idle_allowance, kubernetes_manifests
+from tests.e2e.harness import idle_allowance, kubernetes_manifests
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 

@@ -9,7 +9,7 @@ no session there. Each browser here uploads a checkpoint of its own (through
 source held only by the session, so after the reconnect its radio option is there only if the
 session is (the browser re-sends its widget values on a rerun, so a widget alone could survive a
 change of replica). Its text is longer than what the page keeps in its URL
-(app.state.MAX_URL_TEXT), so that too lives only in the session.
+(app.controls.state.MAX_URL_TEXT), so that too lives only in the session.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.state import MAX_URL_TEXT
+from app.controls.state import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.train.trainer import TrainConfig, train
-from tests.e2e.harness import DRAWN_JS, drawn_target, expected_tokens, sentence_of, wait_settled
+from tests.e2e.harness import drawn_with, sentence_of, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -156,12 +156,6 @@ def long_text(name: str) -> str:
     text = "\n".join(lines)
     assert len(text) > MAX_URL_TEXT
     return text
-
-
-def drawn_with(page, text: str) -> None:
-    """Until the page shows `text` in its box and its first line's tokens in the head detail."""
-    page.wait_for_function(DRAWN_JS, arg=drawn_target(expected_tokens(text)[0]), timeout=60_000)
-    assert page.locator(".st-key-text textarea").input_value() == text
 
 
 def choose(page, key: str, label_start: str, value: str) -> None:

@@ -21,12 +21,12 @@ from tests.e2e.harness import (
     KEPT_MEMORY,
     UPLOAD_INPUT,
     StreamlitServer,
+    drawn_with,
     minilm_archive,
     sentence_of,
+    type_text,
     wait_settled,
 )
-from tests.e2e.test_browser_page import type_text
-from tests.e2e.test_nginx import drawn_with
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

@@ -1,0 +1,424 @@
+"""Models trained or uploaded in this browser session: model sources beside random and MiniLM.
+
+They live in the session's ModelShelf, kept in its state (app.controls.state), so each browser
+session sees only its own. Each has a unique id (a random UUID, never a hash of its tensors) that
+names it as a model source: in the source control, in the URL, and in the keys of the shared run
+cache (app.runs), where no other session can ever ask for the same id.
+
+They count in the server's memory budget (app.memory.CACHE) as what their session keeps: their
+real bytes (parameters and buffers of the encoder and of a task model's classifier, and the
+tokenizer), never evicted by other sessions. A session keeps at most MAX_SESSION_MODELS models
+and SESSION_BUDGET bytes (ENCODER_EXPLORER_SESSION_BUDGET, a training in progress included): to
+make room for a new one its oldest models go first, never those in use (setup A's source and
+setup B's). What cannot fit is refused before it is loaded or trained, with a message that says
+what it needs and what the limit is. The models leave the budget and memory when their session
+ends (app.session_end), or when the shelf itself is freed (a finalizer).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from tokenizers import Tokenizer
+
+from app import session_end
+from app.controls import state
+from app.memory import (
+    CACHE,
+    DEFAULT_SESSION_BUDGET,
+    SESSION_BUDGET_ENV,
+    ByteBudgetCache,
+    MemoryRefused,
+    budget_from_env,
+    size_text,
+    tensor_bytes,
+)
+from app.sources import ModelSource, built_in
+from encoder.core import block
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder
+from encoder.core.options import placement_of
+from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
+from encoder.io.checkpoint_files import (
+    MAX_FILE_BYTES,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    Files,
+    check_size,
+    checkpoint_archive,
+    files_from_archive,
+)
+from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
+from encoder.io.task_model import TaskModel
+from encoder.train.trainer import TrainConfig, TrainResult
+
+log = logging.getLogger(__name__)
+MAX_SESSION_MODELS = 8
+# Bytes a session may keep (read at call time, so tests can lower it; see app.memory)
+SESSION_BUDGET = budget_from_env(SESSION_BUDGET_ENV, DEFAULT_SESSION_BUDGET)
+UPLOAD_LIMIT = MAX_FILE_BYTES  # bytes per uploaded file (read at call time, so tests can lower it)
+PREFIXES = ("trained-", "uploaded-")
+# A tokenizer in memory per byte of its JSON: MiniLM's 0.47 MB tokenizer.json takes 6.1 MB (13x)
+TOKENIZER_BYTES_PER_JSON_BYTE = 16
+# Training holds each model's weights, gradients and AdamW's two moments; and autograd keeps about
+# every intermediate of a batch (what a trace captures) twice over, for the backward pass.
+TRAINING_COPIES = 4
+TRAINING_ACTIVATION_COPIES = 2
+
+
+@dataclass(frozen=True, eq=False)
+class SessionModel:
+    """One model source of this session: the encoder every view reads, its tokenizer, and for a
+    model trained on a toy task, the whole TaskModel (task, length, classifier head)."""
+
+    id: str
+    label: str
+    encoder: TransformerEncoder  # eval mode, on the CPU, never changed
+    tokenizer: Tokenizer
+    task_model: TaskModel | None  # None for an uploaded BERT-style checkpoint
+    file_name: str  # the download's name, without ".zip"
+    nbytes: int = 0  # what it holds in memory (checkpoint_bytes), counted in the budget
+
+    @property
+    def cfg(self) -> EncoderConfig:
+        return self.encoder.cfg
+
+    @property
+    def source(self) -> ModelSource:
+        """This model as a source of runs: its own tokenizer, encoder and task."""
+        check = self.task_model.check_text if self.task_model is not None else None
+        return ModelSource(self.id, self.tokenizer, check, self.encoder, self.task_model)
+
+    def archive(self) -> bytes | None:
+        """The checkpoint as a zip (config.json, model.safetensors, tokenizer.json); None for an
+        uploaded BERT-style checkpoint, whose files the user already has."""
+        if self.task_model is None:
+            return None
+        return checkpoint_archive(self.task_model.files())
+
+
+def checkpoint_bytes(checkpoint: Checkpoint) -> int:
+    """What a loaded checkpoint holds: its encoder's (and a task model's classifier's) tensors
+    and its tokenizer."""
+    modules = [checkpoint.encoder]
+    if checkpoint.task_model is not None:
+        modules.append(checkpoint.task_model.classifier)
+    tokenizer = len(checkpoint.tokenizer.to_str()) * TOKENIZER_BYTES_PER_JSON_BYTE
+    return tensor_bytes(modules) + tokenizer
+
+
+def trained_model_bytes(cfg: TrainConfig) -> int:
+    """The estimate of a model trained with `cfg`, from the config: the encoder's parameters
+    (encoder.core.block) and the classifier head (d_model x classes, and a bias per class)."""
+    head = (cfg.d_model + 1) * cfg.num_classes
+    return BYTES_PER_VALUE * (block.parameters(cfg.encoder_config()) + head)
+
+
+def training_bytes(cfg: TrainConfig, runs: int) -> int:
+    """The estimate of what training `runs` runs of `cfg` at once holds while it trains."""
+    activations = estimate_activation_bytes(cfg.encoder_config(), cfg.batch_size, cfg.seq_len)
+    per_run = TRAINING_COPIES * trained_model_bytes(cfg) + TRAINING_ACTIVATION_COPIES * activations
+    return runs * per_run
+
+
+def is_session_source(source: str) -> bool:
+    """True for a source id of this module's kind (whether or not this session has it)."""
+    return source.startswith(PREFIXES)
+
+
+class ModelShelf(Mapping[str, SessionModel]):
+    """This session's models by id, oldest first, counted in the memory budget as what this
+    session keeps. Dropping a model, or all of them (`release`, when the session ends), takes
+    its bytes out of the budget; so does the shelf's finalizer, when Streamlit frees it."""
+
+    def __init__(self, cache: ByteBudgetCache = CACHE) -> None:
+        self._models: dict[str, SessionModel] = {}
+        self._cache = cache
+        self.owner = f"session-{uuid.uuid4().hex}"  # what this session keeps, in the cache
+        weakref.finalize(self, cache.release, self.owner)
+        session_end.on_end(self.release)
+
+    def __getitem__(self, model_id: str) -> SessionModel:
+        return self._models[model_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._models)
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    @property
+    def nbytes(self) -> int:
+        """What this session keeps in the budget: its models and a training in progress."""
+        return self._cache.kept(self.owner)
+
+    def drop(self, model_id: str) -> None:
+        del self._models[model_id]
+        self._cache.release(tags=[model_id])
+
+    def release(self) -> None:
+        """Let every model and a training go (the session has ended)."""
+        if self._models:
+            log.info("session ended: its %d model(s) released", len(self._models))
+        self._models.clear()
+        self._cache.release(self.owner)
+
+    def plan_room(
+        self, what: str, kept: int, peak: int, in_use: Iterable[str], protect: Iterable[str] = ()
+    ) -> list[SessionModel]:
+        """This session's models to drop, oldest first, but none in use or protected, for room
+        for `kept` more bytes this session keeps (within SESSION_BUDGET and the server's share
+        for what sessions keep) and `peak` bytes while they are built (within the server's
+        budget, once shared entries are evicted); MemoryRefused saying why when even dropping
+        every one of them is not enough. Changes nothing."""
+        cap = SESSION_BUDGET
+        if kept > cap:
+            raise MemoryRefused(
+                f"{what} needs about {size_text(kept)} of memory; a browser session may keep "
+                f"at most {size_text(cap)} of models ({SESSION_BUDGET_ENV})."
+            )
+        fixed = set(in_use) | set(protect)
+        droppable = [model for model_id, model in self._models.items() if model_id not in fixed]
+        can_free = sum(model.nbytes for model in droppable)
+        own = self.nbytes
+        over_cap = own + kept - cap
+        if over_cap > can_free:
+            raise MemoryRefused(
+                f"{what} needs about {size_text(kept)} of memory; this session keeps "
+                f"{size_text(own)} of models ({size_text(own - can_free)} of them in use or "
+                f"being trained) and may keep at most {size_text(cap)} ({SESSION_BUDGET_ENV}). "
+                "Choose other weights for setups A and B to let their models go."
+            )
+        over_server, why = self._cache.make_room(
+            peak, what, kept=kept, kept_by=self.owner, check_only=True
+        )
+        if over_server > can_free:
+            raise MemoryRefused(why)
+        needed, dropped = max(over_cap, over_server), []
+        for model in droppable:
+            if needed <= 0:
+                break
+            dropped.append(model)
+            needed -= model.nbytes
+        return dropped
+
+    def make_room(
+        self, what: str, kept: int, peak: int, in_use: Iterable[str], protect: Iterable[str] = ()
+    ) -> None:
+        """Drop what plan_room says and evict shared entries of the cache for the room (call it
+        under `self._cache.building()`)."""
+        for model in self.plan_room(what, kept, peak, in_use, protect):
+            self.drop(model.id)
+        self._cache.make_room(peak, what, kept=kept, kept_by=self.owner)
+
+    def add(
+        self,
+        kind: str,
+        label: Callable[[Checkpoint], str],
+        load: Callable[[], Checkpoint],
+        file_name: str,
+        kept: int,
+        peak: int,
+        in_use: Iterable[str],
+        protect: Iterable[str] = (),
+    ) -> str:
+        """Load a model (kind "trained" or "uploaded") and keep it, within the budgets, named
+        `label(checkpoint)`; its new id. `kept`: the estimate of its bytes; `peak`: of the memory
+        loading takes. Past MAX_SESSION_MODELS the oldest models go, never those `in_use` nor
+        `protect`ed."""
+        what = f"This {'upload' if kind == 'uploaded' else 'model'}"
+        in_use, protect = tuple(in_use), tuple(protect)
+        with self._cache.building():
+            self.make_room(what, kept, peak, in_use, protect)
+            checkpoint = load()
+            nbytes = checkpoint_bytes(checkpoint)
+            if nbytes > kept:  # the estimate was short: check again with the real size
+                self.make_room(what, nbytes, nbytes, in_use, protect)
+            model_id = f"{kind}-{uuid.uuid4().hex}"
+            self._models[model_id] = SessionModel(
+                id=model_id,
+                label=self._unique(label(checkpoint)),
+                encoder=checkpoint.encoder,
+                tokenizer=checkpoint.tokenizer,
+                task_model=checkpoint.task_model,
+                file_name=file_name,
+                nbytes=nbytes,
+            )
+            self._cache.keep(("session model", model_id), nbytes, self.owner, tag=model_id)
+        fixed = {*in_use, *protect, model_id}
+        for old in [key for key in self._models if key not in fixed]:
+            if len(self._models) <= MAX_SESSION_MODELS:
+                break
+            self.drop(old)
+        return model_id
+
+    def start_training(self, what: str, nbytes: int, in_use: Iterable[str]) -> None:
+        """Count a training that holds `nbytes` until finish_training (MemoryRefused when it
+        cannot fit: before anything is built)."""
+        with self._cache.building():
+            self.make_room(what, nbytes, nbytes, in_use)
+            self._cache.keep(("training", self.owner), nbytes, self.owner, tag=self._training)
+
+    def keep_trained(
+        self, results: dict[str, TrainResult], in_use: Iterable[str]
+    ) -> tuple[dict[str, str], str]:
+        """Each finished run's model kept as a model source, as far as it fits: ({run name: its
+        id}, why the others were not kept, or ""). The training's count becomes its models' at
+        once (no other session in between); a model that is not kept stays counted with the
+        training, since the job still holds it, until the next training starts or the session
+        ends."""
+        kept: dict[str, str] = {}
+        refusals, left = [], 0
+        with self._cache.building():
+            self._cache.release(tags=[self._training])
+            for name, result in results.items():
+                try:
+                    kept[name] = self._add_trained(result, in_use, protect=kept.values())
+                except MemoryRefused as refusal:
+                    refusals.append(f"The {name} run's model was not kept: {refusal}")
+                    left += tensor_bytes([result.model])
+            if left:
+                self._cache.keep(("training", self.owner), left, self.owner, tag=self._training)
+        return kept, " ".join(refusals)
+
+    def _add_trained(
+        self, result: TrainResult, in_use: Iterable[str], protect: Iterable[str]
+    ) -> str:
+        model = result.task_model()
+        cfg = model.cfg
+        placement = placement_of(cfg.norm_first)
+        file_name = f"{model.task}-{placement}-norm-{cfg.num_layers}x{cfg.num_heads}"
+        checkpoint = Checkpoint(model.encoder, model.tokenizer, model)
+        nbytes = checkpoint_bytes(checkpoint)  # it exists already: loading it takes nothing more
+        return self.add(
+            "trained",
+            lambda _: trained_label(model),
+            lambda: checkpoint,
+            file_name,
+            kept=nbytes,
+            peak=nbytes,
+            in_use=in_use,
+            protect=protect,
+        )
+
+    @property
+    def _training(self) -> str:
+        return f"training-{self.owner}"
+
+    def _unique(self, label: str) -> str:
+        taken = {model.label for model in self._models.values()}
+        if label not in taken:
+            return label
+        count = 2
+        while f"{label} ({count})" in taken:
+            count += 1
+        return f"{label} ({count})"
+
+
+def session_models() -> ModelShelf:
+    """This session's models by id, oldest first."""
+    return state.keep("_session_models", ModelShelf)
+
+
+def find(source: str) -> SessionModel | None:
+    """The session model `source` names; None for "random" and "pretrained".
+
+    ValueError when it names a model this session does not have (dropped, or another session's).
+    """
+    if not is_session_source(source):
+        return None
+    model = session_models().get(source)
+    if model is None:
+        raise ValueError(
+            "That model is not in this browser session any more: a session keeps the last "
+            f"{MAX_SESSION_MODELS} models trained or uploaded in it, {kept_limit_text()}."
+        )
+    return model
+
+
+def resolve(source: str, cfg: EncoderConfig) -> ModelSource:
+    """The ModelSource `source` names with `cfg`: this session's model, or random weights or
+    MiniLM (ValueError when it names a model this session does not have)."""
+    model = find(source)
+    return built_in(source, cfg) if model is None else model.source
+
+
+def kept_limit_text() -> str:
+    return f"at most {size_text(SESSION_BUDGET)} ({SESSION_BUDGET_ENV})"
+
+
+def trained_label(model: TaskModel) -> str:
+    """TaskModel.label(), plus the warmup when there was one (the comparison's variants)."""
+    warmup = model.training.get("warmup_steps")
+    return model.label() + (f", warmup {warmup}" if warmup else "")
+
+
+def checkpoint_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Checkpoint, str]:
+    """(checkpoint, name) from uploaded files: one .zip, or config.json, model.safetensors and
+    tokenizer.json. ValueError naming the file and what is wrong; nothing is executed."""
+    files, name = files_from_upload(uploads)
+    return checkpoint_from_files(files, name, UPLOAD_LIMIT), name
+
+
+def files_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Files, str]:
+    """(files, name) of an upload, each file within UPLOAD_LIMIT (see checkpoint_from_upload)."""
+    if not uploads:
+        raise ValueError("No file was uploaded.")
+    for name, data in uploads:
+        check_size(name, len(data), UPLOAD_LIMIT)
+    if len(uploads) == 1 and uploads[0][0].lower().endswith(".zip"):
+        name, data = uploads[0]
+        return files_from_archive(data, name, UPLOAD_LIMIT), name
+    files: Files = {}
+    for name, data in uploads:
+        if name in files:
+            raise ValueError(f"{name} was uploaded twice")
+        files[name] = data
+    return files, "upload"
+
+
+def upload_estimate(
+    uploads: list[tuple[str, bytes]], files: Files, zipped: bool
+) -> tuple[int, int]:
+    """(kept, peak): the estimate of what an upload's model keeps (its float32 tensors are the
+    weights file's bytes, and the tokenizer), and of the memory while it loads: the uploaded
+    bytes twice (ours, and what Streamlit's receiving of them still holds), the files unzipped
+    from them, the tensors read from the weights, and the model they fill. Measured for
+    MiniLM's 83 MB zip: 358 MB over the idle server at the peak; counted: 446 MB."""
+    weights = len(files.get(WEIGHTS_FILE, b""))
+    kept = weights + TOKENIZER_BYTES_PER_JSON_BYTE * len(files.get(TOKENIZER_FILE, b""))
+    uploaded = sum(len(data) for _, data in uploads)
+    unzipped = sum(len(data) for data in files.values()) if zipped else 0
+    return kept, 2 * uploaded + unzipped + weights + kept
+
+
+def add_upload(uploads: list[tuple[str, bytes]], in_use: Iterable[str]) -> str:
+    """Load an upload (see checkpoint_from_upload) and keep it as a model source; its id.
+    ValueError (MemoryRefused when it does not fit) with the message for the page."""
+    files, name = files_from_upload(uploads)
+    zipped = name.lower().endswith(".zip")
+    kept, peak = upload_estimate(uploads, files, zipped)
+
+    def load() -> Checkpoint:
+        checkpoint = checkpoint_from_files(files, name, UPLOAD_LIMIT)
+        files.clear()  # their bytes now live in the tensors
+        return checkpoint
+
+    where = f"uploaded {name}" if zipped else "uploaded"
+
+    def label(checkpoint: Checkpoint) -> str:
+        if checkpoint.task_model is not None:
+            return f"{trained_label(checkpoint.task_model)} ({where})"
+        cfg = checkpoint.encoder.cfg
+        return (
+            f"{placement_of(cfg.norm_first)}-norm {cfg.num_layers} x {cfg.num_heads}, "
+            f"d_model {cfg.d_model} ({where})"
+        )
+
+    file_name = PurePath(name).stem if zipped else "checkpoint"
+    return session_models().add("uploaded", label, load, file_name, kept, peak, in_use)

@@ -1,0 +1,442 @@
+"""The sidebar: the input text, the model source and its architecture, the device.
+
+Every control is a widget whose key is registered in app.controls.state (and is a URL parameter
+there). What cannot be used (a head count that does not divide d_model, a device this machine lacks,
+a model that left the session) is replaced by a sound value and reported in `Settings.notices`,
+never raised.
+
+The model source is random weights (the architecture controls describe the model), the bundled
+MiniLM, or a model trained or uploaded in this browser session (app.controls.session_models): for
+those the architecture controls show the model's own architecture, locked, and a model trained on a
+toy task reads its task's sequences from the text box."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from app.controls import model_files, session_models, state
+from app.settings import (
+    ARCHITECTURE_KEYS,
+    D_FF_CHOICES,
+    D_MODEL_CHOICES,
+    LABELS,
+    Settings,
+    Setup,
+    architecture_values,
+)
+from app.sources import pretrained_config, tokenizer
+from app.user_text import literal
+from encoder import EncoderConfig, available_devices
+from encoder.core.options import BY_KEY, OPTIONS, config_values, head_counts
+from encoder.io.task_model import TaskModel
+from encoder.tasks.task_tokenizer import known_symbols
+from encoder.tasks.tasks import example_sequence
+
+COMPARE_HELP = (
+    "Setup B reads the same text. It follows A's controls until you change one of B's, so a "
+    "pair differs in what you changed; every view shows A and B side by side, and their "
+    "difference where the shapes allow."
+)
+
+
+def source_config(source: str) -> EncoderConfig:
+    """The architecture of a source other than random weights."""
+    if source == "pretrained":
+        return pretrained_config()
+    return session_models.find(source).cfg
+
+
+def _task_model(source: str) -> TaskModel | None:
+    model = session_models.session_models().get(source)
+    return model.task_model if model is not None else None
+
+
+def _reads(model: TaskModel, text: str) -> bool:
+    """True when every line of `text` is a sequence `model` takes (and there is one)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        for line in lines:
+            model.check_text(line)
+    except ValueError:
+        return False
+    return bool(lines)
+
+
+def select_source(source: str) -> None:
+    """Switch the model source (from a callback, or before the sidebar is drawn).
+
+    Any source but random weights shows its architecture in the (locked) controls, and the
+    user's own architecture comes back with random weights. A model trained on a toy task gets
+    an example of its task in the text box (unless the text already suits it), and the user's
+    own text comes back when they leave such models.
+    """
+    state.put("source", source)
+    if source == "random":
+        state.update(state.pop("_saved_architecture") or {})
+    else:
+        if state.get("_saved_architecture") is None:
+            state.put("_saved_architecture", {key: state.get(key) for key in ARCHITECTURE_KEYS})
+        state.update(architecture_values(source_config(source)))
+    task_model = _task_model(source)
+    if task_model is not None:
+        if state.get("_saved_text") is None:
+            state.put("_saved_text", state.get("text"))
+        if not _reads(task_model, state.get("text")):
+            state.put("text", example_sequence(task_model.seq_len, task_model.vocab))
+    elif state.get("_saved_text") is not None:
+        state.put("text", state.pop("_saved_text"))
+
+
+def use_architecture(values: dict[str, object]) -> None:
+    """Put architecture widget values into the sidebar, with random weights (a callback, e.g.
+    the Training view's suggestion or a training preset)."""
+    if state.get("source") != "random":
+        select_source("random")
+    state.update(values)
+
+
+def _source_control(notices: list[str]) -> str:
+    """The model source: random, MiniLM, or one of this session's models; then its files."""
+    models = session_models.session_models()
+    if state.get("source") not in (*state.SOURCES, *models):
+        notices.append(
+            "The model that was chosen is not in this browser session any more (a session "
+            f"keeps the last {session_models.MAX_SESSION_MODELS} models trained or uploaded in "
+            f"it, {session_models.kept_limit_text()}); back to random weights."
+        )
+        select_source("random")
+    labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
+    source = st.radio(
+        "Weights",
+        (*state.SOURCES, *models),
+        key="source",
+        format_func=labels.get,
+        on_change=lambda: select_source(state.get("source")),
+    )
+    if models:
+        st.caption(
+            f"Models trained or uploaded here stay in this browser session only (the last "
+            f"{session_models.MAX_SESSION_MODELS}, {session_models.kept_limit_text()}); "
+            "download one to keep it."
+        )
+    if source in models:
+        model_files.download_button(models[source])
+    model_files.upload_control(select_source)
+    return source
+
+
+def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -> None:
+    """A selectbox of labelled items; picking one writes `values(item)` into the controls."""
+
+    def apply() -> None:
+        for item in items:
+            if item["label"] == state.get(key):
+                state.update(values(item))
+
+    st.selectbox(
+        label,
+        [item["label"] for item in items],
+        index=None,
+        placeholder=placeholder,
+        key=key,
+        on_change=apply,
+    )
+
+
+def _with_value(choices: list[int], value: int) -> list[int]:
+    """The fixed choices plus the current value (e.g. from a link), sorted."""
+    return sorted(set(choices) | {value})
+
+
+def _fitting_heads(d_model: int, notices: list[str]) -> list[int]:
+    """The head counts setup A offers; a count that does not divide d_model becomes the nearest
+    that does, and the page says so."""
+    options = head_counts(d_model, state.MAX_HEADS)
+    wanted = state.get("num_heads")
+    if wanted not in options:
+        nearest = min(options, key=lambda h: (abs(h - wanted), h))
+        notices.append(
+            f"num_heads={wanted} does not divide d_model={d_model} (each head gets "
+            f"d_model / num_heads dimensions), so {nearest} heads are used instead."
+        )
+        state.put("num_heads", nearest)
+    return options
+
+
+def describe_b(overrides: dict[str, object]) -> str:
+    """Setup B in words: "A with post-norm, 8 heads", or "the same as A"."""
+    words = {
+        "source": lambda v: LABELS.get(v, "a model of this session"),
+        "ablate": lambda v: f"heads {v} off" if v else "no head off",
+    }
+    if not overrides:
+        return "the same as A (change one of B's controls, or pick a pair)"
+    return "A with " + ", ".join(
+        words[name](value) if name in words else BY_KEY[name].say(value)
+        for name, value in overrides.items()
+    )
+
+
+def _pairs(a: Setup) -> None:
+    """One click to the common pairs: each makes B = A but for one thing."""
+    a_values = state.sidebar_values()
+    locked = a.source != "random"
+    fixed = "A's trained weights fit only their own architecture" if locked else None
+    other = {"pre": "post", "post": "pre", "relu": "gelu", "gelu": "relu"}
+    layer, head = state.get("layer"), state.get("head")  # the Attention view's head
+    if a.cfg is not None:
+        layer, head = min(layer, a.cfg.num_layers - 1), min(head, a.cfg.num_heads - 1)
+    st.button(
+        "Pre ↔ post",
+        key="pair_norm",
+        on_click=state.set_b,
+        args=({"norm": other[a_values["norm"]]},),
+        disabled=locked,
+        help=fixed or "B = A with the other norm placement.",
+        width="stretch",
+    )
+    st.button(
+        "ReLU ↔ GELU",
+        key="pair_activation",
+        on_click=state.set_b,
+        args=({"activation": other[a_values["activation"]]},),
+        disabled=locked,
+        help=fixed or "B = A with the other activation.",
+        width="stretch",
+    )
+    st.button(
+        f"Head {layer}.{head} off",
+        key="pair_head_off",
+        on_click=state.set_b,
+        args=({"ablate": f"{layer}.{head}"},),
+        help="B = A with the Attention view's chosen head switched off.",
+        width="stretch",
+    )
+    st.button(
+        "Trained ↔ random",
+        key="pair_random",
+        on_click=_trained_vs_random,
+        help="A = trained weights (MiniLM unless A already has trained ones), B = random "
+        "weights with the same architecture.",
+        width="stretch",
+    )
+
+
+def _trained_vs_random() -> None:
+    if state.get("source") == "random":
+        select_source("pretrained")
+    state.set_b({"source": "random"})
+
+
+def _device_control(notices: list[str]) -> str:
+    devices = available_devices()
+    wanted = state.get("device")
+    if wanted not in devices:
+        notices.append(
+            literal(
+                f"Device {wanted!r} is not available on this machine (torch sees: "
+                f"{', '.join(devices)}); running on cpu."
+            )
+        )
+        state.put("device", "cpu")
+    return st.selectbox("Device", devices, key="device")
+
+
+def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
+    """Norm placement, d_model, heads, layers, d_ff, activation, norm type, positions and seed,
+    with keys `prefix` + A's key (setup B's widgets follow A's values until changed)."""
+    follow = {} if not prefix else {"on_change": state.on_b_change}
+
+    def changes(name: str) -> dict:
+        return {**follow, "args": (name,)} if follow else {}
+
+    norm, d_ff = BY_KEY["norm"], BY_KEY["d_ff"]
+    st.radio(
+        norm.label,
+        norm.choices,
+        key=prefix + "norm",
+        format_func=LABELS.get,
+        disabled=locked,
+        **changes("norm"),
+    )
+    d_model = st.select_slider(
+        "d_model",
+        _with_value(D_MODEL_CHOICES, state.get(prefix + "d_model")),
+        key=prefix + "d_model",
+        disabled=locked,
+        **changes("d_model"),
+    )
+    if prefix:  # B shows an impossible head count as it is; its config says what is wrong
+        heads = _with_value(head_counts(d_model, state.MAX_HEADS), state.get(prefix + "num_heads"))
+    else:
+        heads = _fitting_heads(d_model, notices)
+    st.selectbox(
+        BY_KEY["num_heads"].label,
+        heads,
+        key=prefix + "num_heads",
+        disabled=locked,
+        help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
+        **changes("num_heads"),
+    )
+    layers = max(state.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
+    st.slider(
+        BY_KEY["num_layers"].label,
+        1,
+        layers,
+        key=prefix + "num_layers",
+        disabled=locked,
+        **changes("num_layers"),
+    )
+    st.select_slider(
+        d_ff.label,
+        _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
+        key=prefix + "d_ff",
+        disabled=locked,
+        **changes("d_ff"),
+    )
+    for option in OPTIONS:  # every other named option (activation, norm type, positions...)
+        if option.named and option.key != "norm":
+            st.radio(
+                option.label,
+                option.choices,
+                key=prefix + option.key,
+                format_func=LABELS.get,
+                horizontal=True,
+                disabled=locked,
+                **changes(option.key),
+            )
+    seed = BY_KEY["seed"]
+    st.number_input(
+        seed.label, *seed.bounds, key=prefix + "seed", disabled=locked, **changes("seed")
+    )
+
+
+def render(notices: list[str]) -> Settings:
+    """Draw every control and return what they say."""
+    if state.get("source") == "pretrained" and state.get("_saved_architecture") is None:
+        select_source("pretrained")  # e.g. a link that names MiniLM: show its architecture
+    with st.sidebar:
+        st.header("Input")
+        input_area = st.container()  # drawn after the source control, which may change the text
+        st.header("Model")
+        source = _source_control(notices)
+        with input_area:
+            text = _text_control(_task_model(source))
+        locked = source != "random"
+        if locked:
+            st.caption(
+                "The architecture controls show this model's values and are locked: trained "
+                "weights only fit the architecture they were trained with."
+            )
+        else:
+            _picker(
+                "Preset",
+                "Start from a preset…",
+                state.ARCHITECTURE_PRESETS,
+                "preset",
+                lambda preset: preset["settings"],
+            )
+        _architecture_controls("", locked, notices)
+        device = _device_control(notices)
+        a = Setup(source, *_config(source, state.sidebar_values()))
+        st.header("Compare")
+        if st.toggle("Compare with a second setup", key="compare", help=COMPARE_HELP):
+            a = replace(a, heads_off=_heads_off_control(""))
+            b = _setup_b(a, notices)
+        else:
+            b = None
+    return Settings(text, device, notices, a=a, b=b)
+
+
+def _config(source: str, values: dict[str, object], like: EncoderConfig | None = None):
+    """(config, error) of a source with these values: a trained model's own config, or random
+    weights with these architecture values (on `like`'s other fields, when given)."""
+    if source != "random":
+        return source_config(source), ""
+    try:
+        return random_config(values, like), ""
+    except ValueError as error:
+        return None, str(error)
+
+
+def _heads_off_control(prefix: str) -> str:
+    name = "B" if prefix else "A"
+    return st.text_input(
+        f"Heads switched off in {name}, as layer.head",
+        key=prefix + "ablate",
+        placeholder="e.g. 0.2,1.8",
+        help=f"Setup {name}'s run zeroes these heads' output before W_O.",
+        **({"on_change": state.on_b_change, "args": ("ablate",)} if prefix else {}),
+    )
+
+
+def _setup_b(a: Setup, notices: list[str]) -> Setup:
+    """Setup B: one-click pairs, then every control A has (keys b_...), following A's values
+    until changed."""
+    st.caption(f"Setup B: {describe_b(state.b_overrides())}.")
+    _pairs(a)
+    state.show_setup_b()
+    models = session_models.session_models()
+    labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
+    with st.expander("Setup B's controls", expanded=bool(state.b_overrides())):
+        sources = (*state.SOURCES, *models)
+        if state.get("b_source") not in sources:
+            notices.append("Setup B's model is not in this session any more; B uses A's.")
+            state.b_overrides().pop("source", None)
+            state.show_setup_b()
+        source = st.radio(
+            "Weights (B)",
+            sources,
+            key="b_source",
+            format_func=labels.get,
+            on_change=state.on_b_change,
+            args=("source",),
+        )
+        locked = source != "random"
+        if locked:  # B's widgets show its model's own architecture
+            state.update(
+                {state.b_key(k): v for k, v in architecture_values(source_config(source)).items()}
+            )
+        _architecture_controls(state.B_PREFIX, locked, notices)
+        heads_off = _heads_off_control(state.B_PREFIX)
+    cfg, error = _config(source, state.sidebar_values(state.B_PREFIX), like=a.cfg)
+    return Setup(source, cfg, error, heads_off)
+
+
+def _text_control(task_model: TaskModel | None) -> str:
+    """The text box (with example sentences, or for a task model, what its sequences are)."""
+    if task_model is None:
+        _picker(
+            "Example sentences",
+            "Pick an example…",
+            state.EXAMPLES,
+            "example",
+            lambda example: {"text": example["text"]},
+        )
+        return st.text_area(
+            "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
+        )
+    symbols = known_symbols(task_model.tokenizer)
+    example = example_sequence(task_model.seq_len, task_model.vocab)
+    st.caption(
+        f"This model was trained on the {task_model.task} task: it reads sequences of exactly "
+        f"{task_model.seq_len} symbols from {symbols[0]} to {symbols[-1]}, separated by spaces, "
+        f"such as {example}."
+    )
+    return st.text_area(
+        "Sequences (one per line)", key="text", height=120, help="Each line is one sequence."
+    )
+
+
+def random_config(values: dict[str, object], like: EncoderConfig | None = None) -> EncoderConfig:
+    """The EncoderConfig the sidebar's values describe, with random weights: `like` with these
+    architecture values and seed (e.g. setup A's, so that B keeps what the controls do not
+    show, such as MiniLM's embedding norm), or by default MiniLM's vocabulary."""
+    architecture = config_values({key: values[key] for key in ARCHITECTURE_KEYS})
+    if like is not None:
+        return replace(like, **architecture, seed=int(values["seed"]))
+    return EncoderConfig(
+        vocab_size=tokenizer().get_vocab_size(), seed=int(values["seed"]), **architecture
+    )

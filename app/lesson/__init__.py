@@ -1,0 +1,1 @@
+"""The lesson: its content (steps over the live model), its page and its handout."""

@@ -1,0 +1,76 @@
+"""The lesson as one self-contained HTML file: every step's text, numbers, tables, code and
+figures for one run and sentence, with plotly.js embedded once, so it opens offline.
+
+User text is escaped with html.escape (tokens inside sentences, the sentence itself, table
+cells); figures escape their own labels (app.charts.common).
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from app.lesson.content import STEPS, Lesson, Paragraph, Said, Step
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
+       color: #222; line-height: 1.5; }
+section { border-top: 2px solid #ddd; margin-top: 2rem; padding-top: 0.5rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }
+th { background: #f3f3f3; }
+pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
+.caption { color: #555; font-size: 0.9rem; margin-bottom: 0; }
+"""
+
+
+def paragraph_html(paragraph: Paragraph) -> str:
+    return "".join(
+        f"“{html.escape(part.text)}”" if isinstance(part, Said) else html.escape(part)
+        for part in paragraph
+    )
+
+
+def table_html(table: pd.DataFrame) -> str:
+    """A table with its cells escaped; floats to 6 significant digits."""
+    return table.to_html(index=False, escape=True, float_format=lambda value: f"{value:.6g}")
+
+
+def step_html(number: int, title: str, step: Step) -> str:
+    parts = [f"<section><h2>{number}. {html.escape(title)}</h2>"]
+    parts += [f"<p>{paragraph_html(paragraph)}</p>" for paragraph in step.text.paragraphs]
+    for _, figure in step.figures:
+        parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False))
+    for caption, table in step.tables:
+        parts.append(f'<p class="caption">{html.escape(caption)}</p>{table_html(table)}')
+    if step.code is not None:
+        parts.append(f"<pre><code>{html.escape(step.code)}</code></pre>")
+    parts.append('<p class="caption">The numbers behind this step</p>')
+    parts.append(table_html(step.numbers()))
+    return "\n".join(parts) + "</section>"
+
+
+def lesson_html(lesson: Lesson) -> str:
+    """Every step of the lesson for this run and sentence, as one HTML page."""
+    sentence = lesson.run.sentences[lesson.sentence]
+    heading = f"Encoder Explorer: a lesson on {lesson.model_name}"
+    steps = [
+        step_html(number, title, build(lesson)) for number, (title, build) in enumerate(STEPS, 1)
+    ]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{html.escape(heading)}</title>",
+            f"<style>{STYLE}</style>",
+            f'<script type="text/javascript">{get_plotlyjs()}</script>',
+            "</head><body>",
+            f"<h1>{html.escape(heading)}</h1>",
+            f"<p>The {lesson.unit}: “{html.escape(sentence)}”</p>",
+            *steps,
+            "</body></html>",
+        ]
+    )

@@ -1,0 +1,172 @@
+"""The Lesson view: a guided path through the live model, one step at a time, every number this
+run's. The steps' content is app.lesson.content; this module lays one step out (text and its
+numbers on the left, figures and tables on the right), moves between steps, opens each step's
+views at the same selection, switches presenter mode and offers the whole lesson as a handout.
+Every move (a step, another view) goes through `follow(view, values)`, which app.registry binds
+to the controls' link-following, as a link would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from app.lesson import handout
+from app.lesson.content import STEPS, TITLES, Lesson, Paragraph, Said, Step
+from app.runs import Runs
+from app.settings import LESSON_RULE_QUERY, Selection
+from app.user_text import literal, quoted
+from app.views.widgets import pick_sentence, show
+
+Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
+
+# Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
+PRESENTER_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 1rem; }
+[data-testid="stMainBlockContainer"] h1 { display: none; }
+[data-testid="stMarkdown"] p { font-size: 1.3rem; line-height: 1.45; }
+[data-testid="stMainBlockContainer"] button p { font-size: 1.05rem; }
+[data-testid="stMainBlockContainer"] h3 { font-size: 1.9rem; padding-top: 0.2rem; }
+</style>"""
+PRESENTER_FIGURE_HEIGHT = 470  # the first figure fits beside the text; the others follow
+PRESENTER_FONT = 16
+
+
+def markdown(paragraph: Paragraph) -> str:
+    """A paragraph for st.markdown: our text and the user's, both shown literally."""
+    return "".join(
+        quoted(part.text) if isinstance(part, Said) else literal(part) for part in paragraph
+    )
+
+
+def draw(runs: Runs, chosen: Selection, follow: Follow) -> None:
+    run = runs.a  # the lesson tells one model's story
+    sentence = pick_sentence(run.sentences, chosen.sentence)
+    number = min(max(chosen.lesson, 1), len(STEPS))
+    query = None if chosen.lesson_query == LESSON_RULE_QUERY else chosen.lesson_query
+    lesson = Lesson(run, sentence, query)
+    present = _top_bar(lesson, number, follow)
+    if present:
+        st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+    st.subheader(f"{number}. {TITLES[number - 1]}")
+    if runs.compare:
+        st.caption(
+            "The lesson follows setup A; every other view shows A and B side by side, and the "
+            "Attention, LayerNorm and Activations views say what B changes."
+        )
+    step = STEPS[number - 1][1](lesson)  # the query is the picker's value (Selection's)
+    if step.wide:  # the text, the wide table below it, then the controls
+        text, media, controls = st.container(), st.container(), st.container()
+    else:  # the text and its controls on the left, the figures on the right
+        text, media = st.columns([2, 3], gap="large")
+        controls = text
+    with text:
+        for paragraph in step.text.paragraphs:
+            st.markdown(markdown(paragraph))
+    with media:
+        _step_figures(step, present)
+    with controls:
+        if step.uses_query:
+            _query_picker(lesson)
+        _open_buttons(step, follow)
+        with st.expander("The numbers behind this step"):
+            st.dataframe(step.numbers(), hide_index=True, width="stretch")
+
+
+def _top_bar(lesson: Lesson, number: int, follow: Follow) -> bool:
+    """Previous, the progress line, Next, presenter mode and the handout; whether presenting."""
+    back, progress, forward, toggle, download = st.columns(
+        [1.3, 3.6, 1.1, 1.6, 1.6], vertical_alignment="center"
+    )
+    back.button(
+        "◀ Previous",
+        key="lesson_previous",
+        disabled=number == 1,
+        on_click=follow,
+        args=("Lesson", {"lesson": number - 1}),
+        width="stretch",
+    )
+    progress.progress(
+        number / len(STEPS), text=f"Step {number} of {len(STEPS)} · {TITLES[number - 1]}"
+    )
+    forward.button(
+        "Next ▶",
+        key="lesson_next",
+        type="primary",
+        disabled=number == len(STEPS),
+        on_click=follow,
+        args=("Lesson", {"lesson": number + 1}),
+        width="stretch",
+    )
+    present = toggle.toggle(
+        "Presenter",
+        key="present",
+        help="Large type and the sidebar folded away, for a projector. In the link as present=1.",
+    )
+    download.download_button(
+        "Handout (HTML)",
+        lambda: handout.lesson_html(lesson).encode("utf-8"),
+        file_name="encoder-lesson.html",
+        mime="text/html",
+        on_click="ignore",
+        key="lesson_handout",
+        help="Every step's text, numbers, tables and figures for this sentence and model, in "
+        "one file that opens offline.",
+    )
+    return present
+
+
+def _query_picker(lesson: Lesson) -> None:
+    tokens, rule = lesson.tokens, lesson.rule_query
+    st.selectbox(
+        "Query token",
+        [LESSON_RULE_QUERY, *range(lesson.n)],
+        key="lesson_query",
+        format_func=lambda i: (
+            f"the lesson's pick: {rule} {tokens[rule]}"
+            if i == LESSON_RULE_QUERY
+            else f"{i}: {tokens[i]}"
+        ),
+        help="The token whose attention the lesson follows. The lesson picks the last pronoun, "
+        "else the last content word. In the link as lesson_query.",
+    )
+
+
+def _open_buttons(step: Step, follow: Follow) -> None:
+    for index, link in enumerate(step.links):
+        st.button(
+            f"Open in {link.view}",
+            key=f"lesson_open_{index}",
+            icon=":material/open_in_full:",
+            on_click=follow,
+            args=(link.view, link.values),
+            help="The full view at this step's selection (the page's link then reopens it).",
+        )
+
+
+def _step_figures(step: Step, present: bool) -> None:
+    for index, (key, figure) in enumerate(step.figures):
+        if present:
+            figure.update_layout(font=dict(size=PRESENTER_FONT))
+            if index == 0:
+                height = figure.layout.height or PRESENTER_FIGURE_HEIGHT
+                figure.update_layout(height=min(height, PRESENTER_FIGURE_HEIGHT))
+        show(figure, key)
+    for caption, table in step.tables:
+        st.caption(caption)
+        st.dataframe(
+            _rounded(table),
+            hide_index=True,
+            width="stretch",
+            height=min(35 * len(table) + 38, 300 if present else 420),
+        )
+    if step.code is not None:
+        st.code(step.code, language="python", height=300 if present else "content")
+
+
+def _rounded(table: pd.DataFrame):
+    """Floats with four significant decimals for display (the handout and numbers keep more)."""
+    floats = [name for name in table.columns if pd.api.types.is_float_dtype(table[name])]
+    return table.style.format("{:.4g}", subset=floats) if floats else table

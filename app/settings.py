@@ -1,0 +1,88 @@
+"""What the controls offer and what they hand on: the settings types every layer reads.
+
+The sidebar (app.controls) fills them in; app.main, the views and the lesson read them. Plain
+values only (no Streamlit, no session), so views depend on this module and never on the controls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from app.sources import LABELS as SOURCE_LABELS
+from encoder import EncoderConfig
+from encoder.core.options import BY_KEY, OPTIONS
+
+# The architecture options' lists, all read from encoder.core.options' one table.
+D_MODEL_CHOICES = list(BY_KEY["d_model"].choices)
+D_FF_CHOICES = list(BY_KEY["d_ff"].choices)
+LABELS = {  # how a control's value is named on the page
+    **SOURCE_LABELS,
+    **{
+        value: option.label_of(value)
+        for option in OPTIONS
+        if option.named
+        for value in option.choices
+    },
+}
+LESSON_RULE_QUERY = -1  # lesson_query: the lesson's rule picks the query
+ARCHITECTURE_KEYS = tuple(option.key for option in OPTIONS if option.architecture)
+
+
+def architecture_values(cfg: EncoderConfig) -> dict[str, object]:
+    """The architecture widgets' values that show `cfg`."""
+    return {key: BY_KEY[key].value_of(cfg) for key in ARCHITECTURE_KEYS}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One setup: its model source, its config (None when impossible: `error` says why) and the
+    heads its run switches off (compare mode; otherwise the Attention view's own section)."""
+
+    source: str
+    cfg: EncoderConfig | None
+    error: str = ""
+    heads_off: str = ""  # "layer.head,..."
+
+
+@dataclass
+class Settings:
+    """What the sidebar says for this run: the text, the device, setup A, and setup B in compare
+    mode."""
+
+    text: str
+    device: str
+    notices: list[str]
+    a: Setup
+    b: Setup | None = None  # None: compare mode is off
+
+    @property
+    def cfg(self) -> EncoderConfig | None:
+        """Setup A's architecture; None when it is impossible (`error` says why)."""
+        return self.a.cfg
+
+    @property
+    def error(self) -> str:
+        return self.a.error
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user picked inside the views, within the run's sizes. Every view reads it; the
+    Export view and the lesson read other views' choices from it."""
+
+    sentence: int = 0
+    layer: int = 0
+    head: int = 0
+    stretch: bool = False
+    ablate: str = ""
+    step_layer: int = 0
+    step_head: int = 0
+    step_query: int = 0
+    ln_layer: int = 0
+    act_layer: int = 0
+    act_token: int | None = None  # None: the first word
+    lesson: int = 1  # the lesson's step, 1-based
+    lesson_query: int = LESSON_RULE_QUERY  # a position, or LESSON_RULE_QUERY: the rule's
+
+
+SELECTION_KEYS = tuple(f.name for f in fields(Selection))

@@ -1,0 +1,120 @@
+"""Run-to-figure and run-to-table helpers: the one home of what the views, the lesson and the
+Export view all draw from a run (a chart of app.charts fed with a run's tables, or a table ready
+for the page). Plain functions of a run; nothing here draws on the page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from app.charts import activations as activation_charts
+from app.charts.attention import attention_head, attention_overview
+from app.charts.common import depth_labels
+from app.charts.diagram import block_diagram
+from app.charts.norms import layernorm_chart, residual_norm_chart
+from app.runs import Run
+from encoder.core.options import ACTIVATION_NAMES
+from encoder.inspect import activations, norms
+
+
+def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
+    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
+    return attention_head(
+        run.attention[layer, sentence, head],  # [query, key]
+        run.padded_tokens[sentence],
+        run.n_valid(sentence),
+        title=title,
+        stretch=stretch,
+    )
+
+
+def overview_figure(run: Run, sentence: int, stretch: bool):
+    return attention_overview(
+        run.attention[:, sentence],  # [layer, head, query, key]
+        run.n_valid(sentence),
+        stretch=stretch,
+    )
+
+
+def residual_table(run: Run, sentence: int) -> pd.DataFrame:
+    """The residual-stream table of one sentence, each depth named ('after block 2')."""
+    table = norms.residual_stream_table(run.residual_norms, sentence, run.cfg.d_model)
+    table.insert(1, "stream", depth_labels(run.cfg.num_layers))
+    return table
+
+
+def residual_figure(run: Run, sentence: int):
+    resid = run.residual_norms[run.residual_norms["sentence"] == sentence]
+    return residual_norm_chart(resid, run.tokens[sentence])
+
+
+def layernorm_figure(run: Run, sentence: int, layer: int):
+    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
+    return layernorm_chart(stats, run.tokens[sentence], layer)
+
+
+def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.DataFrame]]]:
+    """The Export view's tables of this view, for one sentence: {label: (file stem, table of a
+    run)}."""
+
+    def pca_table(run: Run) -> pd.DataFrame:
+        table = run.activation_summary(sentence).pca.table()
+        return table.assign(token=[run.tokens[sentence][p] for p in table["position"]])
+
+    return {
+        "Feed-forward units per layer": (
+            "feed_forward",
+            lambda run: run.activation_summary(sentence).feed_forward,
+        ),
+        "Outlier dimensions per depth": (
+            "outlier_dimensions",
+            lambda run: run.activation_summary(sentence).outliers,
+        ),
+        "Mean cosine between tokens per depth": (
+            "mean_cosine",
+            lambda run: run.activation_summary(sentence).mean_cosine,
+        ),
+        "PCA paths of every token": ("pca_paths", pca_table),
+    }
+
+
+def histogram_figure(run: Run, sentence: int, layer: int):
+    """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
+    the activation function drawn over them."""
+    cfg, tokens = run.cfg, run.tokens[sentence]
+    name = ACTIVATION_NAMES[cfg.activation]
+    histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
+    curve_x, curve_y = activations.activation_curve(
+        cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
+    )
+    title = (
+        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
+        f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
+    )
+    if histogram.below or histogram.above:
+        title += (
+            f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
+            f"values beyond the axis (min {histogram.minimum:.2f}, max "
+            f"{histogram.maximum:.2f})</sup>"
+        )
+    return activation_charts.pre_activation_chart(
+        histogram.edges, histogram.counts, curve_x, curve_y, name, title
+    )
+
+
+def block_figure(run: Run):
+    return block_diagram(run.block_ops(), run.cfg.norm_first)
+
+
+def token_table(run: Run, sentence: int) -> pd.DataFrame:
+    """One row per token of a sentence: token, id (and for a task model, the answers)."""
+    tokens = run.tokens[sentence]
+    table = pd.DataFrame(
+        {"token": tokens, "id": run.input_ids[sentence, : len(tokens)].tolist()}
+    ).rename_axis("position")
+    if run.task_answers is not None:
+        asked, answered = run.task_answers
+        table["task asks"] = asked[sentence][: len(tokens)]
+        table["model answers"] = answered[sentence][: len(tokens)]
+    return table

@@ -1,0 +1,80 @@
+"""Helpers of the page tests (AppTest, no browser): open the page, read its charts and messages,
+upload files through the sidebar, rebuild the model the page builds."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS
+from encoder import TransformerEncoder
+from encoder.io.tokenize import load_tokenizer, tokenize
+
+APP = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+SENTENCE = "The animal didn't cross the street because it was too tired."
+
+
+def open_page(timeout_s: float = 120, **query: str) -> AppTest:
+    """The page opened at this URL query, run once (AppTest's timeout per run: `timeout_s`)."""
+    at = AppTest.from_file(APP, default_timeout=timeout_s)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def shown(text: str) -> str:
+    """A message as the reader sees it (markdown escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def assert_no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def figure(at: AppTest, key: str) -> dict:
+    """The plotly JSON of the chart created with `key`."""
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id and key in chart.proto.id:
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}")
+
+
+def array(values) -> np.ndarray:
+    """A plotly JSON array: a plain list, or plotly's base64 typed-array form."""
+    if isinstance(values, dict):
+        raw = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        shape = values.get("shape")  # absent for 1-D arrays
+        return raw.reshape([int(n) for n in shape.split(",")]) if shape else raw
+    return np.asarray(values, dtype=float)
+
+
+def heatmaps(spec: dict) -> list[dict]:
+    """The figure's value heatmaps (not the grey overlay that masks padding)."""
+    return [t for t in spec["data"] if t["type"] == "heatmap" and t.get("name") != "padding"]
+
+
+def tokens_of(text: str) -> list[str]:
+    return tokenize([text], load_tokenizer(), 512).tokens[0]
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    """Upload files (name, bytes) through the sidebar's uploader."""
+    mime = {"zip": "application/zip", "json": "application/json"}
+    at.file_uploader[0].set_value(
+        [
+            (name, data, mime.get(name.rsplit(".", 1)[-1], "application/octet-stream"))
+            for name, data in files
+        ]
+    )
+    return at.run()
+
+
+def page_model(**values) -> TransformerEncoder:
+    """The random-weights model the page builds from these sidebar values (the rest default)."""
+    return TransformerEncoder(random_config({**DEFAULTS, **values})).eval()

@@ -1,0 +1,283 @@
+"""The page driven as a user would, through Streamlit's AppTest (no browser)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.helpers import (
+    SENTENCE,
+    array,
+    assert_no_exception,
+    figure,
+    heatmaps,
+    open_page,
+    tokens_of,
+)
+
+
+def head_ticktext(at: AppTest) -> list[str]:
+    return figure(at, "head_detail")["layout"]["xaxis"]["ticktext"]
+
+
+def test_default_page_draws_every_head_and_a_status_line():
+    at = open_page(view="Attention")
+    assert_no_exception(at)
+    overview = figure(at, "overview")
+    assert len(heatmaps(overview)) == 1  # every head in ONE heatmap trace
+    tokens = tokens_of(SENTENCE)
+    head = figure(at, "head_detail")
+    assert array(heatmaps(head)[0]["z"]).shape == (len(tokens), len(tokens))
+    assert head_ticktext(at) == [html.escape(t, quote=False) for t in tokens]
+    status = at.caption[0].value
+    assert "Device cpu" in status and f"{len(tokens)} tokens" in status
+
+
+def test_heads_norm_and_layers_change_what_is_drawn():
+    at = open_page(view="Attention")
+    at.selectbox(key="num_heads").set_value(8).run()
+    at.slider(key="num_layers").set_value(2).run()
+    assert_no_exception(at)
+    n = len(tokens_of(SENTENCE))
+    z = array(heatmaps(figure(at, "overview"))[0]["z"])
+    # 2 layers x 8 heads of n x n tiles with a one-cell gap between tiles
+    assert z.shape == (2 * n + 1, 8 * n + 7)
+    assert at.query_params["num_heads"] == "8" and at.query_params["num_layers"] == "2"
+    at.radio(key="norm").set_value("post").run()
+    at.segmented_control(key="view").set_value("LayerNorm").run()
+    assert_no_exception(at)
+    assert at.info[0].value.startswith("Post-norm")
+    at.radio(key="norm").set_value("pre").run()
+    assert at.info[0].value.startswith("Pre-norm")
+
+
+def test_heads_offered_are_the_divisors_of_d_model():
+    at = open_page(view="Attention")
+    at.select_slider(key="d_model").set_value(96).run()
+    assert at.selectbox(key="num_heads").options == [
+        str(h) for h in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if 96 % h == 0
+    ]
+
+
+def test_pretrained_model_locks_the_architecture_and_restores_it_after():
+    at = open_page(view="Attention")
+    at.radio(key="source").set_value("pretrained").run()
+    assert_no_exception(at)
+    assert at.select_slider(key="d_model").value == 384
+    assert at.select_slider(key="d_model").disabled
+    assert at.selectbox(key="num_heads").value == 12
+    assert at.radio(key="norm").value == "post"
+    z = array(heatmaps(figure(at, "overview"))[0]["z"])
+    n = len(tokens_of(SENTENCE))
+    assert z.shape == (6 * n + 5, 12 * n + 11)
+    at.radio(key="source").set_value("random").run()
+    assert at.select_slider(key="d_model").value == 256
+    assert at.radio(key="norm").value == "pre"
+
+
+@pytest.mark.parametrize("view", ["Tokens", "Attention", "LayerNorm", "Shapes", "Export"])
+def test_every_view_renders_for_two_sentences(view):
+    at = open_page(text="The cat sat on the mat.\nA much longer second sentence pads the first.")
+    at.segmented_control(key="view").set_value(view).run()
+    assert_no_exception(at)
+    assert not at.error
+
+
+def test_tokens_view_shows_the_padded_batch():
+    longer = "A much longer second sentence pads the first one."
+    at = open_page(text=f"Short one.\n{longer}", view="Tokens")
+    assert_no_exception(at)
+    grid = figure(at, "mask_grid")
+    z = array(heatmaps(grid)[0]["z"])
+    longest = len(tokens_of(longer))
+    short = len(tokens_of("Short one."))
+    assert z.shape == (2, longest)
+    assert z[0].sum() == short and z[1].sum() == longest
+
+
+def test_shapes_view_has_ledger_diagram_and_equations():
+    at = open_page(view="Shapes")
+    assert_no_exception(at)
+    ledger = at.dataframe[0].value
+    assert {"operation", "input_shape", "output_shape", "params", "flops"} <= set(ledger.columns)
+    assert len(at.latex) >= 3
+    n = len(tokens_of(SENTENCE))  # the default text's first example
+    edges = " ".join(
+        a.get("text", "") for a in figure(at, "block_diagram")["layout"]["annotations"]
+    )
+    assert f"[1, {n}, 256]" in edges and f"[1, 4, {n}, 64]" in edges  # d 256, 4 heads of 64
+    assert f"[1, {n}, 1024]" in edges  # the feed-forward's d_ff
+
+
+def test_empty_text_gets_a_message_and_the_page_keeps_working():
+    at = open_page(text="   \n  ")
+    assert_no_exception(at)
+    assert "empty" in at.info[0].value
+    at.text_area(key="text").set_value("Back to work.").run()
+    assert_no_exception(at)
+    assert head_ticktext(at) == tokens_of("Back to work.")
+
+
+def test_a_5000_word_paste_is_truncated_and_the_page_says_where():
+    at = open_page()
+    at.text_area(key="text").set_value(" ".join(["word"] * 5000) + " ending").run()
+    assert_no_exception(at)
+    warning = at.warning[0].value
+    assert "only the first 512 are used" in warning and "cut after" in warning
+
+
+def test_hundreds_of_lines_use_only_the_first_sentences():
+    at = open_page()
+    at.text_area(key="text").set_value("\n".join(f"Line {i}." for i in range(300))).run()
+    assert_no_exception(at)
+    assert any("Only the first 16 of 300 lines" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I love pizza 🍕🍕!",
+        "我喜欢机器学习。",
+        "مرحبا بالعالم",
+        "<img src=x onerror=alert(1)> <b>bold</b>",
+    ],
+)
+def test_unusual_text_is_shown_literally(text):
+    at = open_page(text=text)
+    assert_no_exception(at)
+    tokens = tokens_of(text)
+    assert head_ticktext(at) == [html.escape(t, quote=False) for t in tokens]
+    if "🍕" in text:
+        assert any("[UNK]" in i.value for i in at.info)
+    at.segmented_control(key="view").set_value("Tokens").run()
+    assert list(at.dataframe[0].value["token"]) == tokens
+
+
+def test_impossible_url_combination_is_explained_and_repaired():
+    at = open_page(d_model="100", num_heads="12")
+    assert_no_exception(at)
+    assert any("num_heads=12 does not divide d_model=100" in w.value for w in at.warning)
+    assert at.selectbox(key="num_heads").value == 10
+    assert "4 layers x 10 heads" in figure(at, "overview")["layout"]["title"]["text"]
+
+
+def test_bad_url_values_fall_back_with_a_message():
+    at = open_page(norm="sideways", num_layers="many", device="cuda:7")
+    assert_no_exception(at)
+    messages = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in at.warning))  # as shown
+    assert "norm='sideways'" in messages and "num_layers='many'" in messages
+    assert "'cuda:7' is not available" in messages
+    assert at.selectbox(key="device").value == "cpu"
+
+
+def test_a_model_too_large_is_refused_with_the_estimate_and_the_limit():
+    at = open_page(d_model="1024", num_heads="16", num_layers="24", d_ff="8192")
+    assert_no_exception(at)
+    assert "million parameters" in at.error[0].value and "limit is 150 million" in at.error[0].value
+    at.slider(key="num_layers").set_value(2).run()
+    assert not at.error and figure(at, "overview")
+
+
+def test_impossible_sinusoidal_config_is_an_error_not_a_traceback():
+    at = open_page(d_model="7", num_heads="7", positional="sinusoidal")  # sin/cos pairs need even d
+    assert_no_exception(at)
+    assert at.select_slider(key="d_model").value == 7
+    (error,) = at.error
+    assert error.value.startswith("This architecture is impossible: d_model=7 must be even")
+    assert "positional='sinusoidal'" in error.value
+    assert not at.get("plotly_chart")
+    at.radio(key="positional").set_value("learned").run()  # learned positions take any width
+    assert_no_exception(at)
+    assert not at.error and figure(at, "overview")
+
+
+def test_a_link_reopens_the_exact_setup():
+    query = dict(
+        text="Links carry the text.",
+        norm="post",
+        d_model="128",
+        num_heads="8",
+        num_layers="3",
+        d_ff="512",
+        activation="relu",
+        norm_type="rmsnorm",
+        positional="learned",
+        seed="7",
+        view="Shapes",
+    )
+    at = open_page(**query)
+    assert_no_exception(at)
+    assert at.text_area(key="text").value == "Links carry the text."
+    assert at.radio(key="norm").value == "post"
+    assert at.select_slider(key="d_model").value == 128
+    assert at.selectbox(key="num_heads").value == 8
+    assert at.slider(key="num_layers").value == 3
+    assert at.radio(key="norm_type").value == "rmsnorm"
+    assert at.number_input(key="seed").value == 7
+    assert at.segmented_control(key="view").value == "Shapes"
+    for key, value in query.items():
+        assert at.query_params[key] == value
+
+
+def test_choices_in_one_view_survive_a_visit_to_another():
+    at = open_page(view="Attention")
+    at.slider(key="layer").set_value(2).run()
+    at.slider(key="head").set_value(3).run()
+    at.segmented_control(key="view").set_value("Training").run()
+    at.number_input(key="train_steps").set_value(345).run()
+    at.segmented_control(key="view").set_value("Shapes").run()
+    at.segmented_control(key="view").set_value("Attention").run()
+    assert (at.slider(key="layer").value, at.slider(key="head").value) == (2, 3)
+    at.segmented_control(key="view").set_value("Training").run()
+    assert at.number_input(key="train_steps").value == 345
+
+
+def test_examples_and_presets_fill_the_controls():
+    at = open_page(view="Attention")
+    at.selectbox(key="example").set_value("Two sentences (padding)").run()
+    assert at.text_area(key="text").value.startswith("The cat sat on the mat.\n")
+    at.selectbox(key="preset").set_value(
+        "Original Transformer base (post-norm, ReLU, 6 x 8, d 512)"
+    ).run()
+    assert_no_exception(at)
+    assert at.radio(key="norm").value == "post" and at.radio(key="activation").value == "relu"
+    assert at.select_slider(key="d_model").value == 512
+    z = array(heatmaps(figure(at, "overview"))[0]["z"])
+    second = at.text_area(key="text").value.splitlines()[1]
+    n = len(tokens_of(second))  # the batch is padded to the longer, second sentence
+    assert z.shape == (6 * n + 5, 8 * n + 7)  # 6 layers x 8 heads
+
+
+def test_one_layer_and_one_head_need_no_slider():
+    at = open_page(num_layers="1", num_heads="1")
+    assert_no_exception(at)
+    assert "Layer: 0 (the only one)" in [c.value for c in at.caption]
+    assert at.subheader[0].value == "Every head at once: 1 layer x 1 head"
+    at.segmented_control(key="view").set_value("LayerNorm").run()
+    assert_no_exception(at)
+
+
+def test_a_chosen_layer_beyond_a_shrunken_model_is_brought_back_in_range():
+    at = open_page(view="Attention")
+    at.slider(key="layer").set_value(3).run()
+    at.slider(key="num_layers").set_value(2).run()
+    assert_no_exception(at)
+    assert at.slider(key="layer").value == 1
+
+
+def test_markdown_in_user_text_stays_literal_in_messages():
+    at = open_page(norm="**bold** :red[x] $x$")
+    assert_no_exception(at)
+    assert any(r"\*\*bold\*\* \:red\[x\] \$x\$" in w.value for w in at.warning)
+
+
+def test_stretched_colours_for_random_weights():
+    at = open_page(view="Attention")
+    assert heatmaps(figure(at, "overview"))[0]["zmax"] == 1
+    at.toggle(key="stretch").set_value(True).run()
+    assert_no_exception(at)
+    assert 0 < heatmaps(figure(at, "overview"))[0]["zmax"] < 1
+    assert 0 < heatmaps(figure(at, "head_detail"))[0]["zmax"] < 1

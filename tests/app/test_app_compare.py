@@ -1,0 +1,227 @@
+"""Compare mode through AppTest: setup B in the sidebar and the URL, every view drawing A and B,
+the tables' setup column against numbers computed here from each model, the headline pairs'
+sentences, and an impossible B."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from encoder import TransformerEncoder, load_pretrained
+from encoder.inspect.heads import head_metrics
+from encoder.io.tokenize import load_tokenizer, tokenize
+from tests.app.helpers import (
+    SENTENCE,
+    assert_no_exception,
+    figure,
+    open_page,
+    page_model,
+    shown,
+    upload,
+)
+
+SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
+VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes", "Export")
+
+
+def model_for(**changes) -> TransformerEncoder:
+    """The random-weights model the page builds from SMALL's sidebar values and these."""
+    return page_model(**{k: int(v) for k, v in SMALL.items()}, **changes)
+
+
+def traced(model: TransformerEncoder, text: str = SENTENCE):
+    batch = tokenize([text], load_tokenizer(), 512)
+    return model.trace(batch.input_ids, batch.attention_mask)
+
+
+def table_with(at: AppTest, column: str) -> pd.DataFrame:
+    return next(t.value for t in at.dataframe if column in t.value.columns)
+
+
+def test_b_follows_a_until_changed_and_the_url_holds_only_where_b_differs() -> None:
+    at = open_page(view="Attention", compare="1", b_norm="post", **SMALL)
+    assert_no_exception(at)
+    assert at.radio(key="b_norm").value == "post" and at.radio(key="norm").value == "pre"
+    assert at.select_slider(key="b_d_model").value == 64  # absent from the URL: A's value
+    assert at.query_params["compare"] == "1" and at.query_params["b_norm"] == "post"
+    assert not [k for k in at.query_params if k.startswith("b_") and k != "b_norm"]
+    at.select_slider(key="d_model").set_value(128).run()  # A changes; B follows
+    assert at.select_slider(key="b_d_model").value == 128
+    assert "B differs from A in norm placement: pre-norm → post-norm." in at.caption.values
+    at.radio(key="b_activation").set_value("relu").run()  # B changes: the link says so
+    assert at.query_params["b_activation"] == "relu"
+    at.radio(key="b_activation").set_value("gelu").run()  # back to A's value: B follows again
+    assert "b_activation" not in at.query_params
+    at.toggle(key="compare").set_value(False).run()
+    assert "compare" not in at.query_params and "b_norm" not in at.query_params
+    assert_no_exception(at)
+
+
+def test_a_link_with_b_values_reopens_the_same_pair() -> None:
+    at = open_page(view="LayerNorm", compare="1", b_norm="post", b_seed="7", **SMALL)
+    assert_no_exception(at)
+    link = dict(at.query_params)
+    again = open_page(**link)
+    assert again.radio(key="b_norm").value == "post" and again.number_input(key="b_seed").value == 7
+    assert dict(again.query_params) == link
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_draws_both_setups(view: str) -> None:
+    at = open_page(view=view, compare="1", b_norm="post", **SMALL)
+    assert_no_exception(at)
+    assert not at.error
+    titles = [m.value for m in at.markdown if m.value.startswith(("**A ·", "**B ·"))]
+    if view != "Export":
+        assert any("A · Random weights: pre-norm" in t for t in titles)
+        assert any("B · Random weights: post-norm" in t for t in titles)
+
+
+def test_residual_table_rows_are_each_models_numbers() -> None:
+    at = open_page(view="LayerNorm", compare="1", b_norm="post", **SMALL)
+    assert_no_exception(at)
+    table = table_with(at, "mean_norm")
+    for setup, norm in (("A", "pre"), ("B", "post")):
+        trace = traced(model_for(norm=norm))
+        expected = torch.stack(trace.hidden_states)[:, 0].norm(dim=-1).mean(dim=-1)  # [depth]
+        rows = table[table["setup"] == setup].sort_values("depth")
+        np.testing.assert_allclose(rows["mean_norm"], expected.numpy(), rtol=1e-5)
+        assert rows["stream"].iloc[0] == "embeddings"
+    sentence = shown(at.info[0].value)
+    post = traced(model_for(norm="post"))
+    held = torch.stack(post.hidden_states[1:])[:, 0].norm(dim=-1).mean(dim=-1)
+    assert f"sqrt(d_model) = {math.sqrt(64):.2f}" in sentence
+    assert f"between {held.min():.2f} and {held.max():.2f}" in sentence
+
+
+def test_head_metric_rows_carry_their_setup_and_the_deltas_are_b_minus_a() -> None:
+    at = open_page(view="Attention", compare="1", b_activation="relu", **SMALL)
+    assert_no_exception(at)
+    table = table_with(at, "setup")
+    expected = {
+        "A": head_metrics(traced(model_for()), 0),
+        "B": head_metrics(traced(model_for(activation="relu")), 0),
+    }
+    for setup, metrics in expected.items():
+        rows = table[table["setup"] == setup].sort_values(["layer", "head"])
+        np.testing.assert_allclose(rows["entropy"], metrics["entropy"], rtol=1e-5)
+    deltas = table_with(at, "Δ entropy").sort_values(["layer", "head"])
+    change = expected["B"]["entropy"] - expected["A"]["entropy"]
+    np.testing.assert_allclose(deltas["Δ entropy"], change, atol=1e-5)
+    difference = figure(at, "overview_difference")
+    assert difference["layout"]["title"]["text"] == "Attention of every head: B − A"
+
+
+def test_relu_vs_gelu_says_the_share_of_exact_zeros() -> None:
+    at = open_page(view="Activations", compare="1", b_activation="relu", **SMALL)
+    assert_no_exception(at)
+    names = {"A": model_for(), "B": model_for(activation="relu")}
+    shares = {}
+    for setup, model in names.items():
+        trace = traced(model)
+        posts = [trace[f"blocks.{i}.mlp.hook_post"][0] for i in range(3)]
+        shares[setup] = np.mean([(p == 0).float().mean().item() for p in posts])
+    sentence = shown(next(i.value for i in at.info if "exactly zero" in i.value))
+    assert f"{shares['B']:.1%} of the feed-forward's hidden values are exactly zero" in sentence
+    assert f"instead: {shares['A']:.2%} are exactly zero" in sentence
+    ffn = table_with(at, "share_zero")
+    assert set(ffn["setup"]) == {"A", "B"} and len(ffn) == 6
+
+
+def test_minilm_with_a_head_off_names_the_later_heads_that_moved() -> None:
+    at = open_page(view="Attention", source="pretrained", compare="1", b_ablate="1.3")
+    assert_no_exception(at)
+    model, tokenizer = load_pretrained()
+    batch = tokenize([SENTENCE], tokenizer, 512)
+    base = model.trace(batch.input_ids, batch.attention_mask)
+    off = model.trace(batch.input_ids, batch.attention_mask, ablate_heads=[(1, 3)])
+    moved = 0.5 * (off.attention - base.attention)[2:, 0].abs().sum(-1).mean(-1)  # [L', H]
+    layer, head = divmod(int(moved.argmax()), moved.shape[1])
+    sentence = shown(next(i.value for i in at.info if "Switching off head 1.3" in i.value))
+    assert f"most layer {layer + 2} head {head}, where {moved.max().item():.1%}" in sentence
+
+
+def test_random_vs_trained_compares_how_focused_the_heads_are() -> None:
+    at = open_page(view="Attention", source="pretrained", compare="1", b_source="random")
+    assert_no_exception(at)
+    model, tokenizer = load_pretrained()
+    trained = head_metrics(traced(model), 0)
+    sentence = shown(next(i.value for i in at.info if "Random weights (B)" in i.value))
+    assert (
+        f"The trained weights (A) focus: mean entropy {trained['entropy'].mean():.2f}" in sentence
+    )
+    assert at.radio(key="b_norm").value == "post"  # B: random weights in MiniLM's architecture
+
+
+def test_an_impossible_b_names_its_values_and_a_is_still_drawn() -> None:
+    at = open_page(view="Attention", compare="1", b_d_model="30", **SMALL)
+    assert_no_exception(at)
+    message = shown(at.error[0].value)
+    assert "Setup B is impossible" in message and "d_model=30" in message
+    assert "num_heads=4" in message
+    assert figure(at, "overview")["layout"]["title"]["text"].startswith("Attention of every head")
+    assert not [c for c in at.get("plotly_chart") if c.proto.id and c.proto.id.endswith("_b")]
+
+
+def test_a_selection_b_lacks_is_said_and_shapes_that_differ_get_no_difference_panel() -> None:
+    at = open_page(view="Attention", compare="1", b_num_layers="2", b_num_heads="8", **SMALL)
+    assert_no_exception(at)
+    at.slider(key="layer").set_value(2).run()
+    assert any("Setup B has no layer 2: it has layers 0..1" in i.value for i in at.info)
+    assert any("No difference panel" in shown(c.value) for c in at.caption)
+
+
+def test_the_pairs_are_one_click() -> None:
+    at = open_page(view="Attention", compare="1", **SMALL)
+    at.button(key="pair_norm").click().run()
+    assert at.radio(key="b_norm").value == "post" and at.query_params["b_norm"] == "post"
+    at.button(key="pair_activation").click().run()
+    assert at.radio(key="b_activation").value == "relu" and at.radio(key="b_norm").value == "pre"
+    at.slider(key="layer").set_value(1).run()
+    at.button(key="pair_head_off").click().run()
+    assert at.text_input(key="b_ablate").value == "1.0"
+    at.button(key="pair_random").click().run()
+    assert (
+        at.radio(key="source").value == "pretrained" and at.radio(key="b_source").value == "random"
+    )
+    assert_no_exception(at)
+
+
+def test_setup_b_s_model_and_run_count_in_the_shared_memory_budget() -> None:
+    from app import runs
+
+    runs.CACHE.clear()
+    at = open_page(view="Attention", compare="1", b_norm="post", **SMALL)
+    assert_no_exception(at)
+    b_config = model_for(norm="post").cfg
+    cached = [key for key in runs.CACHE._entries]
+    models = [k for k in cached if k[0] == "model" and not k[1].norm_first]
+    b_runs = [k for k in cached if k[0] == "run" and k[1].cfg == models[0][1]]
+    assert len(models) == 1 and len(b_runs) == 1
+    assert b_runs[0][1].sentences == (SENTENCE,)
+    assert runs.CACHE.used >= sum(p.numel() * 4 for p in TransformerEncoder(b_config).parameters())
+
+
+def test_a_trained_toy_model_against_random_weights_of_its_architecture() -> None:
+    from encoder.io.checkpoint_files import checkpoint_archive
+    from encoder.train.trainer import TrainConfig, train
+
+    cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    model = train(cfg).task_model()
+    at = open_page(view="Attention")
+    at = upload(at, ("reverse.zip", checkpoint_archive(model.files())))
+    assert_no_exception(at)
+    at.toggle(key="compare").set_value(True).run()
+    at.button(key="pair_random").click().run()  # A trained, B random in its architecture
+    assert_no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.radio(key="b_source").value == "random"
+    deltas = table_with(at, "Δ entropy")
+    assert "Δ to first" in deltas.columns and len(deltas) == 4  # 1 layer x 4 heads
+    sentence = shown(next(i.value for i in at.info if "Random weights (B)" in i.value))
+    assert "over the 8 tokens" in sentence

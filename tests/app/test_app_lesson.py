@@ -1,0 +1,163 @@
+"""The Lesson view driven as a teacher would (AppTest): the first visit, every step on every kind
+of model, the query picker, and each step's "Open in" button reaching the same place a link does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from safetensors.torch import save as save_safetensors
+from streamlit.testing.v1 import AppTest
+
+from app.controls.state import EXAMPLES
+from app.lesson.content import TITLES
+from app.settings import LESSON_RULE_QUERY
+from encoder.io.checkpoint_files import checkpoint_archive
+from encoder.io.tokenize import bundled_model_dir
+from encoder.train.trainer import TrainConfig, train
+from tests.app.helpers import assert_no_exception, open_page, tokens_of, upload
+
+SENTENCE = EXAMPLES[0]["text"]
+NUMBERS_COLUMNS = ["number", "value", "in the text"]
+
+
+def step_title(at: AppTest) -> str:
+    return at.subheader[0].value
+
+
+def walk_every_step(at: AppTest) -> list[str]:
+    """From step 1 to the last with Next; on each, no error and a numbers table. The titles."""
+    titles = []
+    for number in range(1, len(TITLES) + 1):
+        if number > 1:
+            at.button(key="lesson_next").click().run()
+        assert_no_exception(at)
+        assert not at.error, [e.value for e in at.error]
+        assert step_title(at) == f"{number}. {TITLES[number - 1]}"
+        assert any(list(frame.value.columns) == NUMBERS_COLUMNS for frame in at.dataframe)
+        assert at.query_params["lesson"] == str(number)
+        titles.append(step_title(at))
+    assert at.button(key="lesson_next").disabled
+    return titles
+
+
+def test_a_first_visit_starts_the_lesson_on_minilm_and_walks_every_step() -> None:
+    at = open_page()
+    assert_no_exception(at)
+    assert at.session_state["view"] == "Lesson"
+    assert at.radio(key="source").value == "pretrained"
+    assert at.text_area(key="text").value == SENTENCE
+    assert at.select_slider(key="d_model").value == 384  # the sidebar shows MiniLM's own
+    assert at.query_params["view"] == "Lesson" and at.query_params["source"] == "pretrained"
+    assert at.button(key="lesson_previous").disabled
+    assert at.selectbox(key="lesson_query").value == LESSON_RULE_QUERY
+    walk_every_step(at)
+    at.button(key="lesson_previous").click().run()
+    assert step_title(at).startswith("11.")
+
+
+def test_a_link_that_names_a_setting_opens_exactly_that() -> None:
+    at = open_page(view="Attention")  # as before the lesson: random weights
+    assert at.session_state["view"] == "Attention" and at.radio(key="source").value == "random"
+    at = open_page(lesson="3", present="1")  # only the lesson's own: the lesson, on MiniLM
+    assert_no_exception(at)
+    assert at.session_state["view"] == "Lesson" and at.radio(key="source").value == "pretrained"
+    assert step_title(at) == f"3. {TITLES[2]}"
+    assert at.toggle(key="present").value is True
+    assert at.query_params["present"] == "1"
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_every_step_renders_on_random_weights(norm: str) -> None:
+    at = open_page(view="Lesson", norm=norm)
+    assert at.radio(key="source").value == "random"
+    walk_every_step(at)
+
+
+def test_every_step_renders_on_a_trained_and_an_uploaded_model() -> None:
+    transformers = pytest.importorskip("transformers")
+    trained = train(
+        TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    ).task_model()
+    at = upload(open_page(view="Lesson"), ("reverse.zip", checkpoint_archive(trained.files())))
+    assert_no_exception(at)
+    walk_every_step(at)  # sequences: no [CLS] or [SEP]; one layer: no later head to move
+    at.button(key="lesson_open_0").click().run()  # the Training view's preset
+    bert = transformers.BertModel(
+        transformers.BertConfig(
+            hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+        )
+    )
+    files = {
+        "config.json": json.dumps(bert.config.to_dict()).encode(),
+        "model.safetensors": save_safetensors(
+            {name: t.contiguous() for name, t in bert.state_dict().items()}
+        ),
+        "tokenizer.json": (bundled_model_dir() / "tokenizer.json").read_bytes(),
+    }
+    at = upload(open_page(view="Lesson", text=SENTENCE), ("bert.zip", checkpoint_archive(files)))
+    assert_no_exception(at)
+    assert at.session_state["source"].startswith("uploaded-")
+    walk_every_step(at)
+
+
+def test_the_query_picker_changes_the_link_and_the_url() -> None:
+    at = open_page(lesson="3")
+    table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
+    tokens = tokens_of(SENTENCE)
+    assert set(table["query"]) == {tokens.index("it")}
+    at.selectbox(key="lesson_query").set_value(2).run()  # "animal"
+    assert_no_exception(at)
+    table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
+    assert set(table["query"]) == {2} and at.query_params["lesson_query"] == "2"
+    assert table["weight"].is_monotonic_decreasing
+
+
+@pytest.mark.parametrize(
+    ("step", "view", "keys"),
+    [
+        (3, "Attention", {"layer": "slider", "head": "slider"}),
+        (4, "Attention steps", {"step_layer": "slider", "step_head": "slider"}),
+        (6, "Attention", {"ablate": "text_input", "layer": "slider"}),
+    ],
+)
+def test_open_in_reaches_the_same_place_as_the_link(step: int, view: str, keys: dict) -> None:
+    at = open_page(lesson=str(step))
+    lesson_numbers = next(
+        f.value for f in at.dataframe if list(f.value.columns) == NUMBERS_COLUMNS
+    ).set_index("number")["value"]
+    at.button(key="lesson_open_0").click().run()
+    assert_no_exception(at)
+    assert at.session_state["view"] == view and at.query_params["view"] == view
+    values = {key: getattr(at, kind)(key=key).value for key, kind in keys.items()}
+    layer, head = lesson_numbers["layer"], lesson_numbers["head"]
+    expected = {
+        "layer": int(layer),
+        "head": int(head),
+        "step_layer": int(layer),
+        "step_head": int(head),
+        "ablate": f"{layer}.{head}",
+    }
+    assert values == {key: expected[key] for key in keys}
+    link = dict(at.query_params)  # the page's link, opened in a new session
+    again = open_page(**link)
+    assert_no_exception(again)
+    assert again.session_state["view"] == view
+    assert {key: getattr(again, kind)(key=key).value for key, kind in keys.items()} == values
+
+
+def test_the_race_opens_the_training_view_on_its_preset() -> None:
+    at = open_page(lesson="12")
+    at.button(key="lesson_open_0").click().run()
+    assert_no_exception(at)
+    assert at.session_state["view"] == "Training"
+    assert at.selectbox(key="train_preset").value == "pre vs post: deep, high lr"
+    assert at.radio(key="source").value == "random"
+    assert (
+        at.slider(key="num_layers").value == 12 and at.number_input(key="train_steps").value == 200
+    )
+    assert at.selectbox(key="train_task").value == "sort"
+    assert at.query_params["train_preset"] == "pre vs post: deep, high lr"
+    at.radio(key="source").set_value("pretrained").run()  # and back: MiniLM's architecture
+    at.radio(key="source").set_value("random").run()
+    assert at.slider(key="num_layers").value == 12  # the race's, kept as the user's own

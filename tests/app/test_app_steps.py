@@ -1,0 +1,184 @@
+"""The Attention steps view and head ablation, driven through AppTest, checked against numbers
+computed here from the model itself."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import torch
+
+from app import downloads
+from app import runs as app_runs
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS
+from app.runs import run_for
+from app.sources import built_in
+from encoder import TransformerEncoder, hooks, load_pretrained
+from encoder.inspect.attention_steps import step_table
+from encoder.io.tokenize import load_tokenizer, tokenize
+from tests.app.helpers import SENTENCE, assert_no_exception, figure, open_page, shown, tokens_of
+
+STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
+TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
+
+
+def default_model() -> TransformerEncoder:
+    """The model the page builds with its default controls."""
+    return TransformerEncoder(random_config(dict(DEFAULTS))).eval()
+
+
+def traced(model: TransformerEncoder, text: str, ablate=()):
+    batch = tokenize(text.splitlines(), load_tokenizer(), 512)
+    return model.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
+
+
+def step_frame(at) -> pd.DataFrame:
+    return at.dataframe[0].value
+
+
+def test_steps_view_shows_the_chosen_querys_computation_with_the_models_numbers():
+    # query 4 is the token "'": a straight quote, shown literally
+    at = open_page(view="Attention steps", step_layer="2", step_head="1", step_query="4")
+    assert_no_exception(at)
+    headings = [h.value for h in at.subheader]
+    assert shown(headings[0]) == "Layer 2, head 1: how query 4 “'” attends"
+    assert [h[:4] for h in headings[1:]] == STEP_HEADINGS  # the data-flow order
+    trace = traced(default_model(), SENTENCE)
+    tokens = tokens_of(SENTENCE)
+    table = step_frame(at)
+    assert table["key"].tolist() == tokens
+    np.testing.assert_allclose(table["weight"], trace.attention[2, 0, 1, 4], rtol=1e-6)
+    scores = trace[hooks.block(2).attn.scores][0, 1, 4]
+    np.testing.assert_allclose(table["scaled"], scores, rtol=1e-5)
+    keys = figure(at, "step_keys")
+    assert keys["layout"]["yaxis"]["ticktext"] == [f"{j} {t}" for j, t in enumerate(tokens)]
+    info = shown(at.info[0].value)
+    assert "equals the head's attention row for this query: row 4 of layer 2, head 1" in info
+    top = int(trace.attention[2, 0, 1, 4].argmax())
+    assert f"key {top} “{tokens[top]}”" in info
+
+
+def test_padding_rows_are_marked_and_masked_post_norm():
+    at = open_page(text=TWO, norm="post", view="Attention steps", step_query="2")
+    assert_no_exception(at)
+    short, long = (len(tokens_of(line)) for line in TWO.splitlines())
+    table = step_frame(at)
+    assert len(table) == long
+    assert table["padding"].tolist() == [""] * short + ["PADDING"] * (long - short)
+    assert np.isneginf(table["masked"][short:]).all() and (table["weight"][short:] == 0).all()
+    assert np.isfinite(table["scaled"]).all()  # the scaled score is shown before masking
+    assert at.subheader[-1].value.startswith("8 · Residual add, then the norm")
+    assert any(f"The {long - short} padding rows (grey)" in c.value for c in at.caption)
+
+
+def test_step_controls_change_the_link_and_survive_other_views():
+    at = open_page(view="Attention steps")
+    at.slider(key="step_layer").set_value(3).run()
+    at.slider(key="step_head").set_value(2).run()
+    at.selectbox(key="step_query").set_value(10).run()
+    assert_no_exception(at)
+    assert (at.query_params["step_layer"], at.query_params["step_head"]) == ("3", "2")
+    assert at.query_params["step_query"] == "10"
+    assert shown(at.subheader[0].value) == "Layer 3, head 2: how query 10 “it” attends"
+    at.segmented_control(key="view").set_value("Shapes").run()
+    at.segmented_control(key="view").set_value("Attention steps").run()
+    assert at.slider(key="step_layer").value == 3 and at.slider(key="step_head").value == 2
+    assert at.selectbox(key="step_query").value == 10
+
+
+def test_bad_step_links_get_a_message_or_are_brought_into_range():
+    at = open_page(view="Attention steps", step_query="it", step_head="99", step_layer="7")
+    assert_no_exception(at)
+    messages = shown(" ".join(w.value for w in at.warning))
+    assert "step_query='it' is not a whole number" in messages
+    assert "step_head=99 is outside 0..63" in messages
+    assert at.slider(key="step_layer").value == 3  # a 4-layer model: its last layer
+    at = open_page(view="Attention steps", step_query="300")
+    assert at.selectbox(key="step_query").value == len(tokens_of(SENTENCE)) - 1
+
+
+def test_the_steps_table_downloads_at_full_precision():
+    state = dict(DEFAULTS, d_model=32, num_heads=4, num_layers=2, d_ff=64)
+    run = run_for(
+        cfg := random_config(state), built_in("random", cfg), "cpu", TWO.splitlines(), names=None
+    )
+    frame = pd.read_csv(io.BytesIO(downloads.steps_csv(run, 0, 1, 3, 2)))
+    expected = step_table(run.trace, 0, 1, 3, 2, run.padded_tokens[0])
+    assert frame["key"].tolist() == run.padded_tokens[0]
+    for column in ("q_dot_k", "scaled", "masked", "weight", "contribution_norm"):
+        np.testing.assert_array_equal(frame[column], expected[column])  # no rounding
+    assert np.isneginf(frame["masked"][run.n_valid(0) :]).all()
+
+
+def mean_cosines(base, ablated, n: int) -> np.ndarray:
+    """Mean over the real tokens of the cosine at every depth, computed here."""
+    means = []
+    for a, b in zip(base.hidden_states, ablated.hidden_states, strict=True):
+        a, b = a[0, :n].double(), b[0, :n].double()
+        means.append(float(torch.nn.functional.cosine_similarity(a, b, dim=-1).mean()))
+    return np.array(means)
+
+
+def test_an_ablation_link_shows_cosines_layer_by_layer():
+    at = open_page(ablate="0.2,1.3")
+    assert_no_exception(at)
+    assert at.text_input(key="ablate").value == "0.2,1.3"
+    assert at.query_params["ablate"] == "0.2,1.3"
+    model = default_model()
+    base, ablated = traced(model, SENTENCE), traced(model, SENTENCE, ablate=((0, 2), (1, 3)))
+    n = len(tokens_of(SENTENCE))
+    table = at.dataframe[-2].value
+    assert table["stream"].tolist()[:2] == ["embeddings", "after block 0"]
+    np.testing.assert_allclose(table["mean cosine"], mean_cosines(base, ablated, n), atol=1e-6)
+    metrics = {m.label: m.value for m in at.metric}
+    assert "Sentence-embedding cosine" not in metrics  # random weights: no sentence embedding
+    out = torch.nn.functional.cosine_similarity(base.output[0], ablated.output[0], dim=-1)
+    assert metrics["Mean cosine of the final output"] == f"{float(out.mean()):.4f}"
+    difference = figure(at, "ablation_difference")
+    values = [t for t in difference["data"] if t.get("name") == "difference"][0]
+    assert values["zmid"] == 0 and values["zmin"] == -values["zmax"]
+    assert difference["layout"]["yaxis2"]["ticktext"] == ["L1", "L2", "L3"]
+
+
+def test_bad_ablation_values_are_named_and_the_rest_is_used():
+    at = open_page(ablate="x,9.9,0.1")
+    assert_no_exception(at)
+    messages = shown(" ".join(w.value for w in at.warning))
+    assert "'x' is not written layer.head" in messages
+    assert "'9.9' is not a head of this model (layers 0..3, heads 0..3)" in messages
+    assert any("Without layer 0 head 1" in c.value for c in at.caption)
+    at.text_input(key="ablate").set_value("3.0").run()
+    assert_no_exception(at)
+    assert any("Layer 3 is the last" in c.value for c in at.caption)
+
+
+def test_no_second_run_without_ablation(monkeypatch):
+    calls = []
+    real_run_for = app_runs.run_for
+
+    def counting(*args, **kwargs):
+        calls.append(tuple(kwargs.get("ablate", ())))
+        return real_run_for(*args, **kwargs)
+
+    monkeypatch.setattr(app_runs, "run_for", counting)
+    at = open_page(view="Attention")
+    assert_no_exception(at)
+    assert calls == [()]
+    calls.clear()
+    at.text_input(key="ablate").set_value("1.1").run()
+    assert calls == [(), ((1, 1),)]
+
+
+def test_pretrained_ablation_reports_the_sentence_embedding_cosine():
+    at = open_page(source="pretrained", ablate="3.1")
+    assert_no_exception(at)
+    model, tokenizer = load_pretrained()
+    batch = tokenize([SENTENCE], tokenizer, 512)
+    base = model.trace(batch.input_ids, batch.attention_mask)
+    ablated = model.trace(batch.input_ids, batch.attention_mask, ablate_heads=[(3, 1)])
+    pooled = base.output[0].double().mean(0), ablated.output[0].double().mean(0)
+    expected = float(torch.nn.functional.cosine_similarity(*pooled, dim=0))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Sentence-embedding cosine"] == f"{expected:.4f}"

@@ -1,0 +1,188 @@
+"""The Training view through AppTest: the sidebar's architecture trained, stopped, compared.
+
+In AppTest a run_every fragment does not fire by itself, so each `at.run()` trains one chunk
+(about CHUNK_SECONDS) -- the same steps a browser's timer drives.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from encoder.tasks.classifier import TokenClassifier
+from encoder.train.duration import measured_scale
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import TrainConfig
+from tests.app.helpers import assert_no_exception, open_page
+
+MAX_CHUNKS = 60
+TINY = {"d_model": "32", "num_heads": "4", "num_layers": "1", "d_ff": "64"}  # the sidebar's
+
+
+@pytest.fixture
+def at() -> AppTest:
+    app = open_page(view="Training", **TINY)
+    assert_no_exception(app)
+    return app
+
+
+def run_until_done(at: AppTest) -> None:
+    for _ in range(MAX_CHUNKS):
+        if not at.session_state["_training_lab"].job.running:
+            break
+        at.run()
+    assert not at.session_state["_training_lab"].job.running
+    assert_no_exception(at)
+
+
+def values(array) -> list:
+    """A plotly JSON array: a plain list, or a typed array {"dtype": ..., "bdata": base64}."""
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
+    return list(array)
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def kept_models(at: AppTest) -> dict:
+    return at.session_state["_session_models"]
+
+
+def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -> None:
+    at.radio(key="activation").set_value("relu").run()
+    at.number_input(key="train_steps").set_value(20).run()
+    at.button(key="train_start").click().run()
+    run_until_done(at)
+    job = at.session_state["_training_lab"].job
+    result = job.results["pre-norm"]
+    assert isinstance(result.model, TokenClassifier)
+    assert len(result.history) == 20 and not result.stopped
+    cfg = result.config
+    assert (cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.d_ff) == (1, 32, 4, 64)
+    assert (cfg.activation, cfg.positional, cfg.norm_type) == ("relu", "sinusoidal", "layernorm")
+    titles = chart_titles(at)
+    assert titles[0] == "Training curves"
+    curves = json.loads(at.get("plotly_chart")[0].proto.spec)
+    loss, accuracy = curves["data"][:2]
+    assert values(loss["x"]) == values(accuracy["x"]) == list(range(1, 21))
+    assert values(loss["y"]) == [round(row["loss"], 5) for row in result.history]
+    assert at.button(key="train_stop").disabled is True
+    assert not at.error
+    # the model is a model source now, and the next estimate uses this machine's measured speed
+    (model,) = kept_models(at).values()
+    assert model.encoder is result.model.encoder
+    assert model.label in at.radio(key="source").options  # the sidebar offers it at once
+    assert at.session_state["_training_lab"].scale == measured_scale(cfg, 20, job.seconds)
+    assert any("scaled by this session's last training" in c.value for c in at.caption)
+
+
+def test_stop_keeps_the_partly_trained_model(at: AppTest) -> None:
+    at.number_input(key="train_steps").set_value(5000).run()
+    at.button(key="train_start").click().run()
+    assert at.session_state["_training_lab"].job.running
+    assert at.button(key="train_stop").disabled is False
+    at.button(key="train_stop").click().run()
+    assert_no_exception(at)
+    result = at.session_state["_training_lab"].job.results["pre-norm"]
+    assert result.stopped and 1 <= len(result.history) < 5000
+    assert "Training curves" in chart_titles(at)
+    (model,) = kept_models(at).values()
+    assert f"{len(result.history)} steps" in model.label
+
+
+def test_pre_vs_post_trains_four_runs_and_each_opens_in_the_views(at: AppTest) -> None:
+    at.slider(key="num_layers").set_value(2).run()
+    at.number_input(key="train_steps").set_value(8).run()
+    at.button(key="train_compare").click().run()
+    run_until_done(at)
+    job = at.session_state["_training_lab"].job
+    names = ["pre-norm", "pre-norm + warmup 2", "post-norm", "post-norm + warmup 2"]
+    assert list(job.trainers) == names
+    batches = [t.held_out_inputs for t in job.trainers.values()]
+    assert all((b == batches[0]).all() for b in batches)  # same seed, same data
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    curves = specs[chart_titles(at).index("Training curves")]
+    assert {trace["name"] for trace in curves["data"] if trace.get("name")} == set(names)
+    init = specs[chart_titles(at).index("Gradient norm of each block at initialisation")]
+    assert [trace["name"] for trace in init["data"]] == ["pre-norm", "post-norm"]
+    for trace, name in zip(init["data"], ["pre-norm", "post-norm"], strict=True):
+        expected = [round(g, 5) for g in job.init_grad_norms[name]]
+        assert values(trace["y"]) == pytest.approx(expected)  # one bar per layer
+    assert len(at.dataframe[0].value) == 4  # results table: one row per run
+    assert len(kept_models(at)) == 4
+    for index, name in enumerate(names):
+        at.button(key=f"train_open_{index}").click().run()
+        assert_no_exception(at)
+        model = kept_models(at)[at.session_state["source"]]
+        assert model.encoder is job.results[name].model.encoder
+        assert at.radio(key="norm").value == name.split("-")[0] and at.radio(key="norm").disabled
+        assert ("warmup 2" in model.label) == ("warmup" in name)
+        assert at.session_state["view"] == "Attention" and not at.error
+        at.segmented_control(key="view").set_value("Training").run()
+
+
+def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None:
+    name = "pre vs post: deep, high lr"
+    at.selectbox(key="train_preset").set_value(name).run()
+    assert_no_exception(at)
+    preset = TrainConfig(**TRAINING_PRESETS[name])
+    assert at.slider(key="num_layers").value == preset.num_layers == 12
+    assert at.select_slider(key="d_ff").value == preset.d_ff
+    assert at.select_slider(key="d_model").value == preset.d_model
+    assert at.radio(key="positional").value == preset.positional
+    assert at.select_slider(key="train_lr").value == 1e-2
+    assert at.selectbox(key="train_task").value == "sort"
+    assert at.number_input(key="train_steps").value == preset.steps
+
+
+def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
+    def keep_ten() -> None:
+        import streamlit as st
+
+        from app.controls import session_models
+        from encoder.io.checkpoints import Checkpoint
+        from encoder.io.task_model import TaskModel
+        from encoder.tasks.classifier import TokenClassifier
+        from encoder.tasks.task_tokenizer import task_tokenizer
+        from encoder.train.trainer import TrainConfig
+
+        cfg = TrainConfig(d_model=16, num_layers=1)
+        model = TaskModel(
+            TokenClassifier(cfg.encoder_config(), 10), task_tokenizer(10), "reverse", 8
+        )
+        checkpoint = Checkpoint(model.encoder, model.tokenizer, model)
+        nbytes = session_models.checkpoint_bytes(checkpoint)
+        shelf = session_models.session_models()
+        ids = []
+        for _ in range(10):
+            in_use = [ids[0] if ids else "random"]
+            ids.append(
+                shelf.add("trained", lambda _: "same", lambda: checkpoint, "m", nbytes, 0, in_use)
+            )
+        st.session_state["added"] = ids
+
+    app = AppTest.from_function(keep_ten).run()
+    assert not app.exception
+    added = app.session_state["added"]
+    kept = app.session_state["_session_models"]
+    assert list(kept) == [added[0], *added[3:]]  # the oldest go first, but not the one in use
+    labels = [m.label for m in kept.values()]
+    assert labels[0] == "same" and len(set(labels)) == 8  # each label names one model
+
+
+def test_long_histories_are_thinned_but_keep_the_last_step() -> None:
+    from app.charts.training import MAX_POINTS, thin, training_curves
+
+    history = [{"step": i + 1, "loss": 2.0 / (i + 1), "accuracy": 0.5} for i in range(1000)]
+    frame = thin(history)
+    assert len(frame) <= MAX_POINTS + 1 and frame["step"].iloc[-1] == 1000
+    fig = training_curves({"run": history}, 1000, chance_loss=math.log(10))
+    low, high = fig.layout.yaxis.range  # log10 of the loss axis ends
+    assert 10**low < 2.0 / 1000 and 10**high > math.log(10)

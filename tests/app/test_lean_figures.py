@@ -1,0 +1,60 @@
+"""Figures are built without plotly.py's validation (app.charts.common.new_figure): every chart
+each view draws must be the same JSON as with validation on, which would coerce shorthands (a
+string title, a scalar where a list belongs) that plotly.js does not read."""
+
+from __future__ import annotations
+
+import json
+
+import plotly.io
+import pytest
+
+from app.charts import common, training
+from tests.app.helpers import assert_no_exception, open_page
+
+TWO = "The animal didn't cross the street because it was too tired.\nIt was late."
+PAGES = {
+    "tokens": {"view": "Tokens", "text": TWO},
+    "attention, ablation": {"view": "Attention", "source": "pretrained", "ablate": "3.1"},
+    "steps": {"view": "Attention steps", "text": TWO, "norm": "post", "step_query": "3"},
+    "layernorm": {"view": "LayerNorm", "norm_type": "rmsnorm"},
+    "activations relu": {"view": "Activations", "activation": "relu", "text": TWO},
+    "shapes": {"view": "Shapes"},
+}
+
+
+def chart_specs(query: dict, validate: bool, monkeypatch) -> list[dict]:
+    monkeypatch.setattr(common, "VALIDATE", validate)
+    at = open_page(**query)
+    assert_no_exception(at)
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_chart_is_the_same_with_validation_on(page, monkeypatch):
+    lean = chart_specs(PAGES[page], False, monkeypatch)
+    validated = chart_specs(PAGES[page], True, monkeypatch)
+    assert lean, "the page drew no chart"
+    assert lean == validated
+
+
+def test_training_charts_are_the_same_with_validation_on(monkeypatch):
+    history = [
+        {"step": i + 1, "loss": 2.0 / (i + 1), "accuracy": i / 40, "grad_norm_layer_0": 0.5,
+         "grad_norm_layer_1": 0.25 + i / 100}
+        for i in range(40)
+    ]  # fmt: skip
+
+    def build() -> list[dict]:
+        figures = [
+            training.training_curves(
+                {"pre": history, "post": history[:20]}, 60, chance_loss=2.3, dashed=("post",)
+            ),
+            training.layer_grad_norms_chart({"pre": [0.5, 0.4], "post": [0.6, 0.7]}, title="t"),
+            training.grad_norm_heatmap(history),
+        ]
+        return [json.loads(plotly.io.to_json(fig, validate=False)) for fig in figures]
+
+    lean = build()
+    monkeypatch.setattr(common, "VALIDATE", True)
+    assert lean == build()

@@ -1,0 +1,242 @@
+"""The lesson's steps (app.lesson.content) on real runs: every number a text shows is in its
+step's numbers table, the headline numbers equal what the model computes (each recomputed here
+from the model, independently of the lesson's code), and the handout holds every step, offline."""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+import torch
+
+from app.controls.sidebar import random_config
+from app.controls.state import DEFAULTS, LESSON_STEPS
+from app.lesson import handout
+from app.lesson.content import STEPS, TITLES, Lesson, Said
+from app.runs import run_for
+from app.settings import ARCHITECTURE_KEYS
+from app.sources import built_in, pretrained_config
+from encoder import load_pretrained
+from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import TrainConfig
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+@pytest.fixture(scope="module")
+def minilm_run():
+    return run_for(
+        pretrained_config(), built_in("pretrained", pretrained_config()), "cpu", [SENTENCE], None
+    )
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    model, tokenizer = load_pretrained()
+    batch = tokenize([SENTENCE], tokenizer, 512)
+    return model, batch, model.trace(batch.input_ids, batch.attention_mask)
+
+
+def random_run(norm: str, sentences: list[str]):
+    """Random weights with the sidebar's default architecture, pre- or post-norm."""
+    values = {name: DEFAULTS[name] for name in (*ARCHITECTURE_KEYS, "seed")}
+    return run_for(
+        cfg := random_config({**values, "norm": norm}),
+        built_in("random", cfg),
+        "cpu",
+        sentences,
+        None,
+    )
+
+
+def numbers_in(text: str) -> set[str]:
+    return {number.replace(",", "") for number in NUMBER.findall(text)}
+
+
+def our_text(paragraph) -> str:
+    return " ".join(part for part in paragraph if not isinstance(part, Said))
+
+
+def test_the_lesson_has_the_steps_the_state_module_counts() -> None:
+    assert len(STEPS) == LESSON_STEPS == 12
+
+
+@pytest.mark.parametrize("setup", ["pretrained", "random pre", "random post, two sentences"])
+def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm_run) -> None:
+    if setup == "pretrained":
+        run = minilm_run
+    else:
+        sentences = [SENTENCE, "A second, shorter one."] if "two" in setup else [SENTENCE]
+        run = random_run(setup.split()[1].rstrip(","), sentences)
+    for sentence in range(len(run.sentences)):
+        lesson = Lesson(run, sentence)
+        for title, build in STEPS:
+            step = build(lesson)
+            table = step.numbers()
+            assert list(table.columns) == ["number", "value", "in the text"]
+            shown = set().union(*(numbers_in(text) for text in table["in the text"]))
+            for paragraph in step.text.paragraphs:
+                missing = numbers_in(our_text(paragraph)) - shown
+                assert not missing, (title, missing, our_text(paragraph))
+
+
+def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
+    """Each step's headline numbers, recomputed from the model itself."""
+    model, batch, trace = minilm
+    tokens = batch.tokens[0]
+    n = len(tokens)
+    lesson = Lesson(minilm_run, 0)
+    steps = [build(lesson) for _, build in STEPS]
+    values = [step.text.values for step in steps]
+
+    # 1: tokens and ids
+    query = tokens.index("it")
+    assert values[0]["tokens"] == n == 16
+    assert values[0]["query position"] == query
+    assert values[0]["query id"] == load_tokenizer().token_to_id("it")
+
+    # 2: the embedding table's row and the learned position's (MiniLM does not scale)
+    weights = model.state_dict()
+    token_row = weights["embed.token.weight"][batch.input_ids[0, query]]
+    assert values[1]["length of the token vector"] == pytest.approx(token_row.norm().item(), 1e-5)
+    position_row = weights["embed.position.weight"][query]
+    assert values[1]["length of the position vector"] == pytest.approx(
+        position_row.norm().item(), 1e-5
+    )
+
+    # 3: over every layer and head, the largest weight from "it" to a far content token
+    attention = trace.attention[:, 0].numpy()  # [L, H, q, k]
+    far = [
+        k
+        for k, t in enumerate(tokens)
+        if t not in ("[CLS]", "[SEP]", ".", "'") and abs(k - query) > 1
+    ]
+    best = max(
+        (attention[layer, head, query, key], layer, head, key)
+        for layer in range(6)
+        for head in range(12)
+        for key in far
+    )
+    weight, layer, head, key = best
+    assert (values[2]["layer"], values[2]["head"], values[2]["key position"]) == (layer, head, key)
+    assert values[2]["weight"] == pytest.approx(float(weight), abs=1e-7)
+
+    # 4: q.k, / sqrt(d_k), softmax from the block's own weights (post-norm: attention reads x)
+    x = trace.hidden_states[layer][0].double()  # [T, d]
+    d, dk = 384, 32
+    w = weights[f"layers.{layer}.self_attn.in_proj_weight"].double()
+    b = weights[f"layers.{layer}.self_attn.in_proj_bias"].double()
+    rows = slice(head * dk, (head + 1) * dk)
+    q = x[query] @ w[:d][rows].T + b[:d][rows]
+    k = x @ w[d : 2 * d][rows].T + b[d : 2 * d][rows]
+    scores = (k @ q) / math.sqrt(dk)
+    assert values[3]["q·k"] == pytest.approx(float(k[key] @ q), abs=1e-3)
+    assert values[3]["score"] == pytest.approx(float(scores[key]), abs=1e-4)
+    assert values[3]["weight"] == pytest.approx(float(torch.softmax(scores, 0)[key]), abs=1e-5)
+
+    # 5: the previous-token head, recomputed from the attention rows
+    previous = np.array(
+        [[np.mean([attention[i, h, q, q - 1] for q in range(1, n)]) for h in range(12)]
+         for i in range(6)]
+    )  # fmt: skip
+    layer5, head5 = np.unravel_index(previous.argmax(), previous.shape)
+    assert (values[4]["previous token: layer"], values[4]["previous token: head"]) == (
+        layer5,
+        head5,
+    )
+    assert values[4]["previous token: share"] == pytest.approx(previous.max(), abs=1e-6)
+
+    # 6: the same sentence with that head switched off
+    ablated = model.trace(batch.input_ids, batch.attention_mask, ablate_heads=[(layer, head)])
+    out, out_ablated = trace.output[0].double(), ablated.output[0].double()
+    change = ((out_ablated - out).norm(dim=-1) / out.norm(dim=-1)).numpy()
+    assert values[5]["query change"] == pytest.approx(change[query], abs=1e-6)
+    assert values[5]["most moved position"] == int(change.argmax())
+
+    # 7: the residual stream's mean length at the ends, ln1's input for the query
+    lengths = [h[0].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
+    assert values[6]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
+    assert values[6]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
+    ln1_in = trace[f"blocks.{layer}.ln1.hook_in"][0, query].double()
+    assert values[6]["ln1 input std"] == pytest.approx(ln1_in.std(correction=0).item(), abs=1e-5)
+
+    # 8: the feed-forward values before GELU in the same block
+    pre = trace[f"blocks.{layer}.mlp.hook_pre"][0].numpy()
+    post = trace[f"blocks.{layer}.mlp.hook_post"][0].numpy()
+    assert values[7]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
+    assert values[7]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
+    assert values[7]["top unit"] == int(post[query].argmax())
+
+    # 9: the NumPy block matches within 1e-4
+    assert values[8]["max_abs_diff"] <= 1e-4
+    assert steps[8].tables[0][1]["max_abs_diff"].max() <= 1e-4
+
+    # 10: parameters as torch counts them (BERT's pooler is not loaded)
+    assert values[9]["parameters"] == sum(p.numel() for p in model.parameters())
+
+    # 11: the sharpest head: the largest mean row maximum
+    sharpness = attention.max(axis=-1).mean(axis=-1)  # [L, H]
+    assert values[10]["sharpest head: mean largest weight"] == pytest.approx(
+        sharpness.max(), abs=1e-6
+    )
+
+    # 12: the race is the preset's
+    race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
+    assert values[11]["race layers"] == race.num_layers
+    assert values[11]["chance loss"] == pytest.approx(math.log(race.num_classes))
+    print(
+        f"\nstep 3: query 'it' ({query}), layer {layer}, head {head}, key {tokens[key]!r} "
+        f"({key}), weight {weight:.4f}"
+    )
+
+
+def test_random_weights_say_so_and_every_step_still_runs() -> None:
+    run = random_run("post", [SENTENCE])
+    lesson = Lesson(run, 0)
+    for _, build in STEPS:
+        build(lesson)
+    said = " ".join(our_text(p) for _, build in STEPS[2:5] for p in build(lesson).text.paragraphs)
+    assert "random" in said and "A trained model" in said
+
+
+class _Handout(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[dict] = []
+        self.headings: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self.scripts.append(dict(attrs) | {"text": ""})
+        self._in = tag
+
+    def handle_data(self, data):
+        if self._in == "script" and self.scripts:
+            self.scripts[-1]["text"] += data
+        if self._in == "h2":
+            self.headings.append(data)
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+
+def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -> None:
+    sentence = "The <b>cat</b> & the dog: it sat."
+    run = random_run("pre", [sentence])
+    page = handout.lesson_html(Lesson(run, 0))
+    parsed = _Handout()
+    parsed.feed(page)
+    assert parsed.headings == [f"{n}. {title}" for n, title in enumerate(TITLES, 1)]
+    library = [s for s in parsed.scripts if "plotly.js v" in s["text"][:200]]
+    assert len(library) == 1  # plotly.js embedded once
+    assert not any("src" in s for s in parsed.scripts)  # nothing fetched: opens offline
+    figures = sum(len(build(Lesson(run, 0)).figures) for _, build in STEPS)
+    assert page.count("Plotly.newPlot(") == figures
+    assert "<b>cat</b>" not in page and html.escape(sentence) in page

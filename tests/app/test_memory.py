@@ -1,0 +1,230 @@
+"""The server's memory is a budget in bytes: cached runs and models are evicted, least recently
+used first, and a run that alone exceeds the budget is refused with its size and the budget."""
+
+from __future__ import annotations
+
+import gc
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from app import memory, runs
+from app.memory import ByteBudgetCache, MemoryRefused, parse_bytes
+from encoder.inspect.limits import RunTooLarge
+from tests.app.helpers import open_page
+
+WORDS = [
+    "the",
+    "teacher",
+    "shows",
+    "a",
+    "class",
+    "how",
+    "attention",
+    "mixes",
+    "every",
+    "word",
+    "with",
+    "every",
+    "other",
+    "word",
+    "while",
+    "students",
+    "type",
+    "long",
+    "sentences",
+    "about",
+    "rivers",
+    "mountains",
+    "cities",
+    "music",
+    "history",
+    "science",
+    "water",
+    "light",
+    "energy",
+    "language",
+    "numbers",
+    "trains",
+    "gardens",
+    "animals",
+    "weather",
+    "stories",
+    "games",
+    "colours",
+]
+
+
+def rss_bytes(field: str = "VmRSS") -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+def long_input(seed: int, sentences: int = 6, words: int = 470) -> str:
+    """`sentences` lines of about `words` words each, different for every seed."""
+    rng = random.Random(seed)
+    return "\n".join(" ".join(rng.choices(WORDS, k=words)) for _ in range(sentences))
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+@pytest.mark.timeout(600)  # twelve long inputs at 6 layers x 512: 230 s on a busy 2-core machine
+def test_many_long_inputs_keep_the_server_within_its_memory_budget():
+    setup = {"num_layers": "6", "num_heads": "8", "d_model": "512", "d_ff": "2048"}
+    at = open_page(timeout_s=300, text="warm up", **setup)  # imports, tokenizer, fonts: idle
+    runs.CACHE.clear()
+    gc.collect()
+    memory.release_freed_memory()
+    idle = rss_bytes()
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS, to see this test's peak
+    sizes = []
+    for seed in range(12):
+        at.text_area(key="text").set_value(long_input(seed)).run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert not at.error, [e.value for e in at.error]
+        sizes.append(rss_bytes() - idle)
+    peak = rss_bytes("VmHWM") - idle
+    print(
+        f"idle {idle / 1e9:.2f} GB; after each input (GB over idle): "
+        + ", ".join(f"{s / 1e9:.2f}" for s in sizes)
+        + f"; peak {peak / 1e9:.2f} GB; "
+        f"cache holds {len(runs.CACHE)} entries, {runs.CACHE.used / 1e9:.2f} GB"
+    )
+    assert runs.CACHE.used <= runs.CACHE.budget
+    assert peak <= runs.CACHE.budget, f"peak {peak / 1e9:.2f} GB over the idle server"
+    # The inputs alone would need far more than the budget, so the bound did the work.
+    assert len(runs.CACHE) < 12
+
+
+def test_cache_evicts_the_least_recently_used_entries_by_size():
+    cache = ByteBudgetCache(budget=100)
+    builds = []
+
+    def get(key, size):
+        return cache.get_or_build(key, lambda: builds.append(key) or key, lambda v: size, 0, key)
+
+    get("a", 40), get("b", 40)
+    get("a", 40)  # a is now the most recent
+    get("c", 40)  # b goes
+    assert builds == ["a", "b", "c"] and cache.used == 80
+    get("a", 40)
+    assert builds == ["a", "b", "c"]  # a was kept
+    get("b", 40)
+    assert builds[-1] == "b" and cache.used == 80  # rebuilt; c went
+
+
+def test_building_reserves_room_first_and_keeps_what_it_uses():
+    cache = ByteBudgetCache(budget=100)
+    cache.get_or_build("model", lambda: "m", lambda v: 30, 0, "model")
+    cache.get_or_build("old", lambda: "o", lambda v: 30, 0, "old")
+    seen = []
+    cache.get_or_build(
+        "run", lambda: seen.append(cache.used) or "r", lambda v: 10, 60, "run", keep=("model",)
+    )
+    assert seen == [30]  # "old" was evicted before building, "model" kept
+
+
+def test_a_run_larger_than_the_budget_is_refused_with_both_sizes():
+    cache = ByteBudgetCache(budget=2_000_000_000)
+    with pytest.raises(RunTooLarge, match=r"This run would need about 3.00 GB.*budget is 2.00 GB"):
+        cache.get_or_build("k", lambda: None, lambda v: 0, 3_000_000_000, "This run")
+    with pytest.raises(RunTooLarge, match=r"This run holds 2.50 GB.*budget is 2.00 GB"):
+        cache.get_or_build("k", lambda: "x", lambda v: 2_500_000_000, 0, "This run")
+    assert len(cache) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("2GB", 2_000_000_000), ("500 MB", 500_000_000), ("1.5gb", 1_500_000_000), ("1234", 1234)],
+)
+def test_budget_sizes_parse(text, expected):
+    assert parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("text", ["lots", "-1GB", "0"])
+def test_a_bad_budget_is_an_error_naming_it(text):
+    with pytest.raises(ValueError, match="ENCODER_EXPLORER_MEMORY_BUDGET="):
+        parse_bytes(text)
+
+
+def test_the_page_refuses_a_run_over_the_budget_with_its_size(monkeypatch):
+    monkeypatch.setattr(runs.CACHE, "budget", 50_000_000)
+    runs.CACHE.clear()
+    at = open_page(text=long_input(99, sentences=4, words=400))
+    assert not at.exception
+    messages = [e.value.replace("\\", "") for e in at.error]  # shown literally: escaped markdown
+    assert any(
+        "memory budget is 0.05 GB" in m and "ENCODER_EXPLORER_MEMORY_BUDGET" in m for m in messages
+    ), messages
+
+
+def test_what_sessions_keep_is_never_evicted_and_counts_in_the_budget():
+    cache = ByteBudgetCache(budget=100)
+    cache.get_or_build("run", lambda: "r", lambda v: 30, 0, "run")
+    cache.make_room(50, "An upload", kept=50, kept_by="s1")
+    cache.keep("upload", 50, owner="s1", tag="m1")
+    assert cache.used == 80 and cache.kept() == 50 and cache.kept("s1") == 50
+    cache.get_or_build("other", lambda: "o", lambda v: 40, 0, "run")  # "run" goes, not "upload"
+    assert cache.used == 90 and cache.kept() == 50
+    with pytest.raises(MemoryRefused, match=r"needs about .* at its peak; .*budget is"):
+        cache.get_or_build("big", lambda: "b", lambda v: 10, 60, "This run")  # 50 kept + 60
+    assert cache.used <= cache.budget
+    # a run of the kept model leaves with it; the session's end releases the rest
+    cache.get_or_build("run of m1", lambda: "r1", lambda v: 10, 0, "run", tag="m1")
+    assert cache.release(tags=["m1"]) == 60 and cache.kept() == 0
+    cache.keep("upload 2", 20, owner="s1", tag="m2")
+    cache.get_or_build("run of m2", lambda: "r2", lambda v: 5, 0, "run", tag="m2")
+    assert cache.release("s1") == 25 and cache.kept() == 0
+
+
+def test_sessions_keep_at_most_their_share_and_the_refusal_says_so():
+    cache = ByteBudgetCache(budget=1_000_000_000, kept_share=0.75)
+    cache.keep("a", 700_000_000, owner="s1")
+    short, why = cache.make_room(
+        100_000_000, "This upload", kept=100_000_000, kept_by="s2", check_only=True
+    )
+    assert short == 50_000_000
+    assert why == (
+        "This upload needs about 100 MB of memory; the models that browser sessions keep may "
+        "take 750 MB together (75% of the server's memory budget of 1.00 GB, "
+        "ENCODER_EXPLORER_MEMORY_BUDGET), and they take 700 MB now (0 MB of them this "
+        "session's). Try again when other sessions have ended."
+    )
+    with pytest.raises(MemoryRefused) as refused:
+        cache.make_room(100_000_000, "This upload", kept=100_000_000, kept_by="s2")
+    assert str(refused.value) == why
+
+
+def test_entries_a_page_is_drawing_are_not_evicted_for_another_session():
+    mb = 1_000_000
+    cache = ByteBudgetCache(budget=100 * mb)
+    seen = threading.Event()
+    done = threading.Event()
+
+    def page() -> None:  # another session's script, drawing its run
+        with cache.holding():
+            cache.get_or_build("drawn", lambda: "d", lambda v: 60 * mb, 0, "run")
+            seen.set()
+            done.wait(10)
+
+    thread = threading.Thread(target=page)
+    thread.start()
+    assert seen.wait(10)
+    assert cache.held == 60 * mb
+    with pytest.raises(MemoryRefused) as refused:
+        cache.get_or_build("mine", lambda: "m", lambda v: 10 * mb, 50 * mb, "This run")
+    assert str(refused.value) == (
+        "This run needs about 50 MB of memory at its peak; the server's memory budget is 100 MB "
+        "(ENCODER_EXPLORER_MEMORY_BUDGET), and models that browser sessions keep take 0 MB of "
+        "it, pages being drawn right now 60 MB. Try again in a moment, or once other sessions "
+        "have ended."
+    )
+    assert cache.used == 60 * mb
+    done.set()
+    thread.join()
+    assert cache.held == 0
+    cache.get_or_build("mine", lambda: "m", lambda v: 10 * mb, 50 * mb, "This run")
+    assert cache.used == 10 * mb  # the page was drawn: its run could go
