@@ -25,6 +25,7 @@ LIBRARY_LAYERS = {
     "measure": ("core", "inspect"),
     "train": ("core", "tasks", "io", "inspect", "measure"),
     "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
+    "exercises": ("core", "tasks", "io", "inspect"),
 }
 VALUE_WIDGETS = (
     "selectbox",

@@ -12,7 +12,7 @@ import torch
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.core import hooks
 from encoder.core.config import DROPOUT_PLACES
-from tests.conftest import padded_batch
+from tests.encoder.helpers import padded_batch
 
 # T = 6 tokens <= dk = 16 and d_ff = 16 <= d_model = 32, so the hooks determine what was dropped.
 SMALL = dict(vocab_size=50, d_model=32, num_heads=2, num_layers=2, d_ff=16, seed=4)
