@@ -24,6 +24,7 @@ from app.views import (
     activations,
     attention,
     cost,
+    exercises,
     export,
     layernorm,
     shapes,
@@ -77,6 +78,7 @@ VIEWS: dict[str, RunView | TrainingView] = {
     "Activations": RunView(activations.draw, activations.hooks),
     "Shapes": RunView(shapes.draw, every_hook),
     "Cost": RunView(cost.draw, no_hooks),
+    "Exercises": RunView(partial(exercises.draw, new_numbers=state.new_exercise_numbers), no_hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),
 }  # the view control offers them in this order

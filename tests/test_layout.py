@@ -188,7 +188,7 @@ def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations"]
+    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations", "Exercises"]
 )
 def test_every_widget_key_is_registered_in_the_state_module(view: str) -> None:
     at = open_page(view=view, text="One sentence.\nAnd a second, longer one.")

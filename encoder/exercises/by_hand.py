@@ -30,6 +30,7 @@ from encoder.core.model import ACTIVATION_FUNCTIONS, Norm
 QUESTION_KEYS = ("score", "scaled", "softmax", "weighted", "norm", "activation")
 MAX_ANSWER = 1e6  # a number past this size is a typo: every answer here is below 100
 MAX_ANSWER_CHARS = 200
+MAX_SET = 999_999  # the sets of numbers a page offers: seeds 0..this
 NORM_SIZE = 4  # features of the vector to normalise
 SEPARATORS = re.compile(r"[\s,;]+")
 
