@@ -28,6 +28,7 @@ from app.user_text import literal
 from encoder import EncoderConfig
 from encoder.core.options import BY_KEY, OPTIONS, key_values
 from encoder.exercises.by_hand import MAX_SET, QUESTION_KEYS
+from encoder.train.jobs import DEFAULT_DROPOUT_RATE
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
@@ -169,6 +170,7 @@ KEYS: tuple[Key, ...] = (
         Key(key, getattr(_TRAINING, field), persistent=True)
         for key, field in TRAINING_FIELDS.items()
     ),
+    Key("train_dropout_rate", DEFAULT_DROPOUT_RATE, persistent=True),  # the placement runs'
     # the Exercises view: the set of numbers (in the link, so a class can share one), each
     # question's answer and its "Show me"
     Key("ex_set", 0, in_url=True, persistent=True, bounds=(0, MAX_SET)),

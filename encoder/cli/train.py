@@ -1,5 +1,6 @@
 """`python -m encoder train [--task T] [--norm pre|post] [--layers N] ... [--save DIR] [--json]`:
-train a tiny encoder on a toy task, print its progress and held-out accuracy, save it."""
+train a tiny encoder on a toy task, print its progress and held-out accuracy, save it;
+`--placements` trains once per dropout placement instead and compares them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from encoder.cli.options import (
 )
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
+from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_findings, placement_job
 from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
 
 
@@ -47,6 +49,13 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         help="save the trained model in DIR (config.json, model.safetensors, tokenizer.json); "
         "open it with `trace --checkpoint DIR`",
     )
+    parser.add_argument(
+        "--placements",
+        action="store_true",
+        help="train once per dropout placement (none, attention weights, sublayer outputs, "
+        f"feed-forward hidden, all of torch's places) at --dropout's rate (default "
+        f"{DEFAULT_DROPOUT_RATE:g}) on the same data, and compare them",
+    )
     parser.add_argument("--json", action="store_true", help="end with one JSON line of results")
     parser.set_defaults(run=run)
 
@@ -66,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
         **dropout_settings(args),
     )
     check_threads(args)
+    if args.placements:
+        return _compare_placements(cfg, args)
     every = max(1, cfg.steps // 10)
     checkpointing = ", blocks checkpointed" if cfg.checkpoint_blocks else ""
     rates = cfg.encoder_config().dropout_rates()
@@ -96,4 +107,28 @@ def run(args: argparse.Namespace) -> int:
         print(f'open it with: python -m encoder trace --checkpoint {saved} "{example}"')
     if args.json:
         print(json.dumps(summary))
+    return 0
+
+
+def _compare_placements(cfg: TrainConfig, args: argparse.Namespace) -> int:
+    """Train each dropout placement in lockstep; a table of the results and what they showed."""
+    rate = args.dropout or DEFAULT_DROPOUT_RATE
+    print(
+        f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps "
+        f"with dropout {rate:g} in each placement"
+    )
+    job = placement_job(cfg, rate)
+    with torch_threads(args.threads):
+        while job.running:
+            job.advance(seconds=60)
+    print(f"{'placement':<22} {'held-out acc':>12} {'sequences':>10} {'final loss':>10} {'s':>6}")
+    for name, result in job.results.items():
+        print(
+            f"{name:<22} {result.held_out_accuracy:>12.4f} "
+            f"{result.held_out_sequence_accuracy:>10.4f} {result.final_loss:>10.4f} "
+            f"{result.seconds:>6.1f}"
+        )
+    print(placement_findings(job.results))
+    if args.json:
+        print(json.dumps({name: r.summary() for name, r in job.results.items()}))
     return 0

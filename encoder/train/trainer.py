@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoder.core.capture import Trace
-from encoder.core.config import EncoderConfig
+from encoder.core.config import DROPOUT_PLACES, EncoderConfig
 from encoder.core.model import available_devices
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
 from encoder.io.task_model import TaskModel
@@ -34,6 +34,8 @@ from encoder.tasks.tasks import Task, get_task, input_symbol
 logger = logging.getLogger(__name__)
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
+# EncoderConfig's dropout rates, which TrainConfig shares: torch's places, then each place's own.
+DROPOUT_FIELDS = ("dropout", *(f"{place}_dropout" for place in DROPOUT_PLACES))
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,12 @@ class TrainConfig:
         """Train `architecture` (e.g. the sidebar's); `settings` set the other fields.
 
         The architecture's vocabulary, length and seed are not taken: the task sets the first two,
-        and `seed` (a setting) seeds both the weights and the data.
+        and `seed` (a setting) seeds both the weights and the data. Its dropout rates are taken
+        unless `settings` set them.
         """
         architecture_fields = {name: getattr(architecture, name) for name in ARCHITECTURE_FIELDS}
-        return cls(**architecture_fields, **settings)
+        dropout = {name: getattr(architecture, name) for name in DROPOUT_FIELDS}
+        return cls(**{**architecture_fields, **dropout, **settings})
 
     def validate(self) -> None:
         get_task(self.task)
