@@ -17,7 +17,7 @@ import streamlit as st
 
 from app.runs import Runs
 from app.settings import Selection
-from encoder.core.options import NORM_TYPE_NAMES
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
 from encoder.exercises import by_hand
 from encoder.exercises.by_hand import AnswerError, HandNumbers, Question, number
 
@@ -49,7 +49,7 @@ def _givens(numbers: HandNumbers) -> None:
         norm = NORM_TYPE_NAMES[numbers.norm_type]
         st.markdown(f"**A vector x** for the {norm}:  \nx = {_row(numbers.vector)}")
         st.markdown(
-            f"**A hidden vector h** of the feed-forward ({numbers.activation.upper()}):  \n"
+            f"**A hidden vector h** of the feed-forward ({ACTIVATION_NAMES[numbers.activation]}):  \n"
             f"h = {_row(numbers.hidden)}"
         )
 
@@ -90,7 +90,7 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
     st.header("Exercises: attention by hand")
     st.caption(
         "Pencil or calculator: every number has one decimal. Work through one attention row, "
-        f"then the {NORM_TYPE_NAMES[cfg.norm_type]} and the {cfg.activation.upper()} this "
+        f"then the {NORM_TYPE_NAMES[cfg.norm_type]} and the {ACTIVATION_NAMES[cfg.activation]} this "
         "architecture uses (set them in the sidebar). Each answer is checked as you press Enter."
     )
     left, right = st.columns([1, 3], vertical_alignment="bottom")
