@@ -48,8 +48,9 @@ def _givens(numbers: HandNumbers) -> None:
     with vectors:
         norm = NORM_TYPE_NAMES[numbers.norm_type]
         st.markdown(f"**A vector x** for the {norm}:  \nx = {_row(numbers.vector)}")
+        activation = ACTIVATION_NAMES[numbers.activation]
         st.markdown(
-            f"**A hidden vector h** of the feed-forward ({ACTIVATION_NAMES[numbers.activation]}):  \n"
+            f"**A hidden vector h** of the feed-forward ({activation}):  \n"
             f"h = {_row(numbers.hidden)}"
         )
 
@@ -88,10 +89,11 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
     "New numbers" button's callback."""
     cfg = runs.a.cfg
     st.header("Exercises: attention by hand")
+    norm, activation = NORM_TYPE_NAMES[cfg.norm_type], ACTIVATION_NAMES[cfg.activation]
     st.caption(
         "Pencil or calculator: every number has one decimal. Work through one attention row, "
-        f"then the {NORM_TYPE_NAMES[cfg.norm_type]} and the {ACTIVATION_NAMES[cfg.activation]} this "
-        "architecture uses (set them in the sidebar). Each answer is checked as you press Enter."
+        f"then the {norm} and the {activation} this architecture uses (set them in the sidebar). "
+        "Each answer is checked as you press Enter."
     )
     left, right = st.columns([1, 3], vertical_alignment="bottom")
     seed = left.number_input(
