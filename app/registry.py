@@ -23,6 +23,7 @@ from app.settings import Selection
 from app.views import (
     activations,
     attention,
+    corpus,
     cost,
     exercises,
     export,
@@ -78,6 +79,7 @@ VIEWS: dict[str, RunView | TrainingView] = {
     "Activations": RunView(activations.draw, activations.hooks),
     "Shapes": RunView(shapes.draw, every_hook),
     "Cost": RunView(cost.draw, no_hooks),
+    "Heads across a corpus": RunView(corpus.draw, no_hooks),
     "Exercises": RunView(partial(exercises.draw, new_numbers=state.new_exercise_numbers), no_hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),

@@ -122,6 +122,13 @@ class Run:
     # what the model costs, measured on this batch within a time budget (None: no model to
     # measure, e.g. a stand-in); (budget_s, progress) -> CostReport
     measure_cost: Callable[[float, Callable[[str, float], None]], CostReport] | None = None
+    source: ModelSource | None = None  # where the weights came from and what read the text
+
+    def model(self) -> TransformerEncoder:
+        """The run's model, from the shared cache (for readings that need its weights whole)."""
+        if self.source is None:
+            raise ValueError("This run has no model source (a stand-in): nothing to read.")
+        return model_for(self.cfg, self.source, self.device)
 
     @property
     def device(self) -> str:
@@ -304,6 +311,7 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
             budget_s,
             progress,
         ),
+        source=source,
     )
 
 

@@ -23,6 +23,7 @@ LIBRARY_LAYERS = {
     "io": ("core", "tasks"),
     "inspect": ("core",),
     "measure": ("core", "inspect"),
+    "web": ("core", "inspect"),
     "train": ("core", "tasks", "io", "inspect", "measure"),
     "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
     "exercises": ("core", "tasks", "io", "inspect"),
@@ -104,7 +105,7 @@ def test_only_the_state_module_touches_the_session_state() -> None:
         assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
 
 
-VIEW_HELPERS = ("layout", "widgets", "changes", "figures")  # what views share
+VIEW_HELPERS = ("layout", "widgets", "changes", "figures", "readings")  # what views share
 SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
 
 

@@ -26,7 +26,7 @@ from app.settings import (
 from app.sources import BUILT_IN
 from app.user_text import literal
 from encoder import EncoderConfig
-from encoder.core.options import BY_KEY, OPTIONS, key_values
+from encoder.core.options import BY_KEY, OPTIONS, key_values, parse_value
 from encoder.exercises.by_hand import MAX_SET, QUESTION_KEYS
 from encoder.train.jobs import DEFAULT_DROPOUT_RATE
 from encoder.train.presets import TRAINING_PRESETS
@@ -88,20 +88,8 @@ class Key:
             if raw.lower() not in ("1", "0", "true", "false"):
                 raise ValueError(f"{self.name}={raw!r} is not 1 (on) or 0 (off)")
             return raw.lower() in ("1", "true")
-        if self.choices:
-            if raw not in self.choices:
-                raise ValueError(f"{self.name}={raw!r} is not one of {', '.join(self.choices)}")
-            return raw
-        if self.bounds is not None:
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"{self.name}={raw!r} is not a whole number") from None
-            low, high = self.bounds
-            if not low <= value <= high:
-                raise ValueError(f"{self.name}={value} is outside {low}..{high}")
-            return value
-        return raw  # text, device, heads to switch off: checked where they are used
+        # text, device, heads to switch off: returned as they are, checked where they are used
+        return parse_value(self.name, raw, self.choices, self.bounds)
 
 
 _DEFAULTS = key_values(EncoderConfig())
@@ -164,6 +152,9 @@ KEYS: tuple[Key, ...] = (
         bounds=(LESSON_RULE_QUERY, MAX_TOKENS - 1),
     ),
     Key("present", False, in_url=True, persistent=True),
+    # Heads across a corpus: the bundled corpus or the user's own sentences
+    Key("corpus_source", persistent=True),
+    Key("corpus_text", "", persistent=True),
     # the Training view's controls (a preset in the link fills in the others)
     Key("train_preset", None, in_url=True, persistent=True, choices=tuple(TRAINING_PRESETS)),
     *(

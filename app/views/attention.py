@@ -24,6 +24,7 @@ from app.charts.common import depth_labels, plural
 from app.runs import Run, Runs
 from app.settings import Selection
 from app.user_text import literal, quoted
+from app.views import readings
 from app.views.changes import (
     head_switched_off,
     no_difference_panel,
@@ -69,6 +70,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         _divergence(runs, sentence)
     if not runs.compare:  # in compare mode each setup switches its own heads off (sidebar)
         _ablation_section(run, sentence)
+    readings.draw(runs, chosen, sentence)
 
 
 def _overview_difference(runs: Runs, sentence: int) -> None:

@@ -383,3 +383,24 @@ def idle_allowance(manifests) -> int:
     """Bytes the Deployment allows for a replica's idle size (tests/bench/idle_memory.py)."""
     pod = manifests["Deployment"]["spec"]["template"]
     return quantity_bytes(pod["metadata"]["annotations"]["encoder-explorer/idle-memory"])
+
+
+SCATTER_HOVER_JS = """async (canvas) => {
+    const box = canvas.getBoundingClientRect();
+    const times = [];
+    for (let k = 0; k < 20; k++) {
+      const t0 = performance.now();
+      canvas.dispatchEvent(new MouseEvent("mousemove", {
+        clientX: box.left + 10 + k * 20, clientY: box.top + 10 + k * 20}));
+      await new Promise(requestAnimationFrame);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    return times[10];
+}"""
+
+
+def scatter_hover_ms(page) -> float:
+    """The head scatter's hover: from a mouse move to the next frame, with the readout updated
+    (median of 20 moves across the plane; the locator reaches into a component's shadow root)."""
+    return page.locator("[data-role=plane]").evaluate(SCATTER_HOVER_JS)
