@@ -9,8 +9,8 @@ import torch
 
 from encoder import EncoderConfig, exercises
 from encoder.exercises import mistakes as wrong
-from tests.encoder.helpers import randomise_norms
 from tests.encoder import exercise_solutions as ref
+from tests.encoder.helpers import randomise_norms
 
 SMALL = dict(d_model=16, num_heads=4, num_layers=2, d_ff=32)
 ARCHITECTURES = {
