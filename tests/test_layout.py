@@ -25,6 +25,8 @@ LIBRARY_LAYERS = {
     "measure": ("core", "inspect"),
     "train": ("core", "tasks", "io", "inspect", "measure"),
     "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
+    "web": (),  # the browser-side modules and their payloads
+    "notebook": ("core", "tasks", "io", "web"),
 }
 VALUE_WIDGETS = (
     "selectbox",

@@ -12,8 +12,7 @@ import torch
 
 from encoder import load_pretrained
 from encoder.io.tokenize import tokenize
-from tests.e2e.conftest import LOAD_TIMEOUT_MS, PageProblems
-from tests.e2e.harness import StreamlitServer, wait_settled
+from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_settled
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import PageProblems
-from tests.e2e.harness import free_port, stop_process, wait_serving
+from tests.e2e.harness import PageProblems, free_port, stop_process, wait_serving
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ import torch
 
 from encoder.web.offline import explorer_html
 from encoder.web.payload import build_setup, encode
-from tests.e2e.conftest import PageProblems
+from tests.e2e.harness import PageProblems
 
 pytestmark = pytest.mark.browser
 
