@@ -62,6 +62,7 @@ from encoder.train.duration import (
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
+from encoder.web.payload import payload
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
@@ -111,6 +112,17 @@ class Text:
         self.paragraphs.append(tuple(part for part in parts if part != ""))
 
 
+@dataclass(frozen=True)
+class ExplorerAt:
+    """The attention explorer (encoder/web) standing in for one of the step's figures wherever a
+    host can draw it (the handout): this run's attention for the sentence, opened on a head."""
+
+    figure: str  # the key of the figure it stands in for
+    layer: int
+    head: int
+    mode: str  # "lines" | "matrix" | "heads"
+
+
 @dataclass
 class Step:
     """One step of the lesson, ready to lay out (its title is in STEPS)."""
@@ -122,6 +134,7 @@ class Step:
     links: list[OpenIn] = field(default_factory=list)
     uses_query: bool = False
     wide: bool = False  # tables below the text, the page's full width (a wide table)
+    explorer: ExplorerAt | None = None
 
     def numbers(self) -> pd.DataFrame:
         """The numbers behind this step: each one the text shows, its value and how it is shown."""
@@ -221,6 +234,12 @@ class Lesson:
     @cached_property
     def metrics(self) -> pd.DataFrame:
         return self.run.head_metrics(self.sentence)
+
+    def explorer_payload(self, at: ExplorerAt) -> bytes:
+        """The explorer's payload (encoder.web.payload) of this sentence's attention, with the
+        head `at` names at full resolution even where the sentence is too long for every head."""
+        weights = self.run.attention[:, self.sentence, :, : self.n, : self.n]  # [L, H, q, k]
+        return payload(weights, self.tokens, chosen=((at.layer, at.head),))
 
     def end_name(self, end: str) -> str:
         """The first or last token by name: [CLS] / [SEP] where the model has them."""
@@ -417,6 +436,7 @@ def attention_step(lesson: Lesson) -> Step:
         ],
         links=[OpenIn("Attention", {"layer": layer, "head": head})],
         uses_query=True,
+        explorer=ExplorerAt("lesson_head", layer, head, "lines"),
     )
 
 
@@ -537,11 +557,13 @@ def heads_step(lesson: Lesson) -> Step:
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
     table = table.rename(columns={"heads": f"heads above {CLEAR_SHARE:g} (broad: 0.9 ln n)"})
     figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
+    layer, head = int(best["layer"]), int(best["head"])
     return Step(
         text,
         figures=[("lesson_overview", figure)],
         tables=[("The head that plays each role most", table)],
-        links=[OpenIn("Attention", {"layer": int(best["layer"]), "head": int(best["head"])})],
+        links=[OpenIn("Attention", {"layer": layer, "head": head})],
+        explorer=ExplorerAt("lesson_overview", layer, head, "heads"),
     )
 
 
