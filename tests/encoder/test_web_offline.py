@@ -15,7 +15,8 @@ from encoder.web.offline import explorer_element, explorer_html
 
 ELEMENT = re.compile(
     r'<div id="(?P<id>[^"]+)"></div>\n<script type="application/octet-stream" '
-    r'data-explorer-for="(?P<for>[^"]+)" data-selection="(?P<selection>[^"]*)">(?P<data>[^<]*)</script>'
+    r'data-explorer-for="(?P<for>[^"]+)" data-selection="(?P<selection>[^"]*)">'
+    r"(?P<data>[^<]*)</script>"
 )
 
 
