@@ -121,6 +121,7 @@ class ExplorerAt:
     layer: int
     head: int
     mode: str  # "lines" | "matrix" | "heads"
+    query: int | None = None  # the token pinned, if any
 
 
 @dataclass
@@ -436,7 +437,7 @@ def attention_step(lesson: Lesson) -> Step:
         ],
         links=[OpenIn("Attention", {"layer": layer, "head": head})],
         uses_query=True,
-        explorer=ExplorerAt("lesson_head", layer, head, "lines"),
+        explorer=ExplorerAt("lesson_head", layer, head, "lines", lesson.query),
     )
 
 

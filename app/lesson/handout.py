@@ -50,7 +50,8 @@ def explorer_html(lesson: Lesson, number: int, at: ExplorerAt) -> str | None:
         data = lesson.explorer_payload(at)
     except ValueError:
         return None
-    return explorer_element(data, f"step-{number}", layer=at.layer, head=at.head, mode=at.mode)
+    where = {"layer": at.layer, "head": at.head, "mode": at.mode, "query": at.query}
+    return explorer_element(data, f"step-{number}", **where)
 
 
 def step_html(number: int, title: str, step: Step, explorer: str | None = None) -> str:

@@ -44,20 +44,23 @@ def explorer_element(
     layer: int = 0,
     head: int = 0,
     mode: str = "lines",
+    query: int | None = None,
 ) -> str:
     """Where one explorer is drawn: its element, and its payload (encoder.web.payload) as
     base64 in a script element that the page never runs; it opens on `layer`, `head` (numbered
-    from 0) in `mode` ("lines", "matrix" or "heads")."""
+    from 0) in `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given."""
     if not ELEMENT_ID.fullmatch(element_id):
         raise ValueError(f"element_id={element_id!r} must be letters, digits, - or _")
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not one of the explorer's views {MODES}")
-    selection = html.escape(json.dumps({"layer": int(layer), "head": int(head), "mode": mode}))
+    opens = {"layer": int(layer), "head": int(head), "mode": mode}
+    if query is not None:
+        opens["query"] = int(query)
     data = base64.b64encode(payload).decode("ascii")
     return (
         f'<div id="{element_id}"></div>\n'
         f'<script type="application/octet-stream" data-explorer-for="{element_id}" '
-        f'data-selection="{selection}">{data}</script>'
+        f'data-selection="{html.escape(json.dumps(opens))}">{data}</script>'
     )
 
 

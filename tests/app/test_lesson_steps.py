@@ -278,4 +278,4 @@ def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_r
         selection = json.loads(explorers[element]["data-selection"])
         assert selection["mode"] == mode
     step = json.loads(explorers[next(iter(expected))]["data-selection"])
-    assert (step["layer"], step["head"]) == (lesson.layer, lesson.head)
+    assert (step["layer"], step["head"], step["query"]) == (lesson.layer, lesson.head, 10)  # "it"

@@ -112,9 +112,13 @@ def test_the_lesson_handout_explores_attention_from_file_with_the_network_off(br
     heads_step = page.locator(step_element("Heads differ"))
     first = attention_step.locator("[data-testid=attention-explorer]")
     first.wait_for()
-    assert first.get_attribute("data-mode") == "lines"  # opened on the step's head
-    chosen = (first.get_attribute("data-layer"), first.get_attribute("data-head"))
-    assert chosen == (str(lesson.layer), str(lesson.head))
+    assert first.get_attribute("data-mode") == "lines"  # opened on the step's head and query
+    chosen = [first.get_attribute(f"data-{name}") for name in ("layer", "head", "query", "pinned")]
+    assert chosen == [str(lesson.layer), str(lesson.head), "10", "true"]  # "it", pinned
+    weight = float(run.attention[lesson.layer, 0, lesson.head, 10, lesson.key])
+    head = f"layer {lesson.layer} head {lesson.head}"
+    readout = first.locator("[data-role=readout]").text_content()
+    assert readout == f'{head}: "it" attends most to "tired" {weight:.3f} (pinned)'
 
     explorer = heads_step.locator("[data-testid=attention-explorer]")
     assert explorer.get_attribute("data-mode") == "heads"

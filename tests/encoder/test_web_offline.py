@@ -22,12 +22,13 @@ ELEMENT = re.compile(
 
 def test_an_element_carries_its_payload_and_where_it_opens() -> None:
     found = ELEMENT.fullmatch(
-        explorer_element(b"AEX1 any bytes", "step-3", layer=2, head=5, mode="heads")
+        explorer_element(b"AEX1 any bytes", "step-3", layer=2, head=5, mode="heads", query=7)
     )
     assert found and found["id"] == found["for"] == "step-3"
     assert base64.b64decode(found["data"]) == b"AEX1 any bytes"
     selection = json.loads(html.unescape(found["selection"]))
-    assert selection == {"layer": 2, "head": 5, "mode": "heads"}
+    assert selection == {"layer": 2, "head": 5, "mode": "heads", "query": 7}
+    assert "query" not in explorer_element(b"AEX1", "step-4")  # nothing pinned
 
 
 @pytest.mark.parametrize(
