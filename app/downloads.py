@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import io
 import json
-import re
 
 import numpy as np
 import pandas as pd
 
 from app.runs import Run
 from encoder.inspect.attention_steps import step_table
-from encoder.web.offline import explorer_html
-
-FILE_STEM = 48  # characters of a title kept in a file's name
 
 
 def head_csv(run: Run, sentence: int, layer: int, head: int) -> bytes:
@@ -89,12 +85,3 @@ def run_json(run: Run) -> bytes:
         "cost": run.cost,
     }
     return json.dumps(document, default=float).encode("utf-8")
-
-
-def explorer_file(payload: bytes, title: str) -> tuple[bytes, str]:
-    """The attention explorer of `payload` (encoder.web.payload) as one offline HTML file, and its
-    file name: "attention-" and the title's letters and digits (the title may be user text: the
-    page escapes it, the name keeps only [a-z0-9-])."""
-    stem = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:FILE_STEM].strip("-")
-    name = f"attention-{stem}.html" if stem else "attention-explorer.html"
-    return explorer_html(payload, title).encode("utf-8"), name

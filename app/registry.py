@@ -23,7 +23,9 @@ from app.settings import Selection
 from app.views import (
     activations,
     attention,
+    corpus,
     cost,
+    exercises,
     export,
     layernorm,
     shapes,
@@ -71,12 +73,14 @@ def follow_link(view: str, values: dict[str, object]) -> None:
 VIEWS: dict[str, RunView | TrainingView] = {
     "Lesson": RunView(partial(lesson.draw, follow=follow_link), every_hook),
     "Tokens": RunView(tokens.draw, no_hooks),
-    "Attention": RunView(attention.draw, no_hooks),
+    "Attention": RunView(partial(attention.draw, follow=state.follow_explorer), no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),
     "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
     "Activations": RunView(activations.draw, activations.hooks),
     "Shapes": RunView(shapes.draw, every_hook),
     "Cost": RunView(cost.draw, no_hooks),
+    "Heads across a corpus": RunView(corpus.draw, no_hooks),
+    "Exercises": RunView(partial(exercises.draw, new_numbers=state.new_exercise_numbers), no_hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),
 }  # the view control offers them in this order

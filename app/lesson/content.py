@@ -23,9 +23,11 @@ import plotly.graph_objects as go
 
 from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.diagram import block_diagram
+from app.charts.heads import norm_weighted_figure
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
 from app.runs import Run
 from app.settings import architecture_values
+from app.views import readings
 from app.views.changes import norm_does
 from app.views.figures import (
     block_figure,
@@ -39,7 +41,7 @@ from app.views.figures import (
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, norms, numpy_block
+from encoder.inspect import ablation, activations, moves, norms, numpy_block
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -52,6 +54,7 @@ from encoder.inspect.lesson import (
     numpy_block_check,
     pick_query,
 )
+from encoder.inspect.token_kinds import SINK_KINDS
 from encoder.measure import scaling
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
@@ -62,7 +65,6 @@ from encoder.train.duration import (
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
-from encoder.web.payload import payload
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
@@ -235,12 +237,6 @@ class Lesson:
     @cached_property
     def metrics(self) -> pd.DataFrame:
         return self.run.head_metrics(self.sentence)
-
-    def explorer_payload(self, at: ExplorerAt) -> bytes:
-        """The explorer's payload (encoder.web.payload) of this sentence's attention, with the
-        head `at` names at full resolution even where the sentence is too long for every head."""
-        weights = self.run.attention[:, self.sentence, :, : self.n, : self.n]  # [L, H, q, k]
-        return payload(weights, self.tokens, chosen=((at.layer, at.head),))
 
     def end_name(self, end: str) -> str:
         """The first or last token by name: [CLS] / [SEP] where the model has them."""
@@ -634,6 +630,64 @@ def ablation_step(lesson: Lesson) -> Step:
     )
 
 
+def moves_step(lesson: Lesson) -> Step:
+    """Weights are not the whole story: what each head moves (Kobayashi et al. 2020)."""
+    text, run, s, n = Text(), lesson.run, lesson.sentence, lesson.n
+    shares = moves.sink_shares(run.trace, run.model(), run.tokens, sentence=s)
+    shares["sinks"] = shares[list(SINK_KINDS)].sum(axis=1)
+    raw = shares[shares["reading"] == moves.WEIGHT].reset_index(drop=True)
+    moved = shares[shares["reading"] == moves.NORM_WEIGHTED].reset_index(drop=True)
+    total = text.num("heads in all", len(raw))
+    if float(raw["sinks"].max()) == 0:  # a toy task's sequences: no [CLS], [SEP], punctuation
+        text.say(
+            f"{lesson.model_title}'s {lesson.unit}s have no [CLS], [SEP] or punctuation for a "
+            "head to park its weight on. In MiniLM, much of the weight sits on [CLS] yet moves "
+            "little: switch to MiniLM to see weight and what is moved part."
+        )
+        return Step(text, links=[OpenIn("Attention", {"layer": lesson.layer, "head": lesson.head})])
+    over_half = text.num("heads above half on [CLS]", int((raw["[CLS]"] > CLEAR_SHARE).sum()))
+    text.say(
+        f"A head's weights say where it looks, not what it takes. In this {lesson.unit}, "
+        f"{over_half} of the {total} heads put more than half of their weight on [CLS]. "
+        f"Averaged over the heads, {text.num('weight on sinks', float(raw['sinks'].mean()), '.0%')}"
+        " of the weight goes to [CLS], [SEP] and punctuation."
+    )
+    text.say(
+        "Each key hands over weight × f(key), f being the head's value projection and its part "
+        "of the output projection. Count the size of that instead of the weight alone and the "
+        "share that comes from [CLS], [SEP] and punctuation is "
+        f"{text.num('moved from sinks', float(moved['sinks'].mean()), '.0%')}: much of that "
+        "weight is parked on tokens whose f(key) is short, and moves almost nothing."
+    )
+    best = int(raw["sinks"].idxmax())
+    layer, head = int(raw.loc[best, "layer"]), int(raw.loc[best, "head"])
+    text.say(
+        f"The most extreme: layer {text.num('sink layer', layer)}, head "
+        f"{text.num('sink head', head)} puts "
+        f"{text.num('sink head weight', float(raw.loc[best, 'sinks']), '.0%')} of its weight "
+        "there, yet only "
+        f"{text.num('sink head moved', float(moved.loc[best, 'sinks']), '.0%')} of what it moves "
+        "comes from there."
+    )
+    if lesson.random:
+        text.say(
+            "With random weights no head has learned to park its weight: both readings stay "
+            "close to an even spread. Switch to MiniLM to see them part."
+        )
+    tokens = run.padded_tokens[s]
+    weights = head_figure(run, s, layer, head, stretch=False)
+    moved_matrix = readings.norm_weighted_head(run, layer, s, head)
+    title = f"Layer {layer}, head {head}: what is moved, ||weight x f(key)||"
+    return Step(
+        text,
+        figures=[
+            ("lesson_moves_weights", weights),
+            ("lesson_moves_norms", norm_weighted_figure(moved_matrix, tokens, n, title)),
+        ],
+        links=[OpenIn("Attention", {"layer": layer, "head": head})],
+    )
+
+
 def layernorm_step(lesson: Lesson) -> Step:
     text, run, cfg, s, layer = Text(), lesson.run, lesson.cfg, lesson.sentence, lesson.layer
     by_depth = norms.mean_norm_by_depth(run.residual_norms, s)
@@ -908,6 +962,7 @@ STEPS: tuple[tuple[str, Callable[[Lesson], Step]], ...] = (  # (title, builder),
     ("How the weight is computed", weight_step),
     ("Heads differ", heads_step),
     ("Switching that head off", ablation_step),
+    ("Weights are not the whole story", moves_step),
     ("LayerNorm and the residual stream", layernorm_step),
     ("The feed-forward layer: ReLU or GELU", feed_forward_step),
     ("The whole block in NumPy", numpy_step),

@@ -16,7 +16,9 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from app.explorer_payloads import explorer_payload
 from app.lesson.content import STEPS, ExplorerAt, Lesson, Paragraph, Said, Step
+from app.runs import Runs
 from encoder.web.offline import explorer_element, explorer_scripts
 
 STYLE = """
@@ -44,11 +46,11 @@ def table_html(table: pd.DataFrame) -> str:
 
 
 def explorer_html(lesson: Lesson, number: int, at: ExplorerAt) -> str | None:
-    """The step's explorer, or None where its attention cannot be drawn (e.g. NaN weights of an
-    uploaded model): the step then keeps its figure."""
+    """The step's explorer (the Attention view's payload, from the shared cache), or None where its
+    attention cannot be drawn: the step then keeps its figure."""
     try:
-        data = lesson.explorer_payload(at)
-    except ValueError:
+        data = explorer_payload(Runs(lesson.run), lesson.sentence, at.layer, at.head, lesson.random)
+    except ValueError:  # a NaN in the weights, too many tokens or heads, the memory budget
         return None
     where = {"layer": at.layer, "head": at.head, "mode": at.mode, "query": at.query}
     return explorer_element(data, f"step-{number}", **where)

@@ -90,7 +90,7 @@ export function decodePayload(data) {
       n: s.n, layerLabels: s.layer_labels, full, tiles };
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
-  return { setups };
+  return { setups, stretch: Boolean(header.stretch) };
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
@@ -136,7 +136,17 @@ function diverging(value) {
   return [255, 255, 255].map((c, j) => Math.round(c + f * (end[j] - c)));
 }
 
-/** Paint a weights reader onto a canvas at one pixel per cell. */
+/** The largest |weight| of a reader (at least a tiny number, so that it can divide). */
+function peak(weights) {
+  let top = 1e-6;
+  for (let q = 0; q < weights.n; q++) {
+    for (let k = 0; k < weights.n; k++) top = Math.max(top, Math.abs(weights.at(q, k)));
+  }
+  return top;
+}
+
+/** Paint a weights reader onto a canvas at one pixel per cell; colours run from 0 to `scale`
+ * (from −scale to scale when signed). */
 function paint(canvas, weights, signed, scale) {
   const n = weights.n;
   canvas.width = n;
@@ -223,6 +233,10 @@ export function mount(host, payload, options = {}) {
   const full = (layer, head) => weightsOf(layer, head, fullWeights);
   const tile = (layer, head) => weightsOf(layer, head, tileWeights);
   const query = () => (state.pinned !== null ? state.pinned : state.hovered);
+  /** Where the colours end: 1, or (stretched, and always for B − A, whose differences are small)
+   * the largest |weight| drawn. */
+  const colourScale = (drawn) => (data.stretch || signed()
+    ? Math.max(...drawn.map(peak)) : 1);
   const headName = (layer, head) => `layer ${shown().layerLabels[layer]} head ${head}`;
 
   function setAttributes() {
@@ -380,15 +394,17 @@ export function mount(host, payload, options = {}) {
     context.scale(ratio, ratio);
     context.lineWidth = 2;
     const q0 = query();
-    const heads = overlaid();
-    heads.forEach(([layer, head], index) => {
-      const weights = full(layer, head) || (signed() ? null : tile(layer, head));
+    const drawn = overlaid().map(([layer, head]) => full(layer, head)
+      || (signed() ? null : tile(layer, head)));
+    const present = drawn.filter((weights) => weights && weights.n === n);
+    const scale = present.length ? colourScale(present) : 1;
+    drawn.forEach((weights, index) => {
       if (!weights || weights.n !== n) return;
       for (let q = 0; q < n; q++) {
         if (q0 !== null && q !== q0) continue;
         for (let k = 0; k < n; k++) {
           const w = weights.at(q, k);
-          const strength = Math.abs(w);
+          const strength = Math.abs(w) / scale;
           if (strength < LINE_MIN) continue;
           context.globalAlpha = Math.min(1, strength);
           context.strokeStyle = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
@@ -418,7 +434,7 @@ export function mount(host, payload, options = {}) {
     const cell = Math.max(1, Math.floor(MATRIX_PX / n));
     const side = cell * n;
     const labelled = cell >= 12;
-    const wrap = element("div", { class: "aex-matrix" });
+    const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare" });
     const top = element("div", { class: "aex-top", style: `width:${side}px` });
     const left = element("div", { class: "aex-left" });
     const canvas = element("canvas", { "data-role": "matrix", class: "aex-grid",
@@ -445,11 +461,11 @@ export function mount(host, payload, options = {}) {
     });
     canvas.addEventListener("mouseleave", () => { state.cell = null; hover(null); });
     canvas.addEventListener("click", () => { if (state.cell) pin(state.cell[0]); });
-    const corner = element("div", { class: "aex-corner" }, "query ↓ key →");
-    wrap.append(corner, top, left, canvas);
-    if (!labelled) {
-      wrap.append(element("div", { class: "aex-note aex-wide" },
-        `${n} tokens: point at a cell to read its tokens and weight.`));
+    if (labelled) {
+      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
+    } else { // too many tokens for labels: no empty label bands, a note above the cells
+      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
+        + "at a cell, or use ↑/↓, to read its tokens and weight."), canvas);
     }
     stage.replaceChildren(wrap);
     matrix = { canvas, setup: shown(), key: null, wrap };
@@ -462,7 +478,7 @@ export function mount(host, payload, options = {}) {
     if (!weights) {
       message.textContent = "B − A needs both setups at the same resolution.";
     } else if (matrix.key !== key) {
-      paint(matrix.canvas, weights, signed(), 1);
+      paint(matrix.canvas, weights, signed(), colourScale([weights]));
       matrix.key = key;
     }
     const q0 = query();
@@ -484,13 +500,18 @@ export function mount(host, payload, options = {}) {
       grid.append(element("div"));
       for (let h = 0; h < setup.heads; h++) grid.append(element("div", { class: "aex-note" }, `H${h}`));
       const tiles = [];
+      const drawn = [];
+      for (let l = 0; l < setup.layers; l++) {
+        for (let h = 0; h < setup.heads; h++) if (tile(l, h)) drawn.push(tile(l, h));
+      }
+      const scale = drawn.length ? colourScale(drawn) : 1;
       for (let l = 0; l < setup.layers; l++) {
         grid.append(element("div", { class: "aex-note" }, `L${setup.layerLabels[l]}`));
         for (let h = 0; h < setup.heads; h++) {
           const canvas = element("canvas", { "data-role": "tile", "data-layer": String(l),
             "data-head": String(h), title: headName(l, h), class: "aex-tile" });
           const weights = tile(l, h);
-          if (weights) paint(canvas, weights, signed(), 1);
+          if (weights) paint(canvas, weights, signed(), scale);
           canvas.addEventListener("mouseenter", () => say(`${headName(l, h)}: click to open it`));
           canvas.addEventListener("click", () => { state.mode = "matrix"; choose(l, h); });
           grid.append(canvas);

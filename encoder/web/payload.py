@@ -111,6 +111,12 @@ def block_tiles(weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]
     return starts, summed / query_sizes
 
 
+def every_head_fits(layers: int, heads: int, n: int) -> bool:
+    """True when every head of n tokens is sent at full resolution (the chosen heads do not
+    matter then)."""
+    return 2 * layers * heads * n * n <= FULL_BYTES
+
+
 def tile_side(layers: int, heads: int, n: int) -> int:
     """Tokens a side of every head's tile: as many as TILE_BYTES holds, at most TILE_MAX."""
     fits = math.isqrt(TILE_BYTES // (2 * layers * heads))
@@ -134,7 +140,7 @@ def build_setup(
     if len(labels) != layers:
         raise ValueError(f"{len(labels)} layer labels for attention of {layers} layers")
     tokens = tuple(str(token) for token in tokens)
-    if 2 * layers * heads * n * n <= FULL_BYTES:
+    if every_head_fits(layers, heads, n):
         pairs = tuple((layer, head) for layer in range(layers) for head in range(heads))
         full = quantise(weights.reshape(layers * heads, n, n))
         return Setup(name, tokens, labels, heads, pairs, full)
@@ -169,8 +175,10 @@ def _header(setup: Setup, offset: int) -> dict:
     return entry
 
 
-def encode(setups: Sequence[Setup]) -> bytes:
-    """The payload's bytes: the header then every setup's uint16 weights (see the module doc)."""
+def encode(setups: Sequence[Setup], *, stretch: bool = False) -> bytes:
+    """The payload's bytes: the header then every setup's uint16 weights (see the module doc).
+    `stretch`: colours end at the largest weight drawn rather than at 1 (random weights spread
+    attention almost evenly; stretching shows its structure)."""
     if not setups:
         raise ValueError("a payload needs at least one setup")
     entries, chunks, offset = [], [], 0
@@ -186,6 +194,7 @@ def encode(setups: Sequence[Setup]) -> bytes:
             "version": 1,
             "dtype": "uint16",
             "scale": SCALE,
+            "stretch": stretch,
             "setups": entries,
         },
         ensure_ascii=False,
@@ -201,6 +210,30 @@ def decode_header(payload: bytes) -> dict:
         raise ValueError("not an attention explorer payload (it does not start with AEX1)")
     length = int.from_bytes(payload[4:8], "little")
     return json.loads(payload[8 : 8 + length].decode("utf-8"))
+
+
+def decode_setup(
+    payload: bytes, setup: int = 0
+) -> tuple[dict, dict[tuple[int, int], np.ndarray], np.ndarray | None]:
+    """What the browser reads of one setup (for tests and tools): its header entry, its heads at
+    full resolution by (layer, head) as [n, n] weights in [0, 1], and its block tiles
+    [layers, heads, blocks, blocks] (None when every head is full)."""
+    header = decode_header(payload)
+    entry = header["setups"][setup]
+    body = 8 + int.from_bytes(payload[4:8], "little")
+    n = entry["n"]
+    words = np.frombuffer(payload, dtype="<u2", offset=body)
+    full = {}
+    for i, (layer, head) in enumerate(entry["full"]):
+        start = entry["full_offset"] // 2 + i * n * n
+        full[layer, head] = words[start : start + n * n].reshape(n, n) / header["scale"]
+    tiles = None
+    if entry["tiles"]:
+        size = len(entry["tiles"]["starts"])
+        start = entry["tiles"]["offset"] // 2
+        shape = (entry["layers"], entry["heads"], size, size)
+        tiles = words[start : start + math.prod(shape)].reshape(shape) / header["scale"]
+    return entry, full, tiles
 
 
 def payload(

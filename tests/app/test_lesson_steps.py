@@ -67,7 +67,7 @@ def our_text(paragraph) -> str:
 
 
 def test_the_lesson_has_the_steps_the_state_module_counts() -> None:
-    assert len(STEPS) == LESSON_STEPS == 12
+    assert len(STEPS) == LESSON_STEPS == 13
 
 
 @pytest.mark.parametrize("setup", ["pretrained", "random pre", "random post, two sentences"])
@@ -162,37 +162,57 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
     assert values[5]["query change"] == pytest.approx(change[query], abs=1e-6)
     assert values[5]["most moved position"] == int(change.argmax())
 
-    # 7: the residual stream's mean length at the ends, ln1's input for the query
-    lengths = [h[0].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
-    assert values[6]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
-    assert values[6]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
-    ln1_in = trace[f"blocks.{layer}.ln1.hook_in"][0, query].double()
-    assert values[6]["ln1 input std"] == pytest.approx(ln1_in.std(correction=0).item(), abs=1e-5)
+    # 7: weight and what is moved, to [CLS], [SEP] and punctuation (post-norm: attention reads x)
+    sinks = [k for k, t in enumerate(tokens) if not any(c.isalnum() for c in t) or t[0] == "["]
+    assert values[6]["heads above half on [CLS]"] == int((attention[..., 0].mean(-1) > 0.5).sum())
+    raw_sinks = attention[..., sinks].sum(-1).mean(-1)  # [L, H]
+    assert values[6]["weight on sinks"] == pytest.approx(raw_sinks.mean(), abs=1e-6)
+    moved_sinks = []
+    for i in range(6):
+        x = trace.hidden_states[i][0].double()
+        w_v = weights[f"layers.{i}.self_attn.in_proj_weight"][2 * d :].double()
+        b_v = weights[f"layers.{i}.self_attn.in_proj_bias"][2 * d :].double()
+        w_o = weights[f"layers.{i}.self_attn.out_proj.weight"].double()
+        for h in range(12):
+            cols = slice(h * dk, (h + 1) * dk)
+            size = ((x @ w_v[cols].T + b_v[cols]) @ w_o[:, cols].T).norm(dim=-1).numpy()  # [T]
+            moved = attention[i, h] * size[None, :]
+            rows = moved / moved.sum(-1, keepdims=True)
+            moved_sinks.append(rows[:, sinks].sum(-1).mean())
+    assert values[6]["moved from sinks"] == pytest.approx(np.mean(moved_sinks), abs=1e-5)
+    assert values[6]["moved from sinks"] < 0.75 * values[6]["weight on sinks"]
 
-    # 8: the feed-forward values before GELU in the same block
+    # 8: the residual stream's mean length at the ends, ln1's input for the query
+    lengths = [h[0].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
+    assert values[7]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
+    assert values[7]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
+    ln1_in = trace[f"blocks.{layer}.ln1.hook_in"][0, query].double()
+    assert values[7]["ln1 input std"] == pytest.approx(ln1_in.std(correction=0).item(), abs=1e-5)
+
+    # 9: the feed-forward values before GELU in the same block
     pre = trace[f"blocks.{layer}.mlp.hook_pre"][0].numpy()
     post = trace[f"blocks.{layer}.mlp.hook_post"][0].numpy()
-    assert values[7]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
-    assert values[7]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
-    assert values[7]["top unit"] == int(post[query].argmax())
+    assert values[8]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
+    assert values[8]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
+    assert values[8]["top unit"] == int(post[query].argmax())
 
-    # 9: the NumPy block matches within 1e-4
-    assert values[8]["max_abs_diff"] <= 1e-4
-    assert steps[8].tables[0][1]["max_abs_diff"].max() <= 1e-4
+    # 10: the NumPy block matches within 1e-4
+    assert values[9]["max_abs_diff"] <= 1e-4
+    assert steps[9].tables[0][1]["max_abs_diff"].max() <= 1e-4
 
-    # 10: parameters as torch counts them (BERT's pooler is not loaded)
-    assert values[9]["parameters"] == sum(p.numel() for p in model.parameters())
+    # 11: parameters as torch counts them (BERT's pooler is not loaded)
+    assert values[10]["parameters"] == sum(p.numel() for p in model.parameters())
 
-    # 11: the sharpest head: the largest mean row maximum
+    # 12: the sharpest head: the largest mean row maximum
     sharpness = attention.max(axis=-1).mean(axis=-1)  # [L, H]
-    assert values[10]["sharpest head: mean largest weight"] == pytest.approx(
+    assert values[11]["sharpest head: mean largest weight"] == pytest.approx(
         sharpness.max(), abs=1e-6
     )
 
-    # 12: the race is the preset's
+    # 13: the race is the preset's
     race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
-    assert values[11]["race layers"] == race.num_layers
-    assert values[11]["chance loss"] == pytest.approx(math.log(race.num_classes))
+    assert values[12]["race layers"] == race.num_layers
+    assert values[12]["chance loss"] == pytest.approx(math.log(race.num_classes))
     print(
         f"\nstep 3: query 'it' ({query}), layer {layer}, head {head}, key {tokens[key]!r} "
         f"({key}), weight {weight:.4f}"

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from encoder.web import asset
-from encoder.web.payload import build_setup, decode_header, encode, payload
+from encoder.web.payload import build_setup, decode_header, decode_setup, encode, payload
 
 
 def softmax_attention(layers: int, heads: int, n: int, seed: int = 0) -> torch.Tensor:
@@ -17,26 +17,9 @@ def softmax_attention(layers: int, heads: int, n: int, seed: int = 0) -> torch.T
 
 
 def read_back(data: bytes, setup: int = 0) -> tuple[dict, dict, np.ndarray | None]:
-    """What the browser reads: the setup's header, its full heads by (layer, head) and its
-    tiles [L, H, blocks, blocks], as weights in [0, 1]."""
-    header = decode_header(data)
-    entry = header["setups"][setup]
-    body = 8 + int.from_bytes(data[4:8], "little")
-    assert body % 8 == 0
-    n = entry["n"]
-    words = np.frombuffer(data, dtype="<u2", offset=body)
-    full = {}
-    for i, (layer, head) in enumerate(entry["full"]):
-        start = entry["full_offset"] // 2 + i * n * n
-        full[layer, head] = words[start : start + n * n].reshape(n, n) / header["scale"]
-    tiles = None
-    if entry["tiles"]:
-        size = len(entry["tiles"]["starts"])
-        start = entry["tiles"]["offset"] // 2
-        count = entry["layers"] * entry["heads"] * size * size
-        shape = (entry["layers"], entry["heads"], size, size)
-        tiles = words[start : start + count].reshape(shape) / header["scale"]
-    return entry, full, tiles
+    """What the browser reads (the body starts 8-aligned, so a Uint16Array can view it)."""
+    assert (8 + int.from_bytes(data[4:8], "little")) % 8 == 0
+    return decode_setup(data, setup)
 
 
 def test_a_short_sentence_sends_every_head_in_full_within_the_readouts_precision() -> None:
