@@ -250,11 +250,4 @@ def payload(
 def full_weights(data: bytes, setup: int = 0) -> dict[tuple[int, int], np.ndarray]:
     """The heads a payload's setup holds at full resolution, {(layer, head): [n, n] float64
     weights}, as the browser reads them back; for tests and tools."""
-    header = decode_header(data)
-    entry = header["setups"][setup]
-    n, body = entry["n"], 8 + int.from_bytes(data[4:8], "little")
-    words = np.frombuffer(data, dtype="<u2", offset=body + entry["full_offset"])
-    return {
-        (layer, head): words[i * n * n : (i + 1) * n * n].reshape(n, n) / header["scale"]
-        for i, (layer, head) in enumerate(entry["full"])
-    }
+    return decode_setup(data, setup)[1]
