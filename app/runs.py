@@ -33,13 +33,19 @@ import streamlit as st
 import torch
 
 from app.memory import CACHE, tensor_bytes
-from app.sources import ModelSource, built_in, pretrained_config
+from app.sources import BUILT_IN, ModelSource, built_in, pretrained_config
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
-from encoder.inspect import activations, heads, ledger, norms
+from encoder.inspect import ablation, activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
-from encoder.inspect.limits import BYTES_PER_VALUE, MAX_SENTENCES, check_run, estimate_trace_bytes
+from encoder.inspect.limits import (
+    BYTES_PER_VALUE,
+    MAX_SENTENCES,
+    RunTooLarge,
+    check_run,
+    estimate_trace_bytes,
+)
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import TokenizedBatch, Truncation, tokenize
 from encoder.measure.cost import CostReport, CostSettings, cost_report
@@ -138,6 +144,13 @@ class Run:
     # what the model costs, measured on this batch within a time budget (None: no model to
     # measure, e.g. a stand-in); (budget_s, progress) -> CostReport
     measure_cost: Callable[[float, Callable[[str, float], None]], CostReport] | None = None
+    source: ModelSource | None = None  # where the weights came from and what read the text
+
+    def model(self) -> TransformerEncoder:
+        """The run's model, from the shared cache (for readings that need its weights whole)."""
+        if self.source is None:
+            raise ValueError("This run has no model source (a stand-in): nothing to read.")
+        return model_for(self.cfg, self.source, self.device)
 
     @property
     def device(self) -> str:
@@ -248,19 +261,25 @@ class Runs:
         return [("A", self.a)] + ([("B", self.b)] if self.b is not None else [])
 
     @cached_property
+    def _compared(self) -> tuple[TraceComparison | None, str]:
+        if self.b is None:
+            return None, self.b_problem
+        if not same_input(self.a.trace, self.b.trace):
+            return None, "A and B split the text into different tokens, so nothing lines up"
+        try:
+            return compare_runs(self.a, self.b), ""
+        except RunTooLarge as error:  # the budget's message: nothing was computed
+            return None, str(error)
+
+    @property
     def comparison(self) -> TraceComparison | None:
-        """B against A where both read the same tokens; None otherwise (`why_no_comparison`)."""
-        if self.b is None or not same_input(self.a.trace, self.b.trace):
-            return None
-        return compare_traces(self.a.trace, self.b.trace)
+        """B against A where both read the same tokens and it fits in the memory budget; None
+        otherwise (`why_no_comparison`)."""
+        return self._compared[0]
 
     @property
     def why_no_comparison(self) -> str:
-        if self.b is None:
-            return self.b_problem
-        if self.comparison is None:
-            return "A and B split the text into different tokens, so nothing lines up"
-        return ""
+        return self._compared[1]
 
 
 def split_lines(text: str) -> tuple[list[str], int]:
@@ -271,6 +290,56 @@ def split_lines(text: str) -> tuple[list[str], int]:
 
 def _run_bytes(run: Run) -> int:
     return run.trace.nbytes + RUN_OVERHEAD_BYTES
+
+
+def derived_tag(*runs: Run) -> str | None:
+    """The session model an entry derives from (it leaves with it), if any."""
+    return next((run.key.source for run in runs if run.key.source not in BUILT_IN), None)
+
+
+def _arrays_bytes(value: TraceComparison) -> int:
+    """A comparison's real bytes: its arrays, and the Python objects around them."""
+    arrays = [v for v in vars(value).values() if isinstance(v, np.ndarray)]
+    return sum(array.nbytes for array in arrays) + RUN_OVERHEAD_BYTES
+
+
+def _comparison_reserve(a: Run, b: Run) -> int:
+    """compare_traces' peak: float64 copies of both passes' attention and streams, and the
+    differences and cosines computed from them."""
+    values = sum(
+        run.attention.size + sum(h.numel() for h in run.trace.hidden_states) for run in (a, b)
+    )
+    return 2 * 8 * values
+
+
+def compare_runs(a: Run, b: Run) -> TraceComparison:
+    """B against A (same tokens), computed once per pair of runs and kept in the shared cache
+    with its real bytes; RunTooLarge (the budget's message) when it cannot fit."""
+    return CACHE.get_or_build(
+        ("comparison", a.key, b.key),
+        lambda: compare_traces(a.trace, b.trace),
+        _arrays_bytes,
+        reserve=_comparison_reserve(a, b),
+        what=f"Comparing A with B ({len(a.sentences)} sentence(s) x {a.input_ids.shape[1]} tokens)",
+        keep=(("run", a.key), ("run", b.key)),
+        tag=derived_tag(a, b),
+    )
+
+
+def ablation_effect(run: Run, heads_off: tuple[tuple[int, int], ...]) -> ablation.AblationEffect:
+    """What switching `heads_off` changes in `run`: the run without them (a cached run) compared
+    with it, computed once and kept in the shared cache with its real bytes; RunTooLarge (the
+    budget's message) when either cannot fit."""
+    ablated = run.heads_off(heads_off)
+    return CACHE.get_or_build(
+        ("ablation", run.key, ablated.key.ablate),
+        lambda: ablation.compare(run.trace, ablated.trace),
+        _arrays_bytes,
+        reserve=_comparison_reserve(run, ablated),
+        what=f"The effect of switching off {len(ablated.key.ablate)} head(s)",
+        keep=(("run", run.key), ("run", ablated.key)),
+        tag=derived_tag(run),
+    )
 
 
 def tokenize_for(source: ModelSource, cfg: EncoderConfig, sentences: list[str]) -> TokenizedBatch:
@@ -321,6 +390,7 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
             budget_s,
             progress,
         ),
+        source=source,
     )
 
 

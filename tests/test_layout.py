@@ -23,8 +23,11 @@ LIBRARY_LAYERS = {
     "io": ("core", "tasks"),
     "inspect": ("core",),
     "measure": ("core", "inspect"),
+    "web": ("core", "inspect"),
     "train": ("core", "tasks", "io", "inspect", "measure"),
     "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
+    "notebook": ("core", "tasks", "io", "inspect", "web"),
+    "exercises": ("core", "tasks", "io", "inspect"),
 }
 VALUE_WIDGETS = (
     "selectbox",
@@ -103,7 +106,7 @@ def test_only_the_state_module_touches_the_session_state() -> None:
         assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
 
 
-VIEW_HELPERS = ("layout", "widgets", "changes", "figures")  # what views share
+VIEW_HELPERS = ("layout", "widgets", "changes", "figures", "readings")  # what views share
 SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
 
 
@@ -197,7 +200,7 @@ def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations"]
+    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations", "Exercises"]
 )
 def test_every_widget_key_is_registered_in_the_state_module(view: str) -> None:
     at = open_page(view=view, text="One sentence.\nAnd a second, longer one.")

@@ -117,7 +117,6 @@ def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str
 
 
 ABLATION_DIFFERENCE = "weight: without − with"
-COMPARE_DIFFERENCE = "weight: B − A"
 
 
 def _difference_heatmap(z: np.ndarray, real: np.ndarray, colour_title: str) -> go.Heatmap:

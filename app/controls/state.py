@@ -26,7 +26,9 @@ from app.settings import (
 from app.sources import BUILT_IN
 from app.user_text import literal
 from encoder import EncoderConfig
-from encoder.core.options import BY_KEY, OPTIONS, key_values
+from encoder.core.options import BY_KEY, OPTIONS, key_values, parse_value
+from encoder.exercises.by_hand import MAX_SET, QUESTION_KEYS
+from encoder.train.jobs import DEFAULT_DROPOUT_RATE
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
@@ -47,6 +49,9 @@ SLIDER_MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider (a checkp
 MAX_HEADS = 64  # head counts the sidebar offers
 MAX_TOKENS = 512  # positions per sentence (the models' max_len)
 MAX_URL_TEXT = 2000  # characters of text carried in the link
+# The Exercises view's widget keys per question: the answer typed, and "Show me".
+EXERCISE_ANSWER_KEYS = tuple(f"ex_{question}" for question in QUESTION_KEYS)
+EXERCISE_SHOW_KEYS = tuple(f"ex_show_{question}" for question in QUESTION_KEYS)
 
 
 # Training widget key -> the TrainConfig field it sets.
@@ -83,20 +88,8 @@ class Key:
             if raw.lower() not in ("1", "0", "true", "false"):
                 raise ValueError(f"{self.name}={raw!r} is not 1 (on) or 0 (off)")
             return raw.lower() in ("1", "true")
-        if self.choices:
-            if raw not in self.choices:
-                raise ValueError(f"{self.name}={raw!r} is not one of {', '.join(self.choices)}")
-            return raw
-        if self.bounds is not None:
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"{self.name}={raw!r} is not a whole number") from None
-            low, high = self.bounds
-            if not low <= value <= high:
-                raise ValueError(f"{self.name}={value} is outside {low}..{high}")
-            return value
-        return raw  # text, device, heads to switch off: checked where they are used
+        # text, device, heads to switch off: returned as they are, checked where they are used
+        return parse_value(self.name, raw, self.choices, self.bounds)
 
 
 _DEFAULTS = key_values(EncoderConfig())
@@ -142,6 +135,7 @@ KEYS: tuple[Key, ...] = (
     Key("layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
     Key("head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("stretch", False, persistent=True),
+    Key("explorer"),  # the attention explorer's component state: its settled {layer, head}
     Key("step_layer", 0, in_url=True, persistent=True, bounds=(0, SLIDER_MAX_LAYERS - 1)),
     Key("step_head", 0, in_url=True, persistent=True, bounds=(0, MAX_HEADS - 1)),
     Key("step_query", 0, in_url=True, persistent=True, bounds=(0, MAX_TOKENS - 1)),
@@ -180,12 +174,21 @@ KEYS: tuple[Key, ...] = (
     Key("_class_student"),
     Key("_class_seen"),  # the class state's version a student last followed
     Key("_class_pending"),  # the teacher's link parameters, applied as the next run starts
+    # Heads across a corpus: the bundled corpus or the user's own sentences
+    Key("corpus_source", persistent=True),
+    Key("corpus_text", "", persistent=True),
     # the Training view's controls (a preset in the link fills in the others)
     Key("train_preset", None, in_url=True, persistent=True, choices=tuple(TRAINING_PRESETS)),
     *(
         Key(key, getattr(_TRAINING, field), persistent=True)
         for key, field in TRAINING_FIELDS.items()
     ),
+    Key("train_dropout_rate", DEFAULT_DROPOUT_RATE, persistent=True),  # the placement runs'
+    # the Exercises view: the set of numbers (in the link, so a class can share one), each
+    # question's answer and its "Show me"
+    Key("ex_set", 0, in_url=True, persistent=True, bounds=(0, MAX_SET)),
+    *(Key(name, "", persistent=True) for name in EXERCISE_ANSWER_KEYS),
+    *(Key(name, False, persistent=True) for name in EXERCISE_SHOW_KEYS),
     # pickers that fill in other keys, and what the page keeps for itself
     Key("preset"),  # the sidebar's architecture preset
     Key("example"),  # the sidebar's example sentences
@@ -445,6 +448,14 @@ def training_preset_values(name: str | None) -> dict[str, object]:
     return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
 
 
+def follow_explorer() -> None:
+    """The attention explorer's settled head into the session's `layer` and `head` (its
+    callback): the views' selection, and the URL, follow what the browser chose."""
+    chosen = (get("explorer") or {}).get("selection")
+    if chosen:
+        update({"layer": int(chosen["layer"]), "head": int(chosen["head"])})
+
+
 def open_view(view: str, chosen: dict[str, int]) -> None:
     """Show `view` with these Selection values (a button's callback)."""
     put("view", view)
@@ -465,6 +476,14 @@ def follow_link(view: str, values: dict[str, object], select_source: Callable[[s
     for name, value in values.items():
         if name != "source":
             _set_from_link(name, value)
+
+
+def new_exercise_numbers() -> None:
+    """The Exercises view's next set of numbers, with its answers and solutions cleared (the
+    "New numbers" button's callback)."""
+    put("ex_set", (get("ex_set") + 1) % (MAX_SET + 1))
+    update(dict.fromkeys(EXERCISE_ANSWER_KEYS, ""))
+    update(dict.fromkeys(EXERCISE_SHOW_KEYS, False))
 
 
 def sidebar_state() -> str:

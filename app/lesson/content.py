@@ -23,9 +23,11 @@ import plotly.graph_objects as go
 
 from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.diagram import block_diagram
+from app.charts.heads import norm_weighted_figure
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
 from app.runs import Run
 from app.settings import architecture_values
+from app.views import readings
 from app.views.changes import norm_does
 from app.views.figures import (
     block_figure,
@@ -39,7 +41,7 @@ from app.views.figures import (
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, norms, numpy_block, predictions
+from encoder.inspect import ablation, activations, moves, norms, numpy_block, predictions
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -52,6 +54,7 @@ from encoder.inspect.lesson import (
     numpy_block_check,
     pick_query,
 )
+from encoder.inspect.token_kinds import SINK_KINDS
 from encoder.measure import scaling
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
@@ -111,6 +114,18 @@ class Text:
         self.paragraphs.append(tuple(part for part in parts if part != ""))
 
 
+@dataclass(frozen=True)
+class ExplorerAt:
+    """The attention explorer (encoder/web) standing in for one of the step's figures wherever a
+    host can draw it (the handout): this run's attention for the sentence, opened on a head."""
+
+    figure: str  # the key of the figure it stands in for
+    layer: int
+    head: int
+    mode: str  # "lines" | "matrix" | "heads"
+    query: int | None = None  # the token pinned, if any
+
+
 @dataclass
 class Step:
     """One step of the lesson, ready to lay out (its title is in STEPS)."""
@@ -122,6 +137,7 @@ class Step:
     links: list[OpenIn] = field(default_factory=list)
     uses_query: bool = False
     wide: bool = False  # tables below the text, the page's full width (a wide table)
+    explorer: ExplorerAt | None = None
 
     def numbers(self) -> pd.DataFrame:
         """The numbers behind this step: each one the text shows, its value and how it is shown."""
@@ -417,6 +433,7 @@ def attention_step(lesson: Lesson) -> Step:
         ],
         links=[OpenIn("Attention", {"layer": layer, "head": head})],
         uses_query=True,
+        explorer=ExplorerAt("lesson_head", layer, head, "lines", lesson.query),
     )
 
 
@@ -537,11 +554,13 @@ def heads_step(lesson: Lesson) -> Step:
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
     table = table.rename(columns={"heads": f"heads above {CLEAR_SHARE:g} (broad: 0.9 ln n)"})
     figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
+    layer, head = int(best["layer"]), int(best["head"])
     return Step(
         text,
         figures=[("lesson_overview", figure)],
         tables=[("The head that plays each role most", table)],
-        links=[OpenIn("Attention", {"layer": int(best["layer"]), "head": int(best["head"])})],
+        links=[OpenIn("Attention", {"layer": layer, "head": head})],
+        explorer=ExplorerAt("lesson_overview", layer, head, "heads"),
     )
 
 
@@ -608,6 +627,64 @@ def ablation_step(lesson: Lesson) -> Step:
         ],
         links=[OpenIn("Attention", {"layer": layer, "head": head, "ablate": f"{layer}.{head}"})],
         uses_query=True,
+    )
+
+
+def moves_step(lesson: Lesson) -> Step:
+    """Weights are not the whole story: what each head moves (Kobayashi et al. 2020)."""
+    text, run, s, n = Text(), lesson.run, lesson.sentence, lesson.n
+    shares = moves.sink_shares(run.trace, run.model(), run.tokens, sentence=s)
+    shares["sinks"] = shares[list(SINK_KINDS)].sum(axis=1)
+    raw = shares[shares["reading"] == moves.WEIGHT].reset_index(drop=True)
+    moved = shares[shares["reading"] == moves.NORM_WEIGHTED].reset_index(drop=True)
+    total = text.num("heads in all", len(raw))
+    if float(raw["sinks"].max()) == 0:  # a toy task's sequences: no [CLS], [SEP], punctuation
+        text.say(
+            f"{lesson.model_title}'s {lesson.unit}s have no [CLS], [SEP] or punctuation for a "
+            "head to park its weight on. In MiniLM, much of the weight sits on [CLS] yet moves "
+            "little: switch to MiniLM to see weight and what is moved part."
+        )
+        return Step(text, links=[OpenIn("Attention", {"layer": lesson.layer, "head": lesson.head})])
+    over_half = text.num("heads above half on [CLS]", int((raw["[CLS]"] > CLEAR_SHARE).sum()))
+    text.say(
+        f"A head's weights say where it looks, not what it takes. In this {lesson.unit}, "
+        f"{over_half} of the {total} heads put more than half of their weight on [CLS]. "
+        f"Averaged over the heads, {text.num('weight on sinks', float(raw['sinks'].mean()), '.0%')}"
+        " of the weight goes to [CLS], [SEP] and punctuation."
+    )
+    text.say(
+        "Each key hands over weight × f(key), f being the head's value projection and its part "
+        "of the output projection. Count the size of that instead of the weight alone and the "
+        "share that comes from [CLS], [SEP] and punctuation is "
+        f"{text.num('moved from sinks', float(moved['sinks'].mean()), '.0%')}: much of that "
+        "weight is parked on tokens whose f(key) is short, and moves almost nothing."
+    )
+    best = int(raw["sinks"].idxmax())
+    layer, head = int(raw.loc[best, "layer"]), int(raw.loc[best, "head"])
+    text.say(
+        f"The most extreme: layer {text.num('sink layer', layer)}, head "
+        f"{text.num('sink head', head)} puts "
+        f"{text.num('sink head weight', float(raw.loc[best, 'sinks']), '.0%')} of its weight "
+        "there, yet only "
+        f"{text.num('sink head moved', float(moved.loc[best, 'sinks']), '.0%')} of what it moves "
+        "comes from there."
+    )
+    if lesson.random:
+        text.say(
+            "With random weights no head has learned to park its weight: both readings stay "
+            "close to an even spread. Switch to MiniLM to see them part."
+        )
+    tokens = run.padded_tokens[s]
+    weights = head_figure(run, s, layer, head, stretch=False)
+    moved_matrix = readings.norm_weighted_head(run, layer, s, head)
+    title = f"Layer {layer}, head {head}: what is moved, ||weight x f(key)||"
+    return Step(
+        text,
+        figures=[
+            ("lesson_moves_weights", weights),
+            ("lesson_moves_norms", norm_weighted_figure(moved_matrix, tokens, n, title)),
+        ],
+        links=[OpenIn("Attention", {"layer": layer, "head": head})],
     )
 
 
@@ -883,6 +960,7 @@ STEPS: tuple[tuple[str, Callable[[Lesson], Step]], ...] = (  # (title, builder),
     ("How the weight is computed", weight_step),
     ("Heads differ", heads_step),
     ("Switching that head off", ablation_step),
+    ("Weights are not the whole story", moves_step),
     ("LayerNorm and the residual stream", layernorm_step),
     ("The feed-forward layer: ReLU or GELU", feed_forward_step),
     ("The whole block in NumPy", numpy_step),

@@ -1,29 +1,35 @@
-"""The Attention view: every head at once, one head in detail with every head's metrics, and what
-switching heads off changes.
+"""The Attention view: the attention explorer (lines, matrix, every head; A, B and B − A in
+compare mode) drawn in the browser from one payload, every head's metrics, and what switching heads
+off changes.
 
-The ablated run is a second cached run (the same model, sentences and kept hooks, with the heads
-off); with nothing switched off there is no second run.
+Every look (hover, query, pin, mode, another head) stays in the browser; the explorer's settled
+head reaches the session's `layer` and `head` through `follow` (app.controls.state), so the
+metrics table and the URL follow it. The ablated run is a second cached run (the same model,
+sentences and kept hooks, with the heads off); its effect is cached beside it (app.runs).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from app.charts.ablation import (
-    COMPARE_DIFFERENCE,
     attention_difference,
     difference_head,
     divergence_chart,
     output_change_chart,
     residual_cosine_chart,
 )
-from app.charts.attention import OVERVIEW_MAX_TOKENS
 from app.charts.common import depth_labels, plural
-from app.runs import Run, Runs
+from app.components.attention_explorer import attention_explorer
+from app.explorer_payloads import explorer_payload
+from app.runs import Run, Runs, ablation_effect
 from app.settings import Selection
 from app.user_text import literal, quoted
+from app.views import readings
 from app.views.changes import (
     head_switched_off,
     no_difference_panel,
@@ -31,15 +37,17 @@ from app.views.changes import (
     say,
     what_changed,
 )
-from app.views.figures import head_figure, overview_figure
-from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
-from app.views.widgets import pick_index, pick_sentence, show
+from app.views.layout import deltas, number_table, setup_title, stacked
+from app.views.widgets import pick_sentence, show
 from encoder.inspect import ablation
+from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
+EXPLORER_KEY = "explorer"
 
 
-def draw(runs: Runs, chosen: Selection) -> None:
+def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
+    """`follow`: the explorer's callback that writes its settled head into the session."""
     run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
     stretch = st.toggle(
@@ -52,43 +60,46 @@ def draw(runs: Runs, chosen: Selection) -> None:
     cfg = run.cfg
     layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
     st.subheader(f"Every head at once: {layers} x {heads}" if runs.b is None else "Every head")
-    for name, setup in side_by_side(runs):
-        n = setup.n_valid(sentence)
-        tokens = setup.attention.shape[-1]  # with padding
-        size = f"{n} x {n}" if tokens <= OVERVIEW_MAX_TOKENS else f"{n} x {n} (drawn in blocks)"
-        st.caption(
-            f"Each tile is one head's {size} attention matrix (query rows, key columns; brighter "
-            "= more weight). Padding is greyed out."
-        )
-        show_for(overview_figure(setup, sentence, stretch), "overview", name)
-    if runs.b is not None:
-        _overview_difference(runs, sentence)
-    st.subheader("One head in detail")
-    st.fragment(_head_detail)(runs, sentence, stretch)
+    for name, setup in runs.named() if runs.b is not None else ():
+        st.markdown(f"**{setup_title(name, setup)}**")
+    _explorer(runs, sentence, chosen, stretch, follow)
+    comparison = runs.comparison
+    if runs.b is not None and (comparison is None or comparison.attention_difference is None):
+        no_difference_panel(runs)
+    _metrics_tables(runs, sentence, chosen)
     if runs.b is not None:
         _divergence(runs, sentence)
     if not runs.compare:  # in compare mode each setup switches its own heads off (sidebar)
         _ablation_section(run, sentence)
+    readings.draw(runs, chosen, sentence)
 
 
-def _overview_difference(runs: Runs, sentence: int) -> None:
-    comparison = runs.comparison
-    if comparison is None or comparison.attention_difference is None:
-        no_difference_panel(runs)
-        return
-    difference = comparison.attention_difference[:, sentence]  # [L, H, T, T]
+def _explorer(
+    runs: Runs, sentence: int, chosen: Selection, stretch: bool, follow: Callable[[], None]
+) -> None:
+    """The explorer of one sentence (every setup in one payload), and its offline download."""
+    n = runs.a.n_valid(sentence)
     st.caption(
-        "B − A, head by head: red where B puts more weight than A, blue less, white the same."
+        f"Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
+        f"token or pin it with a click; the chips overlay other heads. Matrix: one head's "
+        f"{n} x {n} weights (query rows, key columns). Every head: one tile per head; click one "
+        "to open it. Keyboard: ←/→ heads, ↑/↓ query tokens, Enter pins."
+        + (" B − A: red where B puts more weight than A, blue less." if runs.b else "")
     )
-    show(
-        attention_difference(
-            difference,
-            runs.a.n_valid(sentence),
-            layers=list(range(runs.a.cfg.num_layers)),
-            title="Attention of every head: B − A",
-            colour_title=COMPARE_DIFFERENCE,
-        ),
-        "overview_difference",
+    try:
+        payload = explorer_payload(runs, sentence, chosen.layer, chosen.head, stretch)
+    except ValueError as error:  # a NaN in the weights, too many tokens, the budget
+        st.error(literal(f"The attention cannot be drawn: {error}"))
+        return
+    attention_explorer(payload, key=EXPLORER_KEY, on_select=follow)
+    st.download_button(
+        "Download this explorer (HTML)",
+        data=lambda: explorer_html(payload, "Attention explorer").encode("utf-8"),
+        file_name="attention_explorer.html",
+        mime="text/html",
+        key="download_explorer",
+        help="The same explorer in one file: it works offline, with no server.",
+        on_click="ignore",
     )
 
 
@@ -106,42 +117,21 @@ def _metrics(run: Run, sentence: int, ends: tuple[str, str]) -> pd.DataFrame:
     )
 
 
-def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
-    """Pick a layer and head: this part reruns alone (a fragment), not the whole page."""
-    setups = runs.named()
-    left, right = st.columns(2)
-    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
-    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
-    for name, run in side_by_side(runs):
-        label = name or "A"
-        if missing(label, "layer", layer, run.cfg.num_layers):
-            continue
-        if missing(label, "head", head, run.cfg.num_heads):
-            continue
-        show_for(head_figure(run, sentence, layer, head, stretch), "head_detail", name)
-    comparison = runs.comparison
-    if comparison is not None and comparison.attention_difference is not None:
-        show(
-            difference_head(
-                comparison.attention_difference[layer, sentence, head],
-                runs.a.padded_tokens[sentence],
-                runs.a.n_valid(sentence),
-                title=f"Layer {layer}, head {head}: B − A",
-                colour_title=COMPARE_DIFFERENCE,
-            ),
-            "head_difference",
-        )
+def _metrics_tables(runs: Runs, sentence: int, chosen: Selection) -> None:
+    """Every head's metrics, the explorer's head first (and B − A's in compare mode)."""
+    layer, head = chosen.layer, chosen.head
     ends = _ends(runs)
     metrics = stacked(runs, lambda run: _metrics(run, sentence, ends))
     first, last = ends
     st.caption(
         "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
         "attended token, and the share of attention going to itself, the previous and next "
-        f"token, the {first} and the {last} token. The first row is the selected head"
-        + (" (of each setup)." if runs.b is not None else ".")
+        f"token, the {first} and the {last} token. The first row is the head chosen in the "
+        "explorer" + (" (of each setup)." if runs.b is not None else ".")
     )
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
     number_table(pd.concat([metrics[selected], metrics[~selected]]), HEAD_LABELS, height=300)
+    comparison = runs.comparison
     if comparison is not None and comparison.attention_difference is not None:
         st.caption("The same metrics, B − A, head by head:")
         change = deltas(runs, lambda run: _metrics(run, sentence, ends), on=["layer", "head"])
@@ -203,14 +193,14 @@ def _ablation_section(run: Run, sentence: int) -> None:
         )
         return
     try:
-        ablated = run.heads_off(heads)
-    except ValueError as error:  # RunTooLarge
+        effect = ablation_effect(run, heads)
+    except ValueError as error:  # RunTooLarge: the memory budget's message, nothing computed
         st.error(str(error))
         return
     except RuntimeError as error:
         st.error(f"The forward pass without those heads failed on {run.device}: {error}")
         return
-    _effect(run, ablation.compare(run.trace, ablated.trace), sentence)
+    _effect(run, effect, sentence)
 
 
 def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:

@@ -114,18 +114,28 @@ class ArchOption:
     def parse(self, raw: str) -> object:
         """A link's value, checked; ValueError naming the key and the value when it cannot be
         used."""
-        if self.named:
-            if raw not in self.choices:
-                raise ValueError(f"{self.key}={raw!r} is not one of {', '.join(self.choices)}")
-            return raw
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ValueError(f"{self.key}={raw!r} is not a whole number") from None
-        low, high = self.bounds
-        if not low <= value <= high:
-            raise ValueError(f"{self.key}={value} is outside {low}..{high}")
-        return value
+        return parse_value(self.key, raw, self.choices if self.named else (), self.bounds)
+
+
+def parse_value(
+    key: str, raw: str, choices: tuple = (), bounds: tuple[int, int] | None = None
+) -> object:
+    """A link's value for `key`: one of `choices`, else a whole number within `bounds`, else the
+    text itself; ValueError with a sentence that names the key and the value."""
+    if choices:
+        if raw not in choices:
+            raise ValueError(f"{key}={raw!r} is not one of {', '.join(choices)}")
+        return raw
+    if bounds is None:
+        return raw
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{key}={raw!r} is not a whole number") from None
+    low, high = bounds
+    if not low <= value <= high:
+        raise ValueError(f"{key}={value} is outside {low}..{high}")
+    return value
 
 
 OPTIONS: tuple[ArchOption, ...] = (

@@ -15,6 +15,7 @@ from app.controls.sidebar import random_config
 from app.controls.state import DEFAULTS
 from encoder import TransformerEncoder
 from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web.payload import decode_setup
 
 APP = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -43,6 +44,21 @@ def figure(at: AppTest, key: str) -> dict:
         if chart.proto.id and key in chart.proto.id:
             return json.loads(chart.proto.spec)
     raise AssertionError(f"no chart with key {key!r}")
+
+
+def explorer(at: AppTest, setup: int = 0) -> tuple[dict, np.ndarray]:
+    """The attention explorer's payload on the page: one setup's header entry and its weights
+    [layer, head, query, key] (every head at full resolution: inputs short enough)."""
+    components = at.get("bidi_component")
+    assert len(components) == 1, f"{len(components)} explorers on the page"
+    entry, full, _ = decode_setup(components[0].proto.bytes, setup)
+    weights = np.stack(
+        [
+            np.stack([full[layer, head] for head in range(entry["heads"])])
+            for layer in range(entry["layers"])
+        ]
+    )
+    return entry, weights
 
 
 def array(values) -> np.ndarray:

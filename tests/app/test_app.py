@@ -2,36 +2,46 @@
 
 from __future__ import annotations
 
-import html
 import re
 
+import numpy as np
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
+from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web.payload import decode_header
 from tests.app.helpers import (
     SENTENCE,
     array,
     assert_no_exception,
+    explorer,
     figure,
     heatmaps,
     open_page,
+    page_model,
     tokens_of,
 )
 
 
-def head_ticktext(at: AppTest) -> list[str]:
-    return figure(at, "head_detail")["layout"]["xaxis"]["ticktext"]
+def explorer_tokens(at: AppTest) -> list[str]:
+    return explorer(at)[0]["tokens"]
 
 
 def test_default_page_draws_every_head_and_a_status_line():
     at = open_page(view="Attention")
     assert_no_exception(at)
-    overview = figure(at, "overview")
-    assert len(heatmaps(overview)) == 1  # every head in ONE heatmap trace
+    keys = {chart.key for chart in at.get("plotly_chart")}
+    assert not keys & {"overview", "head_detail"}  # every head, one head: the explorer draws them
     tokens = tokens_of(SENTENCE)
-    head = figure(at, "head_detail")
-    assert array(heatmaps(head)[0]["z"]).shape == (len(tokens), len(tokens))
-    assert head_ticktext(at) == [html.escape(t, quote=False) for t in tokens]
+    entry, weights = explorer(at)
+    assert weights.shape == (4, 4, len(tokens), len(tokens))  # every head at full resolution
+    assert entry["tokens"] == tokens  # user text as data, unescaped: the browser draws it as text
+    model = page_model()
+    batch = tokenize([SENTENCE], load_tokenizer(), 512)
+    with torch.no_grad():
+        expected = model.trace(batch.input_ids).attention[:, 0].numpy()  # [L, H, T, T]
+    np.testing.assert_allclose(weights, expected, atol=1e-4)
     status = at.caption[0].value
     assert "Device cpu" in status and f"{len(tokens)} tokens" in status
 
@@ -42,9 +52,7 @@ def test_heads_norm_and_layers_change_what_is_drawn():
     at.slider(key="num_layers").set_value(2).run()
     assert_no_exception(at)
     n = len(tokens_of(SENTENCE))
-    z = array(heatmaps(figure(at, "overview"))[0]["z"])
-    # 2 layers x 8 heads of n x n tiles with a one-cell gap between tiles
-    assert z.shape == (2 * n + 1, 8 * n + 7)
+    assert explorer(at)[1].shape == (2, 8, n, n)
     assert at.query_params["num_heads"] == "8" and at.query_params["num_layers"] == "2"
     at.radio(key="norm").set_value("post").run()
     at.segmented_control(key="view").set_value("LayerNorm").run()
@@ -70,9 +78,8 @@ def test_pretrained_model_locks_the_architecture_and_restores_it_after():
     assert at.select_slider(key="d_model").disabled
     assert at.selectbox(key="num_heads").value == 12
     assert at.radio(key="norm").value == "post"
-    z = array(heatmaps(figure(at, "overview"))[0]["z"])
     n = len(tokens_of(SENTENCE))
-    assert z.shape == (6 * n + 5, 12 * n + 11)
+    assert explorer(at)[1].shape == (6, 12, n, n)
     at.radio(key="source").set_value("random").run()
     assert at.select_slider(key="d_model").value == 256
     assert at.radio(key="norm").value == "pre"
@@ -118,7 +125,7 @@ def test_empty_text_gets_a_message_and_the_page_keeps_working():
     assert "empty" in at.info[0].value
     at.text_area(key="text").set_value("Back to work.").run()
     assert_no_exception(at)
-    assert head_ticktext(at) == tokens_of("Back to work.")
+    assert explorer_tokens(at) == tokens_of("Back to work.")
 
 
 def test_a_5000_word_paste_is_truncated_and_the_page_says_where():
@@ -149,7 +156,7 @@ def test_unusual_text_is_shown_literally(text):
     at = open_page(text=text)
     assert_no_exception(at)
     tokens = tokens_of(text)
-    assert head_ticktext(at) == [html.escape(t, quote=False) for t in tokens]
+    assert explorer_tokens(at) == tokens
     if "🍕" in text:
         assert any("[UNK]" in i.value for i in at.info)
     at.segmented_control(key="view").set_value("Tokens").run()
@@ -161,7 +168,7 @@ def test_impossible_url_combination_is_explained_and_repaired():
     assert_no_exception(at)
     assert any("num_heads=12 does not divide d_model=100" in w.value for w in at.warning)
     assert at.selectbox(key="num_heads").value == 10
-    assert "4 layers x 10 heads" in figure(at, "overview")["layout"]["title"]["text"]
+    assert at.subheader[0].value == "Every head at once: 4 layers x 10 heads"
 
 
 def test_bad_url_values_fall_back_with_a_message():
@@ -178,7 +185,7 @@ def test_a_model_too_large_is_refused_with_the_estimate_and_the_limit():
     assert_no_exception(at)
     assert "million parameters" in at.error[0].value and "limit is 150 million" in at.error[0].value
     at.slider(key="num_layers").set_value(2).run()
-    assert not at.error and figure(at, "overview")
+    assert not at.error and explorer(at)
 
 
 def test_impossible_sinusoidal_config_is_an_error_not_a_traceback():
@@ -188,10 +195,10 @@ def test_impossible_sinusoidal_config_is_an_error_not_a_traceback():
     (error,) = at.error
     assert error.value.startswith("This architecture is impossible: d_model=7 must be even")
     assert "positional='sinusoidal'" in error.value
-    assert not at.get("plotly_chart")
+    assert not at.get("bidi_component")
     at.radio(key="positional").set_value("learned").run()  # learned positions take any width
     assert_no_exception(at)
-    assert not at.error and figure(at, "overview")
+    assert not at.error and explorer(at)
 
 
 def test_a_link_reopens_the_exact_setup():
@@ -223,14 +230,13 @@ def test_a_link_reopens_the_exact_setup():
 
 
 def test_choices_in_one_view_survive_a_visit_to_another():
-    at = open_page(view="Attention")
-    at.slider(key="layer").set_value(2).run()
-    at.slider(key="head").set_value(3).run()
+    at = open_page(view="Attention", layer="2", head="3")  # the explorer's head, in the link
     at.segmented_control(key="view").set_value("Training").run()
     at.number_input(key="train_steps").set_value(345).run()
     at.segmented_control(key="view").set_value("Shapes").run()
     at.segmented_control(key="view").set_value("Attention").run()
-    assert (at.slider(key="layer").value, at.slider(key="head").value) == (2, 3)
+    assert (at.session_state["layer"], at.session_state["head"]) == (2, 3)
+    assert (at.query_params["layer"], at.query_params["head"]) == ("2", "3")
     at.segmented_control(key="view").set_value("Training").run()
     assert at.number_input(key="train_steps").value == 345
 
@@ -245,27 +251,24 @@ def test_examples_and_presets_fill_the_controls():
     assert_no_exception(at)
     assert at.radio(key="norm").value == "post" and at.radio(key="activation").value == "relu"
     assert at.select_slider(key="d_model").value == 512
-    z = array(heatmaps(figure(at, "overview"))[0]["z"])
-    second = at.text_area(key="text").value.splitlines()[1]
-    n = len(tokens_of(second))  # the batch is padded to the longer, second sentence
-    assert z.shape == (6 * n + 5, 8 * n + 7)  # 6 layers x 8 heads
+    first = at.text_area(key="text").value.splitlines()[0]
+    n = len(tokens_of(first))  # the explorer draws the first sentence's real tokens, no padding
+    assert explorer(at)[1].shape == (6, 8, n, n)
 
 
 def test_one_layer_and_one_head_need_no_slider():
     at = open_page(num_layers="1", num_heads="1")
     assert_no_exception(at)
-    assert "Layer: 0 (the only one)" in [c.value for c in at.caption]
     assert at.subheader[0].value == "Every head at once: 1 layer x 1 head"
     at.segmented_control(key="view").set_value("LayerNorm").run()
     assert_no_exception(at)
 
 
 def test_a_chosen_layer_beyond_a_shrunken_model_is_brought_back_in_range():
-    at = open_page(view="Attention")
-    at.slider(key="layer").set_value(3).run()
+    at = open_page(view="Attention", layer="3")
     at.slider(key="num_layers").set_value(2).run()
     assert_no_exception(at)
-    assert at.slider(key="layer").value == 1
+    assert at.session_state["layer"] == 1
 
 
 def test_markdown_in_user_text_stays_literal_in_messages():
@@ -276,8 +279,8 @@ def test_markdown_in_user_text_stays_literal_in_messages():
 
 def test_stretched_colours_for_random_weights():
     at = open_page(view="Attention")
-    assert heatmaps(figure(at, "overview"))[0]["zmax"] == 1
+    header = decode_header(at.get("bidi_component")[0].proto.bytes)
+    assert header["stretch"] is False
     at.toggle(key="stretch").set_value(True).run()
     assert_no_exception(at)
-    assert 0 < heatmaps(figure(at, "overview"))[0]["zmax"] < 1
-    assert 0 < heatmaps(figure(at, "head_detail"))[0]["zmax"] < 1
+    assert decode_header(at.get("bidi_component")[0].proto.bytes)["stretch"] is True

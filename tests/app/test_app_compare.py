@@ -15,10 +15,11 @@ from streamlit.testing.v1 import AppTest
 from encoder import TransformerEncoder, load_pretrained
 from encoder.inspect.heads import head_metrics
 from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web.payload import decode_header
 from tests.app.helpers import (
     SENTENCE,
     assert_no_exception,
-    figure,
+    explorer,
     open_page,
     page_model,
     shown,
@@ -113,8 +114,11 @@ def test_head_metric_rows_carry_their_setup_and_the_deltas_are_b_minus_a() -> No
     deltas = table_with(at, "Δ entropy").sort_values(["layer", "head"])
     change = expected["B"]["entropy"] - expected["A"]["entropy"]
     np.testing.assert_allclose(deltas["Δ entropy"], change, atol=1e-5)
-    difference = figure(at, "overview_difference")
-    assert difference["layout"]["title"]["text"] == "Attention of every head: B − A"
+    # one explorer holds both setups; the browser draws B − A from them
+    a, b = (explorer(at, setup) for setup in (0, 1))
+    assert (a[0]["name"], b[0]["name"]) == ("A", "B") and a[0]["tokens"] == b[0]["tokens"]
+    expected_b = traced(model_for(activation="relu")).attention[:, 0].numpy()
+    np.testing.assert_allclose(b[1], expected_b, atol=1e-4)
 
 
 def test_relu_vs_gelu_says_the_share_of_exact_zeros() -> None:
@@ -164,25 +168,27 @@ def test_an_impossible_b_names_its_values_and_a_is_still_drawn() -> None:
     message = shown(at.error[0].value)
     assert "Setup B is impossible" in message and "d_model=30" in message
     assert "num_heads=4" in message
-    assert figure(at, "overview")["layout"]["title"]["text"].startswith("Attention of every head")
-    assert not [c for c in at.get("plotly_chart") if c.proto.id and c.proto.id.endswith("_b")]
+    assert [
+        s["name"] for s in decode_header(at.get("bidi_component")[0].proto.bytes)["setups"]
+    ] == ["A"]
 
 
 def test_a_selection_b_lacks_is_said_and_shapes_that_differ_get_no_difference_panel() -> None:
-    at = open_page(view="Attention", compare="1", b_num_layers="2", b_num_heads="8", **SMALL)
+    at = open_page(
+        view="Attention", compare="1", b_num_layers="2", b_num_heads="8", layer="2", **SMALL
+    )
     assert_no_exception(at)
-    at.slider(key="layer").set_value(2).run()
-    assert any("Setup B has no layer 2: it has layers 0..1" in i.value for i in at.info)
+    shapes = [(s["layers"], s["heads"]) for s in (explorer(at, i)[0] for i in (0, 1))]
+    assert shapes == [(3, 4), (2, 8)]  # the explorer draws each; B − A needs the same shapes
     assert any("No difference panel" in shown(c.value) for c in at.caption)
 
 
 def test_the_pairs_are_one_click() -> None:
-    at = open_page(view="Attention", compare="1", **SMALL)
+    at = open_page(view="Attention", compare="1", layer="1", **SMALL)
     at.button(key="pair_norm").click().run()
     assert at.radio(key="b_norm").value == "post" and at.query_params["b_norm"] == "post"
     at.button(key="pair_activation").click().run()
     assert at.radio(key="b_activation").value == "relu" and at.radio(key="b_norm").value == "pre"
-    at.slider(key="layer").set_value(1).run()
     at.button(key="pair_head_off").click().run()
     assert at.text_input(key="b_ablate").value == "1.0"
     at.button(key="pair_random").click().run()

@@ -28,7 +28,7 @@ from encoder.tasks.task_tokenizer import check_task_text
 from encoder.tasks.tasks import example_sequence
 from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
 from encoder.train.trainer import TrainConfig, train
-from tests.app.helpers import array, assert_no_exception, figure, heatmaps, open_page, upload
+from tests.app.helpers import assert_no_exception, explorer, open_page, upload
 
 # Small enough to train in seconds, big enough to learn reverse: measured here, 120 steps of 64
 # sequences reach 100% held-out accuracy and every head of layer 1 looks at the mirrored position.
@@ -54,17 +54,6 @@ def library_model() -> TaskModel:
 
 def session_model(at: AppTest) -> session_models.SessionModel:
     return at.session_state["_session_models"][at.session_state["source"]]
-
-
-def head_tiles(z: np.ndarray, layers: int, heads: int, n: int) -> np.ndarray:
-    """The overview mosaic (one-cell gaps between n x n tiles) as [layer, head, query, key]."""
-    stride = n + 1
-    return np.array(
-        [
-            [z[i * stride : i * stride + n, h * stride : h * stride + n] for h in range(heads)]
-            for i in range(layers)
-        ]
-    )
 
 
 def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention_view(
@@ -99,9 +88,9 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     assert at.text_area(key="text").value == example_sequence(8, 10)
     assert at.select_slider(key="d_model").disabled and at.slider(key="num_layers").value == 2
     # the head detail opens on a sharp head: its rows peak about as high as the sharpest's
-    tiles = head_tiles(array(heatmaps(figure(at, "overview"))[0]["z"]), 2, 4, 8)
+    tiles = explorer(at)[1]  # [layer, head, query, key]
     sharpness = tiles.max(axis=-1).mean(axis=-1)  # [layer, head]
-    chosen = sharpness[at.slider(key="layer").value, at.slider(key="head").value]
+    chosen = sharpness[at.session_state["layer"], at.session_state["head"]]
     assert chosen >= 0.9 * sharpness.max() and chosen > 2 * sharpness.min()
 
     at.text_area(key="text").set_value("\n".join(REVERSE_LINES)).run()
@@ -109,7 +98,7 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     hits = np.zeros((2, 4))  # [layer, head]: queries whose strongest key is the mirrored one
     for sentence in range(len(REVERSE_LINES)):
         at.selectbox(key="sentence").set_value(sentence).run()
-        tiles = head_tiles(array(heatmaps(figure(at, "overview"))[0]["z"]), 2, 4, 8)
+        tiles = explorer(at)[1]
         hits += (tiles.argmax(axis=-1) == np.arange(8)[::-1]).sum(axis=-1)
     share = hits / (8 * len(REVERSE_LINES))
     layer, head = np.unravel_index(share.argmax(), share.shape)
@@ -160,8 +149,7 @@ def test_upload_round_trip_opens_the_model_in_every_view(library_model: TaskMode
     # the page's attention is the library's, on the same sequence
     ids = torch.tensor([library_model.check_text(example_sequence(8, 10))])
     expected = library_model.encoder.trace(ids).attention[:, 0].numpy()  # [layer, head, q, k]
-    tiles = head_tiles(array(heatmaps(figure(at, "overview"))[0]["z"]), 1, 4, 8)
-    np.testing.assert_allclose(tiles, expected, atol=6e-5)
+    np.testing.assert_allclose(explorer(at)[1], expected, atol=6e-5)
     for view in ("Tokens", "LayerNorm", "Shapes", "Export"):
         at.segmented_control(key="view").set_value(view).run()
         assert_no_exception(at)
@@ -279,7 +267,8 @@ def test_a_bert_style_upload_reads_text_with_its_own_tokenizer() -> None:
     model = session_model(at)
     assert model.task_model is None and model.label.endswith("(uploaded tiny-bert.zip)")
     assert at.text_area(key="text").value == "The cat sat."  # text stays: it reads sentences
-    assert not at.get("download_button")  # its files are the user's already
+    # no download of the model (its files are the user's already): only the explorer's
+    assert [button.key for button in at.get("download_button")] == ["download_explorer"]
     at.segmented_control(key="view").set_value("Tokens").run()
     assert at.dataframe[0].value["token"].tolist() == ["[CLS]", "the", "cat", "sat", ".", "[SEP]"]
     assert any("uploaded checkpoint's own tokenizer" in c.value for c in at.caption)

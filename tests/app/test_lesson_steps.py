@@ -4,7 +4,9 @@ from the model, independently of the lesson's code), and the handout holds every
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import math
 import re
 from html.parser import HTMLParser
@@ -24,6 +26,7 @@ from encoder import load_pretrained
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
+from encoder.web.payload import decode_header, full_weights
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -64,7 +67,7 @@ def our_text(paragraph) -> str:
 
 
 def test_the_lesson_has_the_steps_the_state_module_counts() -> None:
-    assert len(STEPS) == LESSON_STEPS == 12
+    assert len(STEPS) == LESSON_STEPS == 13
 
 
 @pytest.mark.parametrize("setup", ["pretrained", "random pre", "random post, two sentences"])
@@ -159,37 +162,57 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
     assert values[5]["query change"] == pytest.approx(change[query], abs=1e-6)
     assert values[5]["most moved position"] == int(change.argmax())
 
-    # 7: the residual stream's mean length at the ends, ln1's input for the query
-    lengths = [h[0].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
-    assert values[6]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
-    assert values[6]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
-    ln1_in = trace[f"blocks.{layer}.ln1.hook_in"][0, query].double()
-    assert values[6]["ln1 input std"] == pytest.approx(ln1_in.std(correction=0).item(), abs=1e-5)
+    # 7: weight and what is moved, to [CLS], [SEP] and punctuation (post-norm: attention reads x)
+    sinks = [k for k, t in enumerate(tokens) if not any(c.isalnum() for c in t) or t[0] == "["]
+    assert values[6]["heads above half on [CLS]"] == int((attention[..., 0].mean(-1) > 0.5).sum())
+    raw_sinks = attention[..., sinks].sum(-1).mean(-1)  # [L, H]
+    assert values[6]["weight on sinks"] == pytest.approx(raw_sinks.mean(), abs=1e-6)
+    moved_sinks = []
+    for i in range(6):
+        x = trace.hidden_states[i][0].double()
+        w_v = weights[f"layers.{i}.self_attn.in_proj_weight"][2 * d :].double()
+        b_v = weights[f"layers.{i}.self_attn.in_proj_bias"][2 * d :].double()
+        w_o = weights[f"layers.{i}.self_attn.out_proj.weight"].double()
+        for h in range(12):
+            cols = slice(h * dk, (h + 1) * dk)
+            size = ((x @ w_v[cols].T + b_v[cols]) @ w_o[:, cols].T).norm(dim=-1).numpy()  # [T]
+            moved = attention[i, h] * size[None, :]
+            rows = moved / moved.sum(-1, keepdims=True)
+            moved_sinks.append(rows[:, sinks].sum(-1).mean())
+    assert values[6]["moved from sinks"] == pytest.approx(np.mean(moved_sinks), abs=1e-5)
+    assert values[6]["moved from sinks"] < 0.75 * values[6]["weight on sinks"]
 
-    # 8: the feed-forward values before GELU in the same block
+    # 8: the residual stream's mean length at the ends, ln1's input for the query
+    lengths = [h[0].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
+    assert values[7]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
+    assert values[7]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
+    ln1_in = trace[f"blocks.{layer}.ln1.hook_in"][0, query].double()
+    assert values[7]["ln1 input std"] == pytest.approx(ln1_in.std(correction=0).item(), abs=1e-5)
+
+    # 9: the feed-forward values before GELU in the same block
     pre = trace[f"blocks.{layer}.mlp.hook_pre"][0].numpy()
     post = trace[f"blocks.{layer}.mlp.hook_post"][0].numpy()
-    assert values[7]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
-    assert values[7]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
-    assert values[7]["top unit"] == int(post[query].argmax())
+    assert values[8]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
+    assert values[8]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
+    assert values[8]["top unit"] == int(post[query].argmax())
 
-    # 9: the NumPy block matches within 1e-4
-    assert values[8]["max_abs_diff"] <= 1e-4
-    assert steps[8].tables[0][1]["max_abs_diff"].max() <= 1e-4
+    # 10: the NumPy block matches within 1e-4
+    assert values[9]["max_abs_diff"] <= 1e-4
+    assert steps[9].tables[0][1]["max_abs_diff"].max() <= 1e-4
 
-    # 10: parameters as torch counts them (BERT's pooler is not loaded)
-    assert values[9]["parameters"] == sum(p.numel() for p in model.parameters())
+    # 11: parameters as torch counts them (BERT's pooler is not loaded)
+    assert values[10]["parameters"] == sum(p.numel() for p in model.parameters())
 
-    # 11: the sharpest head: the largest mean row maximum
+    # 12: the sharpest head: the largest mean row maximum
     sharpness = attention.max(axis=-1).mean(axis=-1)  # [L, H]
-    assert values[10]["sharpest head: mean largest weight"] == pytest.approx(
+    assert values[11]["sharpest head: mean largest weight"] == pytest.approx(
         sharpness.max(), abs=1e-6
     )
 
-    # 12: the race is the preset's
+    # 13: the race is the preset's
     race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
-    assert values[11]["race layers"] == race.num_layers
-    assert values[11]["chance loss"] == pytest.approx(math.log(race.num_classes))
+    assert values[12]["race layers"] == race.num_layers
+    assert values[12]["chance loss"] == pytest.approx(math.log(race.num_classes))
     print(
         f"\nstep 3: query 'it' ({query}), layer {layer}, head {head}, key {tokens[key]!r} "
         f"({key}), weight {weight:.4f}"
@@ -210,9 +233,12 @@ class _Handout(HTMLParser):
         super().__init__()
         self.scripts: list[dict] = []
         self.headings: list[str] = []
+        self.ids: list[str] = []
         self._in: str | None = None
 
     def handle_starttag(self, tag, attrs):
+        if "id" in dict(attrs):
+            self.ids.append(dict(attrs)["id"])
         if tag == "script":
             self.scripts.append(dict(attrs) | {"text": ""})
         self._in = tag
@@ -238,7 +264,8 @@ def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -
     assert len(library) == 1  # plotly.js embedded once
     assert not any("src" in s for s in parsed.scripts)  # nothing fetched: opens offline
     figures = sum(len(build(Lesson(run, 0)).figures) for _, build in STEPS)
-    assert page.count("Plotly.newPlot(") == figures
+    explorers = [s for s in parsed.scripts if "data-explorer-for" in s]
+    assert explorers and page.count("Plotly.newPlot(") == figures - len(explorers)
     assert "<b>cat</b>" not in page and html.escape(sentence) in page
 
 
@@ -253,3 +280,35 @@ def test_the_norm_step_says_what_this_runs_stream_does(norm: str) -> None:
     (_, build) = next(step for step in STEPS if step[0] == "LayerNorm and the residual stream")
     said = our_text(build(Lesson(run, 0)).text.paragraphs[0])
     assert f"x{ratio:.2f}: here it {verdict}" in said
+
+
+EXPLORED = {"One query's attention": "lines", "Heads differ": "heads"}  # step: explorer's view
+
+
+def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_run, minilm):
+    lesson = Lesson(minilm_run, 0)
+    page = handout.lesson_html(lesson)
+    parsed = _Handout()
+    parsed.feed(page)
+    modules = [s for s in parsed.scripts if s.get("type") == "module"]
+    assert len(modules) == 1 and modules[0]["text"].count("export function mount(") == 1
+    assert not any("src" in s for s in parsed.scripts)
+    explorers = {s["data-explorer-for"]: s for s in parsed.scripts if "data-explorer-for" in s}
+    expected = {f"step-{TITLES.index(title) + 1}": mode for title, mode in EXPLORED.items()}
+    assert set(explorers) == set(expected) and set(expected) <= set(parsed.ids)
+
+    _, batch, trace = minilm
+    n = int(batch.attention_mask[0].sum())
+    attention = trace.attention[:, 0, :, :n, :n].numpy()  # [L, H, q, k]
+    for element, mode in expected.items():
+        data = base64.b64decode(explorers[element]["text"])
+        (setup,) = decode_header(data)["setups"]
+        assert setup["tokens"] == batch.tokens[0][:n]
+        full = full_weights(data)
+        assert len(full) == attention.shape[0] * attention.shape[1]  # 16 tokens: every head
+        for (layer, head), weights in full.items():
+            assert np.abs(weights - attention[layer, head]).max() <= 1e-4, (element, layer, head)
+        selection = json.loads(explorers[element]["data-selection"])
+        assert selection["mode"] == mode
+    step = json.loads(explorers[next(iter(expected))]["data-selection"])
+    assert (step["layer"], step["head"], step["query"]) == (lesson.layer, lesson.head, 10)  # "it"

@@ -112,7 +112,8 @@ def _no_heads_off(heads: tuple) -> Run:
 @lru_cache(maxsize=STAND_INS)
 def floor_run_for(key: RunKey) -> Run:
     cfg = key.cfg
-    batch = tokenize_for(built_in(key.source, cfg), cfg, list(key.sentences))
+    source = built_in(key.source, cfg)
+    batch = tokenize_for(source, cfg, list(key.sentences))
     check_run(cfg, *batch.input_ids.shape)
     mask = tuple(map(tuple, batch.attention_mask.tolist()))
     own = varied(random_trace(cfg, mask), key.sentences, set(key.names))
@@ -130,6 +131,7 @@ def floor_run_for(key: RunKey) -> Run:
         truncations=batch.truncations,
         forward_ms=0.0,
         heads_off=_no_heads_off,
+        source=source,
     )
 
 

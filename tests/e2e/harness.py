@@ -393,3 +393,54 @@ def idle_allowance(manifests) -> int:
     """Bytes the Deployment allows for a replica's idle size (tests/bench/idle_memory.py)."""
     pod = manifests["Deployment"]["spec"]["template"]
     return quantity_bytes(pod["metadata"]["annotations"]["encoder-explorer/idle-memory"])
+
+
+EXPLORER = "[data-testid=attention-explorer]"  # the attention explorer's root (its DOM contract)
+
+
+def explorer_state(page) -> dict:
+    """The explorer's data-* attributes: layer, head, query, pinned, setup, mode."""
+    return page.locator(EXPLORER).evaluate("node => ({...node.dataset})")
+
+
+def explorer_tokens(page) -> list[str]:
+    """The query tokens the explorer draws (lines view), as text."""
+    return page.locator(f"{EXPLORER} [data-side=query]").all_text_contents()
+
+
+def wait_for_explorer(page, tokens: list[str], timeout_ms: float = 60_000) -> None:
+    """Until the explorer draws exactly these query tokens (its root may sit in a shadow root:
+    Playwright's locators look inside)."""
+    from playwright.sync_api import expect
+
+    queries = page.locator(f"{EXPLORER} [data-side=query]")
+    expect(queries).to_have_text(tokens, timeout=timeout_ms, use_inner_text=False)
+
+
+def explorer_heads(page) -> tuple[int, int]:
+    """(layers, heads) of the explorer's every-head grid (switches it to that mode)."""
+    page.locator(f"{EXPLORER} [data-role=mode][data-mode=heads]").click()
+    tiles = page.locator(f"{EXPLORER} [data-role=tile]")
+    layers = {t for t in tiles.evaluate_all("ts => ts.map(t => t.dataset.layer)")}
+    return len(layers), tiles.count() // len(layers)
+
+
+SCATTER_HOVER_JS = """async (canvas) => {
+    const box = canvas.getBoundingClientRect();
+    const times = [];
+    for (let k = 0; k < 20; k++) {
+      const t0 = performance.now();
+      canvas.dispatchEvent(new MouseEvent("mousemove", {
+        clientX: box.left + 10 + k * 20, clientY: box.top + 10 + k * 20}));
+      await new Promise(requestAnimationFrame);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    return times[10];
+}"""
+
+
+def scatter_hover_ms(page) -> float:
+    """The head scatter's hover: from a mouse move to the next frame, with the readout updated
+    (median of 20 moves across the plane; the locator reaches into a component's shadow root)."""
+    return page.locator("[data-role=plane]").evaluate(SCATTER_HOVER_JS)

@@ -22,7 +22,7 @@ PAIRS = {
 # each view: a chart of setup A and its twin for B ("" for the Export view: no chart)
 VIEWS = {
     "Tokens": "",
-    "Attention": "overview",
+    "Attention": "",  # one explorer holds A and B; its setup titles say B is there
     "Attention steps": "step_keys",
     "LayerNorm": "residual",
     "Activations": "act_cosine",

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.harness import expected_tokens, figure, open_view, type_text, wait_for
+from tests.e2e.harness import (
+    EXPLORER,
+    expected_tokens,
+    explorer_heads,
+    explorer_tokens,
+    figure,
+    open_view,
+    type_text,
+    wait_for,
+    wait_for_explorer,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
@@ -24,41 +33,22 @@ def choose_radio(page, key: str, label_start: str) -> None:
     page.locator(f".st-key-{key} [data-testid=stRadioOption]").filter(has_text=label_start).click()
 
 
-def heads_in_overview(fig: dict) -> int:
-    return len(fig["x2"])
-
-
-def padded(batch: list[list[str]]) -> list[list[str]]:
-    """Each sentence's tokens padded with [PAD] to the longest, as the page labels them."""
-    longest = max(len(tokens) for tokens in batch)
-    return [tokens + ["[PAD]"] * (longest - len(tokens)) for tokens in batch]
-
-
-def shows_tokens(tokens: list[str]) -> Callable[[dict], bool]:
-    """The head detail's drawn x tick labels are exactly these tokens."""
-    return lambda fig: fig["drawn_x2"] == tokens and fig["rows"] == len(tokens)
-
-
 def test_typed_sentence_is_drawn_with_its_tokens(open_page):
     page, _ = open_page(view="Attention")
     type_text(page, SENTENCE)
     tokens = expected_tokens(SENTENCE)[0]
-    detail = wait_for(page, "head_detail", shows_tokens(tokens))
-    assert detail["x"] == tokens  # the hover labels name the same tokens
-    overview = figure(page, "overview")
-    heads = 4  # the default architecture: 4 layers x 4 heads
-    assert heads_in_overview(overview) == heads
-    assert overview["y2"] == ["L0", "L1", "L2", "L3"]
-    assert (overview["rows"], overview["cols"]) == (4 * (len(tokens) + 1) - 1,) * 2
-    assert f"{len(tokens)} tokens" in overview["title"]
+    wait_for_explorer(page, tokens)
+    keys = page.locator(f"{EXPLORER} [data-side=key]").all_text_contents()
+    assert keys == tokens  # both columns of the lines view name the same tokens
+    assert explorer_heads(page) == (4, 4)  # the default architecture: 4 layers x 4 heads
     assert parse_qs(urlparse(page.url).query)["text"] == [SENTENCE]
 
 
 def test_heads_norm_and_pretrained_change_the_drawing(open_page):
     page, _ = open_page(view="Attention")
     pick(page, "num_heads", "8")
-    overview = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 8)
-    assert overview["y2"] == ["L0", "L1", "L2", "L3"]
+    page.locator(f"{EXPLORER} [data-role=chip][data-head='7']").wait_for()
+    assert explorer_heads(page) == (4, 8)
     assert parse_qs(urlparse(page.url).query)["num_heads"] == ["8"]
 
     choose_radio(page, "norm", "Post-norm")
@@ -69,14 +59,14 @@ def test_heads_norm_and_pretrained_change_the_drawing(open_page):
 
     open_view(page, "Attention")
     choose_radio(page, "source", "Pretrained")
-    overview = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 12, timeout_s=60)
-    assert overview["y2"] == [f"L{i}" for i in range(6)]  # all-MiniLM-L6-v2: 6 layers x 12 heads
+    page.locator(f"{EXPLORER} [data-role=chip][data-head='11']").wait_for(timeout=60_000)
+    assert explorer_heads(page) == (6, 12)  # all-MiniLM-L6-v2: 6 layers x 12 heads
     assert page.locator(".st-key-num_heads input").is_disabled()
 
 
 VIEW_MARKERS = {  # view -> a selector that only that view draws
     "Tokens": ".st-key-mask_grid .js-plotly-plot",  # two sentences: the padded batch
-    "Attention": ".st-key-overview .js-plotly-plot",
+    "Attention": EXPLORER,
     "LayerNorm": ".st-key-layernorm .js-plotly-plot",
     "Shapes": ".st-key-block_diagram .js-plotly-plot",
     "Export": "[data-testid=stDownloadButton]",
@@ -102,16 +92,16 @@ def test_a_shared_link_reproduces_the_setup(open_page):
     text = "Links carry the whole setup."
     page, _ = open_page(text=text, norm="post", d_model=128, num_heads=2, num_layers=3)
     tokens = expected_tokens(text)[0]
-    original = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 2)
-    wait_for(page, "head_detail", shows_tokens(tokens))
+    wait_for_explorer(page, tokens)
+    page.locator(f"{EXPLORER} [data-role=chip][data-head='1']").wait_for()
     pick(page, "num_heads", "4")
-    original = wait_for(page, "overview", lambda fig: heads_in_overview(fig) == 4)
+    page.locator(f"{EXPLORER} [data-role=chip][data-head='3']").wait_for()
     shared_url = page.url
 
     follower, _ = open_page(view="Attention")  # a new session: nothing shared but the link
     follower.goto(shared_url)
-    copy = wait_for(follower, "overview", lambda fig: heads_in_overview(fig) == 4)
-    assert copy == original
+    wait_for_explorer(follower, tokens)
+    assert explorer_heads(follower) == explorer_heads(page) == (3, 4)
     follower.wait_for_function(  # the sidebar may be redrawn after the chart: poll until it is
         "text => document.querySelector('.st-key-text textarea')?.value === text", arg=text
     )
@@ -120,7 +110,6 @@ def test_a_shared_link_reproduces_the_setup(open_page):
         .inner_text()
         .startswith("Post-norm")
     )
-    assert figure(follower, "head_detail") == figure(page, "head_detail")
     assert parse_qs(urlparse(follower.url).query) == parse_qs(urlparse(shared_url).query)
 
 
@@ -129,13 +118,13 @@ HOSTILE = "<img src=x onerror=alert(1)>\n<b>bold</b> & <script>alert(2)</script>
 
 def test_user_text_is_shown_literally_and_runs_nothing(open_page):
     page, problems = open_page(text=HOSTILE)
-    first, second = padded(expected_tokens(HOSTILE))
+    first, second = expected_tokens(HOSTILE)
     assert first[1:3] == ["<", "im"] and "<" in second
-    wait_for(page, "head_detail", shows_tokens(first))
+    wait_for_explorer(page, first)
     choice = page.locator(".st-key-sentence input")
     assert choice.input_value() == "1: <img src=x onerror=alert(1)>"
     pick(page, "sentence", "2: <b>bold</b> & <script>alert(2)</script> **not bold**")
-    wait_for(page, "head_detail", shows_tokens(second))
+    wait_for_explorer(page, second)
     open_view(page, "Tokens")
     page.wait_for_selector(".st-key-mask_grid .js-plotly-plot")
     page.wait_for_timeout(300)  # give any injected handler the chance to fire
@@ -152,4 +141,5 @@ def test_three_sessions_at_once_each_see_their_own_text(open_page):
     for page, text in zip(pages, texts, strict=True):
         type_text(page, text)  # all three reruns overlap on the server
     for page, text in zip(pages, texts, strict=True):
-        wait_for(page, "head_detail", shows_tokens(expected_tokens(text)[0]))
+        wait_for_explorer(page, expected_tokens(text)[0])
+        assert explorer_tokens(page) == expected_tokens(text)[0]

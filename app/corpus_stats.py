@@ -1,0 +1,71 @@
+"""Heads across a corpus, computed once per model and corpus and kept in the shared byte budget."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from app.memory import CACHE
+from app.runs import Run
+from encoder.inspect.corpus import (
+    BATCH_SIZE,
+    MAX_TOKENS,
+    Corpus,
+    CorpusStats,
+    corpus_of,
+    corpus_statistics,
+)
+from encoder.io.tokenize import tokenize
+
+BYTES_PER_VALUE = 4
+
+
+def corpus_for(run: Run, sentences: list[str]) -> Corpus:
+    """The corpus as `run`'s model reads it; ValueError for a model that reads a toy task's
+    symbols, not English."""
+    source = run.source
+    if source is None or source.check is not None or run.task_model is not None:
+        raise ValueError(
+            "Heads across a corpus reads English sentences; this model reads a toy task's "
+            "symbols. Pick MiniLM or random weights with MiniLM's vocabulary."
+        )
+    return corpus_of(tokenize(sentences, source.reader, min(MAX_TOKENS, run.cfg.max_len)))
+
+
+def _reserve(run: Run, corpus: Corpus) -> int:
+    """The pass's peak: one batch's trace (q, k, v, attention), and every token's q and k."""
+    cfg = run.cfg
+    T = max(len(ids) for ids in corpus.ids)
+    batch = BATCH_SIZE * cfg.num_layers * (4 * T * cfg.d_model + 3 * cfg.num_heads * T * T)
+    kept = 2 * corpus.token_count * cfg.num_layers * cfg.d_model
+    return BYTES_PER_VALUE * (batch + 2 * kept)
+
+
+def stats_for(run: Run, sentences: list[str]) -> tuple[Corpus, CorpusStats]:
+    """Every head's behaviour over `sentences` for `run`'s model, with a progress bar the first
+    time; cached on (config, source, device, corpus)."""
+    corpus = corpus_for(run, sentences)
+    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
+    model = run.model()
+
+    def build() -> CorpusStats:
+        bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences with every head…")
+
+        def report(done: int, total: int) -> None:
+            bar.progress(done / total, text=f"Reading the corpus: {done} of {total} sentences")
+
+        try:
+            return corpus_statistics(model, corpus, progress=report)
+        finally:
+            bar.empty()
+
+    stats = CACHE.get_or_build(
+        ("corpus", run.cfg, run.key.source, run.device, digest),
+        build,
+        lambda found: found.nbytes,
+        reserve=_reserve(run, corpus),
+        what=f"Heads across {len(sentences)} sentences",
+        tag=run.source.tag,
+    )
+    return corpus, stats

@@ -1,0 +1,59 @@
+"""The attention explorer's payload (encoder.web.payload) of the runs a view draws: one sentence
+of setup A, and of B in compare mode, built once and kept in the shared cache (app.memory.CACHE)
+with its real bytes, so a rerun that changes nothing the explorer draws sends the same bytes (the
+browser keeps them) and builds nothing."""
+
+from __future__ import annotations
+
+from app.memory import CACHE
+from app.runs import Run, Runs, derived_tag
+from encoder.web.payload import build_setup, encode, every_head_fits
+
+BUILD_COPIES = 3  # float32 weights, their uint16 copy and the block sums, per setup
+
+
+def _chosen(run: Run, sentence: int, layer: int, head: int) -> tuple[int, int] | None:
+    """The head a long input sends at full resolution (within this run's model); None when every
+    head is sent in full anyway."""
+    cfg = run.cfg
+    if every_head_fits(cfg.num_layers, cfg.num_heads, run.n_valid(sentence)):
+        return None
+    return min(layer, cfg.num_layers - 1), min(head, cfg.num_heads - 1)
+
+
+def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
+    setups = []
+    for (name, run), pair in zip(runs.named(), chosen, strict=True):
+        n = run.n_valid(sentence)
+        try:
+            setups.append(
+                build_setup(
+                    run.attention[:, sentence, :, :n, :n],  # [layer, head, query, key]
+                    run.tokens[sentence],
+                    name=name,
+                    chosen=[pair or (0, 0)],
+                )
+            )
+        except ValueError as error:
+            raise ValueError(
+                f"Setup {name}: {error}" if runs.b is not None else str(error)
+            ) from None
+    return encode(setups, stretch=stretch)
+
+
+def explorer_payload(runs: Runs, sentence: int, layer: int, head: int, stretch: bool) -> bytes:
+    """The explorer's bytes for one sentence of every setup; ValueError (a sentence for the page)
+    when the attention cannot be drawn (a NaN, too many tokens or heads), RunTooLarge when it
+    does not fit in the memory budget."""
+    named = runs.named()
+    chosen = [_chosen(run, sentence, layer, head) for _, run in named]
+    reserve = sum(BUILD_COPIES * 4 * run.attention[:, sentence].size for _, run in named)
+    return CACHE.get_or_build(
+        ("explorer", tuple(run.key for _, run in named), sentence, tuple(chosen), stretch),
+        lambda: _build(runs, sentence, chosen, stretch),
+        len,
+        reserve=reserve,
+        what="The attention explorer's data",
+        keep=tuple(("run", run.key) for _, run in named),
+        tag=derived_tag(*(run for _, run in named)),
+    )

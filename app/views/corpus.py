@@ -1,0 +1,139 @@
+"""Heads across a corpus: what every head does over many sentences (Clark et al. 2019), heads
+grouped by their behaviour, a fingerprint of all heads, and one head's queries and keys from the
+whole corpus in one plane (AttentionViz), drawn in the browser."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.charts.heads import fingerprint_figure
+from app.components.head_scatter import head_scatter
+from app.corpus_stats import stats_for
+from app.memory import RunTooLarge
+from app.runs import Runs
+from app.settings import Selection
+from app.views.layout import missing, number_table, show_for, side_by_side
+from app.views.widgets import pick_index
+from encoder.inspect.corpus import (
+    BROAD,
+    GROUP_RULE,
+    MAX_CHARS,
+    MAX_SENTENCES,
+    MAX_TOKENS,
+    MIXED,
+    bundled_corpus,
+    bundled_corpus_source,
+    fingerprint,
+    group_counts,
+    parse_corpus,
+)
+from encoder.web.scatter import scatter_data
+
+BUNDLED, PASTED = "the bundled corpus", "my own sentences"
+LABELS = ("setup", "layer", "head", "group")
+
+
+def chosen_sentences() -> list[str] | None:
+    """The corpus the user picked, or None after saying what is wrong with a pasted one."""
+    choice = st.radio("Corpus", (BUNDLED, PASTED), key="corpus_source", horizontal=True)
+    if choice == BUNDLED:
+        sentences = bundled_corpus()
+        st.caption(f"{len(sentences)} sentences. {bundled_corpus_source()}")
+        return sentences
+    text = st.text_area(
+        f"Your sentences, one a line (2 to {MAX_SENTENCES:,}, at most {MAX_TOKENS} tokens each)",
+        key="corpus_text",
+        height=160,
+    )
+    try:
+        return parse_corpus(text)
+    except ValueError as error:
+        st.info(f"{str(error)[0].upper()}{str(error)[1:]}. (At most {MAX_CHARS:,} characters.)")
+        return None
+
+
+def clear_roles(counts: pd.DataFrame) -> int:
+    """How many heads fall in a group with a clear role (not broad, not mixed)."""
+    return int(counts.loc[~counts["group"].isin([BROAD, MIXED]), "heads"].sum())
+
+
+def roles_sentence(counts: pd.DataFrame, name: str) -> str:
+    """How many heads have a clear role, and which, in words."""
+    roles = ", ".join(
+        f"{row.heads} {row.group}"
+        for row in counts.itertuples()
+        if row.heads and row.group not in (BROAD, MIXED)
+    )
+    who = f"Setup {name}: " if name else ""
+    return (
+        f"{who}{clear_roles(counts)} of {int(counts['heads'].sum())} heads have a clear role over "
+        "this corpus" + (f" ({roles})." if roles else ".")
+    )
+
+
+def compare_sentence(counts: dict[str, pd.DataFrame]) -> str:
+    """Setup A against setup B: heads with a role, and why random heads have none."""
+    a, b = clear_roles(counts["A"]), clear_roles(counts["B"])
+    text = f"Heads with a clear role: {a} in setup A, {b} in setup B."
+    if min(a, b) == 0 and max(a, b) > 0:
+        text += (
+            " Random weights give heads no roles: a random head spreads its attention almost "
+            "evenly; roles such as previous token or parking on [CLS] are learned."
+        )
+    return text
+
+
+def draw(runs: Runs, chosen: Selection) -> None:
+    st.markdown(
+        "One sentence cannot show what a head is for. Here every head reads a whole corpus: "
+        "its mean attention to the previous token, the next token, itself, [CLS], [SEP] and "
+        "punctuation, and how spread out it is."
+    )
+    sentences = chosen_sentences()
+    if sentences is None:
+        return
+    computed = {}
+    for name, run in runs.named():
+        try:
+            computed[name] = stats_for(run, sentences)
+        except (ValueError, RunTooLarge) as error:
+            st.warning(f"Setup {name}: {error}" if runs.b is not None else str(error))
+    if not computed:
+        return
+    st.caption(GROUP_RULE)
+    setups = runs.named()
+    left, right = st.columns(2)
+    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
+    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
+    if len(computed) == 2:
+        st.markdown(compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}))
+    for name, run in side_by_side(runs):
+        if (name or "A") not in computed:
+            continue
+        corpus, stats = computed[name or "A"]
+        counts = group_counts(stats.table)
+        st.markdown(roles_sentence(counts, name))
+        if corpus.truncated:
+            st.caption(f"{corpus.truncated} sentence(s) were cut to {MAX_TOKENS} tokens.")
+        st.caption(
+            f"{corpus.token_count:,} tokens; computed in {stats.seconds:.1f} s, kept for the next "
+            "look."
+        )
+        st.dataframe(counts.set_index("group").T, width="stretch")
+        grid = fingerprint(stats.table)
+        fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
+        show_for(fig, "corpus_fingerprint", name)
+        number_table(stats.table, LABELS, height=300)
+        if missing(name or "A", "layer", layer, run.cfg.num_layers) or missing(
+            name or "A", "head", head, run.cfg.num_heads
+        ):
+            continue
+        st.markdown(
+            f"**Layer {layer}, head {head}**: every query (●) and key (○) of the corpus, projected "
+            "together to two dimensions (PCA). Keys are shifted to the queries' centre, which "
+            "changes no attention weight."
+        )
+        head_scatter(
+            scatter_data(stats, corpus.sentences, layer, head), key=f"head_scatter_{name or 'A'}"
+        )

@@ -1,0 +1,24 @@
+"""The attention explorer in notebooks (Jupyter, JupyterLab, Colab, VS Code, marimo).
+
+    from encoder.notebook import explore, head_view
+    explore("The animal didn't cross the street because it was too tired.")  # MiniLM
+    head_view(outputs.attentions, tokens)  # any Hugging Face model's, as BertViz takes them
+
+Both return an anywidget that displays itself; its ES module is the library's own
+(encoder/web), so the explorer is the one the page and the offline files draw. Needs the
+`notebook` extra (anywidget); importing this package never imports Streamlit.
+"""
+
+from __future__ import annotations
+
+try:
+    import anywidget  # noqa: F401  (checked here so the message names the extra)
+except ImportError as error:
+    raise ImportError(
+        'encoder.notebook needs anywidget: pip install "encoder-explorer[notebook]"'
+    ) from error
+
+from encoder.notebook.views import explore, head_view
+from encoder.notebook.widget import AttentionExplorer
+
+__all__ = ["AttentionExplorer", "explore", "head_view"]

@@ -1,0 +1,652 @@
+/**
+ * Attention explorer: one run's attention, drawn and explored entirely in the browser.
+ *
+ * Plain ES module, no framework, no build step, no network. Hosts (Streamlit Custom Components
+ * v2, anywidget, an offline <script type="module">) append their few lines of glue to this
+ * file's text and call `mount`. The stylesheet is attention_explorer.css beside this file.
+ *
+ *   const explorer = mount(element, payloadBytes, {selection, onSelect});
+ *   explorer.update(newPayloadBytes);   // a rerun's payload; the selection is kept
+ *   explorer.destroy();
+ *
+ * payloadBytes: ArrayBuffer | Uint8Array | DataView, as encoder/web/payload.py writes it
+ * ("AEX1", uint32 header length, JSON header, body of uint16 weights = value / 65535).
+ * selection: {layer, head, mode, setup, query} to start from (all optional; query: a pinned token).
+ * onSelect({layer, head, query, setup, mode, full}): called when the selection SETTLES (a new
+ * head, a pin, a mode or setup), never on hover. `full` is false when the chosen head is only
+ * drawn in blocks (long inputs): a host may then fetch it at full resolution.
+ *
+ * Layers and heads are numbered from 0, as on the page ("layer 2 head 1").
+ *
+ * DOM contract (what tests and outside tools drive; it may sit inside a shadow root):
+ *   root      [data-testid="attention-explorer"] with data-layer, data-head, data-query (the
+ *             pinned or hovered query token's index, "" when none), data-pinned ("true"|"false"),
+ *             data-setup ("A", "B" or "B-A"), data-mode ("lines", "matrix", "heads"); focusable:
+ *             ←/→ heads, ↑/↓ query tokens, Enter pins/unpins, Escape clears
+ *   buttons   [data-role="mode"][data-mode=...], [data-role="setup"][data-setup=...]
+ *   chips     [data-role="chip"][data-layer][data-head][aria-pressed]: heads overlaid in lines
+ *   tokens    [data-side="query"|"key"][data-index] (lines and matrix labels), user text as text
+ *   weights   [data-role="weight"] inside a key token: the selected head's weight for the query
+ *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout)
+ *   tiles     [data-role="tile"][data-layer][data-head] canvases of every head
+ *   readout   [data-role="readout"] (aria-live): 'layer 2 head 1: "it" → "tired" 0.715'
+ *   message   [data-role="message"]: why something is not drawn (bad payload, B − A impossible)
+ */
+
+const SCALE = 65535;
+const MAGIC = "AEX1";
+const MAX_OVERLAY = 8;
+// Okabe & Ito's palette: distinct for every common colour vision deficiency
+const HEAD_COLOURS = [
+  "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+];
+const VIRIDIS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37],
+];
+const LINE_MIN = 0.01; // lines below this weight are not drawn (invisible at that opacity)
+const ROW = 22; // px per token row in the lines view
+const MATRIX_PX = 560; // the matrix's side at most
+const SETTLE_MS = 250;
+
+// ---------------------------------------------------------------------------- the payload
+
+function asBytes(data) {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new Error("the explorer's payload is not bytes");
+}
+
+/** The payload's header and weights: {setups: [{name, tokens, layers, heads, n, layerLabels,
+ * full: Map("l,h" -> Uint16Array n*n), tiles: {starts, size, data: Uint16Array} | null}]}. */
+export function decodePayload(data) {
+  const bytes = asBytes(data);
+  if (bytes.length < 8 || new TextDecoder().decode(bytes.subarray(0, 4)) !== MAGIC) {
+    throw new Error("the explorer's payload does not start with AEX1");
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint32(4, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+  const bodyStart = 8 + length;
+  const words = (offset, count) => {
+    const start = bytes.byteOffset + bodyStart + offset;
+    if (start % 2 === 0) return new Uint16Array(bytes.buffer, start, count);
+    return new Uint16Array(bytes.slice(bodyStart + offset, bodyStart + offset + 2 * count).buffer);
+  };
+  const setups = header.setups.map((s) => {
+    const cells = s.n * s.n;
+    const full = new Map();
+    s.full.forEach(([layer, head], i) => {
+      full.set(`${layer},${head}`, words(s.full_offset + 2 * i * cells, cells));
+    });
+    let tiles = null;
+    if (s.tiles) {
+      const size = s.tiles.starts.length;
+      tiles = { starts: s.tiles.starts, size,
+        data: words(s.tiles.offset, s.layers * s.heads * size * size) };
+    }
+    return { name: s.name, tokens: s.tokens.map(String), layers: s.layers, heads: s.heads,
+      n: s.n, layerLabels: s.layer_labels, full, tiles };
+  });
+  if (!setups.length) throw new Error("the explorer's payload holds no setup");
+  return { setups, stretch: Boolean(header.stretch) };
+}
+
+/** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
+function fullWeights(setup, layer, head) {
+  const words = setup.full.get(`${layer},${head}`);
+  return words ? { n: setup.n, at: (q, k) => words[q * setup.n + k] / SCALE } : null;
+}
+
+/** One head's block tile: {n: blocks, at(q, k)} (the tile of full weights when there are no
+ * blocks). */
+function tileWeights(setup, layer, head) {
+  if (!setup.tiles) return fullWeights(setup, layer, head);
+  const { size, data } = setup.tiles;
+  const base = (layer * setup.heads + head) * size * size;
+  return { n: size, at: (q, k) => data[base + q * size + k] / SCALE };
+}
+
+function sameShape(a, b) {
+  return a.layers === b.layers && a.heads === b.heads && a.n === b.n
+    && a.tokens.every((t, i) => t === b.tokens[i]);
+}
+
+/** B − A as a weights reader, or null where either is missing. */
+function difference(a, b) {
+  if (!a || !b || a.n !== b.n) return null;
+  return { n: a.n, at: (q, k) => b.at(q, k) - a.at(q, k) };
+}
+
+// ---------------------------------------------------------------------------- colours
+
+function viridis(value) {
+  const x = Math.min(Math.max(value, 0), 1) * (VIRIDIS.length - 1);
+  const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
+  const f = x - i;
+  return VIRIDIS[i].map((c, j) => Math.round(c + f * (VIRIDIS[i + 1][j] - c)));
+}
+
+/** Blue (B less) - white - red (B more), as the page's B − A figures. */
+function diverging(value) {
+  const x = Math.min(Math.max(value, -1), 1);
+  const end = x < 0 ? [33, 102, 172] : [178, 24, 43];
+  const f = Math.abs(x);
+  return [255, 255, 255].map((c, j) => Math.round(c + f * (end[j] - c)));
+}
+
+/** The largest |weight| of a reader (at least a tiny number, so that it can divide). */
+function peak(weights) {
+  let top = 1e-6;
+  for (let q = 0; q < weights.n; q++) {
+    for (let k = 0; k < weights.n; k++) top = Math.max(top, Math.abs(weights.at(q, k)));
+  }
+  return top;
+}
+
+/** Paint a weights reader onto a canvas at one pixel per cell; colours run from 0 to `scale`
+ * (from −scale to scale when signed). */
+function paint(canvas, weights, signed, scale) {
+  const n = weights.n;
+  canvas.width = n;
+  canvas.height = n;
+  const context = canvas.getContext("2d");
+  const image = context.createImageData(n, n);
+  for (let q = 0; q < n; q++) {
+    for (let k = 0; k < n; k++) {
+      const v = weights.at(q, k);
+      const [r, g, b] = signed ? diverging(v / scale) : viridis(v / scale);
+      const p = 4 * (q * n + k);
+      image.data[p] = r; image.data[p + 1] = g; image.data[p + 2] = b; image.data[p + 3] = 255;
+    }
+  }
+  context.putImageData(image, 0, 0);
+}
+
+// ---------------------------------------------------------------------------- DOM helpers
+
+function element(tag, attributes = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  if (text !== null) node.textContent = text; // user text: always as text, never as HTML
+  return node;
+}
+
+const quote = (token) => `"${token}"`;
+const fixed = (value) => (Math.abs(value) < 5e-4 ? 0 : value).toFixed(3);
+
+// ---------------------------------------------------------------------------- the explorer
+
+/** Draw `payload` into `host` (an element or shadow root); see the module doc. */
+export function mount(host, payload, options = {}) {
+  const onSelect = options.onSelect || (() => {});
+  const start = options.selection || {};
+  const state = {
+    layer: Number(start.layer) || 0,
+    head: Number(start.head) || 0,
+    mode: ["lines", "matrix", "heads"].includes(start.mode) ? start.mode : "lines",
+    setup: start.setup || "A",
+    hovered: null, // query token under the pointer or the keyboard's focus
+    pinned: Number.isInteger(start.query) && start.query >= 0 ? start.query : null,
+    cell: null, // [query, key] under the pointer in the matrix
+    overlay: [], // extra heads drawn in the lines view: [layer, head] pairs
+  };
+  let data = null;
+  let settleTimer = null;
+
+  const root = element("div", { "data-testid": "attention-explorer", class: "aex", tabindex: "0",
+    role: "application", "aria-label": "Attention explorer" });
+  const bar = element("div", { class: "aex-bar" });
+  const modes = element("div", { class: "aex-group", role: "group", "aria-label": "View" });
+  const setups = element("div", { class: "aex-group", role: "group", "aria-label": "Setup" });
+  const title = element("div", { class: "aex-title" });
+  bar.append(modes, setups, title);
+  const chips = element("div", { class: "aex-chips", role: "group", "aria-label": "Heads drawn" });
+  const message = element("div", { class: "aex-message", "data-role": "message", role: "alert" });
+  const stage = element("div", { class: "aex-stage" });
+  const readout = element("div", { class: "aex-readout", "data-role": "readout",
+    "aria-live": "polite" });
+  root.append(bar, chips, message, stage, readout);
+  host.append(root);
+
+  for (const [mode, label] of [["lines", "Lines"], ["matrix", "Matrix"], ["heads", "Every head"]]) {
+    const button = element("button", { type: "button", "data-role": "mode", "data-mode": mode },
+      label);
+    button.addEventListener("click", () => { state.mode = mode; render(); settle(); });
+    modes.append(button);
+  }
+
+  // ------------------------------------------------------------ what is drawn
+
+  const setupNamed = (name) => data.setups.find((s) => s.name === name) || data.setups[0];
+  const a = () => data.setups[0];
+  const b = () => data.setups[1] || null;
+  const comparable = () => b() !== null && sameShape(a(), b());
+  const signed = () => state.setup === "B-A";
+  const shown = () => (signed() ? a() : setupNamed(state.setup)); // shapes and tokens
+
+  function weightsOf(layer, head, reader) {
+    if (!signed()) return reader(setupNamed(state.setup), layer, head);
+    return difference(reader(a(), layer, head), reader(b(), layer, head));
+  }
+  const full = (layer, head) => weightsOf(layer, head, fullWeights);
+  const tile = (layer, head) => weightsOf(layer, head, tileWeights);
+  const query = () => (state.pinned !== null ? state.pinned : state.hovered);
+  /** Where the colours end: 1, or (stretched, and always for B − A, whose differences are small)
+   * the largest |weight| drawn. */
+  const colourScale = (drawn) => (data.stretch || signed()
+    ? Math.max(...drawn.map(peak)) : 1);
+  const headName = (layer, head) => `layer ${shown().layerLabels[layer]} head ${head}`;
+
+  function setAttributes() {
+    root.dataset.layer = String(state.layer);
+    root.dataset.head = String(state.head);
+    root.dataset.query = query() === null ? "" : String(query());
+    root.dataset.pinned = String(state.pinned !== null);
+    root.dataset.setup = state.setup;
+    root.dataset.mode = state.mode;
+  }
+
+  function say(text) {
+    readout.textContent = text;
+  }
+
+  function describe(layer, head, q, k) {
+    const weights = full(layer, head);
+    const tokens = shown().tokens;
+    if (!weights) return `${headName(layer, head)}: drawn in blocks; loading it in full`;
+    const prefix = `${headName(layer, head)}${signed() ? " (B − A)" : ""}`;
+    if (k === null) {
+      let best = 0;
+      for (let j = 1; j < weights.n; j++) if (weights.at(q, j) > weights.at(q, best)) best = j;
+      const verb = signed() ? "gains most on" : "attends most to";
+      return `${prefix}: ${quote(tokens[q])} ${verb} ${quote(tokens[best])} `
+        + fixed(weights.at(q, best));
+    }
+    return `${prefix}: ${quote(tokens[q])} → ${quote(tokens[k])} ${fixed(weights.at(q, k))}`;
+  }
+
+  function settle() {
+    clearTimeout(settleTimer);
+    settleTimer = setTimeout(() => {
+      onSelect({ layer: state.layer, head: state.head, query: state.pinned, setup: state.setup,
+        mode: state.mode, full: full(state.layer, state.head) !== null });
+    }, SETTLE_MS);
+  }
+
+  function choose(layer, head) {
+    const setup = shown();
+    state.layer = Math.min(Math.max(layer, 0), setup.layers - 1);
+    state.head = Math.min(Math.max(head, 0), setup.heads - 1);
+    render();
+    settle();
+  }
+
+  // ------------------------------------------------------------ the bar and chips
+
+  function drawBar() {
+    for (const button of modes.children) {
+      button.setAttribute("aria-pressed", String(button.dataset.mode === state.mode));
+    }
+    setups.replaceChildren();
+    if (b()) {
+      const names = [a().name, b().name].concat(comparable() ? ["B-A"] : []);
+      for (const name of names) {
+        const button = element("button", { type: "button", "data-role": "setup",
+          "data-setup": name, "aria-pressed": String(name === state.setup) },
+        name === "B-A" ? "B − A" : name);
+        button.addEventListener("click", () => { state.setup = name; render(); settle(); });
+        setups.append(button);
+      }
+    }
+    title.textContent = `${headName(state.layer, state.head)}${signed() ? ": B − A" : ""}`;
+  }
+
+  function overlaid() {
+    const heads = [[state.layer, state.head]];
+    for (const pair of state.overlay) {
+      if (pair[0] !== state.layer || pair[1] !== state.head) heads.push(pair);
+    }
+    return heads.slice(0, MAX_OVERLAY);
+  }
+
+  function drawChips() {
+    chips.replaceChildren();
+    if (state.mode !== "lines") return;
+    const on = overlaid();
+    const colourOf = (layer, head) => on.findIndex(([l, h]) => l === layer && h === head);
+    chips.append(element("span", { class: "aex-note" }, `Layer ${shown().layerLabels[state.layer]}:`));
+    for (let head = 0; head < shown().heads; head++) {
+      const index = colourOf(state.layer, head);
+      const chip = element("button", { type: "button", "data-role": "chip",
+        "data-layer": String(state.layer), "data-head": String(head),
+        "aria-pressed": String(index >= 0) }, `head ${head}`);
+      if (index >= 0) chip.style.setProperty("--chip", HEAD_COLOURS[index]);
+      chip.addEventListener("click", () => toggleChip(state.layer, head));
+      chips.append(chip);
+    }
+  }
+
+  function toggleChip(layer, head) {
+    const isSelected = layer === state.layer && head === state.head;
+    const at = state.overlay.findIndex(([l, h]) => l === layer && h === head);
+    if (isSelected) {
+      const rest = overlaid().slice(1);
+      if (!rest.length) return; // one head always stays drawn
+      state.overlay = rest.slice(1);
+      [state.layer, state.head] = rest[0];
+    } else if (at >= 0) {
+      state.overlay.splice(at, 1);
+    } else if (overlaid().length < MAX_OVERLAY) {
+      state.overlay.push([layer, head]);
+    } else {
+      say(`At most ${MAX_OVERLAY} heads at once: switch one off first.`);
+      return;
+    }
+    render();
+    settle();
+  }
+
+  // ------------------------------------------------------------ lines
+
+  let lines = null; // {canvas, keys: [elements], queries: [elements]}
+
+  function buildLines() {
+    const tokens = shown().tokens;
+    const wrap = element("div", { class: "aex-lines" });
+    const left = element("div", { class: "aex-column aex-queries" });
+    const right = element("div", { class: "aex-column aex-keys" });
+    const canvas = element("canvas", { class: "aex-links", "aria-hidden": "true" });
+    const queries = tokens.map((token, i) => {
+      const node = element("div", { class: "aex-token", "data-side": "query",
+        "data-index": String(i), dir: "auto" }, token);
+      node.addEventListener("mouseenter", () => hover(i));
+      node.addEventListener("click", () => pin(i));
+      left.append(node);
+      return node;
+    });
+    const keys = tokens.map((token, i) => {
+      const node = element("div", { class: "aex-token", "data-side": "key",
+        "data-index": String(i) });
+      node.append(element("span", { dir: "auto" }, token),
+        element("span", { class: "aex-weight", "data-role": "weight" }, ""));
+      right.append(node);
+      return node;
+    });
+    wrap.addEventListener("mouseleave", () => hover(null));
+    wrap.append(left, canvas, right);
+    stage.replaceChildren(wrap);
+    lines = { canvas, keys, queries, tokens: tokens.length, setup: shown() };
+  }
+
+  function drawLines() {
+    if (!lines || lines.setup !== shown() || lines.tokens !== shown().n) buildLines();
+    const { canvas, keys, queries } = lines;
+    const n = shown().n;
+    const ratio = window.devicePixelRatio || 1;
+    const width = 180;
+    canvas.width = width * ratio;
+    canvas.height = n * ROW * ratio;
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${n * ROW}px`;
+    const context = canvas.getContext("2d");
+    context.scale(ratio, ratio);
+    context.lineWidth = 2;
+    const q0 = query();
+    const drawn = overlaid().map(([layer, head]) => full(layer, head)
+      || (signed() ? null : tile(layer, head)));
+    const present = drawn.filter((weights) => weights && weights.n === n);
+    const scale = present.length ? colourScale(present) : 1;
+    drawn.forEach((weights, index) => {
+      if (!weights || weights.n !== n) return;
+      for (let q = 0; q < n; q++) {
+        if (q0 !== null && q !== q0) continue;
+        for (let k = 0; k < n; k++) {
+          const w = weights.at(q, k);
+          const strength = Math.abs(w) / scale;
+          if (strength < LINE_MIN) continue;
+          context.globalAlpha = Math.min(1, strength);
+          context.strokeStyle = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
+          context.beginPath();
+          context.moveTo(0, (q + 0.5) * ROW);
+          context.lineTo(width, (k + 0.5) * ROW);
+          context.stroke();
+        }
+      }
+    });
+    context.globalAlpha = 1;
+    const selected = full(state.layer, state.head);
+    queries.forEach((node, i) => node.classList.toggle("aex-active", i === q0));
+    keys.forEach((node, k) => {
+      const weight = node.lastChild;
+      weight.textContent = q0 !== null && selected ? fixed(selected.at(q0, k)) : "";
+    });
+  }
+
+  // ------------------------------------------------------------ matrix
+
+  let matrix = null;
+
+  function buildMatrix() {
+    const tokens = shown().tokens;
+    const n = tokens.length;
+    const cell = Math.max(1, Math.floor(MATRIX_PX / n));
+    const side = cell * n;
+    const labelled = cell >= 12;
+    const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare" });
+    const top = element("div", { class: "aex-top", style: `width:${side}px` });
+    const left = element("div", { class: "aex-left" });
+    const canvas = element("canvas", { "data-role": "matrix", class: "aex-grid",
+      style: `width:${side}px;height:${side}px` });
+    tokens.forEach((token, i) => {
+      if (!labelled) return;
+      const key = element("div", { class: "aex-label", "data-side": "key", "data-index": String(i),
+        style: `width:${cell}px`, dir: "auto" }, token);
+      const row = element("div", { class: "aex-label", "data-side": "query",
+        "data-index": String(i), style: `height:${cell}px;line-height:${cell}px`, dir: "auto" },
+      token);
+      row.addEventListener("mouseenter", () => hover(i));
+      row.addEventListener("click", () => pin(i));
+      top.append(key);
+      left.append(row);
+    });
+    canvas.addEventListener("mousemove", (event) => {
+      const box = canvas.getBoundingClientRect();
+      const q = Math.floor(((event.clientY - box.top) / box.height) * n);
+      const k = Math.floor(((event.clientX - box.left) / box.width) * n);
+      if (q < 0 || k < 0 || q >= n || k >= n) return;
+      state.cell = [q, k];
+      hover(q);
+    });
+    canvas.addEventListener("mouseleave", () => { state.cell = null; hover(null); });
+    canvas.addEventListener("click", () => { if (state.cell) pin(state.cell[0]); });
+    if (labelled) {
+      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
+    } else { // too many tokens for labels: no empty label bands, a note above the cells
+      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
+        + "at a cell, or use ↑/↓, to read its tokens and weight."), canvas);
+    }
+    stage.replaceChildren(wrap);
+    matrix = { canvas, setup: shown(), key: null, wrap };
+  }
+
+  function drawMatrix() {
+    if (!matrix || matrix.setup !== shown()) buildMatrix();
+    const key = `${state.setup}:${state.layer},${state.head}`;
+    const weights = full(state.layer, state.head) || tile(state.layer, state.head);
+    if (!weights) {
+      message.textContent = "B − A needs both setups at the same resolution.";
+    } else if (matrix.key !== key) {
+      paint(matrix.canvas, weights, signed(), colourScale([weights]));
+      matrix.key = key;
+    }
+    const q0 = query();
+    for (const node of matrix.wrap.querySelectorAll(".aex-label[data-side=query]")) {
+      node.classList.toggle("aex-active", Number(node.dataset.index) === q0);
+    }
+  }
+
+  // ------------------------------------------------------------ every head
+
+  let heads = null;
+
+  function drawHeads() {
+    const setup = shown();
+    const key = `${state.setup}`;
+    if (!heads || heads.key !== key || heads.setup !== setup) {
+      const grid = element("div", { class: "aex-heads",
+        style: `grid-template-columns: auto repeat(${setup.heads}, 1fr)` });
+      grid.append(element("div"));
+      for (let h = 0; h < setup.heads; h++) grid.append(element("div", { class: "aex-note" }, `H${h}`));
+      const tiles = [];
+      const drawn = [];
+      for (let l = 0; l < setup.layers; l++) {
+        for (let h = 0; h < setup.heads; h++) if (tile(l, h)) drawn.push(tile(l, h));
+      }
+      const scale = drawn.length ? colourScale(drawn) : 1;
+      for (let l = 0; l < setup.layers; l++) {
+        grid.append(element("div", { class: "aex-note" }, `L${setup.layerLabels[l]}`));
+        for (let h = 0; h < setup.heads; h++) {
+          const canvas = element("canvas", { "data-role": "tile", "data-layer": String(l),
+            "data-head": String(h), title: headName(l, h), class: "aex-tile" });
+          const weights = tile(l, h);
+          if (weights) paint(canvas, weights, signed(), scale);
+          canvas.addEventListener("mouseenter", () => say(`${headName(l, h)}: click to open it`));
+          canvas.addEventListener("click", () => { state.mode = "matrix"; choose(l, h); });
+          grid.append(canvas);
+          tiles.push(canvas);
+        }
+      }
+      const note = setup.tiles
+        ? `Each tile is one head, drawn in blocks of ${Math.ceil(setup.n / setup.tiles.size)} `
+          + "tokens; click a tile to open it."
+        : "Each tile is one head's query × key weights; click a tile to open it.";
+      stage.replaceChildren(element("div", { class: "aex-note" }, note), grid);
+      heads = { key, setup, tiles };
+    }
+    for (const canvas of heads.tiles) {
+      const chosen = Number(canvas.dataset.layer) === state.layer
+        && Number(canvas.dataset.head) === state.head;
+      canvas.classList.toggle("aex-chosen", chosen);
+    }
+  }
+
+  // ------------------------------------------------------------ looking
+
+  function hover(q) {
+    state.hovered = q;
+    look();
+  }
+
+  function pin(q) {
+    state.pinned = state.pinned === q ? null : q;
+    look();
+    settle();
+  }
+
+  /** Redraw what a look changes (cheap): lines or the matrix's row, attributes, readout. */
+  function look() {
+    setAttributes();
+    if (state.mode === "lines") drawLines();
+    if (state.mode === "matrix") drawMatrix();
+    const q = query();
+    if (state.mode === "matrix" && state.cell && state.hovered !== null) {
+      say(describe(state.layer, state.head, state.cell[0], state.cell[1]));
+    } else if (q !== null) {
+      say(describe(state.layer, state.head, q, null)
+        + (state.pinned !== null ? " (pinned)" : ""));
+    } else {
+      say(`${headName(state.layer, state.head)}: point at a token, or use ↑/↓ and Enter`);
+    }
+  }
+
+  function render() {
+    message.textContent = "";
+    if (!data) return;
+    if (state.setup === "B-A" && !comparable()) state.setup = a().name;
+    if (!data.setups.some((s) => s.name === state.setup) && state.setup !== "B-A") {
+      state.setup = a().name;
+    }
+    const setup = shown();
+    state.layer = Math.min(state.layer, setup.layers - 1);
+    state.head = Math.min(state.head, setup.heads - 1);
+    if (query() !== null && query() >= setup.n) { state.pinned = null; state.hovered = null; }
+    if (b() && !comparable()) {
+      message.textContent = "B − A needs the same layers, heads and tokens in both setups.";
+    }
+    drawBar();
+    drawChips();
+    if (state.mode !== "lines") lines = null;
+    if (state.mode !== "matrix") matrix = null;
+    if (state.mode !== "heads") heads = null;
+    if (state.mode === "heads") drawHeads();
+    if (!full(state.layer, state.head) && state.mode !== "heads") {
+      message.textContent = `${headName(state.layer, state.head)} is drawn in blocks `
+        + "until its full resolution arrives.";
+    }
+    look();
+  }
+
+  // ------------------------------------------------------------ keyboard
+
+  root.addEventListener("keydown", (event) => {
+    if (!data) return;
+    const onButton = event.target.closest && event.target.closest("button");
+    if (onButton && (event.key === "Enter" || event.key === " ")) return; // the button's own
+    const setup = shown();
+    const index = state.layer * setup.heads + state.head;
+    const count = setup.layers * setup.heads;
+    const q = query();
+    if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+      const next = (index + (event.key === "ArrowRight" ? 1 : count - 1)) % count;
+      choose(Math.floor(next / setup.heads), next % setup.heads);
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      const step = event.key === "ArrowDown" ? 1 : -1;
+      const next = q === null ? (step > 0 ? 0 : setup.n - 1) : (q + step + setup.n) % setup.n;
+      state.cell = null;
+      if (state.pinned !== null) state.pinned = next;
+      hover(next);
+    } else if (event.key === "Enter" && q !== null) {
+      pin(q);
+    } else if (event.key === "Escape") {
+      state.pinned = null;
+      state.hovered = null;
+      look();
+      settle();
+    } else {
+      return;
+    }
+    event.preventDefault();
+  });
+
+  // ------------------------------------------------------------ the host's handle
+
+  function update(next) {
+    try {
+      data = decodePayload(next);
+    } catch (error) {
+      data = null;
+      stage.replaceChildren();
+      message.textContent = `Nothing to draw: ${error.message}`;
+      return;
+    }
+    lines = null;
+    matrix = null;
+    heads = null;
+    render();
+  }
+
+  update(payload);
+  return {
+    update,
+    destroy() {
+      clearTimeout(settleTimer);
+      root.remove();
+    },
+    get selection() {
+      return { layer: state.layer, head: state.head, query: state.pinned, setup: state.setup,
+        mode: state.mode };
+    },
+  };
+}

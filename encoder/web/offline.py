@@ -1,0 +1,82 @@
+"""The attention explorer in self-contained HTML: the ES module and its stylesheet inline, the
+payload inline as base64, no network at all; it works opened from file:// (a lesson handout, a
+download, an e-mail attachment).
+
+A page holds the module once (`explorer_scripts`) and any number of explorers
+(`explorer_element`), each mounted on its own element from its own payload. User text (tokens,
+setup names) only ever travels inside the payload's bytes, and the title is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+
+from encoder.web.hosts import explorer_style, module_with_host
+
+# Mounts an explorer on the element named by each payload's script element, at its selection.
+MOUNT_ALL = """
+for (const data of document.querySelectorAll("script[data-explorer-for]")) {
+  const bytes = Uint8Array.from(atob(data.textContent.trim()), (c) => c.charCodeAt(0));
+  const selection = JSON.parse(data.dataset.selection || "{}");
+  mount(document.getElementById(data.dataset.explorerFor), bytes, { selection });
+}
+"""
+PAGE_STYLE = "body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }"
+ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+MODES = ("lines", "matrix", "heads")  # the explorer's views (attention_explorer.js)
+
+
+def explorer_scripts() -> str:
+    """The explorer's stylesheet and module, once per page; mounts every explorer_element."""
+    module = module_with_host(MOUNT_ALL)
+    if "</script" in module.lower():  # trusted code, but it must not end its own element
+        raise ValueError("the explorer's module contains '</script' and cannot be inlined")
+    return f'<style>{explorer_style()}</style>\n<script type="module">{module}</script>'
+
+
+def explorer_element(
+    payload: bytes,
+    element_id: str = "explorer",
+    *,
+    layer: int = 0,
+    head: int = 0,
+    mode: str = "lines",
+    query: int | None = None,
+) -> str:
+    """Where one explorer is drawn: its element, and its payload (encoder.web.payload) as
+    base64 in a script element that the page never runs; it opens on `layer`, `head` (numbered
+    from 0) in `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given."""
+    if not ELEMENT_ID.fullmatch(element_id):
+        raise ValueError(f"element_id={element_id!r} must be letters, digits, - or _")
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is not one of the explorer's views {MODES}")
+    opens = {"layer": int(layer), "head": int(head), "mode": mode}
+    if query is not None:
+        opens["query"] = int(query)
+    data = base64.b64encode(payload).decode("ascii")
+    return (
+        f'<div id="{element_id}"></div>\n'
+        f'<script type="application/octet-stream" data-explorer-for="{element_id}" '
+        f'data-selection="{html.escape(json.dumps(opens))}">{data}</script>'
+    )
+
+
+def explorer_html(payload: bytes, title: str = "Attention explorer") -> str:
+    """One HTML page holding the explorer of one payload (one setup, or A and B to compare)."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{PAGE_STYLE}</style>",
+            explorer_scripts(),
+            "</head><body>",
+            f"<h1>{html.escape(title)}</h1>",
+            explorer_element(payload),
+            "</body></html>",
+        ]
+    )

@@ -1,0 +1,33 @@
+"""examples/*.ipynb run top to bottom in a fresh kernel (nbclient, headless), and the explorer
+cells leave a widget behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+EXPLORER = "encoder.notebook.widget.AttentionExplorer"
+
+
+@pytest.mark.timeout(300)
+def test_the_attention_example_runs_top_to_bottom(monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # transformers reads the bundled checkpoint only
+    # the kernel imports this checkout's library, whatever the environment has installed
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
+    notebook = nbformat.read(EXAMPLES / "attention.ipynb", as_version=4)
+    nbclient.NotebookClient(notebook, timeout=240, kernel_name="python3").execute(cwd=str(EXAMPLES))
+    outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
+    assert not [output for output in outputs if output["output_type"] == "error"]
+    widgets = [output["data"] for output in outputs if WIDGET_VIEW in output.get("data", {})]
+    # explore, compare, head_view and the one read back; nothing else (no loading bars)
+    assert [EXPLORER in widget["text/plain"] for widget in widgets] == [True] * 4
+    assert {"name": "stdout", "output_type": "stream", "text": "layer 0 head 0\n"} in outputs

@@ -1,0 +1,108 @@
+"""The attention explorer's payload: what the browser reads back equals the model's weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from encoder.web import asset
+from encoder.web.payload import build_setup, decode_header, decode_setup, encode, payload
+
+
+def softmax_attention(layers: int, heads: int, n: int, seed: int = 0) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    scores = 3 * torch.randn(layers, heads, n, n, generator=generator)
+    return scores.softmax(dim=-1)  # [layer, head, query, key]
+
+
+def read_back(data: bytes, setup: int = 0) -> tuple[dict, dict, np.ndarray | None]:
+    """What the browser reads (the body starts 8-aligned, so a Uint16Array can view it)."""
+    assert (8 + int.from_bytes(data[4:8], "little")) % 8 == 0
+    return decode_setup(data, setup)
+
+
+def test_a_short_sentence_sends_every_head_in_full_within_the_readouts_precision() -> None:
+    attention = softmax_attention(6, 12, 16)
+    tokens = [f"t{i}" for i in range(16)]
+    data = payload(attention, tokens)
+    entry, full, tiles = read_back(data)
+    assert (entry["layers"], entry["heads"], entry["n"], entry["tokens"]) == (6, 12, 16, tokens)
+    assert tiles is None and len(full) == 72
+    error = max(np.abs(full[l, h] - attention[l, h].numpy()).max() for l, h in full)  # noqa: E741
+    assert error <= 1 / 131070 + 1e-7  # uint16 rounding, far inside the readout's 1e-3
+    assert len(data) < 385_000 / 3  # a third of the Plotly page's bytes for 16 tokens
+
+
+def test_a_long_sentence_sends_block_tiles_and_the_chosen_head_in_full() -> None:
+    attention = softmax_attention(6, 12, 502)
+    data = payload(attention, ["w"] * 502, chosen=[(2, 1)])
+    assert len(data) <= 3_000_000
+    entry, full, tiles = read_back(data)
+    assert list(full) == [(2, 1)]
+    assert np.abs(full[2, 1] - attention[2, 1].numpy()).max() <= 1 / 131070 + 1e-7
+    starts = entry["tiles"]["starts"]
+    assert starts == list(range(0, 502, 11))  # ceil(502 / 48) tokens a block
+    # block (i, j): the mean over query block i of the weights summed over key block j
+    edges = starts + [502]
+    blocks = list(zip(edges[:-1], edges[1:], strict=True))
+    weights = attention[4, 7].numpy()
+    expected = np.array(
+        [[weights[a:b, c:d].sum(axis=1).mean() for c, d in blocks] for a, b in blocks]
+    )
+    np.testing.assert_allclose(tiles[4, 7], expected, atol=1e-4)
+    np.testing.assert_allclose(tiles.sum(axis=-1), 1, atol=1e-3)  # rows still sum to 1
+
+
+def test_compare_carries_both_setups_in_one_payload() -> None:
+    tokens = ["a", "b", "c"]
+    a, b = softmax_attention(2, 2, 3, seed=1), softmax_attention(2, 2, 3, seed=2)
+    data = encode([build_setup(a, tokens, name="A"), build_setup(b, tokens, name="B")])
+    assert [s["name"] for s in decode_header(data)["setups"]] == ["A", "B"]
+    _, full_b, _ = read_back(data, setup=1)
+    assert np.abs(full_b[1, 1] - b[1, 1].numpy()).max() <= 1 / 131070 + 1e-7
+
+
+def test_user_text_travels_as_data_and_the_header_is_utf8() -> None:
+    tokens = ["<script>alert(1)</script>", "שלום", "😴"]
+    data = payload(softmax_attention(1, 1, 3), tokens)
+    assert decode_header(data)["setups"][0]["tokens"] == tokens
+    assert "<script>" not in asset("attention_explorer.js")
+
+
+def test_bounds_24_layers_by_64_heads_fit_in_tiles() -> None:
+    data = payload(softmax_attention(24, 64, 64), ["x"] * 64)
+    entry, full, tiles = read_back(data)
+    assert tiles.shape[:2] == (24, 64) and list(full) == [(0, 0)]
+    assert len(data) < 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("attention", "tokens", "message"),
+    [
+        (np.full((2, 3, 4, 4), 0.25), ["a"] * 5, r"shape \(2, 3, 4, 4\) holds 4 tokens, but 5"),
+        (np.full((3, 4, 4), 0.25), ["a"] * 4, r"\[layers, heads, T, T\]; got \(3, 4, 4\)"),
+        (
+            np.full((1, 1, 513, 513), 1 / 513),
+            ["a"] * 513,
+            r"513 tokens is more than the explorer draws \(512\)",
+        ),
+        (np.full((25, 64, 2, 2), 0.5), ["a"] * 2, "25 layers x 64 heads is more"),
+        (np.full((1, 1, 2, 2), 1.5), ["a"] * 2, r"lie in \[0, 1\]"),
+    ],
+)
+def test_bad_attention_is_refused_with_a_message(attention, tokens, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        payload(attention, tokens)
+
+
+def test_nan_names_where_it_is() -> None:
+    attention = softmax_attention(3, 2, 4)
+    attention[2, 1, 3, 0] = float("nan")
+    with pytest.raises(ValueError, match="layer 2 head 1 is not a number at query 3, key 0"):
+        payload(attention, list("abcd"))
+
+
+def test_a_chosen_head_outside_the_model_is_refused() -> None:
+    with pytest.raises(ValueError, match="layer 6 head 0 is not in attention of 6 layers"):
+        payload(softmax_attention(6, 12, 160), ["x"] * 160, chosen=[(6, 0)])
