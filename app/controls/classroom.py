@@ -182,12 +182,18 @@ def _student_follow() -> None:
     current = _guarded(lambda: class_store().state(code))
     if current is None:
         return
-    follow = st.toggle("Follow the teacher", key="class_follow",
-                       help="Off: explore freely; on: back to the teacher's step.")  # fmt: skip
+    follow = st.toggle(
+        "Follow the teacher",
+        key="class_follow",
+        on_change=state.put,
+        args=("_class_seen", None),  # switched back on: straight to the teacher's step
+        help="Off: explore freely; on: back to the teacher's step.",
+    )
     st.caption(f"Class {code} · the teacher is on step {current.step}")
     if follow and current.version != state.get("_class_seen"):
-        state.put("_class_seen", current.version)
-        state.put("_class_pending", dict(current.setup))  # applied before the sidebar's widgets
+        # applied before the sidebar's widgets (app.controls.state.start_page), which marks the
+        # version seen: until then every poll asks again
+        state.put("_class_pending", (current.version, dict(current.setup)))
         st.rerun()
 
 

@@ -173,7 +173,9 @@ KEYS: tuple[Key, ...] = (
     Key("_class_teacher"),
     Key("_class_student"),
     Key("_class_seen"),  # the class state's version a student last followed
-    Key("_class_pending"),  # the teacher's link parameters, applied as the next run starts
+    # (the class state's version, the teacher's link parameters), applied as the next run
+    # starts; only then is that version seen (a rerun lost to a busy server is asked again)
+    Key("_class_pending"),
     # Heads across a corpus: the bundled corpus or the user's own sentences
     Key("corpus_source", persistent=True),
     Key("corpus_text", "", persistent=True),
@@ -273,7 +275,9 @@ def start_page(views: tuple[str, ...], is_session_source: Callable[[str], bool])
         )
     pending = state.pop("_class_pending", None)
     if pending:  # a class's student follows the teacher: the teacher's link, before any widget
-        params = {name: raw for name, raw in pending.items() if name != "class"}
+        version, setup = pending
+        params = {name: raw for name, raw in setup.items() if name != "class"}
+        state["_class_seen"] = version
         notices += _load_url(REGISTRY, is_session_source, params)
     for name in PERSISTENT_KEYS:  # Streamlit forgets a widget's value on a run that does not
         if name in state:  # draw it; writing it back marks it as the user's, so it survives
