@@ -78,6 +78,7 @@ def test_a_teacher_and_three_students_answer_and_the_tally_counts_each_once(
 
     teacher.get_by_role("button", name="Reveal to everyone").click()
     students[1].get_by_text("your guess: grows / stays about the same").wait_for()
+    wait_settled(students[1])
     assert students[1].get_by_role("switch", name="Follow the teacher").is_checked()
     shot(students[1], "B_class_student_phone_revealed.png")
     for page in (*students, forger, teacher):
