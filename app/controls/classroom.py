@@ -177,6 +177,11 @@ def _teacher_card(code: str, present: bool) -> None:
         st.rerun()
 
 
+def _follow_switched() -> None:
+    state.put("_class_following", bool(state.get("class_follow")))
+    state.put("_class_seen", None)  # switched back on: straight to the teacher's step
+
+
 def _student_follow() -> None:
     code, _ = student()
     current = _guarded(lambda: class_store().state(code))
@@ -184,9 +189,9 @@ def _student_follow() -> None:
         return
     follow = st.toggle(
         "Follow the teacher",
+        value=bool(state.get("_class_following")),
         key="class_follow",
-        on_change=state.put,
-        args=("_class_seen", None),  # switched back on: straight to the teacher's step
+        on_change=_follow_switched,
         help="Off: explore freely; on: back to the teacher's step.",
     )
     st.caption(f"Class {code} · the teacher is on step {current.step}")

@@ -169,7 +169,10 @@ KEYS: tuple[Key, ...] = (
     Key("class", None, in_url=True),
     Key("class_code"),
     Key("class_nickname"),
-    Key("class_follow", True, persistent=True),
+    # the follow switch's widget, and whether this student follows (the switch's value comes
+    # from it: a widget's own state can vanish on a run that does not draw it)
+    Key("class_follow"),
+    Key("_class_following", True),
     Key("_class_teacher"),
     Key("_class_student"),
     Key("_class_seen"),  # the class state's version a student last followed
