@@ -83,13 +83,13 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
     for page in pages:
         _wait_step(page, 3)
         log["step_s"].append(time.perf_counter() - start)
-    labels = _main(pages[0]).get_by_test_id("stButtonGroup").get_by_role("button").all_inner_texts()
     header = _main(teacher).get_by_text(re.compile(r"\(position \d+\) attend to most")).first
     rule = int(re.search(r"\(position (\d+)\)", header.inner_text())[1])
-    queries = [label for label in labels if int(label.split(":")[0]) != rule]
+    labels: list[str] = []  # the tokens offered, read from a student's page once asked
     for question in range(questions):
         if question:  # a new query token: a new question, which the students follow
             teacher.get_by_role("button", name="Reveal to everyone").wait_for(state="detached")
+            queries = [label for label in labels if int(label.split(":")[0]) != rule]
             query = queries[(question - 1) % len(queries)]
             start = time.perf_counter()
             _pick_query(teacher, query)
@@ -99,6 +99,10 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
                 log["step_s"].append(time.perf_counter() - start)
         _main(teacher).get_by_role("button", name="Ask the class").click()
         _main(teacher).get_by_text("students answered").wait_for()
+        if not labels:
+            _main(pages[0]).get_by_role("button", name="Send").wait_for()
+            pills = _main(pages[0]).get_by_test_id("stButtonGroup").get_by_role("button")
+            labels = pills.all_inner_texts()
         sent = {}
         away = outage is not None and question == questions // 2
         for number, page in enumerate(pages):
