@@ -97,13 +97,12 @@ REFERENCE_DRAWN = DRAWN | {
 }
 
 # The attention explorer's root under `within` (the document, or a page element): in the page, or
-# inside a component's shadow root.
-EXPLORER_IN_JS = """(within => {
-  const selector = "[data-testid=attention-explorer]";
-  const direct = within.querySelector(selector);
+# inside a component's shadow root (at any depth).
+EXPLORER_IN_JS = """(function find(within) {
+  const direct = within.querySelector("[data-testid=attention-explorer]");
   if (direct) return direct;
-  for (const host of within.querySelectorAll("[data-testid^=stBidiComponent] *")) {
-    const found = host.shadowRoot && host.shadowRoot.querySelector(selector);
+  for (const node of within.querySelectorAll("*")) {
+    const found = node.shadowRoot && find(node.shadowRoot);
     if (found) return found;
   }
   return null;
