@@ -360,7 +360,7 @@ LOOKS_JS = """async (root, count) => {
   root.dispatchEvent(key("Escape"));
   for (const name of ["lines", "matrix", "heads"]) {
     await mode(name);
-    const head = times[`head, ${name}`] = [];
+    const head = times[`head, ${name === "heads" ? "every head" : name}`] = [];
     const next = () => root.dispatchEvent(key("ArrowRight"));
     for (let k = 0; k < count; k++) head.push(await timed(next));
   }
