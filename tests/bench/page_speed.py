@@ -1,20 +1,24 @@
 """How fast is the page in a real browser, against the floor? Prints one table from one run.
 
-Run from the repo root: `python tests/bench/page_speed.py [--reruns N]`. Starts the app and the
-floor (tests/bench/floor_page.py: the same elements from precomputed random numbers, no model) on
-free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512, 32-36 tokens
-(BENCH_SETUP), and measures:
-- per view (Attention, Attention steps, LayerNorm, Activations, Shapes; a view the app lacks is
-  skipped with a line): the rerun after a text change, from committing the text to the view drawn
-  with its tokens, median and min-max of N, on the floor before the app, the app, the floor
-  after (drift); app / floor against all the floor's reruns; the script's own time ("page N ms"
-  in both pages' status caption) and the bytes received per rerun;
-- a click on another head in the Attention view (the fragment rerun), floor, app, floor;
-- per view, the same rerun on a compare page (setup B = A post-norm, drawn beside A), floor and
-  app, and the app's compare rerun over its single-page rerun (the goal: about 2x at most);
-- first render: a fresh server and a fresh browser context (empty cache), from opening the
-  Attention view to it drawn with every element loaded; floor before and after the app;
-- the pretrained model on a 500-token text: time to draw and bytes received.
+Run from the repo root: `python tests/bench/page_speed.py [--reruns N] [--only NAMES]`. Starts the
+app and the floor (tests/bench/floor_page.py: the same elements from precomputed random numbers,
+no model) on free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512,
+32-36 tokens (BENCH_SETUP), and measures, by --only's names (default: all):
+- views: per view (Attention, Attention steps, LayerNorm, Activations, Shapes; a view the app
+  lacks is skipped with a line): the rerun after a text change, from committing the text to the
+  view drawn with its tokens, median and min-max of N, on the floor before the app, the app, the
+  floor after (drift); app / floor against all the floor's reruns; the script's own time ("page
+  N ms" in both pages' status caption) and the bytes received per rerun;
+- explorer: the Attention view's rerun beside the reference page (tests/bench/
+  plotly_attention_page.py: the app with the Plotly figures of before the explorer), measured
+  before and after the app in the same run; the explorer's looks (hover, pin, head switches in
+  each mode) timed in the page, 20 of each, and the messages the page sent meanwhile (the goal:
+  0); bytes received per rerun at 16 tokens of MiniLM, single and compare, app and reference;
+- compare: per view, the same rerun on a compare page (setup B = A post-norm, drawn beside A),
+  floor and app, and the app's compare rerun over its single-page rerun;
+- minilm: MiniLM at 128 and 502 tokens: time to draw, bytes received, then every look;
+- first: a fresh server and a fresh browser context (empty cache), from opening the Attention view
+  to it drawn with every element loaded; floor before and after the app.
 Optional: the naive page (one chart per head, tests/bench/naive_page.py) and the capture
 overhead (capture_overhead.py). Each page's elements (types, figure and table sizes) are compared
 with the floor's per view, so a floor that no longer matches its view shows.
