@@ -25,6 +25,7 @@ from app.views import (
     attention,
     corpus,
     cost,
+    exercises,
     export,
     layernorm,
     shapes,
@@ -79,6 +80,7 @@ VIEWS: dict[str, RunView | TrainingView] = {
     "Shapes": RunView(shapes.draw, every_hook),
     "Cost": RunView(cost.draw, no_hooks),
     "Heads across a corpus": RunView(corpus.draw, no_hooks),
+    "Exercises": RunView(partial(exercises.draw, new_numbers=state.new_exercise_numbers), no_hooks),
     "Export": RunView(export.draw, every_hook),
     "Training": TrainingView(training.draw),
 }  # the view control offers them in this order

@@ -27,6 +27,7 @@ LIBRARY_LAYERS = {
     "train": ("core", "tasks", "io", "inspect", "measure"),
     "cli": ("core", "tasks", "io", "inspect", "measure", "train"),
     "notebook": ("core", "tasks", "io", "inspect", "web"),
+    "exercises": ("core", "tasks", "io", "inspect"),
 }
 VALUE_WIDGETS = (
     "selectbox",
@@ -189,7 +190,7 @@ def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations"]
+    "view", ["Lesson", "Attention", "Attention steps", "LayerNorm", "Activations", "Exercises"]
 )
 def test_every_widget_key_is_registered_in_the_state_module(view: str) -> None:
     at = open_page(view=view, text="One sentence.\nAnd a second, longer one.")

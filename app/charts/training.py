@@ -117,6 +117,23 @@ def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.F
     return _layout(fig, escape(title), height=360)
 
 
+def held_out_bars(accuracy: dict[str, float], *, title: str) -> go.Figure:
+    """One bar per run: its held-out accuracy (0 to 1), the value written on the bar."""
+    names = [escape(name) for name in accuracy]
+    fig = new_figure(
+        go.Bar(
+            x=names,
+            y=np.round(list(accuracy.values()), 4),
+            text=[f"{value:.3f}" for value in accuracy.values()],
+            textposition="outside",
+            marker_color=[OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(names))],
+            hovertemplate="%{x}<br>held-out accuracy %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(yaxis=dict(range=[0, 1.1], title_text="held-out accuracy (per token)"))
+    return _layout(fig, escape(title), height=360)
+
+
 def grad_norm_heatmap(history: list[dict[str, float]]) -> go.Figure:
     """Each block's gradient norm (before clipping) at each step, on a log colour scale."""
     frame = thin(history)

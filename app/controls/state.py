@@ -27,6 +27,8 @@ from app.sources import BUILT_IN
 from app.user_text import literal
 from encoder import EncoderConfig
 from encoder.core.options import BY_KEY, OPTIONS, key_values, parse_value
+from encoder.exercises.by_hand import MAX_SET, QUESTION_KEYS
+from encoder.train.jobs import DEFAULT_DROPOUT_RATE
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
@@ -47,6 +49,9 @@ SLIDER_MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider (a checkp
 MAX_HEADS = 64  # head counts the sidebar offers
 MAX_TOKENS = 512  # positions per sentence (the models' max_len)
 MAX_URL_TEXT = 2000  # characters of text carried in the link
+# The Exercises view's widget keys per question: the answer typed, and "Show me".
+EXERCISE_ANSWER_KEYS = tuple(f"ex_{question}" for question in QUESTION_KEYS)
+EXERCISE_SHOW_KEYS = tuple(f"ex_show_{question}" for question in QUESTION_KEYS)
 
 
 # Training widget key -> the TrainConfig field it sets.
@@ -157,6 +162,12 @@ KEYS: tuple[Key, ...] = (
         Key(key, getattr(_TRAINING, field), persistent=True)
         for key, field in TRAINING_FIELDS.items()
     ),
+    Key("train_dropout_rate", DEFAULT_DROPOUT_RATE, persistent=True),  # the placement runs'
+    # the Exercises view: the set of numbers (in the link, so a class can share one), each
+    # question's answer and its "Show me"
+    Key("ex_set", 0, in_url=True, persistent=True, bounds=(0, MAX_SET)),
+    *(Key(name, "", persistent=True) for name in EXERCISE_ANSWER_KEYS),
+    *(Key(name, False, persistent=True) for name in EXERCISE_SHOW_KEYS),
     # pickers that fill in other keys, and what the page keeps for itself
     Key("preset"),  # the sidebar's architecture preset
     Key("example"),  # the sidebar's example sentences
@@ -434,6 +445,14 @@ def follow_link(view: str, values: dict[str, object], select_source: Callable[[s
     for name, value in values.items():
         if name != "source":
             _set_from_link(name, value)
+
+
+def new_exercise_numbers() -> None:
+    """The Exercises view's next set of numbers, with its answers and solutions cleared (the
+    "New numbers" button's callback)."""
+    put("ex_set", (get("ex_set") + 1) % (MAX_SET + 1))
+    update(dict.fromkeys(EXERCISE_ANSWER_KEYS, ""))
+    update(dict.fromkeys(EXERCISE_SHOW_KEYS, False))
 
 
 def sidebar_state() -> str:

@@ -114,6 +114,18 @@ class Text:
         self.paragraphs.append(tuple(part for part in parts if part != ""))
 
 
+@dataclass(frozen=True)
+class ExplorerAt:
+    """The attention explorer (encoder/web) standing in for one of the step's figures wherever a
+    host can draw it (the handout): this run's attention for the sentence, opened on a head."""
+
+    figure: str  # the key of the figure it stands in for
+    layer: int
+    head: int
+    mode: str  # "lines" | "matrix" | "heads"
+    query: int | None = None  # the token pinned, if any
+
+
 @dataclass
 class Step:
     """One step of the lesson, ready to lay out (its title is in STEPS)."""
@@ -125,6 +137,7 @@ class Step:
     links: list[OpenIn] = field(default_factory=list)
     uses_query: bool = False
     wide: bool = False  # tables below the text, the page's full width (a wide table)
+    explorer: ExplorerAt | None = None
 
     def numbers(self) -> pd.DataFrame:
         """The numbers behind this step: each one the text shows, its value and how it is shown."""
@@ -420,6 +433,7 @@ def attention_step(lesson: Lesson) -> Step:
         ],
         links=[OpenIn("Attention", {"layer": layer, "head": head})],
         uses_query=True,
+        explorer=ExplorerAt("lesson_head", layer, head, "lines", lesson.query),
     )
 
 
@@ -540,11 +554,13 @@ def heads_step(lesson: Lesson) -> Step:
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
     table = table.rename(columns={"heads": f"heads above {CLEAR_SHARE:g} (broad: 0.9 ln n)"})
     figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
+    layer, head = int(best["layer"]), int(best["head"])
     return Step(
         text,
         figures=[("lesson_overview", figure)],
         tables=[("The head that plays each role most", table)],
-        links=[OpenIn("Attention", {"layer": int(best["layer"]), "head": int(best["head"])})],
+        links=[OpenIn("Attention", {"layer": layer, "head": head})],
+        explorer=ExplorerAt("lesson_overview", layer, head, "heads"),
     )
 
 

@@ -1,8 +1,11 @@
 """The lesson as one self-contained HTML file: every step's text, numbers, tables, code and
-figures for one run and sentence, with plotly.js embedded once, so it opens offline.
+figures for one run and sentence, with plotly.js and the attention explorer's module embedded
+once, so it opens offline. A step's attention figure is drawn by the explorer (encoder/web), the
+same one as on the page and in notebooks, opened on the step's head.
 
 User text is escaped with html.escape (tokens inside sentences, the sentence itself, table
-cells); figures escape their own labels (app.charts.common).
+cells); figures escape their own labels (app.charts.common); the explorer's tokens travel inside
+its payload and are drawn as text.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from app.lesson.content import STEPS, Lesson, Paragraph, Said, Step
+from app.explorer_payloads import explorer_payload
+from app.lesson.content import STEPS, ExplorerAt, Lesson, Paragraph, Said, Step
+from app.runs import Runs
+from encoder.web.offline import explorer_element, explorer_scripts
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
@@ -39,10 +45,25 @@ def table_html(table: pd.DataFrame) -> str:
     return table.to_html(index=False, escape=True, float_format=lambda value: f"{value:.6g}")
 
 
-def step_html(number: int, title: str, step: Step) -> str:
+def explorer_html(lesson: Lesson, number: int, at: ExplorerAt) -> str | None:
+    """The step's explorer (the Attention view's payload, from the shared cache), or None where its
+    attention cannot be drawn: the step then keeps its figure."""
+    try:
+        data = explorer_payload(Runs(lesson.run), lesson.sentence, at.layer, at.head, lesson.random)
+    except ValueError:  # a NaN in the weights, too many tokens or heads, the memory budget
+        return None
+    where = {"layer": at.layer, "head": at.head, "mode": at.mode, "query": at.query}
+    return explorer_element(data, f"step-{number}", **where)
+
+
+def step_html(number: int, title: str, step: Step, explorer: str | None = None) -> str:
+    """One step; `explorer` (an explorer element) stands in for the figure step.explorer names."""
     parts = [f"<section><h2>{number}. {html.escape(title)}</h2>"]
     parts += [f"<p>{paragraph_html(paragraph)}</p>" for paragraph in step.text.paragraphs]
-    for _, figure in step.figures:
+    for key, figure in step.figures:
+        if explorer is not None and step.explorer is not None and key == step.explorer.figure:
+            parts.append(explorer)
+            continue
         parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False))
     for caption, table in step.tables:
         parts.append(f'<p class="caption">{html.escape(caption)}</p>{table_html(table)}')
@@ -57,9 +78,11 @@ def lesson_html(lesson: Lesson) -> str:
     """Every step of the lesson for this run and sentence, as one HTML page."""
     sentence = lesson.run.sentences[lesson.sentence]
     heading = f"Encoder Explorer: a lesson on {lesson.model_name}"
-    steps = [
-        step_html(number, title, build(lesson)) for number, (title, build) in enumerate(STEPS, 1)
-    ]
+    steps = []
+    for number, (title, build) in enumerate(STEPS, 1):
+        step = build(lesson)
+        explorer = explorer_html(lesson, number, step.explorer) if step.explorer else None
+        steps.append(step_html(number, title, step, explorer))
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -67,6 +90,7 @@ def lesson_html(lesson: Lesson) -> str:
             f"<title>{html.escape(heading)}</title>",
             f"<style>{STYLE}</style>",
             f'<script type="text/javascript">{get_plotlyjs()}</script>',
+            explorer_scripts(),
             "</head><body>",
             f"<h1>{html.escape(heading)}</h1>",
             f"<p>The {lesson.unit}: “{html.escape(sentence)}”</p>",

@@ -24,6 +24,7 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -44,7 +45,15 @@ from encoder.train.duration import (
     step_cost,
     training_seconds,
 )
-from encoder.train.jobs import TrainingJob, comparison_configs, comparison_job, single_job
+from encoder.train.jobs import (
+    DROPOUT_PLACEMENTS,
+    TrainingJob,
+    comparison_configs,
+    comparison_job,
+    placement_findings,
+    placement_job,
+    single_job,
+)
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
 
@@ -56,6 +65,9 @@ MAX_SEQ_LEN = 32
 BATCH_SIZES = (16, 32, 64, 128, 256)
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
+PLACEMENT_RUNS = len(DROPOUT_PLACEMENTS)
+JOB_RUNS = tuple(sorted({1, COMPARISON_RUNS, PLACEMENT_RUNS}))  # runs per kind of job
+DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
 # results -> ({run name: session model id} of the models kept, why the others were not, or "")
 KeepModels = Callable[[dict[str, TrainResult]], tuple[dict[str, str], str]]
 
@@ -131,9 +143,9 @@ def _preset_label(name: str) -> str:
     )
 
 
-def _controls(actions: TrainingActions) -> dict:
-    """The controls; the TrainConfig fields other than the architecture: the widgets', and the
-    chosen preset's hidden ones (such as `decay`)."""
+def _controls(actions: TrainingActions) -> tuple[dict, float]:
+    """The controls: the TrainConfig fields other than the architecture (the widgets', and the
+    chosen preset's hidden ones, such as `decay`), and the dropout placement runs' rate."""
     preset = st.selectbox(
         "Preset",
         list(TRAINING_PRESETS),
@@ -167,6 +179,14 @@ def _controls(actions: TrainingActions) -> dict:
             "Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup"
         )
         batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch")
+        rate = st.select_slider(
+            "Dropout rate (placement runs)",
+            DROPOUT_RATES,
+            key="train_dropout_rate",
+            help="**Dropout placement** trains with dropout at this rate on the attention "
+            "weights, on each sublayer's output before its residual add, on the feed-forward's "
+            "hidden layer, and in all of torch's places, beside a run without dropout.",
+        )
     checkpoint = st.toggle(
         "Checkpoint every block",
         key="train_checkpoint",
@@ -188,7 +208,7 @@ def _controls(actions: TrainingActions) -> dict:
         for name, value in TRAINING_PRESETS.get(preset or "", {}).items()
         if name not in ARCHITECTURE_FIELDS and name not in chosen
     }
-    return {**hidden, **chosen}
+    return {**hidden, **chosen}, rate
 
 
 def architecture_text(cfg: EncoderConfig) -> str:
@@ -203,7 +223,9 @@ def _too_slow(
     cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float, actions
 ) -> None:
     """Say how long `runs` runs would take, and offer the nearest architecture that fits."""
-    what = "once" if runs == 1 else f"{runs} times (pre vs post)"
+    what = {1: "once", COMPARISON_RUNS: f"{runs} times (pre vs post)"}.get(
+        runs, f"{runs} times (dropout placement)"
+    )
     st.warning(
         f"Training this architecture {what} would take "
         f"{duration_text(training_seconds(cfg, runs, scale))} on this machine; the limit is "
@@ -231,24 +253,25 @@ def _too_slow(
 
 def _time_check(
     cfg: TrainConfig, architecture: EncoderConfig, lab: TrainingLab, actions: TrainingActions
-) -> tuple[bool, bool]:
-    """Show the estimates; (one run fits, the comparison fits)."""
+) -> dict[int, bool]:
+    """Show the estimates; {runs: whether they fit} for one run, the comparison and the dropout
+    placement runs."""
     scale = lab.scale or 1.0
-    single = training_seconds(cfg, 1, scale)
-    compared = training_seconds(cfg, COMPARISON_RUNS, scale)
+    seconds = {runs: training_seconds(cfg, runs, scale) for runs in JOB_RUNS}
+    single, compared = seconds[1], seconds[COMPARISON_RUNS]
     cost = step_cost(cfg)
     basis = f"modelled from {cost.parameters:,} weights x {cost.tokens:,} tokens per step"
     if lab.scale is not None:
         basis += f", scaled by this session's last training ({scale:.2g}x the model)"
     st.caption(
         f"Estimated time here: **Train** {duration_text(single)}, **Pre vs post** "
-        f"({COMPARISON_RUNS} runs) {duration_text(compared)} ({basis})."
+        f"({COMPARISON_RUNS} runs) {duration_text(compared)}, **Dropout placement** "
+        f"({PLACEMENT_RUNS} runs) {duration_text(seconds[PLACEMENT_RUNS])} ({basis})."
     )
-    if single > MAX_TRAINING_SECONDS:
-        _too_slow(cfg, architecture, 1, scale, actions)
-    elif compared > MAX_TRAINING_SECONDS:
-        _too_slow(cfg, architecture, COMPARISON_RUNS, scale, actions)
-    return single <= MAX_TRAINING_SECONDS, compared <= MAX_TRAINING_SECONDS
+    too_slow = [runs for runs in JOB_RUNS if seconds[runs] > MAX_TRAINING_SECONDS]
+    if too_slow:  # the fewest runs that do not fit
+        _too_slow(cfg, architecture, too_slow[0], scale, actions)
+    return {runs: runs not in too_slow for runs in JOB_RUNS}
 
 
 def _checkpointing_note(memory: TrainMemory) -> str:
@@ -342,6 +365,23 @@ def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions)
         )
 
 
+def _placement_results(job: TrainingJob) -> None:
+    """The dropout placement runs' held-out accuracy side by side, and what this run showed."""
+    st.plotly_chart(
+        training_charts.held_out_bars(
+            {name: r.held_out_accuracy for name, r in job.results.items()},
+            title=f"Held-out accuracy with dropout {job.dropout_rate:g} in each place",
+        ),
+        key="train_placement_accuracy",
+    )
+    st.info(placement_findings(job.results))
+    st.caption(
+        "One run per placement, one seed: the same initial weights and batches, dropout the only "
+        "difference. Another seed can order them differently; dropout is off when measuring "
+        "held-out accuracy."
+    )
+
+
 def _comparison_results(job: TrainingJob) -> None:
     st.plotly_chart(
         training_charts.layer_grad_norms_chart(
@@ -362,9 +402,12 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     st.caption(
         "Train the architecture in the sidebar on a toy task and watch its heads turn from noise "
         "into a pattern; then open the trained model in every view. **Pre vs post** trains "
-        "pre-norm and post-norm (each with and without warmup) on the same data side by side."
+        "pre-norm and post-norm (each with and without warmup) on the same data side by side; "
+        "**Dropout placement** trains with dropout in one place at a time (the attention "
+        "weights, the sublayer outputs, the feed-forward's hidden layer, all of them) beside a "
+        "run without."
     )
-    chosen = _controls(actions)
+    chosen, rate = _controls(actions)
     architecture = settings.cfg
     if architecture is None:
         st.error(f"The sidebar's architecture is impossible: {literal(settings.error)}")
@@ -377,31 +420,32 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         return
     job = lab.job
     running = job is not None and job.running
-    single_fits, comparison_fits = _time_check(cfg, architecture, lab, actions)
-    single_room, comparison_room = "", ""  # why its memory does not fit
+    fits = _time_check(cfg, architecture, lab, actions)
+    room = dict.fromkeys(JOB_RUNS, "")  # {runs: why their memory does not fit}
     if not running:  # (a running job's memory is counted already)
-        single_room = actions.memory_check(cfg, 1)
-        comparison_room = single_room or actions.memory_check(cfg, COMPARISON_RUNS)
-        if comparison_room:
-            st.warning(literal(comparison_room))
+        for runs in JOB_RUNS:  # fewest first: what does not fit for fewer runs does not for more
+            room[runs] = room[1] or actions.memory_check(cfg, runs)
+        first = next((why for why in room.values() if why), "")
+        if first:
+            st.warning(literal(first))
+    single_room = room[1]
     if cfg.checkpoint_blocks and not single_room:  # measuring needs a training step's memory
         st.caption(_checkpointing_note(actions.checkpointing(cfg)))
-    left, middle, right = st.columns(3)
-    left.button(
-        "Train",
-        key="train_start",
-        type="primary",
-        disabled=running or not single_fits or bool(single_room),
-        on_click=actions.start,
-        args=(lab, single_job, cfg, 1),
-    )
-    middle.button(
-        "Pre vs post",
-        key="train_compare",
-        disabled=running or not comparison_fits or bool(comparison_room),
-        on_click=actions.start,
-        args=(lab, comparison_job, cfg, COMPARISON_RUNS),
-    )
+    left, middle, placements, right = st.columns(4)
+    for column, label, key, make_job, runs in (
+        (left, "Train", "train_start", single_job, 1),
+        (middle, "Pre vs post", "train_compare", comparison_job, COMPARISON_RUNS),
+        (placements, "Dropout placement", "train_placements", partial(placement_job, rate=rate),
+         PLACEMENT_RUNS),
+    ):  # fmt: skip
+        column.button(
+            label,
+            key=key,
+            type="primary" if runs == 1 else "secondary",
+            disabled=running or not fits[runs] or bool(room[runs]),
+            on_click=actions.start,
+            args=(lab, make_job, cfg, runs),
+        )
     right.button(
         "Stop",
         key="train_stop",
@@ -409,7 +453,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         on_click=lab.stop,
         args=(actions.keep_models,),
     )
-    if lab.note and lab.note not in (single_room, comparison_room):  # not twice
+    if lab.note and lab.note not in room.values():  # not twice
         st.warning(literal(lab.note))
     if job is None:
         st.info("Choose a task, then press **Train**.")
@@ -420,6 +464,9 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     _results(job, lab.models or {}, actions)
     if job.init_grad_norms:
         _comparison_results(job)
+        return
+    if job.dropout_rate is not None:
+        _placement_results(job)
         return
     result = next(iter(job.results.values()))
     st.plotly_chart(training_charts.grad_norm_heatmap(result.history), key="train_grads")

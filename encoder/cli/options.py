@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from encoder.core.config import EncoderConfig
+from encoder.core.config import DROPOUT_PLACES, EncoderConfig
 from encoder.core.options import OPTIONS, ArchOption, key_values
 
 
@@ -52,3 +52,30 @@ def add_threads_option(parser: argparse.ArgumentParser) -> None:
 def check_threads(args: argparse.Namespace) -> None:
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads {args.threads} must be at least 1")
+
+
+DROPOUT_HELP = {
+    "attention": "the attention weights after the softmax",
+    "residual": "each sublayer's output before its residual add",
+    "ffn": "the feed-forward's hidden layer",
+}
+
+
+def add_dropout_options(parser: argparse.ArgumentParser) -> None:
+    """--dropout P (torch's places) and a flag per place with its own rate."""
+    parser.add_argument(
+        "--dropout", type=float, default=0.0, metavar="P",
+        help="dropout rate in torch's places (embeddings, attention weights, sublayer outputs, "
+        "feed-forward hidden layer; default 0)",
+    )  # fmt: skip
+    for place in DROPOUT_PLACES:
+        parser.add_argument(
+            f"--{place}-dropout", type=float, metavar="P",
+            help=f"dropout rate on {DROPOUT_HELP[place]} (default: --dropout's)",
+        )  # fmt: skip
+
+
+def dropout_settings(args: argparse.Namespace) -> dict[str, float | None]:
+    """The dropout fields of EncoderConfig / TrainConfig from the flags."""
+    own = {f"{place}_dropout": getattr(args, f"{place}_dropout") for place in DROPOUT_PLACES}
+    return {"dropout": args.dropout, **own}

@@ -1,14 +1,22 @@
 """`python -m encoder train [--task T] [--norm pre|post] [--layers N] ... [--save DIR] [--json]`:
-train a tiny encoder on a toy task, print its progress and held-out accuracy, save it."""
+train a tiny encoder on a toy task, print its progress and held-out accuracy, save it;
+`--placements` trains once per dropout placement instead and compares them."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from encoder.cli.options import add_architecture_option, add_threads_option, check_threads
+from encoder.cli.options import (
+    add_architecture_option,
+    add_dropout_options,
+    add_threads_option,
+    check_threads,
+    dropout_settings,
+)
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
+from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_findings, placement_job
 from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
 
 
@@ -27,6 +35,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--steps", type=int, default=default.steps)
     parser.add_argument("--lr", type=float, default=default.lr)
     parser.add_argument("--seed", type=int, default=default.seed)
+    add_dropout_options(parser)
     add_threads_option(parser)
     parser.add_argument(
         "--checkpoint-blocks",
@@ -39,6 +48,13 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="save the trained model in DIR (config.json, model.safetensors, tokenizer.json); "
         "open it with `trace --checkpoint DIR`",
+    )
+    parser.add_argument(
+        "--placements",
+        action="store_true",
+        help="train once per dropout placement (none, attention weights, sublayer outputs, "
+        f"feed-forward hidden, all of torch's places) at --dropout's rate (default "
+        f"{DEFAULT_DROPOUT_RATE:g}) on the same data, and compare them",
     )
     parser.add_argument("--json", action="store_true", help="end with one JSON line of results")
     parser.set_defaults(run=run)
@@ -56,10 +72,16 @@ def run(args: argparse.Namespace) -> int:
         lr=args.lr,
         seed=args.seed,
         checkpoint_blocks=args.checkpoint_blocks,
+        **dropout_settings(args),
     )
     check_threads(args)
+    if args.placements:
+        return _compare_placements(cfg, args)
     every = max(1, cfg.steps // 10)
     checkpointing = ", blocks checkpointed" if cfg.checkpoint_blocks else ""
+    rates = cfg.encoder_config().dropout_rates()
+    if any(rates.values()):
+        checkpointing += ", dropout " + ", ".join(f"{k} {v:g}" for k, v in rates.items())
     print(
         f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers{checkpointing}) "
         f"for {cfg.steps} steps"
@@ -85,4 +107,28 @@ def run(args: argparse.Namespace) -> int:
         print(f'open it with: python -m encoder trace --checkpoint {saved} "{example}"')
     if args.json:
         print(json.dumps(summary))
+    return 0
+
+
+def _compare_placements(cfg: TrainConfig, args: argparse.Namespace) -> int:
+    """Train each dropout placement in lockstep; a table of the results and what they showed."""
+    rate = args.dropout or DEFAULT_DROPOUT_RATE
+    print(
+        f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps "
+        f"with dropout {rate:g} in each placement"
+    )
+    job = placement_job(cfg, rate)
+    with torch_threads(args.threads):
+        while job.running:
+            job.advance(seconds=60)
+    print(f"{'placement':<22} {'held-out acc':>12} {'sequences':>10} {'final loss':>10} {'s':>6}")
+    for name, result in job.results.items():
+        print(
+            f"{name:<22} {result.held_out_accuracy:>12.4f} "
+            f"{result.held_out_sequence_accuracy:>10.4f} {result.final_loss:>10.4f} "
+            f"{result.seconds:>6.1f}"
+        )
+    print(placement_findings(job.results))
+    if args.json:
+        print(json.dumps({name: r.summary() for name, r in job.results.items()}))
     return 0

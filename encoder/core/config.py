@@ -8,6 +8,11 @@ from dataclasses import asdict, dataclass
 
 from encoder.core.options import OPTIONS
 
+# The places dropout can sit in a block, each with its own rate (EncoderConfig.<place>_dropout):
+# the attention weights after the softmax, each sublayer's output before the residual add, the
+# feed-forward's hidden layer after the activation.
+DROPOUT_PLACES = ("attention", "residual", "ffn")
+
 
 @dataclass(frozen=True)
 class EncoderConfig:
@@ -24,6 +29,8 @@ class EncoderConfig:
     d_ff: int = 1024
     activation: str = "gelu"  # "relu" | "gelu" (exact erf GELU, as torch and BERT use)
     norm_first: bool = True  # True = pre-norm, False = post-norm (the original paper)
+    # Dropout in torch's places (the embeddings' output, the attention weights, each sublayer's
+    # output before its residual add, the feed-forward's hidden layer), all at this rate...
     dropout: float = 0.0
     max_len: int = 512
     positional: str = "sinusoidal"  # "sinusoidal" | "learned"
@@ -36,6 +43,11 @@ class EncoderConfig:
     type_vocab_size: int = 0
     # A norm right after the embeddings, as BERT has.
     embedding_norm: bool = False
+    # ...unless a place has its own rate (None: `dropout`'s): the attention weights after the
+    # softmax, each sublayer's output before the residual add, the feed-forward's hidden layer.
+    attention_dropout: float | None = None
+    residual_dropout: float | None = None
+    ffn_dropout: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -43,6 +55,12 @@ class EncoderConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
+
+    def dropout_rates(self) -> dict[str, float]:
+        """{place: rate} for each of DROPOUT_PLACES, a place without its own rate taking
+        `dropout`'s."""
+        own = {place: getattr(self, f"{place}_dropout") for place in DROPOUT_PLACES}
+        return {place: self.dropout if rate is None else rate for place, rate in own.items()}
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,12 +99,18 @@ class EncoderConfig:
         for name in ("scale_embeddings", "embedding_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
-        for name in ("dropout", "layer_norm_eps"):
+        value = self.layer_norm_eps
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"layer_norm_eps={value!r} must be a number")
+        own_rates = [f"{place}_dropout" for place in DROPOUT_PLACES]
+        for name in ("dropout", *own_rates):
             value = getattr(self, name)
+            if value is None and name != "dropout":
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{name}={value!r} must be a number")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout={self.dropout} must be in [0, 1)")
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"{name}={value} must be in [0, 1)")
         if not 0 < self.layer_norm_eps < math.inf:
             raise ValueError(f"layer_norm_eps={self.layer_norm_eps} must be positive and finite")
         if isinstance(self.type_vocab_size, bool) or not isinstance(self.type_vocab_size, int):

@@ -93,7 +93,7 @@ class SelfAttention(nn.Module):
         self.out_proj = nn.Linear(d, d)
         nn.init.xavier_uniform_(self.in_proj_weight)
         nn.init.zeros_(self.out_proj.bias)
-        self.attn_dropout = nn.Dropout(cfg.dropout)
+        self.attn_dropout = nn.Dropout(cfg.dropout_rates()["attention"])  # on the weights
         self.hook_q = HookPoint(names.q)  # [B, H, T, dk]
         self.hook_k = HookPoint(names.k)  # [B, H, T, dk]
         self.hook_v = HookPoint(names.v)  # [B, H, T, dk]
@@ -134,13 +134,14 @@ class EncoderBlock(nn.Module):
         self.norm_first = cfg.norm_first
         self.activation = ACTIVATION_FUNCTIONS[cfg.activation]
         self.self_attn = SelfAttention(cfg, index, names.attn)
+        rates = cfg.dropout_rates()
         self.linear1 = nn.Linear(cfg.d_model, cfg.d_ff)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = nn.Dropout(rates["ffn"])  # on the feed-forward's hidden layer
         self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model)
         self.norm1 = Norm(cfg, names.ln1)
         self.norm2 = Norm(cfg, names.ln2)
-        self.dropout1 = nn.Dropout(cfg.dropout)
-        self.dropout2 = nn.Dropout(cfg.dropout)
+        self.dropout1 = nn.Dropout(rates["residual"])  # attention's output, before its add
+        self.dropout2 = nn.Dropout(rates["residual"])  # the feed-forward's, before its add
         self.hook_mlp_pre = HookPoint(names.mlp.pre)  # [B, T, F] before activation
         self.hook_mlp_post = HookPoint(names.mlp.post)  # [B, T, F] after activation
         self.hook_mlp_out = HookPoint(names.mlp.out)  # [B, T, d]

@@ -1,13 +1,16 @@
-"""Training jobs a page drives a chunk at a time: one run, or pre- vs post-norm side by side.
+"""Training jobs a page drives a chunk at a time: one run, pre- vs post-norm side by side, or
+dropout in each place side by side.
 
-    job = comparison_job(TrainConfig(task="sort", num_layers=6))   # or single_job(cfg)
+    job = comparison_job(TrainConfig(task="sort", num_layers=6))   # or single_job(cfg),
+                                                  # or placement_job(cfg, rate=0.3)
     while job.running:
         job.advance(seconds=0.5)        # redraw the curves between chunks; job.stop() any time
     job.results                         # {run name: TrainResult}, once finished or stopped
 
 Every run of a job trains in lockstep (one step each, round robin), so their curves grow together.
 The comparison's runs share the seed, hence the same initial weights (where the architectures
-agree) and the same batches: they differ only in norm placement and warmup.
+agree) and the same batches: they differ only in norm placement and warmup; the placement job's
+runs differ only in where dropout sits.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 
+from encoder.core.config import DROPOUT_PLACES
 from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
 from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
 
@@ -46,12 +50,64 @@ def comparison_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
     return runs
 
 
+# The dropout placement job's runs: its name -> the places with dropout (None: torch's places,
+# the embeddings' output included, through EncoderConfig.dropout).
+DROPOUT_PLACEMENTS: dict[str, tuple[str, ...] | None] = {
+    "no dropout": (),
+    "attention weights": ("attention",),
+    "sublayer outputs": ("residual",),
+    "feed-forward hidden": ("ffn",),
+    "all (torch's places)": None,
+}
+DEFAULT_DROPOUT_RATE = 0.3
+
+
+def placement_configs(cfg: TrainConfig, rate: float) -> dict[str, TrainConfig]:
+    """Dropout at `rate` in each placement of DROPOUT_PLACEMENTS (cfg's own dropout replaced);
+    everything else as in `cfg`."""
+    runs = {}
+    for name, places in DROPOUT_PLACEMENTS.items():
+        own = {
+            f"{place}_dropout": rate if place in (places or ()) else 0.0 for place in DROPOUT_PLACES
+        }
+        if places is None:  # every place takes `dropout`'s rate
+            own = dict.fromkeys(own)
+        runs[name] = replace(cfg, dropout=rate if places is None else 0.0, **own)
+    return runs
+
+
+def placement_findings(results: dict[str, TrainResult]) -> str:
+    """What a placement job showed, in a sentence: the held-out accuracies (the best, or that they
+    tie), and where the final training loss was highest and lowest."""
+    accuracy = {name: r.held_out_accuracy for name, r in results.items()}
+    loss = {name: r.final_loss for name, r in results.items()}
+    best = max(accuracy.values())
+    leaders = [name for name, value in accuracy.items() if round(value, 3) == round(best, 3)]
+    if len(leaders) == len(accuracy):
+        held_out = f"every placement reached {best:.3f} held-out accuracy"
+    else:
+        others = ", ".join(
+            f"{name} {value:.3f}" for name, value in accuracy.items() if name not in leaders
+        )
+        held_out = (
+            f"{' and '.join(leaders)} reached the best held-out accuracy, {best:.3f} ({others})"
+        )
+    highest, lowest = max(loss, key=loss.get), min(loss, key=loss.get)
+    steps = max(len(r.history) for r in results.values())
+    return (
+        f"In this run of {steps} steps, {held_out}; the final training loss (measured with "
+        f"dropout on) was highest with {highest} ({loss[highest]:.3f}) and lowest with {lowest} "
+        f"({loss[lowest]:.3f})."
+    )
+
+
 @dataclass
 class TrainingJob:
     """One run or several, trained in lockstep, a chunk at a time, stoppable between steps."""
 
     trainers: dict[str, Trainer]  # run name -> its trainer
     dashed: tuple[str, ...] = ()  # run names to draw dashed (the comparison's warmup variants)
+    dropout_rate: float | None = None  # the placement job's rate (None: another job)
     init_grad_norms: dict[str, list[float]] = field(default_factory=dict)  # run name -> per block
     results: dict[str, TrainResult] = field(default_factory=dict)  # filled once every run is done
 
@@ -133,3 +189,9 @@ def comparison_job(cfg: TrainConfig) -> TrainingJob:
         dashed=tuple(name for name in runs if name not in plain),
         init_grad_norms={name: gradient_norms_at_init(runs[name]) for name in plain},
     )
+
+
+def placement_job(cfg: TrainConfig, rate: float = DEFAULT_DROPOUT_RATE) -> TrainingJob:
+    """The runs of placement_configs: dropout at `rate` in each place, side by side."""
+    runs = placement_configs(cfg, rate)
+    return TrainingJob({name: Trainer(run) for name, run in runs.items()}, dropout_rate=rate)

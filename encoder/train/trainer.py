@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoder.core.capture import Trace
-from encoder.core.config import EncoderConfig
+from encoder.core.config import DROPOUT_PLACES, EncoderConfig
 from encoder.core.model import available_devices
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
 from encoder.io.task_model import TaskModel
@@ -34,6 +34,8 @@ from encoder.tasks.tasks import Task, get_task, input_symbol
 logger = logging.getLogger(__name__)
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
+# EncoderConfig's dropout rates, which TrainConfig shares: torch's places, then each place's own.
+DROPOUT_FIELDS = ("dropout", *(f"{place}_dropout" for place in DROPOUT_PLACES))
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,12 @@ class TrainConfig:
     # Gradient checkpointing: keep only each block's input for backward and recompute the block
     # (less memory, about one more forward pass of time); the losses are the same.
     checkpoint_blocks: bool = False
+    # Dropout: `dropout` in torch's places, or a rate per place (None: `dropout`'s); see
+    # EncoderConfig.dropout_rates. Active only while training.
+    dropout: float = 0.0
+    attention_dropout: float | None = None
+    residual_dropout: float | None = None
+    ffn_dropout: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -73,10 +81,12 @@ class TrainConfig:
         """Train `architecture` (e.g. the sidebar's); `settings` set the other fields.
 
         The architecture's vocabulary, length and seed are not taken: the task sets the first two,
-        and `seed` (a setting) seeds both the weights and the data.
+        and `seed` (a setting) seeds both the weights and the data. Its dropout rates are taken
+        unless `settings` set them.
         """
         architecture_fields = {name: getattr(architecture, name) for name in ARCHITECTURE_FIELDS}
-        return cls(**architecture_fields, **settings)
+        dropout = {name: getattr(architecture, name) for name in DROPOUT_FIELDS}
+        return cls(**{**architecture_fields, **dropout, **settings})
 
     def validate(self) -> None:
         get_task(self.task)
@@ -130,6 +140,10 @@ class TrainConfig:
             positional=self.positional,
             norm_type=self.norm_type,
             seed=self.seed,
+            dropout=self.dropout,
+            attention_dropout=self.attention_dropout,
+            residual_dropout=self.residual_dropout,
+            ffn_dropout=self.ffn_dropout,
         )
 
     def to_dict(self) -> dict:
@@ -200,6 +214,7 @@ class TrainResult:
             "vocab": self.config.vocab,
             "warmup": self.config.warmup_steps,
             "checkpoint_blocks": self.config.checkpoint_blocks,
+            "dropout": self.config.encoder_config().dropout_rates(),
             "accuracy": round(self.held_out_accuracy, 4),
             "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
             "held_out_examples": self.held_out_examples,

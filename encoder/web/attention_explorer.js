@@ -11,7 +11,7 @@
  *
  * payloadBytes: ArrayBuffer | Uint8Array | DataView, as encoder/web/payload.py writes it
  * ("AEX1", uint32 header length, JSON header, body of uint16 weights = value / 65535).
- * selection: {layer, head, mode, setup} to start from (all optional).
+ * selection: {layer, head, mode, setup, query} to start from (all optional; query: a pinned token).
  * onSelect({layer, head, query, setup, mode, full}): called when the selection SETTLES (a new
  * head, a pin, a mode or setup), never on hover. `full` is false when the chosen head is only
  * drawn in blocks (long inputs): a host may then fetch it at full resolution.
@@ -188,7 +188,7 @@ export function mount(host, payload, options = {}) {
     mode: ["lines", "matrix", "heads"].includes(start.mode) ? start.mode : "lines",
     setup: start.setup || "A",
     hovered: null, // query token under the pointer or the keyboard's focus
-    pinned: null,
+    pinned: Number.isInteger(start.query) && start.query >= 0 ? start.query : null,
     cell: null, // [query, key] under the pointer in the matrix
     overlay: [], // extra heads drawn in the lines view: [layer, head] pairs
   };

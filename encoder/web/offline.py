@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 
 from encoder.web.hosts import explorer_style, module_with_host
 
-# Mounts an explorer on the element named by each payload's script element.
+# Mounts an explorer on the element named by each payload's script element, at its selection.
 MOUNT_ALL = """
 for (const data of document.querySelectorAll("script[data-explorer-for]")) {
   const bytes = Uint8Array.from(atob(data.textContent.trim()), (c) => c.charCodeAt(0));
-  mount(document.getElementById(data.dataset.explorerFor), bytes, {});
+  const selection = JSON.parse(data.dataset.selection || "{}");
+  mount(document.getElementById(data.dataset.explorerFor), bytes, { selection });
 }
 """
 PAGE_STYLE = "body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }"
 ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+MODES = ("lines", "matrix", "heads")  # the explorer's views (attention_explorer.js)
 
 
 def explorer_scripts() -> str:
@@ -34,15 +37,30 @@ def explorer_scripts() -> str:
     return f'<style>{explorer_style()}</style>\n<script type="module">{module}</script>'
 
 
-def explorer_element(payload: bytes, element_id: str = "explorer") -> str:
+def explorer_element(
+    payload: bytes,
+    element_id: str = "explorer",
+    *,
+    layer: int = 0,
+    head: int = 0,
+    mode: str = "lines",
+    query: int | None = None,
+) -> str:
     """Where one explorer is drawn: its element, and its payload (encoder.web.payload) as
-    base64 in a script element that the page never runs."""
+    base64 in a script element that the page never runs; it opens on `layer`, `head` (numbered
+    from 0) in `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given."""
     if not ELEMENT_ID.fullmatch(element_id):
         raise ValueError(f"element_id={element_id!r} must be letters, digits, - or _")
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is not one of the explorer's views {MODES}")
+    opens = {"layer": int(layer), "head": int(head), "mode": mode}
+    if query is not None:
+        opens["query"] = int(query)
     data = base64.b64encode(payload).decode("ascii")
     return (
         f'<div id="{element_id}"></div>\n'
-        f'<script type="application/octet-stream" data-explorer-for="{element_id}">{data}</script>'
+        f'<script type="application/octet-stream" data-explorer-for="{element_id}" '
+        f'data-selection="{html.escape(json.dumps(opens))}">{data}</script>'
     )
 
 

@@ -245,3 +245,9 @@ def payload(
 ) -> bytes:
     """One setup's payload in one call: `encode([build_setup(...)])`."""
     return encode([build_setup(attention, tokens, name=name, chosen=chosen)])
+
+
+def full_weights(data: bytes, setup: int = 0) -> dict[tuple[int, int], np.ndarray]:
+    """The heads a payload's setup holds at full resolution, {(layer, head): [n, n] float64
+    weights}, as the browser reads them back; for tests and tools."""
+    return decode_setup(data, setup)[1]

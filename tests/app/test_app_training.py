@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from encoder.tasks.classifier import TokenClassifier
 from encoder.train.duration import measured_scale
+from encoder.train.jobs import DROPOUT_PLACEMENTS, placement_findings
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from tests.app.helpers import assert_no_exception, open_page
@@ -186,3 +187,28 @@ def test_long_histories_are_thinned_but_keep_the_last_step() -> None:
     fig = training_curves({"run": history}, 1000, chance_loss=math.log(10))
     low, high = fig.layout.yaxis.range  # log10 of the loss axis ends
     assert 10**low < 2.0 / 1000 and 10**high > math.log(10)
+
+
+def test_dropout_placement_trains_each_place_side_by_side_and_says_what_it_showed(
+    at: AppTest,
+) -> None:
+    at.number_input(key="train_steps").set_value(4).run()
+    at.select_slider(key="train_dropout_rate").set_value(0.5).run()
+    at.button(key="train_placements").click().run()
+    run_until_done(at)
+    job = at.session_state["_training_lab"].job
+    names = list(DROPOUT_PLACEMENTS)
+    assert list(job.trainers) == names and job.dropout_rate == 0.5
+    rates = [t.cfg.encoder_config().dropout_rates() for t in job.trainers.values()]
+    assert [r["attention"] for r in rates] == [0.0, 0.5, 0.0, 0.0, 0.5]
+    assert [r["ffn"] for r in rates] == [0.0, 0.0, 0.0, 0.5, 0.5]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    curves = specs[chart_titles(at).index("Training curves")]
+    assert {trace["name"] for trace in curves["data"] if trace.get("name")} == set(names)
+    bars = specs[chart_titles(at).index("Held-out accuracy with dropout 0.5 in each place")]
+    assert values(bars["data"][0]["y"]) == pytest.approx(
+        [round(job.results[name].held_out_accuracy, 4) for name in names]
+    )
+    assert [m.value for m in at.info] == [placement_findings(job.results)]
+    assert "In this run of 4 steps" in at.info[0].value
+    assert len(at.dataframe[0].value) == len(names)

@@ -4,7 +4,9 @@ from the model, independently of the lesson's code), and the handout holds every
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import math
 import re
 from html.parser import HTMLParser
@@ -24,6 +26,7 @@ from encoder import load_pretrained
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
+from encoder.web.payload import decode_header, full_weights
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -230,9 +233,12 @@ class _Handout(HTMLParser):
         super().__init__()
         self.scripts: list[dict] = []
         self.headings: list[str] = []
+        self.ids: list[str] = []
         self._in: str | None = None
 
     def handle_starttag(self, tag, attrs):
+        if "id" in dict(attrs):
+            self.ids.append(dict(attrs)["id"])
         if tag == "script":
             self.scripts.append(dict(attrs) | {"text": ""})
         self._in = tag
@@ -258,5 +264,38 @@ def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -
     assert len(library) == 1  # plotly.js embedded once
     assert not any("src" in s for s in parsed.scripts)  # nothing fetched: opens offline
     figures = sum(len(build(Lesson(run, 0)).figures) for _, build in STEPS)
-    assert page.count("Plotly.newPlot(") == figures
+    explorers = [s for s in parsed.scripts if "data-explorer-for" in s]
+    assert explorers and page.count("Plotly.newPlot(") == figures - len(explorers)
     assert "<b>cat</b>" not in page and html.escape(sentence) in page
+
+
+EXPLORED = {"One query's attention": "lines", "Heads differ": "heads"}  # step: explorer's view
+
+
+def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_run, minilm):
+    lesson = Lesson(minilm_run, 0)
+    page = handout.lesson_html(lesson)
+    parsed = _Handout()
+    parsed.feed(page)
+    modules = [s for s in parsed.scripts if s.get("type") == "module"]
+    assert len(modules) == 1 and modules[0]["text"].count("export function mount(") == 1
+    assert not any("src" in s for s in parsed.scripts)
+    explorers = {s["data-explorer-for"]: s for s in parsed.scripts if "data-explorer-for" in s}
+    expected = {f"step-{TITLES.index(title) + 1}": mode for title, mode in EXPLORED.items()}
+    assert set(explorers) == set(expected) and set(expected) <= set(parsed.ids)
+
+    _, batch, trace = minilm
+    n = int(batch.attention_mask[0].sum())
+    attention = trace.attention[:, 0, :, :n, :n].numpy()  # [L, H, q, k]
+    for element, mode in expected.items():
+        data = base64.b64decode(explorers[element]["text"])
+        (setup,) = decode_header(data)["setups"]
+        assert setup["tokens"] == batch.tokens[0][:n]
+        full = full_weights(data)
+        assert len(full) == attention.shape[0] * attention.shape[1]  # 16 tokens: every head
+        for (layer, head), weights in full.items():
+            assert np.abs(weights - attention[layer, head]).max() <= 1e-4, (element, layer, head)
+        selection = json.loads(explorers[element]["data-selection"])
+        assert selection["mode"] == mode
+    step = json.loads(explorers[next(iter(expected))]["data-selection"])
+    assert (step["layer"], step["head"], step["query"]) == (lesson.layer, lesson.head, 10)  # "it"

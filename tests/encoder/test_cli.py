@@ -18,6 +18,7 @@ from encoder.inspect.ledger import shape_ledger
 from encoder.io.task_model import load_task_model
 from encoder.io.tokenize import bundled_model_dir
 from encoder.measure.gradients import LOSS
+from encoder.train.jobs import DROPOUT_PLACEMENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -228,6 +229,27 @@ def test_train_with_checkpointed_blocks_gives_the_same_loss(capsys) -> None:
     plain, checkpointed = summaries
     assert (plain["checkpoint_blocks"], checkpointed["checkpoint_blocks"]) == (False, True)
     assert checkpointed["final_loss"] == pytest.approx(plain["final_loss"], abs=1e-6)
+
+
+def test_train_placements_compares_each_dropout_place_on_the_same_data(capsys) -> None:
+    options = ["train", "--task", "sort", "--layers", "1", "--steps", "2", "--threads", "1"]
+    assert main([*options, "--placements", "--dropout", "0.5", "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].endswith("for 2 steps with dropout 0.5 in each placement")
+    results = json.loads(lines[-1])
+    assert list(results) == list(DROPOUT_PLACEMENTS)
+    assert results["attention weights"]["dropout"] == {
+        "attention": 0.5,
+        "residual": 0.0,
+        "ffn": 0.0,
+    }
+    assert results["all (torch's places)"]["dropout"] == dict.fromkeys(
+        ("attention", "residual", "ffn"), 0.5
+    )
+    for name, summary in results.items():  # the table's row of each placement
+        row = next(line for line in lines if line.startswith(name + " "))
+        assert f"{summary['accuracy']:.4f}" in row
+    assert lines[-2].startswith("In this run of 2 steps, ")
 
 
 PROFILE_TINY = ["--d-model", "32", "--heads", "2", "--layers", "2", "--threads", "1"]

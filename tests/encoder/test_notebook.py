@@ -14,7 +14,7 @@ import torch
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.io.tokenize import tokenize
 from encoder.notebook import AttentionExplorer, explore, head_view
-from encoder.web.payload import SCALE, decode_header
+from encoder.web.payload import SCALE, decode_header, full_weights
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 STEP = 1 / (2 * SCALE)  # the payload's rounding: at most half a uint16 step
@@ -27,12 +27,10 @@ def setups_of(widget: AttentionExplorer) -> list[dict]:
 def weights_of(widget: AttentionExplorer, index: int = 0) -> np.ndarray:
     """The [layers, heads, n, n] weights a payload holds at full resolution, as floats."""
     setup = setups_of(widget)[index]
-    header_end = 8 + int.from_bytes(widget.payload[4:8], "little")
-    layers, heads, n = setup["layers"], setup["heads"], setup["n"]
-    assert setup["full"] == [[layer, head] for layer in range(layers) for head in range(heads)]
-    start = header_end + setup["full_offset"]
-    words = np.frombuffer(widget.payload, "<u2", layers * heads * n * n, start)
-    return words.reshape(layers, heads, n, n) / SCALE
+    layers, heads = setup["layers"], setup["heads"]
+    full = full_weights(widget.payload, index)
+    assert list(full) == [(layer, head) for layer in range(layers) for head in range(heads)]
+    return np.stack(list(full.values())).reshape(layers, heads, setup["n"], setup["n"])
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +72,11 @@ def test_explore_compares_two_setups_on_one_sentence(minilm):
 
 
 def test_explore_takes_a_checkpoint_directory(tmp_path):
-    from encoder.io.task_model import TaskModel
-    from encoder.train.tasks import example_sequence
+    from encoder.tasks.tasks import example_sequence
     from encoder.train.trainer import TrainConfig, train
 
     config = TrainConfig(d_model=16, num_layers=1, steps=1)
-    TaskModel.from_result(train(config)).save(tmp_path)
+    train(config).task_model().save(tmp_path)
     (setup,) = setups_of(explore(example_sequence(config.seq_len, config.vocab), tmp_path))
     assert (setup["layers"], setup["heads"], setup["n"]) == (1, config.num_heads, config.seq_len)
 

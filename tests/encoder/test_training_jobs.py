@@ -7,12 +7,17 @@ from dataclasses import asdict, replace
 import pytest
 import torch
 
+from encoder.core.config import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.tasks import get_task
 from encoder.train.jobs import (
+    DROPOUT_PLACEMENTS,
     comparison_configs,
     comparison_job,
     comparison_warmup,
+    placement_configs,
+    placement_findings,
+    placement_job,
     run_name,
     single_job,
 )
@@ -136,3 +141,65 @@ def test_comparison_job_draws_warmup_runs_dashed_and_measures_init_gradients() -
     assert job.init_grad_norms["pre-norm"] != pytest.approx(job.init_grad_norms["post-norm"])
     first = [t.held_out_inputs for t in job.trainers.values()]
     assert all((inputs == first[0]).all() for inputs in first)  # one seed: the same data
+
+
+def test_placement_runs_differ_only_in_where_dropout_sits() -> None:
+    cfg = TrainConfig(task="sort", steps=3, **SMALL)
+    runs = placement_configs(cfg, 0.25)
+    assert list(runs) == list(DROPOUT_PLACEMENTS)
+    rates = {name: run.encoder_config().dropout_rates() for name, run in runs.items()}
+    assert rates == {
+        "no dropout": {"attention": 0.0, "residual": 0.0, "ffn": 0.0},
+        "attention weights": {"attention": 0.25, "residual": 0.0, "ffn": 0.0},
+        "sublayer outputs": {"attention": 0.0, "residual": 0.25, "ffn": 0.0},
+        "feed-forward hidden": {"attention": 0.0, "residual": 0.0, "ffn": 0.25},
+        "all (torch's places)": {"attention": 0.25, "residual": 0.25, "ffn": 0.25},
+    }
+    assert [run.dropout for run in runs.values()] == [0.0, 0.0, 0.0, 0.0, 0.25]  # + embeddings
+    dropout_fields = {"dropout", "attention_dropout", "residual_dropout", "ffn_dropout"}
+    for run in runs.values():
+        assert set(differences(cfg, run)) <= dropout_fields
+
+
+def test_placement_job_trains_each_placement_on_the_same_data_and_says_what_it_showed() -> None:
+    job = placement_job(TrainConfig(task="sort", steps=3, **SMALL), rate=0.5)
+    assert job.dropout_rate == 0.5
+    while job.running:
+        job.advance(5)
+    results = job.results
+    batches = [t.held_out_inputs for t in job.trainers.values()]
+    assert all((b == batches[0]).all() for b in batches)
+    first_losses = {name: r.history[0]["loss"] for name, r in results.items()}
+    assert len(set(first_losses.values())) == len(first_losses)  # dropout changes every step 1
+    sentence = placement_findings(results)
+    loss = {name: r.final_loss for name, r in results.items()}
+    highest = max(loss, key=loss.get)
+    assert sentence.startswith("In this run of 3 steps, ")
+    assert f"highest with {highest} ({loss[highest]:.3f})" in sentence
+    best = max(r.held_out_accuracy for r in results.values())
+    assert f"{best:.3f}" in sentence
+
+
+def test_placement_findings_say_when_every_placement_ties() -> None:
+    job = placement_job(TrainConfig(task="sort", steps=1, **SMALL), rate=0.1)
+    job.advance(5)
+    tied = {name: replace(r, held_out_accuracy=1.0) for name, r in job.results.items()}
+    assert "every placement reached 1.000 held-out accuracy" in placement_findings(tied)
+    tied["attention weights"] = replace(tied["attention weights"], held_out_accuracy=0.5)
+    sentence = placement_findings(tied)
+    assert "no dropout and sublayer outputs and feed-forward hidden and all (torch's places) " in (
+        sentence
+    )
+    assert "(attention weights 0.500)" in sentence
+
+
+def test_from_architecture_carries_the_architectures_dropout_unless_set() -> None:
+    architecture = EncoderConfig(d_model=32, num_heads=2, d_ff=64, dropout=0.1, ffn_dropout=0.3)
+    cfg = TrainConfig.from_architecture(architecture)
+    assert cfg.encoder_config().dropout_rates() == {"attention": 0.1, "residual": 0.1, "ffn": 0.3}
+    changed = TrainConfig.from_architecture(architecture, dropout=0.0, attention_dropout=0.2)
+    assert changed.encoder_config().dropout_rates() == {
+        "attention": 0.2,
+        "residual": 0.0,
+        "ffn": 0.3,
+    }

@@ -1,0 +1,110 @@
+"""The Exercises view: attention, a norm and an activation worked by hand, with small numbers.
+
+A set of numbers (encoder.exercises.by_hand) is one attention row of a tiny single-head model
+(d_k = 2 to 4, three to five tokens, every number with one decimal), a short vector for the
+sidebar's norm and one for its activation. Each question checks the answer typed within the
+tolerance it states, and shows its worked solution after an answer or on "Show me". What a
+student types is read as numbers only; nothing is evaluated. The set number is in the link, so a
+teacher can give a whole class the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from app.runs import Runs
+from app.settings import Selection
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
+from encoder.exercises import by_hand
+from encoder.exercises.by_hand import AnswerError, HandNumbers, Question, number
+
+
+def _row(values: tuple[float, ...]) -> str:
+    return "(" + ", ".join(number(v) for v in values) + ")"
+
+
+def _givens(numbers: HandNumbers) -> None:
+    """The numbers every question works from."""
+    attention, vectors = st.columns([3, 2])
+    with attention:
+        st.markdown(
+            f"**One attention head**, d_k = {numbers.d_k}, {numbers.tokens} tokens. "
+            f"Query {numbers.query + 1}'s row: **q = {_row(numbers.q)}**"
+        )
+        table = pd.DataFrame(
+            {
+                "token": [
+                    f"{j + 1}" + (" (the query)" if j == numbers.query else "")
+                    for j in range(numbers.tokens)
+                ],
+                "key k_j": [_row(k) for k in numbers.keys],
+                "value v_j": [_row(v) for v in numbers.values],
+            }
+        )
+        st.table(table, hide_index=True)
+    with vectors:
+        norm = NORM_TYPE_NAMES[numbers.norm_type]
+        st.markdown(f"**A vector x** for the {norm}:  \nx = {_row(numbers.vector)}")
+        activation = ACTIVATION_NAMES[numbers.activation]
+        st.markdown(
+            f"**A hidden vector h** of the feed-forward ({activation}):  \n"
+            f"h = {_row(numbers.hidden)}"
+        )
+
+
+def _answer(question: Question, index: int) -> None:
+    """One question: its answer box, the verdict, and the worked solution once answered or asked
+    for."""
+    with st.container(border=True):
+        st.markdown(f"**{index}.** {question.ask}")
+        example = "0.25" if question.count == 1 else ", ".join(["0.1"] * question.count)
+        typed = st.text_input(
+            "Your answer",
+            key=f"ex_{question.key}",
+            max_chars=by_hand.MAX_ANSWER_CHARS,
+            placeholder=f"e.g. {example}",
+            help="Numbers only, separated by commas or spaces; nothing you type is run.",
+        )
+        each = "" if question.count == 1 else " each"
+        st.caption(f"Checked within ±{number(question.tolerance)}{each}.")
+        answered = False
+        if typed.strip():
+            try:
+                verdict = question.check(by_hand.parse_answer(typed, question.count))
+            except AnswerError as problem:
+                st.warning(str(problem))
+            else:
+                answered = True
+                (st.success if verdict.correct else st.error)(verdict.message)
+        shown = st.toggle("Show me", key=f"ex_show_{question.key}", disabled=answered)
+        if answered or shown:
+            st.code("\n".join(question.steps), language=None, wrap_lines=True)
+
+
+def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> None:
+    """The view for setup A's architecture (its norm and activation); `new_numbers` is the
+    "New numbers" button's callback."""
+    cfg = runs.a.cfg
+    st.header("Exercises: attention by hand")
+    norm, activation = NORM_TYPE_NAMES[cfg.norm_type], ACTIVATION_NAMES[cfg.activation]
+    st.caption(
+        "Pencil or calculator: every number has one decimal. Work through one attention row, "
+        f"then the {norm} and the {activation} this architecture uses (set them in the sidebar). "
+        "Each answer is checked as you press Enter."
+    )
+    left, right = st.columns([1, 3], vertical_alignment="bottom")
+    seed = left.number_input(
+        "Set of numbers",
+        min_value=0,
+        max_value=by_hand.MAX_SET,
+        key="ex_set",
+        help="The same set gives everyone the same numbers: name one for the whole class.",
+    )
+    right.button("New numbers", key="ex_new", on_click=new_numbers)
+    numbers = by_hand.draw(int(seed), cfg.norm_type, cfg.activation)
+    _givens(numbers)
+    for index, question in enumerate(numbers.questions, start=1):
+        _answer(question, index)

@@ -1,0 +1,387 @@
+"""Exercises by hand: small numbers a student works through with pencil or a calculator.
+
+    numbers = draw(seed=7, norm_type="rmsnorm", activation="gelu")
+    numbers.q, numbers.keys, numbers.values     # one query row, T key rows, T value rows
+    for question in numbers.questions:          # score, scaled score, softmax row, weighted sum,
+        question.ask, question.expected         # the norm of a short vector, the activation
+    verdict = question.check(parse_answer("0.3, -1.2", question.count))
+    question.steps                              # the worked solution, line by line
+
+A set is one attention row of a tiny single-head model (d_k = 2 to 4, three to five tokens) with
+every given number rounded to one decimal, plus a short vector for the sidebar's norm (LayerNorm
+or RMSNorm, gain 1 and no bias) and its feed-forward activation (ReLU or GELU). The expected
+answers are computed by the model's own pieces (its Norm module and activation); the student's
+answers are parsed as numbers, never evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from encoder.core import hooks
+from encoder.core.config import EncoderConfig
+from encoder.core.model import ACTIVATION_FUNCTIONS, Norm
+
+QUESTION_KEYS = ("score", "scaled", "softmax", "weighted", "norm", "activation")
+MAX_ANSWER = 1e6  # a number past this size is a typo: every answer here is below 100
+MAX_ANSWER_CHARS = 200
+MAX_SET = 999_999  # the sets of numbers a page offers: seeds 0..this
+NORM_SIZE = 4  # features of the vector to normalise
+SEPARATORS = re.compile(r"[\s,;]+")
+
+
+def number(value: float) -> str:
+    """A number as the worked solution writes it: up to four decimals, no trailing zeros."""
+    text = f"{value:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text.replace("-", "−")
+
+
+def floats(values) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def numbers(values) -> str:
+    return ", ".join(number(v) for v in values)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How an answer compares with the expected one."""
+
+    correct: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """One thing to compute: the question, the expected numbers, the tolerance on each, the worked
+    solution, and the answers common mistakes give (with what each mistake was)."""
+
+    key: str  # one of QUESTION_KEYS
+    ask: str
+    expected: tuple[float, ...]
+    tolerance: float
+    steps: tuple[str, ...]
+    mistakes: tuple[tuple[str, tuple[float, ...]], ...] = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.expected)
+
+    def check(self, answer: tuple[float, ...]) -> Verdict:
+        """Right when every number is within the tolerance; else where it first differs, and the
+        mistake it looks like, if any."""
+        if len(answer) != self.count:
+            return Verdict(False, f"Expected {self.count} numbers, got {len(answer)}.")
+        wrong = [
+            i
+            for i, (a, e) in enumerate(zip(answer, self.expected, strict=True))
+            if not self._near(a, e)
+        ]
+        if not wrong:
+            return Verdict(True, f"Right (each within ±{number(self.tolerance)}).")
+        first = wrong[0]
+        where = f"number {first + 1} of {self.count}" if self.count > 1 else "your answer"
+        message = (
+            f"Not yet: {where} is {number(answer[first])}, off by more than "
+            f"±{number(self.tolerance)}."
+        )
+        for why, values in self.mistakes:
+            if all(self._near(a, v) for a, v in zip(answer, values, strict=True)):
+                return Verdict(False, f"{message} It looks like {why}.")
+        return Verdict(False, message)
+
+    def _near(self, answer: float, expected: float) -> bool:
+        return abs(answer - expected) <= self.tolerance + 1e-9
+
+
+@dataclass(frozen=True)
+class HandNumbers:
+    """A set of numbers to work through by hand, and its questions."""
+
+    seed: int
+    norm_type: str
+    activation: str
+    query: int  # the query's position (0-based)
+    key: int  # the key of the single-score questions (0-based)
+    q: tuple[float, ...]  # [d_k]
+    keys: tuple[tuple[float, ...], ...]  # [T, d_k]
+    values: tuple[tuple[float, ...], ...]  # [T, d_k]
+    vector: tuple[float, ...]  # [NORM_SIZE], for the norm
+    hidden: tuple[float, ...]  # [NORM_SIZE], for the activation
+    questions: tuple[Question, ...]
+
+    @property
+    def d_k(self) -> int:
+        return len(self.q)
+
+    @property
+    def tokens(self) -> int:
+        return len(self.keys)
+
+    def question(self, key: str) -> Question:
+        return next(q for q in self.questions if q.key == key)
+
+
+class AnswerError(ValueError):
+    """An answer that is not a list of usable numbers; its message says why, for the page."""
+
+
+def parse_answer(text: str, count: int) -> tuple[float, ...]:
+    """`count` numbers, separated by commas, semicolons or spaces (a − sign counts as minus).
+    AnswerError says what is wrong: empty, not a number, not finite, far too large, wrong count."""
+    text = (text or "").strip().replace("−", "-")
+    what = "one number" if count == 1 else f"{count} numbers separated by commas"
+    if not text:
+        raise AnswerError(f"Type your answer first: {what}.")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"That is too long: give {what} (at most {MAX_ANSWER_CHARS} characters).")
+    values = []
+    for part in SEPARATORS.split(text):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise AnswerError(f"“{part}” is not a number: give {what}, such as 0.25.") from None
+        if not math.isfinite(value):
+            raise AnswerError(f"“{part}” is not a finite number: give {what}.")
+        if abs(value) > MAX_ANSWER:
+            raise AnswerError(
+                f"{part} is far too large: every answer here is a small number (below 100)."
+            )
+        values.append(value)
+    if len(values) != count:
+        raise AnswerError(f"Give {what}; you gave {len(values)}.")
+    return tuple(values)
+
+
+def _tenths(generator: np.random.Generator, shape, low: int = -20, high: int = 20) -> np.ndarray:
+    """Random numbers with one decimal, between low/10 and high/10."""
+    return generator.integers(low, high + 1, size=shape) / 10
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    exps = np.exp(scores - scores.max())
+    return exps / exps.sum()
+
+
+def _dot_steps(q: np.ndarray, k: np.ndarray, key: int) -> str:
+    products = " + ".join(f"({number(a)})({number(b)})" for a, b in zip(q, k, strict=True))
+    terms = " + ".join(f"({number(a * b)})" for a, b in zip(q, k, strict=True))
+    return f"q · k{key + 1} = {products} = {terms} = {number(float(q @ k))}"
+
+
+def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Question, ...]:
+    d_k = len(q)
+    root = math.sqrt(d_k)
+    scores = keys @ q  # [T]
+    scaled = scores / root  # [T]
+    weights = _softmax(scaled)  # [T]
+    mixed = weights @ values  # [d_k]
+    exps = np.exp(scaled - scaled.max())
+    t = len(keys)
+    score = Question(
+        "score",
+        f"The score of query {query + 1} against key {key + 1}: q · k{key + 1}.",
+        (float(scores[key]),),
+        0.01,
+        (_dot_steps(q, keys[key], key),),
+    )
+    scaled_question = Question(
+        "scaled",
+        f"The scaled score: q · k{key + 1} / √d_k, with d_k = {d_k}.",
+        (float(scaled[key]),),
+        0.01,
+        (
+            _dot_steps(q, keys[key], key),
+            f"√d_k = √{d_k} = {number(root)}",
+            f"{number(scores[key])} / {number(root)} = {number(scaled[key])}",
+        ),
+        mistakes=(
+            ("the score without dividing by √d_k", (float(scores[key]),)),
+            ("a division by d_k instead of √d_k", (float(scores[key] / d_k),)),
+        ),
+    )
+    softmax = Question(
+        "softmax",
+        f"Query {query + 1}'s attention row: the softmax of its {t} scaled scores "
+        f"(q · k_j / √{d_k} for j = 1..{t}).",
+        floats(weights),
+        0.01,
+        (
+            *(_dot_steps(q, keys[j], j) for j in range(t)),
+            f"scaled by √{d_k} = {number(root)}: {numbers(scaled)}",
+            f"minus the largest ({number(scaled.max())}), so no exponential overflows: "
+            f"{numbers(scaled - scaled.max())}",
+            f"exponentials: {numbers(exps)}; their sum: {number(exps.sum())}",
+            f"each divided by the sum: {numbers(weights)} (they sum to 1)",
+        ),
+        mistakes=(
+            ("the softmax of the unscaled scores (no division by √d_k)", floats(_softmax(scores))),
+            (
+                "the scores divided by their sum, without exponentials",
+                floats(scaled / scaled.sum()),
+            ),
+        ),
+    )
+    weighted = Question(
+        "weighted",
+        f"Query {query + 1}'s output: the weighted sum of the value rows, Σ_j a_j v_j, with the "
+        f"attention row a from the question before ({d_k} numbers).",
+        floats(mixed),
+        0.05,  # room for an attention row rounded to two decimals
+        (
+            f"attention row a = {numbers(weights)}",
+            *(
+                f"feature {f + 1}: "
+                + " + ".join(f"({number(weights[j])})({number(values[j, f])})" for j in range(t))
+                + f" = {number(mixed[f])}"
+                for f in range(d_k)
+            ),
+            f"output = {numbers(mixed)}",
+        ),
+        mistakes=(
+            ("the keys summed instead of the values", floats(weights @ keys)),
+            ("a plain average of the values, without the weights", floats(values.mean(axis=0))),
+        ),
+    )
+    return score, scaled_question, softmax, weighted
+
+
+def _norm_question(vector: np.ndarray, norm_type: str) -> Question:
+    cfg = EncoderConfig(
+        vocab_size=2, d_model=len(vector), num_heads=1, num_layers=1, d_ff=4, norm_type=norm_type
+    )
+    norm = Norm(cfg, hooks.final_norm(cfg.num_layers))  # the model's own norm, gain 1
+    with torch.no_grad():
+        out = norm(torch.tensor(vector)[None, None]).double()[0, 0].numpy()  # [n]
+    n = len(vector)
+    if norm_type == "layernorm":
+        mean = vector.mean()
+        centered = vector - mean
+        variance = (centered**2).mean()
+        bessel = centered / math.sqrt((centered**2).sum() / (n - 1))
+        return Question(
+            "norm",
+            f"LayerNorm of x (gain 1, bias 0): (x − mean) / std, with the variance averaged over "
+            f"the {n} features ({n} numbers).",
+            floats(out),
+            0.02,
+            (
+                f"mean = ({' + '.join(number(v) for v in vector)}) / {n} = {number(mean)}",
+                f"x − mean = {numbers(centered)}",
+                f"variance = mean of the squares = ({' + '.join(number(c * c) for c in centered)})"
+                f" / {n} = {number(variance)}",
+                f"std = √(variance + ε) = {number(math.sqrt(variance + cfg.layer_norm_eps))} "
+                f"(ε = {cfg.layer_norm_eps:g} barely matters here)",
+                f"(x − mean) / std = {numbers(out)}",
+            ),
+            mistakes=(
+                (f"the variance divided by {n - 1} (Bessel's correction)", floats(bessel)),
+                ("the mean subtracted but not divided by the std", floats(centered)),
+            ),
+        )
+    mean_square = (vector**2).mean()
+    return Question(
+        "norm",
+        f"RMSNorm of x (gain 1): x / rms, with rms = √(mean of x²) over the {n} features "
+        f"({n} numbers).",
+        floats(out),
+        0.02,
+        (
+            f"x² = {numbers(vector**2)}",
+            f"mean of x² = ({' + '.join(number(v * v) for v in vector)}) / {n} = "
+            f"{number(mean_square)}",
+            f"rms = √(mean of x² + ε) = {number(math.sqrt(mean_square + cfg.layer_norm_eps))} "
+            f"(ε = {cfg.layer_norm_eps:g} barely matters here)",
+            f"x / rms = {numbers(out)}",
+        ),
+        mistakes=(("LayerNorm: RMSNorm does not subtract the mean", floats(_layer_norm(vector))),),
+    )
+
+
+def _layer_norm(vector: np.ndarray) -> np.ndarray:
+    centered = vector - vector.mean()
+    return centered / math.sqrt((centered**2).mean())
+
+
+def relu(values: np.ndarray) -> np.ndarray:
+    return np.maximum(values, 0)
+
+
+def _activation_question(hidden: np.ndarray, activation: str) -> Question:
+    out = ACTIVATION_FUNCTIONS[activation](torch.tensor(hidden)).numpy()  # [n]
+    n = len(hidden)
+    if activation == "relu":
+        return Question(
+            "activation",
+            f"ReLU of the feed-forward's hidden vector h: max(0, h) for each of its {n} numbers.",
+            floats(out),
+            0.01,
+            (
+                *(f"max(0, {number(h)}) = {number(o)}" for h, o in zip(hidden, out, strict=True)),
+                f"ReLU(h) = {numbers(out)}",
+            ),
+        )
+    return Question(
+        "activation",
+        f"GELU of the feed-forward's hidden vector h: h · Φ(h), Φ the standard normal's "
+        f"cumulative distribution, for each of its {n} numbers.",
+        floats(out),
+        0.01,
+        (
+            *(
+                f"{number(h)} · Φ({number(h)}) = {number(h)} · {number(o / h if h else 0.5)} = "
+                f"{number(o)}"
+                for h, o in zip(hidden, out, strict=True)
+            ),
+            f"GELU(h) = {numbers(out)}",
+        ),
+        mistakes=(
+            ("ReLU: GELU lets a little of each negative number through", floats(relu(hidden))),
+        ),
+    )
+
+
+def draw(seed: int, norm_type: str = "layernorm", activation: str = "gelu") -> HandNumbers:
+    """A set of numbers from `seed` (the same seed, the same numbers), for the norm and the
+    activation the sidebar's architecture uses."""
+    EncoderConfig(
+        vocab_size=2, d_model=4, num_heads=1, num_layers=1, d_ff=4,
+        norm_type=norm_type, activation=activation,
+    )  # fmt: skip  # (their checks)
+    generator = np.random.default_rng(seed)
+    d_k = int(generator.integers(2, 5))  # 2..4
+    tokens = int(generator.integers(3, 6))  # 3..5
+    q = _tenths(generator, d_k)  # [d_k]
+    keys = _tenths(generator, (tokens, d_k))  # [T, d_k]
+    values = _tenths(generator, (tokens, d_k))  # [T, d_k]
+    vector = _tenths(generator, NORM_SIZE, -30, 30)  # [n]
+    while np.ptp(vector) == 0:  # a constant vector has no spread to normalise
+        vector = _tenths(generator, NORM_SIZE, -30, 30)
+    hidden = _tenths(generator, NORM_SIZE)  # [n]
+    query = int(generator.integers(0, tokens))
+    key = int(generator.integers(0, tokens))
+    return HandNumbers(
+        seed=seed,
+        norm_type=norm_type,
+        activation=activation,
+        query=query,
+        key=key,
+        q=floats(q),
+        keys=tuple(map(floats, keys)),
+        values=tuple(map(floats, values)),
+        vector=floats(vector),
+        hidden=floats(hidden),
+        questions=(
+            *_attention_questions(q, keys, values, query, key),
+            _norm_question(vector, norm_type),
+            _activation_question(hidden, activation),
+        ),
+    )

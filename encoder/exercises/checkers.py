@@ -1,0 +1,283 @@
+"""One checker per piece of the encoder: the student's function against the live model's tensors.
+
+Every checker takes the student's function, a `Lab` (encoder.exercises.setup) and, for the
+pieces inside a block, the block's index. It calls the function with inputs taken from the
+lab's trace (copies, in the lab's backend: float64 NumPy arrays or torch tensors), compares what
+comes back with the tensor the model computed, and returns a CheckResult. Shapes: B = sentences,
+T = tokens (padded), H = heads, dk = d_model / H, d = d_model, F = d_ff.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from encoder.core import hooks
+from encoder.exercises import mistakes as wrong
+from encoder.exercises.lab import Lab, call_student
+from encoder.exercises.result import CheckResult, Mistake, compare, failure
+from encoder.inspect.lesson import block_parameters
+
+SCORE_AXES = ("sentence", "head", "query", "key")
+STREAM_AXES = ("sentence", "token", "feature")
+HEAD_AXES = ("sentence", "token", "feature")
+
+
+def _block(lab: Lab, layer: int) -> hooks.BlockHooks:
+    if not 0 <= layer < lab.cfg.num_layers:
+        raise ValueError(f"layer={layer}: this model has layers 0..{lab.cfg.num_layers - 1}")
+    return hooks.block(layer)
+
+
+def _run(
+    exercise: str,
+    fn: Callable,
+    args: tuple,
+    expected: np.ndarray,
+    axes: tuple[str, ...],
+    *,
+    layer: int | None,
+    where: np.ndarray | None = None,
+    mistakes: tuple[Mistake, ...] = (),
+) -> CheckResult:
+    axes_text = "[" + ", ".join(axes) + "]"
+    outcome = call_student(fn, args, expected.shape, axes_text)
+    if outcome.values is None:
+        return failure(exercise, outcome.problem, outcome.hint, layer)
+    return compare(
+        exercise, outcome.values, expected, axes, layer=layer, where=where, mistakes=mistakes
+    )
+
+
+def _raw_scores(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
+    """q @ k^T from the live q and k, unscaled and unmasked: [B, H, T, T]."""
+    q, k = lab.array(lab.trace[names.attn.q]), lab.array(lab.trace[names.attn.k])
+    return q @ k.swapaxes(-1, -2)
+
+
+def check_softmax(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(scores) -> weights. scores [B, H, T, T]: block `layer`'s scaled scores, padded keys
+    already -inf; weights [B, H, T, T]: the softmax over keys (the last axis)."""
+    names = _block(lab, layer)
+    scores = lab.array(lab.trace[names.attn.scores])
+    with np.errstate(over="ignore"):
+        mistakes = (
+            Mistake("softmax axis", wrong.WRONG_AXIS, wrong.softmax(scores, axis=-2)),
+            Mistake("not normalised", wrong.NOT_NORMALISED, np.exp(scores)),
+        )
+    expected = lab.array(lab.trace[names.attn.pattern])
+    return _run("softmax", fn, (lab.given(scores),), expected, SCORE_AXES,
+                layer=layer, mistakes=mistakes)  # fmt: skip
+
+
+def check_scores(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(q, k) -> scores. q, k [B, H, T, dk]: block `layer`'s queries and keys; scores
+    [B, H, T, T] = q k^T / sqrt(dk), unmasked (compared on real keys only: the model sets
+    padded keys to -inf, the padding-mask exercise's job)."""
+    names = _block(lab, layer)
+    raw = _raw_scores(lab, names)
+    dk = lab.cfg.head_dim
+    mistakes = (
+        Mistake("missing sqrt", wrong.MISSING_SQRT, raw),
+        Mistake("divided by d_k", wrong.BY_DK, raw / dk),
+        Mistake("keys and queries swapped", wrong.KEYS_QUERIES_SWAPPED,
+                raw.swapaxes(-1, -2) / math.sqrt(dk)),
+    )  # fmt: skip
+    expected = lab.array(lab.trace[names.attn.scores])
+    args = (lab.given(lab.trace[names.attn.q]), lab.given(lab.trace[names.attn.k]))
+    where = lab.key_is_token[:, None, None, :]
+    return _run("scaled dot-product scores", fn, args, expected, SCORE_AXES,
+                layer=layer, where=where, mistakes=mistakes)  # fmt: skip
+
+
+def check_head_attention(fn: Callable, lab: Lab, layer: int = 0, head: int = 0) -> CheckResult:
+    """fn(q, k, v, mask) -> z for one head. q, k, v [B, T, dk]: head `head` of block `layer`;
+    mask [B, T] bool, True for a real token; z [B, T, dk] = softmax(q k^T / sqrt(dk), padded
+    keys -inf) @ v."""
+    names = _block(lab, layer)
+    if not 0 <= head < lab.cfg.num_heads:
+        raise ValueError(f"head={head}: this model has heads 0..{lab.cfg.num_heads - 1}")
+    v = lab.array(lab.trace[names.attn.v])
+    raw = _raw_scores(lab, names)
+    mistakes = tuple(
+        Mistake(name, hint, (weights @ v)[:, head])
+        for name, hint, weights in wrong.weight_mistakes(raw, lab.cfg.head_dim, lab.key_is_token)
+    )
+    args = tuple(
+        lab.given(lab.trace[n][:, head]) for n in (names.attn.q, names.attn.k, names.attn.v)
+    )
+    expected = lab.array(lab.trace[names.attn.z][:, head])
+    return _run(f"attention of head {head}", fn, (*args, lab.given(lab.key_is_token)),
+                expected, HEAD_AXES, layer=layer, mistakes=mistakes)  # fmt: skip
+
+
+def _attention_input(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
+    """What block's attention reads: ln1's output (pre-norm) or the block's input (post-norm)."""
+    if lab.cfg.norm_first:
+        return lab.array(lab.trace[names.ln1.out])
+    return lab.array(lab.trace.hidden_states[names.index])
+
+
+def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads) -> out. x [B, T, d]: what block
+    `layer`'s attention reads; mask [B, T] bool, True for a real token; w_qkv [3d, d] and b_qkv
+    [3d]: W_q, W_k, W_v stacked by rows (x @ w_qkv.T + b_qkv gives q, k, v side by side); w_out
+    [d, d], b_out [d]: the output projection; out [B, T, d] after it."""
+    names = _block(lab, layer)
+    attn = lab.model.layers[layer].self_attn
+    params = block_parameters(lab.model.state_dict(), layer)
+    w_qkv, b_qkv = params["self_attn.in_proj_weight"], params["self_attn.in_proj_bias"]
+    w_out, b_out = params["self_attn.out_proj.weight"], params["self_attn.out_proj.bias"]
+    H, dk = attn.num_heads, attn.head_dim
+    x = _attention_input(lab, names)
+    v = lab.array(lab.trace[names.attn.v])
+
+    def project(z: np.ndarray) -> np.ndarray:
+        return wrong.merge_heads(z) @ w_out.T + b_out
+
+    mistakes = [
+        Mistake(name, hint, project(weights @ v))
+        for name, hint, weights in wrong.weight_mistakes(
+            _raw_scores(lab, names), dk, lab.key_is_token
+        )
+    ]
+    q, k, v_wrong = (wrong.split_heads_wrongly(m, H) for m in np.split(x @ w_qkv.T + b_qkv, 3, -1))
+    scores = wrong.masked(q @ k.swapaxes(-1, -2) / math.sqrt(dk), lab.key_is_token)
+    mistakes.append(
+        Mistake("heads split", wrong.HEADS_RESHAPED, project(wrong.softmax(scores) @ v_wrong))
+    )
+    z = lab.array(lab.trace[names.attn.z])
+    mistakes.append(
+        Mistake("no output projection", wrong.NO_OUTPUT_PROJECTION, wrong.merge_heads(z))
+    )
+    args = (x, lab.key_is_token, w_qkv, b_qkv, w_out, b_out)
+    given = (*(lab.given(a) for a in args), H)
+    expected = lab.array(lab.trace[names.attn.out])
+    return _run("multi-head attention", fn, given, expected, STREAM_AXES,
+                layer=layer, mistakes=tuple(mistakes))  # fmt: skip
+
+
+def _norm_module(lab: Lab, layer: int, kind: str):
+    if lab.cfg.norm_type != kind:
+        raise ValueError(
+            f"this model's norms are {lab.cfg.norm_type}: check {kind} on a model built with "
+            f"norm_type={kind!r} (e.g. setup(EncoderConfig(norm_type={kind!r})))"
+        )
+    return lab.model.layers[layer].norm1
+
+
+def check_layer_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(x, gain, bias, eps) -> y. x [B, T, d]: what block `layer`'s first LayerNorm reads;
+    gain, bias [d]; eps a float; y [B, T, d], each token normalised over its d features."""
+    names = _block(lab, layer)
+    norm = _norm_module(lab, layer, "layernorm")
+    x = lab.array(lab.trace[names.ln1.inp])
+    gain, bias = lab.array(norm.weight), lab.array(norm.bias)
+    mistakes = wrong.layer_norm_mistakes(x, gain, bias, norm.eps)
+    args = (lab.given(x), lab.given(gain), lab.given(bias), norm.eps)
+    expected = lab.array(lab.trace[names.ln1.out])
+    return _run("LayerNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+
+
+def check_rms_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(x, gain, eps) -> y. x [B, T, d]: what block `layer`'s first RMSNorm reads; gain [d];
+    y [B, T, d] = x / sqrt(mean(x^2) + eps) * gain, over each token's d features."""
+    names = _block(lab, layer)
+    norm = _norm_module(lab, layer, "rmsnorm")
+    x = lab.array(lab.trace[names.ln1.inp])
+    gain = lab.array(norm.weight)
+    mistakes = wrong.rms_norm_mistakes(x, gain, norm.eps)
+    expected = lab.array(lab.trace[names.ln1.out])
+    args = (lab.given(x), lab.given(gain), norm.eps)
+    return _run("RMSNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+
+
+def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(x, w1, b1, w2, b2, activation) -> y. x [B, T, d]: what block `layer`'s feed-forward
+    reads; w1 [F, d], b1 [F], w2 [d, F], b2 [d]; activation "relu" or "gelu" (exact erf form);
+    y [B, T, d] = act(x @ w1.T + b1) @ w2.T + b2."""
+    names = _block(lab, layer)
+    params = block_parameters(lab.model.state_dict(), layer)
+    w1, b1, w2, b2 = (params[f"linear{i}.{p}"] for i in (1, 2) for p in ("weight", "bias"))
+    x_hook = names.ln2.out if lab.cfg.norm_first else names.resid_mid
+    x = lab.array(lab.trace[x_hook])
+    pre = lab.array(lab.trace[names.mlp.pre])
+    mistakes = wrong.feed_forward_mistakes(pre, w2, b2, lab.cfg.activation)
+    args = (*(lab.given(a) for a in (x, w1, b1, w2, b2)), lab.cfg.activation)
+    expected = lab.array(lab.trace[names.mlp.out])
+    return _run(f"feed-forward ({lab.cfg.activation})", fn, args, expected, STREAM_AXES,
+                layer=layer, mistakes=mistakes)  # fmt: skip
+
+
+def _block_variant(lab: Lab, layer: int, *, flip_norm: bool, use_mask: bool) -> np.ndarray:
+    """Block `layer` run again on its live input with one thing changed, in float64."""
+    block = copy.deepcopy(lab.model.layers[layer]).double().cpu()
+    block.norm_first = block.norm_first != flip_norm
+    x = torch.from_numpy(lab.array(lab.trace.hidden_states[layer]))
+    key_padding = torch.from_numpy(~lab.key_is_token) if use_mask else None
+    with torch.no_grad():
+        return block(x, key_padding).numpy()
+
+
+def check_block(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(x, mask, params, num_heads, norm_first, activation, norm_type, eps) -> y. x [B, T, d]:
+    block `layer`'s input; mask [B, T] bool, True for a real token; params: the block's weights
+    by their torch names ("self_attn.in_proj_weight" [3d, d], "self_attn.in_proj_bias" [3d],
+    "self_attn.out_proj.weight" [d, d], ".bias" [d], "linear1.weight" [F, d], "linear1.bias"
+    [F], "linear2.weight" [d, F], "linear2.bias" [d], "norm1.weight" [d], "norm1.bias" [d] for
+    LayerNorm, "norm2..." likewise); norm_first True = pre-norm; y [B, T, d] the block's output."""
+    names = _block(lab, layer)
+    cfg = lab.cfg
+    params = {
+        name: lab.given(value)
+        for name, value in block_parameters(lab.model.state_dict(), layer).items()
+    }
+    mistakes = (
+        Mistake("pre/post swapped", wrong.NORM_SWAPPED,
+                _block_variant(lab, layer, flip_norm=True, use_mask=True)),
+        Mistake("no mask", wrong.NO_MASK,
+                _block_variant(lab, layer, flip_norm=False, use_mask=False)),
+    )  # fmt: skip
+    x = lab.given(lab.trace.hidden_states[layer])
+    mask = lab.given(lab.key_is_token)
+    args = (x, mask, params, cfg.num_heads, cfg.norm_first, cfg.activation, cfg.norm_type,
+            cfg.layer_norm_eps)  # fmt: skip
+    expected = lab.array(lab.trace[names.resid_post])
+    placement = "pre-norm" if cfg.norm_first else "post-norm"
+    return _run(f"encoder block ({placement})", fn, args, expected, STREAM_AXES,
+                layer=layer, mistakes=mistakes)  # fmt: skip
+
+
+def check_positions(fn: Callable, lab: Lab) -> CheckResult:
+    """fn(T, d) -> table [T, d]: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...),
+    for T = the batch's tokens and d = d_model."""
+    if lab.cfg.positional != "sinusoidal":
+        raise ValueError(
+            f"this model's positions are {lab.cfg.positional}: check sinusoidal positions on a "
+            f"model built with positional='sinusoidal' (e.g. setup(EncoderConfig()))"
+        )
+    expected = lab.array(lab.trace[hooks.embed().position])
+    T, d = expected.shape
+    return _run("sinusoidal positions", fn, (T, d), expected, ("position", "feature"),
+                layer=None, mistakes=wrong.position_mistakes(T, d))  # fmt: skip
+
+
+def check_padding_mask(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
+    """fn(scores, attention_mask) -> weights. scores [B, H, T, T]: block `layer`'s scaled scores
+    with NO mask yet; attention_mask [B, T] int, 1 = token, 0 = padding; weights [B, H, T, T]:
+    the softmax over keys with padded keys getting weight 0."""
+    names = _block(lab, layer)
+    if lab.key_is_token.all():
+        raise ValueError(
+            "this lab's batch has no padding: give sentences of different lengths, e.g. "
+            "setup(model, ['The cat sat on the mat.', 'Dogs bark.'])"
+        )
+    scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)
+    args = (lab.given(scores), lab.given(lab.batch.attention_mask))
+    expected = lab.array(lab.trace[names.attn.pattern])
+    return _run("padding mask", fn, args, expected, SCORE_AXES, layer=layer,
+                mistakes=wrong.padding_mistakes(scores, lab.key_is_token))  # fmt: skip
