@@ -25,7 +25,7 @@ from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.diagram import block_diagram
 from app.charts.heads import norm_weighted_figure
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
-from app.runs import Run
+from app.runs import Run, ablation_effect
 from app.settings import architecture_values
 from app.views import readings
 from app.views.changes import norm_does
@@ -41,7 +41,7 @@ from app.views.figures import (
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, moves, norms, numpy_block
+from encoder.inspect import activations, moves, norms, numpy_block
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -567,7 +567,7 @@ def heads_step(lesson: Lesson) -> Step:
 def ablation_step(lesson: Lesson) -> Step:
     text, run, n = Text(), lesson.run, lesson.n
     layer, head, q, s = lesson.layer, lesson.head, lesson.query, lesson.sentence
-    effect = ablation.compare(run.trace, run.heads_off(((layer, head),)).trace)
+    effect = ablation_effect(run, ((layer, head),))
     text.say(
         f"Switch off layer {text.num('layer', layer)}, head {text.num('head', head)}, the head of "
         f"the attention step, and run the {lesson.unit} again: its output is zeroed, so "
