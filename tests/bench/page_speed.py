@@ -47,6 +47,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     BENCH_SETUP,
     EXPLORER,
+    EXPLORER_IN_JS,
     LOADED_JS,
     SCRIPT_MS_JS,
     StreamlitServer,
@@ -100,17 +101,6 @@ REFERENCE_DRAWN = DRAWN | {
     ),
 }
 
-# The attention explorer's root under `within` (the document, or a page element): in the page, or
-# inside a component's shadow root (at any depth).
-EXPLORER_IN_JS = """(function find(within) {
-  const direct = within.querySelector("[data-testid=attention-explorer]");
-  if (direct) return direct;
-  for (const node of within.querySelectorAll("*")) {
-    const found = node.shadowRoot && find(node.shadowRoot);
-    if (found) return found;
-  }
-  return null;
-})"""
 # True once the page shows the text: the script is idle, nothing is stale, every chart is drawn,
 # and each [chart key, marker] has its marker in that chart's layout (the explorer: its query
 # tokens, as JSON, are the marker).
