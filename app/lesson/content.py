@@ -65,6 +65,7 @@ from encoder.train.duration import (
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
+from encoder.web.payload import start_at
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
@@ -124,6 +125,10 @@ class ExplorerAt:
     head: int
     mode: str  # "lines" | "matrix" | "heads"
     query: int | None = None  # the token pinned, if any
+
+    def start(self) -> dict:
+        """Where the explorer opens: its payload header's "start" (encoder.web.payload)."""
+        return start_at(self.layer, self.head, self.mode, self.query)
 
 
 @dataclass
