@@ -25,7 +25,7 @@ from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.diagram import block_diagram
 from app.charts.heads import norm_weighted_figure
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips
-from app.runs import Run
+from app.runs import Run, ablation_effect
 from app.settings import architecture_values
 from app.views import readings
 from app.views.changes import norm_does
@@ -41,7 +41,7 @@ from app.views.figures import (
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import ablation, activations, moves, norms, numpy_block, predictions
+from encoder.inspect import activations, moves, norms, numpy_block, predictions
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -65,6 +65,7 @@ from encoder.train.duration import (
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
+from encoder.web.payload import start_at
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
@@ -124,6 +125,10 @@ class ExplorerAt:
     head: int
     mode: str  # "lines" | "matrix" | "heads"
     query: int | None = None  # the token pinned, if any
+
+    def start(self) -> dict:
+        """Where the explorer opens: its payload header's "start" (encoder.web.payload)."""
+        return start_at(self.layer, self.head, self.mode, self.query)
 
 
 @dataclass
@@ -567,7 +572,7 @@ def heads_step(lesson: Lesson) -> Step:
 def ablation_step(lesson: Lesson) -> Step:
     text, run, n = Text(), lesson.run, lesson.n
     layer, head, q, s = lesson.layer, lesson.head, lesson.query, lesson.sentence
-    effect = ablation.compare(run.trace, run.heads_off(((layer, head),)).trace)
+    effect = ablation_effect(run, ((layer, head),))
     text.say(
         f"Switch off layer {text.num('layer', layer)}, head {text.num('head', head)}, the head of "
         f"the attention step, and run the {lesson.unit} again: its output is zeroed, so "

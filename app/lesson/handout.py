@@ -16,9 +16,8 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from app.explorer_payloads import explorer_payload
 from app.lesson.content import STEPS, ExplorerAt, Lesson, Paragraph, Said, Step
-from app.runs import Runs
+from app.lesson.explorer import step_payload
 from encoder.web.offline import explorer_element, explorer_scripts
 
 STYLE = """
@@ -46,14 +45,12 @@ def table_html(table: pd.DataFrame) -> str:
 
 
 def explorer_html(lesson: Lesson, number: int, at: ExplorerAt) -> str | None:
-    """The step's explorer (the Attention view's payload, from the shared cache), or None where its
-    attention cannot be drawn: the step then keeps its figure."""
-    try:
-        data = explorer_payload(Runs(lesson.run), lesson.sentence, at.layer, at.head, lesson.random)
-    except ValueError:  # a NaN in the weights, too many tokens or heads, the memory budget
+    """The step's explorer element, or None where its attention cannot be drawn: the step then
+    keeps its figure."""
+    data = step_payload(lesson, at)
+    if data is None:
         return None
-    where = {"layer": at.layer, "head": at.head, "mode": at.mode, "query": at.query}
-    return explorer_element(data, f"step-{number}", **where)
+    return explorer_element(data, f"step-{number}", **at.start())
 
 
 def step_html(number: int, title: str, step: Step, explorer: str | None = None) -> str:

@@ -16,13 +16,16 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from app.components.attention_explorer import attention_explorer
 from app.lesson import handout, questions
 from app.lesson.content import STEPS, TITLES, Lesson, Paragraph, Said, Step
+from app.lesson.explorer import step_payload
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY, Selection
 from app.user_text import literal, quoted
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
+from encoder.web.payload import with_start
 
 Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
 Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
@@ -76,7 +79,7 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
         for paragraph in step.text.paragraphs:
             st.markdown(markdown(paragraph))
     with media:
-        _step_figures(step, present)
+        _step_figures(lesson, step, present)
     with controls:
         if step.uses_query:
             _query_picker(lesson)
@@ -156,8 +159,10 @@ def _open_buttons(step: Step, follow: Follow) -> None:
         )
 
 
-def _step_figures(step: Step, present: bool) -> None:
+def _step_figures(lesson: Lesson, step: Step, present: bool) -> None:
     for index, (key, figure) in enumerate(step.figures):
+        if step.explorer is not None and key == step.explorer.figure and _explorer(lesson, step):
+            continue
         if present:
             figure.update_layout(font=dict(size=PRESENTER_FONT))
             if index == 0:
@@ -174,6 +179,19 @@ def _step_figures(step: Step, present: bool) -> None:
         )
     if step.code is not None:
         st.code(step.code, language="python", height=300 if present else "content")
+
+
+def _explorer(lesson: Lesson, step: Step) -> bool:
+    """Draw the step's attention explorer in place of its figure, opened on the step's head (a
+    still explorer: the Attention view's head and the URL stay as they are); False where it
+    cannot be drawn (the step then shows its figure)."""
+    data = step_payload(lesson, step.explorer)
+    if data is None:
+        return False
+    attention_explorer(
+        with_start(data, step.explorer.start()), key=step.explorer.figure, report=False
+    )
+    return True
 
 
 def _rounded(table: pd.DataFrame):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from app.lesson.content import TITLES
 from app.user_text import literal
 from encoder.inspect import predictions
 from encoder.inspect.predictions import Prediction
@@ -20,7 +21,13 @@ if TYPE_CHECKING:  # the lesson's page imports this module
     from app.lesson.content import Lesson
 
 # lesson step (1-based) -> what it asks
-ASKING_STEPS = {3: "top_key", 6: "strongest_head", 7: "norm_growth", 8: "zero_share"}
+ASKING = {  # the step's title -> what it asks
+    "One query's attention": "top_key",
+    "Switching that head off": "strongest_head",
+    "LayerNorm and the residual stream": "norm_growth",
+    "The feed-forward layer: ReLU or GELU": "zero_share",
+}
+ASKING_STEPS = {TITLES.index(title) + 1: kind for title, kind in ASKING.items()}  # 1-based
 WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "predict_number",
                "choice": "predict_choice"}  # fmt: skip
 SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this

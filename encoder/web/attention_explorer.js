@@ -12,6 +12,8 @@
  * payloadBytes: ArrayBuffer | Uint8Array | DataView, as encoder/web/payload.py writes it
  * ("AEX1", uint32 header length, JSON header, body of uint16 weights = value / 65535).
  * selection: {layer, head, mode, setup, query} to start from (all optional; query: a pinned token).
+ * A payload whose header has a "start" ({layer, head, mode, query}) opens there instead, and a
+ * rerun's payload with another start moves the explorer there (the lesson's steps).
  * onSelect({layer, head, query, setup, mode, full}): called when the selection SETTLES (a new
  * head, a pin, a mode or setup), never on hover. `full` is false when the chosen head is only
  * drawn in blocks (long inputs): a host may then fetch it at full resolution.
@@ -28,7 +30,9 @@
  *   tokens    [data-side="query"|"key"][data-index] (lines and matrix labels), user text as text
  *   weights   [data-role="weight"] inside a key token: the selected head's weight for the query
  *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout)
- *   tiles     [data-role="tile"][data-layer][data-head] canvases of every head
+ *   tiles     [data-role="tile"][data-layer][data-head] canvases of every head; the chosen one
+ *             has aria-current="true" (its outline is one element moved over it, so that a head
+ *             switch repaints no tile)
  *   readout   [data-role="readout"] (aria-live): 'layer 2 head 1: "it" → "tired" 0.715'
  *   message   [data-role="message"]: why something is not drawn (bad payload, B − A impossible)
  */
@@ -90,7 +94,7 @@ export function decodePayload(data) {
       n: s.n, layerLabels: s.layer_labels, full, tiles };
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
-  return { setups, stretch: Boolean(header.stretch) };
+  return { setups, stretch: Boolean(header.stretch), start: header.start || null };
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
@@ -183,17 +187,25 @@ export function mount(host, payload, options = {}) {
   const onSelect = options.onSelect || (() => {});
   const start = options.selection || {};
   const state = {
-    layer: Number(start.layer) || 0,
-    head: Number(start.head) || 0,
-    mode: ["lines", "matrix", "heads"].includes(start.mode) ? start.mode : "lines",
-    setup: start.setup || "A",
+    layer: 0, head: 0, mode: "lines", setup: start.setup || "A",
     hovered: null, // query token under the pointer or the keyboard's focus
-    pinned: Number.isInteger(start.query) && start.query >= 0 ? start.query : null,
+    pinned: null,
     cell: null, // [query, key] under the pointer in the matrix
     overlay: [], // extra heads drawn in the lines view: [layer, head] pairs
   };
+  /** Open at `at` ({layer, head, mode, query}, all optional). */
+  function openAt(at) {
+    state.layer = Number(at.layer) || 0;
+    state.head = Number(at.head) || 0;
+    state.mode = ["lines", "matrix", "heads"].includes(at.mode) ? at.mode : "lines";
+    state.pinned = Number.isInteger(at.query) && at.query >= 0 ? at.query : null;
+    state.hovered = null;
+    state.overlay = [];
+  }
+  openAt(start);
   let data = null;
   let settleTimer = null;
+  let opened = null; // the payload start last opened at (JSON), so a rerun keeps the selection
 
   const root = element("div", { "data-testid": "attention-explorer", class: "aex", tabindex: "0",
     role: "application", "aria-label": "Attention explorer" });
@@ -289,9 +301,9 @@ export function mount(host, payload, options = {}) {
     for (const button of modes.children) {
       button.setAttribute("aria-pressed", String(button.dataset.mode === state.mode));
     }
-    setups.replaceChildren();
-    if (b()) {
-      const names = [a().name, b().name].concat(comparable() ? ["B-A"] : []);
+    const names = b() ? [a().name, b().name].concat(comparable() ? ["B-A"] : []) : [];
+    if (names.join("\n") !== [...setups.children].map((n) => n.dataset.setup).join("\n")) {
+      setups.replaceChildren();
       for (const name of names) {
         const button = element("button", { type: "button", "data-role": "setup",
           "data-setup": name, "aria-pressed": String(name === state.setup) },
@@ -299,6 +311,9 @@ export function mount(host, payload, options = {}) {
         button.addEventListener("click", () => { state.setup = name; render(); settle(); });
         setups.append(button);
       }
+    }
+    for (const button of setups.children) {
+      button.setAttribute("aria-pressed", String(button.dataset.setup === state.setup));
     }
     title.textContent = `${headName(state.layer, state.head)}${signed() ? ": B − A" : ""}`;
   }
@@ -518,17 +533,22 @@ export function mount(host, payload, options = {}) {
           tiles.push(canvas);
         }
       }
+      const outline = element("div", { class: "aex-outline", "aria-hidden": "true" });
+      grid.append(outline);
       const note = setup.tiles
         ? `Each tile is one head, drawn in blocks of ${Math.ceil(setup.n / setup.tiles.size)} `
           + "tokens; click a tile to open it."
         : "Each tile is one head's query × key weights; click a tile to open it.";
       stage.replaceChildren(element("div", { class: "aex-note" }, note), grid);
-      heads = { key, setup, tiles };
+      heads = { key, setup, tiles, outline, chosen: null };
     }
-    for (const canvas of heads.tiles) {
-      const chosen = Number(canvas.dataset.layer) === state.layer
-        && Number(canvas.dataset.head) === state.head;
-      canvas.classList.toggle("aex-chosen", chosen);
+    const chosen = heads.tiles[state.layer * setup.heads + state.head];
+    if (chosen !== heads.chosen) { // a head switch touches two tiles' attributes and the outline
+      if (heads.chosen) heads.chosen.removeAttribute("aria-current");
+      chosen.setAttribute("aria-current", "true");
+      const [row, column] = [state.layer + 2, state.head + 2]; // after the labels' row, column
+      heads.outline.style.gridArea = `${row} / ${column} / ${row + 1} / ${column + 1}`;
+      heads.chosen = chosen;
     }
   }
 
@@ -576,7 +596,7 @@ export function mount(host, payload, options = {}) {
       message.textContent = "B − A needs the same layers, heads and tokens in both setups.";
     }
     drawBar();
-    drawChips();
+    if (state.mode === "lines" || chips.firstChild) drawChips();
     if (state.mode !== "lines") lines = null;
     if (state.mode !== "matrix") matrix = null;
     if (state.mode !== "heads") heads = null;
@@ -631,6 +651,9 @@ export function mount(host, payload, options = {}) {
       message.textContent = `Nothing to draw: ${error.message}`;
       return;
     }
+    const at = data.start && JSON.stringify(data.start);
+    if (at && at !== opened) openAt(data.start);
+    opened = at || opened;
     lines = null;
     matrix = null;
     heads = null;

@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import re
 
 from encoder.web.hosts import explorer_style, module_with_host
+from encoder.web.payload import start_at, with_start
 
-# Mounts an explorer on the element named by each payload's script element, at its selection.
+# Mounts an explorer on the element named by each payload's script element (it opens where its
+# payload's header says).
 MOUNT_ALL = """
 for (const data of document.querySelectorAll("script[data-explorer-for]")) {
   const bytes = Uint8Array.from(atob(data.textContent.trim()), (c) => c.charCodeAt(0));
-  const selection = JSON.parse(data.dataset.selection || "{}");
-  mount(document.getElementById(data.dataset.explorerFor), bytes, { selection });
+  mount(document.getElementById(data.dataset.explorerFor), bytes);
 }
 """
 PAGE_STYLE = "body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }"
 ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-MODES = ("lines", "matrix", "heads")  # the explorer's views (attention_explorer.js)
 
 
 def explorer_scripts() -> str:
@@ -48,19 +47,15 @@ def explorer_element(
 ) -> str:
     """Where one explorer is drawn: its element, and its payload (encoder.web.payload) as
     base64 in a script element that the page never runs; it opens on `layer`, `head` (numbered
-    from 0) in `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given."""
+    from 0) in `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given (the
+    payload's header "start", encoder.web.payload.with_start)."""
     if not ELEMENT_ID.fullmatch(element_id):
         raise ValueError(f"element_id={element_id!r} must be letters, digits, - or _")
-    if mode not in MODES:
-        raise ValueError(f"mode={mode!r} is not one of the explorer's views {MODES}")
-    opens = {"layer": int(layer), "head": int(head), "mode": mode}
-    if query is not None:
-        opens["query"] = int(query)
-    data = base64.b64encode(payload).decode("ascii")
+    start = start_at(layer, head, mode, query)
+    data = base64.b64encode(with_start(payload, start)).decode("ascii")
     return (
         f'<div id="{element_id}"></div>\n'
-        f'<script type="application/octet-stream" data-explorer-for="{element_id}" '
-        f'data-selection="{html.escape(json.dumps(opens))}">{data}</script>'
+        f'<script type="application/octet-stream" data-explorer-for="{element_id}">{data}</script>'
     )
 
 

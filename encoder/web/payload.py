@@ -6,7 +6,9 @@ bytes, anywidget sends bytes without base64, an offline file inlines it as base6
     b"AEX1" | uint32 little-endian header length | header (UTF-8 JSON) | padding to 8 | body
 
 The header describes each setup (A, and B in compare mode): its name, tokens, layers, heads, the
-heads stored at full resolution and, for long inputs, the block tiles of every head. The body holds
+heads stored at full resolution and, for long inputs, the block tiles of every head; and,
+optionally, where the explorer opens ("start": layer, head, mode, query; see `with_start`), the one
+way every host (the page, the offline file) sets it. The body holds
 the weights as uint16: weight = value / 65535, so a weight read back is within 1/131070 (7.6e-6)
 of the model's, well inside the 1e-3 a readout promises (uint8 would give 1/510, about 0.002,
 which is not). B − A is computed in the browser from the two setups.
@@ -34,6 +36,7 @@ FULL_BYTES = 2_500_000  # every head at full resolution while it fits this, per 
 TILE_BYTES = 600_000  # the block tiles of every head, per setup
 TILE_MAX = 48  # tokens a side of a block tile (as the Plotly overview's blocks)
 TOLERANCE = 1e-4  # softmax rounding: weights may stray this far outside [0, 1]
+MODES = ("lines", "matrix", "heads")  # the explorer's views (attention_explorer.js)
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,35 @@ def _header(setup: Setup, offset: int) -> dict:
     return entry
 
 
+def start_at(layer: int = 0, head: int = 0, mode: str = "lines", query: int | None = None) -> dict:
+    """Where an explorer opens, as the header's "start": `layer`, `head` (numbered from 0) in
+    `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is not one of the explorer's views {MODES}")
+    start = {"layer": int(layer), "head": int(head), "mode": mode}
+    if query is not None:
+        start["query"] = int(query)
+    return start
+
+
+def _join(header: dict, body: bytes) -> bytes:
+    text = json.dumps(header, ensure_ascii=False).encode("utf-8")
+    start = len(MAGIC) + 4 + len(text)
+    padding = b" " * (-start % 8)  # the body starts 8-aligned: a Uint16Array can view it
+    return b"".join([MAGIC, len(text + padding).to_bytes(4, "little"), text, padding, body])
+
+
+def with_start(payload: bytes, start: dict | None) -> bytes:
+    """The payload opening at `start` (start_at's dict; None: where the host says, else the first
+    head in lines); the weights' bytes are unchanged."""
+    header = decode_header(payload)
+    header.pop("start", None)
+    if start is not None:
+        header["start"] = start_at(**start)
+    body = payload[8 + int.from_bytes(payload[4:8], "little") :]
+    return _join(header, body)
+
+
 def encode(setups: Sequence[Setup], *, stretch: bool = False) -> bytes:
     """The payload's bytes: the header then every setup's uint16 weights (see the module doc).
     `stretch`: colours end at the largest weight drawn rather than at 1 (random weights spread
@@ -188,20 +220,15 @@ def encode(setups: Sequence[Setup], *, stretch: bool = False) -> bytes:
             data = np.ascontiguousarray(array, dtype="<u2").tobytes()
             chunks.append(data)
             offset += len(data)
-    header = json.dumps(
-        {
-            "format": "attention-explorer",
-            "version": 1,
-            "dtype": "uint16",
-            "scale": SCALE,
-            "stretch": stretch,
-            "setups": entries,
-        },
-        ensure_ascii=False,
-    ).encode("utf-8")
-    start = len(MAGIC) + 4 + len(header)
-    padding = b" " * (-start % 8)  # the body starts 8-aligned: a Uint16Array can view it
-    return b"".join([MAGIC, len(header + padding).to_bytes(4, "little"), header, padding, *chunks])
+    header = {
+        "format": "attention-explorer",
+        "version": 1,
+        "dtype": "uint16",
+        "scale": SCALE,
+        "stretch": stretch,
+        "setups": entries,
+    }
+    return _join(header, b"".join(chunks))
 
 
 def decode_header(payload: bytes) -> dict:

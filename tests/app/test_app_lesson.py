@@ -16,7 +16,8 @@ from app.settings import LESSON_RULE_QUERY
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.tokenize import bundled_model_dir
 from encoder.train.trainer import TrainConfig, train
-from tests.app.helpers import assert_no_exception, open_page, tokens_of, upload
+from encoder.web.payload import decode_header
+from tests.app.helpers import assert_no_exception, explorer, open_page, tokens_of, upload
 
 SENTENCE = EXAMPLES[0]["text"]
 NUMBERS_COLUMNS = ["number", "value", "in the text"]
@@ -112,25 +113,58 @@ def test_every_step_renders_on_a_trained_and_an_uploaded_model() -> None:
     walk_every_step(at)
 
 
-def test_the_query_picker_changes_the_link_and_the_url() -> None:
+def explorer_start(at: AppTest) -> dict:
+    """Where the step's explorer opens: its payload header's start."""
+    (component,) = at.get("bidi_component")
+    return decode_header(component.proto.bytes)["start"]
+
+
+def test_the_query_picker_changes_the_link_the_explorer_and_the_url() -> None:
     at = open_page(lesson="3")
     skip_the_question(at)
     table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
     tokens = tokens_of(SENTENCE)
     assert set(table["query"]) == {tokens.index("it")}
+    assert not at.get("plotly_chart")  # the step's attention is drawn by the explorer
+    layer, head, key, weight = table.iloc[0][["layer", "head", "key", "weight"]]
+    layer, head, query = int(layer), int(head), tokens.index("it")
+    assert explorer_start(at) == {"layer": layer, "head": head, "mode": "lines", "query": query}
+    entry, weights = explorer(at)  # [layer, head, query, key], every head of 16 tokens
+    assert entry["tokens"] == tokens
+    assert abs(weights[layer, head, query, int(key)] - weight) <= 1e-4
     at.selectbox(key="lesson_query").set_value(2).run()  # "animal": another question
     skip_the_question(at)
     table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
     assert set(table["query"]) == {2} and at.query_params["lesson_query"] == "2"
     assert table["weight"].is_monotonic_decreasing
+    start = explorer_start(at)
+    chosen = table.iloc[0]
+    assert (start["layer"], start["head"], start["query"]) == (chosen["layer"], chosen["head"], 2)
+
+
+def test_heads_differ_opens_every_head_in_the_explorer() -> None:
+    at = open_page(lesson=str(TITLES.index("Heads differ") + 1))
+    assert_no_exception(at)
+    assert not at.get("plotly_chart")
+    numbers = next(f.value for f in at.dataframe if list(f.value.columns) == NUMBERS_COLUMNS)
+    assert explorer_start(at)["mode"] == "heads"
+    entry, weights = explorer(at)
+    assert weights.shape == (6, 12, len(tokens_of(SENTENCE)), len(tokens_of(SENTENCE)))
+    assert int(numbers.set_index("number")["value"]["heads in all"]) == 6 * 12
+
+
+def shown(at: AppTest, key: str, kind: str):
+    """A widget's value by its kind; "state": a session key that no widget shows (the Attention
+    view's layer and head, which the explorer draws)."""
+    return at.session_state[key] if kind == "state" else getattr(at, kind)(key=key).value
 
 
 @pytest.mark.parametrize(
     ("step", "view", "keys"),
     [
-        (3, "Attention", {"layer": "slider", "head": "slider"}),
+        (3, "Attention", {"layer": "state", "head": "state"}),
         (4, "Attention steps", {"step_layer": "slider", "step_head": "slider"}),
-        (6, "Attention", {"ablate": "text_input", "layer": "slider"}),
+        (6, "Attention", {"ablate": "text_input", "layer": "state"}),
     ],
 )
 def test_open_in_reaches_the_same_place_as_the_link(step: int, view: str, keys: dict) -> None:
@@ -143,7 +177,7 @@ def test_open_in_reaches_the_same_place_as_the_link(step: int, view: str, keys: 
     at.button(key="lesson_open_0").click().run()
     assert_no_exception(at)
     assert at.session_state["view"] == view and at.query_params["view"] == view
-    values = {key: getattr(at, kind)(key=key).value for key, kind in keys.items()}
+    values = {key: shown(at, key, kind) for key, kind in keys.items()}
     layer, head = lesson_numbers["layer"], lesson_numbers["head"]
     expected = {
         "layer": int(layer),
@@ -157,7 +191,7 @@ def test_open_in_reaches_the_same_place_as_the_link(step: int, view: str, keys: 
     again = open_page(**link)
     assert_no_exception(again)
     assert again.session_state["view"] == view
-    assert {key: getattr(again, kind)(key=key).value for key, kind in keys.items()} == values
+    assert {key: shown(again, key, kind) for key, kind in keys.items()} == values
 
 
 def test_the_race_opens_the_training_view_on_its_preset() -> None:

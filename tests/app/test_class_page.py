@@ -13,10 +13,12 @@ from app import runs
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
 from app.controls.classroom import class_store
+from app.lesson.questions import ASKING_STEPS
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.e2e.harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
+NORM_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 
 
@@ -41,18 +43,19 @@ def start_class(at: AppTest) -> str:
 
 
 def test_students_follow_the_teacher_and_their_answers_are_counted_once(store_path):
-    teacher = open_page(view="Lesson", lesson="8", **SMALL)
+    teacher = open_page(view="Lesson", lesson=str(NORM_STEP + 1), **SMALL)
     code = start_class(teacher)
     secret = teacher.session_state["_class_teacher"][1]
     assert all(secret not in str(value) for value in teacher.query_params.values())
     assert any(code in m.value for m in teacher.markdown)
-    teacher.button(key="lesson_previous").click().run()  # step 7 asks about the norm's growth
+    teacher.button(key="lesson_previous").click().run()  # the norm step: its question
     teacher.button(key="class_open").click().run()
     students = [open_page(**{"class": code.lower()}) for _ in range(2)]
     for student in students:
         student.run()  # the first poll follows the teacher
         assert_no_exception(student)
-        assert student.query_params["lesson"] == "7" and student.query_params["d_model"] == "64"
+        assert student.query_params["lesson"] == str(NORM_STEP)
+        assert student.query_params["d_model"] == "64"
         assert secret not in str(student.session_state["_class_student"])
     first, second = students
 
@@ -105,7 +108,7 @@ def test_a_wrong_code_and_an_expired_class_are_messages(store_path):
 def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, monkeypatch):
     monkeypatch.setenv("ENCODER_EXPLORER_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
     class_store.clear()
-    at = open_page(view="Lesson", lesson="8", **SMALL)
+    at = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
     at.button(key="class_start").click().run()
     assert_no_exception(at)
     assert any(w.startswith("The class is unavailable right now") for w in warnings(at))
@@ -114,7 +117,7 @@ def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, mo
 
 def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):
     """Thirty students landing on the teacher's step run no forward pass of their own."""
-    teacher = open_page(view="Lesson", lesson="7", **SMALL)
+    teacher = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
     code = start_class(teacher)
     built = []
     build = runs._build_run
@@ -122,9 +125,10 @@ def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):
         runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
     )
     student = open_page(**{"class": code})
-    student.run()  # follows the teacher to step 7 (the question's two runs included)
+    student.run()  # follows the teacher to the norm step (the question's two runs included)
     assert_no_exception(student)
-    assert student.query_params["lesson"] == "7" and student.query_params["d_model"] == "64"
+    assert student.query_params["lesson"] == str(NORM_STEP)
+    assert student.query_params["d_model"] == "64"
     assert [key for key in built if key.cfg.d_model == 64] == []
 
 

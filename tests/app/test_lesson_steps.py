@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import math
 import re
 from html.parser import HTMLParser
@@ -308,7 +307,6 @@ def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_r
         assert len(full) == attention.shape[0] * attention.shape[1]  # 16 tokens: every head
         for (layer, head), weights in full.items():
             assert np.abs(weights - attention[layer, head]).max() <= 1e-4, (element, layer, head)
-        selection = json.loads(explorers[element]["data-selection"])
-        assert selection["mode"] == mode
-    step = json.loads(explorers[next(iter(expected))]["data-selection"])
+        assert decode_header(data)["start"]["mode"] == mode
+    step = decode_header(base64.b64decode(explorers[next(iter(expected))]["text"]))["start"]
     assert (step["layer"], step["head"], step["query"]) == (lesson.layer, lesson.head, 10)  # "it"

@@ -40,7 +40,6 @@ from tests.e2e.harness import (  # noqa: E402
     SCRIPT_MS_JS,
     SETTLED_JS,
     StreamlitServer,
-    drawn_target,
     expected_tokens,
     launch_chromium,
     sentence_of,
@@ -118,7 +117,7 @@ async def work(browser, server: Target, session: int, rounds: int, deadline: flo
             await box.fill(text)
             start = time.perf_counter()
             await box.press("Control+Enter")
-            target = drawn_target(expected_tokens(text)[0])
+            target = expected_tokens(text)[0]
             try:
                 await page.wait_for_function(DRAWN_AT_JS, arg=target, timeout=TIMEOUT_MS)
             except Exception as error:  # a timeout here is cross-talk or a lost rerun

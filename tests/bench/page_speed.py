@@ -1,20 +1,24 @@
 """How fast is the page in a real browser, against the floor? Prints one table from one run.
 
-Run from the repo root: `python tests/bench/page_speed.py [--reruns N]`. Starts the app and the
-floor (tests/bench/floor_page.py: the same elements from precomputed random numbers, no model) on
-free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512, 32-36 tokens
-(BENCH_SETUP), and measures:
-- per view (Attention, Attention steps, LayerNorm, Activations, Shapes; a view the app lacks is
-  skipped with a line): the rerun after a text change, from committing the text to the view drawn
-  with its tokens, median and min-max of N, on the floor before the app, the app, the floor
-  after (drift); app / floor against all the floor's reruns; the script's own time ("page N ms"
-  in both pages' status caption) and the bytes received per rerun;
-- a click on another head in the Attention view (the fragment rerun), floor, app, floor;
-- per view, the same rerun on a compare page (setup B = A post-norm, drawn beside A), floor and
-  app, and the app's compare rerun over its single-page rerun (the goal: about 2x at most);
-- first render: a fresh server and a fresh browser context (empty cache), from opening the
-  Attention view to it drawn with every element loaded; floor before and after the app;
-- the pretrained model on a 500-token text: time to draw and bytes received.
+Run from the repo root: `python tests/bench/page_speed.py [--reruns N] [--only NAMES]`. Starts the
+app and the floor (tests/bench/floor_page.py: the same elements from precomputed random numbers,
+no model) on free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512,
+32-36 tokens (BENCH_SETUP), and measures, by --only's names (default: all):
+- views: per view (Attention, Attention steps, LayerNorm, Activations, Shapes; a view the app
+  lacks is skipped with a line): the rerun after a text change, from committing the text to the
+  view drawn with its tokens, median and min-max of N, on the floor before the app, the app, the
+  floor after (drift); app / floor against all the floor's reruns; the script's own time ("page
+  N ms" in both pages' status caption) and the bytes received per rerun;
+- explorer: the Attention view's rerun beside the reference page (tests/bench/
+  plotly_attention_page.py: the app with the Plotly figures of before the explorer), measured
+  before and after the app in the same run; the explorer's looks (hover, pin, head switches in
+  each mode) timed in the page, 20 of each, and the messages the page sent meanwhile (the goal:
+  0); bytes received per rerun at 16 tokens of MiniLM, single and compare, app and reference;
+- compare: per view, the same rerun on a compare page (setup B = A post-norm, drawn beside A),
+  floor and app, and the app's compare rerun over its single-page rerun;
+- minilm: MiniLM at 128 and 502 tokens: time to draw, bytes received, then every look;
+- first: a fresh server and a fresh browser context (empty cache), from opening the Attention view
+  to it drawn with every element loaded; floor before and after the app.
 Optional: the naive page (one chart per head, tests/bench/naive_page.py) and the capture
 overhead (capture_overhead.py). Each page's elements (types, figure and table sizes) are compared
 with the floor's per view, so a floor that no longer matches its view shows.
@@ -26,6 +30,7 @@ import argparse
 import contextlib
 import datetime
 import difflib
+import html
 import json
 import re
 import statistics
@@ -41,6 +46,8 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from tests.e2e.harness import (  # noqa: E402
     BENCH_SETUP,
+    EXPLORER,
+    EXPLORER_IN_JS,
     LOADED_JS,
     SCRIPT_MS_JS,
     StreamlitServer,
@@ -53,10 +60,11 @@ from tests.e2e.harness import (  # noqa: E402
 APP_SCRIPT = "app/main.py"
 FLOOR_SCRIPT = "tests/bench/floor_page.py"
 NAIVE_SCRIPT = "tests/bench/naive_page.py"
+REFERENCE_SCRIPT = "tests/bench/plotly_attention_page.py"
+MINILM_TOKENS = (128, 502)
 TIMEOUT_MS = 120_000
 VIEWPORT = {"width": 1400, "height": 1000}
 RATIO_GOAL = 1.2  # app / floor, for every view's rerun and for the first render
-CLICK_GOAL_S = 0.3
 LONG_GOAL_S, LONG_GOAL_MB = 5, 10
 FIRST_TEXT = sentence_of(29, "first")
 STARTED = time.perf_counter()
@@ -74,41 +82,54 @@ def numbered_labels_json(labels: list[str]) -> str:
 
 # view -> (chart key, marker) pairs: the view is drawn for `labels` (the text's tokens as plotly
 # holds them, HTML-escaped) when each chart's layout, as JSON, contains marker(labels).
+# The key EXPLORER_KEY names the attention explorer instead: its marker is its query tokens (as
+# text, not HTML-escaped), and in compare mode it is one element for A and B.
+EXPLORER_KEY = "explorer"
 DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
-    "Attention": (
-        ("overview", lambda labels: f", {len(labels)} tokens"),
-        ("head_detail", labels_json),
-    ),
+    "Attention": ((EXPLORER_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
     "Attention steps": (("step_keys", numbered_labels_json),),
     "LayerNorm": (("layernorm", labels_json),),
     "Activations": (("act_cosine", numbered_labels_json),),
     "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
 }
+# The reference page (tests/bench/plotly_attention_page.py) draws the Attention view's attention
+# with the Plotly figures of before the explorer.
+REFERENCE_DRAWN = DRAWN | {
+    "Attention": (
+        ("overview", lambda labels: f", {len(labels)} tokens"),
+        ("head_detail", labels_json),
+    ),
+}
 
 # True once the page shows the text: the script is idle, nothing is stale, every chart is drawn,
-# and each [chart key, marker] has its marker in that chart's layout.
+# and each [chart key, marker] has its marker in that chart's layout (the explorer: its query
+# tokens, as JSON, are the marker).
 VIEW_DRAWN_JS = """checks => {
   const app = document.querySelector("[data-testid=stApp]");
   if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
   if (document.querySelector("[data-stale=true]")) return false;
   if ([...document.querySelectorAll(".js-plotly-plot")].some(p => !p._fullData)) return false;
   return checks.every(([key, marker]) => {
+    if (key === "EXPLORER_KEY") {
+      const root = FIND_EXPLORER(document);
+      const tokens = root && [...root.querySelectorAll("[data-side=query]")]
+        .map(t => t.textContent);
+      return !!root && JSON.stringify(tokens) === marker;
+    }
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     return !!plot && !!plot._fullData && JSON.stringify(plot.layout).includes(marker);
   });
-}"""
-HEAD_DRAWN_JS = """head => {
-  const app = document.querySelector("[data-testid=stApp]");
-  if (app.getAttribute("data-test-script-state") !== "notRunning") return false;
-  if (document.querySelector("[data-stale=true]")) return false;
-  const plot = document.querySelector(".st-key-head_detail .js-plotly-plot");
-  return !!plot && !!plot._fullData && JSON.stringify(plot.layout).includes(`head ${head}:`);
-}"""
+}""".replace("EXPLORER_KEY", EXPLORER_KEY).replace("FIND_EXPLORER", EXPLORER_IN_JS)
 STATUS_JS = """() => [...document.querySelectorAll("[data-testid=stCaptionContainer]")]
   .map(c => c.textContent).find(t => t.includes("page ")) || ''"""
 # Every element on the page, in order: its type, and for charts and tables their sizes.
 INVENTORY_JS = """() => [...document.querySelectorAll("[data-testid=stElementContainer]")]
   .map(box => {
+    const explorer = FIND_EXPLORER(box);
+    if (explorer) {
+      const tokens = explorer.querySelectorAll("[data-side=query]").length;
+      return `explorer: ${tokens} query tokens, ${explorer.dataset.mode}`;
+    }
     const key = (box.className.match(/st-key-(\\S+)/) || ["", ""])[1];
     const plot = box.querySelector(".js-plotly-plot");
     if (plot && plot._fullData) {
@@ -124,7 +145,7 @@ INVENTORY_JS = """() => [...document.querySelectorAll("[data-testid=stElementCon
     const inner = [...box.querySelectorAll("[data-testid]")]
       .map(e => e.getAttribute("data-testid")).find(id => id !== "stFullScreenFrame");
     return `${key} ${inner || "?"}`.trim();
-  })"""
+  })""".replace("FIND_EXPLORER", EXPLORER_IN_JS)
 VIEW_BUTTONS_JS = """() => [...document.querySelectorAll(".st-key-view button")]
   .map(b => b.textContent.trim())"""
 NAIVE_DRAWN_JS = """expected => {
@@ -173,10 +194,19 @@ class Session:
     view: str
     text: str
     compare: bool = False  # setup B beside A: B's charts are waited for too
+    drawn: dict = field(default_factory=lambda: DRAWN)  # what shows each view drawn
     received: int = 0  # bytes
+    sent: int = 0  # messages to the server
 
     def count(self, payload) -> None:
         self.received += len(payload)
+
+    def count_sent(self, payload) -> None:
+        self.sent += 1
+
+    def listen(self, websocket) -> None:
+        websocket.on("framereceived", self.count)
+        websocket.on("framesent", self.count_sent)
 
 
 class Browser:
@@ -193,17 +223,18 @@ class Browser:
 
     @contextlib.contextmanager
     def session(self, server: StreamlitServer, view: str, text: str, fresh: bool = False,
-                **query: object) -> Iterator[Session]:  # fmt: skip
-        """A new session showing `view` with `text` at the bench setup (and `query`), drawn."""
+                drawn: dict = DRAWN, **query: object) -> Iterator[Session]:  # fmt: skip
+        """A new session showing `view` with `text` at the bench setup (and `query`), drawn;
+        `drawn`: what shows a view drawn on this page (REFERENCE_DRAWN on the reference page)."""
         context = self.chromium.new_context(viewport=VIEWPORT) if fresh else self.shared
         page = context.new_page()
-        session = Session(page, view, text, compare=query.get("compare") == "1")
-        page.on("websocket", lambda ws: ws.on("framereceived", session.count))
+        session = Session(page, view, text, compare=query.get("compare") == "1", drawn=drawn)
+        page.on("websocket", session.listen)
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         try:
             page.goto(server.page_url(**BENCH_SETUP, view=view, text=text, **query))
-            wait_drawn(page, view, text, session.compare)
+            wait_drawn(session)
             yield session
         finally:  # before its server goes, or the page logs reconnection attempts
             page.close()
@@ -211,20 +242,22 @@ class Browser:
                 context.close()
 
 
-def checks_for(view: str, text: str, compare: bool = False) -> list[list[str]]:
-    """VIEW_DRAWN_JS's argument: the view's charts (and in compare mode setup B's twins, keyed
-    `..._b`) and their markers for this text."""
+def checks_for(session: Session, text: str) -> list[list[str]]:
+    """VIEW_DRAWN_JS's argument: the session's view's charts (and in compare mode setup B's
+    twins, keyed `..._b`; the explorer draws both) and their markers for this text."""
     labels = drawn_target(expected_tokens(text)[0])["labels"]
-    keys = [(key, marker) for key, marker in DRAWN[view]]
-    keys += [(f"{key}_b", marker) for key, marker in DRAWN[view]] if compare else []
+    charts = session.drawn[session.view]
+    keys = list(charts)
+    if session.compare:
+        keys += [(f"{key}_b", marker) for key, marker in charts if key != EXPLORER_KEY]
     return [[key, marker(labels)] for key, marker in keys]
 
 
-def wait_drawn(page, view: str, text: str, compare: bool = False) -> None:
-    """Until the view shows `text` and every element's code has loaded."""
-    page.wait_for_function(
-        VIEW_DRAWN_JS, arg=checks_for(view, text, compare), timeout=TIMEOUT_MS, polling="raf"
-    )
+def wait_drawn(session: Session) -> None:
+    """Until the session's view shows its text and every element's code has loaded."""
+    page = session.page
+    checks = checks_for(session, session.text)
+    page.wait_for_function(VIEW_DRAWN_JS, arg=checks, timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_function(LOADED_JS, timeout=TIMEOUT_MS, polling="raf")
 
 
@@ -232,7 +265,7 @@ def commit_text(session: Session, text: str) -> float:
     """Seconds from committing `text` (Ctrl+Enter) until the session's view shows it."""
     box = session.page.locator(".st-key-text textarea")
     box.fill(text)
-    checks = checks_for(session.view, text, session.compare)
+    checks = checks_for(session, text)
     start = time.perf_counter()
     box.press("Control+Enter")
     session.page.wait_for_function(VIEW_DRAWN_JS, arg=checks, timeout=TIMEOUT_MS, polling="raf")
@@ -247,7 +280,7 @@ def open_view(session: Session, view: str) -> None:
         exactly = re.compile(f"^{re.escape(view)}$")  # "Attention", not "Attention steps"
         session.page.locator(".st-key-view button").filter(has_text=exactly).click()
         session.view = view
-        wait_drawn(session.page, view, session.text, session.compare)
+        wait_drawn(session)
 
 
 def measure_reruns(session: Session, view: str, texts: list[str]) -> Timings:
@@ -261,26 +294,6 @@ def measure_reruns(session: Session, view: str, texts: list[str]) -> Timings:
         timings.script_ms.append(session.page.evaluate(SCRIPT_MS_JS))
         timings.received.append(session.received - before)
     timings.status = session.page.evaluate(STATUS_JS)
-    return timings.drop_warmup()
-
-
-def measure_head_clicks(session: Session, clicks: int) -> Timings:
-    """Seconds from moving the head slider one step (keyboard) to that head drawn; the first
-    move only warms up."""
-    progress(f"head clicks, {session.page.url.split('/?')[0]}")
-    open_view(session, "Attention")
-    slider = session.page.locator(".st-key-head input[type=range]")
-    heads, head = BENCH_SETUP["num_heads"], int(slider.input_value())
-    timings = Timings()
-    for _ in range(clicks + 1):
-        head, key = (head + 1, "ArrowRight") if head + 1 < heads else (0, "Home")
-        slider.focus()
-        before = session.received
-        start = time.perf_counter()
-        slider.press(key)
-        session.page.wait_for_function(HEAD_DRAWN_JS, arg=head, timeout=TIMEOUT_MS, polling="raf")
-        timings.seconds.append(time.perf_counter() - start)
-        timings.received.append(session.received - before)
     return timings.drop_warmup()
 
 
@@ -305,19 +318,158 @@ def measure_first_render(browser: Browser, script: str) -> FirstRender:
         server.stop()
 
 
-def measure_long_text(browser: Browser, server: StreamlitServer) -> dict:
-    """The pretrained model on a ~500-token text: time to draw and bytes received."""
-    progress("pretrained model, 500 tokens")
-    text = sentence_of(497, "pretrained")
-    with browser.session(server, "Attention", FIRST_TEXT, source="pretrained") as session:
+# Every look the explorer answers in the browser, `count` times each, timed in the page: from
+# just before the event is dispatched to the frame that shows it (the next animation frame's
+# callback, then a task after it: that frame's paint is done). Hover: a mouseenter on a query
+# token; pin: a click on one; head: ←/→ on the explorer's root, in each of its modes.
+LOOKS_JS = """async (root, count) => {
+  const painted = () => new Promise(resolve => requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = resolve;
+    channel.port2.postMessage(0);
+  }));
+  const timed = async act => {
+    const start = performance.now();
+    act();
+    await painted();
+    return performance.now() - start;
+  };
+  const queries = () => [...root.querySelectorAll("[data-side=query]")];
+  const key = name => new KeyboardEvent("keydown", {key: name, bubbles: true, cancelable: true});
+  const mode = async name => {
+    root.querySelector(`[data-role=mode][data-mode=${name}]`).click();
+    await painted();
+  };
+  const times = {hover: [], pin: []};
+  await mode("lines");
+  const n = queries().length;
+  for (let k = 0; k < count; k++) {
+    const token = queries()[(k * 7) % n];
+    times.hover.push(await timed(() => token.dispatchEvent(new MouseEvent("mouseenter"))));
+  }
+  for (let k = 0; k < count; k++) {
+    const token = queries()[(k * 5 + 1) % n];
+    times.pin.push(await timed(() => token.click()));
+  }
+  root.dispatchEvent(key("Escape"));
+  for (const name of ["lines", "matrix", "heads"]) {
+    await mode(name);
+    const head = times[`head, ${name === "heads" ? "every head" : name}`] = [];
+    const next = () => root.dispatchEvent(key("ArrowRight"));
+    for (let k = 0; k < count; k++) head.push(await timed(next));
+  }
+  await mode("lines");
+  return times;
+}"""
+LOOKS = 20  # of each kind
+LOOK_GOAL_MS = 50  # the bench setup and 16-128 tokens
+LONG_LOOK_GOAL_MS = 100  # MiniLM at 502 tokens
+REPORT_WAIT_MS = 1500  # the explorer reports its settled head 1 s after the last change
+
+
+@dataclass
+class Looks:
+    """The explorer's looks timed in the page (ms, by kind), and the messages the page sent to
+    the server meanwhile."""
+
+    ms: dict[str, list[float]]
+    sent: int
+
+    def slowest(self) -> float:
+        return max(statistics.median(values) for values in self.ms.values())
+
+    def rows(self, label: str, goal_ms: float) -> list[str]:
+        return [
+            row(
+                f"{label}: {look}",
+                f"{spread_ms(values)}, {self.sent} sent",
+                "-",
+                "-",
+                f"<= {goal_ms:g} ms, 0 sent",
+                verdict(statistics.median(values) <= goal_ms and self.sent == 0),
+                "-",
+                "-",
+            )  # fmt: skip
+            for look, values in self.ms.items()
+        ]
+
+
+def measure_looks(session: Session, count: int = LOOKS) -> Looks:
+    """Hover, pin and head switches in the explorer, `count` of each, timed in the page; then
+    (not counted) the explorer's report of its settled head, and the rerun it brings."""
+    progress(f"explorer looks, {session.page.url.split('/?')[0]}")
+    open_view(session, "Attention")
+    page = session.page
+    before = session.sent
+    times = page.locator(EXPLORER).evaluate(LOOKS_JS, count)
+    page.wait_for_timeout(100)  # frames sent by then have been reported
+    looks = Looks(times, session.sent - before)
+    page.wait_for_timeout(REPORT_WAIT_MS)
+    wait_drawn(session)
+    return looks
+
+
+def spread_ms(values: list[float]) -> str:
+    """'12 ms (9-31)': the median and the range."""
+    return f"{statistics.median(values):.0f} ms ({min(values):.0f}-{max(values):.0f})"
+
+
+MINILM = {"source": "pretrained"}
+PAYLOAD_GOAL_MB = 3  # MiniLM at 502 tokens: what one rerun receives, at most
+
+
+def measure_minilm(browser: Browser, server: StreamlitServer, tokens: int) -> list[str]:
+    """MiniLM on a text of `tokens` tokens: time to draw, bytes received, then every look."""
+    progress(f"MiniLM, {tokens} tokens")
+    text = text_of(tokens, f"minilm{tokens}")
+    with browser.session(server, "Attention", FIRST_TEXT, **MINILM) as session:
         before = session.received
         seconds = commit_text(session, text)
-        return {
-            "seconds": seconds,
-            "megabytes": (session.received - before) / 1e6,
-            "tokens": len(expected_tokens(text)[0]),
-            "status": session.page.evaluate(STATUS_JS),
-        }
+        megabytes = (session.received - before) / 1e6
+        looks = measure_looks(session)
+    goal_ms = LOOK_GOAL_MS if tokens <= 128 else LONG_LOOK_GOAL_MS
+    label = f"MiniLM, {len(expected_tokens(text)[0])} tokens"
+    return [
+        row(
+            f"{label}: draw / received",
+            f"{seconds:.2f} s / {megabytes:.2f} MB",
+            "-",
+            "-",
+            f"<= {LONG_GOAL_S} s / <= {PAYLOAD_GOAL_MB} MB",
+            verdict(seconds <= LONG_GOAL_S and megabytes <= PAYLOAD_GOAL_MB),
+            "-",
+            "-",
+        ),  # fmt: skip
+        *looks.rows(label, goal_ms),
+    ]
+
+
+# Bytes a rerun received before the explorer (2026-11-23, 16 tokens of MiniLM, the Attention view
+# with Plotly figures), single and compare; the goal is a third of it.
+BYTES_BEFORE_KB = {"single": 385, "compare": 1164}
+
+
+def measure_minilm_bytes(browser, app_server, reference_server, reruns: int) -> list[str]:
+    """Bytes received per rerun of the Attention view, 16 tokens of MiniLM, single and compare:
+    the app beside the Plotly reference page."""
+    rows = []
+    for mode, query in (("single", MINILM), ("compare", MINILM | COMPARE)):
+        received = {}
+        for name, server, drawn in (
+            ("app", app_server, DRAWN),
+            ("reference", reference_server, REFERENCE_DRAWN),
+        ):
+            texts = [text_of(16, f"{name}{mode}bytes{i:02d}") for i in range(reruns + 1)]
+            with browser.session(server, "Attention", FIRST_TEXT, drawn=drawn, **query) as page:
+                received[name] = measure_reruns(page, "Attention", texts).received
+        goal = BYTES_BEFORE_KB[mode] / 3
+        app_kb = statistics.median(received["app"]) / 1e3
+        rows.append(row(
+            f"MiniLM, 16 tokens, {mode}: received per rerun", f"{app_kb:.0f} kB", "-", "-",
+            f"<= {goal:.0f} kB (a third of {BYTES_BEFORE_KB[mode]:,} kB)", verdict(app_kb <= goal),
+            "-", f"{app_kb:.0f} kB / reference {kilobytes(received['reference'])}",
+        ))  # fmt: skip
+    return rows
 
 
 def measure_naive(browser: Browser, reruns: int) -> Timings:
@@ -410,11 +562,15 @@ def compare(measure: Callable[[Session, str], Timings], floor: Session, app: Ses
 
 COMPARE = {"compare": "1", "b_norm": "post"}  # setup B: the same model, post-norm
 COMPARE_GOAL = 2.0  # a compare page's rerun / the single page's, at most about
+COMPARE_GOALS = {"Attention": 1.5}  # the explorer draws A, B and B − A from one payload
+REFERENCE_GOAL = 0.8  # the Attention rerun / the Plotly reference page's
+GROUPS = ("views", "explorer", "compare", "minilm", "first")  # --only's names
 
 
 def measure_compare(browser, floor_server, app_server, token_counts, single, args) -> list[str]:
     """Per view, the rerun of a compare page (A and B = A post-norm) on the floor and the app;
-    the goal: at most about twice the single page's rerun (measured above, in this run)."""
+    the goal: at most about twice the single page's rerun (measured above, in this run; the
+    Attention view: 1.5x), over the single page when it was measured."""
     rows = []
     with (
         browser.session(
@@ -422,7 +578,7 @@ def measure_compare(browser, floor_server, app_server, token_counts, single, arg
         ) as floor,
         browser.session(app_server, "Attention", FIRST_TEXT, **COMPARE) as app,
     ):
-        for view, alone in single.items():
+        for view in args.views:
             count = args.reruns + 1
 
             def measure(session: Session, tag: str, view=view, count=count) -> Timings:
@@ -430,14 +586,65 @@ def measure_compare(browser, floor_server, app_server, token_counts, single, arg
                 return measure_reruns(session, view, texts)
 
             reruns = Comparison(f"{view}, compare: rerun", *compare(measure, floor, app))
-            over_single = reruns.app.median() / alone.app.median()
+            goal = COMPARE_GOALS.get(view, COMPARE_GOAL)
+            if view not in single:
+                rows.append(reruns.row(f"<= {goal:g}x single (not measured)", True))
+                continue
+            over_single = reruns.app.median() / single[view].app.median()
             rows.append(
-                reruns.row(
-                    f"<= {COMPARE_GOAL:g}x single ({over_single:.2f}x)",
-                    over_single <= COMPARE_GOAL,
-                )
+                reruns.row(f"<= {goal:g}x single ({over_single:.2f}x)", over_single <= goal)
             )
     return rows
+
+
+def measure_views(browser, servers, token_counts, args, rows, notes) -> dict[str, Comparison]:
+    """Per view, the rerun after a text change on the floor, the app, the floor again (with
+    "explorer": the Attention view's beside the Plotly reference page, before and after the
+    app, and the explorer's looks); the Attention view alone unless "views" is asked for."""
+    single = {}
+    with contextlib.ExitStack() as stack:
+        floor, app = (
+            stack.enter_context(browser.session(servers["floor"], "Attention", FIRST_TEXT,
+                                                token_counts=token_counts)),
+            stack.enter_context(browser.session(servers["app"], "Attention", FIRST_TEXT)),
+        )  # fmt: skip
+        reference = None
+        if "explorer" in args.only:
+            reference = stack.enter_context(
+                browser.session(
+                    servers["reference"], "Attention", FIRST_TEXT, drawn=REFERENCE_DRAWN
+                )
+            )
+        for view in args.views:
+            count = args.reruns + 1
+
+            def measure(session: Session, tag: str, view=view, count=count) -> Timings:
+                texts = rerun_texts(f"{tag}{view.split()[0].lower()}", count)
+                return measure_reruns(session, view, texts)
+
+            plotly = reference is not None and view == "Attention"
+            reference_before = measure(reference, "refbefore") if plotly else None
+            reruns = Comparison(f"{view}: rerun after a text change", *compare(measure, floor, app))
+            single[view] = reruns
+            ratio = reruns.ratio()
+            rows.append(reruns.row(f"<= {RATIO_GOAL}x", ratio <= RATIO_GOAL))
+            differences = element_differences(reruns.app.inventory, reruns.before.inventory)
+            notes.append(
+                f"{view}: the floor draws the app's {len(reruns.app.inventory)} elements"
+                if not differences
+                else f"{view}: elements differ (- app, + floor): " + "; ".join(differences)
+            )
+            notes.append(f"{view}: app status at its last rerun: {reruns.app.status}")
+            if plotly:
+                against = Comparison(
+                    "Attention: rerun, app / Plotly reference page (before / after)",
+                    reference_before, reruns.app, measure(reference, "refafter"),
+                )  # fmt: skip
+                rows.append(against.row(f"<= {REFERENCE_GOAL}x", against.ratio() <= REFERENCE_GOAL))
+                notes.append(f"reference page's status at its last rerun: {against.after.status}")
+        if "explorer" in args.only:
+            rows.extend(measure_looks(app).rows("explorer, bench setup", LOOK_GOAL_MS))
+    return single
 
 
 def main() -> None:
@@ -445,81 +652,74 @@ def main() -> None:
     parser.add_argument("--reruns", type=int, default=5, help="timed reruns per page and view")
     parser.add_argument("--naive", type=int, default=0, help="reruns of the naive page (0: none)")
     parser.add_argument("--capture", action="store_true", help="also time model.trace vs torch")
+    parser.add_argument(
+        "--only",
+        type=lambda names: names.split(","),
+        default=list(GROUPS),
+        help=f"the rows to measure, comma separated, of: {', '.join(GROUPS)} (default: all; "
+        '"explorer" alone measures the Attention view among the views)',
+    )
     args = parser.parse_args()
+    unknown = set(args.only) - set(GROUPS)
+    if unknown:
+        parser.error(f"--only: no such rows {sorted(unknown)}; choose from {', '.join(GROUPS)}")
     rows, notes = [], []
+    only = args.only
+    scripts = {"floor": FLOOR_SCRIPT, "app": APP_SCRIPT, "reference": REFERENCE_SCRIPT}
     with sync_playwright() as playwright:
         browser = Browser(playwright)
-        first_before = measure_first_render(browser, FLOOR_SCRIPT)
-        first_app = measure_first_render(browser, APP_SCRIPT)
-        floor_server, app_server = StreamlitServer(FLOOR_SCRIPT), StreamlitServer(APP_SCRIPT)
+        first = {}
+        if "first" in only:
+            first["before"] = measure_first_render(browser, FLOOR_SCRIPT)
+            first["app"] = measure_first_render(browser, APP_SCRIPT)
+        needed = ["app"] + ["floor"] * bool({"views", "explorer", "compare"} & set(only))
+        needed += ["reference"] * ("explorer" in only)
+        servers = {name: StreamlitServer(scripts[name]) for name in dict.fromkeys(needed)}
         try:
             counts = {len(expected_tokens(FIRST_TEXT)[0]), *range(31, 32 + args.reruns)}
             token_counts = ",".join(str(count) for count in sorted(counts))
-            with (
-                browser.session(
-                    floor_server, "Attention", FIRST_TEXT, token_counts=token_counts
-                ) as floor,
-                browser.session(app_server, "Attention", FIRST_TEXT) as app,
-            ):
-                attention, single = None, {}
-                for view in DRAWN:
-                    if view not in first_app.views:
-                        notes.append(f"{view}: skipped, the app has no such view")
-                        continue
-                    count = args.reruns + 1
-
-                    def measure(session: Session, tag: str, view=view, count=count) -> Timings:
-                        texts = rerun_texts(f"{tag}{view.split()[0].lower()}", count)
-                        return measure_reruns(session, view, texts)
-
-                    reruns = Comparison(
-                        f"{view}: rerun after a text change", *compare(measure, floor, app)
-                    )
-                    attention = reruns if view == "Attention" else attention
-                    single[view] = reruns
-                    ratio = reruns.ratio()
-                    rows.append(reruns.row(f"<= {RATIO_GOAL}x", ratio <= RATIO_GOAL))
-                    differences = element_differences(reruns.app.inventory, reruns.before.inventory)
-                    notes.append(
-                        f"{view}: the floor draws the app's {len(reruns.app.inventory)} elements"
-                        if not differences
-                        else f"{view}: elements differ (- app, + floor): " + "; ".join(differences)
-                    )
-                    notes.append(f"{view}: app status at its last rerun: {reruns.app.status}")
-                clicks = Comparison(
-                    "Attention: click another head (fragment)",
-                    *compare(lambda s, _: measure_head_clicks(s, args.reruns), floor, app),
+            args.views = list(DRAWN) if "views" in only or "compare" in only else ["Attention"]
+            with browser.session(servers["app"], "Attention", FIRST_TEXT) as app:
+                present = app.page.evaluate(VIEW_BUTTONS_JS)
+            for view in [v for v in args.views if v not in present]:
+                notes.append(f"{view}: skipped, the app has no such view")
+            args.views = [v for v in args.views if v in present]
+            single = {}
+            if {"views", "explorer"} & set(only):
+                single = measure_views(browser, servers, token_counts, args, rows, notes)
+            if "compare" in only:
+                rows += measure_compare(
+                    browser, servers["floor"], servers["app"], token_counts, single, args
                 )
-                rows.append(clicks.row(f"<= {CLICK_GOAL_S} s", clicks.app.median() <= CLICK_GOAL_S))
-            rows += measure_compare(browser, floor_server, app_server, token_counts, single, args)
-            long = measure_long_text(browser, app_server)
+            if "explorer" in only:
+                rows += measure_minilm_bytes(
+                    browser, servers["app"], servers["reference"], args.reruns
+                )
+            if "minilm" in only:
+                for tokens in MINILM_TOKENS:
+                    rows += measure_minilm(browser, servers["app"], tokens)
         finally:
-            floor_server.stop()
-            app_server.stop()
-        first_after = measure_first_render(browser, FLOOR_SCRIPT)
+            for server in servers.values():
+                server.stop()
+        if "first" in only:
+            first["after"] = measure_first_render(browser, FLOOR_SCRIPT)
         naive = measure_naive(browser, args.naive) if args.naive else None
         browser.shared.close()
         browser.chromium.close()
 
-    floor_first = statistics.mean([first_before.seconds, first_after.seconds])
-    first_ratio = first_app.seconds / floor_first
-    rows.append(row(
-        "first render: fresh server, empty cache", f"{first_app.seconds:.2f} s",
-        f"{first_before.seconds:.2f} s / {first_after.seconds:.2f} s", f"{first_ratio:.2f}x",
-        f"<= {RATIO_GOAL}x", verdict(first_ratio <= RATIO_GOAL), "-", "-",
-    ))  # fmt: skip
-    notes.append(
-        f"server start before the first render: app {first_app.server_start:.1f} s, floor "
-        f"{first_before.server_start:.1f} / {first_after.server_start:.1f} s"
-    )
-    seconds, megabytes = long["seconds"], long["megabytes"]
-    rows.append(row(
-        f"pretrained MiniLM, {long['tokens']} tokens: draw / received",
-        f"{seconds:.2f} s / {megabytes:.2f} MB", "-", "-",
-        f"<= {LONG_GOAL_S} s / <= {LONG_GOAL_MB} MB",
-        verdict(seconds <= LONG_GOAL_S and megabytes <= LONG_GOAL_MB), "-", "-",
-    ))  # fmt: skip
-    notes.append(f"pretrained, {long['tokens']} tokens: app status: {long['status']}")
+    if first:
+        before, app_first, after = first["before"], first["app"], first["after"]
+        first_ratio = app_first.seconds / statistics.mean([before.seconds, after.seconds])
+        rows.append(row(
+            "first render: fresh server, empty cache", f"{app_first.seconds:.2f} s",
+            f"{before.seconds:.2f} s / {after.seconds:.2f} s", f"{first_ratio:.2f}x",
+            f"<= {RATIO_GOAL}x", verdict(first_ratio <= RATIO_GOAL), "-", "-",
+        ))  # fmt: skip
+        notes.append(
+            f"server start before the first render: app {app_first.server_start:.1f} s, floor "
+            f"{before.server_start:.1f} / {after.server_start:.1f} s"
+        )
+    attention = single.get("Attention")
     if naive is not None and attention is not None:
         naive_ratio = naive.median() / attention.app.median()
         rows.append(row(
@@ -543,8 +743,9 @@ def main() -> None:
         f"Page speed, {datetime.date.today().isoformat()}: headless Chromium, "
         f"{setup['num_layers']} layers x {setup['num_heads']} heads, d_model {setup['d_model']}, "
         f"32-{31 + args.reruns} tokens (a new count each rerun); median (min-max) of "
-        f"{args.reruns}; floor = the same elements from random numbers, no model, measured "
-        f"before / after the app; {time.perf_counter() - STARTED:.0f} s in all"
+        f"{args.reruns} reruns, of {LOOKS} looks; floor = the same elements from random numbers, "
+        f"no model, measured before / after the app; rows: {', '.join(only)}; "
+        f"{time.perf_counter() - STARTED:.0f} s in all"
     )
     print(row("measure", "app", "floor before / after", "app / floor", "goal", "verdict",
               "script: app / floor", "received: app / floor"))  # fmt: skip

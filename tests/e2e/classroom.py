@@ -1,7 +1,7 @@
 """A class driven in real browsers (Playwright pages), for tests/e2e/test_browser_class.py and
 tests/bench/class_load.py: the teacher starts a class, opens the step's question and reveals it;
 a student joins by link and answers. Every wait is on what the page shows (a DOM signal), never
-a sleep. The lesson's step 7 asks whether the stream's norm grows in pre-norm and in post-norm
+a sleep. The lesson's norm step asks whether the stream's norm grows in pre-norm and in post-norm
 (two radio groups), so an answer is a pair of GROWTH choices."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import re
 import time
 from pathlib import Path
 
+from app.lesson.questions import ASKING_STEPS
 from tests.e2e.harness import wait_settled
 
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
-QUESTION_STEP = 7  # the paired choice: pre-norm, post-norm
+# the paired choice: pre-norm, post-norm
+QUESTION_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
 GROWTH = ("grows", "stays about the same", "shrinks")
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}

@@ -57,18 +57,28 @@ FIGURE_JS = """key => {
 
 # True once the run for `expected` is drawn: the script is idle, nothing is stale, the overview's
 # title counts the new tokens, and the head detail names exactly those tokens.
+# The attention explorer's root under `within` (the document, or a page element): in the page, or
+# inside a component's shadow root (at any depth).
+EXPLORER_IN_JS = """(function find(within) {
+  const direct = within.querySelector("[data-testid=attention-explorer]");
+  if (direct) return direct;
+  for (const node of within.querySelectorAll("*")) {
+    const found = node.shadowRoot && find(node.shadowRoot);
+    if (found) return found;
+  }
+  return null;
+})"""
+# True once the Attention view shows a text: the script is idle, nothing is stale, and the
+# explorer's query tokens are the text's first sentence's tokens.
 DRAWN_JS = """expected => {
   const app = document.querySelector("[data-testid=stApp]");
   if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
   if (document.querySelector("[data-stale=true]")) return false;
-  const overview = document.querySelector(".st-key-overview .js-plotly-plot");
-  const detail = document.querySelector(".st-key-head_detail .js-plotly-plot");
-  if (!overview || !detail || !overview._fullData || !detail._fullData) return false;
-  const title = (overview.layout.title || {}).text || "";
-  const labels = detail.layout.xaxis.ticktext || [];
-  return title.includes(expected.title)
-    && labels.join("\\u0000") === expected.labels.join("\\u0000");
-}"""
+  const root = FIND_EXPLORER(document);
+  if (!root) return false;
+  const tokens = [...root.querySelectorAll("[data-side=query]")].map(t => t.textContent);
+  return JSON.stringify(tokens) === JSON.stringify(expected);
+}""".replace("FIND_EXPLORER", EXPLORER_IN_JS)
 
 # The script's own time in ms, from "page N ms" in the status caption (the app's status line;
 # the benchmark's floor page writes one alike), or null where there is none.
@@ -289,7 +299,8 @@ def expected_tokens(text: str) -> list[list[str]]:
 
 
 def drawn_target(tokens: list[str]) -> dict:
-    """The argument of DRAWN_JS for one sentence of `tokens` (labels as plotly holds them)."""
+    """What Plotly figures of one sentence of `tokens` hold: the title's token count and the
+    labels (escaped, as plotly holds them)."""
     return {
         "title": f", {len(tokens)} tokens",
         "labels": [html.escape(t, quote=False) for t in tokens],
@@ -355,8 +366,8 @@ def open_view(page, view: str) -> None:
 
 
 def drawn_with(page, text: str) -> None:
-    """Until the page shows `text` in its box and its first line's tokens in the head detail."""
-    page.wait_for_function(DRAWN_JS, arg=drawn_target(expected_tokens(text)[0]), timeout=60_000)
+    """Until the page shows `text` in its box and its first line's tokens in the explorer."""
+    page.wait_for_function(DRAWN_JS, arg=expected_tokens(text)[0], timeout=60_000)
     assert page.locator(".st-key-text textarea").input_value() == text
 
 

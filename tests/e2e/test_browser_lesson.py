@@ -7,6 +7,8 @@ starting on the first screen, no error on the page or in the console.
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlparse
+
 import pytest
 
 from app.lesson.content import TITLES
@@ -15,6 +17,7 @@ from tests.e2e.harness import LOAD_TIMEOUT_MS, LOADED_JS, PageProblems, wait_set
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 PROJECTOR = {"width": 1280, "height": 720}
+EXPLORED = {"One query's attention": "lines", "Heads differ": "heads"}  # step: explorer's view
 TOP_OF = """selector => {
   const found = document.querySelector(selector);
   return found ? found.getBoundingClientRect().top : null;
@@ -47,6 +50,14 @@ def test_every_step_in_presenter_mode_at_1280x720(browser, server, tmp_path_fact
             assert text_top is not None and text_top < PROJECTOR["height"] / 2, heading
             figure_top = page.evaluate(TOP_OF, "[data-testid=stMain] .js-plotly-plot")
             assert figure_top is None or figure_top < PROJECTOR["height"] / 2, heading
+            if title in EXPLORED:  # drawn by the explorer, opened on the step's own view
+                root = page.locator("[data-testid=attention-explorer]")
+                assert root.get_attribute("data-mode") == EXPLORED[title], heading
+                assert root.bounding_box()["y"] < PROJECTOR["height"] / 2, heading
+                if title == "One query's attention":  # "it" pinned, its weights shown
+                    assert root.get_attribute("data-pinned") == "true", heading
+                    url = parse_qs(urlparse(page.url).query)  # the step's head is not the view's:
+                    assert (url["layer"], url["head"]) == (["0"], ["0"]), heading  # untouched
             if number < len(TITLES):
                 page.locator(".st-key-lesson_next button").click()
         assert f"lesson={len(TITLES)}" in page.url and "present=1" in page.url

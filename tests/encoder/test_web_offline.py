@@ -4,31 +4,37 @@ on its head, and nothing from the caller inside an attribute or the module."""
 from __future__ import annotations
 
 import base64
-import html
-import json
 import re
 from html.parser import HTMLParser
 
+import numpy as np
 import pytest
 
 from encoder.web.offline import explorer_element, explorer_html
+from encoder.web.payload import decode_header, payload
 
 ELEMENT = re.compile(
     r'<div id="(?P<id>[^"]+)"></div>\n<script type="application/octet-stream" '
-    r'data-explorer-for="(?P<for>[^"]+)" data-selection="(?P<selection>[^"]*)">'
+    r'data-explorer-for="(?P<for>[^"]+)">'
     r"(?P<data>[^<]*)</script>"
 )
 
 
-def test_an_element_carries_its_payload_and_where_it_opens() -> None:
+PAYLOAD = payload(np.full((2, 3, 4, 4), 0.25), ["a", "b", "c", "d"])
+
+
+def test_an_element_carries_its_payload_opening_where_its_header_says() -> None:
     found = ELEMENT.fullmatch(
-        explorer_element(b"AEX1 any bytes", "step-3", layer=2, head=5, mode="heads", query=7)
+        explorer_element(PAYLOAD, "step-3", layer=1, head=2, mode="heads", query=3)
     )
     assert found and found["id"] == found["for"] == "step-3"
-    assert base64.b64decode(found["data"]) == b"AEX1 any bytes"
-    selection = json.loads(html.unescape(found["selection"]))
-    assert selection == {"layer": 2, "head": 5, "mode": "heads", "query": 7}
-    assert "query" not in explorer_element(b"AEX1", "step-4")  # nothing pinned
+    data = base64.b64decode(found["data"])
+    assert decode_header(data)["start"] == {"layer": 1, "head": 2, "mode": "heads", "query": 3}
+    body = 8 + int.from_bytes(PAYLOAD[4:8], "little")
+    assert data.endswith(PAYLOAD[body:]) and len(data) % 2 == 0  # the weights untouched
+    unpinned = ELEMENT.fullmatch(explorer_element(PAYLOAD, "step-4"))
+    start = decode_header(base64.b64decode(unpinned["data"]))["start"]
+    assert start == {"layer": 0, "head": 0, "mode": "lines"}  # nothing pinned
 
 
 @pytest.mark.parametrize(
@@ -41,7 +47,7 @@ def test_an_element_carries_its_payload_and_where_it_opens() -> None:
 )
 def test_an_element_refuses_an_id_or_view_it_cannot_hold(arguments, message) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        explorer_element(b"AEX1", **arguments)
+        explorer_element(PAYLOAD, **arguments)
 
 
 class Scripts(HTMLParser):
@@ -57,7 +63,7 @@ class Scripts(HTMLParser):
 
 
 def test_a_page_holds_the_module_once_and_escapes_its_title() -> None:
-    page = explorer_html(b"AEX1", "A <b>bold</b> title")
+    page = explorer_html(PAYLOAD, "A <b>bold</b> title")
     scripts = Scripts()
     scripts.feed(page)
     assert scripts.types == ["module", "application/octet-stream"]

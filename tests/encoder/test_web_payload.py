@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from encoder.web import asset
-from encoder.web.payload import build_setup, decode_header, decode_setup, encode, payload
+from encoder.web.payload import (
+    build_setup,
+    decode_header,
+    decode_setup,
+    encode,
+    payload,
+    with_start,
+)
 
 
 def softmax_attention(layers: int, heads: int, n: int, seed: int = 0) -> torch.Tensor:
@@ -106,3 +113,17 @@ def test_nan_names_where_it_is() -> None:
 def test_a_chosen_head_outside_the_model_is_refused() -> None:
     with pytest.raises(ValueError, match="layer 6 head 0 is not in attention of 6 layers"):
         payload(softmax_attention(6, 12, 160), ["x"] * 160, chosen=[(6, 0)])
+
+
+def test_a_start_in_the_header_leaves_the_weights_as_they_were() -> None:
+    attention = softmax_attention(2, 3, 5, seed=4)
+    plain = payload(attention, list("abcde"))
+    start = {"layer": 1, "head": 2, "mode": "matrix", "query": 4}
+    started = with_start(plain, start)
+    assert decode_header(started)["start"] == start
+    assert "start" not in decode_header(plain)
+    for pair, weights in decode_setup(started)[1].items():
+        np.testing.assert_array_equal(weights, decode_setup(plain)[1][pair])
+    assert with_start(started, None) == plain  # one start at most; None takes it away
+    with pytest.raises(ValueError, match="mode='sankey' is not one of the explorer's views"):
+        with_start(plain, {"mode": "sankey"})

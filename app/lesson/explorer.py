@@ -1,0 +1,19 @@
+"""The attention explorer of a lesson step (content.ExplorerAt): the Attention view's payload for
+the lesson's run and sentence (app.explorer_payloads, from the shared cache), for the page and the
+handout alike."""
+
+from __future__ import annotations
+
+from app.explorer_payloads import explorer_payload
+from app.lesson.content import ExplorerAt, Lesson
+from app.runs import Runs
+
+
+def step_payload(lesson: Lesson, at: ExplorerAt) -> bytes | None:
+    """The explorer's bytes for the step (the step's head at full resolution), or None where its
+    attention cannot be drawn (a NaN in the weights, too many tokens or heads, the memory
+    budget): the step then keeps its figure."""
+    try:
+        return explorer_payload(Runs(lesson.run), lesson.sentence, at.layer, at.head, lesson.random)
+    except ValueError:
+        return None
