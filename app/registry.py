@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from app.controls import sidebar, state
+from app.controls import classroom, sidebar, state
 from app.lesson import page as lesson
 from app.settings import Selection
 from app.views import (
@@ -71,7 +71,10 @@ def follow_link(view: str, values: dict[str, object]) -> None:
 
 
 VIEWS: dict[str, RunView | TrainingView] = {
-    "Lesson": RunView(partial(lesson.draw, follow=follow_link), every_hook),
+    "Lesson": RunView(
+        partial(lesson.draw, follow=follow_link, ask=classroom.ask, class_bar=classroom.bar),
+        every_hook,
+    ),
     "Tokens": RunView(tokens.draw, no_hooks),
     "Attention": RunView(partial(attention.draw, follow=state.follow_explorer), no_hooks),
     "Attention steps": RunView(steps.draw, steps.hooks),

@@ -21,9 +21,10 @@ evicted while the page draws them."""
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -32,7 +33,7 @@ import streamlit as st
 import torch
 
 from app.memory import CACHE, tensor_bytes
-from app.sources import BUILT_IN, ModelSource
+from app.sources import BUILT_IN, ModelSource, built_in, pretrained_config
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
 from encoder.inspect import ablation, activations, heads, ledger, norms
@@ -63,13 +64,26 @@ RUN_OVERHEAD_BYTES = 1_000_000  # tokens, tables and Python objects beside a run
 
 def _build_model(cfg: EncoderConfig, source: ModelSource, device: str) -> TransformerEncoder:
     if source.encoder is not None:  # a copy for this device; the session keeps the CPU one
-        return copy.deepcopy(source.encoder).to(device)
+        return _same_weights(copy.deepcopy(source.encoder), cfg).to(device)
     if source.id == "pretrained":
         if device == "cpu":
-            return load_pretrained()[0]
+            return _same_weights(load_pretrained()[0], cfg)
         # A copy per device: the CPU model is shared by every session.
         return copy.deepcopy(model_for(cfg, source, "cpu")).to(device)
     return TransformerEncoder(cfg).eval().to(device)
+
+
+def _same_weights(model: TransformerEncoder, cfg: EncoderConfig) -> TransformerEncoder:
+    """`model`'s weights in the block `cfg` describes: the same model, or with another
+    activation or norm placement (a lesson question's other variant). Pre-norm's final norm,
+    which a post-norm model lacks, starts as the identity LayerNorm; post-norm drops it."""
+    if model.cfg == cfg:
+        return model
+    other = TransformerEncoder(cfg).eval()
+    missing, _ = other.load_state_dict(model.state_dict(), strict=False)
+    if any(not name.startswith("norm.") for name in missing):
+        raise ValueError(f"the model's weights do not fit {cfg}: {missing}")
+    return other
 
 
 def _model_key(cfg: EncoderConfig, source: ModelSource, device: str) -> tuple:
@@ -78,7 +92,7 @@ def _model_key(cfg: EncoderConfig, source: ModelSource, device: str) -> tuple:
 
 def model_for(cfg: EncoderConfig, source: ModelSource, device: str) -> TransformerEncoder:
     """One model per (config, source, device), in eval mode, never trained or mutated."""
-    if source.encoder is not None and device == "cpu":
+    if source.encoder is not None and device == "cpu" and source.encoder.cfg == cfg:
         return source.encoder  # counted in the budget as what its session keeps
     return CACHE.get_or_build(
         _model_key(cfg, source, device),
@@ -124,6 +138,8 @@ class Run:
     truncations: list[Truncation]
     forward_ms: float
     heads_off: Callable[[tuple[tuple[int, int], ...]], Run]  # this run with those heads off
+    # this run's weights and batch with another activation or norm placement (config fields)
+    variant: Callable[..., Run] | None = None
     task_model: TaskModel | None = None  # the source's, when it was trained on a toy task
     # what the model costs, measured on this batch within a time budget (None: no model to
     # measure, e.g. a stand-in); (budget_s, progress) -> CostReport
@@ -363,6 +379,7 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
         heads_off=lambda heads: run_for(
             cfg, source, key.device, list(key.sentences), names, ablate=heads
         ),
+        variant=lambda **changes: _variant(key, source, replace(cfg, **changes)),
         task_model=source.task_model,
         measure_cost=lambda budget_s, progress: cost_of(
             cfg,
@@ -375,6 +392,13 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
         ),
         source=source,
     )
+
+
+def _variant(key: RunKey, source: ModelSource, cfg: EncoderConfig) -> Run:
+    """The run of `key` with another config of the same weights, keeping the hooks of `key`
+    that exist in `cfg` (a post-norm model has no final norm)."""
+    names = set(block.hook_names(cfg)).intersection(key.names)
+    return run_for(cfg, source, key.device, list(key.sentences), names)
 
 
 def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:
@@ -469,3 +493,20 @@ def run_for(
         keep=(_model_key(cfg, source, device),),
         tag=source.tag,
     )
+
+
+@st.cache_resource(show_spinner=False)
+def warm_landing(text: str) -> threading.Thread:
+    """Once per process, on its first page: MiniLM's run of the landing page's `text`, every hook
+    kept (the Lesson's), built in the background into the shared cache, so that a room opening
+    the student link at once finds it there instead of each waiting on a forward pass."""
+    cfg = pretrained_config()
+    sentences, _ = split_lines(text)
+    thread = threading.Thread(
+        target=run_for,
+        args=(cfg, built_in("pretrained", cfg), "cpu", sentences, None),
+        name="warm-landing-run",
+        daemon=True,
+    )
+    thread.start()
+    return thread

@@ -144,6 +144,16 @@ def test_the_shared_runs_and_the_model_cache_import_no_session_module() -> None:
         assert "session_state" not in path.read_text(encoding="utf-8"), module
 
 
+def test_the_class_store_imports_no_streamlit_and_nothing_of_the_page() -> None:
+    """app/classroom sits at the memory budget's level: the page builds on it, never the
+    reverse (the session's side of a class is app.controls.classroom)."""
+    for path in files("app/classroom"):
+        for name in imports_of(path):
+            assert name.split(".")[0] != "streamlit", f"{path.name} imports {name}"
+            if name.split(".")[0] == "app":
+                assert name.startswith("app.classroom"), f"{path.name} imports {name}"
+
+
 def test_only_one_module_reaches_into_private_streamlit() -> None:
     for path in [*files("app"), *files("encoder")]:
         private = {

@@ -11,7 +11,7 @@ parameters, read once when a session starts and kept in step with the controls.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,7 +43,7 @@ LESSON_STEPS = len(STEPS)  # app.lesson.content's steps
 # on the pretrained model; a link that names any setting opens exactly those, the rest at their
 # defaults (random weights, the Attention view).
 FIRST_VISIT = {"view": LESSON_VIEW, "source": "pretrained"}
-LESSON_URL_KEYS = ("lesson", "lesson_query", "present")
+LESSON_URL_KEYS = ("lesson", "lesson_query", "present", "class")  # a student link: the Lesson
 SOURCES = BUILT_IN  # and the ids of models trained or uploaded in this session
 SLIDER_MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider (a checkpoint may have more)
 MAX_HEADS = 64  # head counts the sidebar offers
@@ -153,6 +153,32 @@ KEYS: tuple[Key, ...] = (
         bounds=(LESSON_RULE_QUERY, MAX_TOKENS - 1),
     ),
     Key("present", False, in_url=True, persistent=True),
+    # predict, then reveal (app.lesson.questions): the guess controls, by kind, the question
+    # they answer, and {question id: guess ("" skipped)} of those this browser revealed
+    Key("predict_token"),
+    Key("predict_head"),
+    Key("predict_number"),
+    Key("predict_choice"),
+    Key("predict_number_2"),  # a paired question's second answer
+    Key("predict_choice_2"),
+    Key("_predict_for"),
+    Key("_predict_done"),
+    # a class (app.lesson.classroom): the code a student joins (the student link's `class`),
+    # the join form, the follow switch; the teacher's (code, secret) and a student's (code, id)
+    # stay in their session only
+    Key("class", None, in_url=True),
+    Key("class_code"),
+    Key("class_nickname"),
+    # the follow switch's widget, and whether this student follows (the switch's value comes
+    # from it: a widget's own state can vanish on a run that does not draw it)
+    Key("class_follow"),
+    Key("_class_following", True),
+    Key("_class_teacher"),
+    Key("_class_student"),
+    Key("_class_seen"),  # the class state's version a student last followed
+    # (the class state's version, the teacher's link parameters), applied as the next run
+    # starts; only then is that version seen (a rerun lost to a busy server is asked again)
+    Key("_class_pending"),
     # Heads across a corpus: the bundled corpus or the user's own sentences
     Key("corpus_source", persistent=True),
     Key("corpus_text", "", persistent=True),
@@ -250,6 +276,12 @@ def start_page(views: tuple[str, ...], is_session_source: Callable[[str], bool])
         notices += _load_url(
             {**REGISTRY, "view": replace(REGISTRY["view"], choices=views)}, is_session_source
         )
+    pending = state.pop("_class_pending", None)
+    if pending:  # a class's student follows the teacher: the teacher's link, before any widget
+        version, setup = pending
+        params = {name: raw for name, raw in setup.items() if name != "class"}
+        state["_class_seen"] = version
+        notices += _load_url(REGISTRY, is_session_source, params)
     for name in PERSISTENT_KEYS:  # Streamlit forgets a widget's value on a run that does not
         if name in state:  # draw it; writing it back marks it as the user's, so it survives
             state[name] = state[name]
@@ -259,13 +291,19 @@ def start_page(views: tuple[str, ...], is_session_source: Callable[[str], bool])
     return notices
 
 
-def _load_url(keys: dict[str, Key], is_session_source: Callable[[str], bool]) -> list[str]:
+def _load_url(
+    keys: dict[str, Key],
+    is_session_source: Callable[[str], bool],
+    params: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The link's values (`params`, by default the URL's) into the session; notices."""
+    params = st.query_params if params is None else params
     notices = []
     overrides = b_overrides()
     for name in (*URL_KEYS, *map(b_key, SETUP_KEYS)):
-        if name not in st.query_params:
+        if name not in params:
             continue
-        raw = st.query_params[name]
+        raw = params[name]
         if name in ("source", b_key("source")) and is_session_source(raw):
             notices.append(
                 "The link names a model trained or uploaded in another browser session; such "

@@ -41,7 +41,7 @@ from app.views.figures import (
 from encoder import hooks
 from encoder.core import block
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import activations, moves, norms, numpy_block
+from encoder.inspect import activations, moves, norms, numpy_block, predictions
 from encoder.inspect.lesson import (
     CLEAR_SHARE,
     MIN_DISTANCE,
@@ -696,24 +696,26 @@ def moves_step(lesson: Lesson) -> Step:
 def layernorm_step(lesson: Lesson) -> Step:
     text, run, cfg, s, layer = Text(), lesson.run, lesson.cfg, lesson.sentence, lesson.layer
     by_depth = norms.mean_norm_by_depth(run.residual_norms, s)
+    ratio = float(by_depth.iloc[-1]) / float(by_depth.iloc[0])
     first = text.num("stream after the embeddings", float(by_depth.iloc[0]), ".2f")
     last = text.num("stream after the last block", float(by_depth.iloc[-1]), ".2f")
+    change = f"x{text.num('last over first', ratio, '.2f')}: here it {predictions.growth(ratio)}"
     kind = NORM_TYPE_NAMES[cfg.norm_type]
     final = text.num("last block", cfg.num_layers - 1)
     if cfg.norm_first:
         text.say(
             f"This model is pre-norm: x + f({kind}(x)). Each block normalises a copy of the "
             "residual stream before attention and before the feed-forward, and adds the result "
-            f"back; the stream itself is never normalised, so it grows: a token's vector has "
-            f"length {first} on average after the embeddings, {last} after block {final}. A "
-            f"final {kind} closes it."
+            "back; the stream itself is never normalised, so nothing holds its size: a token's "
+            f"vector has length {first} on average after the embeddings, {last} after block "
+            f"{final} ({change}). A final {kind} closes it."
         )
     else:
         text.say(
             f"This model is post-norm, like BERT and the original Transformer: {kind}(x + f(x)). "
-            "The stream is normalised after every residual add, so its size stays put: a "
+            "The stream is normalised after every residual add, so the norm holds its size: a "
             f"token's vector has length {first} on average after the embeddings, {last} after "
-            f"block {final}."
+            f"block {final} ({change})."
         )
     stats = run.layernorm_stats
     row = stats[
@@ -732,12 +734,8 @@ def layernorm_step(lesson: Lesson) -> Step:
     )
     other = "post" if cfg.norm_first else "pre"
     text.say(
-        f"Switch the sidebar to {other}-norm (random weights) to see the other placement: "
-        + (
-            "the stream's size then stays put."
-            if cfg.norm_first
-            else "the stream then grows with depth."
-        )
+        f"Switch the sidebar to {other}-norm (random weights) to see the other placement on "
+        "your sentence."
     )
     return Step(
         text,

@@ -3,7 +3,10 @@ run's. The steps' content is app.lesson.content; this module lays one step out (
 numbers on the left, figures and tables on the right), moves between steps, opens each step's
 views at the same selection, switches presenter mode and offers the whole lesson as a handout.
 Every move (a step, another view) goes through `follow(view, values)`, which app.registry binds
-to the controls' link-following, as a link would.
+to the controls' link-following, as a link would. Four steps ask a question first
+(app.lesson.questions): `ask(prediction, present)` draws it and says whether this browser has
+the answer yet, and `class_bar(step, present)` draws the class's line; app.registry binds both
+to the session's side (app.controls.classroom).
 """
 
 from __future__ import annotations
@@ -14,16 +17,19 @@ import pandas as pd
 import streamlit as st
 
 from app.components.attention_explorer import attention_explorer
-from app.lesson import handout
+from app.lesson import handout, questions
 from app.lesson.content import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.lesson.explorer import step_payload
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY, Selection
 from app.user_text import literal, quoted
 from app.views.widgets import pick_sentence, show
+from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
 
 Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
+Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
+ClassBar = Callable[[int, bool], None]  # (step, presenting): the class's line
 
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
 PRESENTER_CSS = """<style>
@@ -44,7 +50,7 @@ def markdown(paragraph: Paragraph) -> str:
     )
 
 
-def draw(runs: Runs, chosen: Selection, follow: Follow) -> None:
+def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: ClassBar) -> None:
     run = runs.a  # the lesson tells one model's story
     sentence = pick_sentence(run.sentences, chosen.sentence)
     number = min(max(chosen.lesson, 1), len(STEPS))
@@ -54,6 +60,10 @@ def draw(runs: Runs, chosen: Selection, follow: Follow) -> None:
     if present:
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
     st.subheader(f"{number}. {TITLES[number - 1]}")
+    class_bar(number, present)
+    prediction = questions.prediction_for(lesson, number)
+    if prediction is not None and not ask(prediction, present):
+        return  # the step's text and figures would give the answer away
     if runs.compare:
         st.caption(
             "The lesson follows setup A; every other view shows A and B side by side, and the "

@@ -126,6 +126,26 @@ def test_every_manifest_is_valid_against_the_kubernetes_schemas(manifests):
         kubernetes_validate.validate(misspelt, KUBERNETES_VERSION, strict=True)
 
 
+def test_redis_is_valid_and_the_apps_replicas_all_name_its_service(manifests):
+    redis = kubernetes_manifests(redis=True)
+    assert set(redis) == {"Deployment", "Service"}
+    for manifest in redis.values():
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    env = {item["name"]: item["value"] for item in container(manifests)["env"]}
+    service = redis["Service"]
+    (port,) = service["spec"]["ports"]
+    url = f"redis://{service['metadata']['name']}:{port['port']}/0"
+    assert env["ENCODER_EXPLORER_REDIS_URL"] == url
+    pod = redis["Deployment"]["spec"]["template"]["spec"]
+    assert service["spec"]["selector"] == redis["Deployment"]["spec"]["selector"]["matchLabels"]
+    (server,) = pod["containers"]
+    args = server["args"]
+    limit = quantity_bytes(server["resources"]["limits"]["memory"])
+    assert quantity_bytes(args[args.index("--maxmemory") + 1].replace("mb", "M")) < limit
+    assert args[args.index("--maxmemory-policy") + 1] == "noeviction"  # refuse, never drop
+    assert pod["securityContext"]["runAsNonRoot"] is True
+
+
 def container(manifests) -> dict:
     (only,) = manifests["Deployment"]["spec"]["template"]["spec"]["containers"]
     return only

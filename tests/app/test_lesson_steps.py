@@ -268,6 +268,19 @@ def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -
     assert "<b>cat</b>" not in page and html.escape(sentence) in page
 
 
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_the_norm_step_says_what_this_runs_stream_does(norm: str) -> None:
+    """Step 7's verdict follows the run's own ratio (a pre-norm run can stay about the same)."""
+    run = random_run(norm, [SENTENCE])
+    hidden = run.trace.hidden_states
+    n = run.n_valid(0)
+    ratio = (hidden[-1][0, :n].norm(dim=-1).mean() / hidden[0][0, :n].norm(dim=-1).mean()).item()
+    verdict = "grows" if ratio > 1.25 else "shrinks" if ratio < 0.8 else "stays about the same"
+    (_, build) = next(step for step in STEPS if step[0] == "LayerNorm and the residual stream")
+    said = our_text(build(Lesson(run, 0)).text.paragraphs[0])
+    assert f"x{ratio:.2f}: here it {verdict}" in said
+
+
 EXPLORED = {"One query's attention": "lines", "Heads differ": "heads"}  # step: explorer's view
 
 

@@ -15,6 +15,11 @@ whole rerun (commit to drawn), reruns drawn per second (all of them over the tim
 page opened to the last rerun drawn), and each replica's peak resident memory (the process and
 its children, sampled every second). Each student's first rerun warms up and is not counted.
 
+With `--questions Q` it measures a class following its teacher instead (tests/bench/
+class_lesson.py): a teacher and `--students` students over Q questions, on one server (SQLite)
+and on two replicas behind nginx sharing Redis (`--redis-outage S`: Redis away for S seconds
+mid-run), e.g. `python tests/bench/class_load.py --students 10 --questions 10 --redis-outage 10`.
+
 Everything runs on this machine: the browsers share its cores with the servers, so the second
 setup shows what a proxy and a second process cost and how memory splits, not the speed-up that
 replicas on their own machines would give.
@@ -32,9 +37,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
+import os  # noqa: E402
+
+from app.classroom.redis_store import RedisClassStore  # noqa: E402
+from app.classroom.sqlite_store import SqliteClassStore  # noqa: E402
+from tests.bench import class_lesson  # noqa: E402
 from tests.bench.load import Target, drive, percentiles  # noqa: E402
-from tests.e2e.harness import StreamlitServer  # noqa: E402
+from tests.e2e.harness import StreamlitServer, launch_chromium  # noqa: E402
 from tests.e2e.proxy import Nginx, replicas_behind_nginx  # noqa: E402
+from tests.e2e.redis_server import RedisServer  # noqa: E402
 
 SETUPS = ("1 replica", "2 replicas behind nginx")
 
@@ -90,6 +101,54 @@ def row(setup: str, log: dict) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def measure_class(students: int, questions: int, outage_s: float) -> dict[str, dict]:
+    """The class following its teacher on one server, then on two replicas sharing Redis."""
+    from playwright.sync_api import sync_playwright
+
+    logs = {}
+    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as workdir:
+        browser = launch_chromium(playwright)
+        database = str(Path(workdir) / "classes.db")
+        env = {**os.environ, "ENCODER_EXPLORER_CLASS_DB": database}
+        env.pop("ENCODER_EXPLORER_REDIS_URL", None)
+        server = StreamlitServer(env=env)
+        try:
+            logs["1 server, SQLite"] = class_lesson.run_class(
+                browser, server.page_url, SqliteClassStore(database), students, questions
+            )
+        finally:
+            server.stop()
+        redis = RedisServer()
+        try:
+            env = {**os.environ, "ENCODER_EXPLORER_REDIS_URL": redis.url}
+            with replicas_behind_nginx(2, Path(workdir), env) as (nginx, _):
+                outage = (outage_s, redis.pause, redis.resume) if outage_s else None
+                name = "2 replicas behind nginx, Redis" + (
+                    f", Redis away {outage_s:g} s" if outage_s else ""
+                )
+                logs[name] = class_lesson.run_class(
+                    browser, nginx.page_url, RedisClassStore(redis.url), students, questions,
+                    outage,
+                )  # fmt: skip
+        finally:
+            redis.stop()
+        browser.close()
+    return logs
+
+
+def main_class(args) -> None:
+    logs = measure_class(args.students, args.questions, args.redis_outage)
+    print(
+        f"A class following its teacher: {args.students} students and a teacher (browser "
+        f"contexts in one headless Chromium), {args.questions} questions; loopback, this machine"
+    )
+    print(class_lesson.HEADER)
+    for setup, log in logs.items():
+        print(class_lesson.row(setup, log))
+    bad = any(log["lost"] or log["duplicated"] or log["errors"] for log in logs.values())
+    sys.exit(1 if bad else 0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=30)
@@ -97,7 +156,12 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=3.0, help="seconds between reruns")
     parser.add_argument("--ramp", type=float, default=20.0, help="seconds over which they arrive")
     parser.add_argument("--max-seconds", type=float, default=600, help="per setup; then stop")
+    parser.add_argument("--questions", type=int, default=0, help="a class over Q questions")
+    parser.add_argument("--redis-outage", type=float, default=0, help="seconds Redis is away")
     args = parser.parse_args()
+    if args.questions:
+        main_class(args)
+        return
     logs = {
         setup: measure(setup, args.students, args.rounds, args.think, args.ramp, args.max_seconds)
         for setup in SETUPS

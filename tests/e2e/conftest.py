@@ -6,7 +6,6 @@ where they fail.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +16,7 @@ from tests.e2e.harness import (
     StreamlitServer,
     chromium_path,
     launch_chromium,
+    missing,
     wait_settled,
 )
 from tests.e2e.proxy import nginx_path
@@ -31,12 +31,6 @@ def browser():
         chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
-
-
-def missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is not installed, and CI=true needs the tests that use it to run")
-    pytest.skip(f"{what} is not installed")
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,6 +124,13 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(
         executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
     )
+
+
+def missing(what: str) -> None:
+    """A program the test needs is not installed: skip locally, fail in CI."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is not installed, and CI=true needs the tests that use it to run")
+    pytest.skip(f"{what} is not installed")
 
 
 def free_port() -> int:
@@ -377,11 +385,13 @@ def quantity_bytes(text: str) -> int:
     return int(float(number) * QUANTITY_UNITS[unit])
 
 
-def kubernetes_manifests() -> dict[str, dict]:
-    """Every document in deploy/kubernetes, by kind (one of each)."""
+def kubernetes_manifests(redis: bool = False) -> dict[str, dict]:
+    """The documents in deploy/kubernetes, by kind (one of each): the app's, or with `redis`
+    Redis's (redis.yaml)."""
     documents = [
         doc
         for path in sorted((DEPLOY / "kubernetes").glob("*.yaml"))
+        if (path.name == "redis.yaml") == redis
         for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
         if doc is not None
     ]

@@ -127,11 +127,12 @@ class Nginx:
         stop_process(self.process)
 
 
-def start_replicas(count: int) -> list[StreamlitServer]:
+def start_replicas(count: int, env: dict[str, str] | None = None) -> list[StreamlitServer]:
     """`count` servers of the app at once (each imports torch: starting them together saves
-    time); if one fails to start, those started are stopped."""
+    time), with `env` (e.g. a class store's Redis); if one fails to start, those started are
+    stopped."""
     with ThreadPoolExecutor(count) as pool:
-        futures = [pool.submit(StreamlitServer) for _ in range(count)]
+        futures = [pool.submit(StreamlitServer, env=env) for _ in range(count)]
     started = [future.result() for future in futures if future.exception() is None]
     if len(started) < count:
         for server in started:
@@ -142,10 +143,11 @@ def start_replicas(count: int) -> list[StreamlitServer]:
 
 @contextmanager
 def replicas_behind_nginx(
-    count: int, workdir: Path
+    count: int, workdir: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[Nginx, list[StreamlitServer]]]:
-    """`count` replicas of the app and nginx in front of them; all stopped on leaving."""
-    replicas = start_replicas(count)
+    """`count` replicas of the app (with `env`) and nginx in front of them; all stopped on
+    leaving."""
+    replicas = start_replicas(count, env)
     try:
         proxy = Nginx([server.port for server in replicas], workdir)
         try:

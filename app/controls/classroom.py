@@ -1,0 +1,263 @@
+"""Predict, then reveal, and a class that follows its teacher, on the Lesson's page: the
+session's side (what this browser answered, the teacher's secret, a student's id), which
+app.registry hands the lesson's page as `class_bar` and `ask`.
+
+The teacher clicks "Start a class": the store (app.classroom) returns a public code and a secret
+that stays in the teacher's session (never in a link). Students open `?class=CODE` (or type the
+code): each joins once, polls the class every POLL_S seconds in a fragment and, while following,
+lands on the teacher's step with the teacher's settings. A question opened by the teacher is
+answered on each student's page; the teacher's page shows the tally live and reveals it to all.
+Every teacher action is checked by the store against the secret; a store that is away turns into
+a message, and answers are refused, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from app.classroom.qr import qr_png
+from app.classroom.store import ClassError, ClassStore, open_store
+from app.controls import state
+from app.lesson.questions import (
+    PAIRED_KINDS,
+    SECOND_PART,
+    WIDGET_KEYS,
+    guess_widget,
+    header,
+    show_reveal,
+)
+from app.user_text import literal
+from encoder.inspect.predictions import Prediction
+
+POLL_S = 1.0
+SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
+
+
+@st.cache_resource(show_spinner=False)
+def class_store() -> ClassStore:
+    """One store per server process (SQLite file or Redis, app.classroom.store.open_store)."""
+    return open_store()
+
+
+def _guarded(action: Callable[[], object]) -> object | None:
+    """The store's answer, or None after showing its message (an error, never a traceback)."""
+    try:
+        return action()
+    except ClassError as error:
+        st.warning(literal(str(error)))
+    except ValueError as error:  # a bad ENCODER_EXPLORER_* setting
+        st.error(literal(f"Classes are unavailable: {error}"))
+    return None
+
+
+# --- predict, then reveal ---------------------------------------------------------------------
+
+
+def ask(prediction: Prediction, present: bool) -> bool:
+    """The step's question, before anything of the step: True once this browser has the answer
+    (the reveal drawn here, the step follows), False while it is asked (alone, or in a class)."""
+    guess = answered(prediction)
+    if guess is not None:
+        show_reveal(prediction, guess)
+        return True
+    header(prediction, present)
+    if state.get("_predict_for") != prediction.question_id:  # a new question: fresh controls
+        for kind in PAIRED_KINDS:
+            state.pop(WIDGET_KEYS[kind] + SECOND_PART)
+        for name in WIDGET_KEYS.values():
+            state.pop(name)
+        state.put("_predict_for", prediction.question_id)
+    if not class_question(prediction):
+        ask_alone(prediction)
+    return False
+
+
+def answered(prediction: Prediction) -> str | None:
+    """This browser's guess once it revealed or skipped the question ("" skipped), else None."""
+    return (state.get("_predict_done") or {}).get(prediction.question_id)
+
+
+def mark_answered(prediction: Prediction, guess: str) -> None:
+    done = state.get("_predict_done") or {}
+    state.put("_predict_done", {**done, prediction.question_id: guess})
+
+
+def ask_alone(prediction: Prediction) -> None:
+    """Outside a class: the guess, Reveal and Skip (the page reruns with the reveal)."""
+    guess = guess_widget(prediction)
+    check, skip = st.columns([1, 1])
+    if check.button("Reveal", type="primary", key="predict_reveal", disabled=guess is None):
+        mark_answered(prediction, guess or "")
+        st.rerun()
+    if skip.button("Skip", key="predict_skip"):
+        mark_answered(prediction, "")
+        st.rerun()
+
+
+# --- a class -------------------------------------------------------------------------------
+
+
+def teacher() -> tuple[str, str] | None:
+    return state.get("_class_teacher")
+
+
+def student() -> tuple[str, str] | None:
+    return state.get("_class_student")
+
+
+def teacher_setup() -> dict[str, str]:
+    """What students load with the teacher's step: the page's link (model, sentence, step)."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in SETUP_LEFT_OUT}
+
+
+def student_link(code: str) -> str:
+    base = (st.context.url or "").split("?")[0]
+    return f"{base}?class={code}"
+
+
+def bar(number: int, present: bool) -> None:
+    """The class's line above the lesson: start a class or join one; the code and QR code for
+    the teacher, the follow switch for a student. The teacher's step goes to the store here."""
+    if teacher():
+        code, secret = teacher()
+        _guarded(lambda: _publish(code, secret, number))
+        _teacher_card(code, present)
+        return
+    code = state.get("class")
+    if code and not student():
+        nickname = state.get("class_nickname") or ""
+        joined = _guarded(lambda: class_store().join(code, nickname))
+        if joined is None:
+            state.put("class", None)
+        else:
+            state.put("_class_student", (class_store().state(code).code, joined))
+    if student():
+        st.fragment(_student_follow, run_every=POLL_S)()
+        return
+    with st.expander("Teach a class, or join one"):
+        left, right = st.columns(2)
+        if left.button("Start a class", key="class_start", icon=":material/groups:"):
+            made = _guarded(lambda: class_store().create())
+            if made is not None:
+                state.put("_class_teacher", (made.code, made.secret))
+                st.rerun()
+        right.text_input("Class code", key="class_code", max_chars=12, placeholder="e.g. K7MPQR")
+        right.text_input("Nickname (optional, only your teacher sees it)", key="class_nickname",
+                         max_chars=24)  # fmt: skip
+        if right.button("Join", key="class_join") and state.get("class_code"):
+            state.put("class", state.get("class_code"))
+            st.rerun()
+
+
+def _publish(code: str, secret: str, number: int) -> None:
+    current = class_store().state(code)
+    setup = teacher_setup()
+    if current.step != number or dict(current.setup) != setup:
+        class_store().set_step(code, secret, number, setup)
+
+
+def _teacher_card(code: str, present: bool) -> None:
+    link = student_link(code)
+    text, image, end = st.columns([4, 1.3, 1], vertical_alignment="center")
+    size = "3.2rem" if present else "2rem"
+    text.markdown(
+        f"<div data-testid='class-code' style='font-size:{size};font-weight:700;"
+        f"letter-spacing:0.2em;line-height:1.1'>{code}</div>",
+        unsafe_allow_html=True,  # the code is ours: CODE_ALPHABET only
+    )
+    text.caption(literal(f"Class code {code}: students open {link} or type the code."))
+    image.image(qr_png(link, scale=4 if present else 3), caption="The student link")
+    if end.button("End the class", key="class_end"):
+        secret = teacher()[1]
+        _guarded(lambda: class_store().end(code, secret))
+        state.put("_class_teacher", None)
+        st.rerun()
+
+
+def _follow_switched() -> None:
+    state.put("_class_following", bool(state.get("class_follow")))
+    state.put("_class_seen", None)  # switched back on: straight to the teacher's step
+
+
+def _student_follow() -> None:
+    code, _ = student()
+    current = _guarded(lambda: class_store().state(code))
+    if current is None:
+        return
+    follow = st.toggle(
+        "Follow the teacher",
+        value=bool(state.get("_class_following")),
+        key="class_follow",
+        on_change=_follow_switched,
+        help="Off: explore freely; on: back to the teacher's step.",
+    )
+    st.caption(f"Class {code} · the teacher is on step {current.step}")
+    if follow and current.version != state.get("_class_seen"):
+        # applied before the sidebar's widgets (app.controls.state.start_page), which marks the
+        # version seen: until then every poll asks again
+        state.put("_class_pending", (current.version, dict(current.setup)))
+        st.rerun()
+
+
+def class_question(prediction: Prediction) -> bool:
+    """In a class: the teacher's question panel (open, live tally, reveal) or the student's
+    answer box, polling the store; False outside a class (the page asks on its own)."""
+    if teacher():
+        st.fragment(_teacher_question, run_every=POLL_S)(prediction)
+    elif student():
+        st.fragment(_student_question, run_every=POLL_S)(prediction)
+    return bool(teacher() or student())
+
+
+def _teacher_question(prediction: Prediction) -> None:
+    code, secret = teacher()
+    current = _guarded(lambda: class_store().state(code))
+    if current is None:
+        return
+    qid = prediction.question_id
+    if current.question != qid:
+        if st.button("Ask the class", key="class_open", type="primary"):
+            _guarded(lambda: class_store().open_question(code, secret, qid))
+            st.rerun()
+        return
+    tally = _guarded(lambda: class_store().tally(code, qid, secret))
+    if tally is None:
+        return
+    joined = _guarded(lambda: class_store().students(code)) or 0
+    st.markdown(f"**{tally.count} of {joined}** students answered")
+    _tally_chart(tally, prediction if current.revealed else None)
+    revealing = not current.revealed and st.button("Reveal to everyone", key="class_reveal")
+    if revealing and _guarded(lambda: class_store().reveal(code, secret)) is not None:
+        mark_answered(prediction, "")
+        st.rerun()
+
+
+def _tally_chart(tally, prediction: Prediction | None) -> None:
+    table = pd.DataFrame(tally.counts, columns=["answer", "students"])
+    if prediction is not None:
+        table["true"] = table["answer"] == prediction.truth
+    st.dataframe(table, hide_index=True)
+
+
+def _student_question(prediction: Prediction) -> None:
+    code, me = student()
+    current = _guarded(lambda: class_store().state(code))
+    if current is None or current.question != prediction.question_id:
+        st.info("Wait for your teacher to open the question.")
+        return
+    qid = prediction.question_id
+    if current.revealed:
+        mark_answered(prediction, _guarded(lambda: class_store().my_answer(code, me, qid)) or "")
+        st.rerun()
+    guess = guess_widget(prediction, "Your answer")
+    if st.button("Send", key="class_send", type="primary"):
+        if guess is None:
+            st.warning("Choose an answer first (or leave it: skipping is fine).")
+        else:
+            _guarded(lambda: class_store().answer(code, me, qid, guess))
+    mine = _guarded(lambda: class_store().my_answer(code, me, qid))
+    if mine:
+        st.success(literal(f"Counted: {mine} (you can change it until the reveal)."))

@@ -1,0 +1,114 @@
+"""Predict, then reveal, in the Lesson: four steps ask a question about the live run before they
+show anything that gives the answer away; the step's text and figures appear with the reveal,
+beside the true value, the student's guess and one sentence on the gap (encoder.inspect.
+predictions). A student may skip. In a class the teacher opens the question to the room and
+reveals it to everyone at once. This module draws; what a browser answered and the class live in
+the session (app.controls.classroom), which the page reaches through the registry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from app.lesson.content import TITLES
+from app.user_text import literal
+from encoder.inspect import predictions
+from encoder.inspect.predictions import Prediction
+
+if TYPE_CHECKING:  # the lesson's page imports this module
+    from app.lesson.content import Lesson
+
+# lesson step (1-based) -> what it asks
+ASKING = {  # the step's title -> what it asks
+    "One query's attention": "top_key",
+    "Switching that head off": "strongest_head",
+    "LayerNorm and the residual stream": "norm_growth",
+    "The feed-forward layer: ReLU or GELU": "zero_share",
+}
+ASKING_STEPS = {TITLES.index(title) + 1: kind for title, kind in ASKING.items()}  # 1-based
+WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "predict_number",
+               "choice": "predict_choice"}  # fmt: skip
+SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
+PAIRED_KINDS = ("number", "choice")  # the kinds a paired question has
+PRESENTER_QUESTION_CSS = """<style>
+[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
+</style>"""
+
+
+def prediction_for(lesson: Lesson, number: int) -> Prediction | None:
+    """The question of lesson step `number`, its truth from this run; None where it asks none."""
+    kind = ASKING_STEPS.get(number)
+    run, sentence = lesson.run, lesson.sentence
+    if kind == "top_key":
+        n = lesson.n
+        attention = run.attention[:, sentence, :, :n, :n]  # [L, H, n, n]
+        return predictions.top_key(
+            attention, lesson.tokens, lesson.query, lesson.layer, lesson.head
+        )
+    if kind == "strongest_head":
+        effects = predictions.head_effects(
+            run.trace, lambda head: run.heads_off((head,)).trace, sentence
+        )
+        return predictions.strongest_head(effects)
+    if kind == "norm_growth":  # the run's placement and the other, with the same weights
+        first = run.cfg.norm_first
+        traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
+        return predictions.norm_growths(traces, sentence)
+    if kind == "zero_share":  # the run's activation and the other, with the same weights
+        own = run.cfg.activation
+        other = "relu" if own == "gelu" else "gelu"
+        return predictions.zero_shares(
+            {own: run.trace, other: run.variant(activation=other).trace}, sentence
+        )
+    return None
+
+
+def guess_widget(prediction: Prediction, label: str = "Your guess") -> str | None:
+    """The answer control for the question's kind; the guess as text (None: not chosen). The
+    caller clears the controls when the question changes (app.controls.classroom)."""
+    key = WIDGET_KEYS[prediction.kind]
+    if prediction.parts:  # one box per part, side by side; chosen only when both are
+        boxes = st.columns(len(prediction.parts))
+        guesses = [
+            _one_guess(prediction, f"{label}, {part}", key + SECOND_PART * index, box)
+            for index, (part, box) in enumerate(zip(prediction.parts, boxes, strict=True))
+        ]
+        return None if None in guesses else predictions.PART_SEPARATOR.join(guesses)
+    return _one_guess(prediction, label, key, st)
+
+
+def _one_guess(prediction: Prediction, label: str, key: str, where) -> str | None:
+    if prediction.kind == "number":
+        value = where.number_input(label + " (percent)", 0.0, 100.0, step=5.0, value=None, key=key)
+        return None if value is None else f"{value:g}"
+    if prediction.kind == "token":
+        return where.pills(label, prediction.options, key=key)
+    if prediction.kind == "head":
+        return where.selectbox(label, prediction.options, index=None, key=key,
+                               placeholder="layer.head")  # fmt: skip
+    return where.radio(label, prediction.options, index=None, key=key)
+
+
+def answer_text(prediction: Prediction, answer: str) -> str:
+    """An answer as shown: percent signs on numbers, each part of a paired one."""
+    if prediction.kind != "number":
+        return answer
+    parts = answer.split(predictions.PART_SEPARATOR)
+    return predictions.PART_SEPARATOR.join(f"{part}%" for part in parts)
+
+
+def header(prediction: Prediction, present: bool) -> None:
+    """The question on its own, large in presenter mode."""
+    if present:
+        st.markdown(PRESENTER_QUESTION_CSS, unsafe_allow_html=True)
+    st.header(literal(prediction.question), anchor=False)
+    st.caption("Predict first: the step's figures appear with the answer.")
+
+
+def show_reveal(prediction: Prediction, guess: str | None) -> None:
+    truth = answer_text(prediction, prediction.truth)
+    mine = answer_text(prediction, guess) if guess else "skipped"
+    st.success(literal(f"{prediction.question} The answer: {truth} · your guess: {mine}. "
+                       f"{prediction.explain(guess)}"))  # fmt: skip

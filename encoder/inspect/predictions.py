@@ -1,0 +1,293 @@
+"""Predict, then reveal: each question's true value, read from the live run, and one sentence
+that explains the gap between a student's guess and it with the run's own numbers.
+
+A Prediction holds the question, the answers a student picks from (`options`; none for a
+number), the true answer in the same form (`truth`) and `explain(guess)`. Guesses travel as
+text (the class store keeps text): an option, or a number of percent ("35").
+
+Questions:
+- top_key: which key the lesson's query attends to most in one head (a token);
+- strongest_head: which head, switched off, changes the output most (a head `layer.head`);
+- zero_share: the share of exact zeros after the feed-forward activation (a number, percent);
+- norm_growth: whether the residual stream's norm grows through the blocks (a choice).
+`paired` asks two questions of one kind as one (after ReLU and after GELU; pre- and post-norm):
+its guess and truth are the two answers joined by PART_SEPARATOR.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from encoder.core import hooks
+from encoder.core.capture import Trace
+from encoder.inspect.ablation import compare
+from encoder.inspect.activations import feed_forward_table
+from encoder.inspect.norms import mean_norm_by_depth, residual_norms
+
+GROWS, STAYS, SHRINKS = "grows", "stays about the same", "shrinks"
+GROWTH_CHOICES = (GROWS, STAYS, SHRINKS)
+GROWTH_BAND = 1.25  # last depth's norm over the first's beyond this factor (or 1 / it): grows
+PART_SEPARATOR = " / "  # between the answers of a paired question
+
+
+@dataclass(frozen=True)
+class Prediction:
+    question_id: str  # the id a class's store keeps answers under
+    question: str
+    kind: str  # "token" | "head" | "number" | "choice"
+    options: tuple[str, ...]  # what a student picks from ("" for a number)
+    truth: str  # the true answer, as an option (or percent, for a number)
+    value: float  # the number behind it (a weight, a change, a share, a ratio)
+    _explain: Callable[[str], str]
+    parts: tuple[str, ...] = ()  # a paired question's two labels (e.g. "ReLU", "GELU")
+
+    def explain(self, guess: str | None) -> str:
+        """One sentence with the run's numbers: what is true, and how the guess compares."""
+        if guess is None or not str(guess).strip():
+            return self._explain("")
+        return self._explain(str(guess).strip())
+
+
+def token_label(position: int, token: str) -> str:
+    """How a token is offered as an answer: its position and text ("3: cat")."""
+    return f"{position}: {token}"
+
+
+def _position(guess: str, n: int) -> int | None:
+    head = guess.split(":", 1)[0].strip()
+    return int(head) if head.isdigit() and int(head) < n else None
+
+
+def top_key(
+    attention: np.ndarray, tokens: list[str], query: int, layer: int, head: int
+) -> Prediction:
+    """attention: one sentence's weights over its real tokens, [layer, head, query, key]."""
+    row = np.asarray(attention[layer, head, query], dtype=np.float64)  # [key]
+    best = int(row.argmax())
+    options = tuple(token_label(i, t) for i, t in enumerate(tokens))
+    q = f"{tokens[query]!r} (position {query})"
+
+    def explain(guess: str) -> str:
+        truth = (
+            f"in head {layer}.{head}, {q} gives its most attention, {row[best]:.2f}, to "
+            f"{tokens[best]!r} (position {best})"
+        )
+        picked = _position(guess, len(tokens))
+        if picked is None:
+            return f"You skipped: {truth}."
+        if picked == best:
+            return f"Right: {truth}."
+        ratio = row[best] / max(row[picked], 1e-12)
+        return (
+            f"Not quite: {truth}; your {tokens[picked]!r} gets {row[picked]:.2f}, "
+            f"{ratio:.1f}x less."
+        )
+
+    return Prediction(
+        f"top_key:{layer}.{head}:{query}",
+        f"In head {layer}.{head}, which token does {q} attend to most?",
+        "token",
+        options,
+        options[best],
+        float(row[best]),
+        explain,
+    )
+
+
+def head_effects(base: Trace, ablated: Callable[[tuple[int, int]], Trace], sentence: int):
+    """For every (layer, head): the output's mean relative change over the sentence's real
+    tokens when that head alone is switched off; `ablated((layer, head))` is the same input's
+    trace with that head off (e.g. `model.trace(..., ablate_heads=[head])`, or a cached run's).
+    Columns layer, head, change; largest first."""
+    num_layers, _, num_heads = base.attention.shape[:3]
+    rows = []
+    for layer in range(num_layers):
+        for head in range(num_heads):
+            change = compare(base, ablated((layer, head))).output_change[sentence]  # [T], NaN pad
+            rows.append({"layer": layer, "head": head, "change": float(np.nanmean(change))})
+    table = pd.DataFrame(rows)
+    return table.sort_values("change", ascending=False, kind="stable", ignore_index=True)
+
+
+def strongest_head(effects: pd.DataFrame) -> Prediction:
+    """effects: `head_effects`' table."""
+    in_order = effects.sort_values(["layer", "head"])
+    change = {f"{r.layer}.{r.head}": r.change for r in in_order.itertuples()}
+    options = tuple(change)
+    best = effects.iloc[0]
+    truth = f"{int(best['layer'])}.{int(best['head'])}"
+    median = float(effects["change"].median())
+
+    def explain(guess: str) -> str:
+        said = (
+            f"switching off head {truth} changes the output by {change[truth]:.1%} on average "
+            f"over the tokens, the most of the {len(change)} heads (the median head: {median:.1%})"
+        )
+        if guess not in change:
+            return f"You skipped: {said}."
+        if guess == truth:
+            return f"Right: {said}."
+        return f"Not quite: {said}; your head {guess} changes it by {change[guess]:.1%}."
+
+    return Prediction(
+        "strongest_head",
+        "Which head, switched off, changes the model's output most?",
+        "head",
+        options,
+        truth,
+        float(best["change"]),
+        explain,
+    )
+
+
+def zero_share_of(trace: Trace, sentence: int) -> tuple[float, int]:
+    """The share of the feed-forward values after the activation that are exactly 0 (every
+    block, every real token, every unit) and how many values that is; the trace must keep
+    encoder.inspect.activations.hook_names."""
+    table = feed_forward_table(trace, sentence)  # the same count of values in every block
+    n_real = int(trace.attention_mask[sentence].sum())
+    d_ff = trace[hooks.block(0).mlp.post].shape[-1]
+    return float(table["share_zero"].mean()), n_real * d_ff * len(table)
+
+
+def _percent(guess: str) -> float | None:
+    try:
+        value = float(guess.rstrip("% "))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and 0 <= value <= 100 else None
+
+
+def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
+    """The share (percent) of exact zeros after `activation` (the run's own: "relu" | "gelu")."""
+    share, count = zero_share_of(trace, sentence)
+    name = {"relu": "ReLU", "gelu": "GELU"}.get(activation, activation)
+    why = (
+        "ReLU turns every negative input into exactly 0"
+        if activation == "relu"
+        else "GELU is exactly 0 only where its input is exactly 0"
+    )
+
+    def explain(guess: str) -> str:
+        said = (
+            f"after {name}, {share:.1%} of the {count:,} feed-forward values are exactly 0: {why}"
+        )
+        picked = _percent(guess)
+        if picked is None:
+            return f"You skipped: {said}."
+        gap = picked - 100 * share
+        how = (
+            "spot on"
+            if abs(gap) < 5
+            else f"{abs(gap):.0f} points too {'high' if gap > 0 else 'low'}"
+        )
+        return f"You said {picked:g}%, {how}: {said}."
+
+    return Prediction(
+        f"zero_share:{activation}",
+        f"What share of the feed-forward values are exactly 0 after {name}? (percent)",
+        "number",
+        (),
+        f"{100 * share:.1f}",
+        share,
+        explain,
+    )
+
+
+def growth(ratio: float) -> str:
+    """How a norm changes by `ratio` (last over first): GROWS, SHRINKS or STAYS (GROWTH_BAND)."""
+    return GROWS if ratio > GROWTH_BAND else SHRINKS if ratio < 1 / GROWTH_BAND else STAYS
+
+
+def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
+    """Whether the residual stream's mean norm over the sentence's tokens grows from the
+    embeddings to the last block (by more than GROWTH_BAND), shrinks, or stays about the same."""
+    norms = mean_norm_by_depth(residual_norms(trace), sentence)  # [depth]
+    first, last = float(norms.iloc[0]), float(norms.iloc[-1])
+    ratio = last / first
+    truth = growth(ratio)
+    placement = "pre-norm" if norm_first else "post-norm"
+
+    def explain(guess: str) -> str:
+        said = (
+            f"in this {placement} run the stream's mean norm goes from {first:.1f} at the "
+            f"embeddings to {last:.1f} after block {len(norms) - 1} (x{ratio:.2f}): it {truth}"
+        )
+        if guess not in GROWTH_CHOICES:
+            return f"You skipped: {said}."
+        if guess == truth:
+            return f"Right: {said}."
+        return f"Not quite: you said it {guess}; {said}."
+
+    return Prediction(
+        f"norm_growth:{placement}",
+        f"Through the blocks of a {placement} model, the residual stream's norm...",
+        "choice",
+        GROWTH_CHOICES,
+        truth,
+        ratio,
+        explain,
+    )
+
+
+def split_guess(guess: str, parts: int) -> list[str]:
+    """A paired question's guess, one answer per part ("" where missing)."""
+    pieces = [piece.strip() for piece in str(guess or "").split(PART_SEPARATOR.strip())]
+    return (pieces + [""] * parts)[:parts]
+
+
+def paired(
+    question_id: str, question: str, parts: tuple[str, str], first: Prediction, second: Prediction
+) -> Prediction:
+    """Two predictions of one kind asked as one question: `parts` name them (the answer boxes'
+    labels); the guess and the truth join the two answers with PART_SEPARATOR; the explanation
+    gives each part's numbers. `value` is the first part's."""
+    if first.kind != second.kind:
+        raise ValueError(f"cannot pair a {first.kind} question with a {second.kind} question")
+
+    def explain(guess: str) -> str:
+        guesses = split_guess(guess, 2)
+        return " ".join(p.explain(g) for p, g in zip((first, second), guesses, strict=True))
+
+    return Prediction(
+        question_id,
+        question,
+        first.kind,
+        first.options,
+        first.truth + PART_SEPARATOR + second.truth,
+        first.value,
+        explain,
+        parts,
+    )
+
+
+def zero_shares(traces: dict[str, Trace], sentence: int) -> Prediction:
+    """The share of exact zeros after ReLU and after GELU: `traces` holds the same model and
+    input with each activation ({"relu": trace, "gelu": trace})."""
+    relu, gelu = (zero_share(traces[name], sentence, name) for name in ("relu", "gelu"))
+    return paired(
+        "zero_share:both",
+        "What share of the feed-forward values are exactly 0 after ReLU, and after GELU? (percent)",
+        ("after ReLU", "after GELU"),
+        relu,
+        gelu,
+    )
+
+
+def norm_growths(traces: dict[bool, Trace], sentence: int) -> Prediction:
+    """Whether the stream's norm grows in pre-norm and in post-norm: `traces` holds the same
+    weights and input with each placement ({True: pre-norm trace, False: post-norm trace})."""
+    pre, post = (norm_growth(traces[first], sentence, first) for first in (True, False))
+    return paired(
+        "norm_growth:both",
+        "Through the blocks, does the residual stream's norm grow: in a pre-norm model, and in "
+        "a post-norm one?",
+        ("pre-norm", "post-norm"),
+        pre,
+        post,
+    )

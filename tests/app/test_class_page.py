@@ -1,0 +1,150 @@
+"""A class on the Lesson's page (AppTest, one session per browser): the teacher starts it, students
+land on the teacher's step, answer, and the teacher's tally counts them; what a student forges
+changes nothing; a wrong code, an expired class and a store that is away are messages."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import runs
+from app.classroom.sqlite_store import SqliteClassStore
+from app.classroom.store import Limits
+from app.controls.classroom import class_store
+from app.lesson.questions import ASKING_STEPS
+from tests.app.helpers import assert_no_exception, open_page, shown
+from tests.e2e.harness import free_port
+
+pytestmark = pytest.mark.timeout(300)
+NORM_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
+SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
+
+
+@pytest.fixture
+def store_path(tmp_path, monkeypatch) -> str:
+    path = str(tmp_path / "classes.sqlite3")
+    monkeypatch.setenv("ENCODER_EXPLORER_CLASS_DB", path)
+    monkeypatch.delenv("ENCODER_EXPLORER_REDIS_URL", raising=False)
+    class_store.clear()
+    yield path
+    class_store.clear()
+
+
+def warnings(at: AppTest) -> list[str]:
+    return [shown(w.value) for w in at.warning]
+
+
+def start_class(at: AppTest) -> str:
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    return at.session_state["_class_teacher"][0]
+
+
+def test_students_follow_the_teacher_and_their_answers_are_counted_once(store_path):
+    teacher = open_page(view="Lesson", lesson=str(NORM_STEP + 1), **SMALL)
+    code = start_class(teacher)
+    secret = teacher.session_state["_class_teacher"][1]
+    assert all(secret not in str(value) for value in teacher.query_params.values())
+    assert any(code in m.value for m in teacher.markdown)
+    teacher.button(key="lesson_previous").click().run()  # the norm step: its question
+    teacher.button(key="class_open").click().run()
+    students = [open_page(**{"class": code.lower()}) for _ in range(2)]
+    for student in students:
+        student.run()  # the first poll follows the teacher
+        assert_no_exception(student)
+        assert student.query_params["lesson"] == str(NORM_STEP)
+        assert student.query_params["d_model"] == "64"
+        assert secret not in str(student.session_state["_class_student"])
+    first, second = students
+
+    def answer(student: AppTest, pre: str, post: str) -> None:  # the pre- and post-norm parts
+        student.radio(key="predict_choice").set_value(pre)
+        student.radio(key="predict_choice_2").set_value(post).run()
+        student.button(key="class_send").click().run()
+
+    answer(first, "shrinks", "grows")
+    answer(first, "grows", "stays about the same")  # a second answer replaces the first
+    assert any("Counted: grows / stays about the same" in shown(s.value) for s in first.success)
+    answer(second, "grows", "stays about the same")
+    teacher.run()
+    assert any(m.value == "**2 of 2** students answered" for m in teacher.markdown)
+    tally = teacher.dataframe[0].value
+    counts = dict(zip(tally["answer"], tally["students"], strict=True))
+    assert counts == {"grows / stays about the same": 2}
+    teacher.button(key="class_reveal").click().run()
+    first.run()
+    assert any("your guess: grows / stays about the same" in shown(s.value) for s in first.success)
+    assert first.toggle(key="class_follow").value  # still following after the reveal
+
+
+def test_a_student_cannot_act_for_the_teacher_whatever_the_link(store_path):
+    teacher = open_page(view="Lesson", lesson="3", **SMALL)
+    code = start_class(teacher)
+    before = SqliteClassStore(store_path).state(code)
+    forged = {"class": code, "_class_teacher": f"{code},x", "class_open": "1", "lesson": "9"}
+    student = open_page(**forged)
+    student.run()
+    assert_no_exception(student)
+    assert (
+        "_class_teacher" not in student.session_state or not student.session_state["_class_teacher"]
+    )
+    assert not any(b.key in ("class_open", "class_reveal", "class_end") for b in student.button)
+    assert SqliteClassStore(store_path).state(code) == before
+
+
+def test_a_wrong_code_and_an_expired_class_are_messages(store_path):
+    at = open_page(**{"class": "KKKKKK"})
+    assert_no_exception(at)
+    assert "No class has the code KKKKKK: check the code." in warnings(at)
+    old = SqliteClassStore(store_path, Limits(hours=1), clock=lambda: time.time() - 7200)
+    code = old.create().code
+    at = open_page(**{"class": code})
+    assert any(f"The class {code} has expired" in w for w in warnings(at))
+    assert at.subheader  # the lesson is drawn all the same
+
+
+def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, monkeypatch):
+    monkeypatch.setenv("ENCODER_EXPLORER_REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
+    class_store.clear()
+    at = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    assert any(w.startswith("The class is unavailable right now") for w in warnings(at))
+    assert at.header  # the step's question is still asked
+
+
+def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):
+    """Thirty students landing on the teacher's step run no forward pass of their own."""
+    teacher = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
+    code = start_class(teacher)
+    built = []
+    build = runs._build_run
+    monkeypatch.setattr(
+        runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
+    )
+    student = open_page(**{"class": code})
+    student.run()  # follows the teacher to the norm step (the question's two runs included)
+    assert_no_exception(student)
+    assert student.query_params["lesson"] == str(NORM_STEP)
+    assert student.query_params["d_model"] == "64"
+    assert [key for key in built if key.cfg.d_model == 64] == []
+
+
+def test_the_landing_run_is_warmed_once_per_process(monkeypatch):
+    built = []
+    build = runs._build_run
+    monkeypatch.setattr(
+        runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
+    )
+    runs.warm_landing.clear()
+    text = "A sentence only this test warms."
+    runs.warm_landing(text).join(timeout=120)
+    assert runs.warm_landing(text) is runs.warm_landing(text)  # one thread per process
+    (key,) = built
+    cfg = runs.pretrained_config()
+    source = runs.built_in("pretrained", cfg)
+    assert key == runs.run_key(cfg, source, "cpu", [text], None)
+    runs.run_for(cfg, source, "cpu", [text], None)  # the landing page's run: a cache hit
+    assert len(built) == 1

@@ -1,0 +1,179 @@
+"""A class following its teacher, measured (`python tests/bench/class_load.py --questions Q`).
+
+A teacher (presenter mode, 1280 x 720) and N students (390 x 844), each a browser context in one
+headless Chromium, on one server (classes in SQLite) and on two replicas behind nginx sharing
+Redis. The teacher starts a class on lesson step 2; the students open the student link; the
+teacher goes to step 3, which asks which token the lesson's query attends to most; for each of
+Q questions the teacher picks another query token (a new question, the students follow), opens
+it, every student clicks a token and sends it, and the teacher reveals it. Measured:
+- a student's click answered on their own page: Send to "Counted" (p50 / p95);
+- the tally on the teacher's page: Send to the teacher's "k of N students answered" (p95);
+- the step (or query) change reaching every student: the teacher's click to the student's page
+  showing the new step or question (p95);
+- every answer counted exactly once: after each reveal the store's tally (read as any member
+  may once revealed) against what the students sent: lost and duplicated answers.
+`--redis-outage S` (replicas only) stops Redis (SIGSTOP: unreachable, nothing lost) for S seconds
+while half the students of the middle question answer: each answer is counted, or refused with
+a message on the student's page (then sent again once Redis is back), or lost (neither).
+Sequential by design: one thread drives every page, so each latency is one member's own.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections import Counter
+
+from app.classroom.store import ClassStore
+from app.lesson.content import TITLES
+from tests.e2e.classroom import PHONE, PROJECTOR, SMALL, WAIT_MS, new_page, shot, start_class
+from tests.e2e.harness import wait_settled
+
+UNAVAILABLE = "The class is unavailable right now"
+
+
+def p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return (
+        ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+    )
+
+
+def _main(page):
+    return page.get_by_test_id("stMainBlockContainer")
+
+
+def _wait_step(page, number: int) -> None:
+    try:
+        progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
+        _main(page).get_by_text(progress).wait_for()
+    except Exception:
+        shot(page, "B_class_bench_failed.png")
+        raise
+
+
+def _pick_query(teacher, label: str) -> None:
+    box = _main(teacher).get_by_test_id("stSelectbox").filter(has_text="Query token")
+    box.click()
+    teacher.get_by_role("option", name=label, exact=True).click()
+
+
+def _send(student, label: str) -> None:
+    _main(student).get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
+    _main(student).get_by_role("button", name="Send").click()
+
+
+def run_class(browser, url, store: ClassStore, students: int, questions: int, outage=None) -> dict:
+    """`url(**params)`: a page of the setup; `store`: the class store the setup uses; `outage`:
+    (seconds, pause, resume) to take the store away during the middle question."""
+    log = {"click_s": [], "tally_s": [], "step_s": [], "lost": 0, "duplicated": 0, "sent": 0,
+           "expected": 0, "counted": 0, "refused": 0, "errors": []}  # fmt: skip
+    teacher = new_page(browser, PROJECTOR)
+    code = start_class(teacher, url(view="Lesson", lesson=2, present=1, **SMALL))
+    pages = []
+    for _ in range(students):
+        page = new_page(browser, PHONE)
+        page.goto(url(**{"class": code}))
+        _wait_step(page, 2)
+        pages.append(page)
+    wait_settled(teacher)
+    start = time.perf_counter()
+    _main(teacher).get_by_role("button", name="Next ▶").click()
+    for page in pages:
+        _wait_step(page, 3)
+        log["step_s"].append(time.perf_counter() - start)
+    header = _main(teacher).get_by_text(re.compile(r"\(position \d+\) attend to most")).first
+    rule = int(re.search(r"\(position (\d+)\)", header.inner_text())[1])
+    labels: list[str] = []  # the tokens offered, read from a student's page once asked
+    for question in range(questions):
+        if question:  # a new query token: a new question, which the students follow
+            teacher.get_by_role("button", name="Reveal to everyone").wait_for(state="detached")
+            queries = [label for label in labels if int(label.split(":")[0]) != rule]
+            query = queries[(question - 1) % len(queries)]
+            start = time.perf_counter()
+            _pick_query(teacher, query)
+            position = query.split(":")[0]
+            for page in pages:
+                _main(page).get_by_text(f"(position {position})").first.wait_for()
+                log["step_s"].append(time.perf_counter() - start)
+        _main(teacher).get_by_role("button", name="Ask the class").click()
+        _main(teacher).get_by_text("students answered").wait_for()
+        if not labels:
+            _main(pages[0]).get_by_role("button", name="Send").wait_for()
+            pills = _main(pages[0]).get_by_test_id("stButtonGroup").get_by_role("button")
+            labels = pills.all_inner_texts()
+        sent = {}
+        away = outage is not None and question == questions // 2
+        for number, page in enumerate(pages):
+            label = labels[(number + question) % len(labels)]
+            _main(page).get_by_role("button", name="Send").wait_for()
+            if away and number == len(pages) // 2:
+                outage[1]()  # the store goes away for half the class
+                taken = time.perf_counter()
+            start = time.perf_counter()
+            _send(page, label)
+            log["sent"] += 1
+            counted = _main(page).get_by_text(f"Counted: {label}")
+            refused = _main(page).get_by_text(UNAVAILABLE).first
+            counted.or_(refused).wait_for()
+            if counted.is_visible():
+                log["click_s"].append(time.perf_counter() - start)
+                sent[page] = label
+                tally = re.compile(rf"^{len(sent)} of \d+ students answered$")
+                _main(teacher).get_by_text(tally).wait_for()
+                log["tally_s"].append(time.perf_counter() - start)
+            else:
+                log["refused"] += 1
+                sent[page] = None  # to send again once the store is back
+        if away:
+            time.sleep(max(0.0, outage[0] - (time.perf_counter() - taken)))
+            outage[2]()
+        for number, page in enumerate(pages):
+            if sent[page] is None:  # refused with a message: the student sends it again
+                label = labels[(number + question) % len(labels)]
+                _send(page, label)
+                _main(page).get_by_text(f"Counted: {label}").wait_for(timeout=WAIT_MS)
+                sent[page] = label
+        _main(teacher).get_by_text(
+            re.compile(rf"^{len(pages)} of \d+ students answered$")
+        ).wait_for()
+        _main(teacher).get_by_role("button", name="Reveal to everyone").click()
+        for page in pages:
+            _main(page).get_by_text("your guess:").wait_for()
+        state = store.state(code)
+        tally = dict(store.tally(code, state.question).counts)
+        expected = Counter(sent.values())
+        log["counted"] += sum(tally.values())
+        log["lost"] += sum(max(0, n - tally.get(a, 0)) for a, n in expected.items())
+        log["duplicated"] += sum(max(0, n - expected.get(a, 0)) for a, n in tally.items())
+        log["expected"] += len(sent)
+    for page in (teacher, *pages):
+        wait_settled(page)
+        if page.get_by_test_id("stException").count():
+            log["errors"].append("a traceback on a page")
+        page.context.close()
+    return log
+
+
+def row(setup: str, log: dict) -> str:
+    click = log["click_s"]
+    cells = [
+        setup,
+        f"{log['counted']} of {log['expected']}",
+        str(log["lost"]),
+        str(log["duplicated"]),
+        str(log["refused"]),
+        f"{statistics.median(click):.2f} / {p(click, 0.95):.2f} s" if click else "-",
+        f"{p(log['tally_s'], 0.95):.2f} s",
+        f"{p(log['step_s'], 0.95):.2f} s",
+        str(len(log["errors"])),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+HEADER = (
+    "| setup | answers counted | lost | duplicated | refused with a message | a click answered "
+    "(p50 / p95) | tally on the teacher's page (p95) | step change to every student (p95) | "
+    "tracebacks |\n|---|---|---|---|---|---|---|---|---|"
+)

@@ -1,0 +1,84 @@
+"""A class driven in real browsers (Playwright pages), for tests/e2e/test_browser_class.py and
+tests/bench/class_load.py: the teacher starts a class, opens the step's question and reveals it;
+a student joins by link and answers. Every wait is on what the page shows (a DOM signal), never
+a sleep. The lesson's norm step asks whether the stream's norm grows in pre-norm and in post-norm
+(two radio groups), so an answer is a pair of GROWTH choices."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from app.lesson.questions import ASKING_STEPS
+from tests.e2e.harness import wait_settled
+
+SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
+# the paired choice: pre-norm, post-norm
+QUESTION_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
+GROWTH = ("grows", "stays about the same", "shrinks")
+PHONE = {"width": 390, "height": 844}
+PROJECTOR = {"width": 1280, "height": 720}
+WAIT_MS = 90_000  # a busy two-core machine running many browsers and servers
+
+
+def new_page(browser, viewport: dict[str, int]):
+    page = browser.new_context(viewport=viewport).new_page()
+    page.set_default_timeout(WAIT_MS)
+    return page
+
+
+def start_class(teacher, url: str) -> str:
+    """Open `url` (the teacher's lesson step) and start a class; its code."""
+    teacher.goto(url)
+    wait_settled(teacher, WAIT_MS)
+    teacher.get_by_text("Teach a class, or join one").click()
+    teacher.get_by_role("button", name="Start a class").click()
+    code_box = teacher.get_by_test_id("class-code")
+    code_box.wait_for()
+    code = code_box.inner_text().strip()
+    assert re.fullmatch(r"[A-Z0-9]{6}", code), code
+    return code
+
+
+def ask_the_class(teacher) -> None:
+    teacher.get_by_role("button", name="Ask the class").click()
+    teacher.get_by_text("students answered").wait_for()
+
+
+def join(student, url: str) -> None:
+    """Open the student link and wait until the teacher's question asks for an answer."""
+    student.goto(url)
+    try:
+        student.get_by_role("button", name="Send").wait_for()
+    except Exception:
+        shot(student, "B_class_join_failed.png")
+        raise
+
+
+def answer(student, pre: str, post: str) -> float:
+    """Choose (pre-norm, post-norm) and send; seconds from the click on Send to "Counted"."""
+    radios = student.get_by_test_id("stMainBlockContainer").get_by_test_id("stRadio")
+    radios.nth(0).get_by_text(pre, exact=True).click()
+    radios.nth(1).get_by_text(post, exact=True).click()
+    start = time.perf_counter()
+    student.get_by_role("button", name="Send").click()
+    try:
+        student.get_by_text(f"Counted: {pre} / {post}").wait_for()
+    except Exception:
+        shot(student, "B_class_answer_failed.png")
+        raise
+    return time.perf_counter() - start
+
+
+def tally_reaches(teacher, answered: int) -> None:
+    """Wait until the teacher's page counts `answered` answers (it polls the store itself)."""
+    teacher.get_by_text(re.compile(rf"^{answered} of \d+ students answered$")).wait_for()
+
+
+def shot(page, name: str) -> None:
+    """A screenshot into $SHOTS_DIR (when set)."""
+    folder = os.environ.get("SHOTS_DIR")
+    if folder:
+        page.screenshot(path=str(Path(folder) / name), full_page=False)

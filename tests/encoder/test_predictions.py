@@ -1,0 +1,147 @@
+"""Each prediction's true value is the run's own number, computed here from the trace's tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from encoder import EncoderConfig, TransformerEncoder, hooks
+from encoder.inspect import activations, predictions
+from tests.encoder.helpers import padded_batch
+
+LENGTHS = [9, 6]  # sentence 1 is padded: its last 3 positions must never count
+TOKENS = ["[CLS]", "the", "cat", "sat", "on", "the", "mat", "it", "[SEP]"]
+
+
+def run(activation: str = "relu", norm_first: bool = True):
+    cfg = EncoderConfig(
+        vocab_size=100, d_model=32, num_heads=4, num_layers=3, d_ff=64,
+        activation=activation, norm_first=norm_first, max_len=16,
+    )  # fmt: skip
+    model = TransformerEncoder(cfg).eval()
+    ids, mask = padded_batch(LENGTHS)
+    return model, ids, mask, model.trace(ids, mask, names=activations.hook_names(cfg))
+
+
+@pytest.mark.parametrize("layer, head, query", [(0, 0, 7), (2, 3, 1)])
+def test_top_key_is_the_heads_largest_weight_from_the_query(layer, head, query):
+    _, _, _, trace = run()
+    attention = trace.attention[:, 0, :, :9, :9].numpy()  # [L, H, n, n]
+    row = trace.attention[layer, 0, head, query, :9]
+    best = int(row.argmax())
+    asked = predictions.top_key(attention, TOKENS, query, layer, head)
+    assert asked.truth == f"{best}: {TOKENS[best]}" == asked.options[best]
+    assert asked.value == pytest.approx(float(row[best]))
+    wrong = next(i for i in range(9) if i != best)
+    assert asked.explain(asked.truth).startswith("Right:")
+    said = asked.explain(asked.options[wrong])
+    assert f"{float(row[best]):.2f}" in said and f"{float(row[wrong]):.2f}" in said
+    assert asked.explain(None).startswith("You skipped:")
+
+
+def test_strongest_head_is_the_one_whose_ablation_moves_the_output_most():
+    model, ids, mask, trace = run()
+    n = LENGTHS[1]
+    changes = {}
+    for layer in range(3):
+        for head in range(4):
+            out = model.trace(ids, mask, ablate_heads=[(layer, head)]).output[1, :n].double()
+            base = trace.output[1, :n].double()
+            change = (out - base).norm(dim=-1) / base.norm(dim=-1)  # [n]
+            changes[f"{layer}.{head}"] = change.mean().item()
+    effects = predictions.head_effects(
+        trace, lambda head: model.trace(ids, mask, names=(), ablate_heads=[head]), sentence=1
+    )
+    assert len(effects) == 12
+    for row in effects.itertuples():
+        assert row.change == pytest.approx(changes[f"{row.layer}.{row.head}"], rel=1e-6)
+    asked = predictions.strongest_head(effects)
+    assert asked.truth == max(changes, key=changes.get)
+    assert asked.options[:5] == ("0.0", "0.1", "0.2", "0.3", "1.0")
+    weakest = min(changes, key=changes.get)
+    assert f"{changes[weakest]:.1%}" in asked.explain(weakest)
+    assert asked.explain("9.9").startswith("You skipped:")
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_zero_share_counts_the_exact_zeros_after_the_activation(activation):
+    _, _, _, trace = run(activation)
+    post = torch.stack([trace[hooks.block(i).mlp.post][1, :6] for i in range(3)])  # [L, n, F]
+    share = (post == 0).double().mean().item()
+    asked = predictions.zero_share(trace, 1, activation)
+    assert asked.value == pytest.approx(share)
+    assert asked.truth == f"{100 * share:.1f}"
+    if activation == "relu":
+        assert 0.2 < share < 0.8  # about half: every negative input
+    else:
+        assert share == 0.0
+    said = asked.explain("90")
+    assert f"{share:.1%}" in said and f"{post.numel():,}" in said
+    assert "points too high" in said
+    assert asked.explain("lots").startswith("You skipped:")
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_norm_growth_reads_the_streams_mean_norm_at_the_first_and_last_depth(norm_first):
+    _, _, _, trace = run(norm_first=norm_first)
+    norms = [h[0, :9].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
+    ratio = norms[-1] / norms[0]
+    asked = predictions.norm_growth(trace, 0, norm_first)
+    assert asked.value == pytest.approx(ratio, rel=1e-5)
+    expected = "grows" if ratio > 1.25 else "shrinks" if ratio < 0.8 else "stays about the same"
+    assert asked.truth == expected
+    assert f"{norms[0]:.1f}" in asked.explain(asked.truth) and f"x{ratio:.2f}" in asked.explain("")
+    other = next(c for c in asked.options if c != asked.truth)
+    assert asked.explain(other).startswith(f"Not quite: you said it {other}")
+
+
+def test_post_norm_streams_stay_at_the_norms_size_and_pre_norm_ones_grow():
+    """The lesson's point, on this model: post-norm keeps the stream at LayerNorm's size."""
+    post_trace = run(norm_first=False)[3]
+    post = predictions.norm_growth(post_trace, 0, False)
+    last = post_trace.hidden_states[-1][0, :9].double().norm(dim=-1)
+    assert last.numpy() == pytest.approx(np.full(9, 32**0.5), rel=1e-3)  # unit gain, zero bias
+    pre = predictions.norm_growth(run(norm_first=True)[3], 0, True)
+    assert pre.value > post.value
+
+
+def test_zero_shares_asks_relu_and_gelu_at_once_with_each_runs_own_share():
+    shares = {}
+    traces = {}
+    for activation in ("relu", "gelu"):
+        trace = run(activation)[3]
+        post = torch.stack([trace[hooks.block(i).mlp.post][1, :6] for i in range(3)])
+        shares[activation] = (post == 0).double().mean().item()
+        traces[activation] = trace
+    asked = predictions.zero_shares(traces, 1)
+    assert asked.parts == ("after ReLU", "after GELU") and asked.kind == "number"
+    assert asked.truth == f"{100 * shares['relu']:.1f} / {100 * shares['gelu']:.1f}"
+    said = asked.explain("50 / 30")
+    assert f"{shares['relu']:.1%}" in said and "30 points too high" in said
+    assert predictions.split_guess("50 / 30", 2) == ["50", "30"]
+    assert predictions.split_guess("50", 2) == ["50", ""]
+    assert asked.explain("50").count("You skipped") == 1  # the GELU part was left blank
+
+
+def test_norm_growths_asks_pre_and_post_norm_with_the_same_weights():
+    model = run(norm_first=True)[0]
+    post_model = TransformerEncoder(model.cfg.__class__(**{**vars(model.cfg), "norm_first": False}))
+    missing, _ = post_model.load_state_dict(model.state_dict(), strict=False)
+    assert missing == []  # post-norm has no final norm: everything else is the same weights
+    ids, mask = padded_batch(LENGTHS)
+    traces = {True: model.trace(ids, mask), False: post_model.eval().trace(ids, mask)}
+    ratios = {
+        first: (lambda h: h[-1][0, :9].norm(dim=-1).mean() / h[0][0, :9].norm(dim=-1).mean())(
+            trace.hidden_states
+        ).item()
+        for first, trace in traces.items()
+    }
+    asked = predictions.norm_growths(traces, 0)
+    truths = [predictions.norm_growth(traces[f], 0, f).truth for f in (True, False)]
+    assert asked.truth == " / ".join(truths)
+    assert asked.value == pytest.approx(ratios[True], rel=1e-5)
+    said = asked.explain(f"{truths[0]} / shrinks")
+    assert said.startswith("Right:") and f"x{ratios[False]:.2f}" in said
+    with pytest.raises(ValueError, match="cannot pair a choice question with a number"):
+        predictions.paired("x", "?", ("a", "b"), asked, predictions.zero_share(run()[3], 0, "relu"))
