@@ -7,10 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-import torch
 
-from encoder import load_pretrained
-from encoder.io.tokenize import tokenize
 from tests.e2e.harness import EXPLORER, explorer_state, wait_for_explorer
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -18,19 +15,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 SENTENCE = "The animal didn't cross the street because it was too tired."
 READOUT = f"{EXPLORER} [data-role=readout]"
 WEIGHT = re.compile(r"(-?\d\.\d{3})(?: \(pinned\))?$")
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    encoder, tokenizer = load_pretrained()
-
-    def attention(text: str, ablate=()) -> tuple[torch.Tensor, list[str]]:
-        batch = tokenize([text], tokenizer, encoder.cfg.max_len)
-        with torch.no_grad():
-            trace = encoder.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
-        return trace.attention[:, 0], batch.tokens[0]  # [layer, head, T, T]
-
-    return attention
 
 
 def watched(page) -> list:

@@ -8,10 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-import torch
 
-from encoder import load_pretrained
-from encoder.io.tokenize import tokenize
 from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_settled
 
 pytestmark = pytest.mark.browser
@@ -29,19 +26,6 @@ def explorer_server(browser) -> Iterator[StreamlitServer]:
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    encoder, tokenizer = load_pretrained()
-
-    def attention(text: str, ablate=()) -> tuple[torch.Tensor, list[str]]:
-        batch = tokenize([text], tokenizer, encoder.cfg.max_len)
-        with torch.no_grad():
-            trace = encoder.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
-        return trace.attention[:, 0], batch.tokens[0]  # [layer, head, T, T]
-
-    return attention
 
 
 @pytest.fixture
