@@ -129,7 +129,7 @@ def test_an_ablation_link_shows_cosines_layer_by_layer():
     model = default_model()
     base, ablated = traced(model, SENTENCE), traced(model, SENTENCE, ablate=((0, 2), (1, 3)))
     n = len(tokens_of(SENTENCE))
-    table = at.dataframe[-2].value
+    table = next(d.value for d in at.dataframe if "mean cosine" in d.value.columns)
     assert table["stream"].tolist()[:2] == ["embeddings", "after block 0"]
     np.testing.assert_allclose(table["mean cosine"], mean_cosines(base, ablated, n), atol=1e-6)
     metrics = {m.label: m.value for m in at.metric}
