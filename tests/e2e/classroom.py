@@ -17,6 +17,7 @@ from tests.e2e.harness import wait_settled
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 # the paired choice: pre-norm, post-norm
 QUESTION_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
+TOKEN_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "top_key")  # pills
 GROWTH = ("grows", "stays about the same", "shrinks")
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
@@ -70,6 +71,20 @@ def answer(student, pre: str, post: str) -> float:
         shot(student, "B_class_answer_failed.png")
         raise
     return time.perf_counter() - start
+
+
+def token_choices(student):
+    """The answer's token pills on a student's page (the token question of the attention step):
+    the group labelled "Your answer", not the page's View switch; Streamlit draws each pill as
+    a button with the role "radio", so they are found as buttons, whatever their role."""
+    group = student.get_by_test_id("stMainBlockContainer").get_by_test_id("stButtonGroup")
+    return group.filter(has=student.get_by_text("Your answer", exact=True)).locator("button")
+
+
+def send_token(student, label: str) -> None:
+    """Click the token `label` among the answer's pills, then Send."""
+    token_choices(student).get_by_text(label, exact=True).click()
+    student.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Send").click()
 
 
 def tally_reaches(teacher, answered: int) -> None:

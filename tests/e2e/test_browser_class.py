@@ -18,13 +18,16 @@ from tests.e2e.classroom import (
     PROJECTOR,
     QUESTION_STEP,
     SMALL,
+    TOKEN_STEP,
     answer,
     ask_the_class,
     join,
     new_page,
+    send_token,
     shot,
     start_class,
     tally_reaches,
+    token_choices,
 )
 from tests.e2e.harness import StreamlitServer, missing, wait_settled
 from tests.e2e.proxy import replicas_behind_nginx
@@ -82,6 +85,23 @@ def test_a_teacher_and_three_students_answer_and_the_tally_counts_each_once(
     assert students[1].get_by_role("switch", name="Follow the teacher").is_checked()
     shot(students[1], "B_class_student_phone_revealed.png")
     for page in (*students, forger, teacher):
+        page.context.close()
+
+
+def test_a_student_answers_the_attention_steps_token_question(browser, class_server):
+    """The token question (pills, the step's explorer held back until the reveal): a student
+    picks a token, sends it and the teacher's tally counts it."""
+    teacher = new_page(browser, PROJECTOR)
+    code = start_class(teacher, class_server.page_url(view="Lesson", lesson=TOKEN_STEP, **SMALL))
+    ask_the_class(teacher)
+    student = new_page(browser, PHONE)
+    join(student, class_server.page_url(**{"class": code}))
+    tokens = token_choices(student).all_inner_texts()
+    assert tokens[:3] == ["0: [CLS]", "1: the", "2: animal"]
+    send_token(student, tokens[2])
+    student.get_by_text(f"Counted: {tokens[2]}").wait_for()
+    tally_reaches(teacher, 1)
+    for page in (teacher, student):
         page.context.close()
 
 
