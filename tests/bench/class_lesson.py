@@ -64,8 +64,7 @@ def _wait_step(page, number: int) -> None:
 
 
 def _pick_query(teacher, label: str) -> None:
-    box = _main(teacher).get_by_test_id("stSelectbox").filter(has_text="Query token")
-    box.click()
+    teacher.locator(".st-key-lesson_query input").click()  # the box itself, not its label
     teacher.get_by_role("option", name=label, exact=True).click()
 
 
