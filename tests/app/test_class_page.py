@@ -19,6 +19,7 @@ from tests.e2e.harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
 NORM_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
+TOKEN_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "top_key")
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 
 
@@ -77,6 +78,37 @@ def test_students_follow_the_teacher_and_their_answers_are_counted_once(store_pa
     first.run()
     assert any("your guess: grows / stays about the same" in shown(s.value) for s in first.success)
     assert first.toggle(key="class_follow").value  # still following after the reveal
+
+
+def test_the_token_question_is_answered_by_a_student_and_counted(store_path):
+    """The attention step asks for a token (pills) and draws its explorer only with the reveal:
+    a student who followed the teacher there answers it, and the tally counts the answer."""
+    teacher = open_page(view="Lesson", lesson=str(TOKEN_STEP - 1), **SMALL)
+    code = start_class(teacher)
+    student = open_page(**{"class": code})
+    student.run()  # follows the teacher to the step before the question
+    teacher.button(key="lesson_next").click().run()
+    teacher.button(key="class_open").click().run()
+    assert teacher.get("bidi_component") == []  # the explorer would give the answer away
+    student.run()
+    assert_no_exception(student)
+    assert student.query_params["lesson"] == str(TOKEN_STEP)
+    (question,) = student.header[:1]
+    assert question.value == teacher.header[0].value
+    pills = next(p for p in student.get("button_group") if p.key == "predict_token")
+    tokens = [option.content for option in pills.proto.options]
+    assert tokens[:3] == ["0: [CLS]", "1: the", "2: animal"]  # the sentence's tokens, in order
+    pills.set_value(tokens[2]).run()
+    student.button(key="class_send").click().run()
+    assert any(f"Counted: {tokens[2]}" in shown(s.value) for s in student.success)
+    teacher.run()
+    assert any(m.value == "**1 of 1** students answered" for m in teacher.markdown)
+    tally = teacher.dataframe[0].value
+    assert dict(zip(tally["answer"], tally["students"], strict=True)) == {tokens[2]: 1}
+    teacher.button(key="class_reveal").click().run()
+    student.run()
+    assert any(f"your guess: {tokens[2]}" in shown(s.value) for s in student.success)
+    assert len(student.get("bidi_component")) == 1  # the step's explorer, with the reveal
 
 
 def test_a_student_cannot_act_for_the_teacher_whatever_the_link(store_path):

@@ -27,7 +27,17 @@ from collections import Counter
 
 from app.classroom.store import ClassStore
 from app.lesson.content import TITLES
-from tests.e2e.classroom import PHONE, PROJECTOR, SMALL, WAIT_MS, new_page, shot, start_class
+from tests.e2e.classroom import (
+    PHONE,
+    PROJECTOR,
+    SMALL,
+    WAIT_MS,
+    new_page,
+    send_token,
+    shot,
+    start_class,
+    token_choices,
+)
 from tests.e2e.harness import wait_settled
 
 UNAVAILABLE = "The class is unavailable right now"
@@ -54,14 +64,8 @@ def _wait_step(page, number: int) -> None:
 
 
 def _pick_query(teacher, label: str) -> None:
-    box = _main(teacher).get_by_test_id("stSelectbox").filter(has_text="Query token")
-    box.click()
+    teacher.locator(".st-key-lesson_query input").click()  # the box itself, not its label
     teacher.get_by_role("option", name=label, exact=True).click()
-
-
-def _send(student, label: str) -> None:
-    _main(student).get_by_test_id("stButtonGroup").get_by_text(label, exact=True).click()
-    _main(student).get_by_role("button", name="Send").click()
 
 
 def run_class(browser, url, store: ClassStore, students: int, questions: int, outage=None) -> dict:
@@ -101,8 +105,8 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         _main(teacher).get_by_text("students answered").wait_for()
         if not labels:
             _main(pages[0]).get_by_role("button", name="Send").wait_for()
-            pills = _main(pages[0]).get_by_test_id("stButtonGroup").get_by_role("button")
-            labels = pills.all_inner_texts()
+            labels = token_choices(pages[0]).all_inner_texts()
+            assert labels, "the student's page offers no token to answer with"
         sent = {}
         away = outage is not None and question == questions // 2
         for number, page in enumerate(pages):
@@ -112,7 +116,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
                 outage[1]()  # the store goes away for half the class
                 taken = time.perf_counter()
             start = time.perf_counter()
-            _send(page, label)
+            send_token(page, label)
             log["sent"] += 1
             counted = _main(page).get_by_text(f"Counted: {label}")
             refused = _main(page).get_by_text(UNAVAILABLE).first
@@ -132,7 +136,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         for number, page in enumerate(pages):
             if sent[page] is None:  # refused with a message: the student sends it again
                 label = labels[(number + question) % len(labels)]
-                _send(page, label)
+                send_token(page, label)
                 _main(page).get_by_text(f"Counted: {label}").wait_for(timeout=WAIT_MS)
                 sent[page] = label
         _main(teacher).get_by_text(

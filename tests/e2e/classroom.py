@@ -72,6 +72,20 @@ def answer(student, pre: str, post: str) -> float:
     return time.perf_counter() - start
 
 
+def token_choices(student):
+    """The answer's token pills on a student's page (the token question of the attention step):
+    the group labelled "Your answer", not the page's View switch; Streamlit draws each pill as
+    a button with the role "radio", so they are found as buttons, whatever their role."""
+    group = student.get_by_test_id("stMainBlockContainer").get_by_test_id("stButtonGroup")
+    return group.filter(has=student.get_by_text("Your answer", exact=True)).locator("button")
+
+
+def send_token(student, label: str) -> None:
+    """Click the token `label` among the answer's pills, then Send."""
+    token_choices(student).get_by_text(label, exact=True).click()
+    student.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Send").click()
+
+
 def tally_reaches(teacher, answered: int) -> None:
     """Wait until the teacher's page counts `answered` answers (it polls the store itself)."""
     teacher.get_by_text(re.compile(rf"^{answered} of \d+ students answered$")).wait_for()
