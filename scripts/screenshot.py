@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from tests.e2e.harness import (  # noqa: E402
+    EXPLORER,
     LOAD_TIMEOUT_MS,
     REPO,
     StreamlitServer,
@@ -36,7 +37,7 @@ def screenshot(out: Path) -> None:
             page = browser.new_page(viewport=VIEWPORT)
             page.goto(server.page_url(**QUERY))
             wait_settled(page, LOAD_TIMEOUT_MS)
-            page.wait_for_selector(".st-key-overview .js-plotly-plot")
+            page.locator(f"{EXPLORER} [data-side=query]").first.wait_for(timeout=LOAD_TIMEOUT_MS)
             out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(out))
             browser.close()
