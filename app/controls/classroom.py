@@ -118,9 +118,15 @@ def student_link(code: str) -> str:
     return f"{base}?class={code}"
 
 
-def bar(number: int, present: bool) -> None:
+def bar(number: int, present: bool, below: bool = False) -> None:
     """The class's line above the lesson: start a class or join one; the code and QR code for
-    the teacher, the follow switch for a student. The teacher's step goes to the store here."""
+    the teacher, the follow switch for a student. The teacher's step goes to the store here.
+    In presenter mode the invitation to start or join stands below the step (`below`), so that
+    the projector's first screen is the step's own."""
+    if below:
+        if present and not teacher() and not student():
+            _invitation()
+        return
     if teacher():
         code, secret = teacher()
         _guarded(lambda: _publish(code, secret, number))
@@ -137,6 +143,12 @@ def bar(number: int, present: bool) -> None:
     if student():
         st.fragment(_student_follow, run_every=POLL_S)()
         return
+    if not present:
+        _invitation()
+
+
+def _invitation() -> None:
+    """Start a class, or join one with its code."""
     with st.expander("Teach a class, or join one"):
         left, right = st.columns(2)
         if left.button("Start a class", key="class_start", icon=":material/groups:"):

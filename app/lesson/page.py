@@ -29,7 +29,7 @@ from encoder.web.payload import with_start
 
 Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
 Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
-ClassBar = Callable[[int, bool], None]  # (step, presenting): the class's line
+ClassBar = Callable[..., None]  # (step, presenting, below=False): the class's line
 
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
 PRESENTER_CSS = """<style>
@@ -62,8 +62,13 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     st.subheader(f"{number}. {TITLES[number - 1]}")
     class_bar(number, present)
     prediction = questions.prediction_for(lesson, number)
-    if prediction is not None and not ask(prediction, present):
-        return  # the step's text and figures would give the answer away
+    if prediction is None or ask(prediction, present):  # else the step would give it away
+        _step(lesson, number, runs, present, follow)
+    class_bar(number, present, below=True)
+
+
+def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow) -> None:
+    """The step's text, figures, controls and numbers."""
     if runs.compare:
         st.caption(
             "The lesson follows setup A; every other view shows A and B side by side, and the "

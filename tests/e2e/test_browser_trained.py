@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from encoder.tasks.tasks import example_sequence
-from tests.e2e.harness import figure, open_view, type_text, wait_for, wait_settled
+from tests.e2e.harness import EXPLORER, open_view, type_text, wait_for_explorer, wait_settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -38,11 +38,11 @@ def test_a_model_trained_here_is_a_source_every_view_reads(open_page):
     open_view(page, "Attention")
     sequence = "9 8 7 6 5 4 3 2"
     type_text(page, sequence)
-    detail = wait_for(page, "head_detail", lambda fig: fig["drawn_x2"] == sequence.split())
-    assert detail["rows"] == 8
-    overview = figure(page, "overview")
-    assert overview["x2"] == ["H0", "H1", "H2", "H3"] and overview["y2"] == ["L0"]
-    assert "8 tokens" in overview["title"]
+    wait_for_explorer(page, sequence.split())  # the model's own tokens, one per symbol
+    page.locator(EXPLORER).get_by_role("button", name="Every head").click()
+    tiles = page.locator(f"{EXPLORER} [data-role=tile]")
+    tiles.first.wait_for()
+    assert tiles.count() == 4  # 1 layer x 4 heads
 
     open_view(page, "Tokens")
     page.get_by_text("Sentence 1: 8 tokens").wait_for()
