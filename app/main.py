@@ -24,7 +24,7 @@ from app.controls import (  # noqa: E402
     sidebar,
     state,
 )
-from app.memory import CACHE  # noqa: E402
+from app.memory import CACHE, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
@@ -90,6 +90,7 @@ def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
+    freeze_startup_heap()
     logs.configure()
     session_end.sweep()
     if make_run is run_for:  # a real server (not the benchmark's stand-in)

@@ -7,6 +7,13 @@ that stays in the teacher's session (never in a link). Students open `?class=COD
 code): each joins once, polls the class every POLL_S seconds in a fragment and, while following,
 lands on the teacher's step with the teacher's settings. A question opened by the teacher is
 answered on each student's page; the teacher's page shows the tally live and reveals it to all.
+
+One timer a page, at a place every step shares: a student's page polls in the follow line only
+(just under the step's title), and any change of the class reruns the page; the answer box is a
+fragment without a timer (a click reruns it alone). The teacher's tally polls only while its
+question is open. A timer's tick can reach the server while a whole rerun rebuilds a page of
+another shape; a fragment whose place moved with the step then writes into a path the browser no
+longer has ("Bad delta path index") and the page goes blank, so no timer lives where steps differ.
 Every teacher action is checked by the store against the secret; a store that is away turns into
 a message, and answers are refused, never dropped.
 """
@@ -32,7 +39,8 @@ from app.lesson.questions import (
 from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
-POLL_S = 1.0
+POLL_S = 1.0  # a student's page asks the store this often
+TALLY_POLL_S = 0.5  # the teacher's tally, while a question is open
 SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
 
 
@@ -141,7 +149,7 @@ def bar(number: int, present: bool, below: bool = False) -> None:
         else:
             state.put("_class_student", (class_store().state(code).code, joined))
     if student():
-        st.fragment(_student_follow, run_every=POLL_S)()
+        st.fragment(_student_follow, run_every=POLL_S)(number)
         return
     if not present:
         _invitation()
@@ -194,7 +202,9 @@ def _follow_switched() -> None:
     state.put("_class_seen", None)  # switched back on: straight to the teacher's step
 
 
-def _student_follow() -> None:
+def _student_follow(number: int) -> None:
+    """The page's one timer: any change of the class (step, setup, question, reveal) reruns the
+    page; while following, with the teacher's step and settings."""
     code, _ = student()
     current = _guarded(lambda: class_store().state(code))
     if current is None:
@@ -207,20 +217,34 @@ def _student_follow() -> None:
         help="Off: explore freely; on: back to the teacher's step.",
     )
     st.caption(f"Class {code} · the teacher is on step {current.step}")
-    if follow and current.version != state.get("_class_seen"):
+    if current.version == state.get("_class_seen"):
+        return
+    if follow:
         # applied before the sidebar's widgets (app.controls.state.start_page), which marks the
         # version seen: until then every poll asks again
         state.put("_class_pending", (current.version, dict(current.setup)))
-        st.rerun()
+    elif current.step == number:  # exploring on the teacher's step: its question follows
+        state.put("_class_seen", current.version)
+    else:
+        return
+    st.rerun()
 
 
 def class_question(prediction: Prediction) -> bool:
     """In a class: the teacher's question panel (open, live tally, reveal) or the student's
-    answer box, polling the store; False outside a class (the page asks on its own)."""
+    answer box; False outside a class (the page asks on its own). The teacher's panel polls the
+    tally while the question is open; the student's has no timer (app.controls.classroom's
+    follow line reruns the page when the class changes)."""
     if teacher():
-        st.fragment(_teacher_question, run_every=POLL_S)(prediction)
+        try:  # the panel itself says when the store is away
+            current = class_store().state(teacher()[0])
+        except (ClassError, ValueError):
+            current = None
+        asking = current is not None and current.question == prediction.question_id
+        polling = TALLY_POLL_S if asking and not current.revealed else None
+        st.fragment(_teacher_question, run_every=polling)(prediction)
     elif student():
-        st.fragment(_student_question, run_every=POLL_S)(prediction)
+        st.fragment(_student_question)(prediction)
     return bool(teacher() or student())
 
 
@@ -264,8 +288,10 @@ def _student_question(prediction: Prediction) -> None:
     if current.revealed:
         mark_answered(prediction, _guarded(lambda: class_store().my_answer(code, me, qid)) or "")
         st.rerun()
-    guess = guess_widget(prediction, "Your answer")
-    if st.button("Send", key="class_send", type="primary"):
+    with st.form("class_answer", border=False):  # choosing sends nothing: one rerun, on Send
+        guess = guess_widget(prediction, "Your answer")
+        sent = st.form_submit_button("Send", key="class_send", type="primary")
+    if sent:
         if guess is None:
             st.warning("Choose an answer first (or leave it: skipping is fine).")
         else:

@@ -61,8 +61,8 @@ def test_students_follow_the_teacher_and_their_answers_are_counted_once(store_pa
     first, second = students
 
     def answer(student: AppTest, pre: str, post: str) -> None:  # the pre- and post-norm parts
-        student.radio(key="predict_choice").set_value(pre)
-        student.radio(key="predict_choice_2").set_value(post).run()
+        student.radio(key="predict_choice").set_value(pre)  # in a form: sent with Send
+        student.radio(key="predict_choice_2").set_value(post)
         student.button(key="class_send").click().run()
 
     answer(first, "shrinks", "grows")
@@ -98,7 +98,7 @@ def test_the_token_question_is_answered_by_a_student_and_counted(store_path):
     pills = next(p for p in student.get("button_group") if p.key == "predict_token")
     tokens = [option.content for option in pills.proto.options]
     assert tokens[:3] == ["0: [CLS]", "1: the", "2: animal"]  # the sentence's tokens, in order
-    pills.set_value(tokens[2]).run()
+    pills.set_value(tokens[2])  # in a form: sent with Send
     student.button(key="class_send").click().run()
     assert any(f"Counted: {tokens[2]}" in shown(s.value) for s in student.success)
     teacher.run()

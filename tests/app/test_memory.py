@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import random
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -14,6 +16,8 @@ from app import memory, runs
 from app.memory import ByteBudgetCache, MemoryRefused, parse_bytes
 from encoder.inspect.limits import RunTooLarge
 from tests.app.helpers import open_page
+
+ROOT = Path(__file__).resolve().parents[2]
 
 WORDS = [
     "the",
@@ -228,3 +232,24 @@ def test_entries_a_page_is_drawing_are_not_evicted_for_another_session():
     assert cache.held == 0
     cache.get_or_build("mine", lambda: "m", lambda v: 10 * mb, 50 * mb, "This run")
     assert cache.used == 10 * mb  # the page was drawn: its run could go
+
+
+def test_the_startup_heap_is_frozen_once_out_of_the_collectors_walk():
+    """Streamlit collects garbage after every run; what the imports made is frozen first, so a
+    collection walks a small remainder (a fresh process: the test's own heap stays as it is)."""
+    script = (
+        "import gc, plotly.graph_objects, streamlit, torch\n"
+        "from app.memory import freeze_startup_heap\n"
+        "before = len(gc.get_objects())\n"
+        "freeze_startup_heap()\n"
+        "frozen, left = gc.get_freeze_count(), len(gc.get_objects())\n"
+        "freeze_startup_heap()\n"
+        "print(before, frozen, left, gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    before, frozen, left, again = map(int, done.stdout.split())
+    assert frozen >= 0.9 * before > 100_000  # the imports' objects, out of the walk
+    assert left < 0.05 * before
+    assert again == frozen  # once a process

@@ -38,7 +38,7 @@ from tests.e2e.classroom import (
     start_class,
     token_choices,
 )
-from tests.e2e.harness import wait_settled
+from tests.e2e.harness import PageProblems, wait_settled
 
 UNAVAILABLE = "The class is unavailable right now"
 
@@ -64,8 +64,14 @@ def _wait_step(page, number: int) -> None:
 
 
 def _pick_query(teacher, label: str) -> None:
-    teacher.locator(".st-key-lesson_query input").click()  # the box itself, not its label
-    teacher.get_by_role("option", name=label, exact=True).click()
+    box = teacher.locator(".st-key-lesson_query input")  # the box itself, not its label
+    box.click()
+    box.fill(label)  # filters the list: the option is drawn however long the list
+    try:
+        teacher.get_by_role("option", name=label, exact=True).click()
+    except Exception:
+        shot(teacher, "B_class_bench_query_failed.png")
+        raise
 
 
 def run_class(browser, url, store: ClassStore, students: int, questions: int, outage=None) -> dict:
@@ -74,10 +80,12 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
     log = {"click_s": [], "tally_s": [], "step_s": [], "lost": 0, "duplicated": 0, "sent": 0,
            "expected": 0, "counted": 0, "refused": 0, "errors": []}  # fmt: skip
     teacher = new_page(browser, PROJECTOR)
+    problems = [PageProblems(teacher)]  # console errors (e.g. a stale delta) and dialogs
     code = start_class(teacher, url(view="Lesson", lesson=2, present=1, **SMALL))
     pages = []
     for _ in range(students):
         page = new_page(browser, PHONE)
+        problems.append(PageProblems(page))
         page.goto(url(**{"class": code}))
         _wait_step(page, 2)
         pages.append(page)
@@ -157,6 +165,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         if page.get_by_test_id("stException").count():
             log["errors"].append("a traceback on a page")
         page.context.close()
+    log["errors"] += [line for seen in problems for line in seen.errors + seen.dialogs]
     return log
 
 

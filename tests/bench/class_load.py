@@ -145,6 +145,9 @@ def main_class(args) -> None:
     print(class_lesson.HEADER)
     for setup, log in logs.items():
         print(class_lesson.row(setup, log))
+    for setup, log in logs.items():
+        for line in log["errors"][:10]:
+            print(f"  {setup}: {line}")
     bad = any(log["lost"] or log["duplicated"] or log["errors"] for log in logs.values())
     sys.exit(1 if bad else 0)
 
