@@ -8,12 +8,12 @@ code): each joins once, polls the class every POLL_S seconds in a fragment and, 
 lands on the teacher's step with the teacher's settings. A question opened by the teacher is
 answered on each student's page; the teacher's page shows the tally live and reveals it to all.
 
-One timer a page, at a place every step shares: a student's page polls in the follow line only
-(just under the step's title), and any change of the class reruns the page; the answer box is a
-fragment without a timer (a click reruns it alone). The teacher's tally polls only while its
-question is open. A timer's tick can reach the server while a whole rerun rebuilds a page of
-another shape; a fragment whose place moved with the step then writes into a path the browser no
-longer has ("Bad delta path index") and the page goes blank, so no timer lives where steps differ.
+One timer a page, last on the page: a student's page polls in a fragment that draws nothing,
+and any change of the class reruns the whole page; the answer box is a fragment without a timer
+(a click reruns it alone). The teacher's tally polls only while its question is open. A timer's
+tick that reaches the server while a whole rerun rebuilds the page could write into a path the
+browser no longer has ("Bad delta path index": a blank page) or cut what follows it short (a
+student's reveal once went missing), so no timer sits where steps differ or above the step.
 Every teacher action is checked by the store against the secret; a store that is away turns into
 a message, and answers are refused, never dropped.
 """
@@ -40,7 +40,7 @@ from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
 POLL_S = 1.0  # a student's page asks the store this often
-TALLY_POLL_S = 0.5  # the teacher's tally, while a question is open
+TALLY_POLL_S = 0.3  # the teacher's tally, while a question is open
 SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
 
 
@@ -68,6 +68,8 @@ def ask(prediction: Prediction, present: bool) -> bool:
     """The step's question, before anything of the step: True once this browser has the answer
     (the reveal drawn here, the step follows), False while it is asked (alone, or in a class)."""
     guess = answered(prediction)
+    if guess is None and student():
+        guess = _revealed_to_me(prediction)
     if guess is not None:
         show_reveal(prediction, guess)
         return True
@@ -81,6 +83,22 @@ def ask(prediction: Prediction, present: bool) -> bool:
     if not class_question(prediction):
         ask_alone(prediction)
     return False
+
+
+def _revealed_to_me(prediction: Prediction) -> str | None:
+    """A student's answer ("" none) once the teacher revealed this question, marked answered
+    here, before the page draws the question (a rerun from the answer box, inside this run,
+    could end the run half drawn); None while it is not revealed."""
+    code, me = student()
+    try:
+        current = class_store().state(code)
+        if current.question != prediction.question_id or not current.revealed:
+            return None
+        guess = class_store().my_answer(code, me, prediction.question_id) or ""
+    except (ClassError, ValueError):  # the answer box says so
+        return None
+    mark_answered(prediction, guess)
+    return guess
 
 
 def answered(prediction: Prediction) -> str | None:
@@ -132,7 +150,9 @@ def bar(number: int, present: bool, below: bool = False) -> None:
     In presenter mode the invitation to start or join stands below the step (`below`), so that
     the projector's first screen is the step's own."""
     if below:
-        if present and not teacher() and not student():
+        if student():  # the page's one timer, last on the page
+            st.fragment(_student_poll, run_every=POLL_S)()
+        elif present and not teacher():
             _invitation()
         return
     if teacher():
@@ -149,7 +169,7 @@ def bar(number: int, present: bool, below: bool = False) -> None:
         else:
             state.put("_class_student", (class_store().state(code).code, joined))
     if student():
-        st.fragment(_student_follow, run_every=POLL_S)(number)
+        _follow_line(student()[0])
         return
     if not present:
         _invitation()
@@ -202,31 +222,36 @@ def _follow_switched() -> None:
     state.put("_class_seen", None)  # switched back on: straight to the teacher's step
 
 
-def _student_follow(number: int) -> None:
-    """The page's one timer: any change of the class (step, setup, question, reveal) reruns the
-    page; while following, with the teacher's step and settings."""
-    code, _ = student()
+def _follow_line(code: str) -> None:
+    """A student's switch between following the teacher and exploring freely."""
     current = _guarded(lambda: class_store().state(code))
-    if current is None:
-        return
-    follow = st.toggle(
+    st.toggle(
         "Follow the teacher",
         value=bool(state.get("_class_following")),
         key="class_follow",
         on_change=_follow_switched,
         help="Off: explore freely; on: back to the teacher's step.",
     )
-    st.caption(f"Class {code} · the teacher is on step {current.step}")
+    if current is not None:
+        st.caption(f"Class {code} · the teacher is on step {current.step}")
+
+
+def _student_poll() -> None:
+    """The page's one timer, drawing nothing: any change of the class (step, setup, question,
+    reveal) reruns the page; while following, with the teacher's step and settings."""
+    code, _ = student()
+    try:  # the follow line says when the store is away
+        current = class_store().state(code)
+    except (ClassError, ValueError):
+        return
     if current.version == state.get("_class_seen"):
         return
-    if follow:
+    if state.get("_class_following"):
         # applied before the sidebar's widgets (app.controls.state.start_page), which marks the
         # version seen: until then every poll asks again
         state.put("_class_pending", (current.version, dict(current.setup)))
-    elif current.step == number:  # exploring on the teacher's step: its question follows
+    else:  # exploring: the follow line's step, and the question where the student is on it
         state.put("_class_seen", current.version)
-    else:
-        return
     st.rerun()
 
 
@@ -285,8 +310,7 @@ def _student_question(prediction: Prediction) -> None:
         st.info("Wait for your teacher to open the question.")
         return
     qid = prediction.question_id
-    if current.revealed:
-        mark_answered(prediction, _guarded(lambda: class_store().my_answer(code, me, qid)) or "")
+    if current.revealed:  # revealed since this page was drawn: the page shows it
         st.rerun()
     with st.form("class_answer", border=False):  # choosing sends nothing: one rerun, on Send
         guess = guess_widget(prediction, "Your answer")

@@ -26,13 +26,15 @@ import time
 from collections import Counter
 
 from app.classroom.store import ClassStore
-from app.lesson.content import TITLES
 from tests.e2e.classroom import (
     PHONE,
     PROJECTOR,
     SMALL,
+    TOKEN_STEP,
     WAIT_MS,
+    main_block,
     new_page,
+    on_step,
     send_token,
     shot,
     start_class,
@@ -48,19 +50,6 @@ def p(values: list[float], q: float) -> float:
     return (
         ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
     )
-
-
-def _main(page):
-    return page.get_by_test_id("stMainBlockContainer")
-
-
-def _wait_step(page, number: int) -> None:
-    try:
-        progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
-        _main(page).get_by_text(progress).wait_for()
-    except Exception:
-        shot(page, "B_class_bench_failed.png")
-        raise
 
 
 def _pick_query(teacher, label: str) -> None:
@@ -81,21 +70,21 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
            "expected": 0, "counted": 0, "refused": 0, "errors": []}  # fmt: skip
     teacher = new_page(browser, PROJECTOR)
     problems = [PageProblems(teacher)]  # console errors (e.g. a stale delta) and dialogs
-    code = start_class(teacher, url(view="Lesson", lesson=2, present=1, **SMALL))
+    code = start_class(teacher, url(view="Lesson", lesson=TOKEN_STEP - 1, present=1, **SMALL))
     pages = []
     for _ in range(students):
         page = new_page(browser, PHONE)
         problems.append(PageProblems(page))
         page.goto(url(**{"class": code}))
-        _wait_step(page, 2)
+        on_step(page, TOKEN_STEP - 1)
         pages.append(page)
     wait_settled(teacher)
     start = time.perf_counter()
-    _main(teacher).get_by_role("button", name="Next ▶").click()
+    main_block(teacher).get_by_role("button", name="Next ▶").click()
     for page in pages:
-        _wait_step(page, 3)
+        on_step(page, TOKEN_STEP)
         log["step_s"].append(time.perf_counter() - start)
-    header = _main(teacher).get_by_text(re.compile(r"\(position \d+\) attend to most")).first
+    header = main_block(teacher).get_by_text(re.compile(r"\(position \d+\) attend to most")).first
     rule = int(re.search(r"\(position (\d+)\)", header.inner_text())[1])
     labels: list[str] = []  # the tokens offered, read from a student's page once asked
     for question in range(questions):
@@ -107,33 +96,33 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             _pick_query(teacher, query)
             position = query.split(":")[0]
             for page in pages:
-                _main(page).get_by_text(f"(position {position})").first.wait_for()
+                main_block(page).get_by_text(f"(position {position})").first.wait_for()
                 log["step_s"].append(time.perf_counter() - start)
-        _main(teacher).get_by_role("button", name="Ask the class").click()
-        _main(teacher).get_by_text("students answered").wait_for()
+        main_block(teacher).get_by_role("button", name="Ask the class").click()
+        main_block(teacher).get_by_text("students answered").wait_for()
         if not labels:
-            _main(pages[0]).get_by_role("button", name="Send").wait_for()
+            main_block(pages[0]).get_by_role("button", name="Send").wait_for()
             labels = token_choices(pages[0]).all_inner_texts()
             assert labels, "the student's page offers no token to answer with"
         sent = {}
         away = outage is not None and question == questions // 2
         for number, page in enumerate(pages):
             label = labels[(number + question) % len(labels)]
-            _main(page).get_by_role("button", name="Send").wait_for()
+            main_block(page).get_by_role("button", name="Send").wait_for()
             if away and number == len(pages) // 2:
                 outage[1]()  # the store goes away for half the class
                 taken = time.perf_counter()
             start = time.perf_counter()
             send_token(page, label)
             log["sent"] += 1
-            counted = _main(page).get_by_text(f"Counted: {label}")
-            refused = _main(page).get_by_text(UNAVAILABLE).first
+            counted = main_block(page).get_by_text(f"Counted: {label}")
+            refused = main_block(page).get_by_text(UNAVAILABLE).first
             counted.or_(refused).wait_for()
             if counted.is_visible():
                 log["click_s"].append(time.perf_counter() - start)
                 sent[page] = label
                 tally = re.compile(rf"^{len(sent)} of \d+ students answered$")
-                _main(teacher).get_by_text(tally).wait_for()
+                main_block(teacher).get_by_text(tally).wait_for()
                 log["tally_s"].append(time.perf_counter() - start)
             else:
                 log["refused"] += 1
@@ -145,14 +134,18 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             if sent[page] is None:  # refused with a message: the student sends it again
                 label = labels[(number + question) % len(labels)]
                 send_token(page, label)
-                _main(page).get_by_text(f"Counted: {label}").wait_for(timeout=WAIT_MS)
+                main_block(page).get_by_text(f"Counted: {label}").wait_for(timeout=WAIT_MS)
                 sent[page] = label
-        _main(teacher).get_by_text(
+        main_block(teacher).get_by_text(
             re.compile(rf"^{len(pages)} of \d+ students answered$")
         ).wait_for()
-        _main(teacher).get_by_role("button", name="Reveal to everyone").click()
-        for page in pages:
-            _main(page).get_by_text("your guess:").wait_for()
+        main_block(teacher).get_by_role("button", name="Reveal to everyone").click()
+        for number, page in enumerate(pages):
+            try:
+                main_block(page).get_by_text("your guess:").wait_for()
+            except Exception:
+                shot(page, f"B_class_reveal_failed_{number}.png")
+                raise
         state = store.state(code)
         tally = dict(store.tally(code, state.question).counts)
         expected = Counter(sent.values())

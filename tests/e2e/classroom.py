@@ -11,12 +11,14 @@ import re
 import time
 from pathlib import Path
 
+from app.lesson.content import TITLES
 from app.lesson.questions import ASKING_STEPS
 from tests.e2e.harness import wait_settled
 
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 # the paired choice: pre-norm, post-norm
 QUESTION_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
+TOKEN_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "top_key")  # pills
 GROWTH = ("grows", "stays about the same", "shrinks")
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
@@ -27,6 +29,21 @@ def new_page(browser, viewport: dict[str, int]):
     page = browser.new_context(viewport=viewport).new_page()
     page.set_default_timeout(WAIT_MS)
     return page
+
+
+def main_block(page):
+    """The page's main area (not the sidebar)."""
+    return page.get_by_test_id("stMainBlockContainer")
+
+
+def on_step(page, number: int) -> None:
+    """Until the page shows lesson step `number` (its progress line)."""
+    try:
+        progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
+        main_block(page).get_by_text(progress).wait_for()
+    except Exception:
+        shot(page, "B_class_step_failed.png")
+        raise
 
 
 def start_class(teacher, url: str) -> str:
@@ -59,7 +76,7 @@ def join(student, url: str) -> None:
 
 def answer(student, pre: str, post: str) -> float:
     """Choose (pre-norm, post-norm) and send; seconds from the click on Send to "Counted"."""
-    radios = student.get_by_test_id("stMainBlockContainer").get_by_test_id("stRadio")
+    radios = main_block(student).get_by_test_id("stRadio")
     radios.nth(0).get_by_text(pre, exact=True).click()
     radios.nth(1).get_by_text(post, exact=True).click()
     start = time.perf_counter()
@@ -76,14 +93,14 @@ def token_choices(student):
     """The answer's token pills on a student's page (the token question of the attention step):
     the group labelled "Your answer", not the page's View switch; Streamlit draws each pill as
     a button with the role "radio", so they are found as buttons, whatever their role."""
-    group = student.get_by_test_id("stMainBlockContainer").get_by_test_id("stButtonGroup")
+    group = main_block(student).get_by_test_id("stButtonGroup")
     return group.filter(has=student.get_by_text("Your answer", exact=True)).locator("button")
 
 
 def send_token(student, label: str) -> None:
     """Click the token `label` among the answer's pills, then Send."""
     token_choices(student).get_by_text(label, exact=True).click()
-    student.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Send").click()
+    main_block(student).get_by_role("button", name="Send").click()
 
 
 def tally_reaches(teacher, answered: int) -> None:
@@ -91,8 +108,8 @@ def tally_reaches(teacher, answered: int) -> None:
     teacher.get_by_text(re.compile(rf"^{answered} of \d+ students answered$")).wait_for()
 
 
-def shot(page, name: str) -> None:
-    """A screenshot into $SHOTS_DIR (when set)."""
+def shot(page, name: str, full_page: bool = False) -> None:
+    """A screenshot into $SHOTS_DIR (when set); `full_page` for a failure's whole page."""
     folder = os.environ.get("SHOTS_DIR")
     if folder:
-        page.screenshot(path=str(Path(folder) / name), full_page=False)
+        page.screenshot(path=str(Path(folder) / name), full_page=full_page)

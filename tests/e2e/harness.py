@@ -425,7 +425,25 @@ def wait_for_explorer(page, tokens: list[str], timeout_ms: float = 60_000) -> No
     from playwright.sync_api import expect
 
     queries = page.locator(f"{EXPLORER} [data-side=query]")
-    expect(queries).to_have_text(tokens, timeout=timeout_ms, use_inner_text=False)
+    try:
+        expect(queries).to_have_text(tokens, timeout=timeout_ms, use_inner_text=False)
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{page_summary(page)}") from None
+
+
+def page_summary(page) -> str:
+    """What a page shows when a wait fails: its URL, whether it runs, its messages, tracebacks
+    and the explorers it has (a CI log is all a failure leaves)."""
+    messages = page.locator("[data-testid=stAlert], [data-testid=stException]")
+    lines = [
+        f"url: {page.url}",
+        f"running: {page.locator('[data-testid=stStatusWidget]').count() > 0}",
+        f"explorers: {page.locator(EXPLORER).count()}",
+        f"view: {page.locator('.st-key-view [aria-checked=true]').all_inner_texts()}",
+        f"status line: {page.get_by_text('forward pass').all_inner_texts()}",
+        *(f"message: {text[:300]}" for text in messages.all_inner_texts()),
+    ]
+    return "\n".join(lines)
 
 
 def explorer_heads(page) -> tuple[int, int]:

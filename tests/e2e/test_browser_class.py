@@ -18,15 +18,20 @@ from tests.e2e.classroom import (
     PROJECTOR,
     QUESTION_STEP,
     SMALL,
+    TOKEN_STEP,
     answer,
     ask_the_class,
     join,
+    main_block,
     new_page,
+    on_step,
+    send_token,
     shot,
     start_class,
     tally_reaches,
+    token_choices,
 )
-from tests.e2e.harness import StreamlitServer, missing, wait_settled
+from tests.e2e.harness import PageProblems, StreamlitServer, missing, wait_settled
 from tests.e2e.proxy import replicas_behind_nginx
 from tests.e2e.redis_server import RedisServer, redis_server_path
 
@@ -83,6 +88,40 @@ def test_a_teacher_and_three_students_answer_and_the_tally_counts_each_once(
     shot(students[1], "B_class_student_phone_revealed.png")
     for page in (*students, forger, teacher):
         page.context.close()
+
+
+def test_students_follow_to_the_token_question_answer_it_and_no_page_breaks(browser, class_server):
+    """The teacher moves the class onto the step that asks for a token; each student lands on
+    it, answers with a token and is counted, and no page logs an error while the class polls
+    (a timer's tick during the step's rerun once blanked a student's page: "Bad delta path
+    index")."""
+    teacher = new_page(browser, PROJECTOR)
+    problems = [PageProblems(teacher)]
+    url = class_server.page_url(view="Lesson", lesson=TOKEN_STEP - 1, present=1, **SMALL)
+    code = start_class(teacher, url)
+    students = []
+    for _ in range(2):
+        page = new_page(browser, PHONE)
+        problems.append(PageProblems(page))
+        page.goto(class_server.page_url(**{"class": code}))
+        on_step(page, TOKEN_STEP - 1)
+        students.append(page)
+    wait_settled(teacher)
+    main_block(teacher).get_by_role("button", name="Next ▶").click()
+    for page in students:
+        on_step(page, TOKEN_STEP)
+    ask_the_class(teacher)
+    for number, page in enumerate(students):
+        token_choices(page).first.wait_for()
+        label = token_choices(page).all_inner_texts()[number + 1]
+        send_token(page, label)
+        main_block(page).get_by_text(f"Counted: {label}").wait_for()
+    tally_reaches(teacher, 2)
+    teacher.wait_for_timeout(3000)  # several polls of every page after the step's rerun
+    for page in (teacher, *students):
+        assert page.get_by_test_id("stException").count() == 0
+        page.context.close()
+    assert [line for seen in problems for line in seen.errors + seen.dialogs] == []
 
 
 def test_a_wrong_code_and_an_expired_class_are_messages(browser, class_server, class_db):
