@@ -240,11 +240,14 @@ def _student_poll() -> None:
     """The page's one timer, drawing nothing: any change of the class (step, setup, question,
     reveal) reruns the page; while following, with the teacher's step and settings."""
     code, _ = student()
-    try:  # the follow line says when the store is away
+    try:  # the page says when the store is away
         current = class_store().state(code)
     except (ClassError, ValueError):
+        state.put("_class_away", True)
         return
-    if current.version == state.get("_class_seen"):
+    back = state.get("_class_away")  # the store is back: the page as it should be, at once
+    state.put("_class_away", False)
+    if current.version == state.get("_class_seen") and not back:
         return
     if state.get("_class_following"):
         # applied before the sidebar's widgets (app.controls.state.start_page), which marks the
