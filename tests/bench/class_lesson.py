@@ -131,7 +131,9 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             time.sleep(max(0.0, outage[0] - (time.perf_counter() - taken)))
             outage[2]()
         for number, page in enumerate(pages):
-            if sent[page] is None:  # refused with a message: the student sends it again
+            if sent[page] is None:  # refused with a message: the student sends it again,
+                # once the page has drawn itself again (the store is back)
+                main_block(page).get_by_text(UNAVAILABLE).first.wait_for(state="detached")
                 label = labels[(number + question) % len(labels)]
                 send_token(page, label)
                 main_block(page).get_by_text(f"Counted: {label}").wait_for(timeout=WAIT_MS)
