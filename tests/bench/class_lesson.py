@@ -31,7 +31,6 @@ from tests.e2e.classroom import (
     PROJECTOR,
     SMALL,
     TOKEN_STEP,
-    WAIT_MS,
     main_block,
     new_page,
     on_step,
@@ -131,13 +130,9 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             time.sleep(max(0.0, outage[0] - (time.perf_counter() - taken)))
             outage[2]()
         for number, page in enumerate(pages):
-            if sent[page] is None:  # refused with a message: the student sends it again,
-                # once the page has drawn itself again (the store is back)
-                main_block(page).get_by_text(UNAVAILABLE).first.wait_for(state="detached")
+            if sent[page] is None:  # refused with a message: the student sends it again
                 label = labels[(number + question) % len(labels)]
-                send_token(page, label)
-                main_block(page).get_by_text(f"Counted: {label}").wait_for(timeout=WAIT_MS)
-                sent[page] = label
+                sent[page] = _send_again(page, label, log)
         main_block(teacher).get_by_text(
             re.compile(rf"^{len(pages)} of \d+ students answered$")
         ).wait_for()
@@ -162,6 +157,21 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         page.context.close()
     log["errors"] += [line for seen in problems for line in seen.errors + seen.dialogs]
     return log
+
+
+def _send_again(page, label: str, log: dict, tries: int = 5) -> str:
+    """A refused answer sent again once the page has drawn itself again (the store is back),
+    until it is counted; each further refusal is counted in log["refused"]."""
+    for _ in range(tries):
+        main_block(page).get_by_text(UNAVAILABLE).first.wait_for(state="detached")
+        send_token(page, label)
+        counted = main_block(page).get_by_text(f"Counted: {label}")
+        counted.or_(main_block(page).get_by_text(UNAVAILABLE).first).wait_for()
+        if counted.is_visible():
+            return label
+        log["refused"] += 1
+    shot(page, "B_class_send_again_failed.png")
+    raise AssertionError(f"an answer refused {tries} times after the store came back")
 
 
 def row(setup: str, log: dict) -> str:
