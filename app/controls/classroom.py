@@ -26,7 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from app.classroom.qr import qr_png
-from app.classroom.store import ClassError, ClassStore, open_store
+from app.classroom.store import ClassError, ClassState, ClassStore, open_store
 from app.controls import state
 from app.lesson.questions import (
     PAIRED_KINDS,
@@ -48,6 +48,15 @@ SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the stu
 def class_store() -> ClassStore:
     """One store per server process (SQLite file or Redis, app.classroom.store.open_store)."""
     return open_store()
+
+
+def _state_unsaid(code: str) -> ClassState | None:
+    """The class's state, or None when the store is away, without a message: for the reads
+    whose page draws that message elsewhere (the answer box, the panel, the follow line)."""
+    try:
+        return class_store().state(code)
+    except (ClassError, ValueError):
+        return None
 
 
 def _guarded(action: Callable[[], object]) -> object | None:
@@ -90,10 +99,10 @@ def _revealed_to_me(prediction: Prediction) -> str | None:
     here, before the page draws the question (a rerun from the answer box, inside this run,
     could end the run half drawn); None while it is not revealed."""
     code, me = student()
+    current = _state_unsaid(code)
+    if current is None or current.question != prediction.question_id or not current.revealed:
+        return None
     try:
-        current = class_store().state(code)
-        if current.question != prediction.question_id or not current.revealed:
-            return None
         guess = class_store().my_answer(code, me, prediction.question_id) or ""
     except (ClassError, ValueError):  # the answer box says so
         return None
@@ -239,10 +248,8 @@ def _follow_line(code: str) -> None:
 def _student_poll() -> None:
     """The page's one timer, drawing nothing: any change of the class (step, setup, question,
     reveal) reruns the page; while following, with the teacher's step and settings."""
-    code, _ = student()
-    try:  # the page says when the store is away
-        current = class_store().state(code)
-    except (ClassError, ValueError):
+    current = _state_unsaid(student()[0])
+    if current is None:
         state.put("_class_away", True)
         return
     back = state.get("_class_away")  # the store is back: the page as it should be, at once
@@ -261,13 +268,10 @@ def _student_poll() -> None:
 def class_question(prediction: Prediction) -> bool:
     """In a class: the teacher's question panel (open, live tally, reveal) or the student's
     answer box; False outside a class (the page asks on its own). The teacher's panel polls the
-    tally while the question is open; the student's has no timer (app.controls.classroom's
-    follow line reruns the page when the class changes)."""
+    tally while the question is open; the student's has no timer (the page's one timer,
+    _student_poll, reruns the page when the class changes)."""
     if teacher():
-        try:  # the panel itself says when the store is away
-            current = class_store().state(teacher()[0])
-        except (ClassError, ValueError):
-            current = None
+        current = _state_unsaid(teacher()[0])
         asking = current is not None and current.question == prediction.question_id
         polling = TALLY_POLL_S if asking and not current.revealed else None
         st.fragment(_teacher_question, run_every=polling)(prediction)
