@@ -26,7 +26,13 @@ import pandas as pd
 import streamlit as st
 
 from app.classroom.qr import qr_png
-from app.classroom.store import ClassError, ClassState, ClassStore, open_store
+from app.classroom.store import (
+    ClassError,
+    ClassState,
+    ClassStore,
+    ClassStoreUnavailable,
+    open_store,
+)
 from app.controls import state
 from app.lesson.questions import (
     PAIRED_KINDS,
@@ -41,7 +47,10 @@ from encoder.inspect.predictions import Prediction
 
 POLL_S = 1.0  # a student's page asks the store this often
 TALLY_POLL_S = 0.3  # the teacher's tally, while a question is open
-SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
+SETUP_LEFT_OUT = ("class", "present")
+UNAVAILABLE = (
+    " (the class is unavailable right now)"  # the teacher's, never carried to the students
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -55,15 +64,22 @@ def _state_unsaid(code: str) -> ClassState | None:
     whose page draws that message elsewhere (the answer box, the panel, the follow line)."""
     try:
         return class_store().state(code)
+    except ClassStoreUnavailable:
+        state.put("_class_away", True)
     except (ClassError, ValueError):
-        return None
+        pass
+    return None
 
 
 def _guarded(action: Callable[[], object]) -> object | None:
-    """The store's answer, or None after showing its message (an error, never a traceback)."""
+    """The store's answer, or None after showing its message (an error, never a traceback).
+    A store found away is marked (`_class_away`): a student's poll redraws the page once it is
+    back, whichever part of the page found it away (a pause between two ticks included)."""
     try:
         return action()
     except ClassError as error:
+        if isinstance(error, ClassStoreUnavailable):
+            state.put("_class_away", True)
         st.warning(literal(str(error)))
     except ValueError as error:  # a bad ENCODER_EXPLORER_* setting
         st.error(literal(f"Classes are unavailable: {error}"))
@@ -249,8 +265,7 @@ def _student_poll() -> None:
     """The page's one timer, drawing nothing: any change of the class (step, setup, question,
     reveal) reruns the page; while following, with the teacher's step and settings."""
     current = _state_unsaid(student()[0])
-    if current is None:
-        state.put("_class_away", True)
+    if current is None:  # away (marked) or gone: the page's messages say which
         return
     back = state.get("_class_away")  # the store is back: the page as it should be, at once
     state.put("_class_away", False)
@@ -312,12 +327,13 @@ def _tally_chart(tally, prediction: Prediction | None) -> None:
 
 def _student_question(prediction: Prediction) -> None:
     code, me = student()
-    current = _guarded(lambda: class_store().state(code))
-    if current is None or current.question != prediction.question_id:
+    qid = prediction.question_id
+    current = _state_unsaid(code)  # the follow line says what is wrong with the class
+    away = current is None and state.get("_class_away")  # the question stays; Send is refused
+    if not away and (current is None or current.question != qid):
         st.info("Wait for your teacher to open the question.")
         return
-    qid = prediction.question_id
-    if current.revealed:  # revealed since this page was drawn: the page shows it
+    if current is not None and current.revealed:  # revealed since this page was drawn
         st.rerun()
     with st.form("class_answer", border=False):  # choosing sends nothing: one rerun, on Send
         guess = guess_widget(prediction, "Your answer")
@@ -326,7 +342,12 @@ def _student_question(prediction: Prediction) -> None:
         if guess is None:
             st.warning("Choose an answer first (or leave it: skipping is fine).")
         else:
-            _guarded(lambda: class_store().answer(code, me, qid, guess))
-    mine = _guarded(lambda: class_store().my_answer(code, me, qid))
+            counted = not away and _guarded(
+                lambda: class_store().answer(code, me, qid, guess) or True
+            )
+            state.put("_class_refused", None if counted else qid)
+    mine = None if away else _guarded(lambda: class_store().my_answer(code, me, qid))
     if mine:
         st.success(literal(f"Counted: {mine} (you can change it until the reveal)."))
+    elif state.get("_class_refused") == qid:  # said until it is counted, the page redrawn too
+        st.info(f"Your answer was not counted{UNAVAILABLE if away else ''}: send it again.")

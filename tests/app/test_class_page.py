@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import runs
 from app.classroom.sqlite_store import SqliteClassStore
-from app.classroom.store import Limits
+from app.classroom.store import ClassStoreUnavailable, Limits
 from app.controls.classroom import class_store
 from app.lesson.questions import ASKING_STEPS
 from tests.app.helpers import assert_no_exception, open_page, shown
@@ -145,6 +145,51 @@ def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, mo
     assert_no_exception(at)
     assert any(w.startswith("The class is unavailable right now") for w in warnings(at))
     assert at.header  # the step's question is still asked
+
+
+def test_an_answer_refused_while_the_store_is_away_is_asked_again_once_it_is_back(
+    store_path, monkeypatch
+):
+    """The store is away for the Send alone (between two of the poll's reads): once the poll
+    finds it back, the page is drawn again, without the outage's message, and says the answer
+    was not counted; sent again, it is counted. With the whole store away, the question stays
+    on the page with the student's choices, and the outage is said once."""
+    teacher = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
+    code = start_class(teacher)
+    teacher.button(key="class_open").click().run()
+    student = open_page(**{"class": code})
+    student.run()
+    store = class_store()
+
+    def away(*_args) -> None:
+        raise ClassStoreUnavailable("Redis: Timeout reading from socket")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(store, "answer", away)
+        student.radio(key="predict_choice").set_value("grows")
+        student.radio(key="predict_choice_2").set_value("shrinks")
+        student.button(key="class_send").click().run()
+    assert_no_exception(student)
+    assert not any("unavailable" in w for w in warnings(student))  # the poll drew it again
+    assert [shown(i.value) for i in student.info] == ["Your answer was not counted: send it again."]
+    student.button(key="class_send").click().run()  # the choices are kept: Send again
+    assert any("Counted: grows / shrinks" in shown(s.value) for s in student.success)
+    assert not student.info
+
+    with monkeypatch.context() as outage:  # the whole store away: the question stays asked
+        outage.setattr(store, "state", away)
+        student.radio(key="predict_choice").set_value("shrinks")
+        student.button(key="class_send").click().run()
+        assert_no_exception(student)
+        assert sum("unavailable" in w for w in warnings(student)) == 1  # said once
+        assert student.radio(key="predict_choice").value == "shrinks"
+        assert [shown(i.value) for i in student.info] == [
+            "Your answer was not counted (the class is unavailable right now): send it again."
+        ]
+    student.run()  # back (the poll's rerun)
+    assert not warnings(student)
+    student.button(key="class_send").click().run()
+    assert any("Counted: shrinks / shrinks" in shown(s.value) for s in student.success)
 
 
 def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):

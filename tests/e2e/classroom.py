@@ -13,7 +13,7 @@ from pathlib import Path
 
 from app.lesson.content import TITLES
 from app.lesson.questions import ASKING_STEPS
-from tests.e2e.harness import wait_settled
+from tests.e2e.harness import page_summary, wait_settled
 
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 # the paired choice: pre-norm, post-norm
@@ -77,15 +77,15 @@ def join(student, url: str) -> None:
 def answer(student, pre: str, post: str) -> float:
     """Choose (pre-norm, post-norm) and send; seconds from the click on Send to "Counted"."""
     radios = main_block(student).get_by_test_id("stRadio")
-    radios.nth(0).get_by_text(pre, exact=True).click()
-    radios.nth(1).get_by_text(post, exact=True).click()
-    start = time.perf_counter()
-    student.get_by_role("button", name="Send").click()
     try:
+        radios.nth(0).get_by_text(pre, exact=True).click()
+        radios.nth(1).get_by_text(post, exact=True).click()
+        start = time.perf_counter()
+        student.get_by_role("button", name="Send").click()
         student.get_by_text(f"Counted: {pre} / {post}").wait_for()
-    except Exception:
-        shot(student, "B_class_answer_failed.png")
-        raise
+    except Exception as error:
+        shot(student, "B_class_answer_failed.png", full_page=True)
+        raise AssertionError(f"the answer was not counted:\n{page_summary(student)}") from error
     return time.perf_counter() - start
 
 

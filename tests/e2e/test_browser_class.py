@@ -169,11 +169,15 @@ def test_two_replicas_share_a_class_through_redis_and_survive_it_going_away(
             radios.nth(0).get_by_text("grows", exact=True).click()
             radios.nth(1).get_by_text("grows", exact=True).click()
             via_nginx.get_by_role("button", name="Send").click()
-            via_nginx.get_by_text("The class is unavailable right now").first.wait_for()
+            refused = "Your answer was not counted (the class is unavailable right now)"
+            via_nginx.get_by_text(refused).wait_for()
+            shot(via_nginx, "B_class_store_away.png")
             assert via_nginx.get_by_test_id("stException").count() == 0
         finally:
             redis.resume()
-        answer(via_nginx, "grows", "grows")  # back: sent again, counted
+        via_nginx.get_by_text("Your answer was not counted: send it again.").wait_for()  # back
+        shot(via_nginx, "B_class_store_back.png")
+        answer(via_nginx, "grows", "grows")  # sent again, counted
         tally_reaches(teacher, 2)
         for page in (teacher, other_replica, via_nginx):
             assert page.get_by_test_id("stException").count() == 0
