@@ -180,9 +180,7 @@ KEYS: tuple[Key, ...] = (
     # starts; only then is that version seen (a rerun lost to a busy server is asked again)
     Key("_class_pending"),
     Key("_class_refused"),  # the question whose answer the store refused (say: send it again)
-    Key(
-        "_class_away", False
-    ),  # a read found the class store away: a student's poll reruns once back
+    Key("_class_away", False),  # a read found the store away: the poll redraws once it is back
     # Heads across a corpus: the bundled corpus or the user's own sentences
     Key("corpus_source", persistent=True),
     Key("corpus_text", "", persistent=True),

@@ -27,8 +27,10 @@ from collections import Counter
 
 from app.classroom.store import ClassStore
 from tests.e2e.classroom import (
+    BACK,
     PHONE,
     PROJECTOR,
+    REFUSED,
     SMALL,
     TOKEN_STEP,
     main_block,
@@ -40,8 +42,6 @@ from tests.e2e.classroom import (
     token_choices,
 )
 from tests.e2e.harness import PageProblems, wait_settled
-
-UNAVAILABLE = "The class is unavailable right now"
 
 
 def p(values: list[float], q: float) -> float:
@@ -115,7 +115,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             send_token(page, label)
             log["sent"] += 1
             counted = main_block(page).get_by_text(f"Counted: {label}")
-            refused = main_block(page).get_by_text(UNAVAILABLE).first
+            refused = main_block(page).get_by_text(REFUSED)
             counted.or_(refused).wait_for()
             if counted.is_visible():
                 log["click_s"].append(time.perf_counter() - start)
@@ -163,14 +163,14 @@ def _send_again(page, label: str, log: dict, tries: int = 5) -> str:
     """A refused answer sent again once the page has drawn itself again (the store is back),
     until it is counted; each further refusal is counted in log["refused"]."""
     for _ in range(tries):
-        main_block(page).get_by_text(UNAVAILABLE).first.wait_for(state="detached")
+        main_block(page).get_by_text(BACK).wait_for()
         send_token(page, label)
         counted = main_block(page).get_by_text(f"Counted: {label}")
-        counted.or_(main_block(page).get_by_text(UNAVAILABLE).first).wait_for()
+        counted.or_(main_block(page).get_by_text(REFUSED)).wait_for()
         if counted.is_visible():
             return label
         log["refused"] += 1
-    shot(page, "B_class_send_again_failed.png")
+    shot(page, "B_class_send_again_failed.png", full_page=True)
     raise AssertionError(f"an answer refused {tries} times after the store came back")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from app.lesson.content import TITLES
 from app.lesson.questions import ASKING_STEPS
-from tests.e2e.harness import page_summary, wait_settled
+from tests.e2e.harness import LOADED_JS, page_summary, wait_settled
 
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 # the paired choice: pre-norm, post-norm
@@ -22,6 +22,8 @@ TOKEN_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "top_key")  #
 GROWTH = ("grows", "stays about the same", "shrinks")
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
+REFUSED = "Your answer was not counted (the class is unavailable right now)"  # the store away
+BACK = "Your answer was not counted: send it again."  # the page drawn again, the store back
 WAIT_MS = 90_000  # a busy two-core machine running many browsers and servers
 
 
@@ -36,14 +38,20 @@ def main_block(page):
     return page.get_by_test_id("stMainBlockContainer")
 
 
+def shows(page, what, failed: str) -> None:
+    """Until `what` (a locator) is visible on `page`; else a full-page screenshot `failed` and
+    what the page shows (a CI log is all a failure leaves)."""
+    try:
+        what.wait_for()
+    except Exception as error:
+        shot(page, failed, full_page=True)
+        raise AssertionError(f"{failed}: not shown\n{page_summary(page)}") from error
+
+
 def on_step(page, number: int) -> None:
     """Until the page shows lesson step `number` (its progress line)."""
-    try:
-        progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
-        main_block(page).get_by_text(progress).wait_for()
-    except Exception:
-        shot(page, "B_class_step_failed.png")
-        raise
+    progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
+    shows(page, main_block(page).get_by_text(progress), "B_class_step_failed.png")
 
 
 def start_class(teacher, url: str) -> str:
@@ -65,27 +73,25 @@ def ask_the_class(teacher) -> None:
 
 
 def join(student, url: str) -> None:
-    """Open the student link and wait until the teacher's question asks for an answer."""
+    """Open the student link and wait until the teacher's question asks for an answer and the
+    page is still: a new page loads its widgets' code lazily (skeletons first), and for a moment
+    the question moves down and up the page; a click then can miss the radio it aimed at."""
     student.goto(url)
-    try:
-        student.get_by_role("button", name="Send").wait_for()
-    except Exception:
-        shot(student, "B_class_join_failed.png")
-        raise
+    shows(student, student.get_by_role("button", name="Send"), "B_class_join_failed.png")
+    wait_settled(student, WAIT_MS)
+    student.wait_for_function(LOADED_JS, timeout=WAIT_MS)
 
 
 def answer(student, pre: str, post: str) -> float:
     """Choose (pre-norm, post-norm) and send; seconds from the click on Send to "Counted"."""
     radios = main_block(student).get_by_test_id("stRadio")
-    try:
-        radios.nth(0).get_by_text(pre, exact=True).click()
-        radios.nth(1).get_by_text(post, exact=True).click()
-        start = time.perf_counter()
-        student.get_by_role("button", name="Send").click()
-        student.get_by_text(f"Counted: {pre} / {post}").wait_for()
-    except Exception as error:
-        shot(student, "B_class_answer_failed.png", full_page=True)
-        raise AssertionError(f"the answer was not counted:\n{page_summary(student)}") from error
+    shows(student, radios.nth(1).get_by_text(post, exact=True), "B_class_answer_failed.png")
+    radios.nth(0).get_by_text(pre, exact=True).click()
+    radios.nth(1).get_by_text(post, exact=True).click()
+    start = time.perf_counter()
+    student.get_by_role("button", name="Send").click()
+    counted = student.get_by_text(f"Counted: {pre} / {post}")
+    shows(student, counted, "B_class_answer_failed.png")
     return time.perf_counter() - start
 
 
@@ -98,14 +104,18 @@ def token_choices(student):
 
 
 def send_token(student, label: str) -> None:
-    """Click the token `label` among the answer's pills, then Send."""
-    token_choices(student).get_by_text(label, exact=True).click()
+    """Choose the token `label` among the answer's pills (a click on the chosen pill would
+    unchoose it: a refused answer keeps its choice), then Send."""
+    pill = token_choices(student).filter(has=student.get_by_text(label, exact=True))
+    if pill.get_attribute("aria-checked") != "true":
+        pill.click()
     main_block(student).get_by_role("button", name="Send").click()
 
 
 def tally_reaches(teacher, answered: int) -> None:
     """Wait until the teacher's page counts `answered` answers (it polls the store itself)."""
-    teacher.get_by_text(re.compile(rf"^{answered} of \d+ students answered$")).wait_for()
+    tally = teacher.get_by_text(re.compile(rf"^{answered} of \d+ students answered$"))
+    shows(teacher, tally, "B_class_tally_failed.png")
 
 
 def shot(page, name: str, full_page: bool = False) -> None:

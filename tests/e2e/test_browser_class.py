@@ -14,9 +14,11 @@ import pytest
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
 from tests.e2e.classroom import (
+    BACK,
     PHONE,
     PROJECTOR,
     QUESTION_STEP,
+    REFUSED,
     SMALL,
     TOKEN_STEP,
     answer,
@@ -27,6 +29,7 @@ from tests.e2e.classroom import (
     on_step,
     send_token,
     shot,
+    shows,
     start_class,
     tally_reaches,
     token_choices,
@@ -75,14 +78,15 @@ def test_a_teacher_and_three_students_answer_and_the_tally_counts_each_once(
     # a student opening the teacher's own link (presenter mode, the class) stays a student
     forger = new_page(browser, PHONE)
     forger.goto(teacher_url + f"&class={code}&_class_teacher={code},guess&class_reveal=1")
-    forger.get_by_role("button", name="Send").wait_for()
+    shows(forger, forger.get_by_role("button", name="Send"), "B_class_forger_failed.png")
     assert forger.get_by_role("button", name="Reveal to everyone").count() == 0
     assert forger.get_by_role("button", name="Ask the class").count() == 0
     assert forger.get_by_test_id("class-code").count() == 0
     assert SqliteClassStore(class_db).state(code).revealed is False
 
     teacher.get_by_role("button", name="Reveal to everyone").click()
-    students[1].get_by_text("your guess: grows / stays about the same").wait_for()
+    revealed = students[1].get_by_text("your guess: grows / stays about the same")
+    shows(students[1], revealed, "B_class_reveal_failed.png")
     wait_settled(students[1])
     assert students[1].get_by_role("switch", name="Follow the teacher").is_checked()
     shot(students[1], "B_class_student_phone_revealed.png")
@@ -112,10 +116,10 @@ def test_students_follow_to_the_token_question_answer_it_and_no_page_breaks(brow
         on_step(page, TOKEN_STEP)
     ask_the_class(teacher)
     for number, page in enumerate(students):
-        token_choices(page).first.wait_for()
+        shows(page, token_choices(page).first, "B_class_tokens_failed.png")
         label = token_choices(page).all_inner_texts()[number + 1]
         send_token(page, label)
-        main_block(page).get_by_text(f"Counted: {label}").wait_for()
+        shows(page, main_block(page).get_by_text(f"Counted: {label}"), "B_class_token_failed.png")
     tally_reaches(teacher, 2)
     teacher.wait_for_timeout(3000)  # several polls of every page after the step's rerun
     for page in (teacher, *students):
@@ -169,13 +173,13 @@ def test_two_replicas_share_a_class_through_redis_and_survive_it_going_away(
             radios.nth(0).get_by_text("grows", exact=True).click()
             radios.nth(1).get_by_text("grows", exact=True).click()
             via_nginx.get_by_role("button", name="Send").click()
-            refused = "Your answer was not counted (the class is unavailable right now)"
-            via_nginx.get_by_text(refused).wait_for()
+            shows(via_nginx, via_nginx.get_by_text(REFUSED), "B_class_refused_failed.png")
             shot(via_nginx, "B_class_store_away.png")
             assert via_nginx.get_by_test_id("stException").count() == 0
         finally:
             redis.resume()
-        via_nginx.get_by_text("Your answer was not counted: send it again.").wait_for()  # back
+        back = via_nginx.get_by_text(BACK)  # the store back: the page drawn again
+        shows(via_nginx, back, "B_class_back_failed.png")
         shot(via_nginx, "B_class_store_back.png")
         answer(via_nginx, "grows", "grows")  # sent again, counted
         tally_reaches(teacher, 2)
