@@ -38,6 +38,7 @@ from tests.e2e.classroom import (
     on_step,
     send_token,
     shot,
+    shows,
     start_class,
     token_choices,
 )
@@ -116,7 +117,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             log["sent"] += 1
             counted = main_block(page).get_by_text(f"Counted: {label}")
             refused = main_block(page).get_by_text(REFUSED)
-            counted.or_(refused).wait_for()
+            shows(page, counted.or_(refused), f"B_class_send_failed_{number}.png")
             if counted.is_visible():
                 log["click_s"].append(time.perf_counter() - start)
                 sent[page] = label

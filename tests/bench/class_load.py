@@ -17,8 +17,9 @@ its children, sampled every second). Each student's first rerun warms up and is 
 
 With `--questions Q` it measures a class following its teacher instead (tests/bench/
 class_lesson.py): a teacher and `--students` students over Q questions, on one server (SQLite)
-and on two replicas behind nginx sharing Redis (`--redis-outage S`: Redis away for S seconds
-mid-run), e.g. `python tests/bench/class_load.py --students 10 --questions 10 --redis-outage 10`.
+and on two replicas behind nginx sharing Redis (`--redis-outage S`: the replicas alone, Redis
+away for S seconds mid-run), e.g.
+`python tests/bench/class_load.py --students 10 --questions 10 --redis-outage 10`.
 
 Everything runs on this machine: the browsers share its cores with the servers, so the second
 setup shows what a proxy and a second process cost and how memory splits, not the speed-up that
@@ -102,7 +103,8 @@ def row(setup: str, log: dict) -> str:
 
 
 def measure_class(students: int, questions: int, outage_s: float) -> dict[str, dict]:
-    """The class following its teacher on one server, then on two replicas sharing Redis."""
+    """The class following its teacher on one server, then on two replicas sharing Redis (with
+    `outage_s`, the replicas alone, Redis away that long in the middle of the run)."""
     from playwright.sync_api import sync_playwright
 
     logs = {}
@@ -111,13 +113,14 @@ def measure_class(students: int, questions: int, outage_s: float) -> dict[str, d
         database = str(Path(workdir) / "classes.db")
         env = {**os.environ, "ENCODER_EXPLORER_CLASS_DB": database}
         env.pop("ENCODER_EXPLORER_REDIS_URL", None)
-        server = StreamlitServer(env=env)
-        try:
-            logs["1 server, SQLite"] = class_lesson.run_class(
-                browser, server.page_url, SqliteClassStore(database), students, questions
-            )
-        finally:
-            server.stop()
+        if not outage_s:  # an outage is Redis's: the replicas alone
+            server = StreamlitServer(env=env)
+            try:
+                logs["1 server, SQLite"] = class_lesson.run_class(
+                    browser, server.page_url, SqliteClassStore(database), students, questions
+                )
+            finally:
+                server.stop()
         redis = RedisServer()
         try:
             env = {**os.environ, "ENCODER_EXPLORER_REDIS_URL": redis.url}
