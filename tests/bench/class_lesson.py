@@ -194,5 +194,5 @@ def row(setup: str, log: dict) -> str:
 HEADER = (
     "| setup | answers counted | lost | duplicated | refused with a message | a click answered "
     "(p50 / p95) | tally on the teacher's page (p95) | step change to every student (p95) | "
-    "tracebacks |\n|---|---|---|---|---|---|---|---|---|"
+    "tracebacks and console errors |\n|---|---|---|---|---|---|---|---|---|"
 )
