@@ -47,10 +47,8 @@ from encoder.inspect.predictions import Prediction
 
 POLL_S = 1.0  # a student's page asks the store this often
 TALLY_POLL_S = 0.3  # the teacher's tally, while a question is open
-SETUP_LEFT_OUT = ("class", "present")
-UNAVAILABLE = (
-    " (the class is unavailable right now)"  # the teacher's, never carried to the students
-)
+SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
+UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
 
 
 @st.cache_resource(show_spinner=False)
