@@ -41,13 +41,15 @@ def test_every_step_in_presenter_mode_at_1280x720(browser, server, tmp_path_fact
                 arg=heading,
             )
             wait_settled(page)
+            page.wait_for_function(LOADED_JS)  # still: a click while widgets load can miss
             skip = page.locator("[data-testid=stMain]").get_by_role("button", name="Skip")
             asked = skip.count() > 0
             if asked:  # a step that asks first: its figures come with the answer, below it
                 page.screenshot(path=folder / f"step_{number:02d}_question.png")
                 skip.click()
+                skip.wait_for(state="detached")  # the click was taken: the reveal replaces it
                 wait_settled(page)
-            page.wait_for_function(LOADED_JS)
+                page.wait_for_function(LOADED_JS)
             page.wait_for_timeout(400)  # plotly finishes its layout
             page.screenshot(path=folder / f"step_{number:02d}.png")
             assert page.locator("[data-testid=stException]").count() == 0, heading
