@@ -24,7 +24,7 @@ from app.controls import (  # noqa: E402
     sidebar,
     state,
 )
-from app.memory import CACHE, freeze_startup_heap  # noqa: E402
+from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
@@ -97,6 +97,7 @@ def main(make_run=run_for) -> None:
         warm_landing(state.DEFAULTS["text"])
     with CACHE.holding():
         page(make_run, page_start)
+    collect_garbage()
 
 
 def page(make_run, page_start: float) -> None:

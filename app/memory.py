@@ -128,12 +128,19 @@ def release_freed_memory() -> None:
 @functools.cache  # once a process
 def freeze_startup_heap() -> None:
     """Move what the imports made (torch, pandas, plotly, Streamlit: millions of objects) out of
-    the cyclic garbage collector's sight. Streamlit collects garbage after every run
-    (runner.postScriptGC); walking all of them took about 0.2 s of every click on this machine,
-    a fragment's too (tests/bench/class_load.py). Frozen objects are still freed by reference
+    the cyclic garbage collector's sight: walking all of them took about 0.2 s of every
+    collection on this machine (collect_garbage). Frozen objects are still freed by reference
     counting; only a cycle among them would stay."""
     gc.collect()
     gc.freeze()
+
+
+def collect_garbage() -> None:
+    """Collect cycles once a whole page is drawn (the page's last step). Streamlit's own
+    collection after every run (runner.postScriptGC) is off in app/.streamlit/config.toml: it
+    also ran after each fragment run, a class's polls twice a second a student, and took 80% of
+    an idle class's server time (10 students, py-spy)."""
+    gc.collect()
 
 
 @dataclass

@@ -206,7 +206,7 @@ def test_setup_b_s_model_and_run_count_in_the_shared_memory_budget() -> None:
     assert_no_exception(at)
     b_config = model_for(norm="post").cfg
     cached = [key for key in runs.CACHE._entries]
-    models = [k for k in cached if k[0] == "model" and not k[1].norm_first]
+    models = [k for k in cached if k[0] == "model" and k[1] == b_config]  # not the landing's
     b_runs = [k for k in cached if k[0] == "run" and k[1].cfg == models[0][1]]
     assert len(models) == 1 and len(b_runs) == 1
     assert b_runs[0][1].sentences == (SENTENCE,)

@@ -48,10 +48,14 @@ def shows(page, what, failed: str) -> None:
         raise AssertionError(f"{failed}: not shown\n{page_summary(page)}") from error
 
 
+def progress(number: int) -> str:
+    """The progress line of lesson step `number`."""
+    return f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
+
+
 def on_step(page, number: int) -> None:
     """Until the page shows lesson step `number` (its progress line)."""
-    progress = f"Step {number} of {len(TITLES)} · {TITLES[number - 1]}"
-    shows(page, main_block(page).get_by_text(progress), "B_class_step_failed.png")
+    shows(page, main_block(page).get_by_text(progress(number)), "B_class_step_failed.png")
 
 
 def start_class(teacher, url: str) -> str:
