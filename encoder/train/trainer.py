@@ -428,9 +428,10 @@ def sample_trace(model: TokenClassifier, cfg: TrainConfig, seed: int = 0) -> Sam
     task = get_task(cfg.task)
     inputs, targets = task.sample(1, cfg.seq_len, cfg.vocab, torch.Generator().manual_seed(seed))
     model.eval()
-    trace = model.encoder.trace(inputs.to(cfg.device)).to("cpu")
-    with torch.no_grad():
-        predictions = model.head(trace.output).argmax(-1)  # [1, T]
+    trace = model.encoder.trace(inputs.to(cfg.device))
+    with torch.no_grad():  # the head on the model's device, then the trace to the CPU for drawing
+        predictions = model.head(trace.output).argmax(-1).cpu()  # [1, T]
+    trace = trace.to("cpu")
     return SampleRun(
         inputs=inputs[0].tolist(),
         targets=targets[0].tolist(),

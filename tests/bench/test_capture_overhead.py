@@ -10,6 +10,7 @@ import torch
 from encoder.core.config import EncoderConfig
 from tests.bench import capture_overhead
 from tests.bench.capture_overhead import _median_ms, measure_capture_overhead
+from tests.encoder.helpers import DEVICES
 
 TINY = EncoderConfig(vocab_size=100, d_model=24, num_heads=4, num_layers=2, d_ff=40, max_len=32)
 
@@ -45,10 +46,13 @@ def test_each_callable_gets_the_median_of_its_own_timed_runs_after_the_warmup() 
     assert calls == ["short", "long"] * 6  # round-robin: drift hits both alike
 
 
-def test_the_capture_benchmark_times_all_three_encoders_on_the_asked_batch() -> None:
-    result = measure_capture_overhead(TINY, batch=2, tokens=8, warmup=1, repeats=3)
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_capture_benchmark_times_all_three_encoders_on_the_asked_batch(device: str) -> None:
+    result = measure_capture_overhead(TINY, batch=2, tokens=8, warmup=1, repeats=3, device=device)
     assert (result["batch"], result["tokens"]) == (2, 8)
-    assert min(result["torch_ms"], result["forward_ms"], result["trace_ms"]) > 0
+    for name in ("torch", "forward", "trace"):
+        low, median, high = (result[f"{name}{end}"] for end in ("_min_ms", "_ms", "_max_ms"))
+        assert 0 < low <= median <= high, name
 
 
 def test_the_capture_benchmark_refuses_a_reference_that_computes_something_else(

@@ -3,7 +3,8 @@ compare our encoder with, built independently of encoder.core.model:
 
 - torch's own encoder layer and stack, loaded with our weights (parity of every block);
 - the sinusoidal position table of "Attention Is All You Need" (section 3.5), written out one
-  entry at a time with Python's math module rather than our vectorised torch code.
+  entry at a time with Python's math module rather than our vectorised torch code;
+- `needs_cuda` and `DEVICES`: a test (or a parameter) that needs a GPU is skipped without one.
 
 Benchmarks may import from here; nothing here imports a benchmark.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from torch import nn
 
@@ -19,6 +21,10 @@ from encoder.core.config import EncoderConfig
 from encoder.core.model import Norm, TransformerEncoder
 
 Batch = tuple[torch.Tensor, torch.Tensor]  # input_ids [B, T], attention_mask [B, T]
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+# parametrize a test by device with these: the CPU everywhere, the first GPU where there is one
+DEVICES = ["cpu", pytest.param("cuda:0", marks=needs_cuda, id="cuda")]
 
 
 def padded_batch(lengths: list[int], vocab_size: int = 100, seed: int = 0) -> Batch:

@@ -1,5 +1,5 @@
 """Comparing a trace with one whose heads are switched off: every figure recomputed here from a
-copy of the model whose W_O columns for those heads are zero."""
+copy of the model whose W_O columns for those heads are zero, on the CPU and on a GPU."""
 
 from __future__ import annotations
 
@@ -11,19 +11,26 @@ import torch
 
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.ablation import compare, parse_heads
-from tests.encoder.helpers import padded_batch
+from tests.encoder.helpers import DEVICES, padded_batch
 
 HEADS = ((1, 0), (1, 2))
 LENGTHS = [6, 3]
 
 
+@pytest.fixture(scope="module", params=DEVICES)
+def device(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="module", params=[True, False], ids=["pre-norm", "post-norm"])
-def traces(request):
+def traces(request, device: str):
     cfg = EncoderConfig(
         vocab_size=50, d_model=24, num_heads=3, num_layers=3, d_ff=40, norm_first=request.param
     )
-    model = TransformerEncoder(cfg).eval()
+    model = TransformerEncoder(cfg).eval().to(device)
     input_ids, mask = padded_batch(LENGTHS, vocab_size=50)
+    real = mask.bool().numpy()
+    input_ids, mask = input_ids.to(device), mask.to(device)
     base = model.trace(input_ids, mask, names=[])
     ablated = model.trace(input_ids, mask, names=[], ablate_heads=HEADS)
     zeroed = copy.deepcopy(model)  # the same model with those heads' W_O columns set to zero
@@ -31,7 +38,8 @@ def traces(request):
         for layer, head in HEADS:
             dk = cfg.head_dim
             zeroed.layers[layer].self_attn.out_proj.weight[:, head * dk : (head + 1) * dk] = 0
-    return base, ablated, zeroed.trace(input_ids, mask, names=[]), mask.bool().numpy()
+    # every reference below is computed on the CPU, from the traces moved there
+    return base, ablated, zeroed.trace(input_ids, mask, names=[]).to("cpu"), real
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -46,7 +54,7 @@ def test_residual_cosine_per_token_and_mean_match_the_zeroed_copy(traces):
     for depth, (with_heads, without) in enumerate(
         zip(base.hidden_states, zeroed.hidden_states, strict=True)
     ):
-        expected = cosine(with_heads.numpy(), without.numpy())  # [B, T]
+        expected = cosine(with_heads.cpu().numpy(), without.numpy())  # [B, T]
         got = effect.residual_cosine[depth]
         np.testing.assert_allclose(got[real], expected[real], atol=1e-6)
         assert np.isnan(got[~real]).all()
@@ -61,7 +69,7 @@ def test_residual_cosine_per_token_and_mean_match_the_zeroed_copy(traces):
 def test_output_change_and_sentence_embedding_cosine_match_the_zeroed_copy(traces):
     base, ablated, zeroed, real = traces
     effect = compare(base, ablated)
-    out, out_off = base.output.double().numpy(), zeroed.output.double().numpy()  # [B, T, d]
+    out, out_off = base.output.cpu().double().numpy(), zeroed.output.double().numpy()  # [B, T, d]
     change = np.linalg.norm(out_off - out, axis=-1) / np.linalg.norm(out, axis=-1)
     np.testing.assert_allclose(effect.output_change[real], change[real], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(effect.output_cosine[real], cosine(out, out_off)[real], atol=1e-6)
@@ -73,7 +81,7 @@ def test_output_change_and_sentence_embedding_cosine_match_the_zeroed_copy(trace
 def test_attention_difference_is_zero_up_to_the_ablated_layer_and_then_moves(traces):
     base, ablated, zeroed, real = traces
     effect = compare(base, ablated)
-    expected = (zeroed.attention - base.attention).double().numpy()  # [L, B, H, T, T]
+    expected = (zeroed.attention - base.attention.cpu()).double().numpy()  # [L, B, H, T, T]
     np.testing.assert_allclose(effect.attention_difference, expected, atol=1e-6)
     assert not effect.attention_difference[:2].any()  # layers 0 and 1 see the same input
     assert np.abs(effect.attention_difference[2]).max() > 1e-4

@@ -19,6 +19,7 @@ from encoder.io.task_model import load_task_model
 from encoder.io.tokenize import bundled_model_dir
 from encoder.measure.gradients import LOSS
 from encoder.train.jobs import DROPOUT_PLACEMENTS
+from tests.encoder.helpers import needs_cuda
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -302,7 +303,7 @@ def test_profile_bad_options_exit_2(args: list[str], message: str, capsys) -> No
     assert message in captured.err and captured.out == ""
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@needs_cuda
 def test_profile_on_cuda_reports_the_peak_memory(capsys) -> None:
     args = ["profile", "The cat sat.", *PROFILE_TINY, "--device", "cuda:0", "--budget", "10"]
     assert main([*args, "--json"]) == 0

@@ -27,11 +27,10 @@ from encoder.measure.train_memory import (
     saved_tensor_bytes,
 )
 from encoder.train.trainer import torch_threads
-from tests.encoder.helpers import padded_batch
+from tests.encoder.helpers import needs_cuda, padded_batch
 
 TINY = EncoderConfig(vocab_size=100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=64)
 BERT_LIKE = replace(TINY, norm_first=False, type_vocab_size=2, embedding_norm=True)
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,9 @@
-"""TransformerEncoder: parity with torch's layers, captured shapes, determinism, errors."""
+"""TransformerEncoder: parity with torch's layers, captured shapes, determinism, errors; on a GPU
+too, and the same numbers there as on the CPU."""
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import pytest
@@ -11,7 +13,14 @@ from torch import nn
 from encoder import hooks
 from encoder.core.config import EncoderConfig
 from encoder.core.model import Norm, TransformerEncoder
-from tests.encoder.helpers import padded_batch, randomise_norms, torch_layer, torch_reference
+from tests.encoder.helpers import (
+    DEVICES,
+    needs_cuda,
+    padded_batch,
+    randomise_norms,
+    torch_layer,
+    torch_reference,
+)
 
 TOLERANCE = 1e-5
 
@@ -31,19 +40,20 @@ ARCHITECTURES = [
 ]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(("norm_first", "activation", "heads"), ARCHITECTURES)
 def test_each_block_matches_torch_encoder_layer(
-    norm_first: bool, activation: str, heads: int
+    norm_first: bool, activation: str, heads: int, device: str
 ) -> None:
     cfg = small_cfg(norm_first=norm_first, activation=activation, num_heads=heads)
-    model = TransformerEncoder(cfg).eval()
+    model = TransformerEncoder(cfg).eval().to(device)
     randomise_norms(model)
-    x = torch.randn(3, 7, cfg.d_model, generator=torch.Generator().manual_seed(1))
+    x = torch.randn(3, 7, cfg.d_model, generator=torch.Generator().manual_seed(1)).to(device)
     _, mask = padded_batch([7, 4, 1])
-    key_padding = mask == 0
+    key_padding = (mask == 0).to(device)
     for block in model.layers:
         # train mode with dropout 0 keeps torch off its fused (hook-free) fast path
-        reference = torch_layer(cfg).train()
+        reference = torch_layer(cfg).train().to(device)
         reference.load_state_dict(block.state_dict())
         with torch.no_grad():
             expected = reference(x, src_key_padding_mask=key_padding)
@@ -51,15 +61,16 @@ def test_each_block_matches_torch_encoder_layer(
         torch.testing.assert_close(actual, expected, atol=TOLERANCE, rtol=TOLERANCE)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(("norm_first", "activation", "heads"), ARCHITECTURES)
 def test_whole_stack_matches_torch_transformer_encoder(
-    norm_first: bool, activation: str, heads: int
+    norm_first: bool, activation: str, heads: int, device: str
 ) -> None:
     cfg = small_cfg(norm_first=norm_first, activation=activation, num_heads=heads, num_layers=3)
-    model = TransformerEncoder(cfg).eval()
+    model = TransformerEncoder(cfg).eval().to(device)
     randomise_norms(model)
-    reference = torch_reference(model).train()  # loads our layers.* and norm.* strictly
-    input_ids, mask = padded_batch([6, 3])
+    reference = torch_reference(model).train().to(device)  # loads our layers.* and norm.* strictly
+    input_ids, mask = (t.to(device) for t in padded_batch([6, 3]))
     with torch.no_grad():
         embedded = model.embed(input_ids, None)
         expected = reference(embedded, src_key_padding_mask=mask == 0)
@@ -146,11 +157,21 @@ TRACED_CONFIGS = {
 }
 
 
-@pytest.fixture(params=list(TRACED_CONFIGS), ids=list(TRACED_CONFIGS))
+TRACED = [
+    pytest.param((name, device), marks=needs_cuda, id=f"{name}-cuda")
+    if device != "cpu"
+    else pytest.param((name, device), id=name)
+    for name in TRACED_CONFIGS
+    for device in ("cpu", "cuda:0")
+]
+
+
+@pytest.fixture(params=TRACED)
 def traced(request: pytest.FixtureRequest):
-    cfg = TRACED_CONFIGS[request.param]
-    model = TransformerEncoder(cfg).eval()
-    input_ids, mask = padded_batch([8, 5, 2])
+    name, device = request.param
+    cfg = TRACED_CONFIGS[name]
+    model = TransformerEncoder(cfg).eval().to(device)
+    input_ids, mask = (t.to(device) for t in padded_batch([8, 5, 2]))
     return cfg, model, input_ids, mask, model.trace(input_ids, mask)
 
 
@@ -165,8 +186,10 @@ def test_trace_attention_and_hidden_states(traced) -> None:
     cfg, _, input_ids, mask, trace = traced
     B, T = input_ids.shape
     assert trace.attention.shape == (cfg.num_layers, B, cfg.num_heads, T, T)
+    assert all(t.device == input_ids.device for t in (trace.attention, trace.output))
     torch.testing.assert_close(
-        trace.attention.sum(dim=-1), torch.ones(cfg.num_layers, B, cfg.num_heads, T)
+        trace.attention.sum(dim=-1),
+        torch.ones(cfg.num_layers, B, cfg.num_heads, T, device=input_ids.device),
     )
     padded_keys = (mask == 0)[None, :, None, None, :].expand_as(trace.attention)
     assert (trace.attention[padded_keys] == 0).all()
@@ -187,6 +210,36 @@ def test_trace_output_equals_forward_exactly(traced) -> None:
     assert torch.equal(trace.output, plain)
     assert torch.equal(trace.input_ids, input_ids)
     assert torch.equal(trace.attention_mask, mask)
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", list(TRACED_CONFIGS))
+def test_a_trace_on_cuda_has_the_numbers_of_the_same_model_on_the_cpu(name: str) -> None:
+    """Every captured tensor (scores, attention weights, each norm's mean and std, ...), the
+    output and the hidden states, within float32 rounding; padded keys get exactly 0 there too."""
+    model = TransformerEncoder(TRACED_CONFIGS[name]).eval()
+    randomise_norms(model)
+    input_ids, mask = padded_batch([8, 5, 2])
+    on_cpu = model.trace(input_ids, mask)
+    on_cuda = copy.deepcopy(model).to("cuda:0").trace(input_ids.cuda(), mask.cuda())
+    assert on_cuda.output.is_cuda and on_cuda.tensors.keys() == on_cpu.tensors.keys()
+    moved = on_cuda.to("cpu")
+    for got, want in [
+        (moved.output, on_cpu.output),
+        (moved.attention, on_cpu.attention),
+        *zip(moved.hidden_states, on_cpu.hidden_states, strict=True),
+    ]:
+        torch.testing.assert_close(got, want, atol=TOLERANCE, rtol=TOLERANCE)
+    for hook, want in on_cpu.tensors.items():  # the scores' -inf at padded keys must match too
+        torch.testing.assert_close(
+            moved.tensors[hook],
+            want,
+            atol=TOLERANCE,
+            rtol=TOLERANCE,
+            msg=lambda message, hook=hook: f"{hook}: {message}",
+        )
+    padded_keys = (mask == 0)[None, :, None, None, :].expand_as(moved.attention)
+    assert (moved.attention[padded_keys] == 0).all()
 
 
 def test_capturing_leaves_numbers_and_model_unchanged() -> None:

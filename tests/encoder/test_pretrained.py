@@ -1,7 +1,9 @@
-"""load_pretrained: parity with transformers' BertModel on the bundled MiniLM, and clear errors."""
+"""load_pretrained: parity with transformers' BertModel on the bundled MiniLM (on the CPU and on a
+GPU, where it also matches the CPU), and clear errors."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import time
@@ -13,6 +15,7 @@ from safetensors.torch import load_file, save_file
 
 from encoder.io.checkpoints import bundled_model_dir, load_pretrained
 from encoder.io.tokenize import tokenize
+from tests.encoder.helpers import DEVICES, needs_cuda
 
 SENTENCES = [
     "The cat sat on the mat.",
@@ -27,9 +30,11 @@ def pretrained():
     return load_pretrained()
 
 
-@pytest.fixture(scope="module")
-def both_runs(pretrained):
-    """Our trace and BertModel's outputs for the same padded batch."""
+@pytest.fixture(scope="module", params=DEVICES)
+def both_runs(pretrained, request):
+    """Our trace and BertModel's outputs for the same padded batch, both run on the device and
+    moved to the CPU."""
+    device = request.param
     model, tokenizer = pretrained
     batch = tokenize(SENTENCES, tokenizer, max_len=model.cfg.max_len)
     with pytest.MonkeyPatch.context() as patch:
@@ -37,16 +42,19 @@ def both_runs(pretrained):
         from transformers import BertModel
 
         bert = BertModel.from_pretrained(bundled_model_dir(), attn_implementation="eager")
-    bert.eval()
+    bert.eval().to(device)
+    ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
     with torch.no_grad():
-        theirs = bert(
-            input_ids=batch.input_ids,
-            attention_mask=batch.attention_mask,
-            output_hidden_states=True,
-            output_attentions=True,
-        )
-    ours = model.trace(batch.input_ids, batch.attention_mask)
-    return batch, ours, theirs
+        theirs = bert(input_ids=ids, attention_mask=mask, output_hidden_states=True,
+                      output_attentions=True)  # fmt: skip
+    theirs = {
+        "hidden_states": [h.cpu() for h in theirs.hidden_states],
+        "attentions": [a.cpu() for a in theirs.attentions],
+    }
+    placed = model if device == "cpu" else copy.deepcopy(model).to(device)
+    ours = placed.trace(ids, mask)
+    assert ours.output.device.type == torch.device(device).type
+    return batch, ours.to("cpu"), theirs
 
 
 def test_loaded_model_is_bert_shaped_and_in_eval_mode(pretrained):
@@ -68,9 +76,9 @@ def test_batch_has_padding(both_runs):
 def test_every_hidden_state_matches_bert(both_runs):
     batch, ours, theirs = both_runs
     real = batch.attention_mask.bool()  # [B, T]
-    assert len(ours.hidden_states) == len(theirs.hidden_states) == 7
+    assert len(ours.hidden_states) == len(theirs["hidden_states"]) == 7
     for layer, (mine, bert) in enumerate(
-        zip(ours.hidden_states, theirs.hidden_states, strict=True)
+        zip(ours.hidden_states, theirs["hidden_states"], strict=True)
     ):
         difference = (mine - bert).abs()[real].max().item()
         assert difference < 1e-4, f"hidden state {layer} differs by {difference}"
@@ -80,11 +88,35 @@ def test_every_attention_matrix_matches_bert(both_runs):
     batch, ours, theirs = both_runs
     real = batch.attention_mask.bool()
     pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
-    assert ours.attention.shape[0] == len(theirs.attentions) == 6
-    for layer, bert in enumerate(theirs.attentions):
+    assert ours.attention.shape[0] == len(theirs["attentions"]) == 6
+    for layer, bert in enumerate(theirs["attentions"]):
         mine = ours.attention[layer]  # [B, H, T, T]
         difference = (mine - bert).abs().masked_select(pairs).max().item()
         assert difference < 1e-4, f"attention of layer {layer} differs by {difference}"
+
+
+@needs_cuda
+def test_minilm_on_cuda_has_the_numbers_it_has_on_the_cpu(pretrained):
+    """The real weights on a GPU: every captured tensor (each norm's mean and std with its
+    1e-12 eps, GELU's hidden layer, the attention weights) as on the CPU, within float32
+    rounding at MiniLM's size."""
+    model, tokenizer = pretrained
+    batch = tokenize(SENTENCES, tokenizer, max_len=model.cfg.max_len)
+    on_cpu = model.trace(batch.input_ids, batch.attention_mask)
+    on_gpu = copy.deepcopy(model).to("cuda:0")
+    on_cuda = on_gpu.trace(batch.input_ids.cuda(), batch.attention_mask.cuda())
+    assert on_cuda.output.is_cuda
+    on_cuda = on_cuda.to("cpu")
+    real = batch.attention_mask.bool()  # [B, T]: padded rows hold numbers nobody reads
+    torch.testing.assert_close(on_cuda.output[real], on_cpu.output[real], atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(on_cuda.attention, on_cpu.attention, atol=1e-4, rtol=1e-4)
+    for hook, want in on_cpu.tensors.items():
+        got = on_cuda.tensors[hook]
+        if got.shape[:2] == real.shape:  # [B, T, ...]: the real tokens' rows
+            got, want = got[real], want[real]
+        torch.testing.assert_close(
+            got, want, atol=1e-4, rtol=1e-4, msg=lambda message, hook=hook: f"{hook}: {message}"
+        )
 
 
 @pytest.fixture()

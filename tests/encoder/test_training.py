@@ -1,4 +1,5 @@
-"""Training: the loss falls, stopping works, the held-out set is unseen, any architecture trains."""
+"""Training: the loss falls, stopping works, the held-out set is unseen, any architecture trains;
+on a GPU, the CPU's steps."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from encoder.train.trainer import (
     torch_threads,
     train,
 )
+from tests.encoder.helpers import DEVICES, needs_cuda
 
 
 @pytest.fixture(autouse=True)
@@ -191,11 +193,12 @@ def test_summary_gives_the_sequence_length_and_vocabulary() -> None:
     assert (summary["seq_len"], summary["vocab"], summary["norm"]) == (5, 7, "pre")
 
 
-def test_checkpointed_blocks_train_to_the_same_losses() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_checkpointed_blocks_train_to_the_same_losses(device: str) -> None:
     """Gradient checkpointing recomputes each block in backward: the same numbers, step by step
     (the RNG state is preserved, so the data stream and any dropout do not move)."""
     cfg = TrainConfig(task="sort", steps=6, num_layers=2, d_model=32, num_heads=2, d_ff=64,
-                      batch_size=32, held_out_examples=50)  # fmt: skip
+                      batch_size=32, held_out_examples=50, device=device)  # fmt: skip
     torch.manual_seed(123)
     plain = train(cfg)
     rng_after_plain = torch.get_rng_state()
@@ -206,6 +209,26 @@ def test_checkpointed_blocks_train_to_the_same_losses() -> None:
     for before, after in zip(plain.history, checkpointed.history, strict=True):
         assert after["loss"] == pytest.approx(before["loss"], abs=1e-6)
         assert after["grad_norm"] == pytest.approx(before["grad_norm"], rel=1e-5)
+
+
+@needs_cuda
+def test_training_on_cuda_takes_the_steps_it_takes_on_the_cpu() -> None:
+    """The same weights and batches: the first step's loss and gradient norm (before any update)
+    within float32 rounding, the later steps' losses close, the model left on the GPU."""
+    cfg = TrainConfig(task="sort", steps=4, lr=1e-2, **SMALL)
+    on_cpu, on_cuda = train(cfg), train(replace(cfg, device="cuda:0"))
+    assert all(p.is_cuda for p in on_cuda.model.parameters())
+    first_cpu, first_cuda = on_cpu.history[0], on_cuda.history[0]
+    assert first_cuda["loss"] == pytest.approx(first_cpu["loss"], rel=1e-5)
+    assert first_cuda["grad_norm"] == pytest.approx(first_cpu["grad_norm"], rel=1e-4)
+    for cpu_row, cuda_row in zip(on_cpu.history, on_cuda.history, strict=True):
+        assert cuda_row["loss"] == pytest.approx(cpu_row["loss"], rel=1e-3), cuda_row["step"]
+    assert on_cuda.history[-1]["loss"] < on_cuda.history[0]["loss"]
+    assert on_cuda.held_out_accuracy == pytest.approx(on_cpu.held_out_accuracy, abs=0.02)
+    sample = sample_trace(on_cuda.model, replace(cfg, device="cuda:0"), seed=3)
+    assert sample.trace.output.device.type == "cpu"  # moved for drawing
+    logits = on_cuda.model(torch.tensor([sample.inputs], device="cuda:0"))
+    assert logits.argmax(-1)[0].tolist() == sample.predictions
 
 
 def test_checkpoint_blocks_must_be_a_bool() -> None:
