@@ -53,18 +53,6 @@ def _times_ms(
     return times
 
 
-def _median_ms(
-    runs: dict[str, Callable[[], object]],
-    warmup: int,
-    repeats: int,
-    clock: Callable[[], float] = time.perf_counter,
-) -> dict[str, float]:
-    """Median wall time of each callable (see _times_ms)."""
-    times = _times_ms(runs, warmup, repeats, clock)
-    return {name: statistics.median(values) for name, values in times.items()}
-
-
-@torch.no_grad()
 def measure_capture_overhead(
     cfg: EncoderConfig = BENCH_CONFIG,
     batch: int = 1,

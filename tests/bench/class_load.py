@@ -118,7 +118,6 @@ def measure_class(students: int, questions: int, outage_s: float) -> dict[str, d
             server = StreamlitServer(env=env)
             try:
                 logs["1 server, SQLite"] = _finished(
-                    class_lesson.run_class,
                     browser, server.page_url, SqliteClassStore(database), students, questions,
                 )  # fmt: skip
             finally:
@@ -132,7 +131,6 @@ def measure_class(students: int, questions: int, outage_s: float) -> dict[str, d
                     f", Redis away {outage_s:g} s" if outage_s else ""
                 )
                 logs[name] = _finished(
-                    class_lesson.run_class,
                     browser, nginx.page_url, RedisClassStore(redis.url), students, questions,
                     outage,
                 )  # fmt: skip
@@ -142,12 +140,12 @@ def measure_class(students: int, questions: int, outage_s: float) -> dict[str, d
     return logs
 
 
-def _finished(run_class, browser, *args) -> dict:
+def _finished(browser, *args) -> dict:
     """The class's log, or {"failed": what stopped it}: a setup that runs out of machine (30
     students on two cores) must not hide the figures of one that finished. Its pages are closed
     either way (they would go on polling through the next setup)."""
     try:
-        return run_class(browser, *args)
+        return class_lesson.run_class(browser, *args)
     except Exception as error:  # a page that did not show what was waited for, in time
         for context in browser.contexts:
             context.close()

@@ -9,7 +9,7 @@ import torch
 
 from encoder.core.config import EncoderConfig
 from tests.bench import capture_overhead
-from tests.bench.capture_overhead import _median_ms, measure_capture_overhead
+from tests.bench.capture_overhead import _times_ms, measure_capture_overhead
 from tests.encoder.helpers import DEVICES
 
 TINY = EncoderConfig(vocab_size=100, d_model=24, num_heads=4, num_layers=2, d_ff=40, max_len=32)
@@ -35,14 +35,17 @@ class FakeClock:
         return run
 
 
-def test_each_callable_gets_the_median_of_its_own_timed_runs_after_the_warmup() -> None:
+def test_each_callable_gets_its_own_timed_runs_after_the_warmup() -> None:
     clock, calls = FakeClock(), []
     runs = {
-        "short": clock.takes("short", [500, 2, 3, 1, 9, 2], calls),  # warmup 500 ms, then median 2
-        "long": clock.takes("long", [1, 12, 14, 11, 13, 30], calls),  # warmup 1 ms, then median 13
+        "short": clock.takes("short", [500, 2, 3, 1, 9, 2], calls),  # warmup 500 ms, then 5 timed
+        "long": clock.takes("long", [1, 12, 14, 11, 13, 30], calls),  # warmup 1 ms, then 5 timed
     }
-    medians = _median_ms(runs, warmup=1, repeats=5, clock=clock)
-    assert medians == pytest.approx({"short": 2.0, "long": 13.0})
+    times = _times_ms(runs, warmup=1, repeats=5, clock=clock)
+    assert times == {
+        "short": pytest.approx([2, 3, 1, 9, 2]),
+        "long": pytest.approx([12, 14, 11, 13, 30]),
+    }
     assert calls == ["short", "long"] * 6  # round-robin: drift hits both alike
 
 
