@@ -157,6 +157,16 @@ def student() -> tuple[str, str] | None:
     return state.get("_class_student")
 
 
+def still(member: tuple[str, str] | None) -> tuple[str, str]:
+    """A class fragment's (code, secret or id). A session can lose it between two runs of the
+    fragment (Streamlit's "Clear cache" empties the session's state, and any browser may ask
+    for it): the whole page is drawn again instead, as the session now is (a student link
+    joins again), never a traceback."""
+    if member is None:
+        st.rerun()
+    return member
+
+
 def teacher_setup() -> dict[str, str]:
     """What students load with the teacher's step: the page's link (model, sentence, step)."""
     return {k: v for k, v in st.query_params.to_dict().items() if k not in SETUP_LEFT_OUT}
@@ -262,7 +272,7 @@ def _follow_line(code: str) -> None:
 def _student_poll() -> None:
     """The page's one timer, drawing nothing: any change of the class (step, setup, question,
     reveal) reruns the page; while following, with the teacher's step and settings."""
-    current = _state_unsaid(student()[0])
+    current = _state_unsaid(still(student())[0])
     if current is None:  # away (marked) or gone: the page's messages say which
         return
     back = state.get("_class_away")  # the store is back: the page as it should be, at once
@@ -294,7 +304,7 @@ def class_question(prediction: Prediction) -> bool:
 
 
 def _teacher_question(prediction: Prediction) -> None:
-    code, secret = teacher()
+    code, secret = still(teacher())
     current = _guarded(lambda: class_store().state(code))
     if current is None:
         return
@@ -324,7 +334,7 @@ def _tally_chart(tally, prediction: Prediction | None) -> None:
 
 
 def _student_question(prediction: Prediction) -> None:
-    code, me = student()
+    code, me = still(student())
     qid = prediction.question_id
     current = _state_unsaid(code)  # the follow line says what is wrong with the class
     away = current is None and state.get("_class_away")  # the question stays; Send is refused

@@ -202,7 +202,7 @@ def _send_again(page, label: str, log: dict, tries: int = 5) -> str:
 
 
 def row(setup: str, log: dict) -> str:
-    click = log["click_s"]
+    click, cpu, wall = log["click_s"], log["server_cpu_s"], log["wall_s"]
     cells = [
         setup,
         f"{log['counted']} of {log['expected']}",
@@ -213,6 +213,7 @@ def row(setup: str, log: dict) -> str:
         f"{p(log['tally_s'], 0.95):.2f} s",
         f"{p(log['step_s'], 0.95):.2f} s",
         str(len(log["errors"])),
+        f"{cpu:.1f} of {wall:.0f} s ({cpu / wall:.2f})",
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -220,5 +221,6 @@ def row(setup: str, log: dict) -> str:
 HEADER = (
     "| setup | answers counted | lost | duplicated | refused with a message | a click answered "
     "(p50 / p95) | tally on the teacher's page (p95) | step change to every student (p95) | "
-    "tracebacks and console errors |\n|---|---|---|---|---|---|---|---|---|"
+    "tracebacks and console errors | app servers' CPU of the class's wall time (cores busy) |"
+    "\n|---|---|---|---|---|---|---|---|---|---|"
 )

@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,21 +119,22 @@ def measure_class(students: int, questions: int, outage_s: float) -> dict[str, d
             server = StreamlitServer(env=env)
             try:
                 logs["1 server, SQLite"] = _finished(
-                    browser, server.page_url, SqliteClassStore(database), students, questions,
+                    browser, [server], server.page_url, SqliteClassStore(database), students,
+                    questions,
                 )  # fmt: skip
             finally:
                 server.stop()
         redis = RedisServer()
         try:
             env = {**os.environ, "ENCODER_EXPLORER_REDIS_URL": redis.url}
-            with replicas_behind_nginx(2, Path(workdir), env) as (nginx, _):
+            with replicas_behind_nginx(2, Path(workdir), env) as (nginx, replicas):
                 outage = (outage_s, redis.pause, redis.resume) if outage_s else None
                 name = "2 replicas behind nginx, Redis" + (
                     f", Redis away {outage_s:g} s" if outage_s else ""
                 )
                 logs[name] = _finished(
-                    browser, nginx.page_url, RedisClassStore(redis.url), students, questions,
-                    outage,
+                    browser, replicas, nginx.page_url, RedisClassStore(redis.url), students,
+                    questions, outage,
                 )  # fmt: skip
         finally:
             redis.stop()
@@ -140,12 +142,18 @@ def measure_class(students: int, questions: int, outage_s: float) -> dict[str, d
     return logs
 
 
-def _finished(browser, *args) -> dict:
-    """The class's log, or {"failed": what stopped it}: a setup that runs out of machine (30
-    students on two cores) must not hide the figures of one that finished. Its pages are closed
-    either way (they would go on polling through the next setup)."""
+def _finished(browser, servers: list[StreamlitServer], *args) -> dict:
+    """The class's log, with the CPU seconds the app's `servers` used and the wall seconds the
+    class took (what is left of the cores went to the browsers), or {"failed": what stopped
+    it}: a setup that runs out of machine (30 students on two cores) must not hide the figures
+    of one that finished. Its pages are closed either way (they would go on polling through
+    the next setup)."""
+    cpu, start = sum(server.cpu_s() for server in servers), time.perf_counter()
     try:
-        return class_lesson.run_class(browser, *args)
+        log = class_lesson.run_class(browser, *args)
+        log["wall_s"] = time.perf_counter() - start
+        log["server_cpu_s"] = sum(server.cpu_s() for server in servers) - cpu
+        return log
     except Exception as error:  # a page that did not show what was waited for, in time
         for context in browser.contexts:
             context.close()

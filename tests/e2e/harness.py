@@ -185,6 +185,10 @@ class StreamlitServer:
         """Resident memory of the server process and its child processes, from /proc."""
         return sum(_rss_kb(pid) for pid in _process_tree(self.process.pid)) / 1024
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user and system) used so far by the server and its child processes."""
+        return sum(process_cpu_s(pid) for pid in _process_tree(self.process.pid))
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
@@ -281,6 +285,15 @@ def _rss_kb(pid: int) -> int:
     except FileNotFoundError:
         return 0
     return next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User and system CPU seconds of a process (/proc/PID/stat); 0 once it has exited."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 @functools.cache

@@ -1,7 +1,8 @@
 """A class in real browsers, each member in a browser context of its own: a teacher (presenter
-mode) and three students on one server (SQLite); a student who forges the teacher's link changes
-nothing; a wrong code and an expired class are messages; two replicas behind nginx sharing
-Redis, the teacher on one and a student on the other, and Redis going away and coming back.
+mode) and three students on one server (SQLite); a student who forges the teacher's link, or
+replays the teacher's own "Reveal to everyone" request on their socket, changes nothing; a wrong
+code and an expired class are messages; two replicas behind nginx sharing Redis, the teacher on
+one and a student on the other, and Redis going away and coming back.
 Screenshots go to $SHOTS_DIR when it is set."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import time
 
 import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
@@ -37,6 +39,7 @@ from tests.e2e.classroom import (
 from tests.e2e.harness import PageProblems, StreamlitServer, missing, wait_settled
 from tests.e2e.proxy import replicas_behind_nginx
 from tests.e2e.redis_server import RedisServer, redis_server_path
+from tests.e2e.sockets import RoutedSocket, whole_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -126,6 +129,57 @@ def test_students_follow_to_the_token_question_answer_it_and_no_page_breaks(brow
         assert page.get_by_test_id("stException").count() == 0
         page.context.close()
     assert [line for seen in problems for line in seen.errors + seen.dialogs] == []
+
+
+def test_a_student_who_replays_the_teachers_reveal_changes_nothing(browser, class_server, class_db):
+    """The teacher's click on "Reveal to everyone" is held back on its way to the server; the
+    student sends that very request on their own socket, as it was (a run of the teacher's
+    question fragment) and as a run of the whole page carrying the click: the class is not
+    revealed and neither page changes. Then the student asks the server to clear its caches
+    (Streamlit takes that from any session, and empties the asking session's state): their
+    page is drawn again, joined again, with no traceback. Let go on the teacher's socket, the
+    held request reveals the class to the student (what was replayed was a working reveal,
+    and the class outlived the cleared caches)."""
+    teacher = new_page(browser, PROJECTOR)
+    teachers_socket = RoutedSocket(teacher, hold="class_reveal")
+    url = class_server.page_url(view="Lesson", lesson=QUESTION_STEP, present=1, **SMALL)
+    code = start_class(teacher, url)
+    ask_the_class(teacher)
+    student = new_page(browser, PHONE)
+    students_socket = RoutedSocket(student)
+    join(student, class_server.page_url(**{"class": code}))
+    answer(student, "grows", "shrinks")
+    tally_reaches(teacher, 1)
+
+    teacher.get_by_role("button", name="Reveal to everyone").click()
+    teachers_socket.wait(lambda: teachers_socket.held, "the teacher's reveal request")
+    reveal = teachers_socket.held[0]
+    ran = students_socket.pages_run
+    students_socket.send(reveal)
+    students_socket.send(whole_page(reveal))
+    students_socket.wait(lambda: students_socket.pages_run > ran, "the student's page run")
+    wait_settled(student)
+    assert SqliteClassStore(class_db).state(code).revealed is False
+    assert main_block(student).get_by_text("Counted: grows / shrinks").is_visible()
+    assert student.get_by_text("your guess:").count() == 0
+    assert student.get_by_role("button", name="Reveal to everyone").count() == 0
+    assert student.get_by_test_id("stException").count() == 0
+    assert teacher.get_by_role("button", name="Reveal to everyone").is_visible()
+
+    ran = students_socket.pages_run
+    students_socket.send(BackMsg(clear_cache=True).SerializeToString())
+    students_socket.wait(lambda: students_socket.pages_run > ran, "the page drawn again")
+    shows(student, student.get_by_role("button", name="Send"), "B_class_cleared_failed.png")
+    wait_settled(student)
+    assert student.get_by_test_id("stException").count() == 0
+    assert SqliteClassStore(class_db).state(code).revealed is False
+
+    teachers_socket.release()  # the teacher's own request, on the teacher's socket
+    shows(student, student.get_by_text("your guess:"), "B_class_replay_reveal_failed.png")
+    assert SqliteClassStore(class_db).state(code).revealed is True
+    for page in (student, teacher):
+        assert page.get_by_test_id("stException").count() == 0
+        page.context.close()
 
 
 def test_a_wrong_code_and_an_expired_class_are_messages(browser, class_server, class_db):
