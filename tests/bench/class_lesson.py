@@ -12,11 +12,16 @@ it, every student clicks a token and sends it, and the teacher reveals it. Measu
   showing the new step or question (p95), each page's own time (stamped in the page, so that
   the students are not timed one after another);
 - every answer counted exactly once: after each reveal the store's tally (read as any member
-  may once revealed) against what the students sent: lost and duplicated answers.
+  may once revealed) against what the students sent: lost and duplicated answers;
+- the CPU seconds the app's servers used over the class's wall time (tests/bench/class_load.py
+  reads them from /proc): the cores the servers kept busy; the rest went to the browsers.
 `--redis-outage S` (replicas only) stops Redis (SIGSTOP: unreachable, nothing lost) for S seconds
 while half the students of the middle question answer: each answer is counted, or refused with
 a message on the student's page (then sent again once Redis is back), or lost (neither).
-Sequential by design: one thread drives every page, so each latency is one member's own.
+A Send that shows neither "Counted" nor the refusal within UNANSWERED_MS is sent again, as a
+student would, and counted in its own column (what the page showed is printed, the page saved
+to $SHOTS_DIR). Sequential by design: one thread drives every page, so each latency is one
+member's own.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ from tests.e2e.classroom import (
     token_choices,
 )
 from tests.e2e.harness import PageProblems, page_summary, wait_settled
+
+UNANSWERED_MS = 15_000  # a Send that shows nothing this long: the student sends it again
 
 
 def p(values: list[float], q: float) -> float:
@@ -75,7 +82,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
     """`url(**params)`: a page of the setup; `store`: the class store the setup uses; `outage`:
     (seconds, pause, resume) to take the store away during the middle question."""
     log = {"click_s": [], "tally_s": [], "step_s": [], "lost": 0, "duplicated": 0, "sent": 0,
-           "expected": 0, "counted": 0, "refused": 0, "errors": []}  # fmt: skip
+           "expected": 0, "counted": 0, "refused": 0, "unanswered": [], "errors": []}  # fmt: skip
     teacher = new_page(browser, PROJECTOR)
     problems = [PageProblems(teacher)]  # console errors (e.g. a stale delta) and dialogs
     code = start_class(teacher, url(view="Lesson", lesson=TOKEN_STEP - 1, present=1, **SMALL))
@@ -117,11 +124,10 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
                 outage[1]()  # the store goes away for half the class
                 taken = time.perf_counter()
             start = time.perf_counter()
-            send_token(page, label)
             log["sent"] += 1
             counted = main_block(page).get_by_text(f"Counted: {label}")
             refused = main_block(page).get_by_text(REFUSED)
-            shows(page, counted.or_(refused), f"B_class_send_failed_{number}.png")
+            _send(page, label, counted.or_(refused), log, f"q{question}_{number}")
             if counted.is_visible():
                 log["click_s"].append(time.perf_counter() - start)
                 sent[page] = label
@@ -186,6 +192,22 @@ def _shown(pages) -> list[float]:
     return [page.evaluate("window.shownAt") for page in pages]
 
 
+def _send(page, label: str, answered, log: dict, name: str, tries: int = 3) -> None:
+    """Send `label` until the page shows `answered` (counted, or refused with a message), as a
+    student would: a Send that shows nothing for UNANSWERED_MS is sent again (one answer per
+    student: a second one replaces the first), and kept in log["unanswered"] with what the
+    page showed, and its screenshot."""
+    for attempt in range(tries):
+        send_token(page, label)
+        try:
+            answered.wait_for(timeout=UNANSWERED_MS)
+            return
+        except Exception:
+            shot(page, f"B_class_unanswered_{name}_{attempt}.png", full_page=True)
+            log["unanswered"].append(f"{name}: {' · '.join(page_summary(page).splitlines())}")
+    shows(page, answered, f"B_class_send_failed_{name}.png")
+
+
 def _send_again(page, label: str, log: dict, tries: int = 5) -> str:
     """A refused answer sent again once the page has drawn itself again (the store is back),
     until it is counted; each further refusal is counted in log["refused"]."""
@@ -209,6 +231,7 @@ def row(setup: str, log: dict) -> str:
         str(log["lost"]),
         str(log["duplicated"]),
         str(log["refused"]),
+        str(len(log["unanswered"])),
         f"{statistics.median(click):.2f} / {p(click, 0.95):.2f} s" if click else "-",
         f"{p(log['tally_s'], 0.95):.2f} s",
         f"{p(log['step_s'], 0.95):.2f} s",
@@ -219,8 +242,9 @@ def row(setup: str, log: dict) -> str:
 
 
 HEADER = (
-    "| setup | answers counted | lost | duplicated | refused with a message | a click answered "
+    "| setup | answers counted | lost | duplicated | refused with a message | a Send that showed "
+    "nothing, sent again | a click answered "
     "(p50 / p95) | tally on the teacher's page (p95) | step change to every student (p95) | "
     "tracebacks and console errors | app servers' CPU of the class's wall time (cores busy) |"
-    "\n|---|---|---|---|---|---|---|---|---|---|"
+    "\n|---|---|---|---|---|---|---|---|---|---|---|"
 )

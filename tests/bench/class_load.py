@@ -162,7 +162,8 @@ def _finished(browser, servers: list[StreamlitServer], *args) -> dict:
             for frame in reversed(traceback.extract_tb(error.__traceback__))
             if frame.filename.startswith(str(Path(__file__).parent))
         )
-        return {"failed": f"{type(error).__name__}: {str(error).splitlines()[0]} ({where})"}
+        first, *shown = str(error).splitlines() or [""]  # then what the page showed
+        return {"failed": f"{type(error).__name__}: {first} ({where})", "shown": shown}
 
 
 def main_class(args) -> None:
@@ -178,7 +179,8 @@ def main_class(args) -> None:
     for setup, log in logs.items():
         if "failed" in log:
             print(f"  {setup}: did not finish: {log['failed']}")
-        for line in log.get("errors", [])[:10]:
+            print("\n".join(f"    {line}" for line in log["shown"]))
+        for line in log.get("errors", [])[:10] + log.get("unanswered", []):
             print(f"  {setup}: {line}")
     bad = len(finished) < len(logs) or any(
         log["lost"] or log["duplicated"] or log["errors"] for log in finished.values()

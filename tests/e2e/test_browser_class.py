@@ -2,7 +2,8 @@
 mode) and three students on one server (SQLite); a student who forges the teacher's link, or
 replays the teacher's own "Reveal to everyone" request on their socket, changes nothing; a wrong
 code and an expired class are messages; two replicas behind nginx sharing Redis, the teacher on
-one and a student on the other, and Redis going away and coming back.
+one and three students (on the teacher's replica, on the other, through nginx), and Redis going
+away and coming back.
 Screenshots go to $SHOTS_DIR when it is set."""
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ def test_a_student_who_replays_the_teachers_reveal_changes_nothing(browser, clas
     students_socket.wait(lambda: students_socket.pages_run > ran, "the page drawn again")
     shows(student, student.get_by_role("button", name="Send"), "B_class_cleared_failed.png")
     wait_settled(student)
+    shot(student, "B_class_student_cleared.png")
     assert student.get_by_test_id("stException").count() == 0
     assert SqliteClassStore(class_db).state(code).revealed is False
 
@@ -214,12 +216,15 @@ def test_two_replicas_share_a_class_through_redis_and_survive_it_going_away(
             teacher, first.page_url(view="Lesson", lesson=QUESTION_STEP, present=1, **SMALL)
         )
         ask_the_class(teacher)
+        same_replica = new_page(browser, PHONE)
+        join(same_replica, first.page_url(**{"class": code}))
+        answer(same_replica, "shrinks", "grows")
         other_replica = new_page(browser, PHONE)
         join(other_replica, second.page_url(**{"class": code}))
         answer(other_replica, "grows", "shrinks")
         via_nginx = new_page(browser, PHONE)
         join(via_nginx, proxy.page_url(**{"class": code}))
-        tally_reaches(teacher, 1)
+        tally_reaches(teacher, 2)
 
         redis.pause()  # unreachable: the answer is refused with a message, the page goes on
         try:
@@ -236,7 +241,7 @@ def test_two_replicas_share_a_class_through_redis_and_survive_it_going_away(
         shows(via_nginx, back, "B_class_back_failed.png")
         shot(via_nginx, "B_class_store_back.png")
         answer(via_nginx, "grows", "grows")  # sent again, counted
-        tally_reaches(teacher, 2)
-        for page in (teacher, other_replica, via_nginx):
+        tally_reaches(teacher, 3)
+        for page in (teacher, same_replica, other_replica, via_nginx):
             assert page.get_by_test_id("stException").count() == 0
             page.context.close()
