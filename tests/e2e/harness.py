@@ -332,11 +332,14 @@ LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds
 
 
 class PageProblems:
-    """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page."""
+    """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page, and
+    the websockets it opened (Streamlit's page opens one; another is a reconnection)."""
 
     def __init__(self, page) -> None:
         self.errors: list[str] = []
         self.dialogs: list[str] = []
+        self.sockets = 0
+        page.on("websocket", self._socket)
         page.on("console", self._console)
         page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
         page.on("dialog", self._dialog)
@@ -344,6 +347,9 @@ class PageProblems:
     def _console(self, message) -> None:
         if message.type == "error":
             self.errors.append(f"console: {message.text} at {message.location}")
+
+    def _socket(self, _socket) -> None:
+        self.sockets += 1
 
     def _dialog(self, dialog) -> None:
         self.dialogs.append(f"{dialog.type}: {dialog.message}")
