@@ -150,11 +150,8 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         ).wait_for()
         main_block(teacher).get_by_role("button", name="Reveal to everyone").click()
         for number, page in enumerate(pages):
-            try:
-                main_block(page).get_by_text("your guess:").wait_for()
-            except Exception:
-                shot(page, f"B_class_reveal_failed_{number}.png")
-                raise
+            revealed = main_block(page).get_by_text("your guess:")
+            shows(page, revealed, f"B_class_reveal_failed_{number}.png", problems[number + 1])
         state = store.state(code)
         tally = dict(store.tally(code, state.question).counts)
         expected = Counter(sent.values())

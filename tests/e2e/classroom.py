@@ -38,14 +38,16 @@ def main_block(page):
     return page.get_by_test_id("stMainBlockContainer")
 
 
-def shows(page, what, failed: str) -> None:
+def shows(page, what, failed: str, problems=None) -> None:
     """Until `what` (a locator) is visible on `page`; else a full-page screenshot `failed` and
-    what the page shows (a CI log is all a failure leaves)."""
+    what the page shows (a CI log is all a failure leaves), with the websockets it opened
+    where its PageProblems (`problems`) are given (more than one: it reconnected)."""
     try:
         what.wait_for()
     except Exception as error:
         shot(page, failed, full_page=True)
-        raise AssertionError(f"{failed}: not shown\n{page_summary(page)}") from error
+        sockets = "" if problems is None else f"\nwebsockets opened: {problems.sockets}"
+        raise AssertionError(f"{failed}: not shown\n{page_summary(page)}{sockets}") from error
 
 
 def progress(number: int) -> str:
