@@ -127,8 +127,8 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
             log["sent"] += 1
             counted = main_block(page).get_by_text(f"Counted: {label}")
             refused = main_block(page).get_by_text(REFUSED)
-            seen = (teacher, problems[number + 1])
-            _send(page, label, counted.or_(refused), log, f"q{question}_{number}", seen)
+            name = f"q{question}_{number}"
+            _send(page, label, counted.or_(refused), log, name, teacher, problems[number + 1])
             if counted.is_visible():
                 log["click_s"].append(time.perf_counter() - start)
                 sent[page] = label
@@ -190,25 +190,23 @@ def _shown(pages) -> list[float]:
     return [page.evaluate("window.shownAt") for page in pages]
 
 
-def _send(page, label: str, answered, log: dict, name: str, seen, tries: int = 3) -> None:
+def _send(page, label: str, answered, log: dict, name: str, teacher, problems) -> None:
     """Send `label` until the page shows `answered` (counted, or refused with a message), as a
     student would: a Send that shows nothing for UNANSWERED_MS is sent again (one answer per
     student: a second one replaces the first), and kept in log["unanswered"] with what the
-    page showed, the teacher's count then and the websockets the page has opened (`seen`:
-    the teacher's page, the student's PageProblems), and its screenshot."""
-    teacher, problems = seen
-    for attempt in range(tries):
+    page showed, the websockets it opened (its PageProblems, `problems`) and the teacher's
+    count then, its screenshot saved."""
+    for attempt in range(3):
         send_token(page, label)
         try:
-            answered.wait_for(timeout=UNANSWERED_MS)
+            failed = f"B_class_unanswered_{name}_{attempt}.png"
+            shows(page, answered, failed, problems, UNANSWERED_MS)
             return
-        except Exception:
-            shot(page, f"B_class_unanswered_{name}_{attempt}.png", full_page=True)
+        except AssertionError as error:
             tally = main_block(teacher).get_by_text("students answered").all_inner_texts()
-            lines = [*page_summary(page).splitlines(), f"teacher: {tally}"]
-            lines.append(f"websockets opened: {problems.sockets}")
-            log["unanswered"].append(f"{name}: {' · '.join(lines)}")
-    shows(page, answered, f"B_class_send_failed_{name}.png")
+            shown = [*str(error).splitlines()[1:], f"teacher: {tally}"]
+            log["unanswered"].append(f"{name}: {' · '.join(shown)}")
+    raise AssertionError(f"{name}: a Send showed nothing 3 times\n{log['unanswered'][-1]}")
 
 
 def _send_again(page, label: str, log: dict, tries: int = 5) -> str:

@@ -38,12 +38,13 @@ def main_block(page):
     return page.get_by_test_id("stMainBlockContainer")
 
 
-def shows(page, what, failed: str, problems=None) -> None:
-    """Until `what` (a locator) is visible on `page`; else a full-page screenshot `failed` and
-    what the page shows (a CI log is all a failure leaves), with the websockets it opened
-    where its PageProblems (`problems`) are given (more than one: it reconnected)."""
+def shows(page, what, failed: str, problems=None, timeout_ms: float | None = None) -> None:
+    """Until `what` (a locator) is visible on `page` (at most `timeout_ms`, else the page's own
+    limit); else a full-page screenshot `failed` and what the page shows (a CI log is all a
+    failure leaves), with the websockets it opened where its PageProblems (`problems`) are
+    given (more than one: it reconnected)."""
     try:
-        what.wait_for()
+        what.wait_for(timeout=timeout_ms)
     except Exception as error:
         shot(page, failed, full_page=True)
         sockets = "" if problems is None else f"\nwebsockets opened: {problems.sockets}"
