@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -19,14 +22,10 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
     sys.path.insert(0, ROOT)
 
 from app import logs, registry, session_end, training_session  # noqa: E402
-from app.controls import (  # noqa: E402
-    session_models,  # noqa: E402
-    sidebar,
-    state,
-)
+from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
-from app.settings import Setup  # noqa: E402
+from app.settings import Settings, Setup  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
@@ -94,29 +93,63 @@ def main(make_run=run_for) -> None:
     logs.configure()
     session_end.sweep()
     if make_run is run_for:  # a real server (not the benchmark's stand-in)
-        warm_landing(state.DEFAULTS["text"])
+        warm_landing(setup_keys.DEFAULTS["text"])
     with CACHE.holding():
-        page(make_run, page_start)
+        frame(make_run, page_start)
     collect_garbage()
 
 
-def page(make_run, page_start: float) -> None:
-    notices = state.start_page(tuple(registry.VIEWS), session_models.is_session_source)
+@dataclass
+class Frame:
+    """What every view's page is drawn with: the run maker, when the page started, and the
+    sidebar's settings (filled in once the sidebar is drawn, before the page runs)."""
+
+    make_run: Callable
+    page_start: float
+    settings: Settings | None = None
+
+
+def frame(make_run, page_start: float) -> None:
+    """The frame around every page: the link, the navigation, the sidebar; then the page."""
+    first, notices, linked_view = url.start_page(
+        tuple(registry.BY_TITLE), session_models.is_session_source
+    )
     st.set_page_config(
         page_title="Encoder Explorer",
         page_icon="🔍",
         layout="wide",
         initial_sidebar_state=state.sidebar_state(),
     )
-    settings = sidebar.render(notices)
-    state.sync_url(settings.text)
+    held = Frame(make_run, page_start)
+    pages = {view.title: st.Page(partial(draw_page, view, held), title=view.title,
+                                 url_path=view.path) for view in registry.VIEWS}  # fmt: skip
+    start = st.Page(lambda: None, title="Encoder Explorer", url_path="start", default=True,
+                    visibility="hidden")  # fmt: skip
+    current = st.navigation(
+        [start, *pages.values()], position="hidden" if state.get("present") else "top"
+    )
+    landing = current.url_path in ("", pages["Lesson"].url_path)
+    if first and landing and url.first_visit():  # no settings: the lesson, on MiniLM
+        sidebar.select_source(url.FIRST_VISIT_SOURCE)
+    wanted = state.view_to_open() or linked_view
+    if current is start and wanted is None:  # the root: a link that names any setting opens
+        wanted = "Lesson" if url.first_visit() else url.FIRST_VIEW  # the Attention view
+    if wanted is not None and wanted != current.title:
+        st.switch_page(pages[wanted])
+    state.put("view", current.title)
+    held.settings = sidebar.render(notices)
+    url.sync(held.settings.text)
     st.title("Encoder Explorer")
-    name = st.segmented_control("View", registry.VIEWS, key="view", label_visibility="collapsed")
+    current.run()
+
+
+def draw_page(view: registry.View, held: Frame) -> None:
+    """One view's page: its run (and setup B's), what happened to the input, then the view."""
+    settings, make_run = held.settings, held.make_run
     status = st.empty()
     for notice in settings.notices:
         st.warning(notice)
-    view = registry.VIEWS[name]
-    if isinstance(view, registry.TrainingView):
+    if view.trains:
         view.draw(settings, *training_session.lab_and_actions())
         return
     if settings.error:
@@ -150,7 +183,7 @@ def page(make_run, page_start: float) -> None:
     if runs.b_problem:  # A is drawn all the same
         st.error(literal(runs.b_problem))
     view.draw(runs, state.fit_to_sentences(chosen, run.lengths))
-    status.caption(status_line(runs, page_start))
+    status.caption(status_line(runs, held.page_start))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
-"""The registry the page dispatches through: every view (app.views, app.lesson) by name.
+"""The registry the page is built from: every view (app.views, app.lesson) as a `View` record, its
+page's title and path, how it draws, the hooks its run keeps and the session keys it declares.
 
 A run view is `draw(runs, selection)`: a plain function of the runs (app.runs.Runs: setup A's
 run, and in compare mode setup B's; a Run may be a stand-in with the same fields) and what the
-user selected (app.settings.Selection). It reads no session state;
-its widgets carry keys registered in app.controls.state and their values reach it as return values.
-`hooks(cfg, selection)` names the tensors the run keeps for it (None: every hook), so the run is a
-function of (config, selection). The Training view draws no run: it trains one.
+user selected (app.keys.Selection). It reads no session state; its widgets carry the keys it
+declares (gathered here and registered with app.controls.state) and their values reach it as
+return values. `hooks(cfg, selection)` names the tensors the run keeps for it (None: every hook),
+so the run is a function of (config, selection). The Training view draws no run: it trains one.
+
+Adding a view: its module (draw, hooks, KEYS) and one line in VIEWS.
 
 User text reaches the page only through dataframes, plotly labels (escaped in app.charts) and
 `st.text`/`st.code`, or escaped by app.user_text, never through raw markdown or HTML.
@@ -17,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from app.controls import classroom, sidebar, state
+from app.controls import classroom, setup_keys, sidebar, state, url
+from app.keys import SHARED_KEYS, Key, Selection
 from app.lesson import page as lesson
-from app.settings import Selection
+from app.lesson import questions
 from app.views import (
     activations,
     attention,
@@ -51,39 +55,58 @@ def every_hook(cfg: EncoderConfig, chosen: Selection) -> None:
 
 
 @dataclass(frozen=True)
-class RunView:
-    """A view of one run: what it draws, and the hooks the run keeps for it."""
+class View:
+    """One view: its page's title and path, what it draws, the hooks the run keeps for it, the
+    session keys it declares. `trains`: it draws no run (draw(settings, lab, actions))."""
 
-    draw: Callable[..., None]  # (runs, selection)
-    hooks: HookChoice
-
-
-@dataclass(frozen=True)
-class TrainingView:
-    """The view that trains a model (draw(settings, lab, actions)); it needs no run."""
-
+    title: str
+    path: str
     draw: Callable[..., None]
+    hooks: HookChoice = no_hooks
+    keys: tuple[Key, ...] = ()
+    trains: bool = False
 
 
 def follow_link(view: str, values: dict[str, object]) -> None:
     """Open `view` with these URL values, as a link would (the lesson's buttons)."""
-    state.follow_link(view, values, sidebar.select_source)
+    url.follow_link(view, values, sidebar.select_source)
 
 
-VIEWS: dict[str, RunView | TrainingView] = {
-    "Lesson": RunView(
+def new_exercise_numbers() -> None:
+    """The Exercises view's "New numbers" button: the next set, its answers cleared."""
+    state.update(exercises.new_numbers_values(state.get("ex_set")))
+
+
+VIEWS: tuple[View, ...] = (  # the navigation offers them in this order
+    View(
+        "Lesson",
+        "lesson",
         partial(lesson.draw, follow=follow_link, ask=classroom.ask, class_bar=classroom.bar),
         every_hook,
+        (*lesson.KEYS, *questions.KEYS, *classroom.KEYS),
     ),
-    "Tokens": RunView(tokens.draw, no_hooks),
-    "Attention": RunView(partial(attention.draw, follow=state.follow_explorer), no_hooks),
-    "Attention steps": RunView(steps.draw, steps.hooks),
-    "LayerNorm": RunView(layernorm.draw, layernorm.hooks),
-    "Activations": RunView(activations.draw, activations.hooks),
-    "Shapes": RunView(shapes.draw, every_hook),
-    "Cost": RunView(cost.draw, no_hooks),
-    "Heads across a corpus": RunView(corpus.draw, no_hooks),
-    "Exercises": RunView(partial(exercises.draw, new_numbers=state.new_exercise_numbers), no_hooks),
-    "Export": RunView(export.draw, every_hook),
-    "Training": TrainingView(training.draw),
-}  # the view control offers them in this order
+    View("Tokens", "tokens", tokens.draw),
+    View(
+        "Attention",
+        "attention",
+        partial(attention.draw, follow=state.follow_explorer),
+        keys=attention.KEYS,
+    ),
+    View("Attention steps", "attention-steps", steps.draw, steps.hooks, steps.KEYS),
+    View("LayerNorm", "layernorm", layernorm.draw, layernorm.hooks, layernorm.KEYS),
+    View("Activations", "activations", activations.draw, activations.hooks, activations.KEYS),
+    View("Shapes", "shapes", shapes.draw, every_hook),
+    View("Cost", "cost", cost.draw),
+    View("Heads across a corpus", "heads-across-a-corpus", corpus.draw, keys=corpus.KEYS),
+    View(
+        "Exercises",
+        "exercises",
+        partial(exercises.draw, new_numbers=new_exercise_numbers),
+        keys=exercises.KEYS,
+    ),
+    View("Export", "export", export.draw, every_hook),
+    View("Training", "training", training.draw, keys=training.KEYS, trains=True),
+)
+BY_TITLE = {view.title: view for view in VIEWS}
+KEYS = (*setup_keys.KEYS, *SHARED_KEYS, *(key for view in VIEWS for key in view.keys))
+state.register(KEYS)

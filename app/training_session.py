@@ -9,11 +9,11 @@ if that fits, and each finished run's model is then kept only if it fits
 from __future__ import annotations
 
 from app import session_end
-from app.controls import session_models, sidebar, state
+from app.controls import session_models, sidebar, state, url
 from app.memory import MemoryRefused
 from app.runs import checkpoint_cost
 from app.settings import architecture_values
-from app.views.training import TrainingActions, TrainingLab
+from app.views.training import TrainingActions, TrainingLab, preset_values
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
 
@@ -28,7 +28,7 @@ def _memory_check(cfg: TrainConfig, runs: int) -> str:
     nbytes = session_models.training_bytes(cfg, runs)
     shelf = session_models.session_models()
     try:
-        shelf.plan_room(_training_what(runs), nbytes, nbytes, state.sources_in_use())
+        shelf.plan_room(_training_what(runs), nbytes, nbytes, url.sources_in_use())
     except MemoryRefused as refusal:
         return str(refusal)
     return ""
@@ -39,7 +39,7 @@ def _start(lab: TrainingLab, make_job, cfg: TrainConfig, runs: int) -> None:
     nbytes = session_models.training_bytes(cfg, runs)
     try:
         session_models.session_models().start_training(
-            _training_what(runs), nbytes, state.sources_in_use()
+            _training_what(runs), nbytes, url.sources_in_use()
         )
     except MemoryRefused as refusal:
         lab.refuse(str(refusal))
@@ -50,7 +50,7 @@ def _start(lab: TrainingLab, make_job, cfg: TrainConfig, runs: int) -> None:
 def _keep_models(results: dict[str, TrainResult]) -> tuple[dict[str, str], str]:
     """Each finished run as a model source of this session: ({run name: its id}, why the runs
     left out could not be kept, or "")."""
-    return session_models.session_models().keep_trained(results, state.sources_in_use())
+    return session_models.session_models().keep_trained(results, url.sources_in_use())
 
 
 def _apply_preset() -> None:
@@ -58,7 +58,7 @@ def _apply_preset() -> None:
     name = state.get("train_preset")
     if name is None:
         return
-    state.update(state.training_preset_values(name))
+    state.update(preset_values(name))
     cfg = TrainConfig(**TRAINING_PRESETS[name])
     sidebar.use_architecture(architecture_values(cfg.encoder_config()))
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app import registry  # noqa: F401  (declares every session key with the state module)
 from app.controls import state
 from tests.app.helpers import assert_no_exception, open_page
 
@@ -134,6 +135,12 @@ def test_nothing_below_the_controls_imports_them() -> None:
         assert not any(n.startswith("app.controls") for n in app_imports(path)), path
 
 
+def test_the_keys_are_plain_values_every_layer_may_import() -> None:
+    """app.keys (Key, Selection) is where views declare their keys: no Streamlit, no page."""
+    for name in imports_of(ROOT / "app" / "keys.py"):
+        assert name.split(".")[0] not in ("streamlit", "app"), name
+
+
 def test_the_shared_runs_and_the_model_cache_import_no_session_module() -> None:
     for module in ("runs.py", "memory.py", "sources.py"):
         path = ROOT / "app" / module
@@ -165,18 +172,12 @@ def test_only_one_module_reaches_into_private_streamlit() -> None:
         assert uses_private == (path.name == "streamlit_private.py"), (path, private)
 
 
-def test_the_lesson_s_step_count_is_derived_from_its_steps() -> None:
-    tree = ast.parse((ROOT / "app" / "controls" / "state.py").read_text(encoding="utf-8"))
-    (count,) = [
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "LESSON_STEPS" for t in node.targets)
-    ]
-    assert not isinstance(count, ast.Constant), "LESSON_STEPS is a literal"
+def test_a_link_reaches_every_lesson_step_and_no_further() -> None:
     from app.lesson.content import STEPS
 
-    assert state.LESSON_STEPS == len(STEPS)
+    assert state.REGISTRY["lesson"].parse(str(len(STEPS))) == len(STEPS)
+    with pytest.raises(ValueError, match="outside"):
+        state.REGISTRY["lesson"].parse(str(len(STEPS) + 1))
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ from app.classroom.store import (
     open_store,
 )
 from app.controls import state
+from app.controls.url import VIEW_PARAM
+from app.keys import Key
 from app.lesson.questions import (
     PAIRED_KINDS,
     SECOND_PART,
@@ -48,6 +50,25 @@ from encoder.inspect.predictions import Prediction
 POLL_S = 0.5  # a student's page asks the store this often (a step change: 2 s p95, 10 students)
 TALLY_POLL_S = 0.3  # the teacher's tally, while a question is open
 SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
+# The code a student joins (the student link's `class`), the join form, the follow switch; the
+# teacher's (code, secret) and a student's (code, id) stay in their session only.
+KEYS = (
+    Key("class", None, in_url=True),
+    Key("class_code"),
+    Key("class_nickname"),
+    # the follow switch's widget, and whether this student follows (the switch's value comes
+    # from it: a widget's own state can vanish on a run that does not draw it)
+    Key("class_follow"),
+    Key("_class_following", True),
+    Key("_class_teacher"),
+    Key("_class_student"),
+    Key("_class_seen"),  # the class state's version a student last followed
+    # (the class state's version, the teacher's link parameters), applied as the next run
+    # starts; only then is that version seen (a rerun lost to a busy server is asked again)
+    Key("_class_pending"),
+    Key("_class_refused"),  # the question whose answer the store refused (say: send it again)
+    Key("_class_away", False),  # a read found the store away: the poll redraws once it is back
+)
 UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
 
 
@@ -169,7 +190,8 @@ def still(member: tuple[str, str] | None) -> tuple[str, str]:
 
 def teacher_setup() -> dict[str, str]:
     """What students load with the teacher's step: the page's link (model, sentence, step)."""
-    return {k: v for k, v in st.query_params.to_dict().items() if k not in SETUP_LEFT_OUT}
+    link = {k: v for k, v in st.query_params.to_dict().items() if k not in SETUP_LEFT_OUT}
+    return {**link, VIEW_PARAM: state.get("view")}  # the view is its page's path
 
 
 def student_link(code: str) -> str:
@@ -280,7 +302,7 @@ def _student_poll() -> None:
     if current.version == state.get("_class_seen") and not back:
         return
     if state.get("_class_following"):
-        # applied before the sidebar's widgets (app.controls.state.start_page), which marks the
+        # applied before the sidebar's widgets (app.controls.url.start_page), which marks the
         # version seen: until then every poll asks again
         state.put("_class_pending", (current.version, dict(current.setup)))
     else:  # exploring: the follow line's step, and the question where the student is on it

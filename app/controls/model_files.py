@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app.controls import session_models, state
+from app.controls import session_models, state, url
 from app.memory import BUDGET_ENV, CACHE, SESSION_BUDGET_ENV, MemoryRefused, size_text
 from app.streamlit_private import remove_uploaded
 from app.user_text import literal
@@ -47,7 +47,7 @@ def _on_upload(key: str, select: Callable[[str], None]) -> None:
     files = [(file.name, file.getvalue()) for file in uploaded]
     remove_uploaded(uploaded)
     try:
-        model_id = session_models.add_upload(files, state.sources_in_use())
+        model_id = session_models.add_upload(files, url.sources_in_use())
     except MemoryRefused as refusal:  # says what it needs and what the limit is
         log.warning("upload refused: %s", refusal)
         state.put("_upload_error", literal(str(refusal)))

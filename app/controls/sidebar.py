@@ -1,9 +1,9 @@
 """The sidebar: the input text, the model source and its architecture, the device.
 
-Every control is a widget whose key is registered in app.controls.state (and is a URL parameter
-there). What cannot be used (a head count that does not divide d_model, a device this machine lacks,
-a model that left the session) is replaced by a sound value and reported in `Settings.notices`,
-never raised.
+Every control is a widget whose key is declared in app.controls.setup_keys (and is a URL
+parameter, app.controls.url). What cannot be used (a head count that does not divide d_model, a
+device this machine lacks, a model that left the session) is replaced by a sound value and reported
+in `Settings.notices`, never raised.
 
 The model source is random weights (the architecture controls describe the model), the bundled
 MiniLM, or a model trained or uploaded in this browser session (app.controls.session_models): for
@@ -16,7 +16,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app.controls import model_files, session_models, state
+from app.controls import model_files, session_models, setup_keys, state, url
+from app.keys import MAX_HEADS
 from app.settings import (
     ARCHITECTURE_KEYS,
     D_FF_CHOICES,
@@ -100,7 +101,7 @@ def use_architecture(values: dict[str, object]) -> None:
 def _source_control(notices: list[str]) -> str:
     """The model source: random, MiniLM, or one of this session's models; then its files."""
     models = session_models.session_models()
-    if state.get("source") not in (*state.SOURCES, *models):
+    if state.get("source") not in (*setup_keys.SOURCES, *models):
         notices.append(
             "The model that was chosen is not in this browser session any more (a session "
             f"keeps the last {session_models.MAX_SESSION_MODELS} models trained or uploaded in "
@@ -110,8 +111,9 @@ def _source_control(notices: list[str]) -> str:
     labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
     source = st.radio(
         "Weights",
-        (*state.SOURCES, *models),
+        (*setup_keys.SOURCES, *models),
         key="source",
+        persist_state="session",
         format_func=labels.get,
         on_change=lambda: select_source(state.get("source")),
     )
@@ -141,6 +143,7 @@ def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -
         index=None,
         placeholder=placeholder,
         key=key,
+        persist_state="session",
         on_change=apply,
     )
 
@@ -153,7 +156,7 @@ def _with_value(choices: list[int], value: int) -> list[int]:
 def _fitting_heads(d_model: int, notices: list[str]) -> list[int]:
     """The head counts setup A offers; a count that does not divide d_model becomes the nearest
     that does, and the page says so."""
-    options = head_counts(d_model, state.MAX_HEADS)
+    options = head_counts(d_model, MAX_HEADS)
     wanted = state.get("num_heads")
     if wanted not in options:
         nearest = min(options, key=lambda h: (abs(h - wanted), h))
@@ -181,7 +184,7 @@ def describe_b(overrides: dict[str, object]) -> str:
 
 def _pairs(a: Setup) -> None:
     """One click to the common pairs: each makes B = A but for one thing."""
-    a_values = state.sidebar_values()
+    a_values = url.sidebar_values()
     locked = a.source != "random"
     fixed = "A's trained weights fit only their own architecture" if locked else None
     other = {"pre": "post", "post": "pre", "relu": "gelu", "gelu": "relu"}
@@ -191,7 +194,7 @@ def _pairs(a: Setup) -> None:
     st.button(
         "Pre ↔ post",
         key="pair_norm",
-        on_click=state.set_b,
+        on_click=url.set_b,
         args=({"norm": other[a_values["norm"]]},),
         disabled=locked,
         help=fixed or "B = A with the other norm placement.",
@@ -200,7 +203,7 @@ def _pairs(a: Setup) -> None:
     st.button(
         "ReLU ↔ GELU",
         key="pair_activation",
-        on_click=state.set_b,
+        on_click=url.set_b,
         args=({"activation": other[a_values["activation"]]},),
         disabled=locked,
         help=fixed or "B = A with the other activation.",
@@ -209,7 +212,7 @@ def _pairs(a: Setup) -> None:
     st.button(
         f"Head {layer}.{head} off",
         key="pair_head_off",
-        on_click=state.set_b,
+        on_click=url.set_b,
         args=({"ablate": f"{layer}.{head}"},),
         help="B = A with the Attention view's chosen head switched off.",
         width="stretch",
@@ -227,7 +230,7 @@ def _pairs(a: Setup) -> None:
 def _trained_vs_random() -> None:
     if state.get("source") == "random":
         select_source("pretrained")
-    state.set_b({"source": "random"})
+    url.set_b({"source": "random"})
 
 
 def _device_control(notices: list[str]) -> str:
@@ -241,13 +244,13 @@ def _device_control(notices: list[str]) -> str:
             )
         )
         state.put("device", "cpu")
-    return st.selectbox("Device", devices, key="device")
+    return st.selectbox("Device", devices, key="device", persist_state="session")
 
 
 def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
     """Norm placement, d_model, heads, layers, d_ff, activation, norm type, positions and seed,
     with keys `prefix` + A's key (setup B's widgets follow A's values until changed)."""
-    follow = {} if not prefix else {"on_change": state.on_b_change}
+    follow = {} if not prefix else {"on_change": url.on_b_change}
 
     def changes(name: str) -> dict:
         return {**follow, "args": (name,)} if follow else {}
@@ -257,6 +260,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         norm.label,
         norm.choices,
         key=prefix + "norm",
+        persist_state="session",
         format_func=LABELS.get,
         disabled=locked,
         **changes("norm"),
@@ -265,27 +269,32 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         "d_model",
         _with_value(D_MODEL_CHOICES, state.get(prefix + "d_model")),
         key=prefix + "d_model",
+        persist_state="session",
         disabled=locked,
         **changes("d_model"),
     )
     if prefix:  # B shows an impossible head count as it is; its config says what is wrong
-        heads = _with_value(head_counts(d_model, state.MAX_HEADS), state.get(prefix + "num_heads"))
+        heads = _with_value(head_counts(d_model, MAX_HEADS), state.get(prefix + "num_heads"))
     else:
         heads = _fitting_heads(d_model, notices)
     st.selectbox(
         BY_KEY["num_heads"].label,
         heads,
         key=prefix + "num_heads",
+        persist_state="session",
         disabled=locked,
         help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
         **changes("num_heads"),
     )
-    layers = max(state.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
+    layers = max(
+        setup_keys.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers")
+    )  # uploads may have more
     st.slider(
         BY_KEY["num_layers"].label,
         1,
         layers,
         key=prefix + "num_layers",
+        persist_state="session",
         disabled=locked,
         **changes("num_layers"),
     )
@@ -293,6 +302,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         d_ff.label,
         _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
         key=prefix + "d_ff",
+        persist_state="session",
         disabled=locked,
         **changes("d_ff"),
     )
@@ -302,6 +312,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
                 option.label,
                 option.choices,
                 key=prefix + option.key,
+                persist_state="session",
                 format_func=LABELS.get,
                 horizontal=True,
                 disabled=locked,
@@ -309,7 +320,12 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
             )
     seed = BY_KEY["seed"]
     st.number_input(
-        seed.label, *seed.bounds, key=prefix + "seed", disabled=locked, **changes("seed")
+        seed.label,
+        *seed.bounds,
+        key=prefix + "seed",
+        persist_state="session",
+        disabled=locked,
+        **changes("seed"),
     )
 
 
@@ -334,15 +350,17 @@ def render(notices: list[str]) -> Settings:
             _picker(
                 "Preset",
                 "Start from a preset…",
-                state.ARCHITECTURE_PRESETS,
+                setup_keys.ARCHITECTURE_PRESETS,
                 "preset",
                 lambda preset: preset["settings"],
             )
         _architecture_controls("", locked, notices)
         device = _device_control(notices)
-        a = Setup(source, *_config(source, state.sidebar_values()))
+        a = Setup(source, *_config(source, url.sidebar_values()))
         st.header("Compare")
-        if st.toggle("Compare with a second setup", key="compare", help=COMPARE_HELP):
+        if st.toggle(
+            "Compare with a second setup", key="compare", persist_state="session", help=COMPARE_HELP
+        ):
             a = replace(a, heads_off=_heads_off_control(""))
             b = _setup_b(a, notices)
         else:
@@ -367,41 +385,46 @@ def _heads_off_control(prefix: str) -> str:
         f"Heads switched off in {name}, as layer.head",
         key=prefix + "ablate",
         placeholder="e.g. 0.2,1.8",
+        persist_state="session",
         help=f"Setup {name}'s run zeroes these heads' output before W_O.",
-        **({"on_change": state.on_b_change, "args": ("ablate",)} if prefix else {}),
+        **({"on_change": url.on_b_change, "args": ("ablate",)} if prefix else {}),
     )
 
 
 def _setup_b(a: Setup, notices: list[str]) -> Setup:
     """Setup B: one-click pairs, then every control A has (keys b_...), following A's values
     until changed."""
-    st.caption(f"Setup B: {describe_b(state.b_overrides())}.")
+    st.caption(f"Setup B: {describe_b(url.b_overrides())}.")
     _pairs(a)
-    state.show_setup_b()
+    url.show_setup_b()
     models = session_models.session_models()
     labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
-    with st.expander("Setup B's controls", expanded=bool(state.b_overrides())):
-        sources = (*state.SOURCES, *models)
+    with st.expander("Setup B's controls", expanded=bool(url.b_overrides())):
+        sources = (*setup_keys.SOURCES, *models)
         if state.get("b_source") not in sources:
             notices.append("Setup B's model is not in this session any more; B uses A's.")
-            state.b_overrides().pop("source", None)
-            state.show_setup_b()
+            url.b_overrides().pop("source", None)
+            url.show_setup_b()
         source = st.radio(
             "Weights (B)",
             sources,
             key="b_source",
+            persist_state="session",
             format_func=labels.get,
-            on_change=state.on_b_change,
+            on_change=url.on_b_change,
             args=("source",),
         )
         locked = source != "random"
         if locked:  # B's widgets show its model's own architecture
             state.update(
-                {state.b_key(k): v for k, v in architecture_values(source_config(source)).items()}
+                {
+                    setup_keys.b_key(k): v
+                    for k, v in architecture_values(source_config(source)).items()
+                }
             )
-        _architecture_controls(state.B_PREFIX, locked, notices)
-        heads_off = _heads_off_control(state.B_PREFIX)
-    cfg, error = _config(source, state.sidebar_values(state.B_PREFIX), like=a.cfg)
+        _architecture_controls(setup_keys.B_PREFIX, locked, notices)
+        heads_off = _heads_off_control(setup_keys.B_PREFIX)
+    cfg, error = _config(source, url.sidebar_values(setup_keys.B_PREFIX), like=a.cfg)
     return Setup(source, cfg, error, heads_off)
 
 
@@ -411,12 +434,16 @@ def _text_control(task_model: TaskModel | None) -> str:
         _picker(
             "Example sentences",
             "Pick an example…",
-            state.EXAMPLES,
+            setup_keys.EXAMPLES,
             "example",
             lambda example: {"text": example["text"]},
         )
         return st.text_area(
-            "Sentences (one per line)", key="text", height=120, help="Each line is one sentence."
+            "Sentences (one per line)",
+            key="text",
+            persist_state="session",
+            height=120,
+            help="Each line is one sentence.",
         )
     symbols = known_symbols(task_model.tokenizer)
     example = example_sequence(task_model.seq_len, task_model.vocab)
@@ -426,7 +453,11 @@ def _text_control(task_model: TaskModel | None) -> str:
         f"such as {example}."
     )
     return st.text_area(
-        "Sequences (one per line)", key="text", height=120, help="Each line is one sequence."
+        "Sequences (one per line)",
+        key="text",
+        persist_state="session",
+        height=120,
+        help="Each line is one sequence.",
     )
 
 

@@ -17,16 +17,29 @@ import pandas as pd
 import streamlit as st
 
 from app.components.attention_explorer import attention_explorer
+from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout, questions
 from app.lesson.content import STEPS, TITLES, Lesson, Paragraph, Said, Step
 from app.lesson.explorer import step_payload
 from app.runs import Runs
-from app.settings import LESSON_RULE_QUERY, Selection
+from app.settings import LESSON_RULE_QUERY
 from app.user_text import literal, quoted
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
 
+KEYS = (  # the step (1-based), its query (a position, or the rule's), presenter mode
+    Key("lesson", 1, in_url=True, bounds=(1, len(STEPS)), selects=True),
+    Key(
+        "lesson_query",
+        LESSON_RULE_QUERY,
+        in_url=True,
+        bounds=(LESSON_RULE_QUERY, POSITION_BOUNDS[1]),
+        selects=True,
+        fits=FITS_QUERY,
+    ),
+    Key("present", False, in_url=True),
+)
 Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
 Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
 ClassBar = Callable[..., None]  # (step, presenting, below=False): the class's line
@@ -121,6 +134,7 @@ def _top_bar(lesson: Lesson, number: int, follow: Follow) -> bool:
     present = toggle.toggle(
         "Presenter",
         key="present",
+        persist_state="session",
         help="Large type and the sidebar folded away, for a projector. In the link as present=1.",
     )
     download.download_button(
@@ -142,6 +156,7 @@ def _query_picker(lesson: Lesson) -> None:
         "Query token",
         [LESSON_RULE_QUERY, *range(lesson.n)],
         key="lesson_query",
+        persist_state="session",
         format_func=lambda i: (
             f"the lesson's pick: {rule} {tokens[rule]}"
             if i == LESSON_RULE_QUERY

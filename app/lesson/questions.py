@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from app.keys import Key
 from app.lesson.content import TITLES
 from app.user_text import literal
 from encoder.inspect import predictions
@@ -32,6 +33,14 @@ WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "pred
                "choice": "predict_choice"}  # fmt: skip
 SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
 PAIRED_KINDS = ("number", "choice")  # the kinds a paired question has
+# The guess controls, by kind, the question they answer, and {question id: guess ("" skipped)}
+# of those this browser revealed.
+KEYS = (
+    *(Key(name) for name in WIDGET_KEYS.values()),
+    *(Key(WIDGET_KEYS[kind] + SECOND_PART) for kind in PAIRED_KINDS),
+    Key("_predict_for"),
+    Key("_predict_done"),
+)
 PRESENTER_QUESTION_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
 </style>"""

@@ -12,8 +12,8 @@ import streamlit as st
 
 from app.charts import activations as charts
 from app.charts.common import depth_name
+from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.changes import relu_vs_gelu, say, what_changed
 from app.views.figures import histogram_figure
 from app.views.layout import (
@@ -31,6 +31,13 @@ from encoder.core.options import ACTIVATION_NAMES
 from encoder.inspect import activations
 
 GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x
+
+
+KEYS = (
+    Key("act_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
+    # None: the first word
+    Key("act_token", None, in_url=True, bounds=POSITION_BOUNDS, selects=True, fits=FITS_TOKEN),
+)
 
 
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:

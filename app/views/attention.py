@@ -26,8 +26,8 @@ from app.charts.ablation import (
 from app.charts.common import depth_labels, plural
 from app.components.attention_explorer import attention_explorer
 from app.explorer_payloads import explorer_payload
+from app.keys import Key, Selection
 from app.runs import Run, Runs, ablation_effect
-from app.settings import Selection
 from app.user_text import literal, quoted
 from app.views import readings
 from app.views.changes import (
@@ -44,6 +44,10 @@ from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
 EXPLORER_KEY = "explorer"
+KEYS = (
+    Key("stretch", False, selects=True),
+    Key(EXPLORER_KEY),  # the attention explorer's component state: its settled {layer, head}
+)
 
 
 def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
@@ -53,6 +57,7 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
     stretch = st.toggle(
         "Stretch the colours to the largest weight",
         key="stretch",
+        persist_state="session",
         help="Random weights spread attention almost evenly; stretching shows its structure.",
     )
     what_changed(runs)
@@ -179,6 +184,7 @@ def _ablation_section(run: Run, sentence: int) -> None:
     text = st.text_input(
         "Heads to switch off, as layer.head separated by commas",
         key="ablate",
+        persist_state="session",
         placeholder="e.g. 0.2,1.8",
         help="A head switched off contributes nothing to its layer's output (its z is zeroed "
         "before W_O, as if its columns of W_O were zero). The choice is part of the link.",

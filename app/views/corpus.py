@@ -10,9 +10,9 @@ import streamlit as st
 from app.charts.heads import fingerprint_figure
 from app.components.head_scatter import head_scatter
 from app.corpus_stats import stats_for
+from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.runs import Runs
-from app.settings import Selection
 from app.views.layout import missing, number_table, show_for, side_by_side
 from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
@@ -33,10 +33,17 @@ from encoder.web.scatter import scatter_data
 BUNDLED, PASTED = "the bundled corpus", "my own sentences"
 LABELS = ("setup", "layer", "head", "group")
 
+KEYS = (  # the bundled corpus or the user's own sentences
+    Key("corpus_source"),
+    Key("corpus_text", ""),
+)
+
 
 def chosen_sentences() -> list[str] | None:
     """The corpus the user picked, or None after saying what is wrong with a pasted one."""
-    choice = st.radio("Corpus", (BUNDLED, PASTED), key="corpus_source", horizontal=True)
+    choice = st.radio(
+        "Corpus", (BUNDLED, PASTED), key="corpus_source", persist_state="session", horizontal=True
+    )
     if choice == BUNDLED:
         sentences = bundled_corpus()
         st.caption(f"{len(sentences)} sentences. {bundled_corpus_source()}")
@@ -44,6 +51,7 @@ def chosen_sentences() -> list[str] | None:
     text = st.text_area(
         f"Your sentences, one a line (2 to {MAX_SENTENCES:,}, at most {MAX_TOKENS} tokens each)",
         key="corpus_text",
+        persist_state="session",
         height=160,
     )
     try:

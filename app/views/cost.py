@@ -22,8 +22,8 @@ from app.charts.cost import (
     scaling_chart,
     train_memory_chart,
 )
+from app.keys import Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.changes import what_changed
 from app.views.layout import show_for, side_by_side
 from encoder.measure.gradients import LOSS

@@ -15,11 +15,31 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from app.keys import Key, Selection
 from app.runs import Runs
-from app.settings import Selection
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
 from encoder.exercises import by_hand
 from encoder.exercises.by_hand import AnswerError, HandNumbers, Question, number
+
+# The set of numbers (in the link, so a class can share one), and each question's answer typed
+# and its "Show me".
+ANSWER_KEYS = tuple(f"ex_{question}" for question in by_hand.QUESTION_KEYS)
+SHOW_KEYS = tuple(f"ex_show_{question}" for question in by_hand.QUESTION_KEYS)
+KEYS = (
+    Key("ex_set", 0, in_url=True, bounds=(0, by_hand.MAX_SET)),
+    *(Key(name, "") for name in ANSWER_KEYS),
+    *(Key(name, False) for name in SHOW_KEYS),
+)
+
+
+def new_numbers_values(current: int) -> dict[str, object]:
+    """The next set of numbers after `current`, with its answers and solutions cleared (what the
+    "New numbers" button writes)."""
+    return {
+        "ex_set": (current + 1) % (by_hand.MAX_SET + 1),
+        **dict.fromkeys(ANSWER_KEYS, ""),
+        **dict.fromkeys(SHOW_KEYS, False),
+    }
 
 
 def _row(values: tuple[float, ...]) -> str:
@@ -64,6 +84,7 @@ def _answer(question: Question, index: int) -> None:
         typed = st.text_input(
             "Your answer",
             key=f"ex_{question.key}",
+            persist_state="session",
             max_chars=by_hand.MAX_ANSWER_CHARS,
             placeholder=f"e.g. {example}",
             help="Numbers only, separated by commas or spaces; nothing you type is run.",
@@ -79,7 +100,9 @@ def _answer(question: Question, index: int) -> None:
             else:
                 answered = True
                 (st.success if verdict.correct else st.error)(verdict.message)
-        shown = st.toggle("Show me", key=f"ex_show_{question.key}", disabled=answered)
+        shown = st.toggle(
+            "Show me", key=f"ex_show_{question.key}", persist_state="session", disabled=answered
+        )
         if answered or shown:
             st.code("\n".join(question.steps), language=None, wrap_lines=True)
 
@@ -101,6 +124,7 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
         min_value=0,
         max_value=by_hand.MAX_SET,
         key="ex_set",
+        persist_state="session",
         help="The same set gives everyone the same numbers: name one for the whole class.",
     )
     right.button("New numbers", key="ex_new", on_click=new_numbers)

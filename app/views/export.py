@@ -8,8 +8,8 @@ import streamlit as st
 
 from app import downloads as files
 from app.charts.common import figure_to_html
+from app.keys import Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.figures import (
     activation_tables,
     block_figure,

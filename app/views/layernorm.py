@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import streamlit as st
 
+from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.changes import norm_does, pre_vs_post, say, what_changed
 from app.views.figures import layernorm_figure, residual_figure, residual_table
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
@@ -19,6 +19,8 @@ from encoder import EncoderConfig
 from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect import norms
 from encoder.inspect.norms import norm_hook_names
+
+KEYS = (Key("ln_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),)
 
 
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:

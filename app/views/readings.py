@@ -10,8 +10,8 @@ import streamlit as st
 
 from app.charts.attention import attention_head
 from app.charts.heads import norm_weighted_figure, rollout_lines_figure, rollout_matrix_figure
+from app.keys import Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.layout import missing, number_table, pair, show_for, side_by_side, stacked
 from encoder.inspect import moves
 from encoder.inspect.lesson import pick_query

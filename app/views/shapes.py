@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.keys import Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.changes import what_changed
 from app.views.figures import block_figure
 from app.views.layout import key_for, setup_title, side_by_side, stacked

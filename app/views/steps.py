@@ -14,8 +14,17 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
+from app.keys import (
+    FITS_HEAD,
+    FITS_LAYER,
+    FITS_POSITION,
+    HEAD_BOUNDS,
+    LAYER_BOUNDS,
+    POSITION_BOUNDS,
+    Key,
+    Selection,
+)
 from app.runs import Runs
-from app.settings import Selection
 from app.user_text import quoted
 from app.views.changes import norm_does, what_changed
 from app.views.layout import missing, pair, show_for, side_by_side
@@ -26,6 +35,13 @@ from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
 
 PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"
 TOP_ROW_STYLE = "background-color: #fff3b0"
+
+
+KEYS = (  # one query's attention: its layer, head and query, each in the link
+    Key("step_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
+    Key("step_head", 0, in_url=True, bounds=HEAD_BOUNDS, selects=True, fits=FITS_HEAD),
+    Key("step_query", 0, in_url=True, bounds=POSITION_BOUNDS, selects=True, fits=FITS_POSITION),
+)
 
 
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app.charts.attention import batch_mask_grid
+from app.keys import Selection
 from app.runs import Run, Runs
-from app.settings import Selection
 from app.views.changes import what_changed
 from app.views.figures import token_table
 from app.views.layout import show_for, side_by_side

@@ -30,6 +30,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
+from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_values
 from app.user_text import literal
 from encoder.core.config import EncoderConfig
@@ -46,6 +47,7 @@ from encoder.train.duration import (
     training_seconds,
 )
 from encoder.train.jobs import (
+    DEFAULT_DROPOUT_RATE,
     DROPOUT_PLACEMENTS,
     TrainingJob,
     comparison_configs,
@@ -68,6 +70,39 @@ COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 PLACEMENT_RUNS = len(DROPOUT_PLACEMENTS)
 JOB_RUNS = tuple(sorted({1, COMPARISON_RUNS, PLACEMENT_RUNS}))  # runs per kind of job
 DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
+# Training widget key -> the TrainConfig field it sets.
+TRAINING_FIELDS = {
+    "train_task": "task",
+    "train_seq_len": "seq_len",
+    "train_steps": "steps",
+    "train_lr": "lr",
+    "train_warmup": "warmup_steps",
+    "train_batch": "batch_size",
+    "train_seed": "seed",
+    "train_checkpoint": "checkpoint_blocks",
+}
+
+
+def preset_values(name: str | None) -> dict[str, object]:
+    """The Training view's widget values a training preset sets."""
+    if name is None:
+        return {}
+    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
+
+
+KEYS = (  # the controls (a preset in the link fills in the others) and the session's lab
+    Key(
+        "train_preset",
+        None,
+        in_url=True,
+        choices=tuple(TRAINING_PRESETS),
+        fills=preset_values,
+    ),
+    *(Key(key, getattr(TrainConfig(), field)) for key, field in TRAINING_FIELDS.items()),
+    Key("train_dropout_rate", DEFAULT_DROPOUT_RATE),  # the placement runs'
+    Key("_training_lab"),  # TrainingLab
+)
 # results -> ({run name: session model id} of the models kept, why the others were not, or "")
 KeepModels = Callable[[dict[str, TrainResult]], tuple[dict[str, str], str]]
 
@@ -153,6 +188,7 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
         placeholder="Start from a training preset…",
         format_func=_preset_label,
         key="train_preset",
+        persist_state="session",
         on_change=actions.apply_preset,
         help="Fills in the controls below and the sidebar's architecture (and hidden settings "
         "such as the learning-rate decay).",
@@ -163,26 +199,36 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
             "Task",
             list(TASKS),
             key="train_task",
+            persist_state="session",
             help="\n".join(f"- **{t.name}**: {t.description}" for t in TASKS.values()),
         )
         seq_len = st.number_input(
             "Sequence length", min_value=2, max_value=MAX_SEQ_LEN, key="train_seq_len"
         )
-        seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, key="train_seed")
+        seed = st.number_input(
+            "Seed", min_value=0, max_value=2**31 - 1, key="train_seed", persist_state="session"
+        )
     with middle:
-        steps = st.number_input("Steps", min_value=1, max_value=MAX_STEPS, key="train_steps")
+        steps = st.number_input(
+            "Steps", min_value=1, max_value=MAX_STEPS, key="train_steps", persist_state="session"
+        )
         lr = st.select_slider(
-            "Learning rate", LEARNING_RATES, key="train_lr", format_func=lambda v: f"{v:g}"
+            "Learning rate",
+            LEARNING_RATES,
+            key="train_lr",
+            persist_state="session",
+            format_func=lambda v: f"{v:g}",
         )
     with right:
         warmup = st.number_input(
             "Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup"
         )
-        batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch")
+        batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch", persist_state="session")
         rate = st.select_slider(
             "Dropout rate (placement runs)",
             DROPOUT_RATES,
             key="train_dropout_rate",
+            persist_state="session",
             help="**Dropout placement** trains with dropout at this rate on the attention "
             "weights, on each sublayer's output before its residual add, on the feed-forward's "
             "hidden layer, and in all of torch's places, beside a run without dropout.",
@@ -190,6 +236,7 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
     checkpoint = st.toggle(
         "Checkpoint every block",
         key="train_checkpoint",
+        persist_state="session",
         help="Keep only each block's input for the backward pass and recompute the rest while "
         "going back: less memory, more time. The losses are the same.",
     )

@@ -1,8 +1,8 @@
 """Widgets and drawing helpers every view shares.
 
-A widget here carries a key registered in app.controls.state, which has already put a value it
-offers into the session (app.controls.state.selection): the widget opens on it, and its return value
-is the choice."""
+A widget here carries a key its view declares (app.keys.Key), whose value app.controls.state has
+already brought within what the widget offers (app.controls.state.selection): the widget opens on
+it, keeps it on the other pages (persist_state="session"), and its return value is the choice."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def pick_index(label: str, count: int, key: str, where=st) -> int:
     if count == 1:
         where.caption(f"{label}: 0 (the only one)")
         return 0
-    return where.slider(label, 0, count - 1, key=key)
+    return where.slider(label, 0, count - 1, key=key, persist_state="session")
 
 
 def pick_sentence(sentences: list[str], chosen: int) -> int:
@@ -42,6 +42,7 @@ def pick_sentence(sentences: list[str], chosen: int) -> int:
         "Sentence",
         range(len(sentences)),
         key="sentence",
+        persist_state="session",
         format_func=lambda s: f"{s + 1}: {sentences[s][:60]}",
     )
 
@@ -49,5 +50,10 @@ def pick_sentence(sentences: list[str], chosen: int) -> int:
 def pick_token(label: str, tokens: list[str], key: str, where=st, help: str | None = None) -> int:
     """A real token of the sentence, by position ([CLS] = 0)."""
     return where.selectbox(
-        label, range(len(tokens)), key=key, format_func=lambda i: f"{i}: {tokens[i]}", help=help
+        label,
+        range(len(tokens)),
+        key=key,
+        format_func=lambda i: f"{i}: {tokens[i]}",
+        help=help,
+        persist_state="session",
     )

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.controls.state import DEFAULTS
 from encoder import TransformerEncoder
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_setup
@@ -26,6 +26,13 @@ def open_page(timeout_s: float = 120, **query: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=timeout_s)
     for key, value in query.items():
         at.query_params[key] = value
+    return at.run()
+
+
+def go(at: AppTest, view: str) -> AppTest:
+    """Switch the page to `view`'s page, as a click on the navigation would (AppTest has no
+    navigation to click: a switch the page itself makes, app.controls.state.open_view)."""
+    at.session_state["_open_view"] = view
     return at.run()
 
 

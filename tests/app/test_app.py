@@ -17,6 +17,7 @@ from tests.app.helpers import (
     assert_no_exception,
     explorer,
     figure,
+    go,
     heatmaps,
     open_page,
     page_model,
@@ -55,7 +56,7 @@ def test_heads_norm_and_layers_change_what_is_drawn():
     assert explorer(at)[1].shape == (2, 8, n, n)
     assert at.query_params["num_heads"] == "8" and at.query_params["num_layers"] == "2"
     at.radio(key="norm").set_value("post").run()
-    at.segmented_control(key="view").set_value("LayerNorm").run()
+    go(at, "LayerNorm")
     assert_no_exception(at)
     assert at.info[0].value.startswith("Post-norm")
     at.radio(key="norm").set_value("pre").run()
@@ -88,7 +89,7 @@ def test_pretrained_model_locks_the_architecture_and_restores_it_after():
 @pytest.mark.parametrize("view", ["Tokens", "Attention", "LayerNorm", "Shapes", "Export"])
 def test_every_view_renders_for_two_sentences(view):
     at = open_page(text="The cat sat on the mat.\nA much longer second sentence pads the first.")
-    at.segmented_control(key="view").set_value(view).run()
+    go(at, view)
     assert_no_exception(at)
     assert not at.error
 
@@ -159,7 +160,7 @@ def test_unusual_text_is_shown_literally(text):
     assert explorer_tokens(at) == tokens
     if "🍕" in text:
         assert any("[UNK]" in i.value for i in at.info)
-    at.segmented_control(key="view").set_value("Tokens").run()
+    go(at, "Tokens")
     assert list(at.dataframe[0].value["token"]) == tokens
 
 
@@ -224,20 +225,20 @@ def test_a_link_reopens_the_exact_setup():
     assert at.slider(key="num_layers").value == 3
     assert at.radio(key="norm_type").value == "rmsnorm"
     assert at.number_input(key="seed").value == 7
-    assert at.segmented_control(key="view").value == "Shapes"
+    assert at.session_state["view"] == "Shapes"
     for key, value in query.items():
         assert at.query_params[key] == value
 
 
 def test_choices_in_one_view_survive_a_visit_to_another():
     at = open_page(view="Attention", layer="2", head="3")  # the explorer's head, in the link
-    at.segmented_control(key="view").set_value("Training").run()
+    go(at, "Training")
     at.number_input(key="train_steps").set_value(345).run()
-    at.segmented_control(key="view").set_value("Shapes").run()
-    at.segmented_control(key="view").set_value("Attention").run()
+    go(at, "Shapes")
+    go(at, "Attention")
     assert (at.session_state["layer"], at.session_state["head"]) == (2, 3)
     assert (at.query_params["layer"], at.query_params["head"]) == ("2", "3")
-    at.segmented_control(key="view").set_value("Training").run()
+    go(at, "Training")
     assert at.number_input(key="train_steps").value == 345
 
 
@@ -260,7 +261,7 @@ def test_one_layer_and_one_head_need_no_slider():
     at = open_page(num_layers="1", num_heads="1")
     assert_no_exception(at)
     assert at.subheader[0].value == "Every head at once: 1 layer x 1 head"
-    at.segmented_control(key="view").set_value("LayerNorm").run()
+    go(at, "LayerNorm")
     assert_no_exception(at)
 
 

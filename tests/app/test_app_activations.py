@@ -17,7 +17,7 @@ from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import SENTENCE, array, assert_no_exception, figure, open_page
+from tests.app.helpers import SENTENCE, array, assert_no_exception, figure, go, open_page
 
 
 def default_random_config(activation: str, norm: str) -> EncoderConfig:
@@ -138,8 +138,8 @@ def test_layer_and_token_survive_a_visit_to_another_view_and_stay_in_range():
     at.slider(key="act_layer").set_value(3).run()
     at.selectbox(key="act_token").set_value(6).run()
     assert "'six' (6) in block 3" in figure(at, "act_top_units")["layout"]["title"]["text"]
-    at.segmented_control(key="view").set_value("Shapes").run()
-    at.segmented_control(key="view").set_value("Activations").run()
+    go(at, "Shapes")
+    go(at, "Activations")
     assert at.slider(key="act_layer").value == 3 and at.selectbox(key="act_token").value == 6
     at.selectbox(key="sentence").set_value(1).run()  # 3 tokens: token 6 no longer exists
     assert_no_exception(at)

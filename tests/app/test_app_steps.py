@@ -11,14 +11,14 @@ import torch
 
 from app import downloads
 from app import runs as app_runs
+from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.controls.state import DEFAULTS
 from app.runs import run_for
 from app.sources import built_in
 from encoder import TransformerEncoder, hooks, load_pretrained
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import SENTENCE, assert_no_exception, figure, open_page, shown, tokens_of
+from tests.app.helpers import SENTENCE, assert_no_exception, figure, go, open_page, shown, tokens_of
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
@@ -82,8 +82,8 @@ def test_step_controls_change_the_link_and_survive_other_views():
     assert (at.query_params["step_layer"], at.query_params["step_head"]) == ("3", "2")
     assert at.query_params["step_query"] == "10"
     assert shown(at.subheader[0].value) == "Layer 3, head 2: how query 10 “it” attends"
-    at.segmented_control(key="view").set_value("Shapes").run()
-    at.segmented_control(key="view").set_value("Attention steps").run()
+    go(at, "Shapes")
+    go(at, "Attention steps")
     assert at.slider(key="step_layer").value == 3 and at.slider(key="step_head").value == 2
     assert at.selectbox(key="step_query").value == 10
 

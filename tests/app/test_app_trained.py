@@ -28,7 +28,7 @@ from encoder.tasks.task_tokenizer import check_task_text
 from encoder.tasks.tasks import example_sequence
 from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
 from encoder.train.trainer import TrainConfig, train
-from tests.app.helpers import assert_no_exception, explorer, open_page, upload
+from tests.app.helpers import assert_no_exception, explorer, go, open_page, upload
 
 # Small enough to train in seconds, big enough to learn reverse: measured here, 120 steps of 64
 # sequences reach 100% held-out accuracy and every head of layer 1 looks at the mirrored position.
@@ -106,7 +106,7 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     print("share per head:", share.round(2).tolist())
     assert share[layer, head] >= 0.9
 
-    at.segmented_control(key="view").set_value("Tokens").run()
+    go(at, "Tokens")
     assert_no_exception(at)
     table = at.dataframe[0].value
     line = REVERSE_LINES[0].split()
@@ -151,7 +151,7 @@ def test_upload_round_trip_opens_the_model_in_every_view(library_model: TaskMode
     expected = library_model.encoder.trace(ids).attention[:, 0].numpy()  # [layer, head, q, k]
     np.testing.assert_allclose(explorer(at)[1], expected, atol=6e-5)
     for view in ("Tokens", "LayerNorm", "Shapes", "Export"):
-        at.segmented_control(key="view").set_value(view).run()
+        go(at, view)
         assert_no_exception(at)
         assert not at.error
 
@@ -269,7 +269,7 @@ def test_a_bert_style_upload_reads_text_with_its_own_tokenizer() -> None:
     assert at.text_area(key="text").value == "The cat sat."  # text stays: it reads sentences
     # no download of the model (its files are the user's already): only the explorer's
     assert [button.key for button in at.get("download_button")] == ["download_explorer"]
-    at.segmented_control(key="view").set_value("Tokens").run()
+    go(at, "Tokens")
     assert at.dataframe[0].value["token"].tolist() == ["[CLS]", "the", "cat", "sat", ".", "[SEP]"]
     assert any("uploaded checkpoint's own tokenizer" in c.value for c in at.caption)
 

@@ -19,7 +19,7 @@ from encoder.train.duration import measured_scale
 from encoder.train.jobs import DROPOUT_PLACEMENTS, placement_findings
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
-from tests.app.helpers import assert_no_exception, open_page
+from tests.app.helpers import assert_no_exception, go, open_page
 
 MAX_CHUNKS = 60
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "1", "d_ff": "64"}  # the sidebar's
@@ -126,7 +126,7 @@ def test_pre_vs_post_trains_four_runs_and_each_opens_in_the_views(at: AppTest) -
         assert at.radio(key="norm").value == name.split("-")[0] and at.radio(key="norm").disabled
         assert ("warmup 2" in model.label) == ("warmup" in name)
         assert at.session_state["view"] == "Attention" and not at.error
-        at.segmented_control(key="view").set_value("Training").run()
+        go(at, "Training")
 
 
 def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
+from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.controls.state import DEFAULTS, LESSON_STEPS
 from app.lesson import handout
 from app.lesson.content import STEPS, TITLES, Lesson, Said
 from app.runs import run_for
@@ -63,10 +63,6 @@ def numbers_in(text: str) -> set[str]:
 
 def our_text(paragraph) -> str:
     return " ".join(part for part in paragraph if not isinstance(part, Said))
-
-
-def test_the_lesson_has_the_steps_the_state_module_counts() -> None:
-    assert len(STEPS) == LESSON_STEPS == 13
 
 
 @pytest.mark.parametrize("setup", ["pretrained", "random pre", "random post, two sentences"])

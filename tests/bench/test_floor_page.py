@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.controls.state import DEFAULTS
 from app.sources import built_in
 from encoder.core import block
 from encoder.core.model import TransformerEncoder

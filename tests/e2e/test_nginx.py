@@ -9,7 +9,7 @@ no session there. Each browser here uploads a checkpoint of its own (through
 source held only by the session, so after the reconnect its radio option is there only if the
 session is (the browser re-sends its widget values on a rerun, so a widget alone could survive a
 change of replica). Its text is longer than what the page keeps in its URL
-(app.controls.state.MAX_URL_TEXT), so that too lives only in the session.
+(app.controls.url.MAX_URL_TEXT), so that too lives only in the session.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.controls.state import MAX_URL_TEXT
+from app.controls.url import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.train.trainer import TrainConfig, train
 from tests.e2e.harness import drawn_with, sentence_of, wait_settled

@@ -1,0 +1,187 @@
+"""The link: what the page's URL parameters, setup B and a class's teacher say.
+
+The session is the truth and the URL follows it: a session's first run reads the link's values
+(checked, with a message for each one the page cannot use), a class student's page applies its
+teacher's link the same way, and every run writes the URL back from the session (the text only
+while it fits in a link; setup B as compare=1 and the keys where B differs from A). Which view a
+link opens is its path (app.registry's pages); `view=NAME`, as links made before the pages had
+paths say it, is read here and the page switched to.
+
+Streamlit's `bind="query-params"` does not fit these keys: the sidebar's widgets are drawn on
+every page, and st.switch_page (an old `view=` link, the lesson's and the Training view's "Open
+in" buttons, a class student following the teacher) refuses to run while a bound parameter is in
+the URL ("Cannot clear query parameters - the following are bound to widgets"); a bound value
+equal to the widget's first option also leaves the URL, where a link's default is another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import streamlit as st
+
+from app.controls import state
+from app.controls.setup_keys import SETUP_KEYS, b_key
+from app.user_text import literal
+from encoder.core.options import parse_value
+
+MAX_URL_TEXT = 2000  # characters of text carried in the link
+VIEW_PARAM = "view"  # an old link's view, by its title
+FIRST_VIEW = "Attention"  # the view a link opens when it names none (and names a setting)
+# A page opened with no settings (no URL parameters, or only the lesson's own) starts the lesson
+# on the pretrained model; a link that names any setting opens exactly those, the rest at their
+# defaults (random weights, the Attention view).
+LESSON_URL_KEYS = ("lesson", "lesson_query", "present", "class")  # a student link: the Lesson
+FIRST_VISIT_SOURCE = "pretrained"
+
+
+def start_page(
+    views: tuple[str, ...], is_session_source: Callable[[str], bool]
+) -> tuple[bool, list[str], str | None]:
+    """Every run, before any widget: on the session's first run the defaults and the link's
+    values, then a class student's pending teacher link. Returns whether this is the session's
+    first run, the notices for the page and the view the link names (one of `views`), if any."""
+    notices, view = [], None
+    first = state.first_run()
+    if first:
+        notices += load(is_session_source)
+        view = _view_of(st.query_params, views, notices)
+    pending = state.pop("_class_pending")
+    if pending:  # a class's student follows the teacher: the teacher's link, before any widget
+        version, setup = pending
+        params = {name: raw for name, raw in setup.items() if name != "class"}
+        state.put("_class_seen", version)
+        notices += load(is_session_source, params)
+        view = _view_of(params, views, notices) or view
+    return first, notices, view
+
+
+def _view_of(params: Mapping[str, str], views: tuple[str, ...], notices: list[str]) -> str | None:
+    """The view a link names (`view=NAME`), or None; a name the page lacks is a notice."""
+    if VIEW_PARAM not in params:
+        return None
+    try:
+        return parse_value(VIEW_PARAM, params[VIEW_PARAM], views)
+    except ValueError as error:
+        notices.append(literal(f"The link's {error}; using {VIEW_PARAM}={FIRST_VIEW!r} instead."))
+        return FIRST_VIEW
+
+
+def url_keys() -> tuple[str, ...]:
+    """The URL parameters: every key declared in_url, but setup B's (carried as overrides)."""
+    return tuple(n for n, key in state.REGISTRY.items() if key.in_url and key.follows is None)
+
+
+def first_visit() -> bool:
+    """True when the page was opened with no settings (the lesson's own parameters at most)."""
+    return set(st.query_params) <= set(LESSON_URL_KEYS)
+
+
+def load(
+    is_session_source: Callable[[str], bool], params: Mapping[str, str] | None = None
+) -> list[str]:
+    """The link's values (`params`, by default the URL's) into the session; notices."""
+    params = st.query_params if params is None else params
+    keys, notices, overrides = state.REGISTRY, [], b_overrides()
+    for name in (*url_keys(), *map(b_key, SETUP_KEYS)):
+        if name not in params:
+            continue
+        raw = params[name]
+        if name in ("source", b_key("source")) and is_session_source(raw):
+            notices.append(
+                "The link names a model trained or uploaded in another browser session; such "
+                "models stay in their session (download it there, upload it here). Using random "
+                "weights with the link's architecture."
+            )
+            continue
+        try:
+            value = keys[name].parse(raw)
+            if keys[name].follows is None:
+                state.set_from_link(name, value)
+            else:
+                overrides[keys[name].follows] = value
+        except ValueError as error:
+            follows = keys[name].follows
+            instead = f"A's {follows}" if follows else f"{name}={keys[name].default!r}"
+            notices.append(literal(f"The link's {error}; using {instead} instead."))
+    return notices
+
+
+def url_value(value: object) -> str:
+    """How a key's value is written in the URL (switches as 1 / 0)."""
+    return str(int(value)) if isinstance(value, bool) else str(value)
+
+
+def sync(text: str) -> None:
+    """Keep the URL in step with the controls (keys whose value is None, such as a choice left to
+    the page, are left out)."""
+    params = {
+        name: url_value(state.get(name))
+        for name in url_keys()
+        if name not in ("text", "compare") and state.get(name) is not None
+    }
+    if state.get("compare"):
+        params["compare"] = "1"
+        params |= {b_key(name): url_value(value) for name, value in b_overrides().items()}
+    if len(text) <= MAX_URL_TEXT:
+        params["text"] = text
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+
+
+def follow_link(view: str, values: dict[str, object], select_source: Callable[[str], None]) -> None:
+    """Open `view` with `values` in this session, as a link would (a button's callback): every
+    value is a URL parameter's, so the URL the page then shows reopens the same place. A new
+    model source goes through `select_source` (app.controls.sidebar's), which saves and restores
+    the user's architecture and text; a training preset fills in the Training view's controls."""
+    outside = sorted(set(values) - set(url_keys()))
+    if outside:
+        raise KeyError(f"{outside} are not URL parameters: a link could not carry them")
+    if "source" in values and values["source"] != state.get("source"):
+        select_source(values["source"])
+    state.open_view(view)
+    for name, value in values.items():
+        if name != "source":
+            state.set_from_link(name, value)
+
+
+# --- setup B: A's values, but where B overrides them ---------------------------------------------
+
+
+def b_overrides() -> dict[str, object]:
+    """{setup key: value} where setup B differs from setup A."""
+    return state.keep("_b_overrides", dict)
+
+
+def sources_in_use() -> tuple[str, ...]:
+    """The model sources this session shows: setup A's, and in compare mode setup B's where it
+    has its own."""
+    b_source = b_overrides().get("source") if state.get("compare") else None
+    return (state.get("source"),) + ((b_source,) if b_source is not None else ())
+
+
+def sidebar_values(prefix: str = "") -> dict[str, object]:
+    """A setup's keys and their values now, by A's names (prefix "b_": setup B's)."""
+    return {name: state.get(prefix + name) for name in SETUP_KEYS}
+
+
+def show_setup_b() -> None:
+    """Put B's values (its override, else A's) into B's widgets, before they are drawn."""
+    overrides = b_overrides()
+    for name in SETUP_KEYS:
+        state.put(b_key(name), overrides.get(name, state.get(name)))
+
+
+def on_b_change(name: str) -> None:
+    """A B widget changed: it overrides A's value, or follows A again when it equals it."""
+    value, overrides = state.get(b_key(name)), b_overrides()
+    if value == state.get(name):
+        overrides.pop(name, None)
+    else:
+        overrides[name] = value
+
+
+def set_b(overrides: dict[str, object]) -> None:
+    """Setup B = A, but for these values (a one-click pair)."""
+    b_overrides().clear()
+    b_overrides().update(overrides)
