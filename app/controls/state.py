@@ -17,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.lesson.content import STEPS
+from app.lesson.steps import STEPS
 from app.settings import (
     LESSON_RULE_QUERY,
     SELECTION_KEYS,
@@ -38,7 +38,7 @@ ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_tex
 
 FIRST_VIEW = "Attention"  # the view a link opens when it names none (app.views.VIEWS lists all)
 LESSON_VIEW = "Lesson"
-LESSON_STEPS = len(STEPS)  # app.lesson.content's steps
+LESSON_STEPS = len(STEPS)  # app.lesson.steps' steps
 # A page opened with no settings (no URL parameters, or only the lesson's own) starts the lesson
 # on the pretrained model; a link that names any setting opens exactly those, the rest at their
 # defaults (random weights, the Attention view).
