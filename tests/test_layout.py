@@ -173,11 +173,26 @@ def test_only_one_module_reaches_into_private_streamlit() -> None:
 
 
 def test_a_link_reaches_every_lesson_step_and_no_further() -> None:
-    from app.lesson.content import STEPS
+    from app.lesson.steps import STEPS
 
     assert state.REGISTRY["lesson"].parse(str(len(STEPS))) == len(STEPS)
     with pytest.raises(ValueError, match="outside"):
         state.REGISTRY["lesson"].parse(str(len(STEPS) + 1))
+
+
+def test_the_lesson_s_chapters_import_the_text_model_but_not_each_other() -> None:
+    """A chapter of the lesson (app/lesson/steps/*.py) builds its steps on the text model
+    (app.lesson.text) alone: no other chapter, nothing of the page, no session (app.controls);
+    the package lists the chapters' steps. The text model imports nothing else of the lesson."""
+    chapters = [path for path in files("app/lesson/steps") if path.name != "__init__.py"]
+    assert len(chapters) > 1
+    for path in chapters:
+        lesson = {name for name in app_imports(path) if name.startswith("app.lesson")}
+        assert "app.lesson.text" in lesson, f"{path.name} does not import the text model"
+        assert all(name.startswith("app.lesson.text") for name in lesson), (path.name, lesson)
+        assert not any(name.startswith("app.controls") for name in app_imports(path)), path.name
+    text = app_imports(ROOT / "app" / "lesson" / "text.py")
+    assert not any(name.startswith("app.lesson") for name in text), text
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:

@@ -1,1 +1,2 @@
-"""The lesson: its content (steps over the live model), its page and its handout."""
+"""The lesson: its text model, its steps by chapter (steps/), its page, its questions and its
+handout."""

@@ -1,11 +1,11 @@
-"""The attention explorer of a lesson step (content.ExplorerAt): the Attention view's payload for
-the lesson's run and sentence (app.explorer_payloads, from the shared cache), for the page and the
-handout alike."""
+"""The attention explorer of a lesson step (app.lesson.text.ExplorerAt): the Attention view's
+payload for the lesson's run and sentence (app.explorer_payloads, from the shared cache), for the
+page and the handout alike."""
 
 from __future__ import annotations
 
 from app.explorer_payloads import explorer_payload
-from app.lesson.content import ExplorerAt, Lesson
+from app.lesson.text import ExplorerAt, Lesson
 from app.runs import Runs
 
 

@@ -16,8 +16,9 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from app.lesson.content import STEPS, ExplorerAt, Lesson, Paragraph, Said, Step
 from app.lesson.explorer import step_payload
+from app.lesson.steps import STEPS
+from app.lesson.text import ExplorerAt, Lesson, Paragraph, Said, Step
 from encoder.web.offline import explorer_element, explorer_scripts
 
 STYLE = """
@@ -76,10 +77,10 @@ def lesson_html(lesson: Lesson) -> str:
     sentence = lesson.run.sentences[lesson.sentence]
     heading = f"Encoder Explorer: a lesson on {lesson.model_name}"
     steps = []
-    for number, (title, build) in enumerate(STEPS, 1):
-        step = build(lesson)
+    for number, listed in enumerate(STEPS, 1):
+        step = listed.build(lesson)
         explorer = explorer_html(lesson, number, step.explorer) if step.explorer else None
-        steps.append(step_html(number, title, step, explorer))
+        steps.append(step_html(number, listed.title, step, explorer))
     return "\n".join(
         [
             "<!DOCTYPE html>",

@@ -1,12 +1,13 @@
 """The Lesson view: a guided path through the live model, one step at a time, every number this
-run's. The steps' content is app.lesson.content; this module lays one step out (text and its
-numbers on the left, figures and tables on the right), moves between steps, opens each step's
-views at the same selection, switches presenter mode and offers the whole lesson as a handout.
-Every move (a step, another view) goes through `follow(view, values)`, which app.registry binds
-to the controls' link-following, as a link would. Four steps ask a question first
-(app.lesson.questions): `ask(prediction, present)` draws it and says whether this browser has
-the answer yet, and `class_bar(step, present)` draws the class's line; app.registry binds both
-to the session's side (app.controls.classroom).
+run's. The steps are app.lesson.steps (their text model app.lesson.text); this module lays one
+step out (text and its numbers on the left, figures and tables on the right), moves between
+steps, opens each step's views at the same selection, switches presenter mode and offers the
+whole lesson as a handout. Every move (a step, another view) goes through `follow(view,
+values)`, which app.registry binds to the controls' link-following, as a link would. Four steps
+ask a question first (each step declares its own; app.lesson.questions draws the answer
+controls): `ask(prediction, present)` draws it and says whether this browser has the answer yet,
+and `class_bar(step, present)` draws the class's line; app.registry binds both to the session's
+side (app.controls.classroom).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import streamlit as st
 
 from app.components.attention_explorer import attention_explorer
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
-from app.lesson import handout, questions
-from app.lesson.content import STEPS, TITLES, Lesson, Paragraph, Said, Step
+from app.lesson import handout
 from app.lesson.explorer import step_payload
+from app.lesson.steps import STEPS, TITLES
+from app.lesson.text import Lesson, Paragraph, Said, Step
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.user_text import literal, quoted
@@ -74,7 +76,8 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
         st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
     st.subheader(f"{number}. {TITLES[number - 1]}")
     class_bar(number, present)
-    prediction = questions.prediction_for(lesson, number)
+    question = STEPS[number - 1].question
+    prediction = question(lesson) if question else None
     if prediction is None or ask(prediction, present):  # else the step would give it away
         _step(lesson, number, runs, present, follow)
     class_bar(number, present, below=True)
@@ -87,7 +90,7 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
             "The lesson follows setup A; every other view shows A and B side by side, and the "
             "Attention, LayerNorm and Activations views say what B changes."
         )
-    step = STEPS[number - 1][1](lesson)  # the query is the picker's value (Selection's)
+    step = STEPS[number - 1].build(lesson)  # the query is the picker's value (Selection's)
     if step.wide:  # the text, the wide table below it, then the controls
         text, media, controls = st.container(), st.container(), st.container()
     else:  # the text and its controls on the left, the figures on the right

@@ -1,34 +1,21 @@
 """Predict, then reveal, in the Lesson: four steps ask a question about the live run before they
-show anything that gives the answer away; the step's text and figures appear with the reveal,
-beside the true value, the student's guess and one sentence on the gap (encoder.inspect.
-predictions). A student may skip. In a class the teacher opens the question to the room and
-reveals it to everyone at once. This module draws; what a browser answered and the class live in
-the session (app.controls.classroom), which the page reaches through the registry.
+show anything that gives the answer away (each step declares its own: LessonStep.question in
+app.lesson.steps); the step's text and figures appear with the reveal, beside the true value, the
+student's guess and one sentence on the gap (encoder.inspect.predictions). A student may skip.
+In a class the teacher opens the question to the room and reveals it to everyone at once. This
+module draws; what a browser answered and the class live in the session
+(app.controls.classroom), which the page reaches through the registry.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import streamlit as st
 
 from app.keys import Key
-from app.lesson.content import TITLES
 from app.user_text import literal
 from encoder.inspect import predictions
 from encoder.inspect.predictions import Prediction
 
-if TYPE_CHECKING:  # the lesson's page imports this module
-    from app.lesson.content import Lesson
-
-# lesson step (1-based) -> what it asks
-ASKING = {  # the step's title -> what it asks
-    "One query's attention": "top_key",
-    "Switching that head off": "strongest_head",
-    "LayerNorm and the residual stream": "norm_growth",
-    "The feed-forward layer: ReLU or GELU": "zero_share",
-}
-ASKING_STEPS = {TITLES.index(title) + 1: kind for title, kind in ASKING.items()}  # 1-based
 WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "predict_number",
                "choice": "predict_choice"}  # fmt: skip
 SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
@@ -44,34 +31,6 @@ KEYS = (
 PRESENTER_QUESTION_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
 </style>"""
-
-
-def prediction_for(lesson: Lesson, number: int) -> Prediction | None:
-    """The question of lesson step `number`, its truth from this run; None where it asks none."""
-    kind = ASKING_STEPS.get(number)
-    run, sentence = lesson.run, lesson.sentence
-    if kind == "top_key":
-        n = lesson.n
-        attention = run.attention[:, sentence, :, :n, :n]  # [L, H, n, n]
-        return predictions.top_key(
-            attention, lesson.tokens, lesson.query, lesson.layer, lesson.head
-        )
-    if kind == "strongest_head":
-        effects = predictions.head_effects(
-            run.trace, lambda head: run.heads_off((head,)).trace, sentence
-        )
-        return predictions.strongest_head(effects)
-    if kind == "norm_growth":  # the run's placement and the other, with the same weights
-        first = run.cfg.norm_first
-        traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
-        return predictions.norm_growths(traces, sentence)
-    if kind == "zero_share":  # the run's activation and the other, with the same weights
-        own = run.cfg.activation
-        other = "relu" if own == "gelu" else "gelu"
-        return predictions.zero_shares(
-            {own: run.trace, other: run.variant(activation=other).trace}, sentence
-        )
-    return None
 
 
 def guess_widget(prediction: Prediction, label: str = "Your guess") -> str | None:

@@ -10,8 +10,9 @@ from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
 from app.controls.setup_keys import EXAMPLES
-from app.lesson.content import TITLES
-from app.lesson.questions import ASKING_STEPS
+from app.lesson.steps import STEPS, TITLES
+from app.lesson.steps.heads import HEADS_DIFFER
+from app.lesson.steps.training import RACE
 from app.settings import LESSON_RULE_QUERY
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.tokenize import bundled_model_dir
@@ -33,14 +34,19 @@ def skip_the_question(at: AppTest) -> None:
     assert_no_exception(at)
 
 
+def asks(number: int) -> bool:
+    """Whether lesson step `number` asks a question before it shows itself."""
+    return STEPS[number - 1].question is not None
+
+
 def walk_every_step(at: AppTest) -> list[str]:
     """From step 1 to the last with Next; on each, no error and a numbers table. The titles."""
     titles = []
-    for number in range(1, len(TITLES) + 1):
+    for number in range(1, len(STEPS) + 1):
         if number > 1:
             at.button(key="lesson_next").click().run()
         assert_no_exception(at)
-        if number in ASKING_STEPS:  # predict first: nothing of the step until the reveal
+        if asks(number):  # predict first: nothing of the step until the reveal
             assert not any(list(f.value.columns) == NUMBERS_COLUMNS for f in at.dataframe)
             skip_the_question(at)
             assert at.success[0].value.count("You skipped") >= 1
@@ -66,7 +72,7 @@ def test_a_first_visit_starts_the_lesson_on_minilm_and_walks_every_step() -> Non
     assert at.selectbox(key="lesson_query").value == LESSON_RULE_QUERY
     walk_every_step(at)
     at.button(key="lesson_previous").click().run()
-    assert step_title(at).startswith(f"{len(TITLES) - 1}.")
+    assert step_title(at).startswith(f"{len(STEPS) - 1}.")
 
 
 def test_a_link_that_names_a_setting_opens_exactly_that() -> None:
@@ -144,7 +150,7 @@ def test_the_query_picker_changes_the_link_the_explorer_and_the_url() -> None:
 
 
 def test_heads_differ_opens_every_head_in_the_explorer() -> None:
-    at = open_page(lesson=str(TITLES.index("Heads differ") + 1))
+    at = open_page(lesson=str(STEPS.index(HEADS_DIFFER) + 1))
     assert_no_exception(at)
     assert not at.get("plotly_chart")
     numbers = next(f.value for f in at.dataframe if list(f.value.columns) == NUMBERS_COLUMNS)
@@ -170,7 +176,7 @@ def shown(at: AppTest, key: str, kind: str):
 )
 def test_open_in_reaches_the_same_place_as_the_link(step: int, view: str, keys: dict) -> None:
     at = open_page(lesson=str(step))
-    if step in ASKING_STEPS:
+    if asks(step):
         skip_the_question(at)
     lesson_numbers = next(
         f.value for f in at.dataframe if list(f.value.columns) == NUMBERS_COLUMNS
@@ -196,7 +202,7 @@ def test_open_in_reaches_the_same_place_as_the_link(step: int, view: str, keys: 
 
 
 def test_the_race_opens_the_training_view_on_its_preset() -> None:
-    at = open_page(lesson=str(TITLES.index("The pre- vs post-norm training race") + 1))
+    at = open_page(lesson=str(STEPS.index(RACE) + 1))
     at.button(key="lesson_open_0").click().run()
     assert_no_exception(at)
     assert at.session_state["view"] == "Training"

@@ -13,13 +13,15 @@ from app import runs
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import ClassStoreUnavailable, Limits
 from app.controls.classroom import class_store
-from app.lesson.questions import ASKING_STEPS
+from app.lesson.steps import STEPS
+from app.lesson.steps.attention import ONE_QUERY
+from app.lesson.steps.block import LAYERNORM
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.e2e.harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
-NORM_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
-TOKEN_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "top_key")
+NORM_STEP = STEPS.index(LAYERNORM) + 1  # its question: a pair of choices
+TOKEN_STEP = STEPS.index(ONE_QUERY) + 1  # its question: a token
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 
 

@@ -1,4 +1,4 @@
-"""The lesson's steps (app.lesson.content) on real runs: every number a text shows is in its
+"""The lesson's steps (app.lesson.steps) on real runs: every number a text shows is in its
 step's numbers table, the headline numbers equal what the model computes (each recomputed here
 from the model, independently of the lesson's code), and the handout holds every step, offline."""
 
@@ -17,7 +17,13 @@ import torch
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.lesson import handout
-from app.lesson.content import STEPS, TITLES, Lesson, Said
+from app.lesson.steps import STEPS, TITLES
+from app.lesson.steps.attention import ONE_QUERY, WEIGHT
+from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM, NUMPY_BLOCK
+from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
+from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
+from app.lesson.steps.training import RACE, TRAIN_ONE
+from app.lesson.text import Lesson, Said
 from app.runs import run_for
 from app.settings import ARCHITECTURE_KEYS
 from app.sources import built_in, pretrained_config
@@ -74,14 +80,14 @@ def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm
         run = random_run(setup.split()[1].rstrip(","), sentences)
     for sentence in range(len(run.sentences)):
         lesson = Lesson(run, sentence)
-        for title, build in STEPS:
-            step = build(lesson)
+        for listed in STEPS:
+            step = listed.build(lesson)
             table = step.numbers()
             assert list(table.columns) == ["number", "value", "in the text"]
             shown = set().union(*(numbers_in(text) for text in table["in the text"]))
             for paragraph in step.text.paragraphs:
                 missing = numbers_in(our_text(paragraph)) - shown
-                assert not missing, (title, missing, our_text(paragraph))
+                assert not missing, (listed.title, missing, our_text(paragraph))
 
 
 def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
@@ -90,25 +96,27 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
     tokens = batch.tokens[0]
     n = len(tokens)
     lesson = Lesson(minilm_run, 0)
-    steps = [build(lesson) for _, build in STEPS]
-    values = [step.text.values for step in steps]
+    steps = {listed: listed.build(lesson) for listed in STEPS}
+    values = {listed: step.text.values for listed, step in steps.items()}
 
-    # 1: tokens and ids
+    # tokens and ids
     query = tokens.index("it")
-    assert values[0]["tokens"] == n == 16
-    assert values[0]["query position"] == query
-    assert values[0]["query id"] == load_tokenizer().token_to_id("it")
+    assert values[TOKENS]["tokens"] == n == 16
+    assert values[TOKENS]["query position"] == query
+    assert values[TOKENS]["query id"] == load_tokenizer().token_to_id("it")
 
-    # 2: the embedding table's row and the learned position's (MiniLM does not scale)
+    # the embedding table's row and the learned position's (MiniLM does not scale)
     weights = model.state_dict()
     token_row = weights["embed.token.weight"][batch.input_ids[0, query]]
-    assert values[1]["length of the token vector"] == pytest.approx(token_row.norm().item(), 1e-5)
+    assert values[EMBEDDINGS]["length of the token vector"] == pytest.approx(
+        token_row.norm().item(), 1e-5
+    )
     position_row = weights["embed.position.weight"][query]
-    assert values[1]["length of the position vector"] == pytest.approx(
+    assert values[EMBEDDINGS]["length of the position vector"] == pytest.approx(
         position_row.norm().item(), 1e-5
     )
 
-    # 3: over every layer and head, the largest weight from "it" to a far content token
+    # over every layer and head, the largest weight from "it" to a far content token
     attention = trace.attention[:, 0].numpy()  # [L, H, q, k]
     far = [
         k
@@ -122,10 +130,11 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
         for key in far
     )
     weight, layer, head, key = best
-    assert (values[2]["layer"], values[2]["head"], values[2]["key position"]) == (layer, head, key)
-    assert values[2]["weight"] == pytest.approx(float(weight), abs=1e-7)
+    chosen = values[ONE_QUERY]
+    assert (chosen["layer"], chosen["head"], chosen["key position"]) == (layer, head, key)
+    assert chosen["weight"] == pytest.approx(float(weight), abs=1e-7)
 
-    # 4: q.k, / sqrt(d_k), softmax from the block's own weights (post-norm: attention reads x)
+    # q.k, / sqrt(d_k), softmax from the block's own weights (post-norm: attention reads x)
     x = trace.hidden_states[layer][0].double()  # [T, d]
     d, dk = 384, 32
     w = weights[f"layers.{layer}.self_attn.in_proj_weight"].double()
@@ -134,34 +143,33 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
     q = x[query] @ w[:d][rows].T + b[:d][rows]
     k = x @ w[d : 2 * d][rows].T + b[d : 2 * d][rows]
     scores = (k @ q) / math.sqrt(dk)
-    assert values[3]["q·k"] == pytest.approx(float(k[key] @ q), abs=1e-3)
-    assert values[3]["score"] == pytest.approx(float(scores[key]), abs=1e-4)
-    assert values[3]["weight"] == pytest.approx(float(torch.softmax(scores, 0)[key]), abs=1e-5)
+    assert values[WEIGHT]["q·k"] == pytest.approx(float(k[key] @ q), abs=1e-3)
+    assert values[WEIGHT]["score"] == pytest.approx(float(scores[key]), abs=1e-4)
+    assert values[WEIGHT]["weight"] == pytest.approx(float(torch.softmax(scores, 0)[key]), abs=1e-5)
 
-    # 5: the previous-token head, recomputed from the attention rows
+    # the previous-token head, recomputed from the attention rows
     previous = np.array(
         [[np.mean([attention[i, h, q, q - 1] for q in range(1, n)]) for h in range(12)]
          for i in range(6)]
     )  # fmt: skip
     layer5, head5 = np.unravel_index(previous.argmax(), previous.shape)
-    assert (values[4]["previous token: layer"], values[4]["previous token: head"]) == (
-        layer5,
-        head5,
-    )
-    assert values[4]["previous token: share"] == pytest.approx(previous.max(), abs=1e-6)
+    roles = values[HEADS_DIFFER]
+    assert (roles["previous token: layer"], roles["previous token: head"]) == (layer5, head5)
+    assert roles["previous token: share"] == pytest.approx(previous.max(), abs=1e-6)
 
-    # 6: the same sentence with that head switched off
+    # the same sentence with that head switched off
     ablated = model.trace(batch.input_ids, batch.attention_mask, ablate_heads=[(layer, head)])
     out, out_ablated = trace.output[0].double(), ablated.output[0].double()
     change = ((out_ablated - out).norm(dim=-1) / out.norm(dim=-1)).numpy()
-    assert values[5]["query change"] == pytest.approx(change[query], abs=1e-6)
-    assert values[5]["most moved position"] == int(change.argmax())
+    assert values[HEAD_OFF]["query change"] == pytest.approx(change[query], abs=1e-6)
+    assert values[HEAD_OFF]["most moved position"] == int(change.argmax())
 
-    # 7: weight and what is moved, to [CLS], [SEP] and punctuation (post-norm: attention reads x)
+    # weight and what is moved, to [CLS], [SEP] and punctuation (post-norm: attention reads x)
     sinks = [k for k, t in enumerate(tokens) if not any(c.isalnum() for c in t) or t[0] == "["]
-    assert values[6]["heads above half on [CLS]"] == int((attention[..., 0].mean(-1) > 0.5).sum())
+    sinks_read = values[MOVES]
+    assert sinks_read["heads above half on [CLS]"] == int((attention[..., 0].mean(-1) > 0.5).sum())
     raw_sinks = attention[..., sinks].sum(-1).mean(-1)  # [L, H]
-    assert values[6]["weight on sinks"] == pytest.approx(raw_sinks.mean(), abs=1e-6)
+    assert sinks_read["weight on sinks"] == pytest.approx(raw_sinks.mean(), abs=1e-6)
     moved_sinks = []
     for i in range(6):
         x = trace.hidden_states[i][0].double()
@@ -174,52 +182,58 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
             moved = attention[i, h] * size[None, :]
             rows = moved / moved.sum(-1, keepdims=True)
             moved_sinks.append(rows[:, sinks].sum(-1).mean())
-    assert values[6]["moved from sinks"] == pytest.approx(np.mean(moved_sinks), abs=1e-5)
-    assert values[6]["moved from sinks"] < 0.75 * values[6]["weight on sinks"]
+    assert sinks_read["moved from sinks"] == pytest.approx(np.mean(moved_sinks), abs=1e-5)
+    assert sinks_read["moved from sinks"] < 0.75 * sinks_read["weight on sinks"]
 
-    # 8: the residual stream's mean length at the ends, ln1's input for the query
+    # the residual stream's mean length at the ends, ln1's input for the query
     lengths = [h[0].double().norm(dim=-1).mean().item() for h in trace.hidden_states]
-    assert values[7]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
-    assert values[7]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
+    assert values[LAYERNORM]["stream after the embeddings"] == pytest.approx(lengths[0], abs=1e-4)
+    assert values[LAYERNORM]["stream after the last block"] == pytest.approx(lengths[-1], abs=1e-4)
     ln1_in = trace[f"blocks.{layer}.ln1.hook_in"][0, query].double()
-    assert values[7]["ln1 input std"] == pytest.approx(ln1_in.std(correction=0).item(), abs=1e-5)
+    assert values[LAYERNORM]["ln1 input std"] == pytest.approx(
+        ln1_in.std(correction=0).item(), abs=1e-5
+    )
 
-    # 9: the feed-forward values before GELU in the same block
+    # the feed-forward values before GELU in the same block
     pre = trace[f"blocks.{layer}.mlp.hook_pre"][0].numpy()
     post = trace[f"blocks.{layer}.mlp.hook_post"][0].numpy()
-    assert values[8]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
-    assert values[8]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
-    assert values[8]["top unit"] == int(post[query].argmax())
+    assert values[FEED_FORWARD]["share below 0"] == pytest.approx((pre < 0).mean(), abs=1e-7)
+    assert values[FEED_FORWARD]["share exactly 0"] == pytest.approx((post == 0).mean(), abs=1e-7)
+    assert values[FEED_FORWARD]["top unit"] == int(post[query].argmax())
 
-    # 10: the NumPy block matches within 1e-4
-    assert values[9]["max_abs_diff"] <= 1e-4
-    assert steps[9].tables[0][1]["max_abs_diff"].max() <= 1e-4
+    # the NumPy block matches within 1e-4
+    assert values[NUMPY_BLOCK]["max_abs_diff"] <= 1e-4
+    assert steps[NUMPY_BLOCK].tables[0][1]["max_abs_diff"].max() <= 1e-4
 
-    # 11: parameters as torch counts them (BERT's pooler is not loaded)
-    assert values[10]["parameters"] == sum(p.numel() for p in model.parameters())
+    # parameters as torch counts them (BERT's pooler is not loaded)
+    assert values[COST]["parameters"] == sum(p.numel() for p in model.parameters())
 
-    # 12: the sharpest head: the largest mean row maximum
+    # the sharpest head: the largest mean row maximum
     sharpness = attention.max(axis=-1).mean(axis=-1)  # [L, H]
-    assert values[11]["sharpest head: mean largest weight"] == pytest.approx(
+    assert values[TRAIN_ONE]["sharpest head: mean largest weight"] == pytest.approx(
         sharpness.max(), abs=1e-6
     )
 
-    # 13: the race is the preset's
+    # the race is the preset's
     race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
-    assert values[12]["race layers"] == race.num_layers
-    assert values[12]["chance loss"] == pytest.approx(math.log(race.num_classes))
+    assert values[RACE]["race layers"] == race.num_layers
+    assert values[RACE]["chance loss"] == pytest.approx(math.log(race.num_classes))
     print(
-        f"\nstep 3: query 'it' ({query}), layer {layer}, head {head}, key {tokens[key]!r} "
-        f"({key}), weight {weight:.4f}"
+        f"\nthe attention step: query 'it' ({query}), layer {layer}, head {head}, "
+        f"key {tokens[key]!r} ({key}), weight {weight:.4f}"
     )
 
 
 def test_random_weights_say_so_and_every_step_still_runs() -> None:
     run = random_run("post", [SENTENCE])
     lesson = Lesson(run, 0)
-    for _, build in STEPS:
-        build(lesson)
-    said = " ".join(our_text(p) for _, build in STEPS[2:5] for p in build(lesson).text.paragraphs)
+    for listed in STEPS:
+        listed.build(lesson)
+    said = " ".join(
+        our_text(paragraph)
+        for listed in (ONE_QUERY, WEIGHT, HEADS_DIFFER)
+        for paragraph in listed.build(lesson).text.paragraphs
+    )
     assert "random" in said and "A trained model" in said
 
 
@@ -258,7 +272,7 @@ def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -
     library = [s for s in parsed.scripts if "plotly.js v" in s["text"][:200]]
     assert len(library) == 1  # plotly.js embedded once
     assert not any("src" in s for s in parsed.scripts)  # nothing fetched: opens offline
-    figures = sum(len(build(Lesson(run, 0)).figures) for _, build in STEPS)
+    figures = sum(len(listed.build(Lesson(run, 0)).figures) for listed in STEPS)
     explorers = [s for s in parsed.scripts if "data-explorer-for" in s]
     assert explorers and page.count("Plotly.newPlot(") == figures - len(explorers)
     assert "<b>cat</b>" not in page and html.escape(sentence) in page
@@ -266,18 +280,18 @@ def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
 def test_the_norm_step_says_what_this_runs_stream_does(norm: str) -> None:
-    """Step 7's verdict follows the run's own ratio (a pre-norm run can stay about the same)."""
+    """The norm step's verdict follows the run's own ratio (a pre-norm run can stay about the
+    same)."""
     run = random_run(norm, [SENTENCE])
     hidden = run.trace.hidden_states
     n = run.n_valid(0)
     ratio = (hidden[-1][0, :n].norm(dim=-1).mean() / hidden[0][0, :n].norm(dim=-1).mean()).item()
     verdict = "grows" if ratio > 1.25 else "shrinks" if ratio < 0.8 else "stays about the same"
-    (_, build) = next(step for step in STEPS if step[0] == "LayerNorm and the residual stream")
-    said = our_text(build(Lesson(run, 0)).text.paragraphs[0])
+    said = our_text(LAYERNORM.build(Lesson(run, 0)).text.paragraphs[0])
     assert f"x{ratio:.2f}: here it {verdict}" in said
 
 
-EXPLORED = {"One query's attention": "lines", "Heads differ": "heads"}  # step: explorer's view
+EXPLORED = {ONE_QUERY: "lines", HEADS_DIFFER: "heads"}  # step: explorer's view
 
 
 def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_run, minilm):
@@ -289,7 +303,7 @@ def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_r
     assert len(modules) == 1 and modules[0]["text"].count("export function mount(") == 1
     assert not any("src" in s for s in parsed.scripts)
     explorers = {s["data-explorer-for"]: s for s in parsed.scripts if "data-explorer-for" in s}
-    expected = {f"step-{TITLES.index(title) + 1}": mode for title, mode in EXPLORED.items()}
+    expected = {f"step-{STEPS.index(listed) + 1}": mode for listed, mode in EXPLORED.items()}
     assert set(explorers) == set(expected) and set(expected) <= set(parsed.ids)
 
     _, batch, trace = minilm

@@ -11,14 +11,15 @@ import re
 import time
 from pathlib import Path
 
-from app.lesson.content import TITLES
-from app.lesson.questions import ASKING_STEPS
+from app.lesson.steps import STEPS, TITLES
+from app.lesson.steps.attention import ONE_QUERY
+from app.lesson.steps.block import LAYERNORM
 from tests.e2e.harness import LOADED_JS, page_summary, wait_settled
 
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 # the paired choice: pre-norm, post-norm
-QUESTION_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "norm_growth")
-TOKEN_STEP = next(n for n, kind in ASKING_STEPS.items() if kind == "top_key")  # pills
+QUESTION_STEP = STEPS.index(LAYERNORM) + 1
+TOKEN_STEP = STEPS.index(ONE_QUERY) + 1  # pills
 GROWTH = ("grows", "stays about the same", "shrinks")
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from app.lesson.content import TITLES
+from app.lesson.steps import TITLES
 from tests.e2e.harness import LOAD_TIMEOUT_MS, LOADED_JS, PageProblems, wait_settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]

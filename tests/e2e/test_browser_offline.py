@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from app.lesson.content import TITLES, Lesson
 from app.lesson.handout import lesson_html
+from app.lesson.steps import TITLES
+from app.lesson.text import Lesson
 from app.runs import run_for
 from app.sources import built_in, pretrained_config
 from encoder.web.offline import explorer_html

@@ -1,0 +1,215 @@
+"""The lesson's chapter on the rest of the block: LayerNorm and the residual stream, the
+feed-forward layer, then the whole block in plain NumPy and what it costs."""
+
+from __future__ import annotations
+
+import inspect
+
+from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text
+from app.views.changes import norm_does
+from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.inspect import activations, norms, numpy_block, predictions
+from encoder.inspect.lesson import numpy_block_check
+from encoder.inspect.predictions import Prediction
+from encoder.measure import scaling
+
+
+def layernorm_step(lesson: Lesson) -> Step:
+    text, run, cfg, s, layer = Text(), lesson.run, lesson.cfg, lesson.sentence, lesson.layer
+    by_depth = norms.mean_norm_by_depth(run.residual_norms, s)
+    ratio = float(by_depth.iloc[-1]) / float(by_depth.iloc[0])
+    first = text.num("stream after the embeddings", float(by_depth.iloc[0]), ".2f")
+    last = text.num("stream after the last block", float(by_depth.iloc[-1]), ".2f")
+    change = f"x{text.num('last over first', ratio, '.2f')}: here it {predictions.growth(ratio)}"
+    kind = NORM_TYPE_NAMES[cfg.norm_type]
+    final = text.num("last block", cfg.num_layers - 1)
+    if cfg.norm_first:
+        text.say(
+            f"This model is pre-norm: x + f({kind}(x)). Each block normalises a copy of the "
+            "residual stream before attention and before the feed-forward, and adds the result "
+            "back; the stream itself is never normalised, so nothing holds its size: a token's "
+            f"vector has length {first} on average after the embeddings, {last} after block "
+            f"{final} ({change}). A final {kind} closes it."
+        )
+    else:
+        text.say(
+            f"This model is post-norm, like BERT and the original Transformer: {kind}(x + f(x)). "
+            "The stream is normalised after every residual add, so the norm holds its size: a "
+            f"token's vector has length {first} on average after the embeddings, {last} after "
+            f"block {final} ({change})."
+        )
+    stats = run.layernorm_stats
+    row = stats[
+        (stats["sentence"] == s)
+        & (stats["layer"] == layer)
+        & (stats["norm"] == "ln1")
+        & (stats["position"] == lesson.query)
+    ].iloc[0]
+    text.say(
+        f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
+        *lesson.query_said(text),
+        f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and std "
+        f"{text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with mean "
+        f"{text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
+        f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
+    )
+    other = "post" if cfg.norm_first else "pre"
+    text.say(
+        f"Switch the sidebar to {other}-norm (random weights) to see the other placement on "
+        "your sentence."
+    )
+    return Step(
+        text,
+        figures=[
+            ("lesson_residual", residual_figure(run, s)),
+            ("lesson_layernorm", layernorm_figure(run, s, layer)),
+        ],
+        links=[OpenIn("LayerNorm", {"ln_layer": layer})],
+        uses_query=True,
+    )
+
+
+def norm_growth_question(lesson: Lesson) -> Prediction:
+    """Whether the stream's norm grows through the blocks, pre-norm and post-norm: the run's
+    placement and the other, with the same weights."""
+    run = lesson.run
+    first = run.cfg.norm_first
+    traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
+    return predictions.norm_growths(traces, lesson.sentence)
+
+
+def feed_forward_step(lesson: Lesson) -> Step:
+    text, run, cfg = Text(), lesson.run, lesson.cfg
+    s, layer, q = lesson.sentence, lesson.layer, lesson.query
+    name = ACTIVATION_NAMES[cfg.activation]
+    row = run.activation_summary(s).feed_forward.iloc[layer]
+    text.say(
+        f"After attention, every token goes through the same two-layer network on its own: from "
+        f"d_model = {text.num('d_model', cfg.d_model)} up to d_ff = "
+        f"{text.num('d_ff', cfg.d_ff)} numbers, through {name}, and back down."
+    )
+    negative = text.num("share below 0", float(row["share_negative"]), ".1%")
+    zero = text.num("share exactly 0", float(row["share_zero"]), ".2%")
+    if cfg.activation == "relu":
+        text.say(
+            f"In block {text.num('layer', layer)}, {negative} of the values before ReLU are "
+            "negative, and ReLU sets each of them to zero: "
+            f"{zero} of the hidden values are exactly zero, units that are off for that token. "
+            "GELU would bend them toward zero instead, keeping small negative values."
+        )
+    else:
+        text.say(
+            f"In block {text.num('layer', layer)}, {negative} of the values before GELU are "
+            "negative. GELU(x) = x·Φ(x) bends them toward zero without cutting them off: only "
+            f"{zero} end exactly at zero. ReLU would set all {negative} to zero."
+        )
+    top = activations.top_units(run.trace, s, layer, q, k=1)
+    text.say(
+        "For ",
+        *lesson.query_said(text),
+        f", the most active unit is number {text.num('top unit', int(top.units[0]))}, at "
+        f"{text.num('top unit value', float(top.values[0]), '.2f')}.",
+    )
+    return Step(
+        text,
+        figures=[("lesson_histogram", histogram_figure(run, s, layer))],
+        links=[OpenIn("Activations", {"act_layer": layer, "act_token": q})],
+        uses_query=True,
+    )
+
+
+def zero_share_question(lesson: Lesson) -> Prediction:
+    """The share of feed-forward values exactly zero after ReLU and after GELU: the run's
+    activation and the other, with the same weights."""
+    run = lesson.run
+    own = run.cfg.activation
+    other = "relu" if own == "gelu" else "gelu"
+    traces = {own: run.trace, other: run.variant(activation=other).trace}
+    return predictions.zero_shares(traces, lesson.sentence)
+
+
+def numpy_step(lesson: Lesson) -> Step:
+    text, run, cfg = Text(), lesson.run, lesson.cfg
+    check = numpy_block_check(cfg, run.weights, run.trace)
+    source = inspect.getsource(numpy_block)
+    code = source[source.index("import math") :]
+    worst = check["max_abs_diff"].max()
+    lines = sum(1 for line in code.splitlines() if line.strip())  # not counting blank ones
+    placement = placement_of(cfg.norm_first)
+    text.say(
+        f"The whole block fits in {text.num('lines of NumPy', lines)} lines of "
+        f"plain NumPy, no torch: {NORM_TYPE_NAMES[cfg.norm_type]}, multi-head attention with a "
+        f"padding mask, a feed-forward with {ACTIVATION_NAMES[cfg.activation]}, residual adds, "
+        f"{placement}-norm as this model."
+    )
+    padded = bool((run.attention_mask == 0).any())
+    text.say(
+        "Fed each block's input from this run and the model's own weights, it gives the "
+        f"model's output for all {text.num('blocks', cfg.num_layers)} blocks, every token"
+        + (", padding included" if padded else "")
+        + f": the largest difference is {text.num('max_abs_diff', float(worst), '.1e')}, on "
+        f"numbers up to {text.num('largest value', float(check['max_abs_value'].max()), '.1f')} "
+        "in size."
+    )
+    return Step(
+        text,
+        tables=[("NumPy against the model, block by block", check)],
+        code=code,
+        links=[OpenIn("Shapes", {})],
+    )
+
+
+def cost_step(lesson: Lesson) -> Step:
+    text, run, cfg = Text(), lesson.run, lesson.cfg
+    cost = run.cost
+    B, T = run.input_ids.shape
+    d = cfg.d_model
+    text.say(
+        f"A block takes [batch, tokens, d_model] = [{text.num('batch', B)}, "
+        f"{text.num('padded tokens', T)}, {text.num('d_model', d)}] and returns the same shape. "
+        f"Inside, attention makes a [tokens x tokens] table per head: "
+        f"{text.num('heads', cfg.num_heads)} of [{text.num('padded tokens', T)} x "
+        f"{text.num('padded tokens', T)}]; the feed-forward widens each token to "
+        f"{text.num('d_ff', cfg.d_ff)}."
+    )
+    counts = run.parameter_counts.set_index("component")["params"]
+    text.say(
+        f"The model has {text.num('parameters', int(cost['params']), ',')} parameters: "
+        f"{text.num('attention parameters', int(counts['attention (all layers)']), ',')} in "
+        "attention, "
+        f"{text.num('feed-forward parameters', int(counts['feed-forward (all layers)']), ',')} "
+        f"in the feed-forward layers, "
+        f"{text.num('token embedding parameters', int(counts['token embedding']), ',')} in the "
+        "token embedding."
+    )
+    attention_flops = cost["attention_flops"]
+    doubled = scaling.flops_at(cfg, B, 2 * T)
+    doubled_attention, doubled_ffn = doubled["attention_flops"], doubled["ffn_flops"]
+    mflops = 1e6
+    text.say(
+        f"One pass over this input costs {text.num('MFLOPs', cost['flops'] / mflops, ',.1f')} "
+        f"MFLOPs. Attention's scores and weighted sums are "
+        f"{text.num('attention MFLOPs', attention_flops / mflops, ',.2f')} of them and grow "
+        f"with tokens²: twice the tokens, "
+        f"{text.num('attention MFLOPs at twice the tokens', doubled_attention / mflops, ',.2f')}. "
+        f"The feed-forward's {text.num('feed-forward MFLOPs', cost['ffn_flops'] / mflops, ',.2f')}"
+        f" grow with tokens: twice the tokens, "
+        f"{text.num('feed-forward MFLOPs at twice the tokens', doubled_ffn / mflops, ',.2f')}."
+    )
+    return Step(
+        text,
+        figures=[("lesson_block", block_figure(run))],
+        tables=[("Parameters by component", run.parameter_counts)],
+        links=[OpenIn("Shapes", {})],
+    )
+
+
+LAYERNORM = LessonStep(
+    "LayerNorm and the residual stream", layernorm_step, question=norm_growth_question
+)
+FEED_FORWARD = LessonStep(
+    "The feed-forward layer: ReLU or GELU", feed_forward_step, question=zero_share_question
+)
+NUMPY_BLOCK = LessonStep("The whole block in NumPy", numpy_step)
+COST = LessonStep("Shapes and what the block costs", cost_step)

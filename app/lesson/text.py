@@ -1,0 +1,231 @@
+"""The lesson's text model: what a step is made of (its paragraphs and every number they show,
+figures, tables, code, the views that show it in full), what every step reads (`Lesson`: one run
+and sentence) and a step as the lesson lists it (`LessonStep`: title, builder, question). The
+steps themselves are app.lesson.steps; nothing here draws: the Lesson view (app/lesson/page.py)
+lays a step out on the page and app/lesson/handout.py writes every step into one HTML file.
+
+Every number a step's text shows is computed from the run and registered with the step (`Text.num`),
+so the step's "numbers behind this step" table holds each of them, and a test checks that no
+number appears in a text without being in its table. User text (tokens) stays apart from ours
+(`Said`), so each renderer escapes it for its medium.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from app.runs import Run
+from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
+from encoder.inspect.predictions import Prediction
+from encoder.web.payload import start_at
+
+
+@dataclass(frozen=True)
+class Said:
+    """User text (a token) inside our sentences: each renderer shows it literally, in quotes."""
+
+    text: str
+
+
+Part = str | Said
+Paragraph = tuple[Part, ...]
+
+
+@dataclass(frozen=True)
+class OpenIn:
+    """A view at a selection: the values are URL parameters (app.controls.state.follow_link)."""
+
+    view: str
+    values: dict[str, object]
+
+
+class Text:
+    """A step's paragraphs and every number they show."""
+
+    def __init__(self) -> None:
+        self.paragraphs: list[Paragraph] = []
+        self.values: dict[str, object] = {}
+        self.shown: dict[str, str] = {}
+
+    def num(self, name: str, value: object, spec: str = "") -> str:
+        """`value` as the text shows it, registered under `name` for the numbers table."""
+        if isinstance(value, np.generic):
+            value = value.item()
+        shown = format(value, spec)
+        if shown.startswith("-") and not shown.strip("-0.,%e+"):  # -0.000: a rounded zero
+            shown = shown[1:]
+        if name in self.shown and self.shown[name] != shown:
+            raise ValueError(f"{name!r} shown as {self.shown[name]} and as {shown}")
+        self.values[name], self.shown[name] = value, shown
+        return shown
+
+    def say(self, *parts: Part) -> None:
+        self.paragraphs.append(tuple(part for part in parts if part != ""))
+
+
+@dataclass(frozen=True)
+class ExplorerAt:
+    """The attention explorer (encoder/web) standing in for one of the step's figures wherever a
+    host can draw it (the handout): this run's attention for the sentence, opened on a head."""
+
+    figure: str  # the key of the figure it stands in for
+    layer: int
+    head: int
+    mode: str  # "lines" | "matrix" | "heads"
+    query: int | None = None  # the token pinned, if any
+
+    def start(self) -> dict:
+        """Where the explorer opens: its payload header's "start" (encoder.web.payload)."""
+        return start_at(self.layer, self.head, self.mode, self.query)
+
+
+@dataclass
+class Step:
+    """One step of the lesson, ready to lay out (its title is its LessonStep's)."""
+
+    text: Text
+    figures: list[tuple[str, go.Figure]] = field(default_factory=list)  # (key, figure)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # (caption, table)
+    code: str | None = None
+    links: list[OpenIn] = field(default_factory=list)
+    uses_query: bool = False
+    wide: bool = False  # tables below the text, the page's full width (a wide table)
+    explorer: ExplorerAt | None = None
+
+    def numbers(self) -> pd.DataFrame:
+        """The numbers behind this step: each one the text shows, its value and how it is shown."""
+        return pd.DataFrame(
+            {
+                "number": list(self.text.values),
+                "value": [_full(value) for value in self.text.values.values()],
+                "in the text": list(self.text.shown.values()),
+            }
+        )
+
+
+def _full(value: object) -> str:
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+# --- what every step reads ---------------------------------------------------------------------
+
+
+@dataclass
+class Lesson:
+    """One run and sentence, and what the steps share: the query, its link, the head metrics."""
+
+    run: Run
+    sentence: int
+    chosen_query: int | None = None  # the user's; None: the rule's
+
+    @property
+    def cfg(self):
+        return self.run.cfg
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.run.tokens[self.sentence]
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def kind(self) -> str:
+        """ "pretrained", "random", "task" (trained here on a toy task) or "uploaded"."""
+        if self.run.task_model is not None:
+            return "task"
+        source = self.run.key.source
+        return source if source in ("random", "pretrained") else "uploaded"
+
+    @property
+    def random(self) -> bool:
+        return self.kind == "random"
+
+    @property
+    def model_name(self) -> str:
+        return {
+            "pretrained": "MiniLM",
+            "random": "this random model",
+            "task": f"this {self.run.task_model.task if self.run.task_model else ''} model",
+            "uploaded": "this uploaded model",
+        }[self.kind]
+
+    @property
+    def model_title(self) -> str:
+        """model_name at the start of a sentence."""
+        return self.model_name[0].upper() + self.model_name[1:]
+
+    @property
+    def unit(self) -> str:
+        """What the model reads: a sentence, or a toy task's sequence."""
+        return "sequence" if self.kind == "task" else "sentence"
+
+    @cached_property
+    def rule_query(self) -> int:
+        return pick_query(self.tokens)
+
+    @property
+    def query(self) -> int:
+        return self.rule_query if self.chosen_query is None else self.chosen_query
+
+    @cached_property
+    def links(self) -> Links:
+        n = self.n
+        weights = self.run.attention[:, self.sentence, :, :n, :n]  # [L, H, q, k]
+        return attention_links(weights, self.tokens, self.query)
+
+    @property
+    def layer(self) -> int:
+        return int(self.links.chosen["layer"])
+
+    @property
+    def head(self) -> int:
+        return int(self.links.chosen["head"])
+
+    @property
+    def key(self) -> int:
+        return int(self.links.chosen["key"])
+
+    @cached_property
+    def metrics(self) -> pd.DataFrame:
+        return self.run.head_metrics(self.sentence)
+
+    def end_name(self, end: str) -> str:
+        """The first or last token by name: [CLS] / [SEP] where the model has them."""
+        token = self.tokens[0 if end == "first" else -1]
+        return token if is_special(token) else f"the {end} token"
+
+    def said(self, position: int) -> Said:
+        return Said(self.tokens[position])
+
+    def query_said(self, text: Text) -> tuple[Part, ...]:
+        """'“it” (position 10)'."""
+        return self.said(self.query), f" (position {text.num('query position', self.query)})"
+
+    def attention_steps_link(self, layer: int | None = None) -> OpenIn:
+        """The Attention steps view on the lesson's head and query, in `layer` (default: the
+        head's)."""
+        values = {
+            "step_layer": self.layer if layer is None else layer,
+            "step_head": self.head,
+            "step_query": self.query,
+        }
+        return OpenIn("Attention steps", values)
+
+
+@dataclass(frozen=True)
+class LessonStep:
+    """A step as the lesson lists it (app.lesson.steps.STEPS): its title, what builds its content
+    for a lesson, and the question it asks before showing it (predict, then reveal:
+    app.lesson.questions), its truth from the lesson's run; None where it asks none."""
+
+    title: str
+    build: Callable[[Lesson], Step]
+    question: Callable[[Lesson], Prediction] | None = None
