@@ -125,9 +125,7 @@ def frame(make_run, page_start: float) -> None:
                                  url_path=view.path) for view in registry.VIEWS}  # fmt: skip
     start = st.Page(lambda: None, title="Encoder Explorer", url_path="start", default=True,
                     visibility="hidden")  # fmt: skip
-    current = st.navigation(
-        [start, *pages.values()], position="hidden" if state.get("present") else "top"
-    )
+    current = st.navigation([start, *pages.values()], position="top")
     landing = current.url_path in ("", pages["Lesson"].url_path)
     if first and landing and url.first_visit():  # no settings: the lesson, on MiniLM
         sidebar.select_source(url.FIRST_VISIT_SOURCE)

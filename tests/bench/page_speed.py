@@ -32,7 +32,6 @@ import datetime
 import difflib
 import html
 import json
-import re
 import statistics
 import sys
 import time
@@ -146,8 +145,8 @@ INVENTORY_JS = """() => [...document.querySelectorAll("[data-testid=stElementCon
       .map(e => e.getAttribute("data-testid")).find(id => id !== "stFullScreenFrame");
     return `${key} ${inner || "?"}`.trim();
   })""".replace("FIND_EXPLORER", EXPLORER_IN_JS)
-VIEW_BUTTONS_JS = """() => [...document.querySelectorAll(".st-key-view button")]
-  .map(b => b.textContent.trim())"""
+VIEW_LINKS_JS = """() => [...document.querySelectorAll("[data-testid=stTopNavLink]")]
+  .map(link => link.textContent.trim())"""
 NAIVE_DRAWN_JS = """expected => {
   const app = document.querySelector("[data-testid=stApp]");
   if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
@@ -274,11 +273,12 @@ def commit_text(session: Session, text: str) -> float:
 
 
 def open_view(session: Session, view: str) -> None:
-    """Click the view's button and wait until it shows the session's text (not timed)."""
+    """Click the view in the navigation and wait until it shows the session's text (not
+    timed)."""
     session.page.bring_to_front()
     if view != session.view:
-        exactly = re.compile(f"^{re.escape(view)}$")  # "Attention", not "Attention steps"
-        session.page.locator(".st-key-view button").filter(has_text=exactly).click()
+        nav = session.page.get_by_test_id("stTopNav")
+        nav.get_by_role("link", name=view, exact=True).click()  # not "Attention steps"
         session.view = view
         wait_drawn(session)
 
@@ -301,7 +301,7 @@ def measure_reruns(session: Session, view: str, texts: list[str]) -> Timings:
 class FirstRender:
     server_start: float
     seconds: float
-    views: list[str]  # the page's view buttons
+    views: list[str]  # the page's view links (its navigation)
 
 
 def measure_first_render(browser: Browser, script: str) -> FirstRender:
@@ -312,7 +312,7 @@ def measure_first_render(browser: Browser, script: str) -> FirstRender:
         start = time.perf_counter()
         with browser.session(server, "Attention", FIRST_TEXT, fresh=True) as session:
             seconds = time.perf_counter() - start
-            views = session.page.evaluate(VIEW_BUTTONS_JS)
+            views = session.page.evaluate(VIEW_LINKS_JS)
         return FirstRender(server.up_s, seconds, views)
     finally:
         server.stop()
@@ -680,7 +680,7 @@ def main() -> None:
             token_counts = ",".join(str(count) for count in sorted(counts))
             args.views = list(DRAWN) if "views" in only or "compare" in only else ["Attention"]
             with browser.session(servers["app"], "Attention", FIRST_TEXT) as app:
-                present = app.page.evaluate(VIEW_BUTTONS_JS)
+                present = app.page.evaluate(VIEW_LINKS_JS)
             for view in [v for v in args.views if v not in present]:
                 notes.append(f"{view}: skipped, the app has no such view")
             args.views = [v for v in args.views if v in present]

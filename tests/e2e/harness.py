@@ -20,10 +20,12 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import urlencode, urlparse
 
 import pytest
 import yaml
+
+from app.registry import BY_TITLE
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = os.environ.get("ENCODER_APP_SCRIPT", "app/main.py")
@@ -331,6 +333,16 @@ def sentence_of(n_words: int, tag: str) -> str:
 LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds a model
 
 
+# A page opened at a view's path (/attention) finds its server the way Streamlit's frontend does:
+# it asks at that path first (/attention/_stcore/health: 404), then at the root. Those two 404s
+# are Streamlit's own search, not the page's errors.
+SERVER_SEARCH = re.compile(r"^https?://[^/]+/[^/?]+/_stcore/(health|host-config)$")
+
+
+def _finding_the_server(message) -> bool:
+    return "404" in message.text and bool(SERVER_SEARCH.match(message.location.get("url", "")))
+
+
 class PageProblems:
     """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page, and
     the websockets it opened (Streamlit's page opens one; another is a reconnection)."""
@@ -345,7 +357,7 @@ class PageProblems:
         page.on("dialog", self._dialog)
 
     def _console(self, message) -> None:
-        if message.type == "error":
+        if message.type == "error" and not _finding_the_server(message):
             self.errors.append(f"console: {message.text} at {message.location}")
 
     def _socket(self, _socket) -> None:
@@ -378,9 +390,10 @@ def type_text(page, text: str) -> None:
 
 
 def open_view(page, view: str) -> None:
-    """Click a view and wait for the run that draws it (its URL parameter comes first)."""
-    page.locator(".st-key-view").get_by_role("radio", name=view, exact=True).click()
-    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get("view") == [view])
+    """Click a view in the navigation and wait for the run that draws it (its path first)."""
+    path = "/" + BY_TITLE[view].path
+    page.get_by_test_id("stTopNav").get_by_role("link", name=view, exact=True).click()
+    page.wait_for_url(lambda url: urlparse(url).path.endswith(path))
     wait_settled(page)
 
 
