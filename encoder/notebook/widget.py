@@ -1,5 +1,5 @@
-"""The anywidget host of the attention explorer: the library's ES module, with a `render` that
-mounts it on the widget's element.
+"""The anywidget host of the attention explorer: the library's ES module joined with its
+anywidget glue (encoder/web/glue/anywidget.js), whose `render` mounts it on the widget's element.
 
 The payload (encoder.web.payload: every setup's tokens and weights in one bytes object) is a
 synced Bytes trait, which ipywidgets sends as a binary buffer (no base64); the browser receives
@@ -14,30 +14,8 @@ import anywidget
 import traitlets
 
 from encoder.notebook.setups import SentenceAttention
-from encoder.web.hosts import explorer_style, module_with_host
+from encoder.web.hosts import explorer_style, host_module
 from encoder.web.payload import build_setup, decode_header, encode
-
-# render({model, el}) from anywidget: mount once, follow new payloads, report the selection.
-RENDER = """
-export default {
-  render({ model, el }) {
-    const view = mount(el, model.get("payload"), {
-      selection: { layer: model.get("layer"), head: model.get("head") },
-      onSelect: ({ layer, head }) => {
-        model.set("layer", layer);
-        model.set("head", head);
-        model.save_changes();
-      },
-    });
-    const follow = () => view.update(model.get("payload"));
-    model.on("change:payload", follow);
-    return () => {
-      model.off("change:payload", follow);
-      view.destroy();
-    };
-  },
-};
-"""
 
 
 def payload_of(runs: list[SentenceAttention], layer: int, head: int) -> bytes:
@@ -60,7 +38,7 @@ def payload_of(runs: list[SentenceAttention], layer: int, head: int) -> bytes:
 class AttentionExplorer(anywidget.AnyWidget):
     """The explorer in a notebook cell: one setup, or two (A and B) to compare."""
 
-    _esm = module_with_host(RENDER)
+    _esm = host_module("anywidget_explorer")  # render: mount, follow payloads, report
     _css = explorer_style()
     payload = traitlets.Bytes().tag(sync=True)
     layer = traitlets.Int(0).tag(sync=True)  # the settled selection: positions in the payload

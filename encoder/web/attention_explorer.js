@@ -2,8 +2,9 @@
  * Attention explorer: one run's attention, drawn and explored entirely in the browser.
  *
  * Plain ES module, no framework, no build step, no network. Hosts (Streamlit Custom Components
- * v2, anywidget, an offline <script type="module">) append their few lines of glue to this
- * file's text and call `mount`. The stylesheet is attention_explorer.css beside this file.
+ * v2, anywidget, an offline <script type="module">) load it joined after shared.js (element, the
+ * colour scales, OKABE_ITO) and before their glue (glue/*.js), which calls `mount`: one
+ * self-contained module (encoder/web/hosts.py). The stylesheet is attention_explorer.css.
  *
  *   const explorer = mount(element, payloadBytes, {selection, onSelect});
  *   explorer.update(newPayloadBytes);   // a rerun's payload; the selection is kept
@@ -40,14 +41,8 @@
 const SCALE = 65535;
 const MAGIC = "AEX1";
 const MAX_OVERLAY = 8;
-// Okabe & Ito's palette: distinct for every common colour vision deficiency
-const HEAD_COLOURS = [
-  "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
-];
-const VIRIDIS = [
-  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-  [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37],
-];
+const HEAD_COLOURS = ["blue", "orange", "green", "purple", "skyBlue", "vermillion", "yellow",
+  "black"].map((name) => OKABE_ITO[name]);
 const LINE_MIN = 0.01; // lines below this weight are not drawn (invisible at that opacity)
 const ROW = 22; // px per token row in the lines view
 const MATRIX_PX = 560; // the matrix's side at most
@@ -98,14 +93,14 @@ export function decodePayload(data) {
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
-function fullWeights(setup, layer, head) {
+export function fullWeights(setup, layer, head) {
   const words = setup.full.get(`${layer},${head}`);
   return words ? { n: setup.n, at: (q, k) => words[q * setup.n + k] / SCALE } : null;
 }
 
 /** One head's block tile: {n: blocks, at(q, k)} (the tile of full weights when there are no
  * blocks). */
-function tileWeights(setup, layer, head) {
+export function tileWeights(setup, layer, head) {
   if (!setup.tiles) return fullWeights(setup, layer, head);
   const { size, data } = setup.tiles;
   const base = (layer * setup.heads + head) * size * size;
@@ -124,21 +119,6 @@ function difference(a, b) {
 }
 
 // ---------------------------------------------------------------------------- colours
-
-function viridis(value) {
-  const x = Math.min(Math.max(value, 0), 1) * (VIRIDIS.length - 1);
-  const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
-  const f = x - i;
-  return VIRIDIS[i].map((c, j) => Math.round(c + f * (VIRIDIS[i + 1][j] - c)));
-}
-
-/** Blue (B less) - white - red (B more), as the page's B − A figures. */
-function diverging(value) {
-  const x = Math.min(Math.max(value, -1), 1);
-  const end = x < 0 ? [33, 102, 172] : [178, 24, 43];
-  const f = Math.abs(x);
-  return [255, 255, 255].map((c, j) => Math.round(c + f * (end[j] - c)));
-}
 
 /** The largest |weight| of a reader (at least a tiny number, so that it can divide). */
 function peak(weights) {
@@ -168,17 +148,231 @@ function paint(canvas, weights, signed, scale) {
   context.putImageData(image, 0, 0);
 }
 
-// ---------------------------------------------------------------------------- DOM helpers
-
-function element(tag, attributes = {}, text = null) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  if (text !== null) node.textContent = text; // user text: always as text, never as HTML
-  return node;
-}
-
 const quote = (token) => `"${token}"`;
 const fixed = (value) => (Math.abs(value) < 5e-4 ? 0 : value).toFixed(3);
+
+// ---------------------------------------------------------------------------- the modes
+
+/* Each mode draws the stage its own way. A mode is made from `explorer` (the explorer's state and
+ * readers, see mount) and is an object:
+ *   label     its button's text
+ *   overlays  whether it draws the overlaid heads (the chips)
+ *   oneHead   whether it draws the chosen head itself (else a message says it is in blocks)
+ *   pointed() the [query, key] cell under the pointer, or null
+ *   build()   puts its elements on the stage for the setup shown
+ *   draw()    draws what a look changes, building first when what it built is stale
+ *   forget()  drops what it built (another mode or a new payload takes the stage) */
+
+/** Lines: query tokens on the left, key tokens on the right, one line per weight. */
+function linesMode(explorer) {
+  let built = null; // {canvas, keys: [elements], queries: [elements], tokens, setup}
+
+  function build() {
+    const tokens = explorer.shown().tokens;
+    const wrap = element("div", { class: "aex-lines" });
+    const left = element("div", { class: "aex-column aex-queries" });
+    const right = element("div", { class: "aex-column aex-keys" });
+    const canvas = element("canvas", { class: "aex-links", "aria-hidden": "true" });
+    const queries = tokens.map((token, i) => {
+      const node = element("div", { class: "aex-token", "data-side": "query",
+        "data-index": String(i), dir: "auto" }, token);
+      node.addEventListener("mouseenter", () => explorer.hover(i));
+      node.addEventListener("click", () => explorer.pin(i));
+      left.append(node);
+      return node;
+    });
+    const keys = tokens.map((token, i) => {
+      const node = element("div", { class: "aex-token", "data-side": "key",
+        "data-index": String(i) });
+      node.append(element("span", { dir: "auto" }, token),
+        element("span", { class: "aex-weight", "data-role": "weight" }, ""));
+      right.append(node);
+      return node;
+    });
+    wrap.addEventListener("mouseleave", () => explorer.hover(null));
+    wrap.append(left, canvas, right);
+    explorer.stage.replaceChildren(wrap);
+    built = { canvas, keys, queries, tokens: tokens.length, setup: explorer.shown() };
+  }
+
+  function draw() {
+    if (!built || built.setup !== explorer.shown() || built.tokens !== explorer.shown().n) build();
+    const { canvas, keys, queries } = built;
+    const { state, full, tile, signed } = explorer;
+    const n = explorer.shown().n;
+    const ratio = window.devicePixelRatio || 1;
+    const width = 180;
+    canvas.width = width * ratio;
+    canvas.height = n * ROW * ratio;
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${n * ROW}px`;
+    const context = canvas.getContext("2d");
+    context.scale(ratio, ratio);
+    context.lineWidth = 2;
+    const q0 = explorer.query();
+    const drawn = explorer.overlaid().map(([layer, head]) => full(layer, head)
+      || (signed() ? null : tile(layer, head)));
+    const present = drawn.filter((weights) => weights && weights.n === n);
+    const scale = present.length ? explorer.colourScale(present) : 1;
+    drawn.forEach((weights, index) => {
+      if (!weights || weights.n !== n) return;
+      for (let q = 0; q < n; q++) {
+        if (q0 !== null && q !== q0) continue;
+        for (let k = 0; k < n; k++) {
+          const w = weights.at(q, k);
+          const strength = Math.abs(w) / scale;
+          if (strength < LINE_MIN) continue;
+          context.globalAlpha = Math.min(1, strength);
+          context.strokeStyle = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
+          context.beginPath();
+          context.moveTo(0, (q + 0.5) * ROW);
+          context.lineTo(width, (k + 0.5) * ROW);
+          context.stroke();
+        }
+      }
+    });
+    context.globalAlpha = 1;
+    const selected = full(state.layer, state.head);
+    queries.forEach((node, i) => node.classList.toggle("aex-active", i === q0));
+    keys.forEach((node, k) => {
+      const weight = node.lastChild;
+      weight.textContent = q0 !== null && selected ? fixed(selected.at(q0, k)) : "";
+    });
+  }
+
+  return { label: "Lines", overlays: true, oneHead: true, pointed: () => null, build, draw,
+    forget() { built = null; } };
+}
+
+/** Matrix: the chosen head's query × key weights as cells, labelled while large enough. */
+function matrixMode(explorer) {
+  let built = null; // {canvas, setup, key: what is painted, wrap}
+
+  function build() {
+    const { state } = explorer;
+    const tokens = explorer.shown().tokens;
+    const n = tokens.length;
+    const cell = Math.max(1, Math.floor(MATRIX_PX / n));
+    const side = cell * n;
+    const labelled = cell >= 12;
+    const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare" });
+    const top = element("div", { class: "aex-top", style: `width:${side}px` });
+    const left = element("div", { class: "aex-left" });
+    const canvas = element("canvas", { "data-role": "matrix", class: "aex-grid",
+      style: `width:${side}px;height:${side}px` });
+    tokens.forEach((token, i) => {
+      if (!labelled) return;
+      const key = element("div", { class: "aex-label", "data-side": "key", "data-index": String(i),
+        style: `width:${cell}px`, dir: "auto" }, token);
+      const row = element("div", { class: "aex-label", "data-side": "query",
+        "data-index": String(i), style: `height:${cell}px;line-height:${cell}px`, dir: "auto" },
+      token);
+      row.addEventListener("mouseenter", () => explorer.hover(i));
+      row.addEventListener("click", () => explorer.pin(i));
+      top.append(key);
+      left.append(row);
+    });
+    canvas.addEventListener("mousemove", (event) => {
+      const box = canvas.getBoundingClientRect();
+      const q = Math.floor(((event.clientY - box.top) / box.height) * n);
+      const k = Math.floor(((event.clientX - box.left) / box.width) * n);
+      if (q < 0 || k < 0 || q >= n || k >= n) return;
+      state.cell = [q, k];
+      explorer.hover(q);
+    });
+    canvas.addEventListener("mouseleave", () => { state.cell = null; explorer.hover(null); });
+    canvas.addEventListener("click", () => { if (state.cell) explorer.pin(state.cell[0]); });
+    if (labelled) {
+      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
+    } else { // too many tokens for labels: no empty label bands, a note above the cells
+      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
+        + "at a cell, or use ↑/↓, to read its tokens and weight."), canvas);
+    }
+    explorer.stage.replaceChildren(wrap);
+    built = { canvas, setup: explorer.shown(), key: null, wrap };
+  }
+
+  function draw() {
+    if (!built || built.setup !== explorer.shown()) build();
+    const { state, full, tile } = explorer;
+    const key = `${state.setup}:${state.layer},${state.head}`;
+    const weights = full(state.layer, state.head) || tile(state.layer, state.head);
+    if (!weights) {
+      explorer.message.textContent = "B − A needs both setups at the same resolution.";
+    } else if (built.key !== key) {
+      paint(built.canvas, weights, explorer.signed(), explorer.colourScale([weights]));
+      built.key = key;
+    }
+    const q0 = explorer.query();
+    for (const node of built.wrap.querySelectorAll(".aex-label[data-side=query]")) {
+      node.classList.toggle("aex-active", Number(node.dataset.index) === q0);
+    }
+  }
+
+  return { label: "Matrix", overlays: false, oneHead: true, pointed: () => explorer.state.cell,
+    build, draw, forget() { built = null; } };
+}
+
+/** Every head: one tile per head, the chosen one outlined; a click opens it in the matrix. */
+function headsMode(explorer) {
+  let built = null; // {key, setup, tiles: [canvases], outline, chosen}
+
+  function build() {
+    const { state, tile, headName } = explorer;
+    const setup = explorer.shown();
+    const grid = element("div", { class: "aex-heads",
+      style: `grid-template-columns: auto repeat(${setup.heads}, 1fr)` });
+    grid.append(element("div"));
+    for (let h = 0; h < setup.heads; h++) grid.append(element("div", { class: "aex-note" }, `H${h}`));
+    const tiles = [];
+    const drawn = [];
+    for (let l = 0; l < setup.layers; l++) {
+      for (let h = 0; h < setup.heads; h++) if (tile(l, h)) drawn.push(tile(l, h));
+    }
+    const scale = drawn.length ? explorer.colourScale(drawn) : 1;
+    for (let l = 0; l < setup.layers; l++) {
+      grid.append(element("div", { class: "aex-note" }, `L${setup.layerLabels[l]}`));
+      for (let h = 0; h < setup.heads; h++) {
+        const canvas = element("canvas", { "data-role": "tile", "data-layer": String(l),
+          "data-head": String(h), title: headName(l, h), class: "aex-tile" });
+        const weights = tile(l, h);
+        if (weights) paint(canvas, weights, explorer.signed(), scale);
+        canvas.addEventListener("mouseenter",
+          () => explorer.say(`${headName(l, h)}: click to open it`));
+        canvas.addEventListener("click", () => { state.mode = "matrix"; explorer.choose(l, h); });
+        grid.append(canvas);
+        tiles.push(canvas);
+      }
+    }
+    const outline = element("div", { class: "aex-outline", "aria-hidden": "true" });
+    grid.append(outline);
+    const note = setup.tiles
+      ? `Each tile is one head, drawn in blocks of ${Math.ceil(setup.n / setup.tiles.size)} `
+        + "tokens; click a tile to open it."
+      : "Each tile is one head's query × key weights; click a tile to open it.";
+    explorer.stage.replaceChildren(element("div", { class: "aex-note" }, note), grid);
+    built = { key: state.setup, setup, tiles, outline, chosen: null };
+  }
+
+  function draw() {
+    const { state } = explorer;
+    const setup = explorer.shown();
+    if (!built || built.key !== state.setup || built.setup !== setup) build();
+    const chosen = built.tiles[state.layer * setup.heads + state.head];
+    if (chosen !== built.chosen) { // a head switch touches two tiles' attributes and the outline
+      if (built.chosen) built.chosen.removeAttribute("aria-current");
+      chosen.setAttribute("aria-current", "true");
+      const [row, column] = [state.layer + 2, state.head + 2]; // after the labels' row, column
+      built.outline.style.gridArea = `${row} / ${column} / ${row + 1} / ${column + 1}`;
+      built.chosen = chosen;
+    }
+  }
+
+  return { label: "Every head", overlays: false, oneHead: false, pointed: () => null, build,
+    draw, forget() { built = null; } };
+}
+
+const MODES = { lines: linesMode, matrix: matrixMode, heads: headsMode }; // in the bar's order
 
 // ---------------------------------------------------------------------------- the explorer
 
@@ -197,7 +391,7 @@ export function mount(host, payload, options = {}) {
   function openAt(at) {
     state.layer = Number(at.layer) || 0;
     state.head = Number(at.head) || 0;
-    state.mode = ["lines", "matrix", "heads"].includes(at.mode) ? at.mode : "lines";
+    state.mode = Object.hasOwn(MODES, at.mode) ? at.mode : "lines";
     state.pinned = Number.isInteger(at.query) && at.query >= 0 ? at.query : null;
     state.hovered = null;
     state.overlay = [];
@@ -210,10 +404,10 @@ export function mount(host, payload, options = {}) {
   const root = element("div", { "data-testid": "attention-explorer", class: "aex", tabindex: "0",
     role: "application", "aria-label": "Attention explorer" });
   const bar = element("div", { class: "aex-bar" });
-  const modes = element("div", { class: "aex-group", role: "group", "aria-label": "View" });
+  const modeButtons = element("div", { class: "aex-group", role: "group", "aria-label": "View" });
   const setups = element("div", { class: "aex-group", role: "group", "aria-label": "Setup" });
   const title = element("div", { class: "aex-title" });
-  bar.append(modes, setups, title);
+  bar.append(modeButtons, setups, title);
   const chips = element("div", { class: "aex-chips", role: "group", "aria-label": "Heads drawn" });
   const message = element("div", { class: "aex-message", "data-role": "message", role: "alert" });
   const stage = element("div", { class: "aex-stage" });
@@ -221,13 +415,6 @@ export function mount(host, payload, options = {}) {
     "aria-live": "polite" });
   root.append(bar, chips, message, stage, readout);
   host.append(root);
-
-  for (const [mode, label] of [["lines", "Lines"], ["matrix", "Matrix"], ["heads", "Every head"]]) {
-    const button = element("button", { type: "button", "data-role": "mode", "data-mode": mode },
-      label);
-    button.addEventListener("click", () => { state.mode = mode; render(); settle(); });
-    modes.append(button);
-  }
 
   // ------------------------------------------------------------ what is drawn
 
@@ -250,6 +437,20 @@ export function mount(host, payload, options = {}) {
   const colourScale = (drawn) => (data.stretch || signed()
     ? Math.max(...drawn.map(peak)) : 1);
   const headName = (layer, head) => `layer ${shown().layerLabels[layer]} head ${head}`;
+
+  // the explorer as its modes see it; each mode draws on the stage
+  const explorer = { state, stage, message, shown, full, tile, signed, query, colourScale, headName,
+    overlaid, hover, pin, say, choose };
+  const modes = Object.fromEntries(Object.entries(MODES)
+    .map(([name, make]) => [name, make(explorer)]));
+  const mode = () => modes[state.mode];
+
+  for (const [name, { label }] of Object.entries(modes)) {
+    const button = element("button", { type: "button", "data-role": "mode", "data-mode": name },
+      label);
+    button.addEventListener("click", () => { state.mode = name; render(); settle(); });
+    modeButtons.append(button);
+  }
 
   function setAttributes() {
     root.dataset.layer = String(state.layer);
@@ -298,7 +499,7 @@ export function mount(host, payload, options = {}) {
   // ------------------------------------------------------------ the bar and chips
 
   function drawBar() {
-    for (const button of modes.children) {
+    for (const button of modeButtons.children) {
       button.setAttribute("aria-pressed", String(button.dataset.mode === state.mode));
     }
     const names = b() ? [a().name, b().name].concat(comparable() ? ["B-A"] : []) : [];
@@ -328,7 +529,7 @@ export function mount(host, payload, options = {}) {
 
   function drawChips() {
     chips.replaceChildren();
-    if (state.mode !== "lines") return;
+    if (!mode().overlays) return;
     const on = overlaid();
     const colourOf = (layer, head) => on.findIndex(([l, h]) => l === layer && h === head);
     chips.append(element("span", { class: "aex-note" }, `Layer ${shown().layerLabels[state.layer]}:`));
@@ -363,195 +564,6 @@ export function mount(host, payload, options = {}) {
     settle();
   }
 
-  // ------------------------------------------------------------ lines
-
-  let lines = null; // {canvas, keys: [elements], queries: [elements]}
-
-  function buildLines() {
-    const tokens = shown().tokens;
-    const wrap = element("div", { class: "aex-lines" });
-    const left = element("div", { class: "aex-column aex-queries" });
-    const right = element("div", { class: "aex-column aex-keys" });
-    const canvas = element("canvas", { class: "aex-links", "aria-hidden": "true" });
-    const queries = tokens.map((token, i) => {
-      const node = element("div", { class: "aex-token", "data-side": "query",
-        "data-index": String(i), dir: "auto" }, token);
-      node.addEventListener("mouseenter", () => hover(i));
-      node.addEventListener("click", () => pin(i));
-      left.append(node);
-      return node;
-    });
-    const keys = tokens.map((token, i) => {
-      const node = element("div", { class: "aex-token", "data-side": "key",
-        "data-index": String(i) });
-      node.append(element("span", { dir: "auto" }, token),
-        element("span", { class: "aex-weight", "data-role": "weight" }, ""));
-      right.append(node);
-      return node;
-    });
-    wrap.addEventListener("mouseleave", () => hover(null));
-    wrap.append(left, canvas, right);
-    stage.replaceChildren(wrap);
-    lines = { canvas, keys, queries, tokens: tokens.length, setup: shown() };
-  }
-
-  function drawLines() {
-    if (!lines || lines.setup !== shown() || lines.tokens !== shown().n) buildLines();
-    const { canvas, keys, queries } = lines;
-    const n = shown().n;
-    const ratio = window.devicePixelRatio || 1;
-    const width = 180;
-    canvas.width = width * ratio;
-    canvas.height = n * ROW * ratio;
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${n * ROW}px`;
-    const context = canvas.getContext("2d");
-    context.scale(ratio, ratio);
-    context.lineWidth = 2;
-    const q0 = query();
-    const drawn = overlaid().map(([layer, head]) => full(layer, head)
-      || (signed() ? null : tile(layer, head)));
-    const present = drawn.filter((weights) => weights && weights.n === n);
-    const scale = present.length ? colourScale(present) : 1;
-    drawn.forEach((weights, index) => {
-      if (!weights || weights.n !== n) return;
-      for (let q = 0; q < n; q++) {
-        if (q0 !== null && q !== q0) continue;
-        for (let k = 0; k < n; k++) {
-          const w = weights.at(q, k);
-          const strength = Math.abs(w) / scale;
-          if (strength < LINE_MIN) continue;
-          context.globalAlpha = Math.min(1, strength);
-          context.strokeStyle = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
-          context.beginPath();
-          context.moveTo(0, (q + 0.5) * ROW);
-          context.lineTo(width, (k + 0.5) * ROW);
-          context.stroke();
-        }
-      }
-    });
-    context.globalAlpha = 1;
-    const selected = full(state.layer, state.head);
-    queries.forEach((node, i) => node.classList.toggle("aex-active", i === q0));
-    keys.forEach((node, k) => {
-      const weight = node.lastChild;
-      weight.textContent = q0 !== null && selected ? fixed(selected.at(q0, k)) : "";
-    });
-  }
-
-  // ------------------------------------------------------------ matrix
-
-  let matrix = null;
-
-  function buildMatrix() {
-    const tokens = shown().tokens;
-    const n = tokens.length;
-    const cell = Math.max(1, Math.floor(MATRIX_PX / n));
-    const side = cell * n;
-    const labelled = cell >= 12;
-    const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare" });
-    const top = element("div", { class: "aex-top", style: `width:${side}px` });
-    const left = element("div", { class: "aex-left" });
-    const canvas = element("canvas", { "data-role": "matrix", class: "aex-grid",
-      style: `width:${side}px;height:${side}px` });
-    tokens.forEach((token, i) => {
-      if (!labelled) return;
-      const key = element("div", { class: "aex-label", "data-side": "key", "data-index": String(i),
-        style: `width:${cell}px`, dir: "auto" }, token);
-      const row = element("div", { class: "aex-label", "data-side": "query",
-        "data-index": String(i), style: `height:${cell}px;line-height:${cell}px`, dir: "auto" },
-      token);
-      row.addEventListener("mouseenter", () => hover(i));
-      row.addEventListener("click", () => pin(i));
-      top.append(key);
-      left.append(row);
-    });
-    canvas.addEventListener("mousemove", (event) => {
-      const box = canvas.getBoundingClientRect();
-      const q = Math.floor(((event.clientY - box.top) / box.height) * n);
-      const k = Math.floor(((event.clientX - box.left) / box.width) * n);
-      if (q < 0 || k < 0 || q >= n || k >= n) return;
-      state.cell = [q, k];
-      hover(q);
-    });
-    canvas.addEventListener("mouseleave", () => { state.cell = null; hover(null); });
-    canvas.addEventListener("click", () => { if (state.cell) pin(state.cell[0]); });
-    if (labelled) {
-      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
-    } else { // too many tokens for labels: no empty label bands, a note above the cells
-      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
-        + "at a cell, or use ↑/↓, to read its tokens and weight."), canvas);
-    }
-    stage.replaceChildren(wrap);
-    matrix = { canvas, setup: shown(), key: null, wrap };
-  }
-
-  function drawMatrix() {
-    if (!matrix || matrix.setup !== shown()) buildMatrix();
-    const key = `${state.setup}:${state.layer},${state.head}`;
-    const weights = full(state.layer, state.head) || tile(state.layer, state.head);
-    if (!weights) {
-      message.textContent = "B − A needs both setups at the same resolution.";
-    } else if (matrix.key !== key) {
-      paint(matrix.canvas, weights, signed(), colourScale([weights]));
-      matrix.key = key;
-    }
-    const q0 = query();
-    for (const node of matrix.wrap.querySelectorAll(".aex-label[data-side=query]")) {
-      node.classList.toggle("aex-active", Number(node.dataset.index) === q0);
-    }
-  }
-
-  // ------------------------------------------------------------ every head
-
-  let heads = null;
-
-  function drawHeads() {
-    const setup = shown();
-    const key = `${state.setup}`;
-    if (!heads || heads.key !== key || heads.setup !== setup) {
-      const grid = element("div", { class: "aex-heads",
-        style: `grid-template-columns: auto repeat(${setup.heads}, 1fr)` });
-      grid.append(element("div"));
-      for (let h = 0; h < setup.heads; h++) grid.append(element("div", { class: "aex-note" }, `H${h}`));
-      const tiles = [];
-      const drawn = [];
-      for (let l = 0; l < setup.layers; l++) {
-        for (let h = 0; h < setup.heads; h++) if (tile(l, h)) drawn.push(tile(l, h));
-      }
-      const scale = drawn.length ? colourScale(drawn) : 1;
-      for (let l = 0; l < setup.layers; l++) {
-        grid.append(element("div", { class: "aex-note" }, `L${setup.layerLabels[l]}`));
-        for (let h = 0; h < setup.heads; h++) {
-          const canvas = element("canvas", { "data-role": "tile", "data-layer": String(l),
-            "data-head": String(h), title: headName(l, h), class: "aex-tile" });
-          const weights = tile(l, h);
-          if (weights) paint(canvas, weights, signed(), scale);
-          canvas.addEventListener("mouseenter", () => say(`${headName(l, h)}: click to open it`));
-          canvas.addEventListener("click", () => { state.mode = "matrix"; choose(l, h); });
-          grid.append(canvas);
-          tiles.push(canvas);
-        }
-      }
-      const outline = element("div", { class: "aex-outline", "aria-hidden": "true" });
-      grid.append(outline);
-      const note = setup.tiles
-        ? `Each tile is one head, drawn in blocks of ${Math.ceil(setup.n / setup.tiles.size)} `
-          + "tokens; click a tile to open it."
-        : "Each tile is one head's query × key weights; click a tile to open it.";
-      stage.replaceChildren(element("div", { class: "aex-note" }, note), grid);
-      heads = { key, setup, tiles, outline, chosen: null };
-    }
-    const chosen = heads.tiles[state.layer * setup.heads + state.head];
-    if (chosen !== heads.chosen) { // a head switch touches two tiles' attributes and the outline
-      if (heads.chosen) heads.chosen.removeAttribute("aria-current");
-      chosen.setAttribute("aria-current", "true");
-      const [row, column] = [state.layer + 2, state.head + 2]; // after the labels' row, column
-      heads.outline.style.gridArea = `${row} / ${column} / ${row + 1} / ${column + 1}`;
-      heads.chosen = chosen;
-    }
-  }
-
   // ------------------------------------------------------------ looking
 
   function hover(q) {
@@ -565,14 +577,14 @@ export function mount(host, payload, options = {}) {
     settle();
   }
 
-  /** Redraw what a look changes (cheap): lines or the matrix's row, attributes, readout. */
+  /** Redraw what a look changes (cheap): the mode's drawing, attributes, readout. */
   function look() {
     setAttributes();
-    if (state.mode === "lines") drawLines();
-    if (state.mode === "matrix") drawMatrix();
+    mode().draw();
     const q = query();
-    if (state.mode === "matrix" && state.cell && state.hovered !== null) {
-      say(describe(state.layer, state.head, state.cell[0], state.cell[1]));
+    const cell = mode().pointed();
+    if (cell && state.hovered !== null) {
+      say(describe(state.layer, state.head, cell[0], cell[1]));
     } else if (q !== null) {
       say(describe(state.layer, state.head, q, null)
         + (state.pinned !== null ? " (pinned)" : ""));
@@ -596,12 +608,9 @@ export function mount(host, payload, options = {}) {
       message.textContent = "B − A needs the same layers, heads and tokens in both setups.";
     }
     drawBar();
-    if (state.mode === "lines" || chips.firstChild) drawChips();
-    if (state.mode !== "lines") lines = null;
-    if (state.mode !== "matrix") matrix = null;
-    if (state.mode !== "heads") heads = null;
-    if (state.mode === "heads") drawHeads();
-    if (!full(state.layer, state.head) && state.mode !== "heads") {
+    if (mode().overlays || chips.firstChild) drawChips();
+    for (const other of Object.values(modes)) if (other !== mode()) other.forget();
+    if (mode().oneHead && !full(state.layer, state.head)) {
       message.textContent = `${headName(state.layer, state.head)} is drawn in blocks `
         + "until its full resolution arrives.";
     }
@@ -654,9 +663,7 @@ export function mount(host, payload, options = {}) {
     const at = data.start && JSON.stringify(data.start);
     if (at && at !== opened) openAt(data.start);
     opened = at || opened;
-    lines = null;
-    matrix = null;
-    heads = null;
+    for (const each of Object.values(modes)) each.forget();
     render();
   }
 

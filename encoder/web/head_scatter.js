@@ -1,10 +1,11 @@
 /**
  * Head scatter: one head's queries and keys from a whole corpus, in one plane (AttentionViz).
  *
- * Plain ES module, no framework, no build step, no network. Hosts append their glue to this
- * file's text and call `mount`. The stylesheet is head_scatter.css beside this file.
+ * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
+ * (element, viridis, rgb, OKABE_ITO) and before their glue, which calls `mount`
+ * (encoder/web/hosts.py). The stylesheet is head_scatter.css beside this file.
  *
- *   const scatter = mount(element, data, {colour});
+ *   const scatter = mount(host, data, {colour});   // host: an element or shadow root
  *   scatter.update(newData);   // another head or corpus; the colouring is kept
  *   scatter.destroy();
  *
@@ -29,30 +30,11 @@ const SIZE = 560; // px, the plane's side
 const PAD = 12;
 const HOVER_PX = 8;
 const CELL = 16; // px per bucket of the hover grid
-// Okabe & Ito's palette: distinct for every common colour vision deficiency
-const KIND_COLOURS = ["#D55E00", "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9"];
-const ROLE_COLOURS = ["#009E73", "#CC79A7"]; // query, key
+const KIND_COLOURS = ["vermillion", "blue", "orange", "green", "purple", "skyBlue"]
+  .map((name) => OKABE_ITO[name]);
+const ROLE_COLOURS = [OKABE_ITO.green, OKABE_ITO.purple]; // query, key
 const ROLES = ["query", "key"];
-const VIRIDIS = [
-  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-  [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37],
-];
 const COLOURINGS = ["position", "kind", "role"];
-
-function el(tag, className, attrs = {}) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
-  return node;
-}
-
-function viridis(t) {
-  const scaled = Math.max(0, Math.min(1, t)) * (VIRIDIS.length - 1);
-  const i = Math.min(VIRIDIS.length - 2, Math.floor(scaled));
-  const f = scaled - i;
-  const c = VIRIDIS[i].map((v, k) => Math.round(v + f * (VIRIDIS[i + 1][k] - v)));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
-}
 
 function check(data) {
   const n = data && data.x ? data.x.length : 0;
@@ -63,22 +45,23 @@ function check(data) {
   return "";
 }
 
-export function mount(element, data, options = {}) {
-  const root = el("div", "hsc", { "data-testid": "head-scatter", "data-hover": "" });
-  const bar = el("div", "hsc-bar");
-  const title = el("span", "hsc-title");
-  const buttons = el("span", "hsc-group");
-  const canvas = el("canvas", "hsc-plane", { "data-role": "plane", width: SIZE, height: SIZE });
-  const hover = el("div", "hsc-hover", { "data-role": "hover", "aria-live": "polite" });
-  const legend = el("div", "hsc-legend", { "data-role": "legend" });
-  const message = el("div", "hsc-message", { "data-role": "message" });
-  const side = el("div", "hsc-side");
-  const body = el("div", "hsc-body");
+export function mount(host, data, options = {}) {
+  const root = element("div", { class: "hsc", "data-testid": "head-scatter", "data-hover": "" });
+  const bar = element("div", { class: "hsc-bar" });
+  const title = element("span", { class: "hsc-title" });
+  const buttons = element("span", { class: "hsc-group" });
+  const canvas = element("canvas", { class: "hsc-plane", "data-role": "plane", width: SIZE,
+    height: SIZE });
+  const hover = element("div", { class: "hsc-hover", "data-role": "hover", "aria-live": "polite" });
+  const legend = element("div", { class: "hsc-legend", "data-role": "legend" });
+  const message = element("div", { class: "hsc-message", "data-role": "message" });
+  const side = element("div", { class: "hsc-side" });
+  const body = element("div", { class: "hsc-body" });
   bar.append(title, buttons);
   side.append(legend, hover);
   body.append(canvas, side);
   root.append(bar, message, body);
-  element.appendChild(root);
+  host.appendChild(root);
 
   const ratio = window.devicePixelRatio || 1;
   canvas.width = SIZE * ratio;
@@ -92,8 +75,8 @@ export function mount(element, data, options = {}) {
   let colour = COLOURINGS.includes(options.colour) ? options.colour : "position";
 
   for (const name of COLOURINGS) {
-    const button = el("button", "", { type: "button", "data-role": "colour", "data-colour": name });
-    button.textContent = `colour by ${name}`;
+    const button = element("button", { type: "button", "data-role": "colour", "data-colour": name },
+      `colour by ${name}`);
     button.addEventListener("click", () => {
       colour = name;
       draw();
@@ -105,7 +88,7 @@ export function mount(element, data, options = {}) {
     const d = state.data;
     if (colour === "role") return ROLE_COLOURS[d.role[i]];
     if (colour === "kind") return KIND_COLOURS[d.kind[i] % KIND_COLOURS.length];
-    return viridis(d.position[i] / state.maxPosition);
+    return rgb(viridis(d.position[i] / state.maxPosition));
   }
 
   function layout() {
@@ -139,19 +122,15 @@ export function mount(element, data, options = {}) {
       ? ROLES.map((r, k) => [r, ROLE_COLOURS[k]])
       : colour === "kind"
         ? state.data.kinds.map((k, i) => [k, KIND_COLOURS[i % KIND_COLOURS.length]])
-        : [["first token", viridis(0)], [`position ${state.maxPosition}`, viridis(1)]];
+        : [["first token", rgb(viridis(0))], [`position ${state.maxPosition}`, rgb(viridis(1))]];
     for (const [label, swatch] of entries) {
-      const row = el("div", "hsc-entry");
-      const dot = el("span", "hsc-swatch");
+      const row = element("div", { class: "hsc-entry" });
+      const dot = element("span", { class: "hsc-swatch" });
       dot.style.background = swatch;
-      const text = el("span");
-      text.textContent = label;
-      row.append(dot, text);
+      row.append(dot, element("span", {}, label));
       legend.appendChild(row);
     }
-    const shapes = el("div", "hsc-entry");
-    shapes.textContent = "● query   ○ key";
-    legend.appendChild(shapes);
+    legend.appendChild(element("div", { class: "hsc-entry" }, "● query   ○ key"));
   }
 
   function draw() {
@@ -212,10 +191,9 @@ export function mount(element, data, options = {}) {
     root.dataset.hoverToken = d.tokens[i];
     root.dataset.hoverRole = ROLES[d.role[i]];
     root.dataset.hoverSentence = String(d.sentence[i]);
-    const head = el("div", "hsc-token");
-    head.textContent = `“${d.tokens[i]}” as a ${ROLES[d.role[i]]}, position ${d.position[i]} (${d.kinds[d.kind[i]]})`;
-    const sentence = el("div", "hsc-sentence");
-    sentence.textContent = d.sentences[d.sentence[i]] ?? "";
+    const head = element("div", { class: "hsc-token" },
+      `“${d.tokens[i]}” as a ${ROLES[d.role[i]]}, position ${d.position[i]} (${d.kinds[d.kind[i]]})`);
+    const sentence = element("div", { class: "hsc-sentence" }, d.sentences[d.sentence[i]] ?? "");
     hover.append(head, sentence);
   }
 

@@ -1,25 +1,47 @@
-"""The explorer's ES module as a host loads it: the module's own source followed by a few lines
-of host glue (anywidget's `export default {render}`, an offline page's mount call).
+"""Every host's ES module, joined from the .js files of this package.
 
-The module is one file with no imports, so glue appended to it can call `mount` directly and
-the result is still one self-contained module (anywidget imports `_esm` from a Blob; an offline
-file inlines it in a <script type="module">).
+A host (the page's Streamlit components, a notebook's anywidget, an offline HTML file) loads ONE
+self-contained ES module: anywidget imports `_esm` from a Blob and an offline file inlines it, so
+neither can follow an `import`. The module is therefore the plain concatenation, in this order, of
+
+    shared.js            the DOM helper, the colour scales, the palette
+    <module>.js          attention_explorer.js or head_scatter.js: exports `mount`
+    glue/<glue>.js       the host's few lines: its default export, or the offline mount calls
+
+and no file imports another: each uses the names of the files joined before it (its header says
+which). Top-level names must therefore differ across the files of one join; tests check that
+every joined module parses (`node --check`).
 """
 
 from __future__ import annotations
 
 from encoder.web import asset
 
-MODULE = "attention_explorer.js"
-STYLE = "attention_explorer.css"
+SHARED = "shared.js"
+EXPLORER = "attention_explorer.js"
+SCATTER = "head_scatter.js"
+
+# host -> (module, glue): every module a host loads
+HOSTS = {
+    "streamlit_explorer": (EXPLORER, "streamlit_explorer.js"),  # reports its layer and head
+    "streamlit_still_explorer": (EXPLORER, "streamlit.js"),  # the lesson's: reports nothing
+    "streamlit_head_scatter": (SCATTER, "streamlit.js"),
+    "anywidget_explorer": (EXPLORER, "anywidget.js"),
+    "offline_explorer": (EXPLORER, "offline.js"),
+}
+
+
+def joined(module: str, glue: str | None = None) -> str:
+    """shared.js, then `module`, then `glue/<glue>` if given, as one ES module's text."""
+    names = [SHARED, module] + ([f"glue/{glue}"] if glue else [])
+    return "\n".join(f"// ---- {name}\n{asset(name)}" for name in names)
+
+
+def host_module(host: str) -> str:
+    """The one ES module `host` (a key of HOSTS) loads."""
+    return joined(*HOSTS[host])
 
 
 def explorer_style() -> str:
     """The explorer's stylesheet."""
-    return asset(STYLE)
-
-
-def module_with_host(glue: str) -> str:
-    """The explorer's module with a host's glue appended (glue is trusted code of ours, never
-    anything a user typed: user text travels as data)."""
-    return f"{asset(MODULE)}\n// ---- host glue\n{glue}"
+    return asset("attention_explorer.css")

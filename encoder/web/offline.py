@@ -13,24 +13,16 @@ import base64
 import html
 import re
 
-from encoder.web.hosts import explorer_style, module_with_host
+from encoder.web.hosts import explorer_style, host_module
 from encoder.web.payload import start_at, with_start
 
-# Mounts an explorer on the element named by each payload's script element (it opens where its
-# payload's header says).
-MOUNT_ALL = """
-for (const data of document.querySelectorAll("script[data-explorer-for]")) {
-  const bytes = Uint8Array.from(atob(data.textContent.trim()), (c) => c.charCodeAt(0));
-  mount(document.getElementById(data.dataset.explorerFor), bytes);
-}
-"""
 PAGE_STYLE = "body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }"
 ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 def explorer_scripts() -> str:
     """The explorer's stylesheet and module, once per page; mounts every explorer_element."""
-    module = module_with_host(MOUNT_ALL)
+    module = host_module("offline_explorer")
     if "</script" in module.lower():  # trusted code, but it must not end its own element
         raise ValueError("the explorer's module contains '</script' and cannot be inlined")
     return f'<style>{explorer_style()}</style>\n<script type="module">{module}</script>'

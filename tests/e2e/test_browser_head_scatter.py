@@ -12,6 +12,7 @@ from encoder.core.model import TransformerEncoder
 from encoder.inspect.corpus import MAX_TOKENS, bundled_corpus, corpus_of, corpus_statistics
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web import asset
+from encoder.web.hosts import SCATTER, joined
 from encoder.web.scatter import scatter_data
 from tests.e2e.harness import scatter_hover_ms
 
@@ -39,7 +40,7 @@ def corpus_page(tmp_path_factory):
     path = tmp_path_factory.mktemp("scatter") / "scatter.html"
     text = json.dumps(data).replace("</", "<\\/")
     path.write_text(
-        PAGE.format(css=asset("head_scatter.css"), data=text, module=asset("head_scatter.js")),
+        PAGE.format(css=asset("head_scatter.css"), data=text, module=joined(SCATTER)),
         encoding="utf-8",
     )
     return path, data
@@ -95,9 +96,7 @@ def test_the_scatter_draws_every_point_and_hovers_fast(browser, corpus_page):
 def test_bad_data_is_a_message_not_an_error(browser, tmp_path):
     path = tmp_path / "bad.html"
     path.write_text(
-        PAGE.format(
-            css="", data=json.dumps({"x": [1, 2], "y": [1]}), module=asset("head_scatter.js")
-        ),
+        PAGE.format(css="", data=json.dumps({"x": [1, 2], "y": [1]}), module=joined(SCATTER)),
         encoding="utf-8",
     )
     page = browser.new_page()

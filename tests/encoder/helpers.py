@@ -4,7 +4,8 @@ compare our encoder with, built independently of encoder.core.model:
 - torch's own encoder layer and stack, loaded with our weights (parity of every block);
 - the sinusoidal position table of "Attention Is All You Need" (section 3.5), written out one
   entry at a time with Python's math module rather than our vectorised torch code;
-- `needs_cuda` and `DEVICES`: a test (or a parameter) that needs a GPU is skipped without one.
+- `needs_cuda` and `DEVICES`: a test (or a parameter) that needs a GPU is skipped without one;
+- `softmax_attention`: random attention weights, as a model's (the explorer's payload tests).
 
 Benchmarks may import from here; nothing here imports a benchmark.
 """
@@ -85,3 +86,10 @@ def sinusoidal_table(length: int, d_model: int) -> torch.Tensor:
             table[pos][2 * i] = math.sin(angle)
             table[pos][2 * i + 1] = math.cos(angle)
     return torch.tensor(table, dtype=torch.float64)
+
+
+def softmax_attention(layers: int, heads: int, n: int, seed: int = 0) -> torch.Tensor:
+    """Random [layers, heads, n, n] attention weights: each row a softmax of spread scores."""
+    generator = torch.Generator().manual_seed(seed)
+    scores = 3 * torch.randn(layers, heads, n, n, generator=generator)
+    return scores.softmax(dim=-1)  # [layer, head, query, key]

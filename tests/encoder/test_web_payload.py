@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from encoder.web import asset
 from encoder.web.payload import (
@@ -15,12 +14,7 @@ from encoder.web.payload import (
     payload,
     with_start,
 )
-
-
-def softmax_attention(layers: int, heads: int, n: int, seed: int = 0) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    scores = 3 * torch.randn(layers, heads, n, n, generator=generator)
-    return scores.softmax(dim=-1)  # [layer, head, query, key]
+from tests.encoder.helpers import softmax_attention
 
 
 def read_back(data: bytes, setup: int = 0) -> tuple[dict, dict, np.ndarray | None]:

@@ -1,0 +1,51 @@
+/**
+ * The explorer's Streamlit host (Custom Components v2), joined after attention_explorer.js
+ * (encoder/web/hosts.py): the component's default export. CCv2 calls it again with each new
+ * payload for the same element, and calls the function it returned when the element unmounts.
+ *
+ * The explorer writes its layer and head into the page's URL at once (history.replaceState, no
+ * message) and reports them as the component's `selection` state only once they settle
+ * (REPORT_AFTER_MS without another head), so the session follows with one cheap rerun.
+ */
+
+const REPORT_AFTER_MS = 1000; // quiet time after the last head change before Python hears of it
+const HOSTED = new WeakMap();
+
+function writeUrl(layer, head) {
+  const url = new URL(window.location.href);
+  url.searchParams.set("layer", String(layer));
+  url.searchParams.set("head", String(head));
+  window.history.replaceState(window.history.state, "", url);
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  let hosted = HOSTED.get(parentElement);
+  if (hosted) {
+    hosted.explorer.update(data);
+  } else {
+    const url = new URLSearchParams(window.location.search);
+    hosted = { sent: null, timer: null };
+    const report = (chosen) => {
+      writeUrl(chosen.layer, chosen.head);
+      const key = `${chosen.layer},${chosen.head}`;
+      clearTimeout(hosted.timer);
+      if (key === hosted.sent) return;
+      hosted.timer = setTimeout(() => {
+        hosted.sent = key;
+        setStateValue("selection", { layer: chosen.layer, head: chosen.head });
+      }, chosen.full ? REPORT_AFTER_MS : 0);
+    };
+    hosted.sent = `${Number(url.get("layer")) || 0},${Number(url.get("head")) || 0}`;
+    hosted.explorer = mount(parentElement, data, {
+      selection: { layer: url.get("layer"), head: url.get("head") },
+      onSelect: report,
+    });
+    HOSTED.set(parentElement, hosted);
+  }
+  return () => {
+    clearTimeout(hosted.timer);
+    hosted.explorer.destroy();
+    HOSTED.delete(parentElement);
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * What the browser-side modules share: the DOM helper, the colour scales and the palette.
+ *
+ * Joined before each module (encoder/web/hosts.py): the modules use these names directly and
+ * import nothing, so that every host loads one self-contained ES module.
+ */
+
+// Okabe & Ito's palette: distinct for every common colour vision deficiency
+const OKABE_ITO = {
+  blue: "#0072B2", orange: "#E69F00", green: "#009E73", purple: "#CC79A7",
+  skyBlue: "#56B4E9", vermillion: "#D55E00", yellow: "#F0E442", black: "#000000",
+};
+
+const VIRIDIS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37],
+];
+
+/** Viridis at `value` in [0, 1] (clamped) as [r, g, b]. */
+function viridis(value) {
+  const x = Math.min(Math.max(value, 0), 1) * (VIRIDIS.length - 1);
+  const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
+  const f = x - i;
+  return VIRIDIS[i].map((c, j) => Math.round(c + f * (VIRIDIS[i + 1][j] - c)));
+}
+
+/** Blue (B less) - white - red (B more) at `value` in [-1, 1] (clamped) as [r, g, b], as the
+ * page's B − A figures. */
+function diverging(value) {
+  const x = Math.min(Math.max(value, -1), 1);
+  const end = x < 0 ? [33, 102, 172] : [178, 24, 43];
+  const f = Math.abs(x);
+  return [255, 255, 255].map((c, j) => Math.round(c + f * (end[j] - c)));
+}
+
+/** [r, g, b] as a CSS colour. */
+const rgb = ([r, g, b]) => `rgb(${r},${g},${b})`;
+
+/** A new element with these attributes and, if given, this text (user text: always as text,
+ * never as HTML). */
+function element(tag, attributes = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}

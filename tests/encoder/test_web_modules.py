@@ -1,0 +1,112 @@
+"""The browser-side modules as the hosts load them (encoder.web.hosts): no file imports another,
+every file is in a host's module, every host's joined module parses (`node --check`), and the
+explorer's decoder reads back what Python's encoder (encoder.web.payload) wrote, within the
+encoder's quantisation. Needs node: skipped without it, except under CI=true."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import encoder.web
+from encoder.web.hosts import HOSTS, SHARED, host_module, joined
+from encoder.web.payload import (
+    SCALE,
+    block_tiles,
+    build_setup,
+    encode,
+    start_at,
+    tile_side,
+    with_start,
+)
+from tests.e2e.harness import missing
+from tests.encoder.helpers import softmax_attention
+
+WEB = Path(encoder.web.__file__).parent
+READER = Path(__file__).with_name("read_payload.mjs")
+IMPORT = re.compile(r"^\s*import\b|^\s*export\b[^;]*\bfrom\b", re.MULTILINE)
+QUANTUM = 0.5 / SCALE + 1e-7  # uint16 rounding, plus float32's
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    found = shutil.which("node") or shutil.which("nodejs")
+    if found is None:
+        missing("node (Debian's nodejs)")
+    return found
+
+
+def test_no_browser_file_imports_another_and_each_is_in_a_hosts_module() -> None:
+    files = {path.relative_to(WEB).as_posix(): path for path in WEB.rglob("*.js")}
+    for name, path in files.items():
+        assert not IMPORT.search(path.read_text(encoding="utf-8")), f"{name} imports"
+    used = {SHARED} | {module for module, _ in HOSTS.values()}
+    assert set(files) == used | {f"glue/{glue}" for _, glue in HOSTS.values()}
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_every_hosts_module_parses(node, tmp_path, host) -> None:
+    path = tmp_path / f"{host}.mjs"
+    path.write_text(host_module(host), encoding="utf-8")
+    checked = subprocess.run([node, "--check", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+
+
+def read_in_node(node: str, tmp_path: Path, data: bytes) -> dict:
+    """read_payload.mjs's reading of `data`: {"aligned": ..., "odd": ...}."""
+    module, payload_file = tmp_path / "explorer.mjs", tmp_path / "payload.bin"
+    module.write_text(joined("attention_explorer.js"), encoding="utf-8")
+    payload_file.write_bytes(data)
+    done = subprocess.run(
+        [node, str(READER), str(module), str(payload_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_explorer_reads_back_both_setups_and_the_header(node, tmp_path) -> None:
+    tokens = ["[CLS]", "the", "cat", "😴", "שלום", '<b>"x"</b>', "[SEP]"]
+    attention = {"A": softmax_attention(2, 3, 7, seed=1), "B": softmax_attention(2, 3, 7, seed=2)}
+    setups = [build_setup(w, tokens, name=k, layer_labels=(3, 5)) for k, w in attention.items()]
+    data = with_start(encode(setups, stretch=True), start_at(1, 2, "matrix", query=4))
+    read = read_in_node(node, tmp_path, data)
+    for copy in (read["aligned"], read["odd"]):
+        assert copy["stretch"] is True
+        assert copy["start"] == {"layer": 1, "head": 2, "mode": "matrix", "query": 4}
+        assert [setup["name"] for setup in copy["setups"]] == ["A", "B"]
+        for setup in copy["setups"]:
+            shape = (setup["layers"], setup["heads"], setup["n"], setup["layerLabels"])
+            assert shape == (2, 3, 7, [3, 5]) and setup["tokens"] == tokens
+            assert setup["tiles"] is None
+            heads = [(head["layer"], head["head"]) for head in setup["full"]]
+            assert heads == [(layer, head) for layer in range(2) for head in range(3)]
+            weights = attention[setup["name"]].numpy()
+            for head in setup["full"]:
+                expected = weights[head["layer"], head["head"]]
+                np.testing.assert_allclose(head["weights"], expected, rtol=0, atol=QUANTUM)
+
+
+def test_the_explorer_reads_back_a_long_inputs_chosen_head_and_every_heads_blocks(
+    node, tmp_path
+) -> None:
+    layers, heads, n = 4, 8, 200  # too many for every head in full: blocks and the chosen head
+    attention = softmax_attention(layers, heads, n, seed=3)
+    data = encode([build_setup(attention, [f"t{i}" for i in range(n)], chosen=((2, 5),))])
+    starts, blocks = block_tiles(attention.numpy(), tile_side(layers, heads, n))
+    read = read_in_node(node, tmp_path, data)
+    for copy in (read["aligned"], read["odd"]):
+        (setup,) = copy["setups"]
+        assert [(head["layer"], head["head"]) for head in setup["full"]] == [(2, 5)]
+        full = setup["full"][0]["weights"]
+        np.testing.assert_allclose(full, attention[2, 5].numpy(), rtol=0, atol=QUANTUM)
+        assert setup["tiles"]["starts"] == starts.tolist() and len(starts) < n
+        np.testing.assert_allclose(setup["tiles"]["weights"], blocks, rtol=0, atol=QUANTUM)
