@@ -114,6 +114,7 @@ def frame(make_run, page_start: float) -> None:
     first, notices, linked_view = url.start_page(
         tuple(registry.BY_TITLE), session_models.is_session_source
     )
+    notices = state.carried_notices() + notices
     st.set_page_config(
         page_title="Encoder Explorer",
         page_icon="🔍",
@@ -133,7 +134,7 @@ def frame(make_run, page_start: float) -> None:
     if current is start and wanted is None:  # the root: a link that names any setting opens
         wanted = "Lesson" if url.first_visit() else url.FIRST_VIEW  # the Attention view
     if wanted is not None and wanted != current.title:
-        st.switch_page(pages[wanted])
+        state.switch_to(pages[wanted], notices)
     state.put("view", current.title)
     held.settings = sidebar.render(notices)
     url.sync(held.settings.text)

@@ -22,6 +22,7 @@ REGISTRY: dict[str, Key] = {}
 PAGE_KEYS = (
     Key("view"),  # the title of the view on screen (its page), written as each page starts
     Key("_open_view"),  # a view to switch to as the next run starts (a button's callback)
+    Key("_carried_notices"),  # the link's notices, for the page a switch leads to
     Key("_url_loaded", False),
 )
 
@@ -113,6 +114,18 @@ def open_view(view: str, chosen: dict[str, object] | None = None) -> None:
 def view_to_open() -> str | None:
     """The view a callback asked for (once), or None."""
     return pop("_open_view")
+
+
+def switch_to(page, notices: list[str]) -> None:
+    """Show `page` (an st.Page) instead of this one, carrying `notices` there (a page switch
+    starts a new run, which no longer reads the link)."""
+    put("_carried_notices", notices)
+    st.switch_page(page)
+
+
+def carried_notices() -> list[str]:
+    """The notices a page switch carried to this run (once)."""
+    return pop("_carried_notices") or []
 
 
 def follow_explorer() -> None:
