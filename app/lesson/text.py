@@ -39,7 +39,7 @@ Paragraph = tuple[Part, ...]
 
 @dataclass(frozen=True)
 class OpenIn:
-    """A view at a selection: the values are URL parameters (app.controls.state.follow_link)."""
+    """A view at a selection: the values are URL parameters (app.controls.url.follow_link)."""
 
     view: str
     values: dict[str, object]
