@@ -90,8 +90,9 @@ def test_charts_import_no_streamlit() -> None:
 
 
 def test_no_test_module_imports_another_test_module() -> None:
-    """Tests share helpers through helper modules (tests/encoder/helpers.py, tests/app/helpers.py,
-    tests/e2e/harness.py, ...) and conftest fixtures, never by importing a test module."""
+    """Tests share helpers through helper modules (tests/shared.py, tests/encoder/helpers.py,
+    tests/app/helpers.py, tests/e2e/harness.py, ...) and conftest fixtures, never by importing a
+    test module."""
     for path in files("tests"):
         for name in imports_of(path):
             parts = name.split(".")

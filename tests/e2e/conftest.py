@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import torch
 
-from encoder import load_pretrained
-from encoder.io.tokenize import tokenize
 from tests.e2e.harness import (
     LOAD_TIMEOUT_MS,
     PageProblems,
@@ -23,20 +20,6 @@ from tests.e2e.harness import (
     wait_settled,
 )
 from tests.e2e.proxy import nginx_path
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    """MiniLM's attention of one sentence, the reference the explorer's readouts are held to."""
-    encoder, tokenizer = load_pretrained()
-
-    def attention(text: str, ablate=()) -> tuple[torch.Tensor, list[str]]:
-        batch = tokenize([text], tokenizer, encoder.cfg.max_len)
-        with torch.no_grad():
-            trace = encoder.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
-        return trace.attention[:, 0], batch.tokens[0]  # [layer, head, T, T]
-
-    return attention
 
 
 @pytest.fixture(scope="session")
