@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from app.lesson.content import TITLES
+from app.streamlit_private import presenter_question_style
 from app.user_text import literal
 from encoder.inspect import predictions
 from encoder.inspect.predictions import Prediction
@@ -32,9 +33,6 @@ WIDGET_KEYS = {"token": "predict_token", "head": "predict_head", "number": "pred
                "choice": "predict_choice"}  # fmt: skip
 SECOND_PART = "_2"  # a paired question's second answer box: WIDGET_KEYS' key + this
 PAIRED_KINDS = ("number", "choice")  # the kinds a paired question has
-PRESENTER_QUESTION_CSS = """<style>
-[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
-</style>"""
 
 
 def prediction_for(lesson: Lesson, number: int) -> Prediction | None:
@@ -102,7 +100,7 @@ def answer_text(prediction: Prediction, answer: str) -> str:
 def header(prediction: Prediction, present: bool) -> None:
     """The question on its own, large in presenter mode."""
     if present:
-        st.markdown(PRESENTER_QUESTION_CSS, unsafe_allow_html=True)
+        presenter_question_style()
     st.header(literal(prediction.question), anchor=False)
     st.caption("Predict first: the step's figures appear with the answer.")
 
