@@ -17,7 +17,7 @@ from tests.e2e.harness import (
     chromium_path,
     launch_chromium,
     missing,
-    wait_settled,
+    wait_ready,
 )
 from tests.e2e.proxy import nginx_path
 
@@ -53,7 +53,7 @@ def server(browser) -> Iterator[StreamlitServer]:
 
 @pytest.fixture
 def open_page(browser, server):
-    """open_page(**query) -> (page, problems): a new session at the URL, drawn and idle.
+    """open_page(**query) -> (page, problems): a new session at the URL, ready for a click.
 
     After the test, no page may have logged a console error or opened a dialog.
     """
@@ -67,7 +67,7 @@ def open_page(browser, server):
         problems = PageProblems(page)
         seen.append(problems)
         page.goto(server.page_url(**query))
-        wait_settled(page, LOAD_TIMEOUT_MS)
+        wait_ready(page, LOAD_TIMEOUT_MS)
         return page, problems
 
     yield opener

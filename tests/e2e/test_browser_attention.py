@@ -8,7 +8,13 @@ import re
 
 import pytest
 
-from tests.e2e.harness import EXPLORER, explorer_state, wait_for_explorer
+from tests.e2e.harness import (
+    EXPLORER,
+    LOAD_TIMEOUT_MS,
+    explorer_state,
+    wait_for_explorer,
+    wait_ready,
+)
 from tests.shared import SENTENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -22,6 +28,7 @@ def watched(page) -> list:
     sent: list = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
     page.reload()
+    wait_ready(page, LOAD_TIMEOUT_MS)
     return sent
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_settled
+from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_ready
 from tests.shared import SENTENCE
 
 pytestmark = pytest.mark.browser
@@ -43,7 +43,7 @@ def explorer(browser, explorer_server):
         sent: list = []
         page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
         page.goto(explorer_server.page_url(**query))
-        wait_settled(page, LOAD_TIMEOUT_MS)
+        wait_ready(page, LOAD_TIMEOUT_MS)
         page.locator(EXPLORER).wait_for()
         sent.clear()
         return page, sent
