@@ -1,4 +1,5 @@
-"""Every use of Streamlit beyond its public API, in one place (pyproject pins streamlit<2).
+"""Every use of Streamlit beyond its public API, in one place (pyproject pins streamlit<2): its
+runtime's internals, and the page's DOM that our CSS selects.
 
 Each function names what it relies on; if a Streamlit release moves it, this module is the one
 to mend, and each answers None / does nothing where the runtime is absent (AppTest) or differs.
@@ -6,6 +7,7 @@ to mend, and each answers None / does nothing where the runtime is absent (AppTe
 
 from __future__ import annotations
 
+import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -53,3 +55,29 @@ def remove_uploaded(uploaded: list) -> None:
     if ctx is not None and isinstance(ctx.uploaded_file_mgr, MemoryUploadedFileManager):
         for file in uploaded:
             ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=file.file_id)
+
+
+# Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS, on
+# Streamlit's DOM: the main area is [data-testid=stMainBlockContainer], markdown text
+# [data-testid=stMarkdown] p, a header [data-testid=stHeading]; st.title draws an h1,
+# st.header an h2, st.subheader an h3, and a button's label is a p.
+PRESENTER_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 1rem; }
+[data-testid="stMainBlockContainer"] h1 { display: none; }
+[data-testid="stMarkdown"] p { font-size: 1.3rem; line-height: 1.45; }
+[data-testid="stMainBlockContainer"] button p { font-size: 1.05rem; }
+[data-testid="stMainBlockContainer"] h3 { font-size: 1.9rem; padding-top: 0.2rem; }
+</style>"""
+PRESENTER_QUESTION_CSS = """<style>
+[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
+</style>"""
+
+
+def presenter_style() -> None:
+    """Presenter mode's look for this run: the page's title hidden, large text and headings."""
+    st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+
+
+def presenter_question_style() -> None:
+    """A lesson question's header, large in presenter mode."""
+    st.markdown(PRESENTER_QUESTION_CSS, unsafe_allow_html=True)

@@ -91,8 +91,9 @@ def test_charts_import_no_streamlit() -> None:
 
 
 def test_no_test_module_imports_another_test_module() -> None:
-    """Tests share helpers through helper modules (tests/encoder/helpers.py, tests/app/helpers.py,
-    tests/e2e/harness.py, ...) and conftest fixtures, never by importing a test module."""
+    """Tests share helpers through helper modules (tests/shared.py, tests/encoder/helpers.py,
+    tests/app/helpers.py, tests/e2e/harness.py, ...) and conftest fixtures, never by importing a
+    test module."""
     for path in files("tests"):
         for name in imports_of(path):
             parts = name.split(".")
@@ -161,14 +162,27 @@ def test_the_class_store_imports_no_streamlit_and_nothing_of_the_page() -> None:
                 assert name.startswith("app.classroom"), f"{path.name} imports {name}"
 
 
+def test_the_class_store_s_back_ends_import_the_base_and_the_base_neither() -> None:
+    """The back-ends build on the base (app.classroom.store); the factory that picks one from the
+    environment (app.classroom.backend) imports them, the base never does: no import circle."""
+    back_ends = ("app.classroom.sqlite_store", "app.classroom.redis_store")
+    for name in back_ends:
+        path = ROOT / Path(*name.split(".")).with_suffix(".py")
+        assert "app.classroom.store" in app_imports(path), name
+    base = app_imports(ROOT / "app" / "classroom" / "store.py")
+    assert not base & {*back_ends, "app.classroom.backend"}, base
+
+
 def test_only_one_module_reaches_into_private_streamlit() -> None:
+    """Its runtime's internals, and its DOM (CSS on Streamlit's own data-testid names)."""
     for path in [*files("app"), *files("encoder")]:
         private = {
             name
             for name in imports_of(path)
             if name.startswith("streamlit.runtime") or name.startswith("streamlit.web.server")
         }
-        uses_private = bool(private) or "._session_mgr" in path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        uses_private = bool(private) or "._session_mgr" in text or 'data-testid="st' in text
         assert uses_private == (path.name == "streamlit_private.py"), (path, private)
 
 

@@ -1,7 +1,8 @@
 """The class store: classes, their students and their answers, shared by every replica.
 
 One interface (ClassStore) holds every rule; a backend (app.classroom.sqlite_store,
-app.classroom.redis_store) only keeps records and offers a few atomic primitives:
+app.classroom.redis_store; app.classroom.backend picks one) only keeps records and offers a few
+atomic primitives:
 - a class record is read whole and changed by compare-and-set on its `version`;
 - students and answers go into bounded maps (one field per student), so that a student's second
   answer replaces the first and nothing is counted twice, whatever the concurrency.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import time
 import unicodedata
@@ -26,9 +26,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-REDIS_URL_ENV = "ENCODER_EXPLORER_REDIS_URL"
-SQLITE_PATH_ENV = "ENCODER_EXPLORER_CLASS_DB"
-HOURS_ENV = "ENCODER_EXPLORER_CLASS_HOURS"
 DEFAULT_HOURS = 4.0
 
 # Codes: 6 characters from an alphabet without look-alikes (no 0/O, 1/I/L, 5/S, 2/Z, 8/B).
@@ -337,30 +334,3 @@ class ClassStore(ABC):
     def students(self, code: str) -> int:
         code, _ = self._live(code)
         return len(self._read_map(code, "students"))
-
-
-def limits_from_env(env: Mapping[str, str] = os.environ) -> Limits:
-    text = env.get(HOURS_ENV, "").strip()
-    if not text:
-        return Limits()
-    try:
-        hours = float(text)
-    except ValueError:
-        raise ValueError(f"{HOURS_ENV}={text!r} is not a number of hours") from None
-    if not 0 < hours <= 24 * 7:
-        raise ValueError(f"{HOURS_ENV}={text!r} must be more than 0 and at most 168 hours")
-    return Limits(hours=hours)
-
-
-def open_store(env: Mapping[str, str] = os.environ) -> ClassStore:
-    """Redis when ENCODER_EXPLORER_REDIS_URL is set, otherwise an SQLite file
-    (ENCODER_EXPLORER_CLASS_DB, by default classes.sqlite3 in the temporary folder)."""
-    limits = limits_from_env(env)
-    url = env.get(REDIS_URL_ENV, "").strip()
-    if url:
-        from app.classroom.redis_store import RedisClassStore
-
-        return RedisClassStore(url, limits)
-    from app.classroom.sqlite_store import SqliteClassStore, default_path
-
-    return SqliteClassStore(env.get(SQLITE_PATH_ENV) or default_path(), limits)

@@ -25,13 +25,13 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from app.classroom.backend import open_store
 from app.classroom.qr import qr_png
 from app.classroom.store import (
     ClassError,
     ClassState,
     ClassStore,
     ClassStoreUnavailable,
-    open_store,
 )
 from app.controls import state
 from app.controls.url import VIEW_PARAM
@@ -74,7 +74,7 @@ UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal whil
 
 @st.cache_resource(show_spinner=False)
 def class_store() -> ClassStore:
-    """One store per server process (SQLite file or Redis, app.classroom.store.open_store)."""
+    """One store per server process (SQLite file or Redis, app.classroom.backend.open_store)."""
     return open_store()
 
 

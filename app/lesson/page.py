@@ -25,6 +25,7 @@ from app.lesson.steps import STEPS, TITLES
 from app.lesson.text import Lesson, Paragraph, Said, Step
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
+from app.streamlit_private import presenter_style
 from app.user_text import literal, quoted
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
@@ -46,14 +47,6 @@ Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it
 Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
 ClassBar = Callable[..., None]  # (step, presenting, below=False): the class's line
 
-# Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS.
-PRESENTER_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 1rem; }
-[data-testid="stMainBlockContainer"] h1 { display: none; }
-[data-testid="stMarkdown"] p { font-size: 1.3rem; line-height: 1.45; }
-[data-testid="stMainBlockContainer"] button p { font-size: 1.05rem; }
-[data-testid="stMainBlockContainer"] h3 { font-size: 1.9rem; padding-top: 0.2rem; }
-</style>"""
 PRESENTER_FIGURE_HEIGHT = 470  # the first figure fits beside the text; the others follow
 PRESENTER_FONT = 16
 
@@ -73,7 +66,7 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     lesson = Lesson(run, sentence, query)
     present = _top_bar(lesson, number, follow)
     if present:
-        st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+        presenter_style()
     st.subheader(f"{number}. {TITLES[number - 1]}")
     class_bar(number, present)
     question = STEPS[number - 1].question

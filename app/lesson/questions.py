@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.keys import Key
+from app.streamlit_private import presenter_question_style
 from app.user_text import literal
 from encoder.inspect import predictions
 from encoder.inspect.predictions import Prediction
@@ -28,9 +29,6 @@ KEYS = (
     Key("_predict_for"),
     Key("_predict_done"),
 )
-PRESENTER_QUESTION_CSS = """<style>
-[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
-</style>"""
 
 
 def guess_widget(prediction: Prediction, label: str = "Your guess") -> str | None:
@@ -70,7 +68,7 @@ def answer_text(prediction: Prediction, answer: str) -> str:
 def header(prediction: Prediction, present: bool) -> None:
     """The question on its own, large in presenter mode."""
     if present:
-        st.markdown(PRESENTER_QUESTION_CSS, unsafe_allow_html=True)
+        presenter_question_style()
     st.header(literal(prediction.question), anchor=False)
     st.caption("Predict first: the step's figures appear with the answer.")
 

@@ -18,7 +18,6 @@ from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_setup
 
 APP = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
-SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
 def open_page(timeout_s: float = 120, **query: str) -> AppTest:

@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_header
 from tests.app.helpers import (
-    SENTENCE,
     array,
     assert_no_exception,
     explorer,
@@ -23,6 +22,7 @@ from tests.app.helpers import (
     page_model,
     tokens_of,
 )
+from tests.shared import SENTENCE
 
 
 def explorer_tokens(at: AppTest) -> list[str]:

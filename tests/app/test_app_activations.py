@@ -14,10 +14,11 @@ from app.controls.sidebar import random_config
 from app.runs import Runs, run_for
 from app.sources import built_in
 from app.views import export as export_view
-from encoder import EncoderConfig, TransformerEncoder, hooks, load_pretrained
+from encoder import EncoderConfig, TransformerEncoder, hooks
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import SENTENCE, array, assert_no_exception, figure, go, open_page
+from tests.app.helpers import array, assert_no_exception, figure, go, open_page
+from tests.shared import SENTENCE
 
 
 def default_random_config(activation: str, norm: str) -> EncoderConfig:
@@ -96,11 +97,10 @@ def test_random_model_page_shows_the_traces_numbers(activation, norm):
     assert f"PC1 ({share:.1%} of the variance)" == pca["layout"]["xaxis"]["title"]["text"]
 
 
-def test_minilm_page_names_its_outlier_dimensions():
+def test_minilm_page_names_its_outlier_dimensions(minilm):
     at = open_page(view="Activations", source="pretrained")
     assert_no_exception(at)
-    model, _ = load_pretrained()
-    trace, n = hand_trace(model)
+    trace, n = hand_trace(minilm.model)
     size = np.stack([np.abs(h[0, :n].numpy()).mean(axis=0) for h in trace.hidden_states])
     ratio = size / np.median(size, axis=1, keepdims=True)  # [depth, d]
     depth, dim = np.nonzero(ratio > OUTLIER_FACTOR)

@@ -12,12 +12,11 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from encoder import TransformerEncoder, load_pretrained
+from encoder import TransformerEncoder
 from encoder.inspect.heads import head_metrics
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_header
 from tests.app.helpers import (
-    SENTENCE,
     assert_no_exception,
     explorer,
     open_page,
@@ -25,6 +24,7 @@ from tests.app.helpers import (
     shown,
     upload,
 )
+from tests.shared import SENTENCE
 
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes", "Export")
@@ -137,24 +137,21 @@ def test_relu_vs_gelu_says_the_share_of_exact_zeros() -> None:
     assert set(ffn["setup"]) == {"A", "B"} and len(ffn) == 6
 
 
-def test_minilm_with_a_head_off_names_the_later_heads_that_moved() -> None:
+def test_minilm_with_a_head_off_names_the_later_heads_that_moved(minilm) -> None:
     at = open_page(view="Attention", source="pretrained", compare="1", b_ablate="1.3")
     assert_no_exception(at)
-    model, tokenizer = load_pretrained()
-    batch = tokenize([SENTENCE], tokenizer, 512)
-    base = model.trace(batch.input_ids, batch.attention_mask)
-    off = model.trace(batch.input_ids, batch.attention_mask, ablate_heads=[(1, 3)])
+    base = minilm.trace_of(SENTENCE)
+    off = minilm.trace_of(SENTENCE, ablate_heads=[(1, 3)])
     moved = 0.5 * (off.attention - base.attention)[2:, 0].abs().sum(-1).mean(-1)  # [L', H]
     layer, head = divmod(int(moved.argmax()), moved.shape[1])
     sentence = shown(next(i.value for i in at.info if "Switching off head 1.3" in i.value))
     assert f"most layer {layer + 2} head {head}, where {moved.max().item():.1%}" in sentence
 
 
-def test_random_vs_trained_compares_how_focused_the_heads_are() -> None:
+def test_random_vs_trained_compares_how_focused_the_heads_are(minilm) -> None:
     at = open_page(view="Attention", source="pretrained", compare="1", b_source="random")
     assert_no_exception(at)
-    model, tokenizer = load_pretrained()
-    trained = head_metrics(traced(model), 0)
+    trained = head_metrics(minilm.trace_of(SENTENCE), 0)
     sentence = shown(next(i.value for i in at.info if "Random weights (B)" in i.value))
     assert (
         f"The trained weights (A) focus: mean entropy {trained['entropy'].mean():.2f}" in sentence

@@ -6,29 +6,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from encoder import load_pretrained
 from encoder.inspect.moves import norm_weighted_attention, share_summary, sink_shares
 from encoder.inspect.rollout import rollout
-from encoder.io.tokenize import tokenize
-from tests.app.helpers import SENTENCE, array, assert_no_exception, figure, heatmaps, open_page
+from tests.app.helpers import array, assert_no_exception, figure, heatmaps, open_page
+from tests.shared import SENTENCE
 
 LAYER, HEAD = 3, 4
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def readings(minilm):
     """MiniLM's trace of the lesson's sentence, computed here, and the page drawn on it."""
-    model, tokenizer = load_pretrained()
-    batch = tokenize([SENTENCE], tokenizer, model.cfg.max_len)
-    trace = model.trace(batch.input_ids, batch.attention_mask, names=[])
+    batch = minilm.batch(SENTENCE)
+    trace = minilm.trace_of(SENTENCE, names=[])
     at = open_page(
         view="Attention", source="pretrained", text=SENTENCE, layer=str(LAYER), head=str(HEAD)
     )
-    return model, batch, trace, at
+    return minilm.model, batch, trace, at
 
 
-def test_what_a_head_moves_matches_the_library(minilm):
-    model, batch, trace, at = minilm
+def test_what_a_head_moves_matches_the_library(readings):
+    model, batch, trace, at = readings
     assert_no_exception(at)
     weights = array(heatmaps(figure(at, "moves_weights"))[0]["z"]).astype(float)
     moved = array(heatmaps(figure(at, "moves_norms"))[0]["z"]).astype(float)
@@ -49,8 +47,8 @@ def test_what_a_head_moves_matches_the_library(minilm):
     np.testing.assert_allclose(page_all[["weight", "norm-weighted"]], [raw, norm], atol=1e-6)
 
 
-def test_rollout_matches_the_formula_and_names_the_source_tokens(minilm):
-    model, batch, trace, at = minilm
+def test_rollout_matches_the_formula_and_names_the_source_tokens(readings):
+    model, batch, trace, at = readings
     rolled = rollout(trace.attention, trace.attention_mask)[:, 0]  # [L, T, T]
     matrix = array(heatmaps(figure(at, "rollout"))[0]["z"]).astype(float)
     np.testing.assert_allclose(matrix, rolled[-1].numpy(), atol=1e-4)

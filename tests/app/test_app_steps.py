@@ -15,10 +15,11 @@ from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.runs import run_for
 from app.sources import built_in
-from encoder import TransformerEncoder, hooks, load_pretrained
+from encoder import TransformerEncoder, hooks
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import SENTENCE, assert_no_exception, figure, go, open_page, shown, tokens_of
+from tests.app.helpers import assert_no_exception, figure, go, open_page, shown, tokens_of
+from tests.shared import SENTENCE
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
@@ -171,13 +172,11 @@ def test_no_second_run_without_ablation(monkeypatch):
     assert calls == [(), ((1, 1),)]
 
 
-def test_pretrained_ablation_reports_the_sentence_embedding_cosine():
+def test_pretrained_ablation_reports_the_sentence_embedding_cosine(minilm):
     at = open_page(source="pretrained", ablate="3.1")
     assert_no_exception(at)
-    model, tokenizer = load_pretrained()
-    batch = tokenize([SENTENCE], tokenizer, 512)
-    base = model.trace(batch.input_ids, batch.attention_mask)
-    ablated = model.trace(batch.input_ids, batch.attention_mask, ablate_heads=[(3, 1)])
+    base = minilm.trace_of(SENTENCE)
+    ablated = minilm.trace_of(SENTENCE, ablate_heads=[(3, 1)])
     pooled = base.output[0].double().mean(0), ablated.output[0].double().mean(0)
     expected = float(torch.nn.functional.cosine_similarity(*pooled, dim=0))
     metrics = {m.label: m.value for m in at.metric}

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from app.classroom.backend import limits_from_env, open_store
 from app.classroom.redis_store import RedisClassStore
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import (
@@ -24,8 +25,6 @@ from app.classroom.store import (
     Limits,
     NotTeacher,
     QuestionClosed,
-    limits_from_env,
-    open_store,
 )
 from tests.e2e.harness import missing
 from tests.e2e.redis_server import RedisServer, redis_server_path

@@ -11,8 +11,9 @@ import pytest
 
 from app.charts import common, training
 from tests.app.helpers import assert_no_exception, open_page
+from tests.shared import SENTENCE
 
-TWO = "The animal didn't cross the street because it was too tired.\nIt was late."
+TWO = f"{SENTENCE}\nIt was late."
 PAGES = {
     "tokens": {"view": "Tokens", "text": TWO},
     "attention, ablation": {"view": "Attention", "source": "pretrained", "ablate": "3.1"},

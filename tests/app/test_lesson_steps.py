@@ -27,13 +27,12 @@ from app.lesson.text import Lesson, Said
 from app.runs import run_for
 from app.settings import ARCHITECTURE_KEYS
 from app.sources import built_in, pretrained_config
-from encoder import load_pretrained
-from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.io.tokenize import load_tokenizer
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from encoder.web.payload import decode_header, full_weights
+from tests.shared import SENTENCE
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -45,10 +44,8 @@ def minilm_run():
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    model, tokenizer = load_pretrained()
-    batch = tokenize([SENTENCE], tokenizer, 512)
-    return model, batch, model.trace(batch.input_ids, batch.attention_mask)
+def minilm_trace(minilm):
+    return minilm.model, minilm.batch(SENTENCE), minilm.trace_of(SENTENCE)
 
 
 def random_run(norm: str, sentences: list[str]):
@@ -90,9 +87,9 @@ def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm
                 assert not missing, (listed.title, missing, our_text(paragraph))
 
 
-def test_the_headline_numbers_are_the_models(minilm_run, minilm) -> None:
+def test_the_headline_numbers_are_the_models(minilm_run, minilm_trace) -> None:
     """Each step's headline numbers, recomputed from the model itself."""
-    model, batch, trace = minilm
+    model, batch, trace = minilm_trace
     tokens = batch.tokens[0]
     n = len(tokens)
     lesson = Lesson(minilm_run, 0)
@@ -294,7 +291,7 @@ def test_the_norm_step_says_what_this_runs_stream_does(norm: str) -> None:
 EXPLORED = {ONE_QUERY: "lines", HEADS_DIFFER: "heads"}  # step: explorer's view
 
 
-def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_run, minilm):
+def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_run, minilm_trace):
     lesson = Lesson(minilm_run, 0)
     page = handout.lesson_html(lesson)
     parsed = _Handout()
@@ -306,7 +303,7 @@ def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_r
     expected = {f"step-{STEPS.index(listed) + 1}": mode for listed, mode in EXPLORED.items()}
     assert set(explorers) == set(expected) and set(expected) <= set(parsed.ids)
 
-    _, batch, trace = minilm
+    _, batch, trace = minilm_trace
     n = int(batch.attention_mask[0].sum())
     attention = trace.attention[:, 0, :, :n, :n].numpy()  # [L, H, q, k]
     for element, mode in expected.items():

@@ -75,6 +75,7 @@ def long_input(seed: int, sentences: int = 6, words: int = 470) -> str:
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+@pytest.mark.slow
 @pytest.mark.timeout(600)  # twelve long inputs at 6 layers x 512: 230 s on a busy 2-core machine
 def test_many_long_inputs_keep_the_server_within_its_memory_budget():
     setup = {"num_layers": "6", "num_heads": "8", "d_model": "512", "d_ff": "2048"}

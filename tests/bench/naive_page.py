@@ -21,8 +21,7 @@ from app.controls.sidebar import random_config  # noqa: E402
 from app.runs import run_for, split_lines  # noqa: E402
 from app.sources import built_in  # noqa: E402
 from tests.e2e.harness import BENCH_SETUP  # noqa: E402
-
-DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+from tests.shared import SENTENCE  # noqa: E402
 
 
 def head_figure(pattern, tokens: list[str], title: str) -> go.Figure:
@@ -36,7 +35,7 @@ def head_figure(pattern, tokens: list[str], title: str) -> go.Figure:
 
 def main() -> None:
     st.set_page_config(page_title="Naive attention page", layout="wide")
-    st.session_state.setdefault("text", st.query_params.get("text", DEFAULT_TEXT))
+    st.session_state.setdefault("text", st.query_params.get("text", SENTENCE))
     text = st.sidebar.text_area("Sentence", key="text")
     sentences, _ = split_lines(text)
     if not sentences:

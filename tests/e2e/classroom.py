@@ -14,7 +14,7 @@ from pathlib import Path
 from app.lesson.steps import STEPS, TITLES
 from app.lesson.steps.attention import ONE_QUERY
 from app.lesson.steps.block import LAYERNORM
-from tests.e2e.harness import LOADED_JS, page_summary, wait_settled
+from tests.e2e.harness import page_summary, wait_ready
 
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 # the paired choice: pre-norm, post-norm
@@ -65,7 +65,7 @@ def on_step(page, number: int) -> None:
 def start_class(teacher, url: str) -> str:
     """Open `url` (the teacher's lesson step) and start a class; its code."""
     teacher.goto(url)
-    wait_settled(teacher, WAIT_MS)
+    wait_ready(teacher, WAIT_MS)
     teacher.get_by_text("Teach a class, or join one").click()
     teacher.get_by_role("button", name="Start a class").click()
     code_box = teacher.get_by_test_id("class-code")
@@ -86,8 +86,7 @@ def join(student, url: str) -> None:
     the question moves down and up the page; a click then can miss the radio it aimed at."""
     student.goto(url)
     shows(student, student.get_by_role("button", name="Send"), "B_class_join_failed.png")
-    wait_settled(student, WAIT_MS)
-    student.wait_for_function(LOADED_JS, timeout=WAIT_MS)
+    wait_ready(student, WAIT_MS)
 
 
 def answer(student, pre: str, post: str) -> float:

@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import torch
 
-from encoder import load_pretrained
-from encoder.io.tokenize import tokenize
 from tests.e2e.harness import (
     LOAD_TIMEOUT_MS,
     PageProblems,
@@ -20,23 +17,9 @@ from tests.e2e.harness import (
     chromium_path,
     launch_chromium,
     missing,
-    wait_settled,
+    wait_ready,
 )
 from tests.e2e.proxy import nginx_path
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    """MiniLM's attention of one sentence, the reference the explorer's readouts are held to."""
-    encoder, tokenizer = load_pretrained()
-
-    def attention(text: str, ablate=()) -> tuple[torch.Tensor, list[str]]:
-        batch = tokenize([text], tokenizer, encoder.cfg.max_len)
-        with torch.no_grad():
-            trace = encoder.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
-        return trace.attention[:, 0], batch.tokens[0]  # [layer, head, T, T]
-
-    return attention
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +53,7 @@ def server(browser) -> Iterator[StreamlitServer]:
 
 @pytest.fixture
 def open_page(browser, server):
-    """open_page(**query) -> (page, problems): a new session at the URL, drawn and idle.
+    """open_page(**query) -> (page, problems): a new session at the URL, ready for a click.
 
     After the test, no page may have logged a console error or opened a dialog.
     """
@@ -84,7 +67,7 @@ def open_page(browser, server):
         problems = PageProblems(page)
         seen.append(problems)
         page.goto(server.page_url(**query))
-        wait_settled(page, LOAD_TIMEOUT_MS)
+        wait_ready(page, LOAD_TIMEOUT_MS)
         return page, problems
 
     yield opener

@@ -107,9 +107,30 @@ LOADED_JS = """() => !document.querySelector("[data-testid=stSkeleton]")
     .every(table => !table.checkVisibility() || table.querySelector("table[aria-rowcount]"))"""
 
 
+# Ready for a first click: settled, every lazily loaded element loaded, and both still so for
+# READY_STILL_MS on end (a new page loads its widgets' code lazily, skeletons first, and moves as
+# they arrive: a click in that moment can miss what it aimed at).
+READY_STILL_MS = 300
+READY_JS = f"""() => {{
+  if (!(({SETTLED_JS})() && ({LOADED_JS})())) {{
+    window.readySince = undefined;
+    return false;
+  }}
+  window.readySince ??= performance.now();
+  return performance.now() - window.readySince >= {READY_STILL_MS};
+}}"""
+
+
 def wait_settled(page, timeout_ms: float = 30_000) -> None:
     """Until the script is idle, nothing on the page is stale and the title is drawn."""
     page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
+
+
+def wait_ready(page, timeout_ms: float = 30_000) -> None:
+    """Until the page can take a click: settled (`wait_settled`), nothing still loading, and so
+    for READY_STILL_MS on end. Every browser test's first click on a page comes after it."""
+    page.evaluate("() => { window.readySince = undefined; }")
+    page.wait_for_function(READY_JS, timeout=timeout_ms)
 
 
 def figure(page, key: str) -> dict | None:

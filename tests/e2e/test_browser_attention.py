@@ -8,11 +8,17 @@ import re
 
 import pytest
 
-from tests.e2e.harness import EXPLORER, explorer_state, wait_for_explorer
+from tests.e2e.harness import (
+    EXPLORER,
+    LOAD_TIMEOUT_MS,
+    explorer_state,
+    wait_for_explorer,
+    wait_ready,
+)
+from tests.shared import SENTENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
 READOUT = f"{EXPLORER} [data-role=readout]"
 WEIGHT = re.compile(r"(-?\d\.\d{3})(?: \(pinned\))?$")
 
@@ -22,6 +28,7 @@ def watched(page) -> list:
     sent: list = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
     page.reload()
+    wait_ready(page, LOAD_TIMEOUT_MS)
     return sent
 
 
@@ -37,7 +44,7 @@ def test_the_keyboard_reads_minilms_weights_sends_nothing_and_the_url_follows(
 ) -> None:
     page, _ = open_page(view="Attention", source="pretrained", text=SENTENCE)
     sent = watched(page)
-    attention, tokens = minilm(SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
     wait_for_explorer(page, tokens)
     page.wait_for_timeout(500)
     sent.clear()
@@ -75,8 +82,8 @@ def test_compare_mode_draws_b_minus_a_from_one_payload(open_page, minilm) -> Non
     page, _ = open_page(
         view="Attention", source="pretrained", text=SENTENCE, compare="1", b_ablate="1.3"
     )
-    a, tokens = minilm(SENTENCE)
-    b, _ = minilm(SENTENCE, ablate=((1, 3),))
+    a, tokens = minilm.attention_of(SENTENCE)
+    b, _ = minilm.attention_of(SENTENCE, ablate=((1, 3),))
     wait_for_explorer(page, tokens)
     page.locator(f"{EXPLORER} [data-role=setup][data-setup=B-A]").click()
     assert explorer_state(page)["setup"] == "B-A"
@@ -94,7 +101,7 @@ def test_compare_mode_draws_b_minus_a_from_one_payload(open_page, minilm) -> Non
 def test_502_tokens_of_minilm_draw_every_mode(open_page, minilm) -> None:
     text = " ".join(["word"] * 500)
     page, _ = open_page(view="Attention", source="pretrained", text=text)
-    attention, tokens = minilm(text)
+    attention, tokens = minilm.attention_of(text)
     assert len(tokens) == 502
     wait_for_explorer(page, tokens, timeout_ms=120_000)
     page.locator(f"{EXPLORER} [data-role=mode][data-mode=matrix]").click()

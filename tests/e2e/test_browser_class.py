@@ -37,7 +37,7 @@ from tests.e2e.classroom import (
     tally_reaches,
     token_choices,
 )
-from tests.e2e.harness import PageProblems, StreamlitServer, missing, wait_settled
+from tests.e2e.harness import PageProblems, StreamlitServer, missing, wait_ready, wait_settled
 from tests.e2e.proxy import replicas_behind_nginx
 from tests.e2e.redis_server import RedisServer, redis_server_path
 from tests.e2e.sockets import RoutedSocket, whole_page
@@ -121,6 +121,7 @@ def test_students_follow_to_the_token_question_answer_it_and_no_page_breaks(brow
     ask_the_class(teacher)
     for number, page in enumerate(students):
         shows(page, token_choices(page).first, "B_class_tokens_failed.png")
+        wait_ready(page)
         label = token_choices(page).all_inner_texts()[number + 1]
         send_token(page, label)
         shows(page, main_block(page).get_by_text(f"Counted: {label}"), "B_class_token_failed.png")

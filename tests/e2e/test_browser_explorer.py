@@ -9,11 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_settled
+from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_ready
+from tests.shared import SENTENCE
 
 pytestmark = pytest.mark.browser
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
 EXPLORER = "[data-testid=attention-explorer]"
 READOUT = "[data-role=readout]"
 WEIGHT = re.compile(r"(-?\d\.\d{3})$")
@@ -43,7 +43,7 @@ def explorer(browser, explorer_server):
         sent: list = []
         page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
         page.goto(explorer_server.page_url(**query))
-        wait_settled(page, LOAD_TIMEOUT_MS)
+        wait_ready(page, LOAD_TIMEOUT_MS)
         page.locator(EXPLORER).wait_for()
         sent.clear()
         return page, sent
@@ -68,7 +68,7 @@ def readout_weight(page) -> float:
 
 def test_the_keyboard_alone_reads_minilms_weights_and_sends_nothing(explorer, minilm) -> None:
     page, sent = explorer(text=SENTENCE)
-    attention, tokens = minilm(SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
     page.locator(EXPLORER).focus()
     for _ in range(13):  # past layer 0's 12 heads: layer 1, head 1
         page.keyboard.press("ArrowRight")
@@ -98,7 +98,7 @@ def test_the_keyboard_alone_reads_minilms_weights_and_sends_nothing(explorer, mi
 
 def test_every_mode_draws_and_the_matrix_readout_is_the_models(explorer, minilm) -> None:
     page, sent = explorer(text=SENTENCE)
-    attention, tokens = minilm(SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
     queries = page.locator(f"{EXPLORER} [data-side=query]")
     assert queries.all_text_contents() == tokens
     page.locator("[data-role=chip][data-head='3']").click()
@@ -120,8 +120,8 @@ def test_every_mode_draws_and_the_matrix_readout_is_the_models(explorer, minilm)
 
 def test_compare_draws_b_minus_a_from_both_payloads(explorer, minilm) -> None:
     page, sent = explorer(text=SENTENCE, compare=1)
-    a, tokens = minilm(SENTENCE)
-    b, _ = minilm(SENTENCE, ablate=((0, 0), (1, 3)))
+    a, tokens = minilm.attention_of(SENTENCE)
+    b, _ = minilm.attention_of(SENTENCE, ablate=((0, 0), (1, 3)))
     page.locator("[data-role=setup][data-setup=B-A]").click()
     assert state(page)["setup"] == "B-A"
     page.locator(EXPLORER).focus()
@@ -139,6 +139,6 @@ def test_compare_draws_b_minus_a_from_both_payloads(explorer, minilm) -> None:
 def test_tokens_that_look_like_html_are_drawn_as_text(explorer, minilm) -> None:
     text = "<img src=x onerror=alert(1)> שלום 😴 <b>bold</b>"
     page, _ = explorer(text=text)
-    _, tokens = minilm(text)
+    _, tokens = minilm.attention_of(text)
     assert page.locator(f"{EXPLORER} [data-side=query]").all_text_contents() == tokens
     assert page.locator(f"{EXPLORER} img, {EXPLORER} b").count() == 0

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app.lesson.steps import TITLES
-from tests.e2e.harness import LOAD_TIMEOUT_MS, LOADED_JS, PageProblems, wait_settled
+from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -32,7 +32,7 @@ def test_every_step_in_presenter_mode_at_1280x720(browser, server, tmp_path_fact
         page.set_default_timeout(60_000)
         problems = PageProblems(page)
         page.goto(server.page_url(present=1))  # a first visit: the lesson on MiniLM
-        wait_settled(page, LOAD_TIMEOUT_MS)
+        wait_ready(page, LOAD_TIMEOUT_MS)
         assert page.locator("[data-testid=stSidebar]").get_attribute("data-collapsed") == "true"
         for number, title in enumerate(TITLES, 1):
             heading = f"{number}. {title}"
@@ -40,16 +40,14 @@ def test_every_step_in_presenter_mode_at_1280x720(browser, server, tmp_path_fact
                 "text => [...document.querySelectorAll('h3')].some(h => h.innerText === text)",
                 arg=heading,
             )
-            wait_settled(page)
-            page.wait_for_function(LOADED_JS)  # still: a click while widgets load can miss
+            wait_ready(page)
             skip = page.locator("[data-testid=stMain]").get_by_role("button", name="Skip")
             asked = skip.count() > 0
             if asked:  # a step that asks first: its figures come with the answer, below it
                 page.screenshot(path=folder / f"step_{number:02d}_question.png")
                 skip.click()
                 skip.wait_for(state="detached")  # the click was taken: the reveal replaces it
-                wait_settled(page)
-                page.wait_for_function(LOADED_JS)
+                wait_ready(page)
             page.wait_for_timeout(400)  # plotly finishes its layout
             page.screenshot(path=folder / f"step_{number:02d}.png")
             assert page.locator("[data-testid=stException]").count() == 0, heading

@@ -18,6 +18,7 @@ from app.sources import built_in, pretrained_config
 from encoder.web.offline import explorer_html
 from encoder.web.payload import build_setup, encode
 from tests.e2e.harness import PageProblems
+from tests.shared import SENTENCE
 
 pytestmark = pytest.mark.browser
 
@@ -89,9 +90,6 @@ def test_the_offline_file_works_from_file_with_the_network_off(browser, tmp_path
     page.locator("[data-role=setup][data-setup=B-A]").click()
     assert explorer.get_attribute("data-setup") == "B-A"
     offline.close()
-
-
-SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
 def step_element(title: str) -> str:

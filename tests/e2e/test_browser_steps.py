@@ -7,10 +7,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.e2e.harness import expected_tokens
+from tests.shared import SENTENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
 STEP_CHARTS = [
     "step_input",
     "step_wq",

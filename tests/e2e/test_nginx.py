@@ -26,7 +26,7 @@ import pytest
 from app.controls.url import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.train.trainer import TrainConfig, train
-from tests.e2e.harness import drawn_with, sentence_of, wait_settled
+from tests.e2e.harness import drawn_with, sentence_of, wait_ready, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -189,14 +189,14 @@ def test_two_browsers_keep_their_own_state_on_their_own_replica(proxied, browser
     try:
         first = contexts[0].new_page()
         first.goto(nginx.page_url(view="Attention"))  # a new browser: nginx gives it a route
-        wait_settled(first, 60_000)
+        wait_ready(first, 60_000)
         (route_a,) = [c["value"] for c in contexts[0].cookies() if c["name"] == ROUTE]
         replica_a = replica_of(nginx, route_a)
         route_b, replica_b = new_route(nginx, avoid={replica_a})
         contexts[1].add_cookies([{"name": ROUTE, "value": route_b, "url": nginx.url}])
         second = contexts[1].new_page()
         second.goto(nginx.page_url(view="Attention"))
-        wait_settled(second, 60_000)
+        wait_ready(second, 60_000)
         pages = {"alpha": first, "bravo": second}
         texts = {name: long_text(name) for name in pages}
         for name, page in pages.items():

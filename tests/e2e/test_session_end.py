@@ -25,6 +25,7 @@ from tests.e2e.harness import (
     minilm_archive,
     sentence_of,
     type_text,
+    wait_ready,
     wait_settled,
 )
 
@@ -80,7 +81,7 @@ def test_a_closed_sessions_models_leave_the_budget_and_the_servers_memory(
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         pages[name] = context.new_page()
         pages[name].goto(short_ttl.page_url(view="Attention"))
-        wait_settled(pages[name], 60_000)
+        wait_ready(pages[name], 60_000)
     leaving, staying = pages["leaving"], pages["staying"]
     before = short_ttl.rss_mb() * 2**20
     leaving.locator(UPLOAD_INPUT).set_input_files(archive)

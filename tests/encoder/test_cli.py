@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from encoder import EncoderConfig, TransformerEncoder, load_pretrained
+from encoder import EncoderConfig, TransformerEncoder
 from encoder.cli import main
 from encoder.inspect.ledger import shape_ledger
 from encoder.io.task_model import load_task_model
@@ -74,7 +74,7 @@ def test_trace_random_model():
     assert float(summary_value(out, "forward").removesuffix(" ms")) > 0
 
 
-def test_trace_pretrained_model():
+def test_trace_pretrained_model(minilm):
     result = run_cli("trace", "Attention is all you need.", "--pretrained")
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -83,8 +83,7 @@ def test_trace_pretrained_model():
     assert summary_value(out, "model").startswith(
         "pretrained all-MiniLM-L6-v2, post-norm, 6 layers x 12"
     )
-    model, _ = load_pretrained()
-    assert summary_value(out, "parameters") == f"{parameter_count(model):,}"
+    assert summary_value(out, "parameters") == f"{parameter_count(minilm.model):,}"
 
 
 def test_bad_config_is_one_line_and_exit_2():

@@ -26,18 +26,13 @@ from encoder.measure.train_memory import (
     module_storages,
     saved_tensor_bytes,
 )
-from encoder.train.trainer import torch_threads
 from tests.encoder.helpers import needs_cuda, padded_batch
 
 TINY = EncoderConfig(vocab_size=100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=64)
 BERT_LIKE = replace(TINY, norm_first=False, type_vocab_size=2, embedding_norm=True)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: steadier times on a shared 2-core machine."""
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # --- time per operation -----------------------------------------------------------------------

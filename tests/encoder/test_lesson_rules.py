@@ -13,19 +13,16 @@ import pandas as pd
 import pytest
 import torch
 
-from encoder import EncoderConfig, TransformerEncoder, load_pretrained
+from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect import heads, lesson, numpy_block
-from encoder.io.tokenize import tokenize
 from tests.encoder.helpers import padded_batch, randomise_norms
-
-SENTENCE = "The animal didn't cross the street because it was too tired."
+from tests.shared import SENTENCE
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    model, tokenizer = load_pretrained()
-    batch = tokenize([SENTENCE, "Short one."], tokenizer, 512)
-    return model, batch, model.trace(batch.input_ids, batch.attention_mask)
+def minilm_trace(minilm):
+    batch = minilm.batch(SENTENCE, "Short one.")
+    return minilm.model, batch, minilm.model.trace(batch.input_ids, batch.attention_mask)
 
 
 @pytest.mark.parametrize(
@@ -71,8 +68,8 @@ def test_each_heads_strongest_link_sorted_by_weight() -> None:
     assert (links.chosen["layer"], links.chosen["head"]) == best[:2]
 
 
-def test_minilm_links_it_as_an_independent_loop_finds(minilm) -> None:
-    _, batch, trace = minilm
+def test_minilm_links_it_as_an_independent_loop_finds(minilm_trace) -> None:
+    _, batch, trace = minilm_trace
     tokens = batch.tokens[0]
     n = len(tokens)
     query = lesson.pick_query(tokens)
@@ -112,8 +109,8 @@ def test_head_roles_name_the_head_that_plays_each_role_most() -> None:
     assert roles.loc["broad", "even"] == pytest.approx(math.log(8))
 
 
-def test_minilm_has_a_previous_token_head_and_heads_parking_on_cls(minilm) -> None:
-    _, batch, trace = minilm
+def test_minilm_has_a_previous_token_head_and_heads_parking_on_cls(minilm_trace) -> None:
+    _, batch, trace = minilm_trace
     roles = lesson.head_roles(heads.head_metrics(trace, 0), len(batch.tokens[0]))
     roles = roles.set_index("role")
     assert roles.loc["previous token", "value"] > 0.9
@@ -167,8 +164,8 @@ def test_the_numpy_block_equals_the_torch_block_with_padding(norm_first, activat
     assert np.abs(moved - trace.hidden_states[1].double().numpy()).max() > 1e-2
 
 
-def test_the_numpy_block_reproduces_minilm(minilm) -> None:
-    model, batch, trace = minilm
+def test_the_numpy_block_reproduces_minilm(minilm_trace) -> None:
+    model, batch, trace = minilm_trace
     assert batch.attention_mask[1].sum() < batch.attention_mask.shape[1]  # padding
     check = lesson.numpy_block_check(model.cfg, model.state_dict(), trace)
     assert len(check) == 6 and (check["max_abs_diff"] <= 1e-4).all(), check

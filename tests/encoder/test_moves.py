@@ -18,7 +18,7 @@ from encoder.inspect.moves import (
     sink_shares,
 )
 from encoder.inspect.rollout import rollout, rollout_sentence, trace_rollout
-from encoder.io.checkpoints import bundled_model_dir, load_pretrained
+from encoder.io.checkpoints import bundled_model_dir
 from encoder.io.tokenize import tokenize
 from tests.encoder.helpers import padded_batch
 
@@ -83,8 +83,8 @@ def test_an_ablated_head_moves_nothing():
 
 
 @pytest.fixture(scope="module")
-def minilm_and_bert():
-    model, tokenizer = load_pretrained()
+def minilm_and_bert(minilm):
+    model, tokenizer = minilm
     batch = tokenize(SENTENCES, tokenizer, max_len=64)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")

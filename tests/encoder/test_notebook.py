@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from encoder import EncoderConfig, TransformerEncoder, load_pretrained
+from encoder import EncoderConfig, TransformerEncoder
 from encoder.io.tokenize import tokenize
 from encoder.notebook import AttentionExplorer, explore, head_view
 from encoder.web.payload import SCALE, decode_header, full_weights
+from tests.shared import SENTENCE
 
-SENTENCE = "The animal didn't cross the street because it was too tired."
 STEP = 1 / (2 * SCALE)  # the payload's rounding: at most half a uint16 step
 
 
@@ -33,24 +33,13 @@ def weights_of(widget: AttentionExplorer, index: int = 0) -> np.ndarray:
     return np.stack(list(full.values())).reshape(layers, heads, setup["n"], setup["n"])
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    return load_pretrained()
-
-
-def minilm_attention(minilm, text: str) -> tuple[torch.Tensor, list[str]]:
-    model, tokenizer = minilm
-    batch = tokenize([text], tokenizer, model.cfg.max_len)
-    return model.trace(batch.input_ids, batch.attention_mask).attention[:, 0], batch.tokens[0]
-
-
 def hf_style(attention: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """[layers, heads, T, T] as Hugging Face returns it: one [1, heads, T, T] per layer."""
     return tuple(layer[None] for layer in attention)
 
 
 def test_explore_draws_minilms_attention_for_the_sentence(minilm):
-    attention, tokens = minilm_attention(minilm, SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
     widget = explore(SENTENCE)
     (setup,) = setups_of(widget)
     assert setup["tokens"] == tokens and setup["name"] == "A"
@@ -92,7 +81,7 @@ def test_explore_refuses_what_it_cannot_run():
 
 
 def test_head_view_takes_hugging_face_attentions_and_tokens(minilm):
-    attention, tokens = minilm_attention(minilm, SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
     widget = head_view(hf_style(attention), tokens, layer=3, heads=[5, 2])
     assert np.abs(weights_of(widget) - attention.numpy()).max() <= STEP + 1e-7
     assert (widget.layer, widget.head) == (3, 5)
@@ -100,7 +89,7 @@ def test_head_view_takes_hugging_face_attentions_and_tokens(minilm):
 
 
 def test_head_view_keeps_the_included_layers_with_their_numbers(minilm):
-    attention, tokens = minilm_attention(minilm, SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
     widget = head_view(hf_style(attention), tokens, include_layers=[1, 4], layer=4)
     (setup,) = setups_of(widget)
     assert setup["layer_labels"] == [1, 4] and widget.layer == 1  # the second layer shown

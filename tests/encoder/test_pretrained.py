@@ -25,17 +25,12 @@ SENTENCES = [
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 
-@pytest.fixture(scope="module")
-def pretrained():
-    return load_pretrained()
-
-
 @pytest.fixture(scope="module", params=DEVICES)
-def both_runs(pretrained, request):
+def both_runs(minilm, request):
     """Our trace and BertModel's outputs for the same padded batch, both run on the device and
     moved to the CPU."""
     device = request.param
-    model, tokenizer = pretrained
+    model, tokenizer = minilm
     batch = tokenize(SENTENCES, tokenizer, max_len=model.cfg.max_len)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
@@ -57,8 +52,8 @@ def both_runs(pretrained, request):
     return batch, ours.to("cpu"), theirs
 
 
-def test_loaded_model_is_bert_shaped_and_in_eval_mode(pretrained):
-    model, tokenizer = pretrained
+def test_loaded_model_is_bert_shaped_and_in_eval_mode(minilm):
+    model, tokenizer = minilm
     cfg = model.cfg
     assert not model.training
     assert (cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.d_ff) == (384, 12, 6, 1536)
@@ -96,11 +91,11 @@ def test_every_attention_matrix_matches_bert(both_runs):
 
 
 @needs_cuda
-def test_minilm_on_cuda_has_the_numbers_it_has_on_the_cpu(pretrained):
+def test_minilm_on_cuda_has_the_numbers_it_has_on_the_cpu(minilm):
     """The real weights on a GPU: every captured tensor (each norm's mean and std with its
     1e-12 eps, GELU's hidden layer, the attention weights) as on the CPU, within float32
     rounding at MiniLM's size."""
-    model, tokenizer = pretrained
+    model, tokenizer = minilm
     batch = tokenize(SENTENCES, tokenizer, max_len=model.cfg.max_len)
     on_cpu = model.trace(batch.input_ids, batch.attention_mask)
     on_gpu = copy.deepcopy(model).to("cuda:0")
@@ -253,8 +248,7 @@ def test_bert_files_over_the_size_limit_are_refused(checkpoint_copy: Path):
         load_pretrained(checkpoint_copy, max_bytes=size - 1)
 
 
-def test_a_pickle_in_place_of_bert_weights_is_refused(checkpoint_copy: Path):
-    model, _ = load_pretrained()
-    torch.save(model.state_dict(), checkpoint_copy / "model.safetensors")
+def test_a_pickle_in_place_of_bert_weights_is_refused(checkpoint_copy: Path, minilm):
+    torch.save(minilm.model.state_dict(), checkpoint_copy / "model.safetensors")
     with pytest.raises(ValueError, match="model.safetensors is not a valid safetensors file"):
         load_pretrained(checkpoint_copy)

@@ -37,10 +37,7 @@ SOURCE = "upload.zip"  # how the hostile checkpoints are named in messages
 SMALL = dict(num_layers=2, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def trained(**changes) -> TaskModel:

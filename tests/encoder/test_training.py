@@ -25,12 +25,7 @@ from encoder.train.trainer import (
 )
 from tests.encoder.helpers import DEVICES, needs_cuda
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models: one torch thread is as quick, and does not stall while other tests run."""
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=64, held_out_examples=200)

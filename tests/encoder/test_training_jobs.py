@@ -21,15 +21,12 @@ from encoder.train.jobs import (
     run_name,
     single_job,
 )
-from encoder.train.trainer import TrainConfig, torch_threads, train
+from encoder.train.trainer import TrainConfig, train
 
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def differences(a: TrainConfig, b: TrainConfig) -> dict[str, tuple]:
