@@ -1,9 +1,10 @@
 """Encoder Explorer: `streamlit run app/main.py`.
 
-Thin on purpose: let ended sessions' models go (app.session_end), start the session's state, draw
-the sidebar (app.controls), resolve each setup's model source once (app.sources, the session's own
-models included), fetch the run the chosen view needs, draw the view through the registry
-(app.registry), say what happened. The runs and models the page gets stay in the memory budget's
+Thin on purpose: let ended sessions' models go (app.session_end), read the link (app.controls.url),
+draw the navigation over the views' pages (app.registry: one st.Page each, at its own path) and
+the sidebar (app.controls), then run the page: resolve each setup's model source once
+(app.sources, the session's own models included), fetch the run the view needs, draw the view,
+say what happened. The runs and models the page gets stay in the memory budget's
 cache until it is drawn (CACHE.holding)."""
 
 from __future__ import annotations
@@ -122,17 +123,22 @@ def frame(make_run, page_start: float) -> None:
         initial_sidebar_state=state.sidebar_state(),
     )
     held = Frame(make_run, page_start)
-    pages = {view.title: st.Page(partial(draw_page, view, held), title=view.title,
-                                 url_path=view.path) for view in registry.VIEWS}  # fmt: skip
-    start = st.Page(lambda: None, title="Encoder Explorer", url_path="start", default=True,
-                    visibility="hidden")  # fmt: skip
+    pages = {
+        view.title: st.Page(partial(draw_page, view, held), title=view.title, url_path=view.path)
+        for view in registry.VIEWS
+    }
+    # The root ("/"): no view of its own; a link there opens the view it names, or by its
+    # settings the Lesson (none) or the Attention view (some).
+    start = st.Page(
+        lambda: None, title="Encoder Explorer", url_path="start", default=True, visibility="hidden"
+    )
     current = st.navigation([start, *pages.values()], position="top")
     landing = current.url_path in ("", pages["Lesson"].url_path)
     if first and landing and url.first_visit():  # no settings: the lesson, on MiniLM
         sidebar.select_source(url.FIRST_VISIT_SOURCE)
     wanted = state.view_to_open() or linked_view
-    if current is start and wanted is None:  # the root: a link that names any setting opens
-        wanted = "Lesson" if url.first_visit() else url.FIRST_VIEW  # the Attention view
+    if current is start and wanted is None:
+        wanted = "Lesson" if url.first_visit() else url.FIRST_VIEW
     if wanted is not None and wanted != current.title:
         state.switch_to(pages[wanted], notices)
     state.put("view", current.title)

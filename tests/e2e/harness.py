@@ -410,12 +410,12 @@ def type_text(page, text: str) -> None:
     box.press("Control+Enter")
 
 
-def open_view(page, view: str) -> None:
+def open_view(page, view: str, timeout_ms: float = 30_000) -> None:
     """Click a view in the navigation and wait for the run that draws it (its path first)."""
     path = "/" + BY_TITLE[view].path
     page.get_by_test_id("stTopNav").get_by_role("link", name=view, exact=True).click()
-    page.wait_for_url(lambda url: urlparse(url).path.endswith(path))
-    wait_settled(page)
+    page.wait_for_url(lambda url: urlparse(url).path.endswith(path), timeout=timeout_ms)
+    wait_settled(page, timeout_ms)
 
 
 def drawn_with(page, text: str) -> None:
@@ -492,7 +492,7 @@ def page_summary(page) -> str:
         f"url: {page.url}",
         f"running: {page.locator('[data-testid=stStatusWidget]').count() > 0}",
         f"explorers: {page.locator(EXPLORER).count()}",
-        f"view: {page.locator('.st-key-view [aria-checked=true]').all_inner_texts()}",
+        f"view: {page.locator('[data-testid=stTopNavLink][aria-current=page]').all_inner_texts()}",
         f"status line: {page.get_by_text('forward pass').all_inner_texts()}",
         *(f"message: {text[:300]}" for text in messages.all_inner_texts()),
     ]

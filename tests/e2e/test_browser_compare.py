@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import LOADED_JS, wait_settled
+from tests.e2e.harness import LOADED_JS, open_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -42,8 +42,7 @@ def test_every_view_draws_both_setups_in_compare_mode(open_page, pair, tmp_path)
     shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
     for view, chart in VIEWS.items():
         page.set_viewport_size({"width": 1400, "height": 1000})
-        page.locator(".st-key-view button").filter(has_text=view).first.click()
-        wait_settled(page, 120_000)
+        open_view(page, view, 120_000)
         if chart:
             page.wait_for_function(DRAWN_JS, arg=[chart, f"{chart}_b"], timeout=120_000)
         page.wait_for_function(LOADED_JS, timeout=60_000)
