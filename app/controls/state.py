@@ -183,9 +183,9 @@ def fit_to_sentences(chosen: Selection, lengths: list[int]) -> Selection:
 
 
 def _written(chosen: Selection) -> Selection:
-    """Write back the values that were brought within range (only those: a widget already drawn
-    this run, such as compare mode's heads-off box in the sidebar, keeps its value)."""
+    """Write the choices back, every run, before the views draw their widgets: each opens on
+    its value within range. A selectbox's own state is its option's label ("3: cat"), which
+    another text changes; written back, the choice stays a position, never a stale label."""
     for name, value in chosen.values().items():
-        if get(name) != value:
-            put(name, value)
+        put(name, value)
     return chosen

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import expected_tokens, figure, wait_settled
+from tests.e2e.harness import expected_tokens, figure, type_text, wait_for, wait_settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -40,4 +40,19 @@ def test_activations_view_draws_every_figure(open_page, setup, tmp_path):
     page.wait_for_timeout(1000)
     shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
     page.screenshot(path=shots / f"activations-{setup}.png", timeout=120_000)
+    assert problems.errors == []
+
+
+def test_a_picked_token_stays_at_its_position_through_new_texts(open_page):
+    """A selectbox's own state in the browser is its option's label ("2: quick"); a new text has
+    other labels. The picked token stays a position: the view follows it, never an error."""
+    page, problems = open_page(view="Activations", text="the quick brown fox")
+    page.locator(".st-key-act_token input").click()
+    page.get_by_role("option", name="2: quick", exact=True).click()
+    top = "act_top_units"
+    wait_for(page, top, lambda f: "'quick' (2)" in f["title"])
+    for text, token in (("a slow red dog runs", "slow"), ("one two three four five", "two")):
+        type_text(page, text)
+        wait_for(page, top, lambda f, token=token: f"'{token}' (2)" in f["title"])
+        assert page.locator("[data-testid=stException]").count() == 0, text
     assert problems.errors == []
