@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from encoder.core.options import BY_KEY, parse_value
 
-LAYER_BOUNDS = (0, BY_KEY["num_layers"].bounds[1] - 1)  # a layer picker's values in a link
+MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider's top (a checkpoint may have more)
+LAYER_BOUNDS = (0, MAX_LAYERS - 1)  # a layer picker's values in a link
 MAX_HEADS = 64  # head counts the sidebar offers
 HEAD_BOUNDS = (0, MAX_HEADS - 1)
 MAX_TOKENS = 512  # positions per sentence (the models' max_len)
@@ -32,17 +33,15 @@ FITS_LAYER, FITS_HEAD, FITS_POSITION, FITS_TOKEN, FITS_QUERY = (
 
 @dataclass(frozen=True)
 class Key:
-    """One session key. in_url: a URL parameter of the same name; persistent: a widget whose
-    value survives a visit to another view (its widget says persist_state="session");
-    choices / bounds: what a URL value may be (a key whose default is True or False is a switch,
-    1 or 0 in the URL); follows: setup B's key that takes the value of setup A's key of that name
-    unless B overrides it; selects: a field of the views' Selection, brought within the run as
-    `fits` says; fills: the other keys a link's value sets (a training preset's controls)."""
+    """One session key. in_url: a URL parameter of the same name; choices / bounds: what a URL
+    value may be (a key whose default is True or False is a switch, 1 or 0 in the URL); follows:
+    setup B's key that takes the value of setup A's key of that name unless B overrides it;
+    selects: a field of the views' Selection, brought within the run as `fits` says; fills: the
+    other keys a link's value sets (a training preset's controls)."""
 
     name: str
     default: object = None
     in_url: bool = False
-    persistent: bool = False
     choices: tuple = ()
     bounds: tuple[int, int] | None = None
     follows: str | None = None
@@ -63,7 +62,7 @@ class Key:
 # What every view may select: the sentence of the batch, and the Attention view's layer and head
 # (the explorer's settled head; the lesson's "Open in" buttons and the pairs' "Head off" read it).
 SHARED_KEYS = (
-    Key("sentence", 0, persistent=True, selects=True),
+    Key("sentence", 0, selects=True),
     Key("layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
     Key("head", 0, in_url=True, bounds=HEAD_BOUNDS, selects=True, fits=FITS_HEAD),
 )

@@ -6,7 +6,7 @@ values only (no Streamlit, no session), so views depend on this module and never
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from app.sources import LABELS as SOURCE_LABELS
 from encoder import EncoderConfig
@@ -63,26 +63,3 @@ class Settings:
     @property
     def error(self) -> str:
         return self.a.error
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What the user picked inside the views, within the run's sizes. Every view reads it; the
-    Export view and the lesson read other views' choices from it."""
-
-    sentence: int = 0
-    layer: int = 0
-    head: int = 0
-    stretch: bool = False
-    ablate: str = ""
-    step_layer: int = 0
-    step_head: int = 0
-    step_query: int = 0
-    ln_layer: int = 0
-    act_layer: int = 0
-    act_token: int | None = None  # None: the first word
-    lesson: int = 1  # the lesson's step, 1-based
-    lesson_query: int = LESSON_RULE_QUERY  # a position, or LESSON_RULE_QUERY: the rule's
-
-
-SELECTION_KEYS = tuple(f.name for f in fields(Selection))

@@ -10,13 +10,12 @@ from pathlib import Path
 from app.keys import Key
 from app.sources import BUILT_IN
 from encoder import EncoderConfig
-from encoder.core.options import BY_KEY, OPTIONS, key_values
+from encoder.core.options import OPTIONS, key_values
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
 SOURCES = BUILT_IN  # and the ids of models trained or uploaded in this session
-SLIDER_MAX_LAYERS = BY_KEY["num_layers"].bounds[1]  # the layer slider (a checkpoint may have more)
 
 _DEFAULTS = key_values(EncoderConfig())
 SETUP_A_KEYS: tuple[Key, ...] = (  # what a setup is: its source, architecture, seed, heads off

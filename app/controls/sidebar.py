@@ -17,7 +17,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app.controls import model_files, session_models, setup_keys, state, url
-from app.keys import MAX_HEADS
+from app.keys import MAX_HEADS, MAX_LAYERS
 from app.settings import (
     ARCHITECTURE_KEYS,
     D_FF_CHOICES,
@@ -286,9 +286,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
         **changes("num_heads"),
     )
-    layers = max(
-        setup_keys.SLIDER_MAX_LAYERS, state.get(prefix + "num_layers")
-    )  # uploads may have more
+    layers = max(MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
     st.slider(
         BY_KEY["num_layers"].label,
         1,

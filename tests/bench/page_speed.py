@@ -50,6 +50,7 @@ from tests.e2e.harness import (  # noqa: E402
     LOADED_JS,
     SCRIPT_MS_JS,
     StreamlitServer,
+    click_view,
     drawn_target,
     expected_tokens,
     launch_chromium,
@@ -277,8 +278,7 @@ def open_view(session: Session, view: str) -> None:
     timed)."""
     session.page.bring_to_front()
     if view != session.view:
-        nav = session.page.get_by_test_id("stTopNav")
-        nav.get_by_role("link", name=view, exact=True).click()  # not "Attention steps"
+        click_view(session.page, view)
         session.view = view
         wait_drawn(session)
 

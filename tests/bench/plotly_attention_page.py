@@ -21,9 +21,9 @@ if ROOT not in sys.path:  # `app` importable; streamlit runs this file again on 
 
 from app.charts.ablation import attention_difference, difference_head  # noqa: E402
 from app.charts.attention import OVERVIEW_MAX_TOKENS  # noqa: E402
+from app.keys import Selection  # noqa: E402
 from app.main import main  # noqa: E402
 from app.runs import Runs  # noqa: E402
-from app.settings import Selection  # noqa: E402
 from app.views import attention  # noqa: E402
 from app.views.figures import head_figure, overview_figure  # noqa: E402
 from app.views.layout import missing, show_for, side_by_side  # noqa: E402

@@ -410,10 +410,15 @@ def type_text(page, text: str) -> None:
     box.press("Control+Enter")
 
 
+def click_view(page, view: str) -> None:
+    """Click a view's link in the page's navigation ("Attention", not "Attention steps")."""
+    page.get_by_test_id("stTopNav").get_by_role("link", name=view, exact=True).click()
+
+
 def open_view(page, view: str, timeout_ms: float = 30_000) -> None:
     """Click a view in the navigation and wait for the run that draws it (its path first)."""
     path = "/" + BY_TITLE[view].path
-    page.get_by_test_id("stTopNav").get_by_role("link", name=view, exact=True).click()
+    click_view(page, view)
     page.wait_for_url(lambda url: urlparse(url).path.endswith(path), timeout=timeout_ms)
     wait_settled(page, timeout_ms)
 
