@@ -113,6 +113,7 @@ def run_class(browser, url, store: ClassStore, students: int, questions: int, ou
         main_block(teacher).get_by_text("students answered").wait_for()
         if not labels:
             main_block(pages[0]).get_by_role("button", name="Send").wait_for()
+            token_choices(pages[0]).first.wait_for()  # the pills may draw after the button
             labels = token_choices(pages[0]).all_inner_texts()
             assert labels, "the student's page offers no token to answer with"
         sent = {}
