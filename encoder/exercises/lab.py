@@ -14,7 +14,7 @@ from tokenizers import Tokenizer
 from encoder.core.capture import Trace
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
-from encoder.exercises.student import TIME_LIMIT_S, checked_time_limit
+from encoder.exercises.student import TIME_LIMIT_S, validate_time_limit
 from encoder.io.checkpoints import load_pretrained
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
 
@@ -88,7 +88,7 @@ def setup(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
-    checked_time_limit(time_limit)
+    validate_time_limit(time_limit)
     if model is None or (isinstance(model, str) and model.lower() == "minilm"):
         model, tokenizer = load_pretrained()
     elif isinstance(model, (str, Path)):

@@ -123,7 +123,11 @@ def _call_in_thread(fn: Callable, args: tuple, seconds: float) -> object:
 
     thread = threading.Thread(target=target, name="exercise check", daemon=True)
     thread.start()
-    thread.join(seconds)
+    try:
+        thread.join(seconds)
+    except BaseException:  # Ctrl-C (Jupyter's interrupt) while waiting: stop the thread too
+        _stop_thread(thread)
+        raise
     if thread.is_alive():
         _stop_thread(thread)
         thread.join(STOP_WAIT_S)
@@ -161,7 +165,7 @@ def _call_with_alarm(fn: Callable, args: tuple, seconds: float) -> object:
 
 def _alarm_usable(seconds: float) -> bool:
     """SIGALRM can stop the function: POSIX, the main thread, a Python-level handler to put
-    back, and no outer alarm due before ours (it would come first: leave it alone)."""
+    back, and no outer alarm due before ours (that one would come first: a thread instead)."""
     if (
         not hasattr(signal, "setitimer")
         or threading.current_thread() is not threading.main_thread()
@@ -179,8 +183,8 @@ def call_within(fn: Callable, args: tuple, seconds: float) -> object:
     return _call_in_thread(fn, args, seconds)
 
 
-def checked_time_limit(seconds: float) -> float:
-    """`seconds` if it is a time limit a check can use (above 0, finite), else a ValueError."""
+def validate_time_limit(seconds: float) -> None:
+    """A ValueError unless `seconds` is a time limit a check can use (above 0, finite)."""
     if (
         isinstance(seconds, bool)
         or not isinstance(seconds, (int, float))
@@ -189,7 +193,6 @@ def checked_time_limit(seconds: float) -> float:
         raise ValueError(
             f"time_limit={seconds!r}: give the seconds a check may take, e.g. lab.time_limit = 60"
         )
-    return seconds
 
 
 def _stopped(exercise: str, seconds: float, stopped: TimeLimitReached) -> Outcome:
@@ -236,7 +239,7 @@ def call_student(
     """Call the student's function within `time_limit` seconds; an exception, a time-out, a
     non-array or a wrong shape is an Outcome with a problem, never a traceback. axes names the
     expected shape's axes ("[B, T, d]")."""
-    checked_time_limit(time_limit)
+    validate_time_limit(time_limit)
     if not callable(fn):
         return Outcome(problem=f"expected your function, got {type(fn).__name__}")
     try:
