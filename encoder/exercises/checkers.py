@@ -1,10 +1,11 @@
 """One checker per piece of the encoder: the student's function against the live model's tensors.
 
 Every checker takes the student's function, a `Lab` (encoder.exercises.setup) and, for the
-pieces inside a block, the block's index. It calls the function with inputs taken from the
-lab's trace (copies, in the lab's backend: float64 NumPy arrays or torch tensors), compares what
-comes back with the tensor the model computed, and returns a CheckResult. Shapes: B = sentences,
-T = tokens (padded), H = heads, dk = d_model / H, d = d_model, F = d_ff.
+pieces inside a block, the block's index. It calls the function (stopped after the lab's
+time_limit) with inputs taken from the lab's trace (copies, in the lab's backend: float64 NumPy
+arrays or torch tensors), compares what comes back with the tensor the model computed, and
+returns a CheckResult. Shapes: B = sentences, T = tokens (padded), H = heads, dk = d_model / H,
+d = d_model, F = d_ff.
 """
 
 from __future__ import annotations
@@ -53,9 +54,16 @@ def _run(
     if outcome.values is None:
         return failure(exercise, outcome.problem, outcome.hint, layer)
     return compare(
-        exercise, outcome.values, expected, axes, layer=layer, where=where, mistakes=mistakes,
-        received_dtype=outcome.dtype, reference_dtype=lab.dtype,
-    )  # fmt: skip
+        exercise,
+        outcome.values,
+        expected,
+        axes,
+        layer=layer,
+        where=where,
+        mistakes=mistakes,
+        received_dtype=outcome.dtype,
+        reference_dtype=lab.dtype,
+    )
 
 
 def _raw_scores(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
