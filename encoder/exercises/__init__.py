@@ -7,7 +7,9 @@
 `setup` takes the bundled MiniLM (default), random weights of any EncoderConfig, a checkpoint
 directory or a model; the student's functions get NumPy arrays (backend="torch": tensors). Each
 checker's docstring gives the shapes its function takes and returns. Student code runs here, in
-the student's own Python, never on the app's server.
+the student's own Python, never on the app's server: a failure names the student's own line, a
+result in a coarser dtype than the model's (float16, integers) says so, and a function still
+running after `lab.time_limit` seconds (default 30) is stopped with a message.
 """
 
 from encoder.exercises.checkers import (

@@ -1,10 +1,11 @@
 """One checker per piece of the encoder: the student's function against the live model's tensors.
 
 Every checker takes the student's function, a `Lab` (encoder.exercises.setup) and, for the
-pieces inside a block, the block's index. It calls the function with inputs taken from the
-lab's trace (copies, in the lab's backend: float64 NumPy arrays or torch tensors), compares what
-comes back with the tensor the model computed, and returns a CheckResult. Shapes: B = sentences,
-T = tokens (padded), H = heads, dk = d_model / H, d = d_model, F = d_ff.
+pieces inside a block, the block's index. It calls the function (stopped after the lab's
+time_limit) with inputs taken from the lab's trace (copies, in the lab's backend: float64 NumPy
+arrays or torch tensors), compares what comes back with the tensor the model computed, and
+returns a CheckResult. Shapes: B = sentences, T = tokens (padded), H = heads, dk = d_model / H,
+d = d_model, F = d_ff.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import torch
 
 from encoder.core import hooks
 from encoder.exercises import mistakes as wrong
-from encoder.exercises.lab import Lab, call_student
+from encoder.exercises.lab import Lab
 from encoder.exercises.result import CheckResult, Mistake, compare, failure
+from encoder.exercises.student import call_student
 from encoder.inspect.lesson import block_parameters
 
 SCORE_AXES = ("sentence", "head", "query", "key")
@@ -34,6 +36,7 @@ def _block(lab: Lab, layer: int) -> hooks.BlockHooks:
 
 
 def _run(
+    lab: Lab,
     exercise: str,
     fn: Callable,
     args: tuple,
@@ -45,11 +48,21 @@ def _run(
     mistakes: tuple[Mistake, ...] = (),
 ) -> CheckResult:
     axes_text = "[" + ", ".join(axes) + "]"
-    outcome = call_student(fn, args, expected.shape, axes_text)
+    outcome = call_student(
+        fn, args, expected.shape, axes_text, exercise=exercise, time_limit=lab.time_limit
+    )
     if outcome.values is None:
         return failure(exercise, outcome.problem, outcome.hint, layer)
     return compare(
-        exercise, outcome.values, expected, axes, layer=layer, where=where, mistakes=mistakes
+        exercise,
+        outcome.values,
+        expected,
+        axes,
+        layer=layer,
+        where=where,
+        mistakes=mistakes,
+        received_dtype=outcome.dtype,
+        reference_dtype=lab.dtype,
     )
 
 
@@ -70,7 +83,7 @@ def check_softmax(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
             Mistake("not normalised", wrong.NOT_NORMALISED, np.exp(scores)),
         )
     expected = lab.array(lab.trace[names.attn.pattern])
-    return _run("softmax", fn, (lab.given(scores),), expected, SCORE_AXES,
+    return _run(lab, "softmax", fn, (lab.given(scores),), expected, SCORE_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -90,7 +103,7 @@ def check_scores(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     expected = lab.array(lab.trace[names.attn.scores])
     args = (lab.given(lab.trace[names.attn.q]), lab.given(lab.trace[names.attn.k]))
     where = lab.key_is_token[:, None, None, :]
-    return _run("scaled dot-product scores", fn, args, expected, SCORE_AXES,
+    return _run(lab, "scaled dot-product scores", fn, args, expected, SCORE_AXES,
                 layer=layer, where=where, mistakes=mistakes)  # fmt: skip
 
 
@@ -111,7 +124,7 @@ def check_head_attention(fn: Callable, lab: Lab, layer: int = 0, head: int = 0) 
         lab.given(lab.trace[n][:, head]) for n in (names.attn.q, names.attn.k, names.attn.v)
     )
     expected = lab.array(lab.trace[names.attn.z][:, head])
-    return _run(f"attention of head {head}", fn, (*args, lab.given(lab.key_is_token)),
+    return _run(lab, f"attention of head {head}", fn, (*args, lab.given(lab.key_is_token)),
                 expected, HEAD_AXES, layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -157,7 +170,7 @@ def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckR
     args = (x, lab.key_is_token, w_qkv, b_qkv, w_out, b_out)
     given = (*(lab.given(a) for a in args), H)
     expected = lab.array(lab.trace[names.attn.out])
-    return _run("multi-head attention", fn, given, expected, STREAM_AXES,
+    return _run(lab, "multi-head attention", fn, given, expected, STREAM_AXES,
                 layer=layer, mistakes=tuple(mistakes))  # fmt: skip
 
 
@@ -180,7 +193,7 @@ def check_layer_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     mistakes = wrong.layer_norm_mistakes(x, gain, bias, norm.eps)
     args = (lab.given(x), lab.given(gain), lab.given(bias), norm.eps)
     expected = lab.array(lab.trace[names.ln1.out])
-    return _run("LayerNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+    return _run(lab, "LayerNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
 
 
 def check_rms_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
@@ -193,7 +206,7 @@ def check_rms_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     mistakes = wrong.rms_norm_mistakes(x, gain, norm.eps)
     expected = lab.array(lab.trace[names.ln1.out])
     args = (lab.given(x), lab.given(gain), norm.eps)
-    return _run("RMSNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+    return _run(lab, "RMSNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
 
 
 def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
@@ -209,7 +222,7 @@ def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     mistakes = wrong.feed_forward_mistakes(pre, w2, b2, lab.cfg.activation)
     args = (*(lab.given(a) for a in (x, w1, b1, w2, b2)), lab.cfg.activation)
     expected = lab.array(lab.trace[names.mlp.out])
-    return _run(f"feed-forward ({lab.cfg.activation})", fn, args, expected, STREAM_AXES,
+    return _run(lab, f"feed-forward ({lab.cfg.activation})", fn, args, expected, STREAM_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -248,7 +261,7 @@ def check_block(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
             cfg.layer_norm_eps)  # fmt: skip
     expected = lab.array(lab.trace[names.resid_post])
     placement = "pre-norm" if cfg.norm_first else "post-norm"
-    return _run(f"encoder block ({placement})", fn, args, expected, STREAM_AXES,
+    return _run(lab, f"encoder block ({placement})", fn, args, expected, STREAM_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -262,7 +275,7 @@ def check_positions(fn: Callable, lab: Lab) -> CheckResult:
         )
     expected = lab.array(lab.trace[hooks.embed().position])
     T, d = expected.shape
-    return _run("sinusoidal positions", fn, (T, d), expected, ("position", "feature"),
+    return _run(lab, "sinusoidal positions", fn, (T, d), expected, ("position", "feature"),
                 layer=None, mistakes=wrong.position_mistakes(T, d))  # fmt: skip
 
 
@@ -279,5 +292,5 @@ def check_padding_mask(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)
     args = (lab.given(scores), lab.given(lab.batch.attention_mask))
     expected = lab.array(lab.trace[names.attn.pattern])
-    return _run("padding mask", fn, args, expected, SCORE_AXES, layer=layer,
+    return _run(lab, "padding mask", fn, args, expected, SCORE_AXES, layer=layer,
                 mistakes=wrong.padding_mistakes(scores, lab.key_is_token))  # fmt: skip

@@ -4,8 +4,6 @@ trace with every hook, and how the student's function is called (NumPy arrays or
 
 from __future__ import annotations
 
-import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from tokenizers import Tokenizer
 from encoder.core.capture import Trace
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.exercises.student import TIME_LIMIT_S, validate_time_limit
 from encoder.io.checkpoints import load_pretrained
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
 
@@ -30,17 +29,24 @@ class Lab:
     """A model in eval mode, the student's text as a padded batch, and its full trace.
 
     backend: "numpy" (the student's function gets float64 NumPy arrays) or "torch" (float64
-    tensors). Build one with `setup`.
+    tensors). time_limit: the seconds one check gives the student's function before stopping it.
+    Build one with `setup`.
     """
 
     model: TransformerEncoder
     batch: TokenizedBatch
     trace: Trace
     backend: str = "numpy"
+    time_limit: float = TIME_LIMIT_S
 
     @property
     def cfg(self) -> EncoderConfig:
         return self.model.cfg
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The dtype the model computed its tensors in (what the student's numbers are held to)."""
+        return next(self.model.parameters()).dtype
 
     @property
     def key_is_token(self) -> np.ndarray:
@@ -70,6 +76,7 @@ def setup(
     *,
     backend: str = "numpy",
     tokenizer: Tokenizer | None = None,
+    time_limit: float = TIME_LIMIT_S,
 ) -> Lab:
     """The live model exercises are checked against.
 
@@ -77,9 +84,11 @@ def setup(
     weights of that architecture, from its seed), a checkpoint directory (BERT-style or saved
     here), or a TransformerEncoder you built. text: one sentence or several (several of different
     lengths give a padding mask). tokenizer: for a model you pass in (default: the bundled one).
+    time_limit: seconds each check gives the student's function (lab.time_limit changes it later).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
+    validate_time_limit(time_limit)
     if model is None or (isinstance(model, str) and model.lower() == "minilm"):
         model, tokenizer = load_pretrained()
     elif isinstance(model, (str, Path)):
@@ -98,46 +107,4 @@ def setup(
     batch = tokenize(sentences, tokenizer, min(model.cfg.max_len, MAX_TOKENS))
     model.eval()
     trace = model.trace(batch.input_ids.to(model.device), batch.attention_mask.to(model.device))
-    return Lab(model=model, batch=batch, trace=trace.to("cpu"), backend=backend)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What calling the student's function gave: an array, or why there is none."""
-
-    values: np.ndarray | None = None
-    problem: str = ""
-    hint: str = ""
-
-
-def call_student(fn: Callable, args: tuple, expected_shape: tuple[int, ...], axes: str) -> Outcome:
-    """Call the student's function; an exception, a non-array or a wrong shape is an Outcome
-    with a problem, never a traceback. axes names the expected shape's axes ("[B, T, d]")."""
-    if not callable(fn):
-        return Outcome(problem=f"expected your function, got {type(fn).__name__}")
-    try:
-        returned = fn(*args)
-    except NotImplementedError:
-        return Outcome(problem="not written yet: your function raises NotImplementedError")
-    except Exception as error:  # the student's code: any error is a result, not a traceback
-        frames = traceback.extract_tb(error.__traceback__)[1:]  # skip this function's frame
-        at = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
-        kind = type(error).__name__
-        return Outcome(problem=f"your function raised {kind}: {error}{at}")
-    if returned is None:
-        return Outcome(problem="your function returned None: did you forget `return`?")
-    if isinstance(returned, torch.Tensor):
-        returned = returned.detach().cpu().double().numpy()
-    try:
-        values = np.asarray(returned, dtype=np.float64)
-    except (TypeError, ValueError):
-        return Outcome(problem=f"your function returned {type(returned).__name__}, not numbers")
-    if values.shape != expected_shape:
-        hint = ""
-        if sorted(values.shape) == sorted(expected_shape):
-            hint = "the axes are all there but in another order: check your transposes"
-        return Outcome(
-            problem=f"wrong shape: expected {expected_shape} {axes}, received {values.shape}",
-            hint=hint,
-        )
-    return Outcome(values=values)
+    return Lab(model, batch, trace.to("cpu"), backend, time_limit)

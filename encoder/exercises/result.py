@@ -3,18 +3,22 @@
 `compare` lays the student's array over the live model's, finds the first position outside the
 tolerance (in the order NumPy walks the array), the largest difference, and the first known
 mistake whose numbers the student's array matches. The mistakes are computed, not guessed: each
-`Mistake` holds what that mistake would have produced on the same inputs.
+`Mistake` holds what that mistake would have produced on the same inputs. A result in a dtype
+less precise than the model's (float16, bfloat16, integers) fails with that as its hint.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 RTOL = 1e-4
 ATOL = 1e-4
+TOLERANCE = f"|received - expected| <= {ATOL:g} + {RTOL:g} * |expected|"
 GENERIC_HINT = (
     "No common mistake gives these numbers: print a small slice of your result beside the "
     "expected one and walk through your function step by step."
@@ -38,7 +42,8 @@ class CheckResult:
     outside it sits ({axis name: index}, e.g. sentence, token, feature); expected/received: the
     two numbers there; largest_difference: over every compared number; hint: the common mistake
     the student's numbers match (or advice); message: what went wrong when the function could not
-    be compared at all (it raised, returned no array, or the wrong shape).
+    be compared at all (it raised, ran past the lab's time limit, returned no array, or the wrong
+    shape), with the student's own line where there is one.
     """
 
     exercise: str
@@ -51,7 +56,7 @@ class CheckResult:
     mistake: str | None = None
     hint: str = ""
     message: str = ""
-    tolerance: str = f"|received - expected| <= {ATOL:g} + {RTOL:g} * |expected|"
+    tolerance: str = TOLERANCE
 
     def __bool__(self) -> bool:
         return self.passed
@@ -68,8 +73,7 @@ class CheckResult:
         if self.passed:
             return [f"✓ {self.exercise}: passed (largest difference {self.largest_difference:.2e})"]
         lines = [f"✗ {self.exercise}: not yet"]
-        if self.message:
-            lines.append(self.message)
+        lines += self.message.splitlines()
         if self.position:
             lines += [
                 f"first difference at {self.where}:",
@@ -103,6 +107,59 @@ def _close(received: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return np.isclose(received, expected, rtol=RTOL, atol=ATOL, equal_nan=True)
 
 
+def loses_precision(dtype: torch.dtype, reference: torch.dtype) -> bool:
+    """Whether numbers in `dtype` are coarser than the model's `reference` floats: fewer
+    significant bits (float16, bfloat16 against float32), or no fractions at all (int, bool)."""
+    if not reference.is_floating_point or dtype.is_complex:
+        return False
+    if not dtype.is_floating_point:
+        return True
+    return torch.finfo(dtype).eps > torch.finfo(reference).eps
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def precision_hint(
+    dtype: torch.dtype,
+    reference: torch.dtype,
+    expected: np.ndarray,
+    compared: np.ndarray,
+    largest: float,
+) -> str:
+    """Why a result in a less precise `dtype` fails, with its numbers, and what to do."""
+    name, model = _dtype_name(dtype), _dtype_name(reference)
+    difference = (
+        f"your largest difference is {largest:.3g}, the tolerance {ATOL:g} + {RTOL:g} × |expected|"
+    )
+    if not dtype.is_floating_point:
+        holds = "only True and False" if dtype == torch.bool else "no fractions (0.84 becomes 0)"
+        return (
+            f"your result is {name}, which holds {holds}, coarser than the model's {model}: "
+            f"{difference}. Return floats: build the array as float64 "
+            f"(np.zeros(shape), not dtype=int) and divide with /, not //"
+        )
+    eps = torch.finfo(dtype).eps
+    rounded = torch.from_numpy(expected).to(dtype).double().numpy()  # what `dtype` can hold
+    finite = compared & np.isfinite(expected)
+    with np.errstate(invalid="ignore"):
+        rounding = float(np.abs(rounded - expected)[finite].max(initial=0.0))
+    if (_close(rounded, expected) | ~finite).all():
+        cause = (
+            f"rounding the expected values to {name} stays within the tolerance, so the rest "
+            f"comes from steps computed in {name} or from another mistake"
+        )
+    else:
+        cause = f"rounding the expected values to {name} alone moves them by up to {rounding:.2g}"
+    return (
+        f"your result is {name}, less precise than the model's {model}: {name} keeps about "
+        f"{round(-math.log10(eps))} significant digits (steps of {eps:.2g} near 1); {cause}; "
+        f"{difference}. Keep the float64 your inputs arrive in: remove the .astype(...), "
+        f"dtype=..., .half() or .to(...) that makes {name}, then check again"
+    )
+
+
 def compare(
     exercise: str,
     received: np.ndarray,
@@ -112,9 +169,13 @@ def compare(
     layer: int | None = None,
     where: np.ndarray | None = None,
     mistakes: tuple[Mistake, ...] = (),
+    received_dtype: torch.dtype | None = None,
+    reference_dtype: torch.dtype = torch.float32,
 ) -> CheckResult:
     """Check `received` against `expected` (same shape, named by `axes`) where `where` is True
-    (default everywhere); name the first mistake in `mistakes` the student's numbers match."""
+    (default everywhere); name the first mistake in `mistakes` the student's numbers match, or
+    the precision lost when the student's `received_dtype` is coarser than the model's
+    `reference_dtype`."""
     compared = (
         np.ones(expected.shape, bool) if where is None else np.broadcast_to(where, expected.shape)
     )
@@ -127,10 +188,15 @@ def compare(
     if not outside.any():
         return CheckResult(exercise=exercise, passed=True, layer=layer, largest_difference=largest)
     index = tuple(int(i) for i in np.argwhere(outside)[0])
-    matched = next(
-        (m for m in mistakes if (_close(received, m.values) | ~compared).all()),
-        None,
-    )
+    if received_dtype is not None and loses_precision(received_dtype, reference_dtype):
+        mistake = f"{_dtype_name(received_dtype)} precision"
+        hint = precision_hint(received_dtype, reference_dtype, expected, compared, largest)
+    else:
+        matched = next(
+            (m for m in mistakes if (_close(received, m.values) | ~compared).all()),
+            None,
+        )
+        mistake, hint = (matched.name, matched.hint) if matched else (None, GENERIC_HINT)
     return CheckResult(
         exercise=exercise,
         passed=False,
@@ -139,6 +205,6 @@ def compare(
         expected=float(expected[index]),
         received=float(received[index]),
         largest_difference=largest,
-        mistake=matched.name if matched else None,
-        hint=matched.hint if matched else GENERIC_HINT,
+        mistake=mistake,
+        hint=hint,
     )

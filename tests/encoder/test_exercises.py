@@ -3,12 +3,22 @@ fails with its own hint, and the first differing position is the right one."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import inspect
+import math
+import re
+import signal
+import threading
+import time
+
 import numpy as np
 import pytest
 import torch
 
 from encoder import EncoderConfig, exercises
 from encoder.exercises import mistakes as wrong
+from encoder.exercises import student
 from tests.encoder import exercise_solutions as ref
 from tests.encoder.helpers import randomise_norms
 
@@ -215,3 +225,184 @@ def test_minilm_checks_the_pretrained_block() -> None:
     assert lab.cfg.norm_first is False
     assert exercises.check_block(ref.block, lab, layer=5).passed
     assert exercises.check_layer_norm(ref.layer_norm_bessel, lab).mistake == "Bessel's correction"
+
+
+def line_of(fn, text: str) -> int:
+    """The file line of `fn`'s source line that holds `text`."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_an_error_is_reported_at_the_students_own_line(pre_lab) -> None:
+    def softmax(scores):
+        shifted = scores - scores.max(-1, keepdims=True)
+        return np.softmax(shifted)
+
+    result = exercises.check_softmax(softmax, pre_lab)
+    line = line_of(softmax, "np.softmax(shifted)")
+    assert result.message.splitlines() == [
+        "your function raised AttributeError: module 'numpy' has no attribute 'softmax'",
+        f"in softmax, line {line}: return np.softmax(shifted) (raised inside numpy)",
+    ]
+    assert repr(result).splitlines()[1:3] == result.message.splitlines()
+
+    def normalise(rows):  # the student's own helper: its line is the innermost of theirs
+        keys = rows.shape[4]  # [B, H, T, T] has no axis 4
+        return rows / keys
+
+    def softmax_with_helper(scores):
+        return normalise(np.exp(scores))
+
+    message = exercises.check_softmax(softmax_with_helper, pre_lab).message
+    assert message.splitlines() == [
+        "your function raised IndexError: tuple index out of range",
+        f"in normalise, line {line_of(normalise, 'rows.shape[4]')}: keys = rows.shape[4]  "
+        "# [B, H, T, T] has no axis 4",
+    ]
+
+
+def softmax_in(dtype):
+    return lambda scores: ref.softmax(scores).astype(dtype)
+
+
+def test_a_float16_result_fails_with_its_precision_and_numbers(pre_lab) -> None:
+    expected = pre_lab.trace["blocks.0.attn.hook_pattern"].double().numpy()  # [B, H, T, T]
+    rounded = expected.astype(np.float16).astype(np.float64)
+    result = exercises.check_softmax(softmax_in(np.float16), pre_lab)
+    assert not result.passed and result.mistake == "float16 precision"
+    assert result.largest_difference == pytest.approx(np.abs(rounded - expected).max(), rel=1e-6)
+    rounding = np.abs(rounded - expected).max()
+    for words in (
+        "your result is float16, less precise than the model's float32",
+        "about 3 significant digits (steps of 0.00098 near 1)",
+        f"rounding the expected values to float16 alone moves them by up to {rounding:.2g}",
+        f"your largest difference is {result.largest_difference:.3g}, "
+        "the tolerance 0.0001 + 0.0001 × |expected|",
+        "Keep the float64 your inputs arrive in",
+    ):
+        assert words in result.hint, result.hint
+    assert f"hint: {result.hint}" in repr(result)
+    assert exercises.check_softmax(softmax_in(np.float32), pre_lab).passed  # as fine as float32
+
+
+def test_bfloat16_and_integer_results_say_what_they_lose() -> None:
+    lab = lab_for("pre-gelu-layernorm", backend="torch")
+    result = exercises.check_layer_norm(
+        lambda *args: ref.torch_layer_norm(*args).to(torch.bfloat16), lab
+    )
+    assert result.mistake == "bfloat16 precision"
+    assert "bfloat16, less precise than the model's float32" in result.hint
+    assert "about 2 significant digits (steps of 0.0078 near 1)" in result.hint
+
+    def positions(T, d):
+        table = np.zeros((T, d), dtype=int)  # the classic: sines stored into an integer array
+        table[:] = ref.positions(T, d)
+        return table
+
+    result = exercises.check_positions(positions, lab)
+    assert (result.passed, result.mistake) == (False, "int64 precision")
+    assert result.position == {"position": 1, "feature": 0}  # sin(1) = 0.84 became 0
+    assert (result.expected, result.received) == (pytest.approx(math.sin(1)), 0.0)
+    assert "your result is int64, which holds no fractions (0.84 becomes 0)" in result.hint
+    assert f"your largest difference is {result.largest_difference:.3g}" in result.hint
+
+
+def test_a_wrong_float64_result_gets_no_precision_hint(pre_lab) -> None:
+    result = exercises.check_softmax(lambda s: ref.softmax(s) + 1e-3, pre_lab)
+    assert result.mistake is None and "precision" not in result.hint
+
+
+LIMIT_S = 0.5
+SLACK_S = 1.0  # a loaded 2-core machine
+
+
+def never_returns(scores):
+    steps = 0
+    while True:
+        try:
+            steps += 1
+        except Exception:  # the student's own catch-all does not swallow the stop
+            steps = 0
+
+
+def assert_in_the_loop(at: str) -> None:
+    """`at` names a line of never_returns, with its source, where the stop found it."""
+    lines, first = inspect.getsourcelines(never_returns)
+    found = re.fullmatch(r"in never_returns, line (\d+): (.+)", at)
+    assert found, at
+    line = int(found[1])
+    assert first < line < first + len(lines)
+    assert found[2] == lines[line - first].strip()
+
+
+def checked_in(lab, fn):
+    start = time.monotonic()
+    result = exercises.check_softmax(fn, lab)
+    return result, time.monotonic() - start
+
+
+@contextlib.contextmanager
+def someone_elses_alarm(seconds: float):
+    """A SIGALRM timer of another library's (pytest-timeout sets one), theirs put back after."""
+    fired = []
+
+    def record(signum, frame):
+        fired.append(signum)
+
+    previous = signal.signal(signal.SIGALRM, record)
+    before = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield record, fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, *before)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_function_that_never_returns_is_stopped_and_the_next_check_works(pre_lab) -> None:
+    lab = dataclasses.replace(pre_lab, time_limit=LIMIT_S)
+    with someone_elses_alarm(60) as (handler, fired):
+        result, took = checked_in(lab, never_returns)
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert signal.getsignal(signal.SIGALRM) is handler  # theirs is back,
+        assert 60 - took - 0.1 < left <= 60 - LIMIT_S  # less the time the check took
+    assert not fired
+    assert LIMIT_S <= took < LIMIT_S + SLACK_S
+    assert not result.passed
+    stopped, at = result.message.splitlines()
+    assert stopped == (
+        "stopped after 0.5 s, the time limit of a check: your function for softmax was still "
+        "running"
+    )
+    assert_in_the_loop(at)
+    assert "lab.time_limit = 2" in result.hint
+    assert exercises.check_softmax(ref.softmax, lab).passed
+
+
+def test_off_the_main_thread_a_thread_runs_it_and_is_stopped(pre_lab) -> None:
+    lab = dataclasses.replace(pre_lab, time_limit=LIMIT_S)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(checked_in(lab, never_returns)))
+    worker.start()
+    worker.join(10)
+    ((result, took),) = results
+    assert LIMIT_S <= took < LIMIT_S + SLACK_S
+    assert_in_the_loop(result.message.splitlines()[1])
+    assert "background" not in result.hint  # asked to stop, it stopped
+    assert not [t for t in threading.enumerate() if t.name == "exercise check"]
+    # stuck in C (a long sleep), it cannot be stopped: the result says it still runs
+    worker = threading.Thread(
+        target=lambda: results.append(checked_in(lab, lambda scores: time.sleep(3)))
+    )
+    worker.start()
+    worker.join(10)
+    result, took = results[1]
+    assert took < LIMIT_S + student.STOP_WAIT_S + SLACK_S
+    assert "could not be stopped and still runs in the background" in result.hint
+    assert exercises.check_softmax(ref.softmax, lab).passed
+
+
+def test_a_time_limit_must_be_seconds_above_zero(pre_lab) -> None:
+    with pytest.raises(ValueError, match="time_limit=0"):
+        exercises.setup(EncoderConfig(**SMALL), TEXT, time_limit=0)
+    with pytest.raises(ValueError, match="lab.time_limit = 60"):
+        exercises.check_softmax(ref.softmax, dataclasses.replace(pre_lab, time_limit=math.inf))

@@ -1,9 +1,11 @@
 """examples/exercises.ipynb runs top to bottom: as handed out (every check says "not written
-yet", no traceback) and with the reference solutions put into its stub cells."""
+yet", no traceback) and with the reference solutions put into its stub cells; in a Jupyter
+kernel an error names the student's cell line and a loop that never ends is stopped."""
 
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import nbformat
@@ -63,3 +65,33 @@ def test_the_notebook_runs_top_to_bottom(solved: bool) -> None:
     if not solved:
         assert all("not written yet" in page for page in checks)
     assert 'data-passed="false"' in bessel and "Bessel" in bessel and "first difference" in bessel
+
+
+STUDENT_CELLS = [
+    "import time\n"
+    "import numpy as np\n"
+    "from encoder import EncoderConfig, exercises\n"
+    "cfg = EncoderConfig(d_model=16, num_heads=4, num_layers=1, d_ff=32)\n"
+    "lab = exercises.setup(cfg, ['The cat sat on the mat.', 'Dogs bark.'], time_limit=1)",
+    "def softmax(scores):\n    return np.softmax(scores)\n\n\n"
+    "exercises.check_softmax(softmax, lab)",
+    "def softmax(scores):\n    while True:\n        scores = scores + 0\n\n\n"
+    "start = time.monotonic()\nresult = exercises.check_softmax(softmax, lab)\n"
+    "print(time.monotonic() - start)\nresult",
+    inspect.getsource(exercise_solutions.softmax) + "\n\nexercises.check_softmax(softmax, lab)",
+]
+
+
+@pytest.mark.timeout(120)
+def test_in_a_kernel_an_error_names_the_cells_line_and_a_loop_is_stopped() -> None:
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in STUDENT_CELLS]
+    )
+    run(notebook)
+    raised, stopped, solved = results_of(notebook)
+    assert "in softmax, line 2: return np.softmax(scores) (raised inside numpy)" in raised
+    assert "stopped after 1 s, the time limit of a check" in stopped
+    assert re.search(r"in softmax, line (2: while True:|3: scores = scores \+ 0)<", stopped)
+    took = float(notebook.cells[2].outputs[0]["text"])
+    assert 1 <= took < 2.0
+    assert 'data-passed="true"' in solved
