@@ -12,7 +12,7 @@ module's pre vs post sentence and the lesson.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,13 +164,14 @@ def differences(runs: Runs) -> list[str]:
         if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
             found.append(f"{option.noun}: {option.name(va)} → {option.name(vb)}")
     if a.key.ablate != b.key.ablate:
-        off_a, off_b = (_heads_named(run.key.ablate) or "none" for run in (a, b))
+        off_a, off_b = (heads_named(run.key.ablate) or "none" for run in (a, b))
         found.append(f"heads switched off: {off_a} → {off_b}")
     return found
 
 
-def _heads_named(heads) -> str:
-    """'layer 1, head 3; layer 2, head 0'."""
+def heads_named(heads: Iterable[tuple[int, int]]) -> str:
+    """(layer, head) pairs in words, the one way the page names them: 'layer 1, head 3; layer
+    2, head 0'."""
     return "; ".join(head_label(layer, head) for layer, head in heads)
 
 
@@ -235,7 +236,7 @@ def head_switched_off(runs: Runs, sentence: int) -> list[str]:
     if not same_model or runs.a.key.source != runs.b.key.source:
         return []
     off = sorted(set(runs.b.key.ablate) ^ set(runs.a.key.ablate))
-    heads = _heads_named(off)
+    heads = heads_named(off)
     first = min(layer for layer, _ in off)
     n = runs.a.n_valid(sentence)
     output = runs.comparison.output_cosine[sentence, :n]
