@@ -37,6 +37,7 @@ from app.views.layernorm import layernorm_sentence
 from app.views.layout import setup_title
 from app.views.tokens import tokenizer_caption
 from encoder import TransformerEncoder, hooks
+from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.app.test_lesson_steps import our_text, random_run, trained_run
 from tests.shared import SENTENCE
 
@@ -133,9 +134,9 @@ def check_held(said: str, run: Run, means: np.ndarray) -> None:
         assert after == pytest.approx(root, rel=1e-3)  # what the sentence says follows
         return
     mean_gains = [g.mean().item() for g in gains]
-    shown = found(rf"mean gain {NUMBER}(?: to {NUMBER})? per block", said)
-    assert close(shown[0], min(mean_gains), 2)
-    assert close(shown[1] or shown[0], max(mean_gains), 2)
+    smallest, largest = found(rf"mean gain {NUMBER}(?: to {NUMBER})? per block", said)
+    assert close(smallest, min(mean_gains), 2)
+    assert close(largest or smallest, max(mean_gains), 2)
     (where,) = found(r"put the stream (below|above|around) that", said)
     expected = "below" if after.max() < root else "above" if after.min() > root else "around"
     assert where == expected, said
@@ -178,8 +179,8 @@ def test_the_layernorm_view_says_what_this_runs_stream_does(model: str, runs) ->
         ln1_out.mean(-1),
         ln1_out.std(-1, correction=0),
     ]
-    for shown, values in zip((in_mean, in_std, out_mean, out_std), stats, strict=True):
-        assert close(shown, values.mean().item(), 3), said
+    for number, values in zip((in_mean, in_std, out_mean, out_std), stats, strict=True):
+        assert close(number, values.mean().item(), 3), said
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -334,12 +335,12 @@ def test_random_against_trained_says_how_evenly_each_spreads(runs) -> None:
         weights = torch.from_numpy(run.attention[:, 0, :, :n, :n]).double()
         plogp = torch.where(weights > 0, weights * weights.clamp_min(1e-30).log(), 0.0)
         entropy = (-plogp.sum(-1)).mean(-1).mean().item()
-        spread, shown, count = found(
+        spread, said_entropy, count = found(
             rf"{words} spread each query's attention (almost evenly|unevenly): mean entropy "
             rf"{NUMBER} nats over the heads, against ln (\d+)",
             said,
         )
-        assert close(shown, entropy, 2) and int(count) == n
+        assert close(said_entropy, entropy, 2) and int(count) == n
         evenly = entropy > EVEN_SPREAD * math.log(n)
         assert spread == ("almost evenly" if evenly else "unevenly")
         sharpest = weights.max(-1).values.mean(-1)  # [L, H]
@@ -354,13 +355,41 @@ def test_relu_against_gelu_counts_each_setups_zeros(runs) -> None:
     for name, run in (("ReLU \\(B\\)", relu), ("GELU \\(A\\)", gelu)):
         posts = [real(run, run.trace[hooks.block(i).mlp.post]) for i in range(run.cfg.num_layers)]
         share = np.mean([(p == 0).double().mean().item() for p in posts])
-        (shown,) = found(
+        (zero,) = found(
             rf"{name}.*?{NUMBER}% (?:of the feed-forward's hidden values )?are exactly zero", said
         )
-        assert close(shown, 100 * share, 2 if "GELU" in name else 1)
+        assert close(zero, 100 * share, 2 if "GELU" in name else 1)
 
 
 def test_exercises_say_where_the_norm_and_activation_are_set(runs) -> None:
     assert exercises._where_set(Runs(runs["random pre"])) == "set them in the sidebar"
     for model in ("MiniLM", "trained"):  # their architecture is fixed: the sidebar is locked
         assert exercises._where_set(Runs(runs[model])).startswith("this model's own")
+
+
+LAST = {"layer": "5", "head": "11", "step_layer": "5", "step_head": "11", "act_layer": "5",
+        "ln_layer": "5"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("view", "says"),
+    [
+        ("Attention", "layers 0..5, heads 0..11"),
+        ("Attention steps", "Layer 5, head 11"),
+        ("LayerNorm", "In block 5, ln1's input"),
+        ("Activations", "The residual stream after block 5"),
+    ],
+)
+def test_the_views_sentences_number_minilms_last_block_from_0(view: str, says: str, runs) -> None:
+    """The sentences drawn inside a view (not plain functions), at MiniLM's last layer and
+    head: blocks and layers 0..5, heads 0..11, never "head 5.11"."""
+    at = open_page(view=view, source="pretrained", **LAST)
+    assert_no_exception(at)
+    texts = [
+        shown(str(element.value))
+        for kind in ("info", "caption", "markdown", "subheader", "success")
+        for element in getattr(at, kind)
+    ]
+    assert any(says in text for text in texts), texts
+    for text in texts:
+        check_numbering(text, runs["MiniLM"])
