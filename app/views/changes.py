@@ -135,8 +135,9 @@ def stream_held(size: StreamSize, num: Number = _plain) -> str:
     root = num("sqrt d_model", size.unit, ".2f")
     if size.unit_gains:
         return (
-            f"{where} after each of the {count} blocks: every ln2 has unit gain and zero bias, "
-            f"and a {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}"
+            f"{where} after each of the {count} blocks, sqrt(d_model) = {root}: every ln2 has "
+            f"unit gain and zero bias, and a {kind} output with unit gain and zero bias has that "
+            "length"
         )
     gains = [num(f"ln2 mean gain, {end}", float(f(size.gains)), ".2f") for end, f in
              (("smallest", np.min), ("largest", np.max))]  # fmt: skip
@@ -202,7 +203,7 @@ def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
     return [
         f"Pre-norm ({pre[0]}) never normalises the residual stream itself: its mean L2 norm "
         f"per token {stream_growth(grow)}. Post-norm ({post[0]}) renormalises it after every "
-        f"block: its mean L2 norm per token is {stream_held(held)}."
+        f"block, and its mean L2 norm per token is {stream_held(held)}."
     ]
 
 
