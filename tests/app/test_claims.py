@@ -18,8 +18,8 @@ import torch
 
 from app.lesson.steps import STEPS
 from app.lesson.steps.attention import ONE_QUERY
-from app.lesson.steps.block import LAYERNORM
-from app.lesson.steps.heads import HEADS_DIFFER, MOVES
+from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM
+from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
 from app.lesson.steps.training import TRAIN_ONE
 from app.lesson.text import Lesson
 from app.runs import Run, Runs, run_for
@@ -255,6 +255,32 @@ def test_every_lesson_step_and_answer_is_true_of_the_run(model: str, runs) -> No
         if lesson.random:
             count, even = found(rf"give these (\d+) tokens {NUMBER}%", said[MOVES])
             assert int(count) == len(sinks) and close(even, 100 * len(sinks) / n, 0)
+
+    # step 6: switching the step's head off changes nothing before its block
+    if lesson.layer:
+        assert f"nothing before block {lesson.layer} changes" in said[HEAD_OFF]
+    else:
+        assert "the embeddings stay as they were" in said[HEAD_OFF]
+    off = run.heads_off(((lesson.layer, lesson.head),)).trace.hidden_states
+    for depth in range(lesson.layer + 1):  # the embeddings and the streams before the block
+        assert torch.equal(off[depth], run.trace.hidden_states[depth])
+    assert not torch.equal(off[lesson.layer + 1], run.trace.hidden_states[lesson.layer + 1])
+
+    # step 9: the shares below 0 and exactly 0 in the step's block
+    pre = real(run, run.trace[hooks.block(lesson.layer).mlp.pre])
+    post = real(run, run.trace[hooks.block(lesson.layer).mlp.post])
+    negative, zero = found(
+        rf"In block {lesson.layer}, {NUMBER}% of the values before \w+ are negative.*?{NUMBER}% ",
+        said[FEED_FORWARD],
+    )
+    assert close(negative, 100 * (pre < 0).double().mean().item(), 1)
+    assert close(zero, 100 * (post == 0).double().mean().item(), 2)
+
+    # step 11: attention grows with tokens², the feed-forward with tokens, as stated
+    cost = steps[COST].text.values
+    attention_growth = cost["attention MFLOPs at twice the tokens"] / cost["attention MFLOPs"]
+    ffn_growth = cost["feed-forward MFLOPs at twice the tokens"] / cost["feed-forward MFLOPs"]
+    assert attention_growth == pytest.approx(4) and ffn_growth == pytest.approx(2)
 
     # step 12: the sharpest head against an even spread
     sharpest = attention.max(-1).values.mean(-1)  # [L, H]
