@@ -23,12 +23,12 @@ from app.runs import Run, Runs
 from app.user_text import literal
 from encoder.core.options import NORM_TYPE_NAMES, OPTIONS
 from encoder.inspect import norms
+from encoder.inspect.lesson import BROAD_ENTROPY
 from encoder.inspect.predictions import growth, head_label
 
 # (name, value, format spec) -> the value as the sentence shows it; the lesson's Text.num also
 # registers it under its name
 Number = Callable[[str, object, str], str]
-EVEN_SPREAD = 0.9  # mean entropy over ln n above this: attention spread almost evenly
 
 
 def _plain(name: str, value: object, spec: str = "") -> str:
@@ -139,13 +139,14 @@ def stream_held(size: StreamSize, num: Number = _plain) -> str:
             f"unit gain and zero bias, and a {kind} output with unit gain and zero bias has that "
             "length"
         )
-    gains = [num(f"ln2 mean gain, {end}", float(f(size.gains)), ".2f") for end, f in
-             (("smallest", np.min), ("largest", np.max))]  # fmt: skip
-    gain_words = gains[0] if gains[0] == gains[1] else f"{gains[0]} to {gains[1]}"
+    smallest = num("ln2 mean gain, smallest", float(size.gains.min()), ".2f")
+    largest = num("ln2 mean gain, largest", float(size.gains.max()), ".2f")
+    gains = smallest if smallest == largest else f"{smallest} to {largest}"
+    learned = "learned gain" if size.norm_type == "rmsnorm" else "learned gain and bias"
     return (
         f"{where} after each of the {count} blocks. A {kind} output with unit gain and zero bias "
-        f"has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain {gain_words} "
-        f"per block) put the stream {size.against_unit} that"
+        f"has length sqrt(d_model) = {root}; ln2's {learned} (mean gain {gains} per block) put "
+        f"the stream {size.against_unit} that"
     )
 
 
@@ -270,7 +271,7 @@ def random_vs_trained(runs: Runs, sentence: int) -> list[str]:
         metrics = run.head_metrics(sentence)
         entropy = metrics["entropy"].mean()
         sharpest = metrics.loc[metrics["max_weight"].idxmax()]
-        spread = "almost evenly" if entropy > EVEN_SPREAD * math.log(n) else "unevenly"
+        spread = "almost evenly" if entropy > BROAD_ENTROPY * math.log(n) else "unevenly"
         said.append(
             f"{words} ({name}) spread each query's attention {spread}: mean entropy "
             f"{entropy:.2f} nats over the heads, against ln {n} = {math.log(n):.2f} for a "

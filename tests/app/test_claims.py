@@ -26,7 +26,6 @@ from app.runs import Run, Runs, run_for
 from app.views import activations as activations_view
 from app.views import exercises
 from app.views.changes import (
-    EVEN_SPREAD,
     differences,
     head_switched_off,
     pre_vs_post,
@@ -37,6 +36,7 @@ from app.views.layernorm import layernorm_sentence
 from app.views.layout import setup_title
 from app.views.tokens import tokenizer_caption
 from encoder import TransformerEncoder, hooks
+from encoder.inspect.lesson import BROAD_ENTROPY
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.app.test_lesson_steps import our_text, random_run, trained_run
 from tests.shared import SENTENCE
@@ -367,7 +367,7 @@ def test_random_against_trained_says_how_evenly_each_spreads(runs) -> None:
             said,
         )
         assert close(said_entropy, entropy, 2) and int(count) == n
-        evenly = entropy > EVEN_SPREAD * math.log(n)
+        evenly = entropy > BROAD_ENTROPY * math.log(n)
         assert spread == ("almost evenly" if evenly else "unevenly")
         sharpest = weights.max(-1).values.mean(-1)  # [L, H]
         layer, head = divmod(int(sharpest.argmax()), sharpest.shape[1])
