@@ -55,9 +55,7 @@ def test_strongest_head_is_the_one_whose_ablation_moves_the_output_most():
     )
     assert len(effects) == 12
     for row in effects.itertuples():
-        assert row.change == pytest.approx(
-            changes[f"layer {row.layer}, head {row.head}"], rel=1e-6
-        )
+        assert row.change == pytest.approx(changes[f"layer {row.layer}, head {row.head}"], rel=1e-6)
     asked = predictions.strongest_head(effects)
     assert asked.truth == max(changes, key=changes.get)
     assert asked.options[:5] == tuple(
