@@ -37,6 +37,7 @@ from app.views.layout import setup_title
 from app.views.tokens import tokenizer_caption
 from encoder import TransformerEncoder, hooks
 from encoder.inspect.lesson import BROAD_ENTROPY
+from encoder.inspect.moves import MOVES_LITTLE
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.app.test_lesson_steps import our_text, random_run, trained_run
 from tests.shared import SENTENCE
@@ -245,13 +246,13 @@ def test_every_lesson_step_and_answer_is_true_of_the_run(model: str, runs) -> No
         moved, weight = values["moved from sinks"], values["weight on sinks"]
         (word,) = found(r", (less than|more than|about) the \d+% of the weight", said[MOVES])
         expected = (
-            "less than" if moved < weight / BAND else "more than" if moved > weight * BAND
-            else "about"
+            "less than" if moved < MOVES_LITTLE * weight
+            else "more than" if moved > weight / MOVES_LITTLE else "about"
         )  # fmt: skip
         assert word == expected, said[MOVES]
         head_weight, head_moved = values["sink head weight"], values["sink head moved"]
         (joined,) = found(r"of its weight there, (yet only|and) \d+%", said[MOVES])
-        assert (joined == "yet only") == (head_moved < head_weight / BAND)
+        assert (joined == "yet only") == (head_moved < MOVES_LITTLE * head_weight)
         if lesson.random:
             count, even = found(rf"give these (\d+) tokens {NUMBER}%", said[MOVES])
             assert int(count) == len(sinks) and close(even, 100 * len(sinks) / n, 0)

@@ -15,7 +15,8 @@ from app.views import readings
 from app.views.figures import head_figure, overview_figure
 from encoder.inspect import moves, predictions
 from encoder.inspect.lesson import CLEAR_SHARE, head_roles
-from encoder.inspect.predictions import GROWTH_BAND, Prediction
+from encoder.inspect.moves import MOVES_LITTLE
+from encoder.inspect.predictions import Prediction
 from encoder.inspect.token_kinds import SINK_KINDS, token_kind
 
 
@@ -183,12 +184,12 @@ def moves_step(lesson: Lesson) -> Step:
     )
     weight_share, moved_share = float(raw["sinks"].mean()), float(moved["sinks"].mean())
     weighed = text.num("weight on sinks", weight_share, ".0%")
-    if moved_share < weight_share / GROWTH_BAND:
+    if moved_share < MOVES_LITTLE * weight_share:
         why = (
             f"less than the {weighed} of the weight: part of that weight is parked on tokens "
             "whose f(key) is short, and moves little"
         )
-    elif moved_share > weight_share * GROWTH_BAND:
+    elif moved_share > weight_share / MOVES_LITTLE:
         why = f"more than the {weighed} of the weight: these tokens' f(key) is long"
     else:
         why = f"about the {weighed} of the weight: f(key) is about as long there as elsewhere"
@@ -205,7 +206,7 @@ def moves_step(lesson: Lesson) -> Step:
         f"The most extreme: layer {text.num('sink layer', layer)}, head "
         f"{text.num('sink head', head)} puts "
         f"{text.num('sink head weight', head_weight, '.0%')} of its weight there, "
-        + ("yet only " if head_moved < head_weight / GROWTH_BAND else "and ")
+        + ("yet only " if head_moved < MOVES_LITTLE * head_weight else "and ")
         + f"{text.num('sink head moved', head_moved, '.0%')} of what it moves comes from there."
     )
     if lesson.random:
