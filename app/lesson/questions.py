@@ -53,7 +53,7 @@ def _one_guess(prediction: Prediction, label: str, key: str, where) -> str | Non
         return where.pills(label, prediction.options, key=key)
     if prediction.kind == "head":
         return where.selectbox(label, prediction.options, index=None, key=key,
-                               placeholder="layer.head")  # fmt: skip
+                               placeholder="a head")  # fmt: skip
     return where.radio(label, prediction.options, index=None, key=key)
 
 

@@ -195,6 +195,11 @@ def _residual_stream(run: Run, sentence: int, layer: int, summary, name: str) ->
             _table(table, "depth", "dimension", "after")
 
 
+def _at_depth(depth: int) -> str:
+    """'at the embeddings', 'after block 2'."""
+    return "at the embeddings" if depth == 0 else f"after {depth_name(depth)}"
+
+
 def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
     tokens = run.tokens[sentence]
     depth = layer + 1
@@ -216,8 +221,8 @@ def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
     if means["mean_cosine"].notna().any():
         most, least = means["mean_cosine"].idxmax(), means["mean_cosine"].idxmin()
         st.info(
-            f"The tokens are most alike after {depth_name(most)} (mean cosine "
-            f"{means['mean_cosine'].iloc[most]:.3f}) and least alike after {depth_name(least)} "
+            f"The tokens are most alike {_at_depth(most)} (mean cosine "
+            f"{means['mean_cosine'].iloc[most]:.3f}) and least alike {_at_depth(least)} "
             f"({means['mean_cosine'].iloc[least]:.3f}). 1 would mean every token points the same "
             "way; 0, that they are unrelated directions."
         )

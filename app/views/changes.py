@@ -1,23 +1,38 @@
 """What changed between setup A and setup B, said in the live numbers of this text.
 
 Each headline pair has its sentence, drawn by the view whose numbers it quotes: pre vs post-norm
-(LayerNorm: the residual stream grows or is held near sqrt(d_model)), ReLU vs GELU (Activations:
-the share of exact zeros), a head switched off (Attention: which later heads move, and how much),
-random vs trained weights (Attention: how focused the heads are). Every view opens with what
-differs between the two setups.
+(LayerNorm: how the residual stream's size changes with depth, or where the norms' gains hold
+it), ReLU vs GELU (Activations: the share of exact zeros), a head switched off (Attention: which
+later heads move, and how much), random vs trained weights (Attention: how focused the heads
+are). Every view opens with what differs between the two setups. The residual stream's size is
+said here once (`StreamSize`, `stream_growth`, `stream_held`) for the LayerNorm view, this
+module's pre vs post sentence and the lesson.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from app.runs import Run, Runs
 from app.user_text import literal
-from encoder.core.options import OPTIONS
+from encoder.core.options import NORM_TYPE_NAMES, OPTIONS
 from encoder.inspect import norms
+from encoder.inspect.lesson import BROAD_ENTROPY
+from encoder.inspect.predictions import growth, head_label
+
+# (name, value, format spec) -> the value as the sentence shows it; the lesson's Text.num also
+# registers it under its name
+Number = Callable[[str, object, str], str]
+
+
+def _plain(name: str, value: object, spec: str = "") -> str:
+    return format(value, spec)
 
 
 def norm_does(norm_type: str, mean: float | None = None, spread: float | None = None) -> str:
@@ -31,11 +46,107 @@ def norm_does(norm_type: str, mean: float | None = None, spread: float | None = 
     if norm_type == "rmsnorm":
         return (
             f"divides by its root mean square{number(spread)} without subtracting any mean, "
-            "then applies the learned gain (RMSNorm has no bias)"
+            "then applies its gain (RMSNorm has no bias)"
         )
     return (
         f"subtracts its mean{number(mean)}, divides by its standard deviation{number(spread)}, "
-        "then applies the learned gain and bias"
+        "then applies its gain and bias"
+    )
+
+
+@dataclass(frozen=True)
+class StreamSize:
+    """The residual stream's mean L2 norm per token at every depth of one sentence, and the
+    gains of the norm that ends each block (ln2: in post-norm, the stream after a block is its
+    output)."""
+
+    by_depth: pd.Series  # [depth]: 0 = after the embeddings, d = after block d - 1
+    d_model: int
+    norm_type: str
+    gains: pd.Series  # [block]: ln2's mean gain
+    unit_gains: bool  # every ln2 has unit gain and zero bias
+
+    @property
+    def first(self) -> float:
+        return float(self.by_depth.iloc[0])
+
+    @property
+    def last(self) -> float:
+        return float(self.by_depth.iloc[-1])
+
+    @property
+    def ratio(self) -> float:
+        return self.last / self.first
+
+    @property
+    def blocks(self) -> int:
+        return len(self.by_depth) - 1
+
+    @property
+    def after_blocks(self) -> pd.Series:
+        return self.by_depth.iloc[1:]
+
+    @property
+    def unit(self) -> float:
+        """The length of a norm's output with unit gain and zero bias: sqrt(d_model)."""
+        return math.sqrt(self.d_model)
+
+    @property
+    def against_unit(self) -> str:
+        """Where the stream sits after the blocks against `unit`: below, above or around."""
+        low, high = float(self.after_blocks.min()), float(self.after_blocks.max())
+        return "below" if high < self.unit else "above" if low > self.unit else "around"
+
+
+def stream_size(run: Run, sentence: int) -> StreamSize:
+    params = run.norm_parameters
+    ln2 = params[(params["norm"] == "ln2") & (params["layer"] >= 0)]
+    no_bias = ln2["bias_mean"].isna() | ((ln2["bias_mean"] == 0) & (ln2["bias_std"] == 0))
+    unit_gains = bool(((ln2["gain_min"] == 1) & (ln2["gain_max"] == 1) & no_bias).all())
+    return StreamSize(
+        norms.mean_norm_by_depth(run.residual_norms, sentence),
+        run.cfg.d_model,
+        run.cfg.norm_type,
+        ln2["gain_mean"].reset_index(drop=True),
+        unit_gains,
+    )
+
+
+def stream_growth(size: StreamSize, num: Number = _plain) -> str:
+    """'goes from 9.27 after the embeddings to 7.95 after block 5 (x0.86: here it stays about
+    the same)'."""
+    return (
+        f"goes from {num('stream after the embeddings', size.first, '.2f')} after the "
+        f"embeddings to {num('stream after the last block', size.last, '.2f')} after block "
+        f"{num('last block', size.blocks - 1, '')} (x{num('last over first', size.ratio, '.2f')}"
+        f": here it {growth(size.ratio)})"
+    )
+
+
+def stream_held(size: StreamSize, num: Number = _plain) -> str:
+    """Where a post-norm model's norms hold the stream after its blocks, and why there:
+    'between 7.95 and 11.55 after each of the 6 blocks. A LayerNorm output with unit gain
+    and zero bias has length ...'."""
+    kind = NORM_TYPE_NAMES[size.norm_type]
+    low = num("smallest after a block", float(size.after_blocks.min()), ".2f")
+    high = num("largest after a block", float(size.after_blocks.max()), ".2f")
+    count = num("blocks", size.blocks, "")
+    where = low if low == high else f"between {low} and {high}"
+    root = num("sqrt d_model", size.unit, ".2f")
+    if size.unit_gains:
+        return (
+            f"{where} after each of the {count} blocks, sqrt(d_model) = {root}: every ln2 has "
+            f"unit gain and zero bias, and a {kind} output with unit gain and zero bias has that "
+            "length"
+        )
+    smallest = num("ln2 mean gain, smallest", float(size.gains.min()), ".2f")
+    largest = num("ln2 mean gain, largest", float(size.gains.max()), ".2f")
+    gains = smallest if smallest == largest else f"{smallest} to {largest}"
+    learned = "learned gain" if size.norm_type == "rmsnorm" else "learned gain and bias"
+    return (
+        f"{where} after each of the {count} blocks. A {kind} output with unit gain and zero bias "
+        f"has length sqrt(d_model) = {root}; ln2's {learned} (mean gain {gains} per block) put "
+        f"the stream {size.against_unit} that"
     )
 
 
@@ -55,12 +166,15 @@ def differences(runs: Runs) -> list[str]:
         if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
             found.append(f"{option.noun}: {option.name(va)} → {option.name(vb)}")
     if a.key.ablate != b.key.ablate:
-        off_a, off_b = (
-            ", ".join(f"{layer}.{head}" for layer, head in run.key.ablate) or "none"
-            for run in (a, b)
-        )
+        off_a, off_b = (heads_named(run.key.ablate) or "none" for run in (a, b))
         found.append(f"heads switched off: {off_a} → {off_b}")
     return found
+
+
+def heads_named(heads: Iterable[tuple[int, int]]) -> str:
+    """(layer, head) pairs in words, the one way the page names them: 'layer 1, head 3; layer
+    2, head 0'."""
+    return "; ".join(head_label(layer, head) for layer, head in heads)
 
 
 def what_changed(runs: Runs) -> None:
@@ -81,22 +195,16 @@ def say(sentences: list[str]) -> None:
 
 
 def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
-    """The residual stream grows with depth in pre-norm and is held near sqrt(d_model) after every
-    block in post-norm."""
+    """How the residual stream's size changes with depth in the pre-norm setup, and where the
+    post-norm setup's norms hold it, each with its own numbers."""
     if runs.b is None or runs.a.cfg.norm_first == runs.b.cfg.norm_first:
         return []
     pre, post = runs.named() if runs.a.cfg.norm_first else runs.named()[::-1]
-    grow = norms.mean_norm_by_depth(pre[1].residual_norms, sentence)
-    held = norms.mean_norm_by_depth(post[1].residual_norms, sentence)
-    after_blocks = held.iloc[1:]
-    root = math.sqrt(post[1].cfg.d_model)
+    grow, held = stream_size(pre[1], sentence), stream_size(post[1], sentence)
     return [
-        f"Pre-norm ({pre[0]}) never normalises the residual stream itself, so it grows with "
-        f"depth: its mean L2 norm per token goes from {grow.iloc[0]:.2f} after the embeddings to "
-        f"{grow.iloc[-1]:.2f} after block {len(grow) - 2} (x{grow.iloc[-1] / grow.iloc[0]:.2f}). "
-        f"Post-norm ({post[0]}) renormalises it after every block, which holds it near "
-        f"sqrt(d_model) = {root:.2f}: between {after_blocks.min():.2f} and "
-        f"{after_blocks.max():.2f} after each of its {len(after_blocks)} blocks."
+        f"Pre-norm ({pre[0]}) never normalises the residual stream itself: its mean L2 norm "
+        f"per token {stream_growth(grow)}. Post-norm ({post[0]}) renormalises it after every "
+        f"block, and its mean L2 norm per token is {stream_held(held)}."
     ]
 
 
@@ -130,48 +238,48 @@ def head_switched_off(runs: Runs, sentence: int) -> list[str]:
     if not same_model or runs.a.key.source != runs.b.key.source:
         return []
     off = sorted(set(runs.b.key.ablate) ^ set(runs.a.key.ablate))
-    heads = ", ".join(f"{layer}.{head}" for layer, head in off)
+    heads = heads_named(off)
     first = min(layer for layer, _ in off)
     n = runs.a.n_valid(sentence)
     output = runs.comparison.output_cosine[sentence, :n]
     if first + 1 >= runs.a.cfg.num_layers:
         return [
-            f"Switching off head {heads} changes no later head (layer {first} is the last); the "
+            f"Switching off {heads} changes no later head (layer {first} is the last); the "
             f"output keeps a mean cosine of {np.mean(output):.4f} with the other setup's."
         ]
     changes = runs.comparison.head_changes(sentence, n, first + 1)
     top = changes.iloc[0]
-    moved_a_lot = int((changes["moved"] >= 0.5 * top["moved"]).sum())
+    others = int((changes["moved"] >= 0.5 * top["moved"]).sum()) - 1
     return [
-        f"Switching off head {heads} changes the heads after layer {first}: most layer "
-        f"{int(top['layer'])} head {int(top['head'])}, where {top['moved']:.1%} of a query's "
-        f"attention moved to other keys on average (a single weight by up to "
-        f"{top['largest']:.3f}); {moved_a_lot} head(s) moved at least half as much. The output "
+        f"Switching off {heads} changes the heads after layer {first}: most "
+        f"{head_label(int(top['layer']), int(top['head']))}, where {top['moved']:.1%} of a "
+        f"query's attention moved to other keys on average (a single weight by up to "
+        f"{top['largest']:.3f}); {others} other head(s) moved at least half as much. The output "
         f"keeps a mean cosine of {np.mean(output):.4f} with the other setup's."
     ]
 
 
 def random_vs_trained(runs: Runs, sentence: int) -> list[str]:
-    """Random weights spread attention almost evenly; trained heads focus."""
+    """How evenly each setup's heads spread their attention: mean entropy against ln n, and the
+    sharpest head."""
     if runs.b is None or _trained(runs.a) == _trained(runs.b):
         return []
     trained, random = runs.named() if _trained(runs.a) else runs.named()[::-1]
-    n = random[1].n_valid(sentence)
-    focus = {}
-    for name, run in (trained, random):
+    said = []
+    for (name, run), words in ((random, "Random weights"), (trained, "The trained weights")):
+        n = run.n_valid(sentence)
         metrics = run.head_metrics(sentence)
+        entropy = metrics["entropy"].mean()
         sharpest = metrics.loc[metrics["max_weight"].idxmax()]
-        focus[name] = (metrics["entropy"].mean(), sharpest)
-    (t_entropy, t_sharp), (r_entropy, r_sharp) = focus[trained[0]], focus[random[0]]
-    return [
-        f"Random weights ({random[0]}) spread each query's attention almost evenly: mean "
-        f"entropy {r_entropy:.2f} nats over the heads, against ln {n} = {math.log(n):.2f} for a "
-        f"perfectly even spread over the {n} tokens; its sharpest head puts "
-        f"{r_sharp['max_weight']:.2f} on one key on average. The trained weights "
-        f"({trained[0]}) focus: mean entropy {t_entropy:.2f} nats, and head "
-        f"{int(t_sharp['layer'])}.{int(t_sharp['head'])} puts {t_sharp['max_weight']:.2f} of a "
-        "query's weight on one key on average."
-    ]
+        spread = "almost evenly" if entropy > BROAD_ENTROPY * math.log(n) else "unevenly"
+        said.append(
+            f"{words} ({name}) spread each query's attention {spread}: mean entropy "
+            f"{entropy:.2f} nats over the heads, against ln {n} = {math.log(n):.2f} for a "
+            f"perfectly even spread over the {n} tokens; the sharpest head, "
+            f"{head_label(int(sharpest['layer']), int(sharpest['head']))}, puts "
+            f"{sharpest['max_weight']:.2f} of a query's weight on one key on average."
+        )
+    return [" ".join(said)]
 
 
 def no_difference_panel(runs: Runs) -> None:

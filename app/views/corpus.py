@@ -4,6 +4,8 @@ whole corpus in one plane (AttentionViz), drawn in the browser."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 import streamlit as st
 
@@ -80,14 +82,16 @@ def roles_sentence(counts: pd.DataFrame, name: str) -> str:
     )
 
 
-def compare_sentence(counts: dict[str, pd.DataFrame]) -> str:
-    """Setup A against setup B: heads with a role, and why random heads have none."""
-    a, b = clear_roles(counts["A"]), clear_roles(counts["B"])
-    text = f"Heads with a clear role: {a} in setup A, {b} in setup B."
-    if min(a, b) == 0 and max(a, b) > 0:
+def compare_sentence(counts: dict[str, pd.DataFrame], random: Collection[str]) -> str:
+    """Setup A against setup B: heads with a role, and, where the setup without any has random
+    weights (`random`: the names of the setups that have), why."""
+    roles = {name: clear_roles(counts[name]) for name in ("A", "B")}
+    text = f"Heads with a clear role: {roles['A']} in setup A, {roles['B']} in setup B."
+    none = [name for name, count in roles.items() if count == 0]
+    if len(none) == 1 and none[0] in random:
         text += (
-            " Random weights give heads no roles: a random head spreads its attention almost "
-            "evenly; roles such as previous token or parking on [CLS] are learned."
+            f" Random weights give heads no roles: setup {none[0]}'s weights were never "
+            "trained, and roles such as previous token or parking on [CLS] are learned."
         )
     return text
 
@@ -115,7 +119,10 @@ def draw(runs: Runs, chosen: Selection) -> None:
     layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
     head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
     if len(computed) == 2:
-        st.markdown(compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}))
+        random = [name for name, run in setups if run.key.source == "random"]
+        st.markdown(
+            compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}, random)
+        )
     for name, run in side_by_side(runs):
         if (name or "A") not in computed:
             continue

@@ -107,6 +107,14 @@ def _answer(question: Question, index: int) -> None:
             st.code("\n".join(question.steps), language=None, wrap_lines=True)
 
 
+def _where_set(runs: Runs) -> str:
+    """Where the norm and activation are chosen: the sidebar for random weights; a trained or
+    uploaded model's are its own."""
+    if runs.a.key.source == "random":
+        return "set them in the sidebar"
+    return "this model's own: to choose others, pick random weights in the sidebar"
+
+
 def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> None:
     """The view for setup A's architecture (its norm and activation); `new_numbers` is the
     "New numbers" button's callback."""
@@ -115,7 +123,7 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
     norm, activation = NORM_TYPE_NAMES[cfg.norm_type], ACTIVATION_NAMES[cfg.activation]
     st.caption(
         "Pencil or calculator: every number has one decimal. Work through one attention row, "
-        f"then the {norm} and the {activation} this architecture uses (set them in the sidebar). "
+        f"then the {norm} and the {activation} this architecture uses ({_where_set(runs)}). "
         "Each answer is checked as you press Enter."
     )
     left, right = st.columns([1, 3], vertical_alignment="bottom")

@@ -4,20 +4,25 @@ numbers."""
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
 from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
 from app.runs import Run, Runs
-from app.views.changes import norm_does, pre_vs_post, say, what_changed
+from app.views.changes import (
+    norm_does,
+    pre_vs_post,
+    say,
+    stream_growth,
+    stream_held,
+    stream_size,
+    what_changed,
+)
 from app.views.figures import layernorm_figure, residual_figure, residual_table
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
 from app.views.widgets import pick_index, pick_sentence, show
 from encoder import EncoderConfig
 from encoder.core.options import NORM_TYPE_NAMES
-from encoder.inspect import norms
 from encoder.inspect.norms import norm_hook_names
 
 KEYS = (Key("ln_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),)
@@ -29,28 +34,27 @@ def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
 
 
 def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
-    """What the charts show, for the current pre/post choice, with this run's numbers."""
+    """What the charts show, for the current pre/post choice, with this run's numbers: how the
+    stream's size changes with depth (pre-norm) or where the norms' gains hold it (post-norm),
+    then ln1's statistics in the chosen block."""
     cfg = run.cfg
     stats = run.layernorm_stats
     stats = stats[(stats["sentence"] == sentence) & (stats["layer"] == layer)]
     ln1 = stats[stats["norm"] == "ln1"].mean(numeric_only=True)
-    by_depth = norms.mean_norm_by_depth(run.residual_norms, sentence)
+    size = stream_size(run, sentence)
     kind = NORM_TYPE_NAMES[cfg.norm_type]
-    first, last = by_depth.iloc[0], by_depth.iloc[-1]
     if cfg.norm_first:
         placement = (
             f"Pre-norm: in every block ln1 normalises a copy of the residual stream just before "
             f"attention and ln2 just before the feed-forward network; the stream itself is never "
-            f"normalised, so it can grow with depth: its mean L2 norm per token goes from "
-            f"{first:.2f} after the embeddings to {last:.2f} after block {cfg.num_layers - 1}. "
-            f"A final {kind} normalises the output."
+            f"normalised: its mean L2 norm per token {stream_growth(size)}. A final {kind} "
+            "normalises the output."
         )
     else:
         placement = (
             f"Post-norm: ln1 sits after attention's residual add and ln2 after the feed-forward's, "
             f"so the residual stream itself is renormalised twice per block: its mean L2 norm per "
-            f"token stays near sqrt(d_model) = {math.sqrt(cfg.d_model):.2f} (here {first:.2f} "
-            f"after the embeddings, {last:.2f} after block {cfg.num_layers - 1})."
+            f"token is {size.first:.2f} after the embeddings and {stream_held(size)}."
         )
     numbers = (
         f" In block {layer}, ln1's input has mean {ln1['in_mean']:.3f} and std "

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app.runs import Run, Runs
 from app.settings import LABELS
+from app.views.changes import heads_named
 from app.views.widgets import show
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 
@@ -23,11 +24,7 @@ def setup_title(name: str, run: Run) -> str:
     """'A · random weights: pre-norm, 4 x 4 heads, d_model 256, GELU' (plain text)."""
     cfg = run.cfg
     source = LABELS.get(run.key.source, "a model of this session").split(",")[0]
-    heads_off = (
-        ", heads off: " + " ".join(f"{layer}.{head}" for layer, head in run.key.ablate)
-        if run.key.ablate
-        else ""
-    )
+    heads_off = f"; heads off: {heads_named(run.key.ablate)}" if run.key.ablate else ""
     return (
         f"{name} · {source}: {placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x "
         f"{cfg.num_heads} heads, d_model {cfg.d_model}, {ACTIVATION_NAMES[cfg.activation]}, "

@@ -66,7 +66,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         run.tokens[sentence],
         "step_query",
         right,
-        help="The token whose attention is computed; positions count from [CLS] = 0.",
+        help="The token whose attention is computed; positions count from 0.",
     )
     what_changed(runs)
     shown = []  # (name, steps, padded tokens) of each setup that has this layer, head and query
@@ -303,11 +303,13 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> N
     st.subheader(f"5 · Why divide by √d_k = √{dk} = {root:.2f}?")
     unscaled_top = int(np.argmax(steps.unscaled_weight))
     spread = real["q_dot_k"].max() - real["q_dot_k"].min()
+    unscaled = steps.unscaled_weight[unscaled_top]
+    peakier = "peakier" if steps.unscaled_entropy < steps.entropy else "no peakier"
     st.caption(
         f"A dot product of two {dk}-number vectors grows with d_k: here the raw scores q·k span "
         f"{spread:.2f}, the scaled ones {spread / root:.2f}. Without the division the softmax "
-        f"is peakier: it would give {steps.unscaled_weight[unscaled_top]:.4f} to "
-        f"{quoted(tokens[unscaled_top])} and leave little for the rest (entropy "
+        f"is {peakier}: it would give {unscaled:.4f} to {quoted(tokens[unscaled_top])} and "
+        f"{1 - unscaled:.4f} to the rest (entropy "
         f"{steps.unscaled_entropy:.4f} nats instead of {steps.entropy:.4f}; an even spread over "
         f"{n} keys is ln {n} = {math.log(n):.3f}). Peaky softmaxes learn slowly: their gradients "
         "are nearly zero."

@@ -21,6 +21,11 @@ def tokenizer_caption(run: Run) -> str:
             f"symbol i as id i, exactly as in training. No [CLS] or [SEP]: the model reads "
             f"{model.seq_len} symbols and answers one class per position (the last two columns)."
         )
+    if run.source is not None and run.source.check is not None:  # random weights, a task's size
+        return (
+            "This model's vocabulary is a toy task's: one token per symbol, split on spaces, "
+            "symbol i as id i. No [CLS] or [SEP]."
+        )
     if run.key.source in ("random", "pretrained"):
         return (
             "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark "

@@ -21,6 +21,9 @@ from encoder.inspect.token_kinds import SINK_KINDS, kind_masks
 
 WEIGHT, NORM_WEIGHTED = "weight", "norm-weighted"  # the two readings of a head
 READINGS = (WEIGHT, NORM_WEIGHTED)
+# what is moved from a kind of token, over the weight on it, below this: those tokens park weight
+# and move little (above its inverse: they move more than their weight)
+MOVES_LITTLE = 0.75
 
 
 @torch.no_grad()
@@ -155,7 +158,7 @@ def readings_sentence(summary: pd.DataFrame) -> str:
         + (
             "Much of the weight on these tokens moves little: they act as a place to park "
             "attention, not as a source of information."
-            if moved < 0.75 * raw
+            if moved < MOVES_LITTLE * raw
             else "Here the weights and what is moved tell a similar story."
         )
     )

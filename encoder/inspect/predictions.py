@@ -7,7 +7,7 @@ text (the class store keeps text): an option, or a number of percent ("35").
 
 Questions:
 - top_key: which key the lesson's query attends to most in one head (a token);
-- strongest_head: which head, switched off, changes the output most (a head `layer.head`);
+- strongest_head: which head, switched off, changes the output most (a head, "layer 2, head 1");
 - zero_share: the share of exact zeros after the feed-forward activation (a number, percent);
 - norm_growth: whether the residual stream's norm grows through the blocks (a choice).
 `paired` asks two questions of one kind as one (after ReLU and after GELU; pre- and post-norm):
@@ -58,6 +58,11 @@ def token_label(position: int, token: str) -> str:
     return f"{position}: {token}"
 
 
+def head_label(layer: int, head: int) -> str:
+    """How a head is named, as an answer and in a sentence: "layer 2, head 1" (both from 0)."""
+    return f"layer {layer}, head {head}"
+
+
 def _position(guess: str, n: int) -> int | None:
     head = guess.split(":", 1)[0].strip()
     return int(head) if head.isdigit() and int(head) < n else None
@@ -74,7 +79,7 @@ def top_key(
 
     def explain(guess: str) -> str:
         truth = (
-            f"in head {layer}.{head}, {q} gives its most attention, {row[best]:.2f}, to "
+            f"in {head_label(layer, head)}, {q} gives its most attention, {row[best]:.2f}, to "
             f"{tokens[best]!r} (position {best})"
         )
         picked = _position(guess, len(tokens))
@@ -90,7 +95,7 @@ def top_key(
 
     return Prediction(
         f"top_key:{layer}.{head}:{query}",
-        f"In head {layer}.{head}, which token does {q} attend to most?",
+        f"In {head_label(layer, head)}, which token does {q} attend to most?",
         "token",
         options,
         options[best],
@@ -117,22 +122,22 @@ def head_effects(base: Trace, ablated: Callable[[tuple[int, int]], Trace], sente
 def strongest_head(effects: pd.DataFrame) -> Prediction:
     """effects: `head_effects`' table."""
     in_order = effects.sort_values(["layer", "head"])
-    change = {f"{r.layer}.{r.head}": r.change for r in in_order.itertuples()}
+    change = {head_label(r.layer, r.head): r.change for r in in_order.itertuples()}
     options = tuple(change)
     best = effects.iloc[0]
-    truth = f"{int(best['layer'])}.{int(best['head'])}"
+    truth = head_label(int(best["layer"]), int(best["head"]))
     median = float(effects["change"].median())
 
     def explain(guess: str) -> str:
         said = (
-            f"switching off head {truth} changes the output by {change[truth]:.1%} on average "
+            f"switching off {truth} changes the output by {change[truth]:.1%} on average "
             f"over the tokens, the most of the {len(change)} heads (the median head: {median:.1%})"
         )
         if guess not in change:
             return f"You skipped: {said}."
         if guess == truth:
             return f"Right: {said}."
-        return f"Not quite: {said}; your head {guess} changes it by {change[guess]:.1%}."
+        return f"Not quite: {said}; your {guess} changes it by {change[guess]:.1%}."
 
     return Prediction(
         "strongest_head",
@@ -209,6 +214,7 @@ def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
     embeddings to the last block (by more than GROWTH_BAND), shrinks, or stays about the same."""
     norms = mean_norm_by_depth(residual_norms(trace), sentence)  # [depth]
     first, last = float(norms.iloc[0]), float(norms.iloc[-1])
+    last_block = len(norms) - 2  # depth d is the stream after block d - 1
     ratio = last / first
     truth = growth(ratio)
     placement = "pre-norm" if norm_first else "post-norm"
@@ -216,7 +222,7 @@ def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
     def explain(guess: str) -> str:
         said = (
             f"in this {placement} run the stream's mean norm goes from {first:.1f} at the "
-            f"embeddings to {last:.1f} after block {len(norms) - 1} (x{ratio:.2f}): it {truth}"
+            f"embeddings to {last:.1f} after block {last_block} (x{ratio:.2f}): it {truth}"
         )
         if guess not in GROWTH_CHOICES:
             return f"You skipped: {said}."

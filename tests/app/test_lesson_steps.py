@@ -5,6 +5,7 @@ from the model, independently of the lesson's code), and the handout holds every
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import math
 import re
@@ -26,10 +27,11 @@ from app.lesson.steps.training import RACE, TRAIN_ONE
 from app.lesson.text import Lesson, Said
 from app.runs import run_for
 from app.settings import ARCHITECTURE_KEYS
-from app.sources import built_in, pretrained_config
+from app.sources import ModelSource, built_in, pretrained_config
 from encoder.io.tokenize import load_tokenizer
+from encoder.tasks.tasks import example_sequence
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig
+from encoder.train.trainer import TrainConfig, train
 from encoder.web.payload import decode_header, full_weights
 from tests.shared import SENTENCE
 
@@ -60,6 +62,18 @@ def random_run(norm: str, sentences: list[str]):
     )
 
 
+@functools.cache
+def trained_run():
+    """A model trained here on a toy task (reverse, 2 layers, briefly), run on one sequence."""
+    model = train(
+        TrainConfig(task="reverse", d_model=32, num_layers=2, steps=40, held_out_examples=50)
+    ).task_model()
+    source = ModelSource("trained-lesson-test", model.tokenizer, model.check_text, model.encoder,
+                         model)  # fmt: skip
+    sequence = example_sequence(model.seq_len, model.vocab)
+    return run_for(model.cfg, source, "cpu", [sequence], None)
+
+
 def numbers_in(text: str) -> set[str]:
     return {number.replace(",", "") for number in NUMBER.findall(text)}
 
@@ -68,10 +82,14 @@ def our_text(paragraph) -> str:
     return " ".join(part for part in paragraph if not isinstance(part, Said))
 
 
-@pytest.mark.parametrize("setup", ["pretrained", "random pre", "random post, two sentences"])
+@pytest.mark.parametrize(
+    "setup", ["pretrained", "random pre", "random post, two sentences", "trained"]
+)
 def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm_run) -> None:
     if setup == "pretrained":
         run = minilm_run
+    elif setup == "trained":
+        run = trained_run()
     else:
         sentences = [SENTENCE, "A second, shorter one."] if "two" in setup else [SENTENCE]
         run = random_run(setup.split()[1].rstrip(","), sentences)

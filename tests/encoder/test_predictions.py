@@ -49,16 +49,18 @@ def test_strongest_head_is_the_one_whose_ablation_moves_the_output_most():
             out = model.trace(ids, mask, ablate_heads=[(layer, head)]).output[1, :n].double()
             base = trace.output[1, :n].double()
             change = (out - base).norm(dim=-1) / base.norm(dim=-1)  # [n]
-            changes[f"{layer}.{head}"] = change.mean().item()
+            changes[f"layer {layer}, head {head}"] = change.mean().item()
     effects = predictions.head_effects(
         trace, lambda head: model.trace(ids, mask, names=(), ablate_heads=[head]), sentence=1
     )
     assert len(effects) == 12
     for row in effects.itertuples():
-        assert row.change == pytest.approx(changes[f"{row.layer}.{row.head}"], rel=1e-6)
+        assert row.change == pytest.approx(changes[f"layer {row.layer}, head {row.head}"], rel=1e-6)
     asked = predictions.strongest_head(effects)
     assert asked.truth == max(changes, key=changes.get)
-    assert asked.options[:5] == ("0.0", "0.1", "0.2", "0.3", "1.0")
+    assert asked.options[:5] == tuple(
+        f"layer {layer}, head {head}" for layer, head in ((0, 0), (0, 1), (0, 2), (0, 3), (1, 0))
+    )
     weakest = min(changes, key=changes.get)
     assert f"{changes[weakest]:.1%}" in asked.explain(weakest)
     assert asked.explain("9.9").startswith("You skipped:")
@@ -92,6 +94,7 @@ def test_norm_growth_reads_the_streams_mean_norm_at_the_first_and_last_depth(nor
     expected = "grows" if ratio > 1.25 else "shrinks" if ratio < 0.8 else "stays about the same"
     assert asked.truth == expected
     assert f"{norms[0]:.1f}" in asked.explain(asked.truth) and f"x{ratio:.2f}" in asked.explain("")
+    assert f"{norms[-1]:.1f} after block 2 " in asked.explain("")  # 3 blocks, from 0
     other = next(c for c in asked.options if c != asked.truth)
     assert asked.explain(other).startswith(f"Not quite: you said it {other}")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import inspect
 
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text
-from app.views.changes import norm_does
+from app.views.changes import norm_does, stream_growth, stream_held, stream_size
 from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import activations, norms, numpy_block, predictions
+from encoder.inspect import activations, numpy_block, predictions
 from encoder.inspect.lesson import numpy_block_check
 from encoder.inspect.predictions import Prediction
 from encoder.measure import scaling
@@ -17,27 +17,20 @@ from encoder.measure import scaling
 
 def layernorm_step(lesson: Lesson) -> Step:
     text, run, cfg, s, layer = Text(), lesson.run, lesson.cfg, lesson.sentence, lesson.layer
-    by_depth = norms.mean_norm_by_depth(run.residual_norms, s)
-    ratio = float(by_depth.iloc[-1]) / float(by_depth.iloc[0])
-    first = text.num("stream after the embeddings", float(by_depth.iloc[0]), ".2f")
-    last = text.num("stream after the last block", float(by_depth.iloc[-1]), ".2f")
-    change = f"x{text.num('last over first', ratio, '.2f')}: here it {predictions.growth(ratio)}"
+    size = stream_size(run, s)
     kind = NORM_TYPE_NAMES[cfg.norm_type]
-    final = text.num("last block", cfg.num_layers - 1)
     if cfg.norm_first:
         text.say(
             f"This model is pre-norm: x + f({kind}(x)). Each block normalises a copy of the "
             "residual stream before attention and before the feed-forward, and adds the result "
-            "back; the stream itself is never normalised, so nothing holds its size: a token's "
-            f"vector has length {first} on average after the embeddings, {last} after block "
-            f"{final} ({change}). A final {kind} closes it."
+            "back; the stream itself is never normalised, so nothing holds its size: the mean "
+            f"length of a token's vector {stream_growth(size, text.num)}. A final {kind} closes it."
         )
     else:
         text.say(
             f"This model is post-norm, like BERT and the original Transformer: {kind}(x + f(x)). "
-            "The stream is normalised after every residual add, so the norm holds its size: a "
-            f"token's vector has length {first} on average after the embeddings, {last} after "
-            f"block {final} ({change})."
+            "The stream is normalised after every residual add: the mean length of a token's "
+            f"vector {stream_growth(size, text.num)}, and it is {stream_held(size, text.num)}."
         )
     stats = run.layernorm_stats
     row = stats[
@@ -54,10 +47,15 @@ def layernorm_step(lesson: Lesson) -> Step:
         f"{text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
         f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
     )
-    other = "post" if cfg.norm_first else "pre"
+    other = placement_of(not cfg.norm_first)
+    swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
+
+    def other_num(name: str, value: object, spec: str = "") -> str:
+        return text.num(f"{other}-norm: {name}", value, spec)
+
     text.say(
-        f"Switch the sidebar to {other}-norm (random weights) to see the other placement on "
-        "your sentence."
+        f"The same weights placed {other}-norm, on the same {lesson.unit}: the mean length "
+        f"{stream_growth(swapped, other_num)}."
     )
     return Step(
         text,

@@ -15,8 +15,9 @@ from app.views import readings
 from app.views.figures import head_figure, overview_figure
 from encoder.inspect import moves, predictions
 from encoder.inspect.lesson import CLEAR_SHARE, head_roles
+from encoder.inspect.moves import MOVES_LITTLE
 from encoder.inspect.predictions import Prediction
-from encoder.inspect.token_kinds import SINK_KINDS
+from encoder.inspect.token_kinds import SINK_KINDS, token_kind
 
 
 def heads_step(lesson: Lesson) -> Step:
@@ -58,17 +59,19 @@ def heads_step(lesson: Lesson) -> Step:
         f"{text.num('n', n)} tokens has ln n = {text.num('ln n', math.log(n), '.2f')}."
     )
     even = text.num("even spread 1/n", 1 / n, ".1%")
-    if lesson.random:
-        text.say(
-            f"With random weights no head has a role yet: every share is near {even}, an even "
-            "spread. Trained models grow previous- and next-token heads, heads that park on "
-            "[CLS] or [SEP] when they have nothing to do, and broad heads that average."
-        )
-    else:
-        text.say(f"For comparison, an even spread gives each token {even}.")
     shares = roles.drop(index="broad")
     clearest = shares["value"].astype(float).idxmax()
     best = shares.loc[clearest]
+    if lesson.random:
+        times = text.num("largest share over 1/n", float(best["value"]) * n, ".1f")
+        text.say(
+            f"With random weights no head has learned a role: the largest of these shares is "
+            f"{times} times the {even} of an even spread. Trained models grow previous- and "
+            "next-token heads, heads that park on [CLS] or [SEP] when they have nothing to do, "
+            "and broad heads that average."
+        )
+    else:
+        text.say(f"For comparison, an even spread gives each token {even}.")
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
     table = table.rename(columns={"heads": f"heads above {CLEAR_SHARE:g} (broad: 0.9 ln n)"})
     figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
@@ -179,27 +182,40 @@ def moves_step(lesson: Lesson) -> Step:
         f"Averaged over the heads, {text.num('weight on sinks', float(raw['sinks'].mean()), '.0%')}"
         " of the weight goes to [CLS], [SEP] and punctuation."
     )
+    weight_share, moved_share = float(raw["sinks"].mean()), float(moved["sinks"].mean())
+    weighed = text.num("weight on sinks", weight_share, ".0%")
+    if moved_share < MOVES_LITTLE * weight_share:
+        why = (
+            f"less than the {weighed} of the weight: part of that weight is parked on tokens "
+            "whose f(key) is short, and moves little"
+        )
+    elif moved_share > weight_share / MOVES_LITTLE:
+        why = f"more than the {weighed} of the weight: these tokens' f(key) is long"
+    else:
+        why = f"about the {weighed} of the weight: f(key) is about as long there as elsewhere"
     text.say(
         "Each key hands over weight × f(key), f being the head's value projection and its part "
         "of the output projection. Count the size of that instead of the weight alone and the "
         "share that comes from [CLS], [SEP] and punctuation is "
-        f"{text.num('moved from sinks', float(moved['sinks'].mean()), '.0%')}: much of that "
-        "weight is parked on tokens whose f(key) is short, and moves almost nothing."
+        f"{text.num('moved from sinks', moved_share, '.0%')}, {why}."
     )
     best = int(raw["sinks"].idxmax())
     layer, head = int(raw.loc[best, "layer"]), int(raw.loc[best, "head"])
+    head_weight, head_moved = float(raw.loc[best, "sinks"]), float(moved.loc[best, "sinks"])
     text.say(
         f"The most extreme: layer {text.num('sink layer', layer)}, head "
         f"{text.num('sink head', head)} puts "
-        f"{text.num('sink head weight', float(raw.loc[best, 'sinks']), '.0%')} of its weight "
-        "there, yet only "
-        f"{text.num('sink head moved', float(moved.loc[best, 'sinks']), '.0%')} of what it moves "
-        "comes from there."
+        f"{text.num('sink head weight', head_weight, '.0%')} of its weight there, "
+        + ("yet only " if head_moved < MOVES_LITTLE * head_weight else "and ")
+        + f"{text.num('sink head moved', head_moved, '.0%')} of what it moves comes from there."
     )
     if lesson.random:
+        sinks = sum(token_kind(token) in SINK_KINDS for token in lesson.tokens)
         text.say(
-            "With random weights no head has learned to park its weight: both readings stay "
-            "close to an even spread. Switch to MiniLM to see them part."
+            "With random weights no head has learned to park its weight: an even spread would "
+            f"give these {text.num('sink tokens', sinks)} tokens "
+            f"{text.num('even spread on sinks', sinks / n, '.0%')}. Switch to MiniLM to see the "
+            "two readings part."
         )
     tokens = run.padded_tokens[s]
     weights = head_figure(run, s, layer, head, stretch=False)

@@ -54,7 +54,7 @@ def training_step(lesson: Lesson) -> Step:
             f"{lesson.model_title} is trained: its sharpest head, {who}, gives its "
             f"favourite key {peak} of a row on average, "
             f"{text.num('times an even spread', float(row['max_weight']) * n, '.1f')} times the "
-            f"{even} of an even spread. With random weights, every head spreads almost evenly."
+            f"{even} of an even spread."
         )
     tiny = TrainConfig(**TRAINING_PRESETS[TINY_PRESET])
     text.say(
