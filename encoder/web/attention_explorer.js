@@ -62,8 +62,9 @@ const LINE_MIN = 0.01; // lines below this weight are not drawn (invisible at th
 const ALPHA_STEPS = 16; // lines are stroked in this many opacities, one path each
 const ROW = { normal: 22, large: 30 }; // px per token row in the lines view
 const LINES_ALL = 96; // up to this many tokens the lines view lists them all; past it, a window
-const WINDOW = 48; // tokens the lines view shows around the chosen query of a long input
-const MATRIX_PX = 720; // the matrix's side at most
+const WINDOW = 28; // tokens the lines view shows around the chosen query of a long input
+const MATRIX_PX = 720; // the matrix's side at most (the window's height bounds it too)
+const MATRIX_MIN_PX = 240; // ... but never below this
 const LABEL_PX = { normal: 14, large: 20 }; // a matrix cell this tall or more gets its token
 const SETTLE_MS = 250;
 
@@ -180,6 +181,15 @@ function peak(weights) {
   return top;
 }
 
+/** The largest |weight| from the queries `rows` to the keys start..end−1. */
+function shownPeak(weights, rows, start, end) {
+  let top = 0;
+  for (const q of rows) {
+    for (let k = start; k < end; k++) top = Math.max(top, Math.abs(weights.at(q, k)));
+  }
+  return top;
+}
+
 /** Paint a weights reader onto a canvas at one pixel per cell; colours run from 0 to `scale`
  * (from −scale to scale when signed). */
 function paint(canvas, weights, signed, scale) {
@@ -267,7 +277,8 @@ function linesMode(explorer) {
     } else {
       explorer.stage.replaceChildren(scroll);
     }
-    built = { canvas, keys, queries, setup, start, end, outside, large: explorer.large() };
+    built = { canvas, keys, queries, setup, start, end, outside, scroll, seen: null,
+      large: explorer.large() };
   }
 
   function draw() {
@@ -296,14 +307,17 @@ function linesMode(explorer) {
     const drawn = explorer.overlaid().map(([layer, head]) => full(layer, head)
       || (signed() ? null : tile(layer, head)));
     const present = drawn.filter((weights) => weights && weights.n === n);
-    const scale = present.length ? explorer.colourScale(present) : 1;
+    const rows = q0 !== null ? [q0] : Array.from({ length: end - start }, (_, i) => start + i);
+    const windowed = end - start < n;
+    // a window's lines are stretched to its own largest weight (its weights are about 1/n)
+    const scale = !present.length ? 1 : windowed
+      ? Math.max(1e-6, ...present.map((weights) => shownPeak(weights, rows, start, end)))
+      : explorer.colourScale(present);
     // one path per colour and opacity step: a few strokes however many lines
     const paths = new Map(); // `${colour}|${step}` -> Path2D
     drawn.forEach((weights, index) => {
       if (!weights || weights.n !== n) return;
-      const rows = q0 !== null ? [q0] : Array.from({ length: end - start }, (_, i) => start + i);
       for (const q of rows) {
-        if (q < start || q >= end) continue;
         for (let k = start; k < end; k++) {
           const w = weights.at(q, k);
           const strength = Math.abs(w) / scale;
@@ -327,6 +341,14 @@ function linesMode(explorer) {
     context.globalAlpha = 1;
     const selected = full(state.layer, state.head);
     queries.forEach((node, i) => node.classList.toggle("aex-active", start + i === q0));
+    if (q0 !== null && q0 !== built.seen) { // the chosen query in sight within its scroll box
+      const node = queries[q0 - start];
+      const box = built.scroll;
+      if (node.offsetTop < box.scrollTop) box.scrollTop = node.offsetTop;
+      const bottom = node.offsetTop + node.offsetHeight - box.clientHeight;
+      if (bottom > box.scrollTop) box.scrollTop = bottom;
+    }
+    built.seen = q0;
     keys.forEach((node, i) => {
       node.lastChild.textContent = q0 !== null && selected ? fixed(selected.at(q0, start + i)) : "";
     });
@@ -335,8 +357,9 @@ function linesMode(explorer) {
       if (q0 !== null && selected) {
         for (let k = 0; k < n; k++) if (k < start || k >= end) rest += selected.at(q0, k);
       }
-      built.outside.textContent = q0 !== null && selected
-        ? `Weight on the tokens outside it: ${fixed(rest)}.` : "";
+      built.outside.textContent = `Lines stretched to the largest weight shown, ${fixed(scale)}.`
+        + (q0 !== null && selected ? ` Weight on the tokens outside the window: ${fixed(rest)}.`
+          : "");
     }
   }
 
@@ -372,10 +395,11 @@ function matrixMode(explorer, name) {
     const setup = explorer.shown();
     const { tokens, n } = setup;
     const large = explorer.large();
-    const room = Math.min(MATRIX_PX, explorer.stage.clientWidth || MATRIX_PX);
     const labelsPx = large ? 160 : 120; // the query labels' column and the key labels' band
-    const labelled = (room - labelsPx) / n >= LABEL_PX[large ? "large" : "normal"];
-    const side = labelled ? room - labelsPx : room;
+    const wide = Math.min(MATRIX_PX, explorer.stage.clientWidth || MATRIX_PX);
+    const tall = Math.max(MATRIX_MIN_PX, window.innerHeight - 160); // the bar and readout beside
+    const labelled = (Math.min(wide, tall) - labelsPx) / n >= LABEL_PX[large ? "large" : "normal"];
+    const side = labelled ? Math.min(wide, tall) - labelsPx : Math.min(wide, tall);
     const cell = side / n;
     const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare",
       style: labelled ? `grid-template-columns:${labelsPx}px ${side}px;`
@@ -577,10 +601,11 @@ export function mount(host, payload, options = {}) {
   const rolledLayer = (layer) => (rolloutWeights(shown(), layer) || { layer }).layer;
   const large = () => data.largeText;
   const query = () => (state.pinned !== null ? state.pinned : state.hovered);
-  /** Where the colours end: 1, or (stretched, and always for B − A, whose differences are small)
-   * the largest |weight| drawn. */
-  const colourScale = (drawn) => (data.stretch || signed()
-    ? Math.max(...drawn.map(peak)) : 1);
+  /** Where the colours end: 1, or the largest |weight| drawn when stretched: by the host's
+   * choice, always for B − A (whose differences are small) and for long inputs (past LINES_ALL
+   * tokens a weight is about 1/n: unstretched, every cell would be dark). */
+  const stretched = () => data.stretch || signed() || shown().n > LINES_ALL;
+  const colourScale = (drawn) => (stretched() ? Math.max(...drawn.map(peak)) : 1);
   const headName = (layer, head) => `layer ${shown().layerLabels[layer]} head ${head}`;
 
   // the explorer as its modes see it; each mode draws on the stage
