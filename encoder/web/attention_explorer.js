@@ -395,7 +395,9 @@ function matrixMode(explorer, name) {
     const setup = explorer.shown();
     const { tokens, n } = setup;
     const large = explorer.large();
-    const labelsPx = large ? 160 : 120; // the query labels' column and the key labels' band
+    // the query labels' column and the key labels' band: as wide as the longest token needs
+    const longest = Math.max(...tokens.map((token) => token.length));
+    const labelsPx = Math.min(large ? 160 : 120, 16 + (large ? 11 : 8) * Math.max(6, longest));
     const wide = Math.min(MATRIX_PX, explorer.stage.clientWidth || MATRIX_PX);
     const tall = Math.max(MATRIX_MIN_PX, window.innerHeight - 160); // the bar and readout beside
     const labelled = (Math.min(wide, tall) - labelsPx) / n >= LABEL_PX[large ? "large" : "normal"];
