@@ -1,7 +1,8 @@
 """The Attention view's two more readings in AppTest: what a head moves and rollout are modes of
 the explorer, their numbers in its payload equal to the library's computed here from MiniLM (the
 library's own are checked against independent references in tests/encoder); their sentences and
-share tables are drawn only once their section is opened; compare mode with random weights."""
+share tables are drawn only once their section is opened; compare mode with random weights; at 502
+tokens, the chosen head's and the last layer's within the page's byte budget."""
 
 from __future__ import annotations
 
@@ -88,3 +89,19 @@ def test_compare_trained_with_random_weights_gives_each_setup_its_numbers():
     assert len([s for s in said if "After the last layer" in s]) == 2
     payload = at.get("bidi_component")[0].proto.bytes
     assert all(decode_readings(payload, setup)[0] for setup in (0, 1))
+
+
+def test_502_tokens_send_the_chosen_heads_moves_and_the_last_rollout_within_the_budget(minilm):
+    text = " ".join(["word"] * 500)
+    at = open_page(view="Attention", source="pretrained", text=text, layer="2", head="7")
+    assert_no_exception(at)
+    assert not at.get("plotly_chart")
+    payload = at.get("bidi_component")[0].proto.bytes
+    assert len(payload) <= 1_400_000  # the page's goal: 1.5 MB received per rerun in all
+    moved, rolled = decode_readings(payload)
+    trace = minilm.trace_of(text, names=[])
+    assert sorted(moved) == [(2, 7)] and sorted(rolled) == [5]  # the chosen head; the last layer
+    expected = norm_weighted_attention(trace, minilm.model)[2, 0, 7].numpy()
+    np.testing.assert_allclose(moved[2, 7], expected, atol=1e-4 * max(1.0, expected.max()))
+    composed = rollout(trace.attention, trace.attention_mask)[-1, 0].numpy()
+    np.testing.assert_allclose(rolled[5], composed, atol=1e-4)
