@@ -24,7 +24,8 @@
  * Layers and heads are numbered from 0, as on the page ("layer 2 head 1").
  *
  * Modes: lines (a window of WINDOW tokens around the chosen query once there are more than
- * LINES_ALL tokens, said above the lines), matrix (square cells filling the stage, labels beside
+ * LINES_ALL tokens, said above the lines; colours then stretched, as everywhere past LINES_ALL
+ * tokens, where a weight is about 1/n), matrix (square cells filling the stage, labels beside
  * them while a cell is tall enough for text), every head (block tiles for long inputs), what it
  * moves (the chosen head's norm-weighted attention, ‖weight × f(key)‖: its weights times its keys'
  * value norms, colours stretched to the largest) and rollout (the attention rollout after the
@@ -37,7 +38,7 @@
  *             "rollout"), data-large ("true"|"false"); focusable: ←/→ heads, PageUp/PageDown
  *             layers, ↑/↓ query tokens, Enter pins/unpins, Escape clears
  *   layer     [data-testid="explorer-layer"] (data-role="layer"): a <select> of the layers
- *   window    [data-role="window"] in lines: which tokens are shown ("tokens 120–167 of 502 …"),
+ *   window    [data-role="window"] in lines: which tokens are shown ("Tokens 120–147 of 502 …"),
  *             data-start and data-end (end exclusive); absent while every token is shown
  *   buttons   [data-role="mode"][data-mode=...], [data-role="setup"][data-setup=...]
  *   chips     [data-role="chip"][data-layer][data-head][aria-pressed]: heads overlaid in lines
