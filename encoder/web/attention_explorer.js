@@ -702,8 +702,12 @@ export function mount(host, payload, options = {}) {
     for (const button of setups.children) {
       button.setAttribute("aria-pressed", String(button.dataset.setup === state.setup));
     }
-    const named = (mode().reading || READINGS.weights).named(explorer, state.layer, state.head);
-    title.textContent = `${named}${signed() ? ": B − A" : ""}`;
+    title.textContent = `${shownName()}${signed() ? ": B − A" : ""}`;
+  }
+
+  /** What the stage shows, in words: "layer 2 head 1", "... moves", "rollout after layer 5". */
+  function shownName() {
+    return (mode().reading || READINGS.weights).named(explorer, state.layer, state.head);
   }
 
   /** Whether the payload holds what mode `name` draws (the readings are optional). */
@@ -783,7 +787,7 @@ export function mount(host, payload, options = {}) {
       say(describe(state.layer, state.head, q, null)
         + (state.pinned !== null ? " (pinned)" : ""));
     } else {
-      say(`${headName(state.layer, state.head)}: point at a token, or use ↑/↓ and Enter`);
+      say(`${shownName()}: point at a token, or use ↑/↓ and Enter`);
     }
   }
 
