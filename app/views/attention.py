@@ -170,7 +170,6 @@ def _divergence(runs: Runs, sentence: int) -> None:
     comparison = runs.comparison
     if comparison is None:
         return  # the overview said why
-    st.subheader("Where A and B part, layer by layer")
     n = runs.a.n_valid(sentence)
     left, right = st.columns([2, 3]) if n <= 12 else (st.container(), st.container())
     if comparison.attention_difference is not None:
