@@ -8,12 +8,17 @@ from __future__ import annotations
 import numpy as np
 
 from app.views.attention import DIVERGENCE, METRICS, READINGS
+from encoder.io.tokenize import load_tokenizer, tokenize
 from tests.app.helpers import array, assert_no_exception, figure, heatmaps, open_page, page_model
-from tests.app.test_app_compare import SMALL, traced
+from tests.shared import SENTENCE
+
+SIZES = {"d_model": 64, "num_heads": 4, "num_layers": 3, "d_ff": 128}  # small: a quick page
 
 
 def test_closed_sections_send_nothing_and_an_opened_one_draws_its_numbers() -> None:
-    at = open_page(view="Attention", compare="1", b_norm="post", **SMALL)
+    at = open_page(
+        view="Attention", compare="1", b_norm="post", **{k: str(v) for k, v in SIZES.items()}
+    )
     assert_no_exception(at)
     labels = [expander.label for expander in at.expander]
     assert [METRICS[1], DIVERGENCE[1], READINGS[1]] == [
@@ -25,8 +30,11 @@ def test_closed_sections_send_nothing_and_an_opened_one_draws_its_numbers() -> N
     at.run()
     assert_no_exception(at)
     assert not at.dataframe  # the metrics' section stays closed
-    sizes = {k: int(v) for k, v in SMALL.items()}
-    a, b = traced(page_model(**sizes)), traced(page_model(**sizes, norm="post"))
+    batch = tokenize([SENTENCE], load_tokenizer(), 512)
+    a, b = (
+        page_model(**SIZES, **norm).trace(batch.input_ids, batch.attention_mask)
+        for norm in ({}, {"norm": "post"})
+    )
     expected = 0.5 * (b.attention - a.attention)[:, 0].abs().sum(-1).mean(-1)  # [layer, head]
     moved = array(heatmaps(figure(at, "divergence"))[0]["z"]).astype(float)
     np.testing.assert_allclose(moved, expected.numpy(), atol=1e-4)
