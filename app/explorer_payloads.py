@@ -1,15 +1,18 @@
 """The attention explorer's payload (encoder.web.payload) of the runs a view draws: one sentence
-of setup A, and of B in compare mode, built once and kept in the shared cache (app.memory.CACHE)
-with its real bytes, so a rerun that changes nothing the explorer draws sends the same bytes (the
-browser keeps them) and builds nothing."""
+of setup A, and of B in compare mode, with its two more readings (what each head moves: the value
+norms of encoder.inspect.moves; and attention rollout, encoder.inspect.rollout), built once and
+kept in the shared cache (app.memory.CACHE) with its real bytes, so a rerun that changes nothing
+the explorer draws sends the same bytes (the browser keeps them) and builds nothing."""
 
 from __future__ import annotations
 
 from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
+from encoder.inspect import moves
+from encoder.inspect.rollout import rollout
 from encoder.web.payload import build_setup, encode, every_head_fits
 
-BUILD_COPIES = 3  # float32 weights, their uint16 copy and the block sums, per setup
+BUILD_COPIES = 4  # float32 weights, their uint16 copy, the block sums and the rollout, per setup
 
 
 def _chosen(run: Run, sentence: int, layer: int, head: int) -> tuple[int, int] | None:
@@ -19,6 +22,19 @@ def _chosen(run: Run, sentence: int, layer: int, head: int) -> tuple[int, int] |
     if every_head_fits(cfg.num_layers, cfg.num_heads, run.n_valid(sentence)):
         return None
     return min(layer, cfg.num_layers - 1), min(head, cfg.num_heads - 1)
+
+
+def _readings(run: Run, sentence: int) -> dict:
+    """One sentence's value norms [L, H, n] and rollout [L, n, n] (build_setup's keywords); no
+    norms for a run without a model to read them from (a stand-in)."""
+    n = run.n_valid(sentence)
+    one = slice(sentence, sentence + 1)
+    rolled = rollout(run.trace.attention[:, one], run.trace.attention_mask[one])  # [L, 1, T, T]
+    found = {"rollout": rolled[:, 0, :n, :n]}
+    if run.source is not None:
+        norms = moves.value_norms(run.trace, run.model())  # [L, B, H, T]
+        found["norms"] = norms[:, sentence, :, :n]
+    return found
 
 
 def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
@@ -32,6 +48,7 @@ def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
                     run.tokens[sentence],
                     name=name,
                     chosen=[pair or (0, 0)],
+                    **_readings(run, sentence),
                 )
             )
         except ValueError as error:

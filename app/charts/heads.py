@@ -1,4 +1,4 @@
-"""Plotly builders for what heads move, rollout, and heads across a corpus (data in, figure out)."""
+"""Plotly builders for what heads move and heads across a corpus (data in, figure out)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.attention import ATTENTION_COLORSCALE, token_grid_figure
-from app.charts.common import OKABE_ITO, base_layout, escape, new_figure, short, visible_ticks
+from app.charts.common import base_layout, new_figure
 from encoder.inspect.corpus import FINGERPRINT
 
 
@@ -33,46 +33,6 @@ def norm_weighted_figure(
         "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>norm-weighted %{z:.4f}",
     )
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
-
-
-def rollout_matrix_figure(
-    matrix: np.ndarray, tokens: list[str], n_valid: int, title: str
-) -> go.Figure:
-    """The rollout after the last layer: row i = what token i's representation draws on."""
-    heatmap = _share_heatmap(
-        np.asarray(matrix, dtype=np.float32),
-        "share",
-        "token '%{y}' (%{y:d}) draws on input '%{x}' (%{x:d})<br>share %{z:.3f}",
-    )
-    return token_grid_figure(heatmap, tokens, n_valid, title=title)
-
-
-def rollout_lines_figure(rows: np.ndarray, tokens: list[str], query: int) -> go.Figure:
-    """rows [L, n]: the chosen token's rollout row after each layer, one line per depth."""
-    x = list(range(len(tokens)))
-    labels = [escape(t) for t in tokens]
-    traces = [
-        go.Scatter(
-            x=x,
-            y=row,
-            mode="lines+markers",
-            name=f"after layer {layer}",
-            customdata=labels,
-            line=dict(color=OKABE_ITO[layer % len(OKABE_ITO)], width=1.5 + layer * 0.4),
-            hovertemplate="input '%{customdata}' (%{x}): %{y:.3f}<extra>after layer "
-            + str(layer)
-            + "</extra>",
-        )
-        for layer, row in enumerate(np.asarray(rows, dtype=np.float64))
-    ]
-    fig = new_figure(traces)
-    positions, ticks = visible_ticks(tokens)
-    fig.update_layout(
-        xaxis=dict(tickmode="array", tickvals=positions, ticktext=ticks, tickangle=-60),
-        yaxis=dict(title_text="share of the representation", rangemode="tozero"),
-    )
-    title = f"What “{short(tokens[query], 30)}” draws on, layer by layer (rollout)"
-    return base_layout(fig, title, height=420)
 
 
 def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) -> go.Figure:

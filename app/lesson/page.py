@@ -177,7 +177,11 @@ def _open_buttons(step: Step, follow: Follow) -> None:
 
 def _step_figures(lesson: Lesson, step: Step, present: bool) -> None:
     for index, (key, figure) in enumerate(step.figures):
-        if step.explorer is not None and key == step.explorer.figure and _explorer(lesson, step):
+        if (
+            step.explorer is not None
+            and key == step.explorer.figure
+            and _explorer(lesson, step, present)
+        ):
             continue
         if present:
             figure.update_layout(font=dict(size=PRESENTER_FONT))
@@ -197,11 +201,11 @@ def _step_figures(lesson: Lesson, step: Step, present: bool) -> None:
         st.code(step.code, language="python", height=300 if present else "content")
 
 
-def _explorer(lesson: Lesson, step: Step) -> bool:
+def _explorer(lesson: Lesson, step: Step, present: bool) -> bool:
     """Draw the step's attention explorer in place of its figure, opened on the step's head (a
     still explorer: the Attention view's head and the URL stay as they are); False where it
     cannot be drawn (the step then shows its figure)."""
-    data = step_payload(lesson, step.explorer)
+    data = step_payload(lesson, step.explorer, large_text=present)
     if data is None:
         return False
     attention_explorer(

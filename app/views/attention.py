@@ -1,11 +1,14 @@
-"""The Attention view: the attention explorer (lines, matrix, every head; A, B and B − A in
-compare mode) drawn in the browser from one payload, every head's metrics, and what switching heads
-off changes.
+"""The Attention view: the attention explorer (lines, matrix, every head, what a head moves,
+rollout; A, B and B − A in compare mode) drawn in the browser from one payload, every head's
+metrics, and what switching heads off changes.
 
-Every look (hover, query, pin, mode, another head) stays in the browser; the explorer's settled
-head reaches the session's `layer` and `head` through `follow` (app.controls.state), so the
-metrics table and the URL follow it. The ablated run is a second cached run (the same model,
-sentences and kept hooks, with the heads off); its effect is cached beside it (app.runs).
+Every look (hover, query, pin, mode, layer, another head) stays in the browser; the explorer's
+settled head reaches the session's `layer` and `head` through `follow` (app.controls.state), so
+the metrics table and the URL follow it. A rerun computes and sends what is on screen: the
+sections below the explorer (every head's metrics, where A and B part, the readings' numbers)
+are expanders that compute only while open (their open state reruns the page); the heads to
+switch off compute nothing until some are typed. The ablated run is a second cached run (the same
+model, sentences and kept hooks, with the heads off); its effect is cached beside it (app.runs).
 """
 
 from __future__ import annotations
@@ -44,9 +47,14 @@ from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
 EXPLORER_KEY = "explorer"
+# the sections below the explorer: (expander key, label); each computes only while open
+METRICS = ("attention_metrics", "Every head's metrics: entropy, focus, distance, sinks")
+DIVERGENCE = ("attention_divergence", "Where A and B part, layer by layer")
+READINGS = ("attention_readings", "What the heads move and where tokens draw from, in numbers")
 KEYS = (
     Key("stretch", False, selects=True),
     Key(EXPLORER_KEY),  # the attention explorer's component state: its settled {layer, head}
+    *(Key(key, False) for key, _ in (METRICS, DIVERGENCE, READINGS)),
 )
 
 
@@ -71,12 +79,22 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
     comparison = runs.comparison
     if runs.b is not None and (comparison is None or comparison.attention_difference is None):
         no_difference_panel(runs)
-    _metrics_tables(runs, sentence, chosen)
+    _section(METRICS, lambda: _metrics_tables(runs, sentence, chosen))
     if runs.b is not None:
-        _divergence(runs, sentence)
+        _section(DIVERGENCE, lambda: _divergence(runs, sentence))
+    _section(READINGS, lambda: readings.draw(runs, sentence))
     if not runs.compare:  # in compare mode each setup switches its own heads off (sidebar)
         _ablation_section(run, sentence)
-    readings.draw(runs, chosen, sentence)
+
+
+def _section(section: tuple[str, str], draw_open: Callable[[], None]) -> None:
+    """A section's expander, with `draw_open` drawn inside it only while it is open, so that its
+    content is computed and sent only then (opening or closing it reruns the page)."""
+    key, label = section
+    box = st.expander(label, key=key, on_change="rerun")
+    with box:
+        if box.open:
+            draw_open()
 
 
 def _explorer(
@@ -88,7 +106,10 @@ def _explorer(
         f"Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
         f"token or pin it with a click; the chips overlay other heads. Matrix: one head's "
         f"{n} x {n} weights (query rows, key columns). Every head: one tile per head; click one "
-        "to open it. Keyboard: ←/→ heads, ↑/↓ query tokens, Enter pins."
+        "to open it. What it moves: the head's weight times the length of what each key sends, "
+        "‖weight × f(key)‖ (Kobayashi et al., 2020). Rollout: what each token draws on after "
+        "the chosen layer, the layers composed with the residual (Abnar & Zuidema, 2020). "
+        "Keyboard: ←/→ heads, PageUp/PageDown layers, ↑/↓ query tokens, Enter pins."
         + (" B − A: red where B puts more weight than A, blue less." if runs.b else "")
     )
     try:
@@ -149,7 +170,6 @@ def _divergence(runs: Runs, sentence: int) -> None:
     comparison = runs.comparison
     if comparison is None:
         return  # the overview said why
-    st.subheader("Where A and B part, layer by layer")
     n = runs.a.n_valid(sentence)
     left, right = st.columns([2, 3]) if n <= 12 else (st.container(), st.container())
     if comparison.attention_difference is not None:

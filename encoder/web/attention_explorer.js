@@ -11,7 +11,9 @@
  *   explorer.destroy();
  *
  * payloadBytes: ArrayBuffer | Uint8Array | DataView, as encoder/web/payload.py writes it
- * ("AEX1", uint32 header length, JSON header, body of uint16 weights = value / 65535).
+ * ("AEX1", uint32 header length, JSON header, body of uint16 weights = value / 65535, float32
+ * value norms). A header with "large_text": true draws every label at 16 px or more (presenter
+ * mode); else no text is under 12 px.
  * selection: {layer, head, mode, setup, query} to start from (all optional; query: a pinned token).
  * A payload whose header has a "start" ({layer, head, mode, query}) opens there instead, and a
  * rerun's payload with another start moves the explorer there (the lesson's steps).
@@ -21,16 +23,29 @@
  *
  * Layers and heads are numbered from 0, as on the page ("layer 2 head 1").
  *
+ * Modes: lines (a window of WINDOW tokens around the chosen query once there are more than
+ * LINES_ALL tokens, said above the lines; colours then stretched, as everywhere past LINES_ALL
+ * tokens, where a weight is about 1/n), matrix (square cells filling the stage, labels beside
+ * them while a cell is tall enough for text), every head (block tiles for long inputs), what it
+ * moves (the chosen head's norm-weighted attention, ‖weight × f(key)‖: its weights times its keys'
+ * value norms, colours stretched to the largest) and rollout (the attention rollout after the
+ * chosen layer, or after the last one where only that one was sent).
+ *
  * DOM contract (what tests and outside tools drive; it may sit inside a shadow root):
  *   root      [data-testid="attention-explorer"] with data-layer, data-head, data-query (the
  *             pinned or hovered query token's index, "" when none), data-pinned ("true"|"false"),
- *             data-setup ("A", "B" or "B-A"), data-mode ("lines", "matrix", "heads"); focusable:
- *             ←/→ heads, ↑/↓ query tokens, Enter pins/unpins, Escape clears
+ *             data-setup ("A", "B" or "B-A"), data-mode ("lines", "matrix", "heads", "moves",
+ *             "rollout"), data-large ("true"|"false"); focusable: ←/→ heads, PageUp/PageDown
+ *             layers, ↑/↓ query tokens, Enter pins/unpins, Escape clears
+ *   layer     [data-testid="explorer-layer"] (data-role="layer"): a <select> of the layers
+ *   window    [data-role="window"] in lines: which tokens are shown ("Tokens 120–147 of 502 …"),
+ *             data-start and data-end (end exclusive); absent while every token is shown
  *   buttons   [data-role="mode"][data-mode=...], [data-role="setup"][data-setup=...]
  *   chips     [data-role="chip"][data-layer][data-head][aria-pressed]: heads overlaid in lines
  *   tokens    [data-side="query"|"key"][data-index] (lines and matrix labels), user text as text
  *   weights   [data-role="weight"] inside a key token: the selected head's weight for the query
- *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout)
+ *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout), data-reading
+ *             ("weights", "moves", "rollout"); the same canvas in the moves and rollout modes
  *   tiles     [data-role="tile"][data-layer][data-head] canvases of every head; the chosen one
  *             has aria-current="true" (its outline is one element moved over it, so that a head
  *             switch repaints no tile)
@@ -41,11 +56,17 @@
 const SCALE = 65535;
 const MAGIC = "AEX1";
 const MAX_OVERLAY = 8;
-const HEAD_COLOURS = ["blue", "orange", "green", "purple", "skyBlue", "vermillion", "yellow",
-  "black"].map((name) => OKABE_ITO[name]);
+// the overlaid heads' colours: Okabe & Ito's hues, the light ones darkened to 3:1 on white
+const HEAD_COLOURS = [OKABE_ITO.blue, OKABE_ITO.vermillion, OKABE_ITO.green, "#A4477F", "#B35900",
+  "#2A7AB0", "#7A6E00", OKABE_ITO.black];
 const LINE_MIN = 0.01; // lines below this weight are not drawn (invisible at that opacity)
-const ROW = 22; // px per token row in the lines view
-const MATRIX_PX = 560; // the matrix's side at most
+const ALPHA_STEPS = 16; // lines are stroked in this many opacities, one path each
+const ROW = { normal: 22, large: 30 }; // px per token row in the lines view
+const LINES_ALL = 96; // up to this many tokens the lines view lists them all; past it, a window
+const WINDOW = 28; // tokens the lines view shows around the chosen query of a long input
+const MATRIX_PX = 720; // the matrix's side at most (the window's height bounds it too)
+const MATRIX_MIN_PX = 240; // ... but never below this
+const LABEL_PX = { normal: 14, large: 20 }; // a matrix cell this tall or more gets its token
 const SETTLE_MS = 250;
 
 // ---------------------------------------------------------------------------- the payload
@@ -68,11 +89,13 @@ export function decodePayload(data) {
   const length = view.getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
   const bodyStart = 8 + length;
-  const words = (offset, count) => {
+  const array = (Type, offset, count) => { // a view of the body, copied where misaligned
     const start = bytes.byteOffset + bodyStart + offset;
-    if (start % 2 === 0) return new Uint16Array(bytes.buffer, start, count);
-    return new Uint16Array(bytes.slice(bodyStart + offset, bodyStart + offset + 2 * count).buffer);
+    if (start % Type.BYTES_PER_ELEMENT === 0) return new Type(bytes.buffer, start, count);
+    const end = bodyStart + offset + Type.BYTES_PER_ELEMENT * count;
+    return new Type(bytes.slice(bodyStart + offset, end).buffer);
   };
+  const words = (offset, count) => array(Uint16Array, offset, count);
   const setups = header.setups.map((s) => {
     const cells = s.n * s.n;
     const full = new Map();
@@ -85,17 +108,47 @@ export function decodePayload(data) {
       tiles = { starts: s.tiles.starts, size,
         data: words(s.tiles.offset, s.layers * s.heads * size * size) };
     }
+    const norms = new Map(); // "l,h" -> Float32Array n: the full heads' value norms
+    if (s.norms) {
+      s.full.forEach(([layer, head], i) => {
+        norms.set(`${layer},${head}`, array(Float32Array, s.norms.offset + 4 * i * s.n, s.n));
+      });
+    }
+    const rollout = new Map(); // layer -> Uint16Array n*n
+    if (s.rollout) {
+      s.rollout.layers.forEach((layer, i) => {
+        rollout.set(layer, words(s.rollout.offset + 2 * i * cells, cells));
+      });
+    }
     return { name: s.name, tokens: s.tokens.map(String), layers: s.layers, heads: s.heads,
-      n: s.n, layerLabels: s.layer_labels, full, tiles };
+      n: s.n, layerLabels: s.layer_labels, full, tiles, norms, rollout };
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
-  return { setups, stretch: Boolean(header.stretch), start: header.start || null };
+  return { setups, stretch: Boolean(header.stretch), start: header.start || null,
+    largeText: Boolean(header.large_text) };
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
 export function fullWeights(setup, layer, head) {
   const words = setup.full.get(`${layer},${head}`);
   return words ? { n: setup.n, at: (q, k) => words[q * setup.n + k] / SCALE } : null;
+}
+
+/** One head's norm-weighted attention ‖weight × f(key)‖ = weight × ‖f(key)‖ (as
+ * encoder.inspect.moves), or null where the head is not in full or no norms were sent. */
+export function movedWeights(setup, layer, head) {
+  const weights = fullWeights(setup, layer, head);
+  const norms = setup.norms.get(`${layer},${head}`);
+  return weights && norms ? { n: setup.n, at: (q, k) => weights.at(q, k) * norms[k] } : null;
+}
+
+/** The rollout after `layer` ({n, at, layer}), or after the last layer sent when that one was
+ * not (long inputs send only the last); null where none was sent. */
+export function rolloutWeights(setup, layer) {
+  if (!setup.rollout.size) return null;
+  const kept = setup.rollout.has(layer) ? layer : Math.max(...setup.rollout.keys());
+  const words = setup.rollout.get(kept);
+  return { n: setup.n, layer: kept, at: (q, k) => words[q * setup.n + k] / SCALE };
 }
 
 /** One head's block tile: {n: blocks, at(q, k)} (the tile of full weights when there are no
@@ -125,6 +178,15 @@ function peak(weights) {
   let top = 1e-6;
   for (let q = 0; q < weights.n; q++) {
     for (let k = 0; k < weights.n; k++) top = Math.max(top, Math.abs(weights.at(q, k)));
+  }
+  return top;
+}
+
+/** The largest |weight| from the queries `rows` to the keys start..end−1. */
+function shownPeak(weights, rows, start, end) {
+  let top = 0;
+  for (const q of rows) {
+    for (let k = start; k < end; k++) top = Math.max(top, Math.abs(weights.at(q, k)));
   }
   return top;
 }
@@ -163,115 +225,208 @@ const fixed = (value) => (Math.abs(value) < 5e-4 ? 0 : value).toFixed(3);
  *   draw()    draws what a look changes, building first when what it built is stale
  *   forget()  drops what it built (another mode or a new payload takes the stage) */
 
-/** Lines: query tokens on the left, key tokens on the right, one line per weight. */
+/** Lines: query tokens on the left, key tokens on the right, one line per weight; past
+ * LINES_ALL tokens, a window of WINDOW tokens that follows the chosen query. */
 function linesMode(explorer) {
-  let built = null; // {canvas, keys: [elements], queries: [elements], tokens, setup}
+  let built = null; // {canvas, keys, queries, setup, start, end, banner, outside, large}
 
-  function build() {
-    const tokens = explorer.shown().tokens;
+  /** The [start, end) of tokens shown: every token, or the window holding query `q` (kept while
+   * `q` is in it, so that pointing inside it never moves it). */
+  function span(n, q) {
+    if (n <= LINES_ALL) return [0, n];
+    const kept = built && built.setup === explorer.shown() ? [built.start, built.end] : null;
+    if (kept && (q === null || (q >= kept[0] && q < kept[1]))) return kept;
+    const start = q === null ? 0 : Math.min(Math.max(q - Math.floor(WINDOW / 2), 0), n - WINDOW);
+    return [start, start + WINDOW];
+  }
+
+  function build(start, end) {
+    const setup = explorer.shown();
     const wrap = element("div", { class: "aex-lines" });
     const left = element("div", { class: "aex-column aex-queries" });
     const right = element("div", { class: "aex-column aex-keys" });
     const canvas = element("canvas", { class: "aex-links", "aria-hidden": "true" });
-    const queries = tokens.map((token, i) => {
-      const node = element("div", { class: "aex-token", "data-side": "query",
+    const queries = [];
+    const keys = [];
+    for (let i = start; i < end; i++) {
+      const token = setup.tokens[i];
+      const query = element("div", { class: "aex-token", "data-side": "query",
         "data-index": String(i), dir: "auto" }, token);
-      node.addEventListener("mouseenter", () => explorer.hover(i));
-      node.addEventListener("click", () => explorer.pin(i));
-      left.append(node);
-      return node;
-    });
-    const keys = tokens.map((token, i) => {
-      const node = element("div", { class: "aex-token", "data-side": "key",
-        "data-index": String(i) });
-      node.append(element("span", { dir: "auto" }, token),
+      query.addEventListener("mouseenter", () => explorer.hover(i));
+      query.addEventListener("click", () => explorer.pin(i));
+      left.append(query);
+      queries.push(query);
+      const key = element("div", { class: "aex-token", "data-side": "key", "data-index": String(i) });
+      key.append(element("span", { dir: "auto" }, token),
         element("span", { class: "aex-weight", "data-role": "weight" }, ""));
-      right.append(node);
-      return node;
-    });
+      right.append(key);
+      keys.push(key);
+    }
     wrap.addEventListener("mouseleave", () => explorer.hover(null));
     wrap.append(left, canvas, right);
-    explorer.stage.replaceChildren(wrap);
-    built = { canvas, keys, queries, tokens: tokens.length, setup: explorer.shown() };
+    const scroll = element("div", { class: "aex-scroll" });
+    scroll.append(wrap);
+    let outside = null;
+    if (end - start < setup.n) { // a long input: say which tokens these are
+      const banner = element("div", { class: "aex-note aex-window", "data-role": "window",
+        "data-start": String(start), "data-end": String(end) },
+      `Tokens ${start}–${end - 1} of ${setup.n}: a window of ${WINDOW} around the chosen `
+        + "query (↑/↓ move it past its edge; the matrix shows every token). ");
+      outside = element("span");
+      banner.append(outside);
+      explorer.stage.replaceChildren(banner, scroll);
+    } else {
+      explorer.stage.replaceChildren(scroll);
+    }
+    built = { canvas, keys, queries, setup, start, end, outside, scroll, seen: null,
+      large: explorer.large() };
   }
 
   function draw() {
-    if (!built || built.setup !== explorer.shown() || built.tokens !== explorer.shown().n) build();
+    const setup = explorer.shown();
+    const q0 = explorer.query();
+    const [start, end] = span(setup.n, q0);
+    if (!built || built.setup !== setup || built.start !== start
+      || built.large !== explorer.large()) build(start, end);
     const { canvas, keys, queries } = built;
     const { state, full, tile, signed } = explorer;
-    const n = explorer.shown().n;
+    const n = setup.n;
+    const row = explorer.large() ? ROW.large : ROW.normal;
     const ratio = window.devicePixelRatio || 1;
     const width = 180;
-    canvas.width = width * ratio;
-    canvas.height = n * ROW * ratio;
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${n * ROW}px`;
+    const height = (end - start) * row;
+    if (canvas.width !== width * ratio || canvas.height !== height * ratio) {
+      canvas.width = width * ratio;
+      canvas.height = height * ratio;
+      canvas.style.width = `${width}px`;
+      canvas.style.height = `${height}px`;
+    }
     const context = canvas.getContext("2d");
-    context.scale(ratio, ratio);
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, width, height);
     context.lineWidth = 2;
-    const q0 = explorer.query();
     const drawn = explorer.overlaid().map(([layer, head]) => full(layer, head)
       || (signed() ? null : tile(layer, head)));
     const present = drawn.filter((weights) => weights && weights.n === n);
-    const scale = present.length ? explorer.colourScale(present) : 1;
+    const rows = q0 !== null ? [q0] : Array.from({ length: end - start }, (_, i) => start + i);
+    const windowed = end - start < n;
+    // a window's lines are stretched to its own largest weight (its weights are about 1/n)
+    const scale = !present.length ? 1 : windowed
+      ? Math.max(1e-6, ...present.map((weights) => shownPeak(weights, rows, start, end)))
+      : explorer.colourScale(present);
+    // one path per colour and opacity step: a few strokes however many lines
+    const paths = new Map(); // `${colour}|${step}` -> Path2D
     drawn.forEach((weights, index) => {
       if (!weights || weights.n !== n) return;
-      for (let q = 0; q < n; q++) {
-        if (q0 !== null && q !== q0) continue;
-        for (let k = 0; k < n; k++) {
+      for (const q of rows) {
+        for (let k = start; k < end; k++) {
           const w = weights.at(q, k);
           const strength = Math.abs(w) / scale;
           if (strength < LINE_MIN) continue;
-          context.globalAlpha = Math.min(1, strength);
-          context.strokeStyle = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
-          context.beginPath();
-          context.moveTo(0, (q + 0.5) * ROW);
-          context.lineTo(width, (k + 0.5) * ROW);
-          context.stroke();
+          const colour = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
+          const step = Math.min(ALPHA_STEPS - 1, Math.floor(strength * ALPHA_STEPS));
+          const id = `${colour}|${step}`;
+          if (!paths.has(id)) paths.set(id, new Path2D());
+          const path = paths.get(id);
+          path.moveTo(0, (q - start + 0.5) * row);
+          path.lineTo(width, (k - start + 0.5) * row);
         }
       }
     });
+    for (const [id, path] of paths) {
+      const [colour, step] = id.split("|");
+      context.globalAlpha = Math.min(1, (Number(step) + 1) / ALPHA_STEPS);
+      context.strokeStyle = colour;
+      context.stroke(path);
+    }
     context.globalAlpha = 1;
     const selected = full(state.layer, state.head);
-    queries.forEach((node, i) => node.classList.toggle("aex-active", i === q0));
-    keys.forEach((node, k) => {
-      const weight = node.lastChild;
-      weight.textContent = q0 !== null && selected ? fixed(selected.at(q0, k)) : "";
+    queries.forEach((node, i) => node.classList.toggle("aex-active", start + i === q0));
+    if (q0 !== null && q0 !== built.seen) { // the chosen query in sight within its scroll box
+      const node = queries[q0 - start];
+      const box = built.scroll;
+      if (node.offsetTop < box.scrollTop) box.scrollTop = node.offsetTop;
+      const bottom = node.offsetTop + node.offsetHeight - box.clientHeight;
+      if (bottom > box.scrollTop) box.scrollTop = bottom;
+    }
+    built.seen = q0;
+    keys.forEach((node, i) => {
+      node.lastChild.textContent = q0 !== null && selected ? fixed(selected.at(q0, start + i)) : "";
     });
+    if (built.outside) {
+      let rest = 0;
+      if (q0 !== null && selected) {
+        for (let k = 0; k < n; k++) if (k < start || k >= end) rest += selected.at(q0, k);
+      }
+      built.outside.textContent = `Lines stretched to the largest weight shown, ${fixed(scale)}.`
+        + (q0 !== null && selected ? ` Weight on the tokens outside the window: ${fixed(rest)}.`
+          : "");
+    }
   }
 
   return { label: "Lines", overlays: true, oneHead: true, pointed: () => null, build, draw,
     forget() { built = null; } };
 }
 
-/** Matrix: the chosen head's query × key weights as cells, labelled while large enough. */
-function matrixMode(explorer) {
-  let built = null; // {canvas, setup, key: what is painted, wrap}
+/* The readings a matrix draws: the weights, what a head moves, the rollout. Each: its button's
+ * label, `read(explorer)` -> (layer, head) -> reader | null, `stretched` (colours always end at
+ * the largest value: norms are not shares), `named(explorer, layer, head)` for titles and the
+ * readout, and its readout's verb for a whole row. */
+const READINGS = {
+  weights: { label: "Matrix", read: (explorer) => (layer, head) => explorer.full(layer, head)
+    || explorer.tile(layer, head), stretched: false,
+  named: (explorer, layer, head) => explorer.headName(layer, head), verb: "attends most to" },
+  moves: { label: "What it moves", read: (explorer) => explorer.moved, stretched: true,
+    named: (explorer, layer, head) => `${explorer.headName(layer, head)} moves`,
+    verb: "moves most from" },
+  rollout: { label: "Rollout", read: (explorer) => (layer) => explorer.rolled(layer),
+    stretched: true, named: (explorer, layer) => `rollout after layer `
+      + `${explorer.shown().layerLabels[explorer.rolledLayer(layer)]}`, verb: "draws most on" },
+};
+
+/** A matrix of one reading: query rows × key columns as square cells filling the stage, token
+ * labels beside them while a cell is tall enough for text, and a note of the colours' range. */
+function matrixMode(explorer, name) {
+  const reading = READINGS[name];
+  const read = reading.read(explorer);
+  let built = null; // {canvas, setup, key, wrap, scaleNote, large}
 
   function build() {
     const { state } = explorer;
-    const tokens = explorer.shown().tokens;
-    const n = tokens.length;
-    const cell = Math.max(1, Math.floor(MATRIX_PX / n));
-    const side = cell * n;
-    const labelled = cell >= 12;
-    const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare" });
-    const top = element("div", { class: "aex-top", style: `width:${side}px` });
-    const left = element("div", { class: "aex-left" });
-    const canvas = element("canvas", { "data-role": "matrix", class: "aex-grid",
-      style: `width:${side}px;height:${side}px` });
-    tokens.forEach((token, i) => {
-      if (!labelled) return;
-      const key = element("div", { class: "aex-label", "data-side": "key", "data-index": String(i),
-        style: `width:${cell}px`, dir: "auto" }, token);
-      const row = element("div", { class: "aex-label", "data-side": "query",
-        "data-index": String(i), style: `height:${cell}px;line-height:${cell}px`, dir: "auto" },
-      token);
-      row.addEventListener("mouseenter", () => explorer.hover(i));
-      row.addEventListener("click", () => explorer.pin(i));
-      top.append(key);
-      left.append(row);
-    });
+    const setup = explorer.shown();
+    const { tokens, n } = setup;
+    const large = explorer.large();
+    // the query labels' column and the key labels' band: as wide as the longest token needs
+    const longest = Math.max(...tokens.map((token) => token.length));
+    const labelsPx = Math.min(large ? 160 : 120, 16 + (large ? 11 : 8) * Math.max(6, longest));
+    const wide = Math.min(MATRIX_PX, explorer.stage.clientWidth || MATRIX_PX);
+    const tall = Math.max(MATRIX_MIN_PX, window.innerHeight - 160); // the bar and readout beside
+    const labelled = (Math.min(wide, tall) - labelsPx) / n >= LABEL_PX[large ? "large" : "normal"];
+    const side = labelled ? Math.min(wide, tall) - labelsPx : Math.min(wide, tall);
+    const cell = side / n;
+    const wrap = element("div", { class: labelled ? "aex-matrix" : "aex-matrix aex-bare",
+      style: labelled ? `grid-template-columns:${labelsPx}px ${side}px;`
+        + `grid-template-rows:${labelsPx}px ${side}px` : "" });
+    const canvas = element("canvas", { "data-role": "matrix", "data-reading": name,
+      class: "aex-grid", style: `width:${side}px;height:${side}px` });
+    if (labelled) {
+      const top = element("div", { class: "aex-top" });
+      const left = element("div", { class: "aex-left" });
+      tokens.forEach((token, i) => {
+        top.append(element("div", { class: "aex-label", "data-side": "key",
+          "data-index": String(i), style: `width:${cell}px`, dir: "auto" }, token));
+        const row = element("div", { class: "aex-label", "data-side": "query",
+          "data-index": String(i), style: `height:${cell}px;line-height:${cell}px`, dir: "auto" },
+        token);
+        row.addEventListener("mouseenter", () => explorer.hover(i));
+        row.addEventListener("click", () => explorer.pin(i));
+        left.append(row);
+      });
+      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
+    } else { // too many tokens for labels: no empty label bands, a note above the cells
+      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
+        + "at a cell, or use ↑/↓, to read its tokens and value."), canvas);
+    }
     canvas.addEventListener("mousemove", (event) => {
       const box = canvas.getBoundingClientRect();
       const q = Math.floor(((event.clientY - box.top) / box.height) * n);
@@ -282,25 +437,26 @@ function matrixMode(explorer) {
     });
     canvas.addEventListener("mouseleave", () => { state.cell = null; explorer.hover(null); });
     canvas.addEventListener("click", () => { if (state.cell) explorer.pin(state.cell[0]); });
-    if (labelled) {
-      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
-    } else { // too many tokens for labels: no empty label bands, a note above the cells
-      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
-        + "at a cell, or use ↑/↓, to read its tokens and weight."), canvas);
-    }
-    explorer.stage.replaceChildren(wrap);
-    built = { canvas, setup: explorer.shown(), key: null, wrap };
+    const scaleNote = element("div", { class: "aex-note", "data-role": "scale" });
+    explorer.stage.replaceChildren(wrap, scaleNote);
+    built = { canvas, setup, key: null, wrap, scaleNote, large };
   }
 
   function draw() {
-    if (!built || built.setup !== explorer.shown()) build();
-    const { state, full, tile } = explorer;
+    if (!built || built.setup !== explorer.shown() || built.large !== explorer.large()) build();
+    const { state } = explorer;
     const key = `${state.setup}:${state.layer},${state.head}`;
-    const weights = full(state.layer, state.head) || tile(state.layer, state.head);
+    const weights = read(state.layer, state.head);
     if (!weights) {
-      explorer.message.textContent = "B − A needs both setups at the same resolution.";
+      explorer.message.textContent = explorer.signed()
+        ? "B − A needs both setups at the same resolution."
+        : `${reading.named(explorer, state.layer, state.head)}: not in this payload.`;
     } else if (built.key !== key) {
-      paint(built.canvas, weights, explorer.signed(), explorer.colourScale([weights]));
+      const scale = reading.stretched ? peak(weights) : explorer.colourScale([weights]);
+      paint(built.canvas, weights, explorer.signed(), scale);
+      built.scaleNote.textContent = explorer.signed()
+        ? `Colours: blue −${fixed(scale)} (B less) to red +${fixed(scale)} (B more).`
+        : `Colours: dark 0 to yellow ${fixed(scale)}${scale < 1 ? ", the largest here" : ""}.`;
       built.key = key;
     }
     const q0 = explorer.query();
@@ -309,8 +465,8 @@ function matrixMode(explorer) {
     }
   }
 
-  return { label: "Matrix", overlays: false, oneHead: true, pointed: () => explorer.state.cell,
-    build, draw, forget() { built = null; } };
+  return { label: reading.label, overlays: false, oneHead: name !== "rollout", reading,
+    read, pointed: () => explorer.state.cell, build, draw, forget() { built = null; } };
 }
 
 /** Every head: one tile per head, the chosen one outlined; a click opens it in the matrix. */
@@ -372,7 +528,13 @@ function headsMode(explorer) {
     draw, forget() { built = null; } };
 }
 
-const MODES = { lines: linesMode, matrix: matrixMode, heads: headsMode }; // in the bar's order
+const MODES = { // in the bar's order
+  lines: linesMode,
+  matrix: (explorer) => matrixMode(explorer, "weights"),
+  heads: headsMode,
+  moves: (explorer) => matrixMode(explorer, "moves"),
+  rollout: (explorer) => matrixMode(explorer, "rollout"),
+};
 
 // ---------------------------------------------------------------------------- the explorer
 
@@ -406,8 +568,13 @@ export function mount(host, payload, options = {}) {
   const bar = element("div", { class: "aex-bar" });
   const modeButtons = element("div", { class: "aex-group", role: "group", "aria-label": "View" });
   const setups = element("div", { class: "aex-group", role: "group", "aria-label": "Setup" });
+  const layerPick = element("select", { "data-testid": "explorer-layer", "data-role": "layer",
+    "aria-label": "Layer", class: "aex-layer" });
+  layerPick.addEventListener("change", () => choose(Number(layerPick.value), state.head));
+  const layerLabel = element("label", { class: "aex-layer-label" }, "Layer ");
+  layerLabel.append(layerPick);
   const title = element("div", { class: "aex-title" });
-  bar.append(modeButtons, setups, title);
+  bar.append(modeButtons, setups, layerLabel, title);
   const chips = element("div", { class: "aex-chips", role: "group", "aria-label": "Heads drawn" });
   const message = element("div", { class: "aex-message", "data-role": "message", role: "alert" });
   const stage = element("div", { class: "aex-stage" });
@@ -431,16 +598,22 @@ export function mount(host, payload, options = {}) {
   }
   const full = (layer, head) => weightsOf(layer, head, fullWeights);
   const tile = (layer, head) => weightsOf(layer, head, tileWeights);
+  const moved = (layer, head) => weightsOf(layer, head, movedWeights);
+  const rolled = (layer) => weightsOf(layer, 0, (setup) => rolloutWeights(setup, layer));
+  /** The layer whose rollout is drawn for `layer` (the last where only that one was sent). */
+  const rolledLayer = (layer) => (rolloutWeights(shown(), layer) || { layer }).layer;
+  const large = () => data.largeText;
   const query = () => (state.pinned !== null ? state.pinned : state.hovered);
-  /** Where the colours end: 1, or (stretched, and always for B − A, whose differences are small)
-   * the largest |weight| drawn. */
-  const colourScale = (drawn) => (data.stretch || signed()
-    ? Math.max(...drawn.map(peak)) : 1);
+  /** Where the colours end: 1, or the largest |weight| drawn when stretched: by the host's
+   * choice, always for B − A (whose differences are small) and for long inputs (past LINES_ALL
+   * tokens a weight is about 1/n: unstretched, every cell would be dark). */
+  const stretched = () => data.stretch || signed() || shown().n > LINES_ALL;
+  const colourScale = (drawn) => (stretched() ? Math.max(...drawn.map(peak)) : 1);
   const headName = (layer, head) => `layer ${shown().layerLabels[layer]} head ${head}`;
 
   // the explorer as its modes see it; each mode draws on the stage
-  const explorer = { state, stage, message, shown, full, tile, signed, query, colourScale, headName,
-    overlaid, hover, pin, say, choose };
+  const explorer = { state, stage, message, shown, full, tile, moved, rolled, rolledLayer, large,
+    signed, query, colourScale, headName, overlaid, hover, pin, say, choose };
   const modes = Object.fromEntries(Object.entries(MODES)
     .map(([name, make]) => [name, make(explorer)]));
   const mode = () => modes[state.mode];
@@ -459,21 +632,26 @@ export function mount(host, payload, options = {}) {
     root.dataset.pinned = String(state.pinned !== null);
     root.dataset.setup = state.setup;
     root.dataset.mode = state.mode;
+    root.dataset.large = String(large());
   }
 
   function say(text) {
     readout.textContent = text;
   }
 
+  /** The readout of query `q` (and key `k`, or its largest key when null) in the mode's
+   * reading (the weights in lines and every head). */
   function describe(layer, head, q, k) {
-    const weights = full(layer, head);
+    const reading = mode().reading || READINGS.weights;
+    const weights = reading === READINGS.weights ? full(layer, head) : mode().read(layer, head);
     const tokens = shown().tokens;
-    if (!weights) return `${headName(layer, head)}: drawn in blocks; loading it in full`;
-    const prefix = `${headName(layer, head)}${signed() ? " (B − A)" : ""}`;
+    const named = reading.named(explorer, layer, head);
+    if (!weights) return `${named}: drawn in blocks; loading it in full`;
+    const prefix = `${named}${signed() ? " (B − A)" : ""}`;
     if (k === null) {
       let best = 0;
       for (let j = 1; j < weights.n; j++) if (weights.at(q, j) > weights.at(q, best)) best = j;
-      const verb = signed() ? "gains most on" : "attends most to";
+      const verb = signed() ? "gains most on" : reading.verb;
       return `${prefix}: ${quote(tokens[q])} ${verb} ${quote(tokens[best])} `
         + fixed(weights.at(q, best));
     }
@@ -499,9 +677,17 @@ export function mount(host, payload, options = {}) {
   // ------------------------------------------------------------ the bar and chips
 
   function drawBar() {
+    const setup = shown();
     for (const button of modeButtons.children) {
       button.setAttribute("aria-pressed", String(button.dataset.mode === state.mode));
+      button.hidden = !available(button.dataset.mode);
     }
+    if (layerPick.options.length !== setup.layers
+      || [...layerPick.options].some((o, i) => o.textContent !== String(setup.layerLabels[i]))) {
+      layerPick.replaceChildren(...setup.layerLabels.map((label, i) => element("option",
+        { value: String(i) }, String(label))));
+    }
+    layerPick.value = String(state.layer);
     const names = b() ? [a().name, b().name].concat(comparable() ? ["B-A"] : []) : [];
     if (names.join("\n") !== [...setups.children].map((n) => n.dataset.setup).join("\n")) {
       setups.replaceChildren();
@@ -516,7 +702,19 @@ export function mount(host, payload, options = {}) {
     for (const button of setups.children) {
       button.setAttribute("aria-pressed", String(button.dataset.setup === state.setup));
     }
-    title.textContent = `${headName(state.layer, state.head)}${signed() ? ": B − A" : ""}`;
+    title.textContent = `${shownName()}${signed() ? ": B − A" : ""}`;
+  }
+
+  /** What the stage shows, in words: "layer 2 head 1", "... moves", "rollout after layer 5". */
+  function shownName() {
+    return (mode().reading || READINGS.weights).named(explorer, state.layer, state.head);
+  }
+
+  /** Whether the payload holds what mode `name` draws (the readings are optional). */
+  function available(name) {
+    if (name === "moves") return data.setups.some((setup) => setup.norms.size > 0);
+    if (name === "rollout") return data.setups.some((setup) => setup.rollout.size > 0);
+    return true;
   }
 
   function overlaid() {
@@ -589,7 +787,7 @@ export function mount(host, payload, options = {}) {
       say(describe(state.layer, state.head, q, null)
         + (state.pinned !== null ? " (pinned)" : ""));
     } else {
-      say(`${headName(state.layer, state.head)}: point at a token, or use ↑/↓ and Enter`);
+      say(`${shownName()}: point at a token, or use ↑/↓ and Enter`);
     }
   }
 
@@ -600,6 +798,8 @@ export function mount(host, payload, options = {}) {
     if (!data.setups.some((s) => s.name === state.setup) && state.setup !== "B-A") {
       state.setup = a().name;
     }
+    if (!available(state.mode)) state.mode = "lines";
+    root.classList.toggle("aex-large", large());
     const setup = shown();
     state.layer = Math.min(state.layer, setup.layers - 1);
     state.head = Math.min(state.head, setup.heads - 1);
@@ -610,7 +810,10 @@ export function mount(host, payload, options = {}) {
     drawBar();
     if (mode().overlays || chips.firstChild) drawChips();
     for (const other of Object.values(modes)) if (other !== mode()) other.forget();
-    if (mode().oneHead && !full(state.layer, state.head)) {
+    if (state.mode === "rollout" && rolledLayer(state.layer) !== state.layer) {
+      message.textContent = `Only the rollout after the last layer was sent for ${setup.n} `
+        + "tokens: it is drawn whichever layer is chosen.";
+    } else if (mode().oneHead && !full(state.layer, state.head)) {
       message.textContent = `${headName(state.layer, state.head)} is drawn in blocks `
         + "until its full resolution arrives.";
     }
@@ -623,6 +826,7 @@ export function mount(host, payload, options = {}) {
     if (!data) return;
     const onButton = event.target.closest && event.target.closest("button");
     if (onButton && (event.key === "Enter" || event.key === " ")) return; // the button's own
+    if (event.target.closest && event.target.closest("select")) return; // the layer's own keys
     const setup = shown();
     const index = state.layer * setup.heads + state.head;
     const count = setup.layers * setup.heads;
@@ -630,6 +834,9 @@ export function mount(host, payload, options = {}) {
     if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
       const next = (index + (event.key === "ArrowRight" ? 1 : count - 1)) % count;
       choose(Math.floor(next / setup.heads), next % setup.heads);
+    } else if (event.key === "PageDown" || event.key === "PageUp") {
+      const step = event.key === "PageDown" ? 1 : setup.layers - 1;
+      choose((state.layer + step) % setup.layers, state.head);
     } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       const step = event.key === "ArrowDown" ? 1 : -1;
       const next = q === null ? (step > 0 ? 0 : setup.n - 1) : (q + step + setup.n) % setup.n;

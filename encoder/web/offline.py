@@ -39,8 +39,8 @@ def explorer_element(
 ) -> str:
     """Where one explorer is drawn: its element, and its payload (encoder.web.payload) as
     base64 in a script element that the page never runs; it opens on `layer`, `head` (numbered
-    from 0) in `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given (the
-    payload's header "start", encoder.web.payload.with_start)."""
+    from 0) in `mode` (one of encoder.web.payload.MODES), with the token `query` pinned if given
+    (the payload's header "start", encoder.web.payload.with_start)."""
     if not ELEMENT_ID.fullmatch(element_id):
         raise ValueError(f"element_id={element_id!r} must be letters, digits, - or _")
     start = start_at(layer, head, mode, query)

@@ -6,24 +6,30 @@ bytes, anywidget sends bytes without base64, an offline file inlines it as base6
     b"AEX1" | uint32 little-endian header length | header (UTF-8 JSON) | padding to 8 | body
 
 The header describes each setup (A, and B in compare mode): its name, tokens, layers, heads, the
-heads stored at full resolution and, for long inputs, the block tiles of every head; and,
-optionally, where the explorer opens ("start": layer, head, mode, query; see `with_start`), the one
-way every host (the page, the offline file) sets it. The body holds
-the weights as uint16: weight = value / 65535, so a weight read back is within 1/131070 (7.6e-6)
-of the model's, well inside the 1e-3 a readout promises (uint8 would give 1/510, about 0.002,
-which is not). B − A is computed in the browser from the two setups.
+heads stored at full resolution and, for long inputs, the block tiles of every head; optionally
+two more readings of them (the explorer's modes "moves" and "rollout"): each full head's value
+norms ||f(x_j)|| (norm-weighted attention, encoder.inspect.moves: the browser multiplies a head's
+weights by its keys' norms, as the library does) and the attention rollout after each layer
+(encoder.inspect.rollout; only after the last layer when every layer's would pass ROLLOUT_BYTES);
+and, optionally, where the explorer opens ("start": layer, head, mode, query; see `with_start`),
+the one way every host (the page, the offline file) sets it, and "large_text" (presenter mode:
+`with_large_text`). The body holds the weights and the rollout as uint16: weight = value / 65535,
+so a weight read back is within 1/131070 (7.6e-6) of the model's, well inside the 1e-3 a readout
+promises (uint8 would give 1/510, about 0.002, which is not); the norms as float32. Every chunk
+of the body starts 8-aligned. B − A is computed in the browser from the two setups.
 
 Size: every head at full resolution while it fits FULL_BYTES (MiniLM's 72 heads up to 128
 tokens: 2.36 MB; 16 tokens: 37 kB); past it, every head as block tiles of at most TILE_MAX
 tokens a side (within TILE_BYTES) plus the chosen heads at full resolution (MiniLM at 502 tokens:
-332 kB of tiles + 504 kB per chosen head).
+332 kB of tiles + 504 kB per chosen head, + 504 kB for the last layer's rollout, + 2 kB of
+norms).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,9 +40,10 @@ MAX_TOKENS = 512
 MAX_HEADS = 24 * 64  # layers x heads
 FULL_BYTES = 2_500_000  # every head at full resolution while it fits this, per setup
 TILE_BYTES = 600_000  # the block tiles of every head, per setup
+ROLLOUT_BYTES = 600_000  # the rollout after every layer while it fits this, else the last only
 TILE_MAX = 48  # tokens a side of a block tile (as the Plotly overview's blocks)
 TOLERANCE = 1e-4  # softmax rounding: weights may stray this far outside [0, 1]
-MODES = ("lines", "matrix", "heads")  # the explorer's views (attention_explorer.js)
+MODES = ("lines", "matrix", "heads", "moves", "rollout")  # the explorer's views (its JS)
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,10 @@ class Setup:
     tile_weights: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))
     # [layers, heads, blocks, blocks] uint16 block weights (mean over a query block of the sum
     # over a key block), present only when some head is not at full resolution
+    norms: np.ndarray | None = None  # [len(full), n] float32 value norms of the full heads' keys
+    rollout_layers: tuple[int, ...] = ()  # the layers (indexes) whose rollout is stored
+    rollout: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))
+    # [len(rollout_layers), n, n] uint16: the rollout after each of those layers
 
 
 def _as_array(attention) -> np.ndarray:
@@ -126,6 +137,35 @@ def tile_side(layers: int, heads: int, n: int) -> int:
     return max(1, min(n, TILE_MAX, fits))
 
 
+def check_readings(norms, rollout, layers: int, heads: int, n: int):
+    """The value norms [layers, heads, n] (>= 0) and the rollout [layers, n, n] (in [0, 1]) as
+    float32 arrays (None stays None), or a ValueError that names the shapes or the values."""
+    checked = []
+    for name, array, shape in (
+        ("value norms", norms, (layers, heads, n)),
+        ("rollout", rollout, (layers, n, n)),
+    ):
+        if array is None:
+            checked.append(None)
+            continue
+        values = _as_array(array)
+        if values.shape != shape:
+            raise ValueError(f"{name} need the shape {shape}; got {tuple(values.shape)}")
+        if not np.isfinite(values).all():
+            raise ValueError(f"the {name} hold NaN or infinity: nothing to draw")
+        high = 1 + TOLERANCE if name == "rollout" else np.inf
+        if values.min() < -TOLERANCE or values.max() > high:
+            raise ValueError(f"the {name} lie outside [0, {high:g}]")
+        checked.append(values)
+    return checked
+
+
+def rollout_kept(layers: int, n: int) -> tuple[int, ...]:
+    """The layers whose rollout a payload stores: every one while they fit ROLLOUT_BYTES, else
+    the last."""
+    return tuple(range(layers)) if 2 * layers * n * n <= ROLLOUT_BYTES else (layers - 1,)
+
+
 def build_setup(
     attention,
     tokens: Sequence[str],
@@ -133,20 +173,31 @@ def build_setup(
     name: str = "A",
     layer_labels: Iterable[int] | None = None,
     chosen: Iterable[tuple[int, int]] = ((0, 0),),
+    norms=None,
+    rollout=None,
 ) -> Setup:
     """One setup from its [layers, heads, T, T] attention (one sentence, no padding) and tokens.
     Every head is stored at full resolution when they fit FULL_BYTES; otherwise the `chosen`
-    (layer, head) pairs are, beside every head's block tiles."""
+    (layer, head) pairs are, beside every head's block tiles. `norms`: [layers, heads, T] value
+    norms ||f(x_j)|| (the "moves" mode, of the heads stored in full); `rollout`: [layers, T, T]
+    the rollout after each layer (the "rollout" mode; see rollout_kept)."""
     weights = check_attention(attention, tokens)
     layers, heads, n, _ = weights.shape
+    norms, rollout = check_readings(norms, rollout, layers, heads, n)
     labels = tuple(range(layers)) if layer_labels is None else tuple(int(i) for i in layer_labels)
     if len(labels) != layers:
         raise ValueError(f"{len(labels)} layer labels for attention of {layers} layers")
     tokens = tuple(str(token) for token in tokens)
+    readings = {}
+    if rollout is not None:
+        kept = rollout_kept(layers, n)
+        readings = {"rollout_layers": kept, "rollout": quantise(rollout[list(kept)])}
     if every_head_fits(layers, heads, n):
         pairs = tuple((layer, head) for layer in range(layers) for head in range(heads))
         full = quantise(weights.reshape(layers * heads, n, n))
-        return Setup(name, tokens, labels, heads, pairs, full)
+        if norms is not None:
+            readings["norms"] = norms.reshape(layers * heads, n)
+        return Setup(name, tokens, labels, heads, pairs, full, **readings)
     pairs = tuple(dict.fromkeys((int(layer), int(head)) for layer, head in chosen))
     for layer, head in pairs:
         if not (0 <= layer < layers and 0 <= head < heads):
@@ -154,11 +205,26 @@ def build_setup(
                 f"layer {layer} head {head} is not in attention of {layers} layers x {heads} heads"
             )
     full = quantise(np.stack([weights[layer, head] for layer, head in pairs]))
+    if norms is not None:
+        readings["norms"] = np.stack([norms[layer, head] for layer, head in pairs])
     starts, tiles = block_tiles(weights, tile_side(layers, heads, n))
-    return Setup(name, tokens, labels, heads, pairs, full, tuple(starts.tolist()), quantise(tiles))
+    blocks = {"tile_starts": tuple(starts.tolist()), "tile_weights": quantise(tiles)}
+    return Setup(name, tokens, labels, heads, pairs, full, **blocks, **readings)
 
 
-def _header(setup: Setup, offset: int) -> dict:
+def _chunks(setup: Setup) -> dict[str, np.ndarray]:
+    """A setup's arrays in body order, by the header's name for each (empty ones left out)."""
+    found = {
+        "full": setup.full_weights.astype("<u2"),
+        "tiles": setup.tile_weights.astype("<u2"),
+        "rollout": setup.rollout.astype("<u2"),
+        "norms": np.zeros(0, "<f4") if setup.norms is None else setup.norms.astype("<f4"),
+    }
+    return {name: array for name, array in found.items() if array.size}
+
+
+def _header(setup: Setup, offsets: dict[str, int]) -> dict:
+    """A setup's header entry; `offsets`: each chunk's byte offset in the body (_chunks)."""
     entry = {
         "name": setup.name,
         "tokens": list(setup.tokens),
@@ -167,14 +233,17 @@ def _header(setup: Setup, offset: int) -> dict:
         "n": len(setup.tokens),
         "layer_labels": list(setup.layer_labels),
         "full": [list(pair) for pair in setup.full],
-        "full_offset": offset,
+        "full_offset": offsets["full"],
         "tiles": None,
+        "rollout": None,
+        "norms": None,
     }
     if setup.tile_starts:
-        entry["tiles"] = {
-            "starts": list(setup.tile_starts),
-            "offset": offset + setup.full_weights.nbytes,
-        }
+        entry["tiles"] = {"starts": list(setup.tile_starts), "offset": offsets["tiles"]}
+    if setup.rollout_layers:
+        entry["rollout"] = {"layers": list(setup.rollout_layers), "offset": offsets["rollout"]}
+    if setup.norms is not None:
+        entry["norms"] = {"offset": offsets["norms"]}  # [len(full), n] float32, body order
     return entry
 
 
@@ -196,15 +265,29 @@ def _join(header: dict, body: bytes) -> bytes:
     return b"".join([MAGIC, len(text + padding).to_bytes(4, "little"), text, padding, body])
 
 
+def _with_header(payload: bytes, change: Callable[[dict], None]) -> bytes:
+    """The payload with its header changed in place by `change`; the body's bytes unchanged."""
+    header = decode_header(payload)
+    change(header)
+    body = payload[8 + int.from_bytes(payload[4:8], "little") :]
+    return _join(header, body)
+
+
 def with_start(payload: bytes, start: dict | None) -> bytes:
     """The payload opening at `start` (start_at's dict; None: where the host says, else the first
     head in lines); the weights' bytes are unchanged."""
-    header = decode_header(payload)
-    header.pop("start", None)
-    if start is not None:
-        header["start"] = start_at(**start)
-    body = payload[8 + int.from_bytes(payload[4:8], "little") :]
-    return _join(header, body)
+
+    def change(header: dict) -> None:
+        header.pop("start", None)
+        if start is not None:
+            header["start"] = start_at(**start)
+
+    return _with_header(payload, change)
+
+
+def with_large_text(payload: bytes, large: bool = True) -> bytes:
+    """The payload drawn with large text (presenter mode: every label at least 16 px)."""
+    return _with_header(payload, lambda header: header.update(large_text=bool(large)))
 
 
 def encode(setups: Sequence[Setup], *, stretch: bool = False) -> bytes:
@@ -215,11 +298,14 @@ def encode(setups: Sequence[Setup], *, stretch: bool = False) -> bytes:
         raise ValueError("a payload needs at least one setup")
     entries, chunks, offset = [], [], 0
     for setup in setups:
-        entries.append(_header(setup, offset))
-        for array in (setup.full_weights, setup.tile_weights):
-            data = np.ascontiguousarray(array, dtype="<u2").tobytes()
+        offsets = {}
+        for name, array in _chunks(setup).items():
+            offsets[name] = offset
+            data = np.ascontiguousarray(array).tobytes()
+            data += b"\0" * (-len(data) % 8)  # every chunk starts 8-aligned
             chunks.append(data)
             offset += len(data)
+        entries.append(_header(setup, offsets | {"full": offsets.get("full", offset)}))
     header = {
         "format": "attention-explorer",
         "version": 1,
@@ -261,6 +347,31 @@ def decode_setup(
         shape = (entry["layers"], entry["heads"], size, size)
         tiles = words[start : start + math.prod(shape)].reshape(shape) / header["scale"]
     return entry, full, tiles
+
+
+def decode_readings(
+    payload: bytes, setup: int = 0
+) -> tuple[dict[tuple[int, int], np.ndarray], dict[int, np.ndarray]]:
+    """The two more readings a payload's setup holds, as the browser computes them (for tests and
+    tools): norm-weighted attention {(layer, head): [n, n]} of each full head (its weights times
+    its keys' value norms), and the rollout {layer: [n, n]} after each stored layer."""
+    header = decode_header(payload)
+    entry, full, _ = decode_setup(payload, setup)
+    body = 8 + int.from_bytes(payload[4:8], "little")
+    n = entry["n"]
+    moved = {}
+    if entry["norms"]:
+        offset = body + entry["norms"]["offset"]
+        norms = np.frombuffer(payload, "<f4", len(entry["full"]) * n, offset).reshape(-1, n)
+        moved = {pair: full[pair] * norms[i][None, :] for i, pair in enumerate(full)}
+    rolled = {}
+    if entry["rollout"]:
+        layers = entry["rollout"]["layers"]
+        offset = body + entry["rollout"]["offset"]
+        words = np.frombuffer(payload, "<u2", len(layers) * n * n, offset)
+        for i, layer in enumerate(layers):
+            rolled[layer] = words[i * n * n : (i + 1) * n * n].reshape(n, n) / header["scale"]
+    return moved, rolled
 
 
 def payload(

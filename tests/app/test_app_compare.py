@@ -12,6 +12,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from app.views.attention import METRICS
 from encoder import TransformerEncoder
 from encoder.inspect.heads import head_metrics
 from encoder.io.tokenize import load_tokenizer, tokenize
@@ -103,6 +104,8 @@ def test_residual_table_rows_are_each_models_numbers() -> None:
 
 def test_head_metric_rows_carry_their_setup_and_the_deltas_are_b_minus_a() -> None:
     at = open_page(view="Attention", compare="1", b_activation="relu", **SMALL)
+    at.session_state[METRICS[0]] = True  # the metrics' section opened (it computes only then)
+    at.run()
     assert_no_exception(at)
     table = table_with(at, "setup")
     expected = {
@@ -226,6 +229,8 @@ def test_a_trained_toy_model_against_random_weights_of_its_architecture() -> Non
     assert_no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.radio(key="b_source").value == "random"
+    at.session_state[METRICS[0]] = True
+    at.run()
     deltas = table_with(at, "Δ entropy")
     assert "Δ to first" in deltas.columns and len(deltas) == 4  # 1 layer x 4 heads
     sentence = shown(next(i.value for i in at.info if "Random weights (B)" in i.value))

@@ -114,7 +114,9 @@ VIEW_DRAWN_JS = """checks => {
       const root = FIND_EXPLORER(document);
       const tokens = root && [...root.querySelectorAll("[data-side=query]")]
         .map(t => t.textContent);
-      return !!root && JSON.stringify(tokens) === marker;
+      const span = root && root.querySelector("[data-role=window]"); // a long input's window
+      const all = span ? JSON.parse(marker).slice(+span.dataset.start, +span.dataset.end) : null;
+      return !!root && JSON.stringify(tokens) === (span ? JSON.stringify(all) : marker);
     }
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     return !!plot && !!plot._fullData && JSON.stringify(plot.layout).includes(marker);

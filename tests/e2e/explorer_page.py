@@ -1,5 +1,7 @@
 """A small page that draws the attention explorer for MiniLM (or two setups with `compare=1`):
-the component's host, tested before the Attention view uses it. URL: text, compare, layer, head."""
+the component's host, tested before the Attention view uses it, with both more readings (what
+each head moves, rollout) from the library. URL: text, compare, layer, head, large (presenter
+mode's large text)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import torch
 
 from app.components.attention_explorer import attention_explorer
 from encoder import load_pretrained
+from encoder.inspect.moves import value_norms
+from encoder.inspect.rollout import trace_rollout
 from encoder.io.tokenize import tokenize
-from encoder.web.payload import build_setup, encode
+from encoder.web.payload import build_setup, encode, with_large_text
 
 
 @st.cache_resource
@@ -17,12 +21,21 @@ def model():
     return load_pretrained()
 
 
-def attention_of(text: str, ablate: tuple = ()):
+def setup_of(text: str, name: str, chosen: tuple[int, int], ablate: tuple = ()):
+    """One setup of MiniLM on `text`, with its value norms and rollout."""
     encoder, tokenizer = model()
     batch = tokenize([text], tokenizer, encoder.cfg.max_len)
     with torch.no_grad():
         trace = encoder.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
-    return trace.attention[:, 0], batch.tokens[0]  # [layer, head, T, T], tokens
+        norms = value_norms(trace, encoder)[:, 0]  # [layer, head, key]
+    return build_setup(
+        trace.attention[:, 0],  # [layer, head, T, T]
+        batch.tokens[0],
+        name=name,
+        chosen=[chosen],
+        norms=norms,
+        rollout=trace_rollout(trace)[:, 0],  # [layer, T, T]
+    )
 
 
 st.title("Attention explorer")
@@ -37,10 +50,9 @@ def follow_explorer() -> None:
 
 text = st.text_input("Text", st.query_params.get("text", "The animal was too tired."), key="text")
 chosen = (int(st.query_params.get("layer", 0)), int(st.query_params.get("head", 0)))
-attention, tokens = attention_of(text)
-setups = [build_setup(attention, tokens, name="A", chosen=[chosen])]
+setups = [setup_of(text, "A", chosen)]
 if st.query_params.get("compare") == "1":
-    ablated, _ = attention_of(text, ablate=((0, 0), (1, 3)))
-    setups.append(build_setup(ablated, tokens, name="B", chosen=[chosen]))
-selection = attention_explorer(encode(setups), key="explorer", on_select=follow_explorer)
+    setups.append(setup_of(text, "B", chosen, ablate=((0, 0), (1, 3))))
+payload = with_large_text(encode(setups), st.query_params.get("large") == "1")
+selection = attention_explorer(payload, key="explorer", on_select=follow_explorer)
 st.caption(f"settled selection: {selection}")

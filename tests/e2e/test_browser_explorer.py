@@ -1,6 +1,8 @@
 """The attention explorer in the page (its Custom Components v2 host), driven through its DOM
 contract: every mode, the keyboard alone, compare, nothing sent while looking, the readout's
-weights equal to MiniLM's."""
+weights (and what a head moves, and the rollout) equal to MiniLM's as the library computes them;
+the layer select; square matrix cells with their labels beside them; text sizes and contrast in
+normal and presenter (large text) mode."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from encoder.inspect.moves import norm_weighted_attention
+from encoder.inspect.rollout import trace_rollout
 from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_ready
 from tests.shared import SENTENCE
 
@@ -16,7 +20,7 @@ pytestmark = pytest.mark.browser
 
 EXPLORER = "[data-testid=attention-explorer]"
 READOUT = "[data-role=readout]"
-WEIGHT = re.compile(r"(-?\d\.\d{3})$")
+WEIGHT = re.compile(r"(-?\d+\.\d{3})(?: \(pinned\))?$")
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +146,103 @@ def test_tokens_that_look_like_html_are_drawn_as_text(explorer, minilm) -> None:
     _, tokens = minilm.attention_of(text)
     assert page.locator(f"{EXPLORER} [data-side=query]").all_text_contents() == tokens
     assert page.locator(f"{EXPLORER} img, {EXPLORER} b").count() == 0
+
+
+def pin_query(page, index: int) -> None:
+    """Pin query token `index` with the keyboard (from no query chosen)."""
+    page.locator(EXPLORER).focus()
+    for _ in range(index + 1):
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+
+
+def test_what_a_head_moves_and_the_rollout_are_the_librarys_and_the_layer_select_picks(
+    explorer, minilm
+) -> None:
+    page, sent = explorer(text=SENTENCE)
+    trace = minilm.trace_of(SENTENCE)
+    tokens = minilm.batch(SENTENCE).tokens[0]
+    it = tokens.index("it")
+    page.locator("[data-testid=explorer-layer]").select_option("2")  # the layer, directly
+    assert (state(page)["layer"], state(page)["head"]) == ("2", "0")
+    page.locator("[data-role=mode][data-mode=moves]").click()
+    pin_query(page, it)
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    assert (state(page)["mode"], state(page)["layer"], state(page)["head"]) == ("moves", "2", "5")
+    moved = norm_weighted_attention(trace, minilm.model)[2, 0, 5, it]  # [key]
+    best = int(moved.argmax())
+    text = page.locator(READOUT).text_content()
+    assert text.startswith(f'layer 2 head 5 moves: "it" moves most from "{tokens[best]}"'), text
+    assert abs(readout_weight(page) - float(moved[best])) <= 1e-3 * max(1.0, float(moved[best]))
+    page.locator("[data-role=mode][data-mode=rollout]").click()
+    page.keyboard.press("PageDown")  # layer 3
+    rolled = trace_rollout(trace)[3, 0, it]  # [key]
+    best = int(rolled.argmax())
+    text = page.locator(READOUT).text_content()
+    assert text.startswith(f'rollout after layer 3: "it" draws most on "{tokens[best]}"'), text
+    assert abs(readout_weight(page) - float(rolled[best])) <= 1e-3
+    assert page.locator("[data-testid=explorer-layer]").input_value() == "3"
+    assert sent == []
+
+
+# Every visible text of the explorer: its font size, and its contrast against the first opaque
+# background behind it (WCAG's relative luminance).
+TEXT_JS = r"""root => {
+  const channel = c => {
+    c /= 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const luminance = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  const rgba = text => text.match(/[\d.]+/g).map(Number);
+  const background = node => {
+    for (let at = node; at; at = at.parentElement || (at.getRootNode() || {}).host) {
+      const colour = rgba(getComputedStyle(at).backgroundColor);
+      if (colour.length === 3 || colour[3] > 0.5) return colour.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const found = [];
+  for (const node of root.querySelectorAll("*")) {
+    const own = [...node.childNodes].some(c => c.nodeType === 3 && c.textContent.trim());
+    const box = node.getBoundingClientRect();
+    if (!own || box.width === 0 || box.height === 0) continue;
+    const style = getComputedStyle(node);
+    const [a, b] = [luminance(rgba(style.color)), luminance(background(node))];
+    found.push({ text: node.textContent.slice(0, 30), px: parseFloat(style.fontSize),
+      contrast: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) });
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["normal", "presenter"])
+def test_every_modes_text_is_large_enough_with_contrast_and_the_matrix_is_square(
+    explorer, minilm, large
+) -> None:
+    page, _ = explorer(text=SENTENCE, **({"large": 1} if large else {}))
+    assert state(page)["large"] == str(large).lower()
+    smallest = 16 if large else 12
+    pin_query(page, 3)
+    for mode in ("lines", "matrix", "heads", "moves", "rollout"):
+        page.locator(f"[data-role=mode][data-mode={mode}]").click()
+        texts = page.locator(EXPLORER).evaluate(TEXT_JS)
+        assert texts, mode
+        small = [t for t in texts if t["px"] < smallest]
+        faint = [t for t in texts if t["contrast"] < 4.5]
+        assert small == [] and faint == [], (mode, small[:3], faint[:3])
+    page.locator("[data-role=mode][data-mode=matrix]").click()
+    grid = page.locator("[data-role=matrix]").bounding_box()
+    n = len(minilm.batch(SENTENCE).tokens[0])
+    assert abs(grid["width"] - grid["height"]) <= 1 and grid["width"] >= 12 * n  # square cells
+    rows = page.locator(f"{EXPLORER} [data-side=query]")
+    keys = page.locator(f"{EXPLORER} [data-side=key]")
+    assert rows.count() == keys.count() == n  # every real token labelled, nothing else
+    first, last = rows.first.bounding_box(), rows.last.bounding_box()
+    assert first["x"] + first["width"] <= grid["x"] + 1  # beside the cells, left
+    assert (
+        abs(first["y"] - grid["y"]) <= 1
+        and abs(last["y"] + last["height"] - grid["y"] - grid["height"]) <= 1
+    )
+    top = keys.first.bounding_box()
+    assert top["y"] + top["height"] <= grid["y"] + 1 and abs(top["x"] - grid["x"]) <= 1  # above

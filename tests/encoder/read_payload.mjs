@@ -6,22 +6,30 @@ import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
 const [modulePath, payloadPath] = process.argv.slice(2);
-const { decodePayload, fullWeights, tileWeights } = await import(pathToFileURL(modulePath).href);
+const { decodePayload, fullWeights, tileWeights, movedWeights, rolloutWeights } = await import(
+  pathToFileURL(modulePath).href);
 
 const matrix = (weights) => Array.from({ length: weights.n },
   (_, q) => Array.from({ length: weights.n }, (_, k) => weights.at(q, k)));
 
 function read(data) {
-  const { setups, stretch, start } = decodePayload(data);
+  const { setups, stretch, start, largeText } = decodePayload(data);
   return {
     stretch,
     start,
+    largeText,
     setups: setups.map((setup) => ({
       name: setup.name, tokens: setup.tokens, layers: setup.layers, heads: setup.heads,
       n: setup.n, layerLabels: setup.layerLabels,
       full: [...setup.full.keys()].map((key) => {
         const [layer, head] = key.split(",").map(Number);
-        return { layer, head, weights: matrix(fullWeights(setup, layer, head)) };
+        const moved = movedWeights(setup, layer, head);
+        return { layer, head, weights: matrix(fullWeights(setup, layer, head)),
+          moved: moved && matrix(moved) };
+      }),
+      rollout: Array.from({ length: setup.layers }, (_, layer) => {
+        const rolled = rolloutWeights(setup, layer);
+        return rolled && { layer: rolled.layer, weights: matrix(rolled) };
       }),
       tiles: setup.tiles && {
         starts: setup.tiles.starts,

@@ -1,7 +1,8 @@
 """The browser-side modules as the hosts load them (encoder.web.hosts): no file imports another,
 every file is in a host's module, every host's joined module parses (`node --check`), and the
 explorer's decoder reads back what Python's encoder (encoder.web.payload) wrote, within the
-encoder's quantisation. Needs node: skipped without it, except under CI=true."""
+encoder's quantisation: the weights, what each head moves (weights x value norms, as
+encoder.inspect.moves) and the rollout. Needs node: skipped without it, except under CI=true."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ from encoder.web.payload import (
     SCALE,
     block_tiles,
     build_setup,
+    decode_readings,
     encode,
     start_at,
     tile_side,
+    with_large_text,
     with_start,
 )
 from tests.e2e.harness import missing
@@ -110,3 +113,71 @@ def test_the_explorer_reads_back_a_long_inputs_chosen_head_and_every_heads_block
         np.testing.assert_allclose(full, attention[2, 5].numpy(), rtol=0, atol=QUANTUM)
         assert setup["tiles"]["starts"] == starts.tolist() and len(starts) < n
         np.testing.assert_allclose(setup["tiles"]["weights"], blocks, rtol=0, atol=QUANTUM)
+
+
+def readings_of(layers: int, heads: int, n: int, seed: int):
+    """Value norms [layers, heads, n] and a rollout [layers, n, n] to send: random, in range."""
+    generator = np.random.default_rng(seed)
+    norms = generator.uniform(0.0, 30.0, (layers, heads, n)).astype(np.float32)
+    rows = generator.uniform(0.0, 1.0, (layers, n, n))
+    return norms, (rows / rows.sum(-1, keepdims=True)).astype(np.float32)
+
+
+def test_the_explorer_reads_what_each_head_moves_and_the_rollout_of_every_layer(
+    node, tmp_path
+) -> None:
+    layers, heads, n = 2, 3, 7
+    attention = softmax_attention(layers, heads, n, seed=4).numpy()
+    norms, rolled = readings_of(layers, heads, n, seed=5)
+    setup = build_setup(attention, [f"t{i}" for i in range(n)], norms=norms, rollout=rolled)
+    data = with_large_text(encode([setup]))
+    moved = attention * norms[:, :, None, :]  # [layer, head, query, key]: as moves does
+    python_moved, python_rolled = decode_readings(data)
+    for (layer, head), matrix in python_moved.items():
+        np.testing.assert_allclose(matrix, moved[layer, head], rtol=1e-4, atol=30 * QUANTUM)
+    assert sorted(python_rolled) == [0, 1]
+    read = read_in_node(node, tmp_path, data)
+    for copy in (read["aligned"], read["odd"]):
+        assert copy["largeText"] is True
+        (setup,) = copy["setups"]
+        for head in setup["full"]:
+            expected = moved[head["layer"], head["head"]]
+            np.testing.assert_allclose(head["moved"], expected, rtol=1e-4, atol=30 * QUANTUM)
+        for layer, found in enumerate(setup["rollout"]):
+            assert found["layer"] == layer
+            np.testing.assert_allclose(found["weights"], rolled[layer], rtol=0, atol=QUANTUM)
+
+
+def test_a_long_input_sends_its_chosen_heads_norms_and_the_last_layers_rollout(
+    node, tmp_path
+) -> None:
+    layers, heads, n = 4, 8, 300  # past FULL_BYTES and ROLLOUT_BYTES
+    attention = softmax_attention(layers, heads, n, seed=6).numpy()
+    norms, rolled = readings_of(layers, heads, n, seed=7)
+    tokens = [f"t{i}" for i in range(n)]
+    setup = build_setup(attention, tokens, chosen=((2, 5),), norms=norms, rollout=rolled)
+    assert setup.norms.shape == (1, n) and setup.rollout_layers == (layers - 1,)
+    (setup,) = read_in_node(node, tmp_path, encode([setup]))["odd"]["setups"]
+    (head,) = setup["full"]
+    np.testing.assert_allclose(head["moved"], attention[2, 5] * norms[2, 5][None, :], rtol=1e-4,
+                               atol=30 * QUANTUM)  # fmt: skip
+    for found in setup["rollout"]:  # every layer asks; the last one's is drawn
+        assert found["layer"] == layers - 1
+        np.testing.assert_allclose(found["weights"], rolled[-1], rtol=0, atol=QUANTUM)
+
+
+@pytest.mark.parametrize(
+    ("norms", "rollout", "said"),
+    [
+        (np.ones((2, 3, 6)), None, "value norms need the shape (2, 3, 7); got (2, 3, 6)"),
+        (-np.ones((2, 3, 7)), None, "the value norms lie outside [0, inf]"),
+        (None, np.full((2, 7, 7), np.nan), "the rollout hold NaN or infinity"),
+        (None, np.full((2, 7, 7), 2.0), "the rollout lie outside [0, 1.0001]"),
+    ],
+)
+def test_readings_that_cannot_be_drawn_are_refused_with_their_shapes_or_values(
+    norms, rollout, said
+) -> None:
+    attention = softmax_attention(2, 3, 7, seed=8)
+    with pytest.raises(ValueError, match=re.escape(said)):
+        build_setup(attention, [f"t{i}" for i in range(7)], norms=norms, rollout=rollout)
