@@ -20,6 +20,7 @@ a message, and answers are refused, never dropped.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pandas as pd
@@ -69,7 +70,9 @@ KEYS = (
     Key("_class_refused"),  # the question whose answer the store refused (say: send it again)
     Key("_class_away", False),  # a read found the store away: the poll redraws once it is back
 )
+log = logging.getLogger(__name__)
 UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
+AWAY = "The class is unavailable right now: the tally and its reveal come back when it is."
 
 
 @st.cache_resource(show_spinner=False)
@@ -90,18 +93,22 @@ def _state_unsaid(code: str) -> ClassState | None:
     return None
 
 
-def _guarded(action: Callable[[], object]) -> object | None:
-    """The store's answer, or None after showing its message (an error, never a traceback).
-    A store found away is marked (`_class_away`): a student's poll redraws the page once it is
-    back, whichever part of the page found it away (a pause between two ticks included)."""
+def _guarded(action: Callable[[], object], away: str = "") -> object | None:
+    """The store's answer, or None after showing its message (an error, never a traceback;
+    `away`, when given, says the store is away, in place of the store's own message). A store
+    found away is marked (`_class_away`): a student's poll, or a teacher's watch, redraws the
+    page once it is back, whichever part of the page found it away (a pause between two ticks
+    included)."""
     try:
         return action()
+    except ClassStoreUnavailable as error:
+        state.put("_class_away", True)
+        st.warning(away or literal(str(error)))
     except ClassError as error:
-        if isinstance(error, ClassStoreUnavailable):
-            state.put("_class_away", True)
         st.warning(literal(str(error)))
-    except ValueError as error:  # a bad ENCODER_EXPLORER_* setting
-        st.error(literal(f"Classes are unavailable: {error}"))
+    except ValueError as error:  # a bad setting of the server's (app.classroom.backend)
+        log.error("classes are unavailable: %s", error)
+        st.error("Classes are unavailable on this server: its class settings are wrong.")
     return None
 
 
@@ -207,11 +214,14 @@ def bar(number: int, present: bool, below: bool = False) -> None:
     if below:
         if student():  # the page's one timer, last on the page
             st.fragment(_student_poll, run_every=POLL_S)()
+        elif teacher() and state.get("_class_away"):  # this run found the store away
+            st.fragment(_teacher_watch, run_every=POLL_S)()
         elif present and not teacher():
             _invitation()
         return
     if teacher():
         code, secret = teacher()
+        state.put("_class_away", False)  # until a call of this run finds the store away
         _guarded(lambda: _publish(code, secret, number))
         _teacher_card(code, present)
         return
@@ -310,6 +320,17 @@ def _student_poll() -> None:
     st.rerun()
 
 
+def _teacher_watch() -> None:
+    """A teacher's page whose last full run found the store away: a timer, last on the page and
+    drawing nothing, that reruns the whole page once the store answers again (the class's line,
+    the tally and "Reveal to everyone" back, whatever the teacher clicked meanwhile)."""
+    code = still(teacher())[0]
+    if _state_unsaid(code) is None:
+        return
+    state.put("_class_away", False)
+    st.rerun()
+
+
 def class_question(prediction: Prediction) -> bool:
     """In a class: the teacher's question panel (open, live tally, reveal) or the student's
     answer box; False outside a class (the page asks on its own). The teacher's panel polls the
@@ -327,7 +348,7 @@ def class_question(prediction: Prediction) -> bool:
 
 def _teacher_question(prediction: Prediction) -> None:
     code, secret = still(teacher())
-    current = _guarded(lambda: class_store().state(code))
+    current = _guarded(lambda: class_store().state(code), away=AWAY)
     if current is None:
         return
     qid = prediction.question_id
@@ -336,10 +357,10 @@ def _teacher_question(prediction: Prediction) -> None:
             _guarded(lambda: class_store().open_question(code, secret, qid))
             st.rerun()
         return
-    tally = _guarded(lambda: class_store().tally(code, qid, secret))
+    tally = _guarded(lambda: class_store().tally(code, qid, secret), away=AWAY)
     if tally is None:
         return
-    joined = _guarded(lambda: class_store().students(code)) or 0
+    joined = _guarded(lambda: class_store().students(code), away=AWAY) or 0
     st.markdown(f"**{tally.count} of {joined}** students answered")
     _tally_chart(tally, prediction if current.revealed else None)
     revealing = not current.revealed and st.button("Reveal to everyone", key="class_reveal")
