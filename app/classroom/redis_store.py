@@ -21,7 +21,7 @@ from app.classroom.store import ClassRecord, ClassStore, ClassStoreUnavailable, 
 PREFIX = "encoder-explorer:class"
 LIVE = f"{PREFIX}es"  # sorted set: code -> expiry time, for the bound on live classes
 GRACE_S = 3600
-TIMEOUT_S = 0.4  # seconds: a Redis beside the app answers in a few milliseconds
+TIMEOUT_S = 0.25  # seconds: a Redis beside the app answers in a few milliseconds
 
 INSERT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])

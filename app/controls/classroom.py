@@ -49,7 +49,7 @@ from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
 POLL_S = 0.5  # a student's page asks the store this often (a step change: 2 s p95, 10 students)
-TALLY_POLL_S = 0.3  # the teacher's tally, while a question is open
+TALLY_POLL_S = 0.5  # the teacher's tally, while a question is open (a failed read: under 0.3 s)
 SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
 # The code a student joins (the student link's `class`), the join form, the follow switch; the
 # teacher's (code, secret) and a student's (code, id) stay in their session only.
@@ -72,7 +72,10 @@ KEYS = (
 )
 log = logging.getLogger(__name__)
 UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
-AWAY = "The class is unavailable right now: the tally and its reveal come back when it is."
+AWAY = (  # the teacher's question panel while the store is away
+    "The class is unavailable right now (its store cannot be reached): the tally and Reveal come "
+    "back by themselves when it is back."
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -338,6 +341,8 @@ def class_question(prediction: Prediction) -> bool:
     _student_poll, reruns the page when the class changes)."""
     if teacher():
         current = _state_unsaid(teacher()[0])
+        if current is None and state.get("_class_away"):  # the class's line says so, once;
+            return True  # the page's watch (_teacher_watch) draws the panel again when it is back
         asking = current is not None and current.question == prediction.question_id
         polling = TALLY_POLL_S if asking and not current.revealed else None
         st.fragment(_teacher_question, run_every=polling)(prediction)
