@@ -10,7 +10,9 @@ answered on each student's page; the teacher's page shows the tally live and rev
 
 One timer a page, last on the page: a student's page polls in a fragment that draws nothing,
 and any change of the class reruns the whole page; the answer box is a fragment without a timer
-(a click reruns it alone). The teacher's tally polls only while its question is open. A timer's
+(a click reruns it alone). The teacher's tally polls only while its question is open; a
+teacher's page whose full run found the store away has a timer last on the page instead
+(_teacher_watch), which draws the page again once the store is back. A timer's
 tick that reaches the server while a whole rerun rebuilds the page could write into a path the
 browser no longer has ("Bad delta path index": a blank page) or cut what follows it short (a
 student's reveal once went missing), so no timer sits where steps differ or above the step.

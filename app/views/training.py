@@ -69,6 +69,7 @@ LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 PLACEMENT_RUNS = len(DROPOUT_PLACEMENTS)
 JOB_RUNS = tuple(sorted({1, COMPARISON_RUNS, PLACEMENT_RUNS}))  # runs per kind of job
+JOB_NAMES = {1: "Train", COMPARISON_RUNS: "Pre vs post", PLACEMENT_RUNS: "Dropout placement"}
 DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
 # Training widget key -> the TrainConfig field it sets.
 TRAINING_FIELDS = {
@@ -295,16 +296,13 @@ def plan(cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float)
 
 def _change_text(chosen: TrainConfig, planned: TrainConfig) -> str:
     """How a plan differs from the chosen settings: "a 2-layer, d_model 64 copy (4 heads, d_ff
-    128)" or "300 steps"."""
+    128)" or "300 of the 5000 steps"."""
     if planned.steps != chosen.steps:
-        return f"{planned.steps} steps"
+        return f"{planned.steps} of the {chosen.steps} steps"
     return (
         f"a {planned.num_layers}-layer, d_model {planned.d_model} copy ({planned.num_heads} "
         f"heads, d_ff {planned.d_ff})"
     )
-
-
-JOB_NAMES = {1: "Train", COMPARISON_RUNS: "Pre vs post", PLACEMENT_RUNS: "Dropout placement"}
 
 
 def _plan_sentence(cfg: TrainConfig, plans: dict[int, Plan], model: str, scale: float) -> str:
@@ -321,7 +319,7 @@ def _plan_sentence(cfg: TrainConfig, plans: dict[int, Plan], model: str, scale: 
         + (
             f" trains {_change_text(cfg, p.cfg)} in {duration_text(p.seconds)}"
             if p.cfg is not None
-            else " cannot fit even the smallest architecture in one step"
+            else " is off: even one step of the smallest architecture would take longer"
         )
         for runs, p in changed.items()
     ]
@@ -514,15 +512,14 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     if single is not None and single.checkpoint_blocks and not room[1]:  # measuring needs a
         st.caption(_checkpointing_note(actions.checkpointing(single)))  # training step's memory
     left, middle, placements, right = st.columns(4)
-    for column, label, key, make_job, runs in (
-        (left, "Train", "train_start", single_job, 1),
-        (middle, "Pre vs post", "train_compare", comparison_job, COMPARISON_RUNS),
-        (placements, "Dropout placement", "train_placements", partial(placement_job, rate=rate),
-         PLACEMENT_RUNS),
-    ):  # fmt: skip
+    for column, key, make_job, runs in (
+        (left, "train_start", single_job, 1),
+        (middle, "train_compare", comparison_job, COMPARISON_RUNS),
+        (placements, "train_placements", partial(placement_job, rate=rate), PLACEMENT_RUNS),
+    ):
         planned = plans[runs].cfg
         column.button(
-            label,
+            JOB_NAMES[runs],
             key=key,
             type="primary" if runs == 1 else "secondary",
             disabled=running or planned is None or bool(room[runs]),

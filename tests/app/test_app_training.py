@@ -7,6 +7,7 @@ In AppTest a run_every fragment does not fire by itself, so each `at.run()` trai
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 
@@ -20,10 +21,19 @@ from app.lesson.steps import STEPS
 from app.lesson.steps.training import RACE, RACE_PRESET
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES
 from app.sources import pretrained_config
-from app.views.training import COMPARISON_RUNS, JOB_RUNS, PLACEMENT_RUNS
+from app.views.training import (
+    COMPARISON_RUNS,
+    JOB_NAMES,
+    JOB_RUNS,
+    MAX_STEPS,
+    PLACEMENT_RUNS,
+    plan,
+)
+from encoder import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
+    affordable_steps,
     duration_text,
     measured_scale,
     nearest_fitting,
@@ -258,9 +268,8 @@ def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_f
     for runs, shrunk in fitting.items():
         seconds = training_seconds(cfg, runs, architecture=shrunk)
         assert seconds <= MAX_TRAINING_SECONDS
-        name = {1: "Train", COMPARISON_RUNS: "Pre vs post", PLACEMENT_RUNS: "Dropout placement"}
         parts.append(
-            f"**{name[runs]}**{'' if runs == 1 else f' ({runs} runs)'} trains a "
+            f"**{JOB_NAMES[runs]}**{'' if runs == 1 else f' ({runs} runs)'} trains a "
             f"{shrunk.num_layers}-layer, d_model {shrunk.d_model} copy ({shrunk.num_heads} heads, "
             f"d_ff {shrunk.d_ff}) in {duration_text(seconds)}"
         )
@@ -306,3 +315,20 @@ def test_the_lessons_race_starts_from_its_step_as_it_is() -> None:
     assert {name: t.cfg for name, t in job.trainers.items()} == comparison_configs(race)
     at.button(key="train_stop").click().run()
     assert_no_exception(at)
+
+
+def test_past_even_the_smallest_architecture_a_button_trains_fewer_steps() -> None:
+    small = EncoderConfig(vocab_size=10, d_model=16, num_heads=2, num_layers=1, d_ff=64)
+    cfg = TrainConfig.from_architecture(small, steps=MAX_STEPS)
+    runs = PLACEMENT_RUNS
+    smallest = D_MODEL_CHOICES[0], D_FF_CHOICES[0]
+    assert (small.d_model, small.d_ff) == smallest  # nothing smaller to offer
+    assert training_seconds(cfg, runs) > MAX_TRAINING_SECONDS
+    planned = plan(cfg, small, runs, 1.0)
+    assert planned.cfg == dataclasses.replace(
+        cfg, steps=affordable_steps(cfg, runs, 1.0, MAX_TRAINING_SECONDS)
+    )
+    assert 1 <= planned.cfg.steps < MAX_STEPS
+    assert planned.seconds == training_seconds(planned.cfg, runs) <= MAX_TRAINING_SECONDS
+    slow = plan(cfg, small, runs, 1e9)  # a machine where not even one step fits
+    assert slow.cfg is None and slow.seconds == training_seconds(cfg, runs, 1e9)
