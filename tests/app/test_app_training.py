@@ -280,6 +280,8 @@ def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_f
         f"{'; '.join(parts)}."
     )
     assert not at.warning and not at.error
+    said = [e.value for e in (*at.caption, *at.info, *at.markdown)]
+    assert not [text for text in said if "ENCODER_EXPLORER" in text]  # the log's, not theirs
     at.button(key="train_start").click().run()
     assert_no_exception(at)
     job = at.session_state["_training_lab"].job
