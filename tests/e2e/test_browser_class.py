@@ -3,7 +3,8 @@ mode) and three students on one server (SQLite); a student who forges the teache
 replays the teacher's own "Reveal to everyone" request on their socket, changes nothing; a wrong
 code and an expired class are messages; two replicas behind nginx sharing Redis, the teacher on
 one and three students (on the teacher's replica, on the other, through nginx), and Redis going
-away and coming back.
+away and coming back; and one server on Redis paused during a question, timed: the teacher's
+warning, a student's refused Send, the teacher's page back by itself, each within 2 s.
 Screenshots go to $SHOTS_DIR when it is set."""
 
 from __future__ import annotations
