@@ -313,6 +313,10 @@ def _plan_sentence(cfg: TrainConfig, plans: dict[int, Plan], model: str, scale: 
         return ""
     first = min(changed)
     what = "once" if first == 1 else f"{first} times ({JOB_NAMES[first]})"
+    seconds = training_seconds(cfg, first, scale)
+    took, limit = duration_text(seconds), f"{MAX_TRAINING_SECONDS // 60} min"
+    if took == f"about {limit}":  # just over: in whole minutes it would read as the limit
+        took, limit = f"about {round(seconds)} s", f"{MAX_TRAINING_SECONDS} s"
     parts = [
         f"**{JOB_NAMES[runs]}**"
         + ("" if runs == 1 else f" ({runs} runs)")
@@ -324,8 +328,8 @@ def _plan_sentence(cfg: TrainConfig, plans: dict[int, Plan], model: str, scale: 
         for runs, p in changed.items()
     ]
     return (
-        f"Training {model} {what} would take {duration_text(training_seconds(cfg, first, scale))}"
-        f" here, and training is limited to {MAX_TRAINING_SECONDS // 60} min on this server: "
+        f"Training {model} {what} would take {took} here, and training is limited to {limit} "
+        "on this server: "
         f"{'; '.join(parts)}."
     )
 

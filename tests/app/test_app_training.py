@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.lesson.steps import STEPS
-from app.lesson.steps.training import RACE, RACE_PRESET
+from app.lesson.steps.training import RACE, RACE_PRESET, TINY_PRESET, TRAIN_ONE
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES
 from app.sources import pretrained_config
 from app.views.training import (
@@ -299,22 +299,29 @@ def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_f
     assert_no_exception(at)
 
 
-def test_the_lessons_race_starts_from_its_step_as_it_is() -> None:
-    """Lesson step 13's link opens the Training view on the race, which fits the limit as the
-    preset sets it: Pre vs post is on, and pressing it trains the preset's four runs."""
-    race = TrainConfig(**TRAINING_PRESETS[RACE_PRESET])
-    assert training_seconds(race, COMPARISON_RUNS) <= MAX_TRAINING_SECONDS
-    at = open_page(lesson=str(STEPS.index(RACE) + 1))
+@pytest.mark.parametrize(
+    ("step", "preset", "runs"),
+    [(TRAIN_ONE, TINY_PRESET, 1), (RACE, RACE_PRESET, COMPARISON_RUNS)],
+)
+def test_each_lesson_link_to_training_starts_its_job_as_it_is(step, preset, runs) -> None:
+    """Lesson steps 12 and 13 link to the Training view on a preset that fits the time limit as
+    it is: the step's button (Train; Pre vs post, the race) is on, and pressing it trains the
+    preset's runs, not a smaller copy."""
+    cfg = TrainConfig(**TRAINING_PRESETS[preset])
+    assert training_seconds(cfg, runs) <= MAX_TRAINING_SECONDS
+    at = open_page(lesson=str(STEPS.index(step) + 1))
     at.button(key="lesson_open_0").click().run()
     assert_no_exception(at)
     assert at.session_state["view"] == "Training"
-    assert at.button(key="train_compare").disabled is False
-    assert not at.info or "limited to" not in at.info[0].value  # nothing shrunk
-    at.button(key="train_compare").click().run()
+    assert at.button(key=BUTTONS[runs]).disabled is False
+    shrunk = [i.value for i in at.info if "limited to" in i.value]  # what the limit changed
+    assert not any(f"**{JOB_NAMES[runs]}**" in sentence for sentence in shrunk)
+    at.button(key=BUTTONS[runs]).click().run()
     assert_no_exception(at)
     job = at.session_state["_training_lab"].job
     assert job.running
-    assert {name: t.cfg for name, t in job.trainers.items()} == comparison_configs(race)
+    expected = comparison_configs(cfg) if runs == COMPARISON_RUNS else {"pre-norm": cfg}
+    assert {name: t.cfg for name, t in job.trainers.items()} == expected
     at.button(key="train_stop").click().run()
     assert_no_exception(at)
 
