@@ -70,7 +70,8 @@ KEYS = (
     # starts; only then is that version seen (a rerun lost to a busy server is asked again)
     Key("_class_pending"),
     Key("_class_refused"),  # the question whose answer the store refused (say: send it again)
-    Key("_class_away", False),  # a read found the store away: the poll redraws once it is back
+    # a read found the store away: a student's poll, a teacher's watch, redraws once it is back
+    Key("_class_away", False),
 )
 log = logging.getLogger(__name__)
 UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
@@ -330,8 +331,12 @@ def _teacher_watch() -> None:
     drawing nothing, that reruns the whole page once the store answers again (the class's line,
     the tally and "Reveal to everyone" back, whatever the teacher clicked meanwhile)."""
     code = still(teacher())[0]
-    if _state_unsaid(code) is None:
+    try:
+        class_store().state(code)
+    except ClassStoreUnavailable:
         return
+    except (ClassError, ValueError):  # it answers: the page says what is wrong with the class
+        pass
     state.put("_class_away", False)
     st.rerun()
 
