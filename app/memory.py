@@ -283,9 +283,9 @@ class ByteBudgetCache:
                 short = max(over_kept, over_budget)
                 why = (
                     f"{what} needs about {size_text(kept)} of memory; the models that browser "
-                    f"sessions keep may take {size_text(self.kept_limit)} together "
-                    f"({self.kept_share:.0%} of the server's memory budget of "
-                    f"{size_text(self.budget)}, {BUDGET_ENV}), and they take "
+                    f"sessions keep may take {size_text(self.kept_limit)} together on this "
+                    f"server ({self.kept_share:.0%} of its memory limit of "
+                    f"{size_text(self.budget)}), and they take "
                     f"{size_text(kept_now)} now ({size_text(own)} of them this session's). Try "
                     "again when other sessions have ended."
                 )
@@ -293,7 +293,7 @@ class ByteBudgetCache:
                 short = over_budget
                 why = (
                     f"{what} needs about {size_text(nbytes)} of memory at its peak; the "
-                    f"server's memory budget is {size_text(self.budget)} ({BUDGET_ENV}), and "
+                    f"server's memory is limited to {size_text(self.budget)}, and "
                     f"models that browser sessions keep take {size_text(kept_now)} of it, "
                     f"pages being drawn right now {size_text(self.held)}. Try again in a "
                     "moment, or once other sessions have ended."
@@ -301,7 +301,7 @@ class ByteBudgetCache:
             if check_only:
                 return short, why
             if short > 0:
-                log.warning("refused: %s", why)
+                log.warning("refused: %s (the budget: %s)", why, BUDGET_ENV)
                 raise MemoryRefused(why)
             self._evict_until(nbytes, keep)
             return 0, ""
@@ -346,11 +346,14 @@ class ByteBudgetCache:
         if found:
             return value  # type: ignore[return-value]
         if reserve > self.budget:
-            log.warning("refused: %s needs %s, over the budget", what, size_text(reserve))
+            log.warning(
+                "refused: %s needs %s, over the budget of %s (%s)",
+                what, size_text(reserve), size_text(self.budget), BUDGET_ENV,
+            )  # fmt: skip
             raise RunTooLarge(
-                f"{what} would need about {gigabytes(reserve)} of memory while it runs; the "
-                f"server's memory budget is {gigabytes(self.budget)} ({BUDGET_ENV}). Use shorter "
-                "or fewer sentences, or a smaller model."
+                f"{what} would need about {gigabytes(reserve)} of memory while it runs; this "
+                f"server's memory is limited to {gigabytes(self.budget)}. Use shorter or fewer "
+                "sentences, or a smaller model."
             )
         with self._building:
             found, value = self._lookup(key)  # built by another session meanwhile
@@ -360,9 +363,13 @@ class ByteBudgetCache:
             value = build()
             nbytes = size(value)
             if nbytes > self.budget:
+                log.warning(
+                    "refused: %s holds %s, over the budget of %s (%s)",
+                    what, size_text(nbytes), size_text(self.budget), BUDGET_ENV,
+                )  # fmt: skip
                 raise RunTooLarge(
-                    f"{what} holds {gigabytes(nbytes)}; the server's memory budget is "
-                    f"{gigabytes(self.budget)} ({BUDGET_ENV})."
+                    f"{what} holds {gigabytes(nbytes)}; this server's memory is limited to "
+                    f"{gigabytes(self.budget)}."
                 )
             self.make_room(nbytes, what, keep)
             with self._lock:

@@ -81,7 +81,6 @@ def lab_and_actions() -> tuple[TrainingLab, TrainingActions]:
     return lab, TrainingActions(
         keep_models=_keep_models,
         kept=kept,
-        use_architecture=sidebar.use_architecture,
         apply_preset=_apply_preset,
         open_model=_open_model,
         memory_check=_memory_check,

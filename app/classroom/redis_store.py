@@ -3,8 +3,11 @@ classes. Each change is one Lua script, so it is atomic on the server: a compare
 class's record, a bounded map put for students and answers. Keys expire with their class (plus
 an hour, so that a late student reads "expired" rather than "no such class").
 
-Calls give up after about a second when Redis does not answer (ClassStoreUnavailable), so a page
-is never stuck on it; the client reconnects by itself when Redis is back.
+A call gives up after TIMEOUT_S when Redis does not answer (ClassStoreUnavailable), without a
+retry that would double the wait: a teacher's page says the store is away, and a student's Send
+is refused, within a second or two, and the page's next poll finds Redis back. Only a connection
+that broke (a Redis restarted since it was opened) is tried once more, on a new connection; the
+client reconnects by itself when Redis is back.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from app.classroom.store import ClassRecord, ClassStore, ClassStoreUnavailable, 
 PREFIX = "encoder-explorer:class"
 LIVE = f"{PREFIX}es"  # sorted set: code -> expiry time, for the bound on live classes
 GRACE_S = 3600
-TIMEOUT_S = 1.0
+TIMEOUT_S = 0.25  # seconds: a Redis beside the app answers in a few milliseconds
 
 INSERT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
@@ -55,7 +58,9 @@ class RedisClassStore(ClassStore):
             decode_responses=True,
             socket_timeout=TIMEOUT_S,
             socket_connect_timeout=TIMEOUT_S,
-            retry=Retry(NoBackoff(), 1),  # one retry: a connection left from before a restart
+            # one retry, on a broken connection only (left from before a restart), not on a
+            # timeout (a paused or busy Redis): that would double the wait
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
         )
         self._insert = self.db.register_script(INSERT)
         self._swap = self.db.register_script(SWAP)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import time
 import unicodedata
@@ -25,6 +26,8 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HOURS = 4.0
 
@@ -82,8 +85,10 @@ class ClassStoreUnavailable(ClassError):
         super().__init__(
             "The class is unavailable right now (its store cannot be reached); everything else "
             "on the page works, and the class goes on when the store is back."
-            + (f" ({detail})" if detail else "")
         )
+        self.detail = detail  # what failed, for the operator: logged, never on the page
+        if detail:
+            log.warning("class store unavailable: %s", detail)
 
 
 @dataclass(frozen=True)
@@ -267,7 +272,8 @@ class ClassStore(ABC):
         any open question closes."""
         setup = {str(k): str(v) for k, v in setup.items()}
         if len(json.dumps(setup)) > self.limits.setup:
-            raise ClassError(f"The lesson's settings are longer than {self.limits.setup} bytes.")
+            log.warning("a class's setup over %d bytes: %s", self.limits.setup, setup)
+            raise ClassError("The lesson's settings are too long to share with the class.")
         return self._teacher_change(
             code, secret, step=int(step), setup=setup, question="", revealed=False
         )

@@ -10,7 +10,9 @@ answered on each student's page; the teacher's page shows the tally live and rev
 
 One timer a page, last on the page: a student's page polls in a fragment that draws nothing,
 and any change of the class reruns the whole page; the answer box is a fragment without a timer
-(a click reruns it alone). The teacher's tally polls only while its question is open. A timer's
+(a click reruns it alone). The teacher's tally polls only while its question is open; a
+teacher's page whose full run found the store away has a timer last on the page instead
+(_teacher_watch), which draws the page again once the store is back. A timer's
 tick that reaches the server while a whole rerun rebuilds the page could write into a path the
 browser no longer has ("Bad delta path index": a blank page) or cut what follows it short (a
 student's reveal once went missing), so no timer sits where steps differ or above the step.
@@ -20,6 +22,7 @@ a message, and answers are refused, never dropped.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pandas as pd
@@ -48,7 +51,7 @@ from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
 POLL_S = 0.5  # a student's page asks the store this often (a step change: 2 s p95, 10 students)
-TALLY_POLL_S = 0.3  # the teacher's tally, while a question is open
+TALLY_POLL_S = 0.5  # the teacher's tally, while a question is open (a failed read: under 0.3 s)
 SETUP_LEFT_OUT = ("class", "present")  # the teacher's, never carried to the students
 # The code a student joins (the student link's `class`), the join form, the follow switch; the
 # teacher's (code, secret) and a student's (code, id) stay in their session only.
@@ -67,9 +70,15 @@ KEYS = (
     # starts; only then is that version seen (a rerun lost to a busy server is asked again)
     Key("_class_pending"),
     Key("_class_refused"),  # the question whose answer the store refused (say: send it again)
-    Key("_class_away", False),  # a read found the store away: the poll redraws once it is back
+    # a read found the store away: a student's poll, a teacher's watch, redraws once it is back
+    Key("_class_away", False),
 )
+log = logging.getLogger(__name__)
 UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
+AWAY = (  # the teacher's question panel while the store is away
+    "The class is unavailable right now (its store cannot be reached): the tally and Reveal come "
+    "back by themselves when it is back."
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -90,18 +99,22 @@ def _state_unsaid(code: str) -> ClassState | None:
     return None
 
 
-def _guarded(action: Callable[[], object]) -> object | None:
-    """The store's answer, or None after showing its message (an error, never a traceback).
-    A store found away is marked (`_class_away`): a student's poll redraws the page once it is
-    back, whichever part of the page found it away (a pause between two ticks included)."""
+def _guarded(action: Callable[[], object], away: str = "") -> object | None:
+    """The store's answer, or None after showing its message (an error, never a traceback;
+    `away`, when given, says the store is away, in place of the store's own message). A store
+    found away is marked (`_class_away`): a student's poll, or a teacher's watch, redraws the
+    page once it is back, whichever part of the page found it away (a pause between two ticks
+    included)."""
     try:
         return action()
+    except ClassStoreUnavailable as error:
+        state.put("_class_away", True)
+        st.warning(away or literal(str(error)))
     except ClassError as error:
-        if isinstance(error, ClassStoreUnavailable):
-            state.put("_class_away", True)
         st.warning(literal(str(error)))
-    except ValueError as error:  # a bad ENCODER_EXPLORER_* setting
-        st.error(literal(f"Classes are unavailable: {error}"))
+    except ValueError as error:  # a bad setting of the server's (app.classroom.backend)
+        log.error("classes are unavailable: %s", error)
+        st.error("Classes are unavailable on this server: its class settings are wrong.")
     return None
 
 
@@ -207,11 +220,14 @@ def bar(number: int, present: bool, below: bool = False) -> None:
     if below:
         if student():  # the page's one timer, last on the page
             st.fragment(_student_poll, run_every=POLL_S)()
+        elif teacher() and state.get("_class_away"):  # this run found the store away
+            st.fragment(_teacher_watch, run_every=POLL_S)()
         elif present and not teacher():
             _invitation()
         return
     if teacher():
         code, secret = teacher()
+        state.put("_class_away", False)  # until a call of this run finds the store away
         _guarded(lambda: _publish(code, secret, number))
         _teacher_card(code, present)
         return
@@ -310,6 +326,21 @@ def _student_poll() -> None:
     st.rerun()
 
 
+def _teacher_watch() -> None:
+    """A teacher's page whose last full run found the store away: a timer, last on the page and
+    drawing nothing, that reruns the whole page once the store answers again (the class's line,
+    the tally and "Reveal to everyone" back, whatever the teacher clicked meanwhile)."""
+    code = still(teacher())[0]
+    try:
+        class_store().state(code)
+    except ClassStoreUnavailable:
+        return
+    except (ClassError, ValueError):  # it answers: the page says what is wrong with the class
+        pass
+    state.put("_class_away", False)
+    st.rerun()
+
+
 def class_question(prediction: Prediction) -> bool:
     """In a class: the teacher's question panel (open, live tally, reveal) or the student's
     answer box; False outside a class (the page asks on its own). The teacher's panel polls the
@@ -317,6 +348,8 @@ def class_question(prediction: Prediction) -> bool:
     _student_poll, reruns the page when the class changes)."""
     if teacher():
         current = _state_unsaid(teacher()[0])
+        if current is None and state.get("_class_away"):  # the class's line says so, once;
+            return True  # the page's watch (_teacher_watch) draws the panel again when it is back
         asking = current is not None and current.question == prediction.question_id
         polling = TALLY_POLL_S if asking and not current.revealed else None
         st.fragment(_teacher_question, run_every=polling)(prediction)
@@ -327,7 +360,7 @@ def class_question(prediction: Prediction) -> bool:
 
 def _teacher_question(prediction: Prediction) -> None:
     code, secret = still(teacher())
-    current = _guarded(lambda: class_store().state(code))
+    current = _guarded(lambda: class_store().state(code), away=AWAY)
     if current is None:
         return
     qid = prediction.question_id
@@ -336,10 +369,10 @@ def _teacher_question(prediction: Prediction) -> None:
             _guarded(lambda: class_store().open_question(code, secret, qid))
             st.rerun()
         return
-    tally = _guarded(lambda: class_store().tally(code, qid, secret))
+    tally = _guarded(lambda: class_store().tally(code, qid, secret), away=AWAY)
     if tally is None:
         return
-    joined = _guarded(lambda: class_store().students(code)) or 0
+    joined = _guarded(lambda: class_store().students(code), away=AWAY) or 0
     st.markdown(f"**{tally.count} of {joined}** students answered")
     _tally_chart(tally, prediction if current.revealed else None)
     revealing = not current.revealed and st.button("Reveal to everyone", key="class_reveal")

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.controls import session_models, state, url
-from app.memory import BUDGET_ENV, CACHE, SESSION_BUDGET_ENV, MemoryRefused, size_text
+from app.memory import CACHE, MemoryRefused, size_text
 from app.streamlit_private import remove_uploaded
 from app.user_text import literal
 
@@ -64,11 +64,10 @@ def memory_text() -> str:
     """What this session and all sessions keep in the memory budget, and their limits."""
     return (
         f"Memory: this session keeps {size_text(session_models.session_models().nbytes)} of "
-        f"models, of the {size_text(session_models.SESSION_BUDGET)} it may keep "
-        f"({SESSION_BUDGET_ENV}); all sessions keep {size_text(CACHE.kept())}, of the "
-        f"{size_text(CACHE.kept_limit)} they may keep together; the server counts "
-        f"{size_text(CACHE.used)} in all, of its budget of {size_text(CACHE.budget)} "
-        f"({BUDGET_ENV})."
+        f"models, of the {size_text(session_models.SESSION_BUDGET)} it may keep; all sessions "
+        f"keep {size_text(CACHE.kept())}, of the {size_text(CACHE.kept_limit)} they may keep "
+        f"together; the server counts {size_text(CACHE.used)} in all, of its limit of "
+        f"{size_text(CACHE.budget)}."
     )
 
 

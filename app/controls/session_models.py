@@ -178,9 +178,10 @@ class ModelShelf(Mapping[str, SessionModel]):
         every one of them is not enough. Changes nothing."""
         cap = SESSION_BUDGET
         if kept > cap:
+            log.info("refused: %s needs %s, over %s", what, size_text(kept), SESSION_BUDGET_ENV)
             raise MemoryRefused(
                 f"{what} needs about {size_text(kept)} of memory; a browser session may keep "
-                f"at most {size_text(cap)} of models ({SESSION_BUDGET_ENV})."
+                f"at most {size_text(cap)} of models on this server."
             )
         fixed = set(in_use) | set(protect)
         droppable = [model for model_id, model in self._models.items() if model_id not in fixed]
@@ -188,10 +189,11 @@ class ModelShelf(Mapping[str, SessionModel]):
         own = self.nbytes
         over_cap = own + kept - cap
         if over_cap > can_free:
+            log.info("refused: %s needs %s, over %s", what, size_text(kept), SESSION_BUDGET_ENV)
             raise MemoryRefused(
                 f"{what} needs about {size_text(kept)} of memory; this session keeps "
                 f"{size_text(own)} of models ({size_text(own - can_free)} of them in use or "
-                f"being trained) and may keep at most {size_text(cap)} ({SESSION_BUDGET_ENV}). "
+                f"being trained) and may keep at most {size_text(cap)} on this server. "
                 "Choose other weights for setups A and B to let their models go."
             )
         over_server, why = self._cache.make_room(
@@ -349,7 +351,7 @@ def resolve(source: str, cfg: EncoderConfig) -> ModelSource:
 
 
 def kept_limit_text() -> str:
-    return f"at most {size_text(SESSION_BUDGET)} ({SESSION_BUDGET_ENV})"
+    return f"at most {size_text(SESSION_BUDGET)} on this server"
 
 
 def trained_label(model: TaskModel) -> str:

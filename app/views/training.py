@@ -3,8 +3,8 @@
 The sidebar is the architecture (norm placement, d_model, heads, layers, d_ff, activation, norm
 type, positions); this view holds only what training adds: task, sequence length, steps, learning
 rate, warmup, batch and seed. Before anything starts it says how long training would take here
-(encoder.train.duration) and refuses what would take longer than MAX_TRAINING_SECONDS, offering
-the nearest architecture that fits.
+(encoder.train.duration); where that is longer than MAX_TRAINING_SECONDS, each button trains the
+nearest architecture that fits instead (or fewer steps), and one sentence says so with the numbers.
 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import pandas as pd
@@ -31,7 +31,7 @@ import streamlit as st
 
 from app.charts import training as training_charts
 from app.keys import Key
-from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, architecture_values
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.user_text import literal
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
@@ -69,6 +69,7 @@ LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 PLACEMENT_RUNS = len(DROPOUT_PLACEMENTS)
 JOB_RUNS = tuple(sorted({1, COMPARISON_RUNS, PLACEMENT_RUNS}))  # runs per kind of job
+JOB_NAMES = {1: "Train", COMPARISON_RUNS: "Pre vs post", PLACEMENT_RUNS: "Dropout placement"}
 DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
 # Training widget key -> the TrainConfig field it sets.
 TRAINING_FIELDS = {
@@ -161,7 +162,6 @@ class TrainingActions:
 
     keep_models: KeepModels  # results -> ({name: id} of the models kept, why others were not)
     kept: dict[str, str]  # the session's models now: {id: label}
-    use_architecture: Callable[[dict[str, object]], None]  # into the sidebar, random weights
     apply_preset: Callable[[], None]  # the preset selectbox's choice into the controls
     open_model: Callable[[str, int, int], None]  # (model id, layer, head) in the Attention view
     memory_check: Callable[[TrainConfig, int], str]  # (cfg, runs) -> why it cannot start, or ""
@@ -266,59 +266,95 @@ def architecture_text(cfg: EncoderConfig) -> str:
     )
 
 
-def _too_slow(
-    cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float, actions
-) -> None:
-    """Say how long `runs` runs would take, and offer the nearest architecture that fits."""
-    what = {1: "once", COMPARISON_RUNS: f"{runs} times (pre vs post)"}.get(
-        runs, f"{runs} times (dropout placement)"
-    )
-    st.warning(
-        f"Training this architecture {what} would take "
-        f"{duration_text(training_seconds(cfg, runs, scale))} on this machine; the limit is "
-        f"{MAX_TRAINING_SECONDS // 60} min."
-    )
+@dataclass(frozen=True)
+class Plan:
+    """What one button trains: the controls' settings on the sidebar's architecture when that
+    fits the time limit, else on the nearest architecture that does (or, when not even the
+    smallest does, fewer steps); None when nothing fits."""
+
+    cfg: TrainConfig | None
+    seconds: float  # the estimate for the job's runs (of `cfg` when there is one)
+
+
+def plan(cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float) -> Plan:
+    """The job of `runs` runs that the view offers for `cfg` (see Plan)."""
+    seconds = training_seconds(cfg, runs, scale)
+    if seconds <= MAX_TRAINING_SECONDS:
+        return Plan(cfg, seconds)
     fitting = nearest_fitting(
         architecture, cfg, runs, scale, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
     )
+    if fitting is not None:
+        shrunk = replace(cfg, **{name: getattr(fitting, name) for name in ARCHITECTURE_FIELDS})
+        return Plan(shrunk, training_seconds(shrunk, runs, scale))
     steps = affordable_steps(cfg, runs, scale, MAX_TRAINING_SECONDS)
-    fewer = f" ({steps} steps would fit)" if steps >= 1 else ""
-    if fitting is None:
-        st.info(f"Even the smallest architecture would take too long: use fewer steps{fewer}.")
-        return
-    seconds = training_seconds(cfg, runs, scale, fitting)
-    st.button(
-        f"Use the nearest that fits: {fitting.num_layers} layers x {fitting.num_heads} heads, "
-        f"d_model {fitting.d_model}, d_ff {fitting.d_ff} ({duration_text(seconds)})",
-        key="train_fit",
-        on_click=actions.use_architecture,
-        args=(architecture_values(fitting),),
-        help="Puts this architecture into the sidebar (with random weights), ready to train.",
+    if steps < 1:
+        return Plan(None, seconds)
+    fewer = replace(cfg, steps=steps, warmup_steps=min(cfg.warmup_steps, steps))
+    return Plan(fewer, training_seconds(fewer, runs, scale))
+
+
+def _change_text(chosen: TrainConfig, planned: TrainConfig) -> str:
+    """How a plan differs from the chosen settings: "a 2-layer, d_model 64 copy (4 heads, d_ff
+    128)" or "300 of the 5000 steps"."""
+    if planned.steps != chosen.steps:
+        return f"{planned.steps} of the {chosen.steps} steps"
+    return (
+        f"a {planned.num_layers}-layer, d_model {planned.d_model} copy ({planned.num_heads} "
+        f"heads, d_ff {planned.d_ff})"
     )
-    st.caption(f"Or keep this architecture and train fewer steps{fewer}.")
+
+
+def _plan_sentence(cfg: TrainConfig, plans: dict[int, Plan], model: str, scale: float) -> str:
+    """One sentence: how long the chosen settings would take, and what each button trains
+    instead where they do not fit; "" when they fit."""
+    changed = {runs: p for runs, p in plans.items() if p.cfg != cfg}
+    if not changed:
+        return ""
+    first = min(changed)
+    what = "once" if first == 1 else f"{first} times ({JOB_NAMES[first]})"
+    seconds = training_seconds(cfg, first, scale)
+    took, limit = duration_text(seconds), f"{MAX_TRAINING_SECONDS // 60} min"
+    if took == f"about {limit}":  # just over: in whole minutes it would read as the limit
+        took, limit = f"about {round(seconds)} s", f"{MAX_TRAINING_SECONDS} s"
+    parts = [
+        f"**{JOB_NAMES[runs]}**"
+        + ("" if runs == 1 else f" ({runs} runs)")
+        + (
+            f" trains {_change_text(cfg, p.cfg)} in {duration_text(p.seconds)}"
+            if p.cfg is not None
+            else " is off: even one step of the smallest architecture would take longer"
+        )
+        for runs, p in changed.items()
+    ]
+    return (
+        f"Training {model} {what} would take {took} here, and training is limited to {limit} "
+        "on this server: "
+        f"{'; '.join(parts)}."
+    )
 
 
 def _time_check(
-    cfg: TrainConfig, architecture: EncoderConfig, lab: TrainingLab, actions: TrainingActions
-) -> dict[int, bool]:
-    """Show the estimates; {runs: whether they fit} for one run, the comparison and the dropout
-    placement runs."""
+    cfg: TrainConfig, architecture: EncoderConfig, lab: TrainingLab, model: str
+) -> dict[int, Plan]:
+    """Show the estimates and, where the chosen settings do not fit the time limit, what each
+    button trains instead; {runs: its plan} for one run, the comparison and the placement runs."""
     scale = lab.scale or 1.0
     seconds = {runs: training_seconds(cfg, runs, scale) for runs in JOB_RUNS}
-    single, compared = seconds[1], seconds[COMPARISON_RUNS]
     cost = step_cost(cfg)
     basis = f"modelled from {cost.parameters:,} weights x {cost.tokens:,} tokens per step"
     if lab.scale is not None:
         basis += f", scaled by this session's last training ({scale:.2g}x the model)"
     st.caption(
-        f"Estimated time here: **Train** {duration_text(single)}, **Pre vs post** "
-        f"({COMPARISON_RUNS} runs) {duration_text(compared)}, **Dropout placement** "
-        f"({PLACEMENT_RUNS} runs) {duration_text(seconds[PLACEMENT_RUNS])} ({basis})."
+        f"Estimated time here: **Train** {duration_text(seconds[1])}, **Pre vs post** "
+        f"({COMPARISON_RUNS} runs) {duration_text(seconds[COMPARISON_RUNS])}, **Dropout "
+        f"placement** ({PLACEMENT_RUNS} runs) {duration_text(seconds[PLACEMENT_RUNS])} ({basis})."
     )
-    too_slow = [runs for runs in JOB_RUNS if seconds[runs] > MAX_TRAINING_SECONDS]
-    if too_slow:  # the fewest runs that do not fit
-        _too_slow(cfg, architecture, too_slow[0], scale, actions)
-    return {runs: runs not in too_slow for runs in JOB_RUNS}
+    plans = {runs: plan(cfg, architecture, runs, scale) for runs in JOB_RUNS}
+    sentence = _plan_sentence(cfg, plans, model, scale)
+    if sentence:
+        st.info(sentence)
+    return plans
 
 
 def _checkpointing_note(memory: TrainMemory) -> str:
@@ -467,31 +503,32 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         return
     job = lab.job
     running = job is not None and job.running
-    fits = _time_check(cfg, architecture, lab, actions)
-    room = dict.fromkeys(JOB_RUNS, "")  # {runs: why their memory does not fit}
+    model = "MiniLM's architecture" if settings.a.source == "pretrained" else "this architecture"
+    plans = _time_check(cfg, architecture, lab, model)
+    room = dict.fromkeys(JOB_RUNS, "")  # {runs: why their plan's memory does not fit}
     if not running:  # (a running job's memory is counted already)
-        for runs in JOB_RUNS:  # fewest first: what does not fit for fewer runs does not for more
-            room[runs] = room[1] or actions.memory_check(cfg, runs)
+        for runs, planned in plans.items():
+            room[runs] = planned.cfg is not None and actions.memory_check(planned.cfg, runs) or ""
         first = next((why for why in room.values() if why), "")
         if first:
             st.warning(literal(first))
-    single_room = room[1]
-    if cfg.checkpoint_blocks and not single_room:  # measuring needs a training step's memory
-        st.caption(_checkpointing_note(actions.checkpointing(cfg)))
+    single = plans[1].cfg
+    if single is not None and single.checkpoint_blocks and not room[1]:  # measuring needs a
+        st.caption(_checkpointing_note(actions.checkpointing(single)))  # training step's memory
     left, middle, placements, right = st.columns(4)
-    for column, label, key, make_job, runs in (
-        (left, "Train", "train_start", single_job, 1),
-        (middle, "Pre vs post", "train_compare", comparison_job, COMPARISON_RUNS),
-        (placements, "Dropout placement", "train_placements", partial(placement_job, rate=rate),
-         PLACEMENT_RUNS),
-    ):  # fmt: skip
+    for column, key, make_job, runs in (
+        (left, "train_start", single_job, 1),
+        (middle, "train_compare", comparison_job, COMPARISON_RUNS),
+        (placements, "train_placements", partial(placement_job, rate=rate), PLACEMENT_RUNS),
+    ):
+        planned = plans[runs].cfg
         column.button(
-            label,
+            JOB_NAMES[runs],
             key=key,
             type="primary" if runs == 1 else "secondary",
-            disabled=running or not fits[runs] or bool(room[runs]),
+            disabled=running or planned is None or bool(room[runs]),
             on_click=actions.start,
-            args=(lab, make_job, cfg, runs),
+            args=(lab, make_job, planned, runs),
         )
     right.button(
         "Stop",

@@ -16,6 +16,7 @@ from app.lesson.steps.training import RACE
 from app.settings import LESSON_RULE_QUERY
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.tokenize import bundled_model_dir
+from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, train
 from encoder.web.payload import decode_header
 from tests.app.helpers import assert_no_exception, explorer, open_page, tokens_of, upload
@@ -208,11 +209,11 @@ def test_the_race_opens_the_training_view_on_its_preset() -> None:
     assert at.session_state["view"] == "Training"
     assert at.selectbox(key="train_preset").value == "pre vs post: deep, high lr"
     assert at.radio(key="source").value == "random"
-    assert (
-        at.slider(key="num_layers").value == 12 and at.number_input(key="train_steps").value == 200
-    )
+    race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
+    assert at.slider(key="num_layers").value == race.num_layers
+    assert at.number_input(key="train_steps").value == race.steps
     assert at.selectbox(key="train_task").value == "sort"
     assert at.query_params["train_preset"] == "pre vs post: deep, high lr"
     at.radio(key="source").set_value("pretrained").run()  # and back: MiniLM's architecture
     at.radio(key="source").set_value("random").run()
-    assert at.slider(key="num_layers").value == 12  # the race's, kept as the user's own
+    assert at.slider(key="num_layers").value == race.num_layers  # kept as the user's own

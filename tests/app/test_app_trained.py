@@ -16,17 +16,14 @@ from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
 from app.controls import session_models
-from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, architecture_values
 from app.user_text import literal
 from app.views import training as training_view
-from encoder import EncoderConfig
 from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
 from encoder.io.checkpoints import checkpoint_from_files
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir
 from encoder.tasks.task_tokenizer import check_task_text
 from encoder.tasks.tasks import example_sequence
-from encoder.train.duration import MAX_TRAINING_SECONDS, nearest_fitting, training_seconds
 from encoder.train.trainer import TrainConfig, train
 from tests.app.helpers import assert_no_exception, explorer, go, open_page, upload
 
@@ -279,37 +276,3 @@ def test_a_link_to_another_sessions_model_falls_back_with_a_message() -> None:
     assert_no_exception(at)
     assert at.session_state["source"] == "random"
     assert any("another browser session" in w.value for w in at.warning)
-
-
-def test_too_slow_architecture_is_refused_with_its_estimate_and_the_nearest_that_fits() -> None:
-    at = open_page(view="Training")  # the default sidebar: 4 layers x 4 heads, d_model 256
-    assert_no_exception(at)
-    architecture = EncoderConfig(vocab_size=30522)
-    cfg = TrainConfig.from_architecture(architecture)
-    seconds = training_seconds(cfg)
-    assert seconds > MAX_TRAINING_SECONDS
-    assert at.warning[0].value == (
-        f"Training this architecture once would take about {round(seconds / 60)} min on this "
-        f"machine; the limit is {MAX_TRAINING_SECONDS // 60} min."
-    )
-    assert at.button(key="train_start").disabled
-    fitting = nearest_fitting(
-        architecture, cfg, 1, 1.0, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
-    )
-    assert training_seconds(cfg, architecture=fitting) <= MAX_TRAINING_SECONDS
-    button = at.button(key="train_fit")
-    assert f"{fitting.num_layers} layers x {fitting.num_heads} heads" in button.label
-    button.click().run()
-    assert_no_exception(at)
-    for key, value in architecture_values(fitting).items():
-        assert at.session_state[key] == value, key
-    assert not at.button(key="train_start").disabled
-    compared = training_seconds(cfg, 4, architecture=fitting)  # pre vs post trains 4 runs
-    assert [w.value for w in at.warning] == (
-        []
-        if compared <= MAX_TRAINING_SECONDS
-        else [
-            f"Training this architecture 4 times (pre vs post) would take about "
-            f"{round(compared / 60)} min on this machine; the limit is 2 min."
-        ]
-    )

@@ -7,6 +7,7 @@ In AppTest a run_every fragment does not fire by itself, so each `at.run()` trai
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 
@@ -14,9 +15,31 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app.controls.setup_keys import DEFAULTS
+from app.controls.sidebar import random_config
+from app.lesson.steps import STEPS
+from app.lesson.steps.training import RACE, RACE_PRESET, TINY_PRESET, TRAIN_ONE
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES
+from app.sources import pretrained_config
+from app.views.training import (
+    COMPARISON_RUNS,
+    JOB_NAMES,
+    JOB_RUNS,
+    MAX_STEPS,
+    PLACEMENT_RUNS,
+    plan,
+)
+from encoder import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
-from encoder.train.duration import measured_scale
-from encoder.train.jobs import DROPOUT_PLACEMENTS, placement_findings
+from encoder.train.duration import (
+    MAX_TRAINING_SECONDS,
+    affordable_steps,
+    duration_text,
+    measured_scale,
+    nearest_fitting,
+    training_seconds,
+)
+from encoder.train.jobs import DROPOUT_PLACEMENTS, comparison_configs, placement_findings
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from tests.app.helpers import assert_no_exception, go, open_page
@@ -134,7 +157,7 @@ def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None
     at.selectbox(key="train_preset").set_value(name).run()
     assert_no_exception(at)
     preset = TrainConfig(**TRAINING_PRESETS[name])
-    assert at.slider(key="num_layers").value == preset.num_layers == 12
+    assert at.slider(key="num_layers").value == preset.num_layers == 6
     assert at.select_slider(key="d_ff").value == preset.d_ff
     assert at.select_slider(key="d_model").value == preset.d_model
     assert at.radio(key="positional").value == preset.positional
@@ -212,3 +235,109 @@ def test_dropout_placement_trains_each_place_side_by_side_and_says_what_it_showe
     assert [m.value for m in at.info] == [placement_findings(job.results)]
     assert "In this run of 4 steps" in at.info[0].value
     assert len(at.dataframe[0].value) == len(names)
+
+
+BUTTONS = {1: "train_start", COMPARISON_RUNS: "train_compare", PLACEMENT_RUNS: "train_placements"}
+
+
+@pytest.mark.parametrize(
+    ("query", "model"),
+    [
+        ({}, "this architecture"),  # the sidebar's default random architecture
+        ({"source": "pretrained"}, "MiniLM's architecture"),
+    ],
+)
+def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_fits(
+    query: dict, model: str
+) -> None:
+    """Opened directly, on either default: each button is on, and trains the nearest
+    architecture that fits the limit for its number of runs; one sentence says so, with the
+    estimates; pressing Train starts that training."""
+    at = open_page(view="Training", **query)
+    assert_no_exception(at)
+    architecture = pretrained_config() if query else random_config(DEFAULTS)
+    cfg = TrainConfig.from_architecture(architecture)
+    assert training_seconds(cfg) > MAX_TRAINING_SECONDS  # the defaults do not fit as they are
+    fitting = {
+        runs: nearest_fitting(
+            architecture, cfg, runs, 1.0, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
+        )
+        for runs in JOB_RUNS
+    }
+    parts = []
+    for runs, shrunk in fitting.items():
+        seconds = training_seconds(cfg, runs, architecture=shrunk)
+        assert seconds <= MAX_TRAINING_SECONDS
+        parts.append(
+            f"**{JOB_NAMES[runs]}**{'' if runs == 1 else f' ({runs} runs)'} trains a "
+            f"{shrunk.num_layers}-layer, d_model {shrunk.d_model} copy ({shrunk.num_heads} heads, "
+            f"d_ff {shrunk.d_ff}) in {duration_text(seconds)}"
+        )
+        assert at.button(key=BUTTONS[runs]).disabled is False
+    assert at.info[0].value == (
+        f"Training {model} once would take {duration_text(training_seconds(cfg))} here, and "
+        f"training is limited to {MAX_TRAINING_SECONDS // 60} min on this server: "
+        f"{'; '.join(parts)}."
+    )
+    assert not at.warning and not at.error
+    said = [e.value for e in (*at.caption, *at.info, *at.markdown)]
+    assert not [text for text in said if "ENCODER_EXPLORER" in text]  # the log's, not theirs
+    at.button(key="train_start").click().run()
+    assert_no_exception(at)
+    job = at.session_state["_training_lab"].job
+    assert job.running
+    (trainer,) = job.trainers.values()
+    trained = trainer.cfg
+    shrunk = fitting[1]
+    assert (trained.num_layers, trained.d_model, trained.num_heads, trained.d_ff) == (
+        shrunk.num_layers, shrunk.d_model, shrunk.num_heads, shrunk.d_ff,
+    )  # fmt: skip
+    assert (trained.norm_first, trained.activation, trained.steps, trained.task) == (
+        architecture.norm_first, architecture.activation, cfg.steps, cfg.task,
+    )  # fmt: skip
+    at.button(key="train_stop").click().run()
+    assert_no_exception(at)
+
+
+@pytest.mark.parametrize(
+    ("step", "preset", "runs"),
+    [(TRAIN_ONE, TINY_PRESET, 1), (RACE, RACE_PRESET, COMPARISON_RUNS)],
+)
+def test_each_lesson_link_to_training_starts_its_job_as_it_is(step, preset, runs) -> None:
+    """Lesson steps 12 and 13 link to the Training view on a preset that fits the time limit as
+    it is: the step's button (Train; Pre vs post, the race) is on, and pressing it trains the
+    preset's runs, not a smaller copy."""
+    cfg = TrainConfig(**TRAINING_PRESETS[preset])
+    assert training_seconds(cfg, runs) <= MAX_TRAINING_SECONDS
+    at = open_page(lesson=str(STEPS.index(step) + 1))
+    at.button(key="lesson_open_0").click().run()
+    assert_no_exception(at)
+    assert at.session_state["view"] == "Training"
+    assert at.button(key=BUTTONS[runs]).disabled is False
+    shrunk = [i.value for i in at.info if "limited to" in i.value]  # what the limit changed
+    assert not any(f"**{JOB_NAMES[runs]}**" in sentence for sentence in shrunk)
+    at.button(key=BUTTONS[runs]).click().run()
+    assert_no_exception(at)
+    job = at.session_state["_training_lab"].job
+    assert job.running
+    expected = comparison_configs(cfg) if runs == COMPARISON_RUNS else {"pre-norm": cfg}
+    assert {name: t.cfg for name, t in job.trainers.items()} == expected
+    at.button(key="train_stop").click().run()
+    assert_no_exception(at)
+
+
+def test_past_even_the_smallest_architecture_a_button_trains_fewer_steps() -> None:
+    small = EncoderConfig(vocab_size=10, d_model=16, num_heads=2, num_layers=1, d_ff=64)
+    cfg = TrainConfig.from_architecture(small, steps=MAX_STEPS)
+    runs = PLACEMENT_RUNS
+    smallest = D_MODEL_CHOICES[0], D_FF_CHOICES[0]
+    assert (small.d_model, small.d_ff) == smallest  # nothing smaller to offer
+    assert training_seconds(cfg, runs) > MAX_TRAINING_SECONDS
+    planned = plan(cfg, small, runs, 1.0)
+    assert planned.cfg == dataclasses.replace(
+        cfg, steps=affordable_steps(cfg, runs, 1.0, MAX_TRAINING_SECONDS)
+    )
+    assert 1 <= planned.cfg.steps < MAX_STEPS
+    assert planned.seconds == training_seconds(planned.cfg, runs) <= MAX_TRAINING_SECONDS
+    slow = plan(cfg, small, runs, 1e9)  # a machine where not even one step fits
+    assert slow.cfg is None and slow.seconds == training_seconds(cfg, runs, 1e9)

@@ -68,7 +68,7 @@ def test_what_does_not_fit_is_refused_with_the_budget_message_and_not_computed(
     at = open_page(view="Attention", **query, **SMALL)
     assert_no_exception(at)
     messages = [shown(e.value) for e in at.error] + [shown(c.value) for c in at.caption]
-    refused = [m for m in messages if "ENCODER_EXPLORER_MEMORY_BUDGET" in m]
-    assert refused and "memory budget" in refused[0], messages
+    refused = [m for m in messages if "memory is limited to" in m]
+    assert refused and "ENCODER_EXPLORER" not in refused[0], messages
     assert calls == {"comparison": 0, "ablation": 0}
     assert at.get("bidi_component")  # the explorer is drawn all the same

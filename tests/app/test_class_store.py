@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from app.classroom.backend import limits_from_env, open_store
-from app.classroom.redis_store import RedisClassStore
+from app.classroom.redis_store import TIMEOUT_S, RedisClassStore
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import (
     CODE_ALPHABET,
@@ -185,7 +186,7 @@ def test_every_store_is_bounded(make_store):
     store.answer(code, students[0], "q", "y")  # replacing stays allowed at the bound
     with pytest.raises(ClassError, match="answer is 65 characters"):
         store.answer(code, students[0], "q", "a" * 65)
-    with pytest.raises(ClassError, match="longer than 4096 bytes"):
+    with pytest.raises(ClassError, match="too long to share with the class"):
         store.set_step(code, secret, 1, {"text": "x" * 5000})
 
 
@@ -231,10 +232,14 @@ def test_a_paused_redis_refuses_with_a_message_and_the_class_goes_on_when_it_is_
     store.open_question(new.code, new.secret, "q")
     redis_server.pause()
     try:
-        with pytest.raises(ClassStoreUnavailable, match="The class is unavailable right now"):
-            store.answer(new.code, student, "q", "cat")
-        with pytest.raises(ClassStoreUnavailable):
-            store.state(new.code)
+        for call in (
+            lambda: store.answer(new.code, student, "q", "cat"),
+            lambda: store.state(new.code),
+        ):  # each gives up after one timeout, not two (no retry on a timeout)
+            start = time.perf_counter()
+            with pytest.raises(ClassStoreUnavailable, match="The class is unavailable right now"):
+                call()
+            assert time.perf_counter() - start < 2 * TIMEOUT_S
     finally:
         redis_server.resume()
     store.answer(new.code, student, "q", "cat")
@@ -248,8 +253,9 @@ def test_a_redis_that_is_gone_is_unavailable_not_a_traceback():
     store = RedisClassStore(server.url, LIMITS)
     new = store.create()
     server.stop()
-    with pytest.raises(ClassStoreUnavailable, match="Redis"):
+    with pytest.raises(ClassStoreUnavailable) as refused:
         store.state(new.code)
+    assert "Redis" in refused.value.detail and "Redis" not in str(refused.value)  # the log's
     with pytest.raises(ClassStoreUnavailable):
         store.create()
 
@@ -265,8 +271,9 @@ def test_a_locked_sqlite_file_is_unavailable_and_a_second_process_sees_the_same_
     locker = sqlite3.connect(path, isolation_level=None)
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(ClassStoreUnavailable, match="SQLite: database is locked"):
+        with pytest.raises(ClassStoreUnavailable) as refused:
             second.answer(new.code, student, "q", "cat")
+        assert refused.value.detail == "SQLite: database is locked"  # for the log
     finally:
         locker.execute("ROLLBACK")
         locker.close()

@@ -134,9 +134,9 @@ def test_building_reserves_room_first_and_keeps_what_it_uses():
 
 def test_a_run_larger_than_the_budget_is_refused_with_both_sizes():
     cache = ByteBudgetCache(budget=2_000_000_000)
-    with pytest.raises(RunTooLarge, match=r"This run would need about 3.00 GB.*budget is 2.00 GB"):
+    with pytest.raises(RunTooLarge, match=r"This run would need about 3.00 GB.*limited to 2.00 GB"):
         cache.get_or_build("k", lambda: None, lambda v: 0, 3_000_000_000, "This run")
-    with pytest.raises(RunTooLarge, match=r"This run holds 2.50 GB.*budget is 2.00 GB"):
+    with pytest.raises(RunTooLarge, match=r"This run holds 2.50 GB.*limited to 2.00 GB"):
         cache.get_or_build("k", lambda: "x", lambda v: 2_500_000_000, 0, "This run")
     assert len(cache) == 0
 
@@ -162,7 +162,7 @@ def test_the_page_refuses_a_run_over_the_budget_with_its_size(monkeypatch):
     assert not at.exception
     messages = [e.value.replace("\\", "") for e in at.error]  # shown literally: escaped markdown
     assert any(
-        "memory budget is 0.05 GB" in m and "ENCODER_EXPLORER_MEMORY_BUDGET" in m for m in messages
+        "memory is limited to 0.05 GB" in m and "ENCODER_EXPLORER" not in m for m in messages
     ), messages
 
 
@@ -174,7 +174,7 @@ def test_what_sessions_keep_is_never_evicted_and_counts_in_the_budget():
     assert cache.used == 80 and cache.kept() == 50 and cache.kept("s1") == 50
     cache.get_or_build("other", lambda: "o", lambda v: 40, 0, "run")  # "run" goes, not "upload"
     assert cache.used == 90 and cache.kept() == 50
-    with pytest.raises(MemoryRefused, match=r"needs about .* at its peak; .*budget is"):
+    with pytest.raises(MemoryRefused, match=r"needs about .* at its peak; .*limited to"):
         cache.get_or_build("big", lambda: "b", lambda v: 10, 60, "This run")  # 50 kept + 60
     assert cache.used <= cache.budget
     # a run of the kept model leaves with it; the session's end releases the rest
@@ -194,8 +194,8 @@ def test_sessions_keep_at_most_their_share_and_the_refusal_says_so():
     assert short == 50_000_000
     assert why == (
         "This upload needs about 100 MB of memory; the models that browser sessions keep may "
-        "take 750 MB together (75% of the server's memory budget of 1.00 GB, "
-        "ENCODER_EXPLORER_MEMORY_BUDGET), and they take 700 MB now (0 MB of them this "
+        "take 750 MB together on this server (75% of its memory limit of 1.00 GB), and they "
+        "take 700 MB now (0 MB of them this "
         "session's). Try again when other sessions have ended."
     )
     with pytest.raises(MemoryRefused) as refused:
@@ -222,8 +222,8 @@ def test_entries_a_page_is_drawing_are_not_evicted_for_another_session():
     with pytest.raises(MemoryRefused) as refused:
         cache.get_or_build("mine", lambda: "m", lambda v: 10 * mb, 50 * mb, "This run")
     assert str(refused.value) == (
-        "This run needs about 50 MB of memory at its peak; the server's memory budget is 100 MB "
-        "(ENCODER_EXPLORER_MEMORY_BUDGET), and models that browser sessions keep take 0 MB of "
+        "This run needs about 50 MB of memory at its peak; the server's memory is limited to "
+        "100 MB, and models that browser sessions keep take 0 MB of "
         "it, pages being drawn right now 60 MB. Try again in a moment, or once other sessions "
         "have ended."
     )

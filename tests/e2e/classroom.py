@@ -24,6 +24,7 @@ GROWTH = ("grows", "stays about the same", "shrinks")
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
 REFUSED = "Your answer was not counted (the class is unavailable right now)"  # the store away
+TEACHER_AWAY = "The class is unavailable right now"  # the teacher's panel or class line
 BACK = "Your answer was not counted: send it again."  # the page drawn again, the store back
 WAIT_MS = 90_000  # a busy two-core machine running many browsers and servers
 
@@ -91,10 +92,7 @@ def join(student, url: str) -> None:
 
 def answer(student, pre: str, post: str) -> float:
     """Choose (pre-norm, post-norm) and send; seconds from the click on Send to "Counted"."""
-    radios = main_block(student).get_by_test_id("stRadio")
-    shows(student, radios.nth(1).get_by_text(post, exact=True), "B_class_answer_failed.png")
-    radios.nth(0).get_by_text(pre, exact=True).click()
-    radios.nth(1).get_by_text(post, exact=True).click()
+    choose(student, pre, post)
     start = time.perf_counter()
     student.get_by_role("button", name="Send").click()
     counted = student.get_by_text(f"Counted: {pre} / {post}")
@@ -117,6 +115,20 @@ def send_token(student, label: str) -> None:
     if pill.get_attribute("aria-checked") != "true":
         pill.click()
     main_block(student).get_by_role("button", name="Send").click()
+
+
+def choose(student, pre: str, post: str) -> None:
+    """Choose (pre-norm, post-norm) on a student's answer form, sending nothing."""
+    radios = main_block(student).get_by_test_id("stRadio")
+    shows(student, radios.nth(1).get_by_text(post, exact=True), "B_class_answer_failed.png")
+    radios.nth(0).get_by_text(pre, exact=True).click()
+    radios.nth(1).get_by_text(post, exact=True).click()
+
+
+def seconds_until(page, what, failed: str, since: float) -> float:
+    """Seconds from `since` (time.perf_counter) until `what` (a locator) shows on `page`."""
+    shows(page, what, failed)
+    return time.perf_counter() - since
 
 
 def tally_reaches(teacher, answered: int) -> None:

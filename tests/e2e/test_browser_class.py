@@ -3,7 +3,8 @@ mode) and three students on one server (SQLite); a student who forges the teache
 replays the teacher's own "Reveal to everyone" request on their socket, changes nothing; a wrong
 code and an expired class are messages; two replicas behind nginx sharing Redis, the teacher on
 one and three students (on the teacher's replica, on the other, through nginx), and Redis going
-away and coming back.
+away and coming back; and one server on Redis paused during a question, timed: the teacher's
+warning, a student's refused Send, the teacher's page back by itself, each within 2 s.
 Screenshots go to $SHOTS_DIR when it is set."""
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ from tests.e2e.classroom import (
     QUESTION_STEP,
     REFUSED,
     SMALL,
+    TEACHER_AWAY,
     TOKEN_STEP,
     answer,
     ask_the_class,
+    choose,
     join,
     main_block,
     new_page,
     on_step,
+    seconds_until,
     send_token,
     shot,
     shows,
@@ -246,3 +250,71 @@ def test_two_replicas_share_a_class_through_redis_and_survive_it_going_away(
         for page in (teacher, same_replica, other_replica, via_nginx):
             assert page.get_by_test_id("stException").count() == 0
             page.context.close()
+
+
+AWAY_WITHIN_S = 2.0  # the store gone or back: each page says so within this
+
+
+@pytest.fixture(scope="module")
+def redis_class_server(browser, redis):
+    env = {**os.environ, "ENCODER_EXPLORER_REDIS_URL": redis.url}
+    running = StreamlitServer(env=env)
+    yield running
+    running.stop()
+
+
+def test_a_teachers_page_says_the_store_is_away_and_comes_back_by_itself(
+    browser, redis, redis_class_server
+):
+    """Redis paused during a question: the teacher's page says the class is unavailable within
+    2 s, with no click; a student's Send is refused within 2 s; the teacher's page drawn again
+    in full while Redis is away (Presenter switched on) comes back by itself, tally and "Reveal
+    to everyone", within 2 s of Redis' return; the student's answer, sent again, counts once."""
+    teacher = new_page(browser, PROJECTOR)
+    lesson = redis_class_server.page_url(view="Lesson", lesson=QUESTION_STEP, **SMALL)
+    code = start_class(teacher, lesson)
+    ask_the_class(teacher)
+    student = new_page(browser, PHONE)
+    join(student, redis_class_server.page_url(**{"class": code}))
+    answer(student, "grows", "grows")
+    tally_reaches(teacher, 1)
+    choose(student, "shrinks", "grows")  # the answer the student sends while Redis is away
+    reveal = teacher.get_by_role("button", name="Reveal to everyone")
+    redis.pause()
+    try:
+        warned = seconds_until(
+            teacher,
+            main_block(teacher).get_by_text(TEACHER_AWAY).first,
+            "B_class_teacher_away_failed.png",
+            time.perf_counter(),
+        )
+        shot(teacher, "B_class_teacher_store_away.png")
+        student.get_by_role("button", name="Send").click()
+        refused = seconds_until(
+            student, student.get_by_text(REFUSED), "B_class_refused_failed.png", time.perf_counter()
+        )
+        teacher.get_by_text("Presenter", exact=True).click()  # the whole page, Redis away
+        wait_settled(teacher)
+        assert teacher.get_by_role("switch", name="Presenter").is_checked()
+        assert main_block(teacher).get_by_text(TEACHER_AWAY).count() >= 1 and reveal.count() == 0
+        shot(teacher, "B_class_teacher_rerun_away.png")
+    finally:
+        redis.resume()
+    back = seconds_until(teacher, reveal, "B_class_teacher_back_failed.png", time.perf_counter())
+    tally_reaches(teacher, 1)
+    wait_settled(teacher)
+    assert main_block(teacher).get_by_text(TEACHER_AWAY).count() == 0  # no stale message left
+    shot(teacher, "B_class_teacher_store_back.png")
+    print(
+        f"\nthe teacher warned {warned:.2f} s after the pause; a Send refused in {refused:.2f} s; "
+        f"the teacher's page back {back:.2f} s after Redis"
+    )
+    assert max(warned, refused, back) <= AWAY_WITHIN_S, (warned, refused, back)
+
+    # the student's page drawn again by itself: the answer counted before the outage stands
+    shows(student, student.get_by_text("Counted: grows / grows"), "B_class_back_failed.png")
+    answer(student, "shrinks", "grows")  # sent again: counted, in place of the first
+    tally_reaches(teacher, 1)
+    for page in (teacher, student):
+        assert page.get_by_test_id("stException").count() == 0
+        page.context.close()

@@ -131,7 +131,7 @@ def test_invalid_configs_raise_naming_the_values(changes: dict, message: str) ->
 
 
 def test_every_preset_is_a_valid_config() -> None:
-    assert TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"]).num_layers == 12
+    assert TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"]).num_layers == 6
     for preset in TRAINING_PRESETS.values():
         TrainConfig(**preset)
 

@@ -12,12 +12,7 @@ from app.settings import architecture_values
 from app.views.figures import head_figure
 from encoder.core import block
 from encoder.core.options import placement_of
-from encoder.train.duration import (
-    MAX_TRAINING_SECONDS,
-    affordable_steps,
-    duration_text,
-    training_seconds,
-)
+from encoder.train.duration import duration_text, training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
@@ -93,14 +88,6 @@ def race_step(lesson: Lesson) -> Step:
         f"{text.num('race time', duration_text(training_seconds(race, len(runs))))} here by the "
         "estimate."
     )
-    seconds = training_seconds(race, len(runs))
-    if seconds > MAX_TRAINING_SECONDS:
-        steps = affordable_steps(race, len(runs), 1.0, MAX_TRAINING_SECONDS)
-        text.say(
-            "That is over the Training view's limit of "
-            f"{text.num('training limit (min)', MAX_TRAINING_SECONDS // 60)} min: it offers the "
-            f"nearest architecture that fits, or {text.num('steps that fit', steps)} steps."
-        )
     chance = math.log(race.num_classes)
     text.say(
         f"Watch which losses leave ln {text.num('classes', race.num_classes)} = "
