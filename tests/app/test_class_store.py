@@ -222,6 +222,9 @@ def test_concurrent_answers_from_many_threads_are_counted_exactly_once(make_stor
     assert dict(tally.counts) == dict(Counter(last.values()))
 
 
+LOADED_MACHINE_S = 0.5  # a busy CI machine's scheduling delay; a retry would add another timeout
+
+
 def test_a_paused_redis_refuses_with_a_message_and_the_class_goes_on_when_it_is_back(
     redis_server,
 ):
@@ -239,7 +242,7 @@ def test_a_paused_redis_refuses_with_a_message_and_the_class_goes_on_when_it_is_
             start = time.perf_counter()
             with pytest.raises(ClassStoreUnavailable, match="The class is unavailable right now"):
                 call()
-            assert time.perf_counter() - start < 2 * TIMEOUT_S
+            assert time.perf_counter() - start < 2 * TIMEOUT_S + LOADED_MACHINE_S
     finally:
         redis_server.resume()
     store.answer(new.code, student, "q", "cat")
