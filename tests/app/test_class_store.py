@@ -222,7 +222,7 @@ def test_concurrent_answers_from_many_threads_are_counted_exactly_once(make_stor
     assert dict(tally.counts) == dict(Counter(last.values()))
 
 
-LOADED_MACHINE_S = 0.5  # a busy CI machine's scheduling delay; a retry would add another timeout
+LOADED_MACHINE_S = 0.5  # room for a busy CI machine; the page must still warn within 2 s
 
 
 def test_a_paused_redis_refuses_with_a_message_and_the_class_goes_on_when_it_is_back(
