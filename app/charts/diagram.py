@@ -17,7 +17,7 @@ from encoder.core.block import Op, shape_text
 
 BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
 INK, SKIP_INK = "#333333", "#0072B2"
-CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.5, 0.28  # data units; one row per step
+CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.9, 0.28  # data units; one row per step
 SKIP_X, LABEL_X, GROUP_RIGHT = 1.1, 4.55, 11.8
 ADD_RADIUS_PX = 16  # the residual add is a round glyph (⊕, 42 px font): arrows stop short of it
 ROW_PX = 62

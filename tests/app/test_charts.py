@@ -114,16 +114,20 @@ def test_head_view_has_one_numeric_position_per_token_even_for_duplicates():
     tokens = ["[CLS]", "the", "cat", "saw", "the", "dog", "[SEP]", "[PAD]"]
     pattern = softmax_attention(1, 1, 8, n_valid=7)[0, 0]
     fig = attention_head(pattern, tokens, 7, title="Layer 0, head 0")
-    heatmap, mask = fig.data
-    assert z_array(heatmap).shape == (8, 8)
-    np.testing.assert_array_equal(z_array(heatmap), pattern)  # exact, not rounded
+    heatmap, labels = fig.data
+    assert z_array(heatmap).shape == (7, 7)  # the sentence's real tokens: no [PAD]
+    np.testing.assert_array_equal(z_array(heatmap), pattern[:7, :7])  # exact, not rounded
     assert fig.layout.xaxis.type != "category" and heatmap.x is None
-    assert fig.layout.xaxis.ticktext == tuple(tokens)
-    assert fig.layout.xaxis.tickvals == tuple(range(8))  # both "the" keep their own column
-    assert fig.layout.yaxis.ticktext == tuple(tokens)
+    assert fig.layout.xaxis.ticktext == tuple(tokens[:7])
+    assert fig.layout.xaxis.tickvals == tuple(range(7))  # both "the" keep their own column
+    assert fig.layout.yaxis.ticktext == tuple(tokens[:7])
+    assert fig.layout.xaxis2.ticktext == tuple(tokens[:7])  # the visible labels, beside it
+    assert (labels.xaxis, labels.yaxis) == ("x2", "y2") and len(labels.x) == 0
     assert "%{z:.6f}" in heatmap.hovertemplate
     assert "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})" in heatmap.hovertemplate
-    assert (6.5, 7.5, -0.5, 6.5) in pad_bricks(mask)  # the [PAD] key column, real queries
+    # square cells that shrink the plot's box, not its ranges: the labels stay beside the cells
+    assert fig.layout.yaxis.scaleanchor == "x"
+    assert {fig.layout.xaxis.constrain, fig.layout.yaxis.constrain} == {"domain"}
 
 
 def test_head_view_escapes_html_in_tokens():
