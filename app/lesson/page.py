@@ -111,36 +111,26 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
 
 def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None:
     """Previous, the step's label and progress, Next; presenter mode (a switch, or in it a
-    button out of it) and the handout. On a phone two rows: the moves, then the tools."""
-    moves, tools = st.columns([6, 3.2], vertical_alignment="center")
-    with moves:
-        back, progress, forward = st.columns(
-            [1.3, 3.6, 1.1], vertical_alignment="center", wrap=False
-        )
-    with tools:
-        toggle, download = st.columns(2, vertical_alignment="center", wrap=False)
-    back.button(
+    button out of it) and the handout: one row that wraps (on a phone, the tools go below)."""
+    bar = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    bar.button(
         "◀ Previous",
         key="lesson_previous",
         disabled=number == 1,
         on_click=follow,
         args=("Lesson", {"lesson": number - 1}),
-        width="stretch",
     )
-    progress.progress(
-        number / len(STEPS), text=f"Step {number} of {len(STEPS)} · {TITLES[number - 1]}"
-    )
-    forward.button(
+    bar.progress(number / len(STEPS), text=f"Step {number} of {len(STEPS)} · {TITLES[number - 1]}")
+    bar.button(
         "Next ▶",
         key="lesson_next",
         type="primary",
         disabled=number == len(STEPS),
         on_click=follow,
         args=("Lesson", {"lesson": number + 1}),
-        width="stretch",
     )
     if present:
-        toggle.button(
+        bar.button(
             "Exit presenter mode",
             key="lesson_exit_presenter",
             type="tertiary",
@@ -149,14 +139,14 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
             help="Back to the page with its views, sidebar and normal type.",
         )
     else:
-        toggle.toggle(
+        bar.toggle(
             "Presenter",
             key="present",
             persist_state="session",
             help="Large type and the sidebar and views folded away, for a projector. In the "
             "link as present=1.",
         )
-    download.download_button(
+    bar.download_button(
         "Handout (HTML)",
         lambda: handout.lesson_html(lesson).encode("utf-8"),
         file_name="encoder-lesson.html",

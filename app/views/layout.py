@@ -136,3 +136,10 @@ def number_table(
         width="stretch",
         height=height,
     )
+
+
+def wide_table(table: pd.DataFrame, height: int) -> None:
+    """A table wider than its place in st.dataframe's columns (long text cells, many columns):
+    drawn as HTML, whose cells wrap, so that no column is hidden past the right edge or cut
+    short; it scrolls within `height` px."""
+    st.table(table, hide_index=True, height=height)
