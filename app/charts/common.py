@@ -181,6 +181,17 @@ def wrap_title(fig: go.Figure, chars: int) -> go.Figure:
     return fig
 
 
+def fit_narrow(fig: go.Figure, title_chars: int) -> go.Figure:
+    """A figure for a narrow place (half the page, a phone): its title in lines of at most
+    `title_chars` characters, and a legend above the plot moved below it (above, it would run
+    into the wrapped title). In place; returns `fig`."""
+    wrap_title(fig, title_chars)
+    legend = fig.layout.legend
+    if legend.y is not None and legend.y > 1 and legend.orientation == "h":
+        fig.update_layout(legend=dict(y=-0.18, yanchor="top", x=0, xanchor="left"))
+    return fig
+
+
 def visible_ticks(tokens: list[str]) -> tuple[list[int], list[str]]:
     """Every token, or every k-th one when there are more than MAX_TICK_LABELS; long ones cut."""
     step = 1 if len(tokens) <= MAX_TICK_LABELS else math.ceil(len(tokens) / (MAX_TICK_LABELS // 2))

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import pandas as pd
 import streamlit as st
 
-from app.charts.common import MARGIN, wrap_title
+from app.charts.common import MARGIN, fit_narrow
 from app.runs import Run, Runs
 from app.settings import LABELS
 from app.views.widgets import show
@@ -99,11 +99,7 @@ def narrow(fig, name: str, square: bool = False):
         top, bottom = margin.t or MARGIN["t"], margin.b or MARGIN["b"]
         height = fig.layout.height or 450
         fig.update_layout(height=int(top + bottom + (height - top - bottom) * NARROW_SCALE))
-    wrap_title(fig, NARROW_TITLE_CHARS)
-    legend = fig.layout.legend
-    if legend.y is not None and legend.y > 1 and legend.orientation == "h":
-        fig.update_layout(legend=dict(y=-0.18, yanchor="top", x=0, xanchor="left"))
-    return fig
+    return fit_narrow(fig, NARROW_TITLE_CHARS)
 
 
 SQUARE_CHARTS = ("overview", "head_detail", "act_cosine")  # token x token heatmaps

@@ -15,9 +15,9 @@ from app.charts import common
 from app.charts.common import (
     PLOTLY_WHITE,
     SMALLEST_TEXT,
+    fit_narrow,
     legible,
     text_layout,
-    wrap_title,
 )
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -55,17 +55,17 @@ def on_phone() -> bool:
 
 def show(fig, key: str, smallest: int = SMALLEST_TEXT, title_chars: int | None = None) -> None:
     """Draw a figure under its key, no text in it under `smallest` px (presenter mode passes
-    app.charts.common.PRESENTER_TEXT), its title in lines of at most `title_chars` characters
-    (a column narrower than the page; on a phone PHONE_TITLE_CHARS). Our template, not
-    Streamlit's plotly theme (which draws ticks and subtitles at 11-12 px whatever the
-    figure's font). The builders' own sizes are SMALLEST_TEXT or more
+    app.charts.common.PRESENTER_TEXT), fit for a place `title_chars` characters of title wide
+    (app.charts.common.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
+    phone). Our template, not Streamlit's plotly theme (which draws ticks and subtitles at
+    11-12 px whatever the figure's font). The builders' own sizes are SMALLEST_TEXT or more
     (tests/app/test_charts.py): only larger text raises them."""
     if smallest > SMALLEST_TEXT:
         legible(fig, smallest)
     if on_phone():
         title_chars = min(title_chars or PHONE_TITLE_CHARS, PHONE_TITLE_CHARS)
     if title_chars is not None:
-        wrap_title(fig, title_chars)
+        fit_narrow(fig, title_chars)
     st.plotly_chart(
         page_template(fig, smallest), width="stretch", theme=None, config=PLOTLY_CONFIG, key=key
     )
