@@ -43,7 +43,7 @@ def test_default_page_draws_every_head_and_a_status_line():
     with torch.no_grad():
         expected = model.trace(batch.input_ids).attention[:, 0].numpy()  # [L, H, T, T]
     np.testing.assert_allclose(weights, expected, atol=1e-4)
-    status = at.caption[0].value
+    status = at.main.caption[-1].value  # the developer's line, last on the page
     assert "Device cpu" in status and f"{len(tokens)} tokens" in status
 
 
