@@ -324,7 +324,7 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
                 x=[depths[chosen]],
                 y=[means[chosen]],
                 mode="markers",
-                marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color="#E69F00", width=3)),
+                marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color=OKABE_ITO[1], width=3)),
                 name="chosen layer",
                 hoverinfo="skip",
             ),
