@@ -316,3 +316,103 @@ def test_stretched_overview_of_a_long_input_ends_at_the_largest_block_weight():
     attention[0, 1, 2:4, 4:6] = 0.3  # queries 2 and 3 each give keys 4 and 5 together 0.6
     overview = attention_overview(attention, 8, max_tokens=4, stretch=True)  # blocks of 2
     assert overview.data[0].zmax == pytest.approx(0.6)
+
+
+def _font_sizes(spec, where: str = "") -> list[tuple[str, float]]:
+    """Every explicit text size in a figure's JSON: (path, px)."""
+    if isinstance(spec, dict):
+        found = [(where, spec["size"])] if "font" in where and "size" in spec else []
+        for key, value in spec.items():
+            if key != "template":
+                found += _font_sizes(value, f"{where}.{key}")
+        return found
+    if isinstance(spec, list | tuple):
+        return [found for item in spec for found in _font_sizes(item, where)]
+    return []
+
+
+def _legibility_figures() -> list[go.Figure]:
+    """A figure of every kind that sets text sizes of its own: cells with text, annotations, a
+    diagram, subplots with titles, heatmaps with colour bars."""
+    from app.charts.activations import top_units_chart
+    from app.charts.heads import fingerprint_figure
+
+    cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=1, d_ff=64, vocab_size=100)
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
+    return [
+        attention_head(np.eye(4), tokens, 4, title="t<br><sup>below</sup>"),
+        attention_overview(softmax_attention(2, 2, 4, n_valid=3), 3),
+        batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
+        block_diagram(block_ops(cfg, 0, 1, 4), norm_first=True),
+        fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1]),
+        top_units_chart(np.arange(3), np.ones(3), np.ones((3, 4)), tokens, 1, 0),
+    ]
+
+
+def test_builders_set_no_text_under_the_smallest_size():
+    """What a figure sets itself the page never raises (app.views.widgets.show): at least
+    SMALLEST_TEXT px; what it leaves unset takes the template's (text_layout)."""
+    from app.charts.common import SMALLEST_TEXT
+
+    for fig in _legibility_figures():
+        sizes = _font_sizes(fig.to_plotly_json())
+        assert all(size >= SMALLEST_TEXT for _, size in sizes), [
+            found for found in sizes if found[1] < SMALLEST_TEXT
+        ]
+
+
+def test_the_template_sizes_ticks_subtitles_and_the_body():
+    from app.charts.common import PRESENTER_TEXT, SUP_SCALE, text_layout
+    from app.views.widgets import page_template
+
+    for smallest in (12, PRESENTER_TEXT):
+        fig = page_template(attention_head(np.eye(4), list("abcd"), 4, title="t"), smallest)
+        layout = fig.layout.template.layout
+        assert layout.xaxis.tickfont.size == layout.yaxis.tickfont.size == smallest
+        assert layout.font.size == layout.legend.font.size == smallest + 2
+        assert layout.title.font.size * SUP_SCALE >= smallest  # a <sup> subtitle line
+        assert layout.title.font.size * SUP_SCALE < smallest + 1
+        assert text_layout(smallest)["font"]["family"].startswith('"Source Sans"')
+        assert fig.layout.template.data.heatmap  # the trace types it draws keep their defaults
+        assert not fig.layout.template.data.scatter3d
+
+
+def test_presenter_sizes_raise_every_text_a_figure_sets_and_keep_larger_ones():
+    from app.charts.common import PRESENTER_TEXT, legible
+
+    for fig in _legibility_figures():
+        before = dict(_font_sizes(fig.to_plotly_json()))
+        legible(fig, PRESENTER_TEXT)
+        after = _font_sizes(fig.to_plotly_json())
+        assert after and all(size >= PRESENTER_TEXT for _, size in after), after
+        for path, size in after:  # never smaller than it was (the diagram's ⊕ stays 42)
+            assert size >= before.get(path, 0), path
+    diagram = _legibility_figures()[3]
+    legible(diagram, PRESENTER_TEXT)
+    assert max(note.font.size for note in diagram.layout.annotations) == 42
+
+
+def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_below():
+    from app.charts.common import MARGIN, TITLE_LINE, fit_narrow
+
+    fig = residual_norm_chart(
+        pd.DataFrame(
+            {
+                "sentence": 0,
+                "depth": [0, 0, 1, 1],
+                "position": [0, 1, 0, 1],
+                "l2_norm": [1.0, 2.0, 1.5, 2.5],
+            }
+        ),  # fmt: skip
+        ["a", "b"],
+    )
+    title, height = fig.layout.title.text, fig.layout.height
+    assert "<br>" not in title and len(title) > 30
+    fit_narrow(fig, 24)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2 and all(len(line) <= 24 for line in lines)
+    assert " ".join(lines) == title  # broken at spaces, nothing lost
+    extra = round((len(lines) - 1) * TITLE_LINE * 18)  # the template's 18 px title
+    assert fig.layout.height == height + extra
+    assert fig.layout.margin.t == (MARGIN["t"]) + extra
+    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # under the plot
