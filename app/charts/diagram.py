@@ -17,7 +17,7 @@ from encoder.core.block import Op, shape_text
 
 BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
 INK, SKIP_INK = "#333333", "#0072B2"
-CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.9, 0.28  # data units; one row per step
+CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.7, 0.28  # data units; one row per step
 SKIP_X, LABEL_X, GROUP_RIGHT = 1.1, 4.55, 11.8
 ADD_RADIUS_PX = 16  # the residual add is a round glyph (⊕, 42 px font): arrows stop short of it
 ROW_PX = 62
@@ -48,9 +48,9 @@ STAGE_KINDS = {
     "add2": "add",
 }
 STAGE_TEXT = {
-    "qkv": ("Q, K, V projections, split into heads", "Q, K, V  "),
+    "qkv": ("Q, K, V, split into heads", "Q, K, V  "),
     "weights": ("softmax(Q Kᵀ / √dₖ)", "weights  "),
-    "mix": ("weights × V, concat heads, W_O", ""),
+    "mix": ("weights × V, concat, W_O", ""),
     "linear1": ("linear1  (d → d_ff)", ""),
     "linear2": ("linear2  (d_ff → d)", ""),
 }

@@ -28,6 +28,7 @@ from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.streamlit_private import presenter_style
 from app.user_text import literal, quoted
+from app.views.layout import wide_table
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
@@ -49,11 +50,11 @@ Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this bro
 ClassBar = Callable[..., None]  # (step, presenting, below=False): the class's line
 
 PRESENTER_FIGURE_HEIGHT = 470  # the first figure fits beside the text; the others follow
-PRESENTER_TABLE_ROWS = 8  # a longer table scrolls, within PRESENTER_TABLE_HEIGHT px
-PRESENTER_TABLE_HEIGHT = 360
-# a figure title's line in the step's figure column (3/5 of the page): 18 px titles, and
-# presenter mode's 23 px
-NORMAL_TITLE_CHARS, PRESENTER_TITLE_CHARS = 72, 56
+TABLE_ROWS, PRESENTER_TABLE_ROWS = 12, 8  # a longer table scrolls past this many rows
+TABLE_ROW_PX = 42  # an HTML table's row, about (presenter mode's larger type included)
+# a figure title's line in the step's figure column (3/5 of the main area): 18 px titles beside
+# the sidebar, and presenter mode's 23 px with the sidebar folded away
+NORMAL_TITLE_CHARS, PRESENTER_TITLE_CHARS = 48, 56
 FIXED_HEIGHT = ("lesson_block", "lesson_other_block")  # figures drawn to their rows' height
 
 
@@ -188,9 +189,9 @@ def _open_buttons(step: Step, follow: Follow) -> None:
 
 
 def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> None:
-    """The step's figures, tables and code; in presenter mode figure text of PRESENTER_TEXT px,
-    the first figure no taller than fits beside the text (a figure drawn to its rows' height,
-    the block diagram, keeps it) and tables as HTML, in the prose's size."""
+    """The step's figures, tables (HTML, whose cells wrap in a narrow column) and code; in
+    presenter mode figure text of PRESENTER_TEXT px and the first figure no taller than fits
+    beside the text (a figure drawn to its rows' height, the block diagram, keeps it)."""
     for index, (key, figure) in enumerate(step.figures):
         if step.explorer is not None and key == step.explorer.figure and _explorer(lesson, step):
             continue
@@ -201,22 +202,10 @@ def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> No
             show(figure, key, PRESENTER_TEXT, PRESENTER_TITLE_CHARS if narrow else None)
         else:
             show(figure, key, title_chars=NORMAL_TITLE_CHARS if narrow else None)
-    for caption, table in step.tables:
+    for caption, table in step.tables:  # HTML: its cells wrap in the column, none hidden
         st.caption(caption)
-        if present:
-            long = len(table) > PRESENTER_TABLE_ROWS
-            st.table(
-                _rounded(table),
-                hide_index=True,
-                height=PRESENTER_TABLE_HEIGHT if long else "content",
-            )
-        else:
-            st.dataframe(
-                _rounded(table),
-                hide_index=True,
-                width="stretch",
-                height=min(35 * len(table) + 38, 420),
-            )
+        rows = PRESENTER_TABLE_ROWS if present else TABLE_ROWS
+        wide_table(_rounded(table), TABLE_ROW_PX * rows if len(table) > rows else None)
     if step.code is not None:
         st.code(step.code, language="python", height=300 if present else "content")
 

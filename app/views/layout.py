@@ -134,8 +134,8 @@ def number_table(
     )
 
 
-def wide_table(table: pd.DataFrame, height: int) -> None:
-    """A table wider than its place in st.dataframe's columns (long text cells, many columns):
-    drawn as HTML, whose cells wrap, so that no column is hidden past the right edge or cut
-    short; it scrolls within `height` px."""
-    st.table(table, hide_index=True, height=height)
+def wide_table(table, height: int | None = None) -> None:
+    """A table (a DataFrame or its Styler) wider than its place in st.dataframe's columns (long
+    text cells, many columns, a narrow column): drawn as HTML, whose cells wrap, so that no
+    column is hidden past the right edge or cut short; past `height` px it scrolls."""
+    st.table(table, hide_index=True, height="content" if height is None else height)

@@ -134,7 +134,7 @@ def explorer_start(at: AppTest) -> dict:
 def test_the_query_picker_changes_the_link_the_explorer_and_the_url() -> None:
     at = open_page(lesson="3")
     skip_the_question(at)
-    table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
+    table = next(f.value for f in at.table if "weight" in f.value.columns)
     tokens = tokens_of(SENTENCE)
     assert set(table["query"]) == {tokens.index("it")}
     assert not at.get("plotly_chart")  # the step's attention is drawn by the explorer
@@ -146,7 +146,7 @@ def test_the_query_picker_changes_the_link_the_explorer_and_the_url() -> None:
     assert abs(weights[layer, head, query, int(key)] - weight) <= 1e-4
     at.selectbox(key="lesson_query").set_value(2).run()  # "animal": another question
     skip_the_question(at)
-    table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
+    table = next(f.value for f in at.table if "weight" in f.value.columns)
     assert set(table["query"]) == {2} and at.query_params["lesson_query"] == "2"
     assert table["weight"].is_monotonic_decreasing
     start = explorer_start(at)
