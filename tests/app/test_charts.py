@@ -257,11 +257,11 @@ def test_block_diagram_places_the_norms_by_pre_or_post_norm():
     pre = diagram_texts(block_diagram(diagram_ops(True), True))
     post = diagram_texts(block_diagram(diagram_ops(False), False))
     # pre-norm: ln1 before attention, ln2 before linear1; post-norm: after each add
-    assert order_of(pre, "ln1", "Q, K, V projections", "ln2", "linear1") == sorted(
-        order_of(pre, "ln1", "Q, K, V projections", "ln2", "linear1")
+    assert order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1") == sorted(
+        order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1")
     )
-    assert order_of(post, "Q, K, V projections", "ln1", "linear1", "ln2") == sorted(
-        order_of(post, "Q, K, V projections", "ln1", "linear1", "ln2")
+    assert order_of(post, "Q, K, V, split", "ln1", "linear1", "ln2") == sorted(
+        order_of(post, "Q, K, V, split", "ln1", "linear1", "ln2")
     )
     assert [t for _, t in pre] != [t for _, t in post]
     # the block's output is ln2's (post-norm) or the second add's (pre-norm)
