@@ -11,7 +11,7 @@ from itertools import groupby
 
 import plotly.graph_objects as go
 
-from app.charts.common import FONT_SIZE, MARGIN, base_layout, escape, new_figure
+from app.charts.common import FONT_SIZE, MARGIN, SMALLEST_TEXT, base_layout, escape, new_figure
 from encoder.core import hooks
 from encoder.core.block import Op, shape_text
 
@@ -199,7 +199,7 @@ def block_diagram(ops: list[Op], norm_first: bool) -> go.Figure:
                 text=f"<i>{name}</i>",
                 showarrow=False,
                 xanchor="right",
-                font=dict(color="#555555"),
+                font=dict(color="#555555", size=SMALLEST_TEXT),  # beside the boxes: small
             )
         )
     hidden = dict(visible=False, fixedrange=True)
