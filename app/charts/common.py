@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -148,19 +149,26 @@ def legible(fig: go.Figure, smallest: int) -> go.Figure:
     return fig
 
 
+TAG = re.compile(r"<[^>]+>")  # plotly's markup in a title: no width of its own
+
+
 def _wrapped(title: str, chars: int) -> str:
-    """A title with lines longer than `chars` broken at spaces (its markup has no spaces in
-    tags)."""
+    """A title with lines longer than `chars` characters broken at spaces; a subtitle line
+    (<sup>, drawn at SUP_SCALE of the size) takes proportionally more, and stays one on each
+    line it is broken into. The markup counts no characters."""
     lines = []
     for line in title.split("<br>"):
-        current = ""
-        for word in line.split(" "):
-            if current and len(current) + 1 + len(word) > chars:
-                lines.append(current)
+        sup = line.startswith("<sup>") and line.endswith("</sup>")
+        text, budget = (line[5:-6], int(chars / SUP_SCALE)) if sup else (line, chars)
+        pieces, current = [], ""
+        for word in text.split(" "):
+            if current and len(TAG.sub("", current)) + 1 + len(TAG.sub("", word)) > budget:
+                pieces.append(current)
                 current = word
             else:
                 current = f"{current} {word}" if current else word
-        lines.append(current)
+        pieces.append(current)
+        lines += [f"<sup>{piece}</sup>" for piece in pieces] if sup else pieces
     return "<br>".join(lines)
 
 

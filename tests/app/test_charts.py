@@ -416,3 +416,22 @@ def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_be
     assert fig.layout.height == height + extra
     assert fig.layout.margin.t == (MARGIN["t"]) + extra
     assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # under the plot
+
+
+def test_a_subtitle_wraps_on_its_own_smaller_budget_and_stays_a_subtitle():
+    from app.charts.common import new_figure, wrap_title
+
+    fig = new_figure(layout={"title": {"text": (
+        "Block 0: 16 tokens x 1536 units before GELU<br>"
+        "<sup>74.6% of these values are below 0 and the end bars count the rest</sup>"
+    )}})  # fmt: skip
+    lines = wrap_title(fig, 36).layout.title.text.split("<br>")
+    assert lines[:2] == ["Block 0: 16 tokens x 1536 units", "before GELU"]
+    subtitles = lines[2:]  # 36 / 0.7 = 51 characters of text a line, markup not counted
+    assert [line.startswith("<sup>") and line.endswith("</sup>") for line in subtitles] == [
+        True
+    ] * 2
+    assert subtitles == [
+        "<sup>74.6% of these values are below 0 and the end bars</sup>",
+        "<sup>count the rest</sup>",
+    ]
