@@ -27,6 +27,7 @@ from app.controls import session_models, setup_keys, sidebar, state, url  # noqa
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
+from app.streamlit_private import page_style  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
@@ -122,6 +123,7 @@ def frame(make_run, page_start: float) -> None:
         layout="wide",
         initial_sidebar_state=state.sidebar_state(),
     )
+    page_style()
     held = Frame(make_run, page_start)
     pages = {
         view.title: st.Page(partial(draw_page, view, held), title=view.title, url_path=view.path)
@@ -149,9 +151,9 @@ def frame(make_run, page_start: float) -> None:
 
 
 def draw_page(view: registry.View, held: Frame) -> None:
-    """One view's page: its run (and setup B's), what happened to the input, then the view."""
+    """One view's page: its run (and setup B's), what happened to the input, then the view, and
+    the developer's status line last (not in presenter mode: the room sees the lesson alone)."""
     settings, make_run = held.settings, held.make_run
-    status = st.empty()
     for notice in settings.notices:
         st.warning(notice)
     if view.trains:
@@ -187,8 +189,10 @@ def draw_page(view: registry.View, held: Frame) -> None:
     input_messages(line_count, run)
     if runs.b_problem:  # A is drawn all the same
         st.error(literal(runs.b_problem))
-    view.draw(runs, state.fit_to_sentences(chosen, run.lengths))
-    status.caption(status_line(runs, held.page_start))
+    chosen = state.fit_to_sentences(chosen, run.lengths)
+    view.draw(runs, chosen)
+    if not (view.title == "Lesson" and chosen.present):
+        st.caption(status_line(runs, held.page_start))
 
 
 if __name__ == "__main__":

@@ -57,27 +57,61 @@ def remove_uploaded(uploaded: list) -> None:
             ctx.uploaded_file_mgr.remove_file(session_id=ctx.session_id, file_id=file.file_id)
 
 
+# Every page's look beyond the theme: captions dark enough to read (Streamlit draws them dark
+# grey at 60 % opacity, 3.9:1 on white; text needs 4.5:1), and on a phone (Streamlit's
+# breakpoint, 640 px) the content first: the page's title hidden (the browser's tab names the
+# app), the unlabelled "»" that opens the sidebar labelled. Streamlit's DOM: a caption is
+# [data-testid=stCaptionContainer], the sidebar's opener [data-testid=stExpandSidebarButton].
+PHONE_SIDEBAR_LABEL = "Text and model"  # the sidebar's opener on a phone
+TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
+PAGE_CSS = f"""<style>
+[data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
+@media (max-width: 640px) {{
+  [data-testid="stMainBlockContainer"] h1 {{ display: none; }}
+  [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; }}
+  [data-testid="stExpandSidebarButton"] {{ width: auto; gap: 0.3rem; padding: 0 0.5rem; }}
+  [data-testid="stExpandSidebarButton"]::after {{
+    content: "{PHONE_SIDEBAR_LABEL}"; font-size: 1rem; color: {TEXT_GREY};
+  }}
+}}
+</style>"""
+
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS, on
 # Streamlit's DOM: the main area is [data-testid=stMainBlockContainer], markdown text
 # [data-testid=stMarkdown] p, a header [data-testid=stHeading]; st.title draws an h1,
-# st.header an h2, st.subheader an h3, and a button's label is a p.
-PRESENTER_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 1rem; }
-[data-testid="stMainBlockContainer"] h1 { display: none; }
-[data-testid="stMarkdown"] p { font-size: 1.3rem; line-height: 1.45; }
-[data-testid="stMainBlockContainer"] button p { font-size: 1.05rem; }
-[data-testid="stMainBlockContainer"] h3 { font-size: 1.9rem; padding-top: 0.2rem; }
+# st.header an h2, st.subheader an h3, and a button's label is a p. The page's header (the
+# navigation between views, the sidebar's opener) is [data-testid=stHeader]: st.navigation's
+# position is chosen before the page is known, and presenter mode is the lesson's own, so the
+# lesson's run hides it. The step's label is the progress bar's text, the answer box an
+# [data-testid=stAlert], a table in presenter mode an st.table ([data-testid=stTable]).
+PROSE = "1.3rem"  # 20.8 px: presenter mode's prose, and everything read with it
+PRESENTER_CSS = f"""<style>
+[data-testid="stHeader"] {{ display: none; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 1.2rem; padding-bottom: 1rem; }}
+[data-testid="stMainBlockContainer"] h1 {{ display: none; }}
+[data-testid="stMarkdown"] p, [data-testid="stCaptionContainer"], [data-testid="stAlert"] p,
+[data-testid="stProgress"] p, [data-testid="stTable"] td, [data-testid="stTable"] th {{
+  font-size: {PROSE}; line-height: 1.45;
+}}
+[data-testid="stMainBlockContainer"] button p {{ font-size: 1.05rem; }}
+[data-testid="stMainBlockContainer"] h3 {{ font-size: 1.9rem; padding-top: 0.2rem; }}
 </style>"""
 PRESENTER_QUESTION_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
 </style>"""
 
 
+def page_style() -> None:
+    """Every page's look for this run: readable greys, and the content first on a phone."""
+    st.html(PAGE_CSS)  # style only: no space on the page
+
+
 def presenter_style() -> None:
-    """Presenter mode's look for this run: the page's title hidden, large text and headings."""
-    st.markdown(PRESENTER_CSS, unsafe_allow_html=True)
+    """Presenter mode's look for this run: no header (views, sidebar opener) and no title,
+    large text, headings, step label, answer and tables."""
+    st.html(PRESENTER_CSS)
 
 
 def presenter_question_style() -> None:
     """A lesson question's header, large in presenter mode."""
-    st.markdown(PRESENTER_QUESTION_CSS, unsafe_allow_html=True)
+    st.html(PRESENTER_QUESTION_CSS)

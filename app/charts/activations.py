@@ -6,6 +6,8 @@ rounded and stored as float32 before they reach the figure, so the browser gets 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -124,6 +126,9 @@ def pre_activation_chart(
     return fig.update_layout(margin=dict(l=70, r=70, t=100, b=110))
 
 
+TOP_UNITS_TICKS = 8  # at most about this many token labels under the top units' heatmap
+
+
 def top_units_chart(
     units: np.ndarray,
     values: np.ndarray,
@@ -176,19 +181,23 @@ def top_units_chart(
         yref="y2",
         line=dict(color="#E69F00", width=3),
     )
-    ticks, _ = visible_ticks(tokens)
+    # the heatmap has ~40 % of the figure's width: upright labels, few enough not to overlap,
+    # the chosen token's always among them (hover names every column)
+    step = math.ceil(len(tokens) / TOP_UNITS_TICKS)
+    ticks = sorted({*range(0, len(tokens), step), token})
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(side="top", row=1, col=1)
     fig.update_xaxes(
-        type="category", tickangle=-60, tickvals=[columns[i] for i in ticks], row=1, col=2
+        type="category", tickangle=-90, tickvals=[columns[i] for i in ticks], row=1, col=2
     )
+    name = escape(tokens[token])
     title = (
-        f"The {plural(len(rows), 'most active unit')} of '{escape(tokens[token])}' ({token}) in "
-        f"block {layer}<br><sup>left: its values after the activation; right: the same units on "
-        "every token (its column outlined)</sup>"
+        f"The {plural(len(rows), 'most active unit')} of '{name}' ({token}) in block {layer}"
+        "<br><sup>left: its values after the activation;</sup>"
+        "<br><sup>right: the same units on every token (its column outlined)</sup>"
     )
-    base_layout(fig, title, height=230 + 26 * len(rows))
-    return fig.update_layout(margin=dict(l=70, r=20, t=100, b=110))
+    base_layout(fig, title, height=250 + 26 * len(rows))
+    return fig.update_layout(margin=dict(l=70, r=20, t=120, b=110))
 
 
 def residual_stream_chart(
@@ -315,7 +324,7 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
                 x=[depths[chosen]],
                 y=[means[chosen]],
                 mode="markers",
-                marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color="#E69F00", width=3)),
+                marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color=OKABE_ITO[1], width=3)),
                 name="chosen layer",
                 hoverinfo="skip",
             ),

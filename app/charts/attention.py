@@ -63,13 +63,20 @@ def _padding_mask(x_segments: list[Segment], y_segments: list[Segment]) -> go.He
     )
 
 
+def _label_axes() -> go.Scatter:
+    """An empty trace on the label axes (x2, y2): plotly draws an axis only with a trace on it."""
+    return go.Scatter(x=[], y=[], xaxis="x2", yaxis="y2", hoverinfo="skip", showlegend=False)
+
+
 def _axis_pair(letter: str, hover: list[str], visible: tuple[list[float], list[str]]) -> dict:
     """A data axis with one hidden tick per cell (for hover) and an overlay axis with the visible
     labels; square cells pad the ranges toward the left / top, which the overlay axis follows
     (padding the domains instead would misalign it)."""
     other, toward = ("y", "left") if letter == "x" else ("x", "top")
     n = len(hover)
-    plain = dict(showgrid=False, zeroline=False, ticks="", constraintoward=toward)
+    plain = dict(
+        showgrid=False, zeroline=False, ticks="", constrain="domain", constraintoward=toward
+    )
     data_range = [-0.5, n - 0.5] if letter == "x" else [n - 0.5, -0.5]  # query 0 at the top
     return {
         f"{letter}axis": dict(
@@ -278,16 +285,18 @@ def attention_head(
 def token_grid_figure(
     heatmap: go.Heatmap, tokens: list[str], n_valid: int, *, title: str
 ) -> go.Figure:
-    """A [T, T] query x key heatmap (its values trace given) with token labels, padding greyed."""
+    """A [T, T] query x key heatmap (its values trace given) of a sentence's real tokens: the
+    first `n_valid` rows and columns, the padding of a batch left out."""
     n_tokens = len(tokens)
     shape = np.shape(heatmap.z)
     if shape != (n_tokens, n_tokens):
         raise ValueError(
             f"pattern shape {shape} needs to be [T, T] with T = len(tokens) = {n_tokens}"
         )
+    tokens = tokens[:n_valid]
+    heatmap.update(z=np.asarray(heatmap.z)[:n_valid, :n_valid])  # [query, key]
     labels = [escape(t) for t in tokens]
-    segments = [Segment(0, n_valid, "token"), Segment(n_valid, n_tokens, "pad")]
-    fig = new_figure([heatmap, _padding_mask(segments, segments)])
+    fig = new_figure([heatmap, _label_axes()])
     visible = visible_ticks(tokens)
     _heatmap_axes(fig, labels, labels, visible, visible)
     fig.update_layout(
@@ -295,7 +304,7 @@ def token_grid_figure(
         yaxis2_title_text="query (attending)",
         xaxis2_tickangle=-60,
     )
-    return base_layout(fig, escape(title), height=int(np.clip(22 * n_tokens, 420, 900)) + 150)
+    return base_layout(fig, escape(title), height=int(np.clip(22 * n_valid, 420, 900)) + 150)
 
 
 def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.Figure:

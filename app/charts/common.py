@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
-FONT_SIZE = 14
+FONT_SIZE = 14  # a figure's body text (px); its ticks and subtitles are SMALLEST_TEXT
+SMALLEST_TEXT = 12  # no figure text under this (px), ticks and subtitles included
+PRESENTER_TEXT = 16  # presenter mode's smallest figure text (px): read from the back of a room
+FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # the page's own typeface
 PAD_TOKEN = "[PAD]"
 MAX_TICK_LABELS = 60  # more tokens than this: label every k-th tick (hover still names each)
 TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the whole token)
-OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
+# Okabe and Ito's colour-blind safe hues, darkened where theirs is under 3:1 on white (orange
+# #E69F00 2.3:1, sky blue #56B4E9 2.3:1, purple #CC79A7 3.1:1): lines and markers carry meaning
+OKABE_ITO = ["#0072B2", "#A97400", "#009E73", "#BB6496", "#D55E00", "#2A86BF"]
 DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
 MARGIN = dict(l=60, r=20, t=60, b=50)
 
@@ -73,6 +79,126 @@ def base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
         margin=MARGIN,
         hoverlabel=dict(font_size=FONT_SIZE),
     )
+    return fig
+
+
+TITLE_LINE = 1.3  # a title line's height over its font size
+SUP_SCALE = 0.7  # plotly draws <sup> (a title's subtitle line) at 70 % of the title's size
+
+
+def text_layout(smallest: int = SMALLEST_TEXT) -> dict:
+    """A figure's text sizes as a template's layout (what a figure leaves unset): ticks at
+    `smallest` px, the body, axis titles, legend and colour bars 2 px larger, the title large
+    enough that its <sup> subtitles are `smallest` px; in the page's own typeface."""
+    body = {"size": smallest + 2}
+    axis = {"tickfont": {"size": smallest}, "title": {"font": body}}
+    return {
+        "font": {**body, "family": FONT_FAMILY},
+        "title": {"font": {"size": math.ceil(smallest / SUP_SCALE)}},
+        "xaxis": axis,
+        "yaxis": axis,
+        "legend": {"font": body},
+        "hoverlabel": {"font": body},
+    }
+
+
+def _size(font, size: int) -> dict:
+    """A font's size no smaller than `size` px (an unset one becomes `size`), as an update."""
+    return {"size": max(font.size or 0, size)}
+
+
+def legible(fig: go.Figure, smallest: int) -> go.Figure:
+    """`fig` with the sizes it sets itself (annotations, text in cells, a chart's own ticks or
+    colour bar) no smaller than text_layout(smallest)'s; what it leaves unset takes the
+    template's. One update of the layout (property by property plotly takes ~30 ms a figure;
+    this ~15). In place; returns `fig`."""
+    sizes = text_layout(smallest)
+    layout = fig.layout
+    patch = {
+        "font": _size(layout.font, sizes["font"]["size"]),
+        "title": {"font": _size(layout.title.font, sizes["title"]["font"]["size"])},
+        "legend": {"font": _size(layout.legend.font, smallest)},
+        "hoverlabel": {"font": _size(layout.hoverlabel.font, smallest)},
+    }
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        patch[axis.plotly_name] = {
+            "tickfont": _size(axis.tickfont, smallest),
+            "title": {"font": _size(axis.title.font, smallest)},
+        }
+    if layout.annotations:
+        patch["annotations"] = [
+            {
+                **note.to_plotly_json(),
+                "font": {**note.font.to_plotly_json(), **_size(note.font, smallest)},
+            }
+            for note in layout.annotations
+        ]
+    fig.update_layout(patch)
+    bar = {"tickfont": {"size": smallest}, "title": {"font": {"size": smallest}}}
+    for trace in fig.data:
+        update = {}
+        if "colorbar" in trace and trace.showscale is not False:
+            update["colorbar"] = bar
+        marker = getattr(trace, "marker", None)
+        if marker is not None and "colorbar" in marker and marker.colorscale is not None:
+            update["marker"] = {"colorbar": bar}
+        if "textfont" in trace and (trace.text is not None or getattr(trace, "texttemplate", None)):
+            update["textfont"] = _size(trace.textfont, smallest)
+        if update:
+            trace.update(update)
+    return fig
+
+
+TAG = re.compile(r"<[^>]+>")  # plotly's markup in a title: no width of its own
+
+
+def _wrapped(title: str, chars: int) -> str:
+    """A title with lines longer than `chars` characters broken at spaces; a subtitle line
+    (<sup>, drawn at SUP_SCALE of the size) takes proportionally more, and stays one on each
+    line it is broken into. The markup counts no characters."""
+    lines = []
+    for line in title.split("<br>"):
+        sup = line.startswith("<sup>") and line.endswith("</sup>")
+        text, budget = (line[5:-6], int(chars / SUP_SCALE)) if sup else (line, chars)
+        pieces, current = [], ""
+        for word in text.split(" "):
+            if current and len(TAG.sub("", current)) + 1 + len(TAG.sub("", word)) > budget:
+                pieces.append(current)
+                current = word
+            else:
+                current = f"{current} {word}" if current else word
+        pieces.append(current)
+        lines += [f"<sup>{piece}</sup>" for piece in pieces] if sup else pieces
+    return "<br>".join(lines)
+
+
+def wrap_title(fig: go.Figure, chars: int) -> go.Figure:
+    """The figure's title in lines of at most `chars` characters (plotly never wraps: a long
+    title runs past a narrow figure's edge), the top margin and the height grown by the lines
+    added. In place; returns `fig`."""
+    layout = fig.layout
+    title = layout.title.text or ""
+    wrapped = _wrapped(title, chars)
+    added = wrapped.count("<br>") - title.count("<br>")
+    if added:
+        size = layout.title.font.size or text_layout()["title"]["font"]["size"]
+        extra = round(added * TITLE_LINE * size)
+        fig.update_layout(
+            title_text=wrapped,
+            margin_t=(layout.margin.t or MARGIN["t"]) + extra,
+            height=(layout.height or 450) + extra,
+        )
+    return fig
+
+
+def fit_narrow(fig: go.Figure, title_chars: int) -> go.Figure:
+    """A figure for a narrow place (half the page, a phone): its title in lines of at most
+    `title_chars` characters, and a legend above the plot moved below it (above, it would run
+    into the wrapped title). In place; returns `fig`."""
+    wrap_title(fig, title_chars)
+    legend = fig.layout.legend
+    if legend.y is not None and legend.y > 1 and legend.orientation == "h":
+        fig.update_layout(legend=dict(y=-0.18, yanchor="top", x=0, xanchor="left"))
     return fig
 
 

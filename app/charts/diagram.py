@@ -11,13 +11,13 @@ from itertools import groupby
 
 import plotly.graph_objects as go
 
-from app.charts.common import FONT_SIZE, MARGIN, base_layout, escape, new_figure
+from app.charts.common import FONT_SIZE, MARGIN, SMALLEST_TEXT, base_layout, escape, new_figure
 from encoder.core import hooks
 from encoder.core.block import Op, shape_text
 
 BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
 INK, SKIP_INK = "#333333", "#0072B2"
-CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.5, 0.28  # data units; one row per step
+CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.7, 0.28  # data units; one row per step
 SKIP_X, LABEL_X, GROUP_RIGHT = 1.1, 4.55, 11.8
 ADD_RADIUS_PX = 16  # the residual add is a round glyph (⊕, 42 px font): arrows stop short of it
 ROW_PX = 62
@@ -48,9 +48,9 @@ STAGE_KINDS = {
     "add2": "add",
 }
 STAGE_TEXT = {
-    "qkv": ("Q, K, V projections, split into heads", "Q, K, V  "),
+    "qkv": ("Q, K, V, split into heads", "Q, K, V  "),
     "weights": ("softmax(Q Kᵀ / √dₖ)", "weights  "),
-    "mix": ("weights × V, concat heads, W_O", ""),
+    "mix": ("weights × V, concat, W_O", ""),
     "linear1": ("linear1  (d → d_ff)", ""),
     "linear2": ("linear2  (d_ff → d)", ""),
 }
@@ -199,7 +199,7 @@ def block_diagram(ops: list[Op], norm_first: bool) -> go.Figure:
                 text=f"<i>{name}</i>",
                 showarrow=False,
                 xanchor="right",
-                font=dict(color="#555555"),
+                font=dict(color="#555555", size=SMALLEST_TEXT),  # beside the boxes: small
             )
         )
     hidden = dict(visible=False, fixedrange=True)

@@ -52,8 +52,6 @@ def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) ->
     num_heads = max(heads) + 1
     for boundary in range(num_heads, len(labels), num_heads):  # a line between layers
         fig.add_vline(x=boundary - 0.5, line_color="white", line_width=3)
-    fig.update_layout(
-        xaxis=dict(tickangle=-90, tickfont=dict(size=10)), yaxis=dict(autorange="reversed")
-    )
+    fig.update_layout(xaxis=dict(tickangle=-90), yaxis=dict(autorange="reversed"))
     title = "Fingerprint of every head: its mean attention over the corpus (spread: entropy / ln n)"
     return base_layout(fig, title, height=380)

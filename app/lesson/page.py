@@ -17,6 +17,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from app.charts.common import PRESENTER_TEXT
 from app.components.attention_explorer import attention_explorer
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout
@@ -27,6 +28,7 @@ from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.streamlit_private import presenter_style
 from app.user_text import literal, quoted
+from app.views.layout import wide_table
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
@@ -41,14 +43,19 @@ KEYS = (  # the step (1-based), its query (a position, or the rule's), presenter
         selects=True,
         fits=FITS_QUERY,
     ),
-    Key("present", False, in_url=True),
+    Key("present", False, in_url=True, selects=True),
 )
 Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
 Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
 ClassBar = Callable[..., None]  # (step, presenting, below=False): the class's line
 
 PRESENTER_FIGURE_HEIGHT = 470  # the first figure fits beside the text; the others follow
-PRESENTER_FONT = 16
+TABLE_ROWS, PRESENTER_TABLE_ROWS = 12, 8  # a longer table scrolls past this many rows
+TABLE_ROW_PX = 42  # an HTML table's row, about (presenter mode's larger type included)
+# a figure title's line in the step's figure column (3/5 of the main area): 18 px titles beside
+# the sidebar, and presenter mode's 23 px with the sidebar folded away
+NORMAL_TITLE_CHARS, PRESENTER_TITLE_CHARS = 48, 56
+FIXED_HEIGHT = ("lesson_block", "lesson_other_block")  # figures drawn to their rows' height
 
 
 def markdown(paragraph: Paragraph) -> str:
@@ -64,7 +71,8 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     number = min(max(chosen.lesson, 1), len(STEPS))
     query = None if chosen.lesson_query == LESSON_RULE_QUERY else chosen.lesson_query
     lesson = Lesson(run, sentence, query)
-    present = _top_bar(lesson, number, follow)
+    present = bool(chosen.present)
+    _top_bar(lesson, number, present, follow)
     if present:
         presenter_style()
     st.subheader(f"{number}. {TITLES[number - 1]}")
@@ -93,7 +101,7 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
         for paragraph in step.text.paragraphs:
             st.markdown(markdown(paragraph))
     with media:
-        _step_figures(lesson, step, present)
+        _step_figures(lesson, step, present, narrow=not step.wide)
     with controls:
         if step.uses_query:
             _query_picker(lesson)
@@ -102,38 +110,44 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
             st.dataframe(step.numbers(), hide_index=True, width="stretch")
 
 
-def _top_bar(lesson: Lesson, number: int, follow: Follow) -> bool:
-    """Previous, the progress line, Next, presenter mode and the handout; whether presenting."""
-    back, progress, forward, toggle, download = st.columns(
-        [1.3, 3.6, 1.1, 1.6, 1.6], vertical_alignment="center"
-    )
-    back.button(
+def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None:
+    """Previous, the step's label and progress, Next; presenter mode (a switch, or in it a
+    button out of it) and the handout: one row that wraps (on a phone, the tools go below)."""
+    bar = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    bar.button(
         "◀ Previous",
         key="lesson_previous",
         disabled=number == 1,
         on_click=follow,
         args=("Lesson", {"lesson": number - 1}),
-        width="stretch",
     )
-    progress.progress(
-        number / len(STEPS), text=f"Step {number} of {len(STEPS)} · {TITLES[number - 1]}"
-    )
-    forward.button(
+    bar.progress(number / len(STEPS), text=f"Step {number} of {len(STEPS)} · {TITLES[number - 1]}")
+    bar.button(
         "Next ▶",
         key="lesson_next",
         type="primary",
         disabled=number == len(STEPS),
         on_click=follow,
         args=("Lesson", {"lesson": number + 1}),
-        width="stretch",
     )
-    present = toggle.toggle(
-        "Presenter",
-        key="present",
-        persist_state="session",
-        help="Large type and the sidebar folded away, for a projector. In the link as present=1.",
-    )
-    download.download_button(
+    if present:
+        bar.button(
+            "Exit presenter mode",
+            key="lesson_exit_presenter",
+            type="tertiary",
+            on_click=follow,
+            args=("Lesson", {"present": False}),
+            help="Back to the page with its views, sidebar and normal type.",
+        )
+    else:
+        bar.toggle(
+            "Presenter",
+            key="present",
+            persist_state="session",
+            help="Large type and the sidebar and views folded away, for a projector. In the "
+            "link as present=1.",
+        )
+    bar.download_button(
         "Handout (HTML)",
         lambda: handout.lesson_html(lesson).encode("utf-8"),
         file_name="encoder-lesson.html",
@@ -143,7 +157,6 @@ def _top_bar(lesson: Lesson, number: int, follow: Follow) -> bool:
         help="Every step's text, numbers, tables and figures for this sentence and model, in "
         "one file that opens offline.",
     )
-    return present
 
 
 def _query_picker(lesson: Lesson) -> None:
@@ -175,7 +188,10 @@ def _open_buttons(step: Step, follow: Follow) -> None:
         )
 
 
-def _step_figures(lesson: Lesson, step: Step, present: bool) -> None:
+def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> None:
+    """The step's figures, tables (HTML, whose cells wrap in a narrow column) and code; in
+    presenter mode figure text of PRESENTER_TEXT px and the first figure no taller than fits
+    beside the text (a figure drawn to its rows' height, the block diagram, keeps it)."""
     for index, (key, figure) in enumerate(step.figures):
         if (
             step.explorer is not None
@@ -183,20 +199,17 @@ def _step_figures(lesson: Lesson, step: Step, present: bool) -> None:
             and _explorer(lesson, step, present)
         ):
             continue
+        if present and index == 0 and key not in FIXED_HEIGHT:
+            height = figure.layout.height or PRESENTER_FIGURE_HEIGHT
+            figure.update_layout(height=min(height, PRESENTER_FIGURE_HEIGHT))
         if present:
-            figure.update_layout(font=dict(size=PRESENTER_FONT))
-            if index == 0:
-                height = figure.layout.height or PRESENTER_FIGURE_HEIGHT
-                figure.update_layout(height=min(height, PRESENTER_FIGURE_HEIGHT))
-        show(figure, key)
-    for caption, table in step.tables:
+            show(figure, key, PRESENTER_TEXT, PRESENTER_TITLE_CHARS if narrow else None)
+        else:
+            show(figure, key, title_chars=NORMAL_TITLE_CHARS if narrow else None)
+    for caption, table in step.tables:  # HTML: its cells wrap in the column, none hidden
         st.caption(caption)
-        st.dataframe(
-            _rounded(table),
-            hide_index=True,
-            width="stretch",
-            height=min(35 * len(table) + 38, 300 if present else 420),
-        )
+        rows = PRESENTER_TABLE_ROWS if present else TABLE_ROWS
+        wide_table(_rounded(table), TABLE_ROW_PX * rows if len(table) > rows else None)
     if step.code is not None:
         st.code(step.code, language="python", height=300 if present else "content")
 

@@ -75,12 +75,9 @@ def draw(runs: Runs, chosen: Selection) -> None:
         if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
             show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
     st.subheader("Size of the residual stream across depth")
-    if runs.b is None:  # the table beside its chart
-        chart, numbers = st.columns([3, 2])
-        with chart:
-            show(residual_figure(run, sentence), "residual")
-        with numbers:
-            _stream_table(runs, sentence)
+    if runs.b is None:  # the table below its chart: its seven columns need the width
+        show(residual_figure(run, sentence), "residual")
+        _stream_table(runs, sentence)
     else:
         for name, setup in side_by_side(runs):
             show_for(residual_figure(setup, sentence), "residual", name)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import pandas as pd
 import streamlit as st
 
+from app.charts.common import MARGIN, fit_narrow
 from app.runs import Run, Runs
 from app.settings import LABELS
 from app.views.changes import heads_named
@@ -84,41 +85,18 @@ NARROW_TITLE_CHARS = 58  # a title line in half the page's width
 NARROW_SCALE = 0.55  # a square plot's height in half the width, over its full-width height
 
 
-def _wrapped(title: str) -> str:
-    """A figure title with long lines broken at spaces (its markup has no spaces in tags)."""
-    lines = []
-    for line in title.split("<br>"):
-        words, current = line.split(" "), ""
-        for word in words:
-            if current and len(current) + 1 + len(word) > NARROW_TITLE_CHARS:
-                lines.append(current)
-                current = word
-            else:
-                current = f"{current} {word}" if current else word
-        lines.append(current)
-    return "<br>".join(lines)
-
-
 def narrow(fig, name: str, square: bool = False):
     """A figure for half the page's width (setup `name` of two; "" leaves it as it is): long
     title lines wrap, a legend above the plot goes below it, and a square plot (a heatmap of
     tokens) shrinks in height as it does in width."""
     if not name:
         return fig
-    layout = fig.layout
-    title = layout.title.text or ""
-    wrapped = _wrapped(title)
-    extra = 22 * (wrapped.count("<br>") - title.count("<br>"))
-    margin = layout.margin
-    top, bottom = (margin.t or 60) + extra, margin.b or 50
-    height = layout.height or 450
     if square:
-        height = int(top + bottom + (height - top - bottom) * NARROW_SCALE)
-    fig.update_layout(title_text=wrapped, height=height + extra, margin_t=top)
-    legend = layout.legend
-    if legend.y is not None and legend.y > 1 and legend.orientation == "h":
-        fig.update_layout(legend=dict(y=-0.18, yanchor="top", x=0, xanchor="left"))
-    return fig
+        margin = fig.layout.margin
+        top, bottom = margin.t or MARGIN["t"], margin.b or MARGIN["b"]
+        height = fig.layout.height or 450
+        fig.update_layout(height=int(top + bottom + (height - top - bottom) * NARROW_SCALE))
+    return fit_narrow(fig, NARROW_TITLE_CHARS)
 
 
 SQUARE_CHARTS = ("overview", "head_detail", "act_cosine")  # token x token heatmaps
@@ -151,3 +129,10 @@ def number_table(
         width="stretch",
         height=height,
     )
+
+
+def wide_table(table, height: int | None = None) -> None:
+    """A table (a DataFrame or its Styler) wider than its place in st.dataframe's columns (long
+    text cells, many columns, a narrow column): drawn as HTML, whose cells wrap, so that no
+    column is hidden past the right edge or cut short; past `height` px it scrolls."""
+    st.table(table, hide_index=True, height="content" if height is None else height)

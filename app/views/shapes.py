@@ -9,7 +9,7 @@ from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
 from app.views.figures import block_figure
-from app.views.layout import key_for, setup_title, side_by_side, stacked
+from app.views.layout import key_for, setup_title, side_by_side, stacked, wide_table
 from app.views.widgets import show
 from encoder.core.options import placement_of
 
@@ -85,8 +85,6 @@ def draw(runs: Runs, chosen: Selection) -> None:
         show(block_figure(run), key_for("block_diagram", name if runs.b is not None else ""))
         _equations(run)
     st.subheader("Shape trace: every operation, in the order the data flows")
-    st.dataframe(
-        stacked(runs, lambda run: run.ledger), width="stretch", hide_index=True, height=420
-    )
+    wide_table(stacked(runs, lambda run: run.ledger), height=420)
     with st.expander("Parameters by component"):
         st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)

@@ -6,24 +6,69 @@ it, keeps it on the other pages (persist_state="session"), and its return value 
 
 from __future__ import annotations
 
+import functools
+
 import plotly.graph_objects as go
 import streamlit as st
+
+from app.charts import common
+from app.charts.common import (
+    PLOTLY_WHITE,
+    SMALLEST_TEXT,
+    fit_narrow,
+    legible,
+    text_layout,
+)
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def lean_template(fig: go.Figure) -> go.Figure:
-    """The figure with its template's defaults for the trace types it draws only: the same look,
-    without the ~7 kB of defaults for every other kind of trace sent on every rerun."""
+@functools.cache
+def _template_layout(smallest: int) -> dict:
+    """The figures' template's layout (app.charts.common.PLOTLY_WHITE) with the text sizes of
+    app.charts.common.text_layout(smallest)."""
+    return go.Layout(PLOTLY_WHITE["layout"]).update(text_layout(smallest)).to_plotly_json()
+
+
+def page_template(fig: go.Figure, smallest: int = SMALLEST_TEXT) -> go.Figure:
+    """The figure with its template's defaults for the trace types it draws only (the same look,
+    without the ~7 kB of defaults for every other kind of trace sent on every rerun), and the
+    text sizes of app.charts.common.text_layout(smallest)."""
     template = fig.layout.template
     used = {trace.type for trace in fig.data}
     data = {kind: template.data[kind] for kind in used if template.data[kind]}
-    fig.layout.template = go.layout.Template(layout=template.layout, data=data)
+    fig.layout.template = go.layout.Template(
+        layout=_template_layout(smallest), data=data or None, _validate=common.VALIDATE
+    )
     return fig
 
 
-def show(fig, key: str) -> None:
-    st.plotly_chart(lean_template(fig), width="stretch", config=PLOTLY_CONFIG, key=key)
+PHONE_TITLE_CHARS = 36  # a title line on a phone's 360 px of figure
+PHONE_BROWSER = "Mobi"  # in a phone's User-Agent (MDN's advice for telling phones apart)
+
+
+def on_phone() -> bool:
+    """Whether this page's browser says it is a phone (its User-Agent); False where no browser
+    asked (AppTest)."""
+    return PHONE_BROWSER in (st.context.headers.get("User-Agent") or "")
+
+
+def show(fig, key: str, smallest: int = SMALLEST_TEXT, title_chars: int | None = None) -> None:
+    """Draw a figure under its key, no text in it under `smallest` px (presenter mode passes
+    app.charts.common.PRESENTER_TEXT), fit for a place `title_chars` characters of title wide
+    (app.charts.common.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
+    phone). Our template, not Streamlit's plotly theme (which draws ticks and subtitles at
+    11-12 px whatever the figure's font). The builders' own sizes are SMALLEST_TEXT or more
+    (tests/app/test_charts.py): only larger text raises them."""
+    if smallest > SMALLEST_TEXT:
+        legible(fig, smallest)
+    if on_phone():
+        title_chars = min(title_chars or PHONE_TITLE_CHARS, PHONE_TITLE_CHARS)
+    if title_chars is not None:
+        fit_narrow(fig, title_chars)
+    st.plotly_chart(
+        page_template(fig, smallest), width="stretch", theme=None, config=PLOTLY_CONFIG, key=key
+    )
 
 
 def pick_index(label: str, count: int, key: str, where=st) -> int:

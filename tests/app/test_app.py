@@ -43,7 +43,7 @@ def test_default_page_draws_every_head_and_a_status_line():
     with torch.no_grad():
         expected = model.trace(batch.input_ids).attention[:, 0].numpy()  # [L, H, T, T]
     np.testing.assert_allclose(weights, expected, atol=1e-4)
-    status = at.caption[0].value
+    status = at.main.caption[-1].value  # the developer's line, last on the page
     assert "Device cpu" in status and f"{len(tokens)} tokens" in status
 
 
@@ -109,7 +109,7 @@ def test_tokens_view_shows_the_padded_batch():
 def test_shapes_view_has_ledger_diagram_and_equations():
     at = open_page(view="Shapes")
     assert_no_exception(at)
-    ledger = at.dataframe[0].value
+    ledger = at.table[0].value  # HTML: its long shapes wrap
     assert {"operation", "input_shape", "output_shape", "params", "flops"} <= set(ledger.columns)
     assert len(at.latex) >= 3
     n = len(tokens_of(SENTENCE))  # the default text's first example

@@ -83,8 +83,13 @@ def test_a_link_that_names_a_setting_opens_exactly_that() -> None:
     assert_no_exception(at)
     assert at.session_state["view"] == "Lesson" and at.radio(key="source").value == "pretrained"
     assert step_title(at) == f"3. {TITLES[2]}"
-    assert at.toggle(key="present").value is True
+    assert at.session_state["present"] is True  # presenter mode: its way out, not the switch
     assert at.query_params["present"] == "1"
+    assert not [t for t in at.toggle if t.key == "present"]
+    at.button(key="lesson_exit_presenter").click().run()
+    assert at.toggle(key="present").value is False
+    assert at.query_params.get("present") in (None, "0"), dict(at.query_params)
+    assert any("forward pass" in caption.value for caption in at.caption)  # the status line
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
@@ -130,7 +135,7 @@ def explorer_start(at: AppTest) -> dict:
 def test_the_query_picker_changes_the_link_the_explorer_and_the_url() -> None:
     at = open_page(lesson="3")
     skip_the_question(at)
-    table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
+    table = next(f.value for f in at.table if "weight" in f.value.columns)
     tokens = tokens_of(SENTENCE)
     assert set(table["query"]) == {tokens.index("it")}
     assert not at.get("plotly_chart")  # the step's attention is drawn by the explorer
@@ -142,7 +147,7 @@ def test_the_query_picker_changes_the_link_the_explorer_and_the_url() -> None:
     assert abs(weights[layer, head, query, int(key)] - weight) <= 1e-4
     at.selectbox(key="lesson_query").set_value(2).run()  # "animal": another question
     skip_the_question(at)
-    table = next(f.value for f in at.dataframe if "weight" in f.value.columns)
+    table = next(f.value for f in at.table if "weight" in f.value.columns)
     assert set(table["query"]) == {2} and at.query_params["lesson_query"] == "2"
     assert table["weight"].is_monotonic_decreasing
     start = explorer_start(at)

@@ -114,16 +114,20 @@ def test_head_view_has_one_numeric_position_per_token_even_for_duplicates():
     tokens = ["[CLS]", "the", "cat", "saw", "the", "dog", "[SEP]", "[PAD]"]
     pattern = softmax_attention(1, 1, 8, n_valid=7)[0, 0]
     fig = attention_head(pattern, tokens, 7, title="Layer 0, head 0")
-    heatmap, mask = fig.data
-    assert z_array(heatmap).shape == (8, 8)
-    np.testing.assert_array_equal(z_array(heatmap), pattern)  # exact, not rounded
+    heatmap, labels = fig.data
+    assert z_array(heatmap).shape == (7, 7)  # the sentence's real tokens: no [PAD]
+    np.testing.assert_array_equal(z_array(heatmap), pattern[:7, :7])  # exact, not rounded
     assert fig.layout.xaxis.type != "category" and heatmap.x is None
-    assert fig.layout.xaxis.ticktext == tuple(tokens)
-    assert fig.layout.xaxis.tickvals == tuple(range(8))  # both "the" keep their own column
-    assert fig.layout.yaxis.ticktext == tuple(tokens)
+    assert fig.layout.xaxis.ticktext == tuple(tokens[:7])
+    assert fig.layout.xaxis.tickvals == tuple(range(7))  # both "the" keep their own column
+    assert fig.layout.yaxis.ticktext == tuple(tokens[:7])
+    assert fig.layout.xaxis2.ticktext == tuple(tokens[:7])  # the visible labels, beside it
+    assert (labels.xaxis, labels.yaxis) == ("x2", "y2") and len(labels.x) == 0
     assert "%{z:.6f}" in heatmap.hovertemplate
     assert "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})" in heatmap.hovertemplate
-    assert (6.5, 7.5, -0.5, 6.5) in pad_bricks(mask)  # the [PAD] key column, real queries
+    # square cells that shrink the plot's box, not its ranges: the labels stay beside the cells
+    assert fig.layout.yaxis.scaleanchor == "x"
+    assert {fig.layout.xaxis.constrain, fig.layout.yaxis.constrain} == {"domain"}
 
 
 def test_head_view_escapes_html_in_tokens():
@@ -253,11 +257,11 @@ def test_block_diagram_places_the_norms_by_pre_or_post_norm():
     pre = diagram_texts(block_diagram(diagram_ops(True), True))
     post = diagram_texts(block_diagram(diagram_ops(False), False))
     # pre-norm: ln1 before attention, ln2 before linear1; post-norm: after each add
-    assert order_of(pre, "ln1", "Q, K, V projections", "ln2", "linear1") == sorted(
-        order_of(pre, "ln1", "Q, K, V projections", "ln2", "linear1")
+    assert order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1") == sorted(
+        order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1")
     )
-    assert order_of(post, "Q, K, V projections", "ln1", "linear1", "ln2") == sorted(
-        order_of(post, "Q, K, V projections", "ln1", "linear1", "ln2")
+    assert order_of(post, "Q, K, V, split", "ln1", "linear1", "ln2") == sorted(
+        order_of(post, "Q, K, V, split", "ln1", "linear1", "ln2")
     )
     assert [t for _, t in pre] != [t for _, t in post]
     # the block's output is ln2's (post-norm) or the second add's (pre-norm)
@@ -312,3 +316,122 @@ def test_stretched_overview_of_a_long_input_ends_at_the_largest_block_weight():
     attention[0, 1, 2:4, 4:6] = 0.3  # queries 2 and 3 each give keys 4 and 5 together 0.6
     overview = attention_overview(attention, 8, max_tokens=4, stretch=True)  # blocks of 2
     assert overview.data[0].zmax == pytest.approx(0.6)
+
+
+def _font_sizes(spec, where: str = "") -> list[tuple[str, float]]:
+    """Every explicit text size in a figure's JSON: (path, px)."""
+    if isinstance(spec, dict):
+        found = [(where, spec["size"])] if "font" in where and "size" in spec else []
+        for key, value in spec.items():
+            if key != "template":
+                found += _font_sizes(value, f"{where}.{key}")
+        return found
+    if isinstance(spec, list | tuple):
+        return [found for item in spec for found in _font_sizes(item, where)]
+    return []
+
+
+def _legibility_figures() -> list[go.Figure]:
+    """A figure of every kind that sets text sizes of its own: cells with text, annotations, a
+    diagram, subplots with titles, heatmaps with colour bars."""
+    from app.charts.activations import top_units_chart
+    from app.charts.heads import fingerprint_figure
+
+    cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=1, d_ff=64, vocab_size=100)
+    tokens = ["[CLS]", "a", "b", "[SEP]"]
+    return [
+        attention_head(np.eye(4), tokens, 4, title="t<br><sup>below</sup>"),
+        attention_overview(softmax_attention(2, 2, 4, n_valid=3), 3),
+        batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
+        block_diagram(block_ops(cfg, 0, 1, 4), norm_first=True),
+        fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1]),
+        top_units_chart(np.arange(3), np.ones(3), np.ones((3, 4)), tokens, 1, 0),
+    ]
+
+
+def test_builders_set_no_text_under_the_smallest_size():
+    """What a figure sets itself the page never raises (app.views.widgets.show): at least
+    SMALLEST_TEXT px; what it leaves unset takes the template's (text_layout)."""
+    from app.charts.common import SMALLEST_TEXT
+
+    for fig in _legibility_figures():
+        sizes = _font_sizes(fig.to_plotly_json())
+        assert all(size >= SMALLEST_TEXT for _, size in sizes), [
+            found for found in sizes if found[1] < SMALLEST_TEXT
+        ]
+
+
+def test_the_template_sizes_ticks_subtitles_and_the_body():
+    from app.charts.common import PRESENTER_TEXT, SUP_SCALE, text_layout
+    from app.views.widgets import page_template
+
+    for smallest in (12, PRESENTER_TEXT):
+        fig = page_template(attention_head(np.eye(4), list("abcd"), 4, title="t"), smallest)
+        layout = fig.layout.template.layout
+        assert layout.xaxis.tickfont.size == layout.yaxis.tickfont.size == smallest
+        assert layout.font.size == layout.legend.font.size == smallest + 2
+        assert layout.title.font.size * SUP_SCALE >= smallest  # a <sup> subtitle line
+        assert layout.title.font.size * SUP_SCALE < smallest + 1
+        assert text_layout(smallest)["font"]["family"].startswith('"Source Sans"')
+        assert fig.layout.template.data.heatmap  # the trace types it draws keep their defaults
+        assert not fig.layout.template.data.scatter3d
+
+
+def test_presenter_sizes_raise_every_text_a_figure_sets_and_keep_larger_ones():
+    from app.charts.common import PRESENTER_TEXT, legible
+
+    for fig in _legibility_figures():
+        before = dict(_font_sizes(fig.to_plotly_json()))
+        legible(fig, PRESENTER_TEXT)
+        after = _font_sizes(fig.to_plotly_json())
+        assert after and all(size >= PRESENTER_TEXT for _, size in after), after
+        for path, size in after:  # never smaller than it was (the diagram's ⊕ stays 42)
+            assert size >= before.get(path, 0), path
+    diagram = _legibility_figures()[3]
+    legible(diagram, PRESENTER_TEXT)
+    assert max(note.font.size for note in diagram.layout.annotations) == 42
+
+
+def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_below():
+    from app.charts.common import MARGIN, TITLE_LINE, fit_narrow
+
+    fig = residual_norm_chart(
+        pd.DataFrame(
+            {
+                "sentence": 0,
+                "depth": [0, 0, 1, 1],
+                "position": [0, 1, 0, 1],
+                "l2_norm": [1.0, 2.0, 1.5, 2.5],
+            }
+        ),  # fmt: skip
+        ["a", "b"],
+    )
+    title, height = fig.layout.title.text, fig.layout.height
+    assert "<br>" not in title and len(title) > 30
+    fit_narrow(fig, 24)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) >= 2 and all(len(line) <= 24 for line in lines)
+    assert " ".join(lines) == title  # broken at spaces, nothing lost
+    extra = round((len(lines) - 1) * TITLE_LINE * 18)  # the template's 18 px title
+    assert fig.layout.height == height + extra
+    assert fig.layout.margin.t == (MARGIN["t"]) + extra
+    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # under the plot
+
+
+def test_a_subtitle_wraps_on_its_own_smaller_budget_and_stays_a_subtitle():
+    from app.charts.common import new_figure, wrap_title
+
+    fig = new_figure(layout={"title": {"text": (
+        "Block 0: 16 tokens x 1536 units before GELU<br>"
+        "<sup>74.6% of these values are below 0 and the end bars count the rest</sup>"
+    )}})  # fmt: skip
+    lines = wrap_title(fig, 36).layout.title.text.split("<br>")
+    assert lines[:2] == ["Block 0: 16 tokens x 1536 units", "before GELU"]
+    subtitles = lines[2:]  # 36 / 0.7 = 51 characters of text a line, markup not counted
+    assert [line.startswith("<sup>") and line.endswith("</sup>") for line in subtitles] == [
+        True
+    ] * 2
+    assert subtitles == [
+        "<sup>74.6% of these values are below 0 and the end bars</sup>",
+        "<sup>count the rest</sup>",
+    ]
