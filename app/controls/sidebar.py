@@ -210,7 +210,7 @@ def _pairs(a: Setup) -> None:
         width="stretch",
     )
     st.button(
-        f"Head {layer}.{head} off",
+        f"Layer {layer}, head {head} off",
         key="pair_head_off",
         on_click=url.set_b,
         args=({"ablate": f"{layer}.{head}"},),

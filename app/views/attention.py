@@ -43,6 +43,7 @@ from app.views.changes import (
 from app.views.layout import deltas, number_table, setup_title, stacked
 from app.views.widgets import pick_sentence, show
 from encoder.inspect import ablation
+from encoder.inspect.predictions import head_label
 from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
@@ -232,7 +233,7 @@ def _ablation_section(run: Run, sentence: int) -> None:
 def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
     n = run.n_valid(sentence)
     tokens = run.tokens[sentence]
-    names = ", ".join(f"layer {layer} head {head}" for layer, head in effect.heads)
+    names = "; ".join(head_label(layer, head) for layer, head in effect.heads)
     mean = effect.mean_residual_cosine[:, sentence]  # [depth]
     output_cosine = effect.output_cosine[sentence, :n]
     output_change = effect.output_change[sentence, :n]

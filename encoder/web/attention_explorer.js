@@ -609,7 +609,7 @@ export function mount(host, payload, options = {}) {
    * tokens a weight is about 1/n: unstretched, every cell would be dark). */
   const stretched = () => data.stretch || signed() || shown().n > LINES_ALL;
   const colourScale = (drawn) => (stretched() ? Math.max(...drawn.map(peak)) : 1);
-  const headName = (layer, head) => `layer ${shown().layerLabels[layer]} head ${head}`;
+  const headName = (layer, head) => `layer ${shown().layerLabels[layer]}, head ${head}`;
 
   // the explorer as its modes see it; each mode draws on the stage
   const explorer = { state, stage, message, shown, full, tile, moved, rolled, rolledLayer, large,
