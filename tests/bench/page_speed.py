@@ -38,6 +38,7 @@ import datetime
 import difflib
 import html
 import json
+import os
 import statistics
 import sys
 import time
@@ -48,6 +49,7 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from tests.e2e.harness import (  # noqa: E402
@@ -707,6 +709,17 @@ class Visits:
     rerun_received: list[int] = field(default_factory=list)
 
 
+def wait_shown(page, main: str | None, what: str) -> None:
+    """Until SHOWN_JS; past TIMEOUT_MS, a screenshot beside the error says what the page showed."""
+    try:
+        page.wait_for_function(SHOWN_JS, arg=main, timeout=TIMEOUT_MS, polling="raf")
+    except PlaywrightTimeout as error:
+        shot = Path(os.environ.get("TMPDIR", "/tmp")) / "page_speed_timeout.png"
+        page.screenshot(path=str(shot), full_page=True)
+        message = f"{what}: not shown in {TIMEOUT_MS} ms ({page.url}; {shot})"
+        raise PlaywrightTimeout(message) from error
+
+
 def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visits) -> None:
     """A new browser session opens `url`, timed until its main figure shows; then the text
     changes, timed until the page shows the rerun it brings."""
@@ -718,7 +731,7 @@ def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visit
     try:
         start = time.perf_counter()
         page.goto(url)
-        page.wait_for_function(SHOWN_JS, arg=main, timeout=TIMEOUT_MS, polling="raf")
+        wait_shown(page, main, "first visit")
         visits.first.append(time.perf_counter() - start)
         box = page.locator("[data-testid=stSidebar] .st-key-text textarea")
         box.fill(text)
@@ -726,7 +739,7 @@ def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visit
         before = session.received
         start = time.perf_counter()
         box.press("Control+Enter")
-        page.wait_for_function(SHOWN_JS, arg=main, timeout=TIMEOUT_MS, polling="raf")
+        wait_shown(page, main, "rerun")
         visits.rerun.append(time.perf_counter() - start)
         visits.rerun_script_ms.append(page.evaluate(SCRIPT_MS_JS))
         visits.rerun_received.append(session.received - before)
