@@ -88,5 +88,6 @@ def draw(runs: Runs, chosen: Selection) -> None:
     st.dataframe(
         stacked(runs, lambda run: run.ledger), width="stretch", hide_index=True, height=420
     )
-    with st.expander("Parameters by component"):
-        st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)
+    with st.expander("Parameters by component", key="shape_params", on_change="rerun") as box:
+        if box.open:  # computed and sent only once opened
+            st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)
