@@ -100,7 +100,7 @@ DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
     "Attention": ((EXPLORER_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
     "Attention steps": (("step_keys", numbered_labels_json),),
     "LayerNorm": (("layernorm", labels_json),),
-    "Activations": (("act_cosine", numbered_labels_json),),
+    "Activations": (("act_top_units", numbered_labels_json),),  # its first tab
     "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
 }
 # The reference page (tests/bench/plotly_attention_page.py) draws the Attention view's attention
