@@ -100,7 +100,7 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         xaxis=dict(
             title_text="% of the operations' summed time, % of the FLOPs",
             ticksuffix="%",
-            rangemode="tozero",
+            range=[0, 1.2 * max(time_share.max(), flop_share.max())],  # room for the labels
         ),
         yaxis=dict(automargin=True),
         legend_traceorder="reversed",
@@ -135,7 +135,7 @@ def flop_chart(by_operation: list[dict]) -> go.Figure:
     )
     fig = new_figure([bars])
     fig.update_layout(
-        xaxis=dict(title_text="% of the FLOPs", ticksuffix="%", rangemode="tozero"),
+        xaxis=dict(title_text="% of the FLOPs", ticksuffix="%", range=[0, 1.2 * shares.max()]),
         yaxis=dict(automargin=True),
         showlegend=False,
     )

@@ -194,17 +194,20 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
 
 
 def _panel(run: Run, name: str, budget_s: float) -> None:
-    """What the shapes tell, at once; then the measurement's fragment."""
+    """The measurement's fragment (a progress bar until its numbers are ready, then them); below
+    it, drawn at once, what the shapes tell."""
     batch, tokens = run.input_ids.shape
-    st.subheader("What the shapes tell")
-    show_for(flop_chart(flops_by_operation(run.cfg, batch, tokens)), "cost_flops", name)
-    st.info(known_sentence(run.cfg, batch, tokens))
     if run.measure_cost is None:
         st.info("This run has no model to measure.")
-        return
-    job = run.measure_cost(budget_s)
-    polling = not job.finished
-    st.fragment(_measured, run_every=POLL_S if polling else None)(job, run, name, budget_s, polling)
+    else:
+        job = run.measure_cost(budget_s)
+        polling = not job.finished
+        st.fragment(_measured, run_every=POLL_S if polling else None)(
+            job, run, name, budget_s, polling
+        )
+    st.subheader("What the shapes tell")
+    st.info(known_sentence(run.cfg, batch, tokens))
+    show_for(flop_chart(flops_by_operation(run.cfg, batch, tokens)), "cost_flops", name)
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
