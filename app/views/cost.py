@@ -176,21 +176,43 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
         st.error(f"The measurement failed: {job.error}")
         return
     report = job.report.to_dict()
-    st.subheader("Time per operation")
-    show_for(operation_time_chart(report["by_operation"]), "cost_operations", name)
-    st.info(time_sentence(report, run.input_ids.shape))
-    st.subheader("Time against length")
-    show_for(scaling_chart(report["scaling"], report["crossover_tokens"]), "cost_scaling", name)
-    st.info(scaling_sentence(report))
-    st.subheader("Memory for training")
-    show_for(train_memory_chart(report["train_memory_by_norm"]), "cost_memory", name)
-    st.info(memory_sentence(report))
-    st.subheader("Gradient flow at initialisation")
-    _gradients(report, name)
+    sections = st.tabs(list(SECTIONS), key=f"cost_section_{name or 'A'}", on_change="rerun")
+    for tab, (heading, draw_section) in zip(sections, SECTIONS.items(), strict=True):
+        if tab.open:  # only the open tab is computed and sent
+            with tab:
+                st.subheader(heading)
+                draw_section(report, run, name)
     st.caption(
         f"Measured on {report['device']} in {report['seconds']:.0f} s (at most about "
         f"{budget_s:.0f} s: a tight budget measures fewer repeats, lengths and depths)."
     )
+
+
+def _time_section(report: dict, run: Run, name: str) -> None:
+    show_for(operation_time_chart(report["by_operation"]), "cost_operations", name)
+    st.info(time_sentence(report, run.input_ids.shape))
+
+
+def _scaling_section(report: dict, run: Run, name: str) -> None:
+    show_for(scaling_chart(report["scaling"], report["crossover_tokens"]), "cost_scaling", name)
+    st.info(scaling_sentence(report))
+
+
+def _memory_section(report: dict, run: Run, name: str) -> None:
+    show_for(train_memory_chart(report["train_memory_by_norm"]), "cost_memory", name)
+    st.info(memory_sentence(report))
+
+
+def _gradient_section(report: dict, run: Run, name: str) -> None:
+    _gradients(report, name)
+
+
+SECTIONS = {  # the measured part's tabs: heading -> what draws it
+    "Time per operation": _time_section,
+    "Time against length": _scaling_section,
+    "Memory for training": _memory_section,
+    "Gradient flow at initialisation": _gradient_section,
+}
 
 
 def _panel(run: Run, name: str, budget_s: float) -> None:
