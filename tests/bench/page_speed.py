@@ -929,15 +929,21 @@ def main() -> None:
         ))  # fmt: skip
 
     setup = BENCH_SETUP
-    print(
-        f"Page speed, {datetime.date.today().isoformat()}: headless Chromium, "
-        f"{setup['num_layers']} layers x {setup['num_heads']} heads, d_model {setup['d_model']}, "
-        f"32-{31 + args.reruns} tokens (a new count each rerun); visits: MiniLM, "
-        f"{args.visits} each; median (min-max) of "
-        f"{args.reruns} reruns, of {LOOKS} looks; floor = the same elements from random numbers, "
-        f"no model, measured before / after the app; rows: {', '.join(only)}; "
-        f"{time.perf_counter() - STARTED:.0f} s in all"
-    )
+    parts = [f"Page speed, {datetime.date.today().isoformat()}: headless Chromium"]
+    if set(only) - {"visits"}:
+        parts.append(
+            f"{setup['num_layers']} layers x {setup['num_heads']} heads, d_model "
+            f"{setup['d_model']}, 32-{31 + args.reruns} tokens (a new count each rerun); median "
+            f"(min-max) of {args.reruns} reruns, of {LOOKS} looks; floor = the same elements from "
+            "random numbers, no model, measured before / after the app"
+        )
+    if "visits" in only:
+        parts.append(
+            f"visits: MiniLM, {args.visits} first visits and reruns per view, median (min-max); "
+            "floor = the bare page (two heatmaps and a table), measured before / after the views"
+        )
+    parts.append(f"rows: {', '.join(only)}; {time.perf_counter() - STARTED:.0f} s in all")
+    print("; ".join(parts))
     print(row("measure", "app", "floor before / after", "app / floor", "goal", "verdict",
               "script: app / floor", "received: app / floor"))  # fmt: skip
     print(row(*["---"] * 8))
