@@ -1,5 +1,6 @@
-"""The benchmark's pure helpers, and its reference page: the Attention view drawn with the Plotly
-figures of before the explorer, from the app's own run."""
+"""The benchmark's pure helpers and its two pages: the bare page (two heatmaps and a table from
+precomputed numbers) and the reference page (the Attention view drawn with the Plotly figures of
+before the explorer, from the app's own run)."""
 
 from __future__ import annotations
 
