@@ -37,7 +37,8 @@ from encoder.measure.gradients import LOSS
 from encoder.measure.op_times import flops_by_operation
 
 BUDGET_S = 60.0  # measuring time of one setup on the page (the command line's default is 120 s)
-POLL_S = 0.5  # how often the page asks a running measurement how far it is
+POLL_S = 1.0  # how often the page asks a running measurement how far it is (each ask is a
+# fragment run, which waits on the measuring thread for the interpreter)
 TRAINING_COPIES = 4  # Adam: the weights, their gradients and two moments, each as large
 
 
