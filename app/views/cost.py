@@ -30,6 +30,7 @@ from app.keys import Selection
 from app.runs import CostJob, Run, Runs
 from app.views.changes import what_changed
 from app.views.layout import show_for, side_by_side
+from encoder import EncoderConfig
 from encoder.core import block
 from encoder.inspect.ledger import matmul_flops_by_kind
 from encoder.inspect.limits import BYTES_PER_VALUE
@@ -46,7 +47,7 @@ def _megabytes(n: float) -> str:
     return f"{n / 1e6:,.2f} MB"
 
 
-def known_sentence(cfg, batch: int, tokens: int) -> str:
+def known_sentence(cfg: EncoderConfig, batch: int, tokens: int) -> str:
     """What the shapes tell before anything is measured: parameters, the memory of the weights
     and of training's copies, the FLOPs of one forward pass and their parts."""
     ops = block.model_ops(cfg, batch, tokens)
