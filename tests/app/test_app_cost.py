@@ -10,7 +10,9 @@ import time
 import pytest
 
 from app import runs
+from app.sources import pretrained_config
 from app.views import cost
+from encoder import TransformerEncoder
 from encoder.core import block
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.measure.scaling import crossover_tokens
@@ -165,3 +167,21 @@ def test_training_offers_checkpointing_and_says_what_it_saves_and_costs():
         at.run()
     result = at.session_state["_training_lab"].job.results["pre-norm"]
     assert result.config.checkpoint_blocks and len(result.history) == 5
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        pretrained_config(),  # MiniLM's architecture
+        page_model(**{k: int(v) for k, v in TINY.items()}, norm="pre").cfg,
+        page_model(**{k: int(v) for k, v in TINY.items()}, norm="post").cfg,
+    ],
+    ids=["minilm", "random pre-norm", "random post-norm"],
+)
+def test_what_the_shapes_tell_counts_the_models_own_parameters_and_splits_its_flops(cfg):
+    sentence = cost.known_sentence(cfg, 2, 9)
+    parameters = sum(p.numel() for p in TransformerEncoder(cfg).parameters())
+    assert f"has {parameters:,} parameters: {4 * parameters / 1e6:,.2f} MB as float32" in sentence
+    assert f"{16 * parameters / 1e6:,.2f} MB to train it with Adam" in sentence
+    shares = [float(x) for x in re.findall(r"([\d.]+)%", sentence)]
+    assert len(shares) == 4 and sum(shares) == pytest.approx(100, abs=0.25)
