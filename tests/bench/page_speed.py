@@ -1,9 +1,10 @@
 """How fast is the page in a real browser, against the floor? Prints one table from one run.
 
-Run from the repo root: `python tests/bench/page_speed.py [--reruns N] [--only NAMES]`. Starts the
-app and the floor (tests/bench/floor_page.py: the same elements from precomputed random numbers,
-no model) on free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512,
-32-36 tokens (BENCH_SETUP), and measures, by --only's names (default: all):
+Run from the repo root: `python tests/bench/page_speed.py [--visits N] [--reruns N] [--only NAMES]`.
+Starts the app and its floors on free loopback ports, drives headless Chromium, and measures, by
+--only's names (default: visits; "all": every group). The groups but visits run at 6 layers x 8
+heads, d_model 512, 32-36 tokens (BENCH_SETUP) against the floor (tests/bench/floor_page.py: the
+same elements from precomputed random numbers, no model):
 - views: per view (Attention, Attention steps, LayerNorm, Activations, Shapes; a view the app
   lacks is skipped with a line): the rerun after a text change, from committing the text to the
   view drawn with its tokens, median and min-max of N, on the floor before the app, the app, the
