@@ -41,7 +41,7 @@ def status_line(runs: Runs, page_start: float) -> str:
     return (
         f"Device {run.device} · {len(run.sentences)} sentence(s), "
         f"{int(run.attention_mask.sum())} tokens · {parameters} parameters · "
-        f"forward pass {forward} ms · page {page_ms:.0f} ms"
+        f"traced forward pass {forward} ms (once, hooks capturing) · page {page_ms:.0f} ms"
     )
 
 

@@ -21,6 +21,7 @@ evicted while the page draws them."""
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -58,6 +59,8 @@ from encoder.train.trainer import TrainConfig
 # on a small machine Chromium draws while torch computes, and two torch threads then wait on
 # each other: measured rerun at 6 x 8 heads, d_model 512, 33 tokens, 0.52 s -> 0.43 s.
 torch.set_num_threads(1)
+
+log = logging.getLogger(__name__)
 
 RUN_OVERHEAD_BYTES = 1_000_000  # tokens, tables and Python objects beside a run's arrays
 
@@ -141,9 +144,9 @@ class Run:
     # this run's weights and batch with another activation or norm placement (config fields)
     variant: Callable[..., Run] | None = None
     task_model: TaskModel | None = None  # the source's, when it was trained on a toy task
-    # what the model costs, measured on this batch within a time budget (None: no model to
-    # measure, e.g. a stand-in); (budget_s, progress) -> CostReport
-    measure_cost: Callable[[float, Callable[[str, float], None]], CostReport] | None = None
+    # what the model costs, measured in the background within a time budget (None: no model to
+    # measure, e.g. a stand-in); budget_s -> its CostJob (app.runs.cost_job)
+    measure_cost: Callable[[float], CostJob] | None = None
     source: ModelSource | None = None  # where the weights came from and what read the text
 
     def model(self) -> TransformerEncoder:
@@ -381,14 +384,8 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
         ),
         variant=lambda **changes: _variant(key, source, replace(cfg, **changes)),
         task_model=source.task_model,
-        measure_cost=lambda budget_s, progress: cost_of(
-            cfg,
-            source,
-            key.device,
-            batch.input_ids,
-            batch.attention_mask,
-            budget_s,
-            progress,
+        measure_cost=lambda budget_s: cost_job(
+            cfg, source, key.device, batch.input_ids, batch.attention_mask, budget_s
         ),
         source=source,
     )
@@ -420,37 +417,79 @@ def _checkpoint_cost(
 
 
 COST_REPORT_BYTES = 100_000  # a cost report's rows, generously
+MAX_COST_JOBS = 32  # measurements the server remembers (each a report of about 100 kB)
 
 
-def cost_of(
+@dataclass
+class CostJob:
+    """One cost measurement, running in a thread of its own (never the script's thread, so it
+    makes no st call): what it measures now and how far it is (0..1), then its report, or why it
+    failed. `batch`: [B, T] of the batch it measures on (the text of the page that started it)."""
+
+    batch: tuple[int, int]
+    what: str = "starting"
+    done: float = 0.0
+    report: CostReport | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.report is not None or self.error is not None
+
+    def heard(self, what: str, done: float) -> None:
+        self.what, self.done = what, done
+
+
+_COST_JOBS: dict[tuple, CostJob] = {}  # (config, device, budget) -> its job, oldest first
+_COST_JOBS_LOCK = threading.Lock()
+
+
+def cost_job(
     cfg: EncoderConfig,
     source: ModelSource,
     device: str,
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor,
+    input_ids: torch.Tensor,  # [B, T]
+    attention_mask: torch.Tensor,  # [B, T]
     budget_s: float,
-    progress: Callable[[str, float], None],
-) -> CostReport:
-    """The model's CostReport on this batch, measured once per configuration and batch and kept
-    in the shared cache (one measurement at a time, its working copies reserved in the budget)."""
-    ids, mask = (tuple(map(tuple, t.tolist())) for t in (input_ids, attention_mask))
+) -> CostJob:
+    """The architecture's cost on this device, measured once per (config, device, budget) in a
+    background thread on the batch of the first page that asks (timing, memory and gradients at
+    initialisation depend on the shapes, not on the weights' values); a job that failed is
+    started again. The report is kept in the shared cache meanwhile (its working copies reserved
+    in the memory budget, one measurement at a time)."""
+    key = (cfg, device, budget_s)
+    with _COST_JOBS_LOCK:
+        job = _COST_JOBS.get(key)
+        if job is not None and job.error is None:
+            return job
+        job = _COST_JOBS[key] = CostJob(batch=tuple(input_ids.shape))
+        finished = [k for k, j in _COST_JOBS.items() if j.finished]
+        for old in finished[: max(0, len(_COST_JOBS) - MAX_COST_JOBS)]:
+            del _COST_JOBS[old]
 
     def measure() -> CostReport:
         model = model_for(cfg, source, device)
         settings = CostSettings(budget_s=budget_s)
-        return cost_report(
-            model, input_ids.to(device), attention_mask.to(device), settings, progress
-        )
+        ids, mask = input_ids.to(device), attention_mask.to(device)
+        return cost_report(model, ids, mask, settings, job.heard)
 
-    return CACHE.get_or_build(
-        ("cost", cfg, source.id, device, ids, mask, budget_s),
-        measure,
-        lambda report: COST_REPORT_BYTES,
-        reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # a trainable copy, its gradients
-        what="Measuring this model",
-        keep=(_model_key(cfg, source, device),),
-        tag=source.tag,
-    )
+    def run() -> None:
+        try:
+            job.report = CACHE.get_or_build(
+                ("cost", *key),
+                measure,
+                lambda report: COST_REPORT_BYTES,
+                reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # a trainable copy, grads
+                what="Measuring this model",
+                keep=(_model_key(cfg, source, device),),
+                tag=source.tag,
+            )
+        except Exception as error:  # RunTooLarge, out of memory, a bug: the page stops waiting
+            log.exception("measuring the cost of %s failed", cfg)
+            job.error = str(error) or type(error).__name__
+
+    threading.Thread(target=run, name="cost-measure", daemon=True).start()
+    return job
 
 
 def run_key(

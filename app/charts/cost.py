@@ -3,8 +3,10 @@
 The inputs are the plain rows of `CostReport.to_dict()` (or of `python -m encoder profile
 --json`), so the figures also draw a saved report in a notebook:
 
-- `operation_time_chart(report["by_operation"])`: each operation's share of the time beside its
-  share of the FLOPs, slowest first;
+- `flop_chart(flops_by_operation(cfg, B, T))`: each operation's share of the FLOPs, known from
+  the shapes before anything is measured;
+- `operation_time_chart(report["by_operation"])`: each operation's share of the operations'
+  summed time beside its share of the FLOPs, slowest first;
 - `scaling_chart(report["scaling"], report["crossover_tokens"])`: measured ms against tokens,
   log-log, with the attention (n^2 d) and feed-forward (n d d_ff) curves and their crossover;
 - `train_memory_chart(report["train_memory_by_norm"])`: bytes kept for backward, pre vs post,
@@ -95,18 +97,54 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
     fig.update_layout(
         barmode="group",
         bargap=0.25,
-        xaxis=dict(title_text="% of the forward pass", ticksuffix="%", rangemode="tozero"),
+        xaxis=dict(
+            title_text="% of the operations' summed time, % of the FLOPs",
+            ticksuffix="%",
+            range=[0, 1.2 * max(time_share.max(), flop_share.max())],  # room for the labels
+        ),
         yaxis=dict(automargin=True),
         legend_traceorder="reversed",
     )
     light_time, light_flops = light_shares(rows)
     title = (
         f"Time per operation: {escape(slowest['operation'])} takes "
-        f"{slowest['time_share']:.0%} of the time for {slowest['flop_share']:.0%} of the FLOPs"
+        f"{slowest['time_share']:.0%} of the summed time for {slowest['flop_share']:.0%} of the "
+        "FLOPs"
         f"<br><sup>norms, softmax and activation: {light_time:.0%} of the time for "
         f"{light_flops:.1%} of the FLOPs. All layers together; hatched: split by FLOPs</sup>"
     )
     return _layout(fig, title, height=180 + 46 * len(rows))
+
+
+def flop_chart(by_operation: list[dict]) -> go.Figure:
+    """Horizontal bars, most FLOPs on top: each operation's share of one forward pass's FLOPs
+    (all layers together), from the shapes alone (encoder.measure.op_times.flops_by_operation)."""
+    rows = sorted(by_operation, key=lambda row: row["flop_share"])  # plotly draws bottom-up
+    shares = np.round([100 * row["flop_share"] for row in rows], 2)
+    bars = go.Bar(
+        y=[escape(row["operation"]) for row in rows],
+        x=shares,
+        orientation="h",
+        name="share of the FLOPs",
+        marker_color=TIME_COLOUR,
+        text=[f"{share:.1f}%" for share in shares],
+        textposition="outside",
+        textfont_size=LARGE_FONT,
+        customdata=[f"{row['flops']:,}" for row in rows],
+        hovertemplate="%{y}<br>%{x:.1f}% of the FLOPs, %{customdata} FLOPs<extra></extra>",
+    )
+    fig = new_figure([bars])
+    fig.update_layout(
+        xaxis=dict(title_text="% of the FLOPs", ticksuffix="%", range=[0, 1.2 * shares.max()]),
+        yaxis=dict(automargin=True),
+        showlegend=False,
+    )
+    most = rows[-1]
+    title = (
+        f"FLOPs per operation: {escape(most['operation'])} does {most['flop_share']:.0%} of them"
+        "<br><sup>from the shapes, before any timing; all layers together</sup>"
+    )
+    return _layout(fig, title, height=180 + 30 * len(rows))
 
 
 def _reference_curves(points: list[dict], crossover: int) -> tuple[np.ndarray, dict[str, list]]:

@@ -238,17 +238,27 @@ def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
     )
 
 
+SECTIONS = ("Feed-forward units", "The residual stream", "Token geometry across depth")
+
+
 def draw(runs: Runs, chosen: Selection) -> None:
+    """Three sections as tabs: only the open one is computed and sent (the first at first)."""
     sentence = pick_sentence(runs.a.sentences, chosen.sentence)
     layer = pick_index("Layer (block)", max(r.cfg.num_layers for _, r in runs.named()), "act_layer")
     what_changed(runs)
     say(relu_vs_gelu(runs, sentence))
-    _feed_forward(runs, sentence, layer)
-    st.subheader(f"The residual stream after block {layer}")
-    for name, run in side_by_side(runs):
-        if not missing(name or "A", "layer", layer, run.cfg.num_layers):
-            _residual_stream(run, sentence, layer, run.activation_summary(sentence), name)
-    st.subheader("Token geometry across depth")
-    for name, run in side_by_side(runs):
-        if not missing(name or "A", "layer", layer, run.cfg.num_layers):
-            _geometry(run, sentence, layer, run.activation_summary(sentence), name)
+    feed_forward, stream, geometry = st.tabs(SECTIONS, key="act_section", on_change="rerun")
+    if feed_forward.open:
+        with feed_forward:
+            _feed_forward(runs, sentence, layer)
+    for tab, heading, section in (
+        (stream, f"The residual stream after block {layer}", _residual_stream),
+        (geometry, "Token geometry across depth", _geometry),
+    ):
+        if not tab.open:
+            continue
+        with tab:
+            st.subheader(heading)
+            for name, run in side_by_side(runs):
+                if not missing(name or "A", "layer", layer, run.cfg.num_layers):
+                    section(run, sentence, layer, run.activation_summary(sentence), name)

@@ -114,16 +114,12 @@ def draw(runs: Runs, chosen: Selection) -> None:
     if not computed:
         return
     st.caption(GROUP_RULE)
-    setups = runs.named()
-    left, right = st.columns(2)
-    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
-    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
     if len(computed) == 2:
-        random = [name for name, run in setups if run.key.source == "random"]
+        random = [name for name, run in runs.named() if run.key.source == "random"]
         st.markdown(
             compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}, random)
         )
-    for name, run in side_by_side(runs):
+    for name, _ in side_by_side(runs):
         if (name or "A") not in computed:
             continue
         corpus, stats = computed[name or "A"]
@@ -140,10 +136,24 @@ def draw(runs: Runs, chosen: Selection) -> None:
         fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
         show_for(fig, "corpus_fingerprint", name)
         number_table(stats.table, LABELS, height=300)
+    st.fragment(_one_head)(runs, computed)
+
+
+def _one_head(runs: Runs, computed: dict) -> None:
+    """One head's queries and keys over the corpus: picking another head reruns this part alone
+    (a fragment)."""
+    setups = runs.named()
+    left, right = st.columns(2)
+    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
+    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
+    for name, run in side_by_side(runs):
+        if (name or "A") not in computed:
+            continue
         if missing(name or "A", "layer", layer, run.cfg.num_layers) or missing(
             name or "A", "head", head, run.cfg.num_heads
         ):
             continue
+        corpus, stats = computed[name or "A"]
         st.markdown(
             f"**Layer {layer}, head {head}**: every query (●) and key (○) of the corpus, projected "
             "together to two dimensions (PCA). Keys are shifted to the queries' centre, which "

@@ -20,7 +20,7 @@ from app.views.changes import (
 )
 from app.views.figures import layernorm_figure, residual_figure, residual_table
 from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
-from app.views.widgets import pick_index, pick_sentence, show
+from app.views.widgets import pick_index, pick_sentence
 from encoder import EncoderConfig
 from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect.norms import norm_hook_names
@@ -75,21 +75,18 @@ def draw(runs: Runs, chosen: Selection) -> None:
         if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
             show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
     st.subheader("Size of the residual stream across depth")
-    if runs.b is None:  # the table below its chart: its seven columns need the width
-        show(residual_figure(run, sentence), "residual")
-        _stream_table(runs, sentence)
-    else:
-        for name, setup in side_by_side(runs):
-            show_for(residual_figure(setup, sentence), "residual", name)
-        _stream_table(runs, sentence)
-        _stream_deltas(runs, sentence)
+    for name, setup in side_by_side(runs):
+        show_for(residual_figure(setup, sentence), "residual", name)
+    _stream_table(runs, sentence)  # below its chart, full width: every column shows
+    _stream_deltas(runs, sentence)
     for name, setup in runs.named():
         if setup.cfg.num_layers > layer:
             prefix = f"{name}: " if runs.b is not None else ""
             st.info(prefix + layernorm_sentence(setup, sentence, layer))
-    with st.expander("Gain and bias of every norm"):
-        table = stacked(runs, lambda setup: setup.norm_parameters)
-        st.dataframe(table.style.format(precision=4), hide_index=True)
+    with st.expander("Gain and bias of every norm", key="ln_gains", on_change="rerun") as box:
+        if box.open:  # computed and sent only once opened
+            table = stacked(runs, lambda setup: setup.norm_parameters)
+            st.dataframe(table.style.format(precision=4), hide_index=True)
 
 
 def _stream_table(runs: Runs, sentence: int) -> None:

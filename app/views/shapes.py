@@ -86,5 +86,6 @@ def draw(runs: Runs, chosen: Selection) -> None:
         _equations(run)
     st.subheader("Shape trace: every operation, in the order the data flows")
     wide_table(stacked(runs, lambda run: run.ledger), height=420)
-    with st.expander("Parameters by component"):
-        st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)
+    with st.expander("Parameters by component", key="shape_params", on_change="rerun") as box:
+        if box.open:  # computed and sent only once opened
+            st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)

@@ -82,12 +82,18 @@ def draw(runs: Runs, chosen: Selection) -> None:
         tokens = setup.padded_tokens[sentence]
         _introduction(steps, tokens)
         shown.append((name, steps, tokens))
-    for step in STEPS:
-        for (name, steps, tokens), where in zip(shown, _places(len(shown)), strict=True):
-            with where:
-                step(steps, tokens, name)
-        if step is _table_step and len(shown) == 2:
-            _weights_compared(shown)
+    for index, step in enumerate(STEPS):
+        label, open_at_first = STEP_LABELS[step]
+        with st.expander(
+            label, expanded=open_at_first, key=f"step_open_{index}", on_change="rerun"
+        ) as box:
+            if not box.open:  # a closed step is neither computed nor sent
+                continue
+            for (name, steps, tokens), where in zip(shown, _places(len(shown)), strict=True):
+                with where:
+                    step(steps, tokens, name)
+            if step is _table_step and len(shown) == 2:
+                _weights_compared(shown)
 
 
 STEP_SPACING = "medium"
@@ -428,13 +434,17 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
     st.caption(note)
 
 
-STEPS = (
-    _input_step,
-    _query_step,
-    _keys_values_step,
-    _table_step,
-    _scaling_step,
-    _mix_step,
-    _output_step,
-    _residual_step,
-)
+# Each step in data-flow order, its expander's label, and whether it opens at first: the keys and
+# the scores-and-weights table are the view's main figures; every other step is computed and sent
+# only once its expander is opened.
+STEP_LABELS = {
+    _input_step: ("1 · The query token's row entering the block", False),
+    _query_step: ("2 · Its query q_i", False),
+    _keys_values_step: ("3 · Every token's key and value", True),
+    _table_step: ("4 · Scores and weights, one row per key", True),
+    _scaling_step: ("5 · Why divide by √d_k?", False),
+    _mix_step: ("6 · Mix the values", False),
+    _output_step: ("7 · All heads, projected by W_O", False),
+    _residual_step: ("8 · The residual add", False),
+}
+STEPS = tuple(STEP_LABELS)

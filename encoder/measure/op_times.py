@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 import torch
 
 from encoder.core import block
 from encoder.core.capture import Capture, activated
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.measure.timing import Budget, clock, evaluating, synchronize, timed_ms
 
@@ -100,27 +101,13 @@ class OpProfile:
     def by_operation(self) -> list[dict]:
         """The operations summed over the layers, in data-flow order: {operation, kind, ms,
         flops, time_share, flop_share, gflops_per_s, measured} (measured: every instance was)."""
-        rows: dict[str, dict] = {}
-        for op in self.ops:
-            row = rows.setdefault(
-                op.operation,
-                {
-                    "operation": op.operation,
-                    "kind": op.kind,
-                    "ms": 0.0,
-                    "flops": 0,
-                    "measured": True,
-                },
-            )
-            row["ms"] += op.ms
-            row["flops"] += op.flops
-            row["measured"] &= op.measured
-        total_ms, total_flops = self.ops_ms, sum(op.flops for op in self.ops)
-        for row in rows.values():
+        rows = summed_by_operation((op.operation, op.kind, op.flops, op.ms, op.measured)
+                                   for op in self.ops)  # fmt: skip
+        total_ms = self.ops_ms
+        for row in rows:
             row["time_share"] = row["ms"] / total_ms if total_ms else 0.0
-            row["flop_share"] = row["flops"] / total_flops if total_flops else 0.0
             row["gflops_per_s"] = row["flops"] / row["ms"] / 1e6 if row["ms"] > 0 else 0.0
-        return list(rows.values())
+        return rows
 
     def to_dict(self) -> dict:
         return {
@@ -131,6 +118,35 @@ class OpProfile:
             "repeats": self.repeats,
             "ops": [asdict(op) for op in self.ops],
         }
+
+
+def summed_by_operation(entries: Iterable[tuple[str, str, int, float, bool]]) -> list[dict]:
+    """(operation, kind, flops, ms, measured) of each operation instance -> one row per operation,
+    summed over the layers, in data-flow order: {operation, kind, flops, flop_share, ms,
+    measured}."""
+    rows: dict[str, dict] = {}
+    for operation, kind, flops, ms, measured in entries:
+        row = rows.setdefault(
+            operation,
+            {"operation": operation, "kind": kind, "ms": 0.0, "flops": 0, "measured": True},
+        )
+        row["ms"] += ms
+        row["flops"] += flops
+        row["measured"] &= measured
+    total_flops = sum(row["flops"] for row in rows.values())
+    for row in rows.values():
+        row["flop_share"] = row["flops"] / total_flops if total_flops else 0.0
+    return list(rows.values())
+
+
+def flops_by_operation(cfg: EncoderConfig, batch: int, tokens: int) -> list[dict]:
+    """What is known before any timing: each operation's FLOPs on a [batch, tokens] input,
+    summed over the layers, in data-flow order ({operation, kind, flops, flop_share})."""
+    rows = summed_by_operation(
+        (op.operation, op.kind, op.total_flops, 0.0, False)
+        for op in block.model_ops(cfg, batch, tokens)
+    )
+    return [{key: row[key] for key in ("operation", "kind", "flops", "flop_share")} for row in rows]
 
 
 def timed_groups(ops: list[block.Op]) -> list[list[block.Op]]:

@@ -43,6 +43,17 @@ def hand_trace(model: TransformerEncoder, text: str = SENTENCE):
     return trace, len(batch.tokens[0])
 
 
+def open_section(at, label: str):
+    """Open one of the view's tabs, as a click would (the others are then neither computed nor
+    sent)."""
+    at.session_state["act_section"] = label
+    return at.run()
+
+
+def chart_keys(at) -> set[str]:
+    return {chart.proto.id.split("-")[-1] for chart in at.get("plotly_chart")}
+
+
 def shown_table(at, columns: set[str]) -> pd.DataFrame:
     for frame in at.dataframe:
         if columns <= set(frame.value.columns):
@@ -77,13 +88,18 @@ def test_random_model_page_shows_the_traces_numbers(activation, norm):
     name = {"relu": "ReLU", "gelu": "GELU"}[activation]
     assert curve["name"].startswith(f"{name}(x)")
     assert any(i.value.startswith(f"{name}(x)") for i in at.info)
+    assert not {"act_residual", "act_cosine", "act_pca"} & chart_keys(at)  # closed tabs
 
+    open_section(at, "The residual stream")
+    assert_no_exception(at)
+    assert "act_histogram" not in chart_keys(at)
     residual = figure(at, "act_residual")["data"]
     assert len(residual[0]["x"]) == RESIDUAL_MAX_DIMS  # 256 wide: the 128 largest drawn
     resid = trace.hidden_states[1][0, :n].numpy()  # after block 0, the default layer
     np.testing.assert_allclose(array(residual[1]["x"]), np.linalg.norm(resid, axis=1), rtol=1e-3)
 
     unit = resid / np.linalg.norm(resid, axis=1, keepdims=True)
+    open_section(at, "Token geometry across depth")
     cosine = figure(at, "act_cosine")["data"][0]
     np.testing.assert_allclose(array(cosine["z"]), unit @ unit.T, atol=2e-4)
     pca = figure(at, "act_pca")
@@ -98,7 +114,7 @@ def test_random_model_page_shows_the_traces_numbers(activation, norm):
 
 
 def test_minilm_page_names_its_outlier_dimensions(minilm):
-    at = open_page(view="Activations", source="pretrained")
+    at = open_section(open_page(view="Activations", source="pretrained"), "The residual stream")
     assert_no_exception(at)
     trace, n = hand_trace(minilm.model)
     size = np.stack([np.abs(h[0, :n].numpy()).mean(axis=0) for h in trace.hidden_states])
@@ -125,6 +141,7 @@ def test_minilm_page_names_its_outlier_dimensions(minilm):
     title = figure(at, "act_residual")["layout"]["title"]["text"]
     assert f"{RESIDUAL_MAX_DIMS} of 384 dimensions" in title
 
+    open_section(at, "Token geometry across depth")
     states = np.stack([h[0, :n].numpy() for h in trace.hidden_states])
     unit = states / np.linalg.norm(states, axis=-1, keepdims=True)
     cosines = unit @ unit.transpose(0, 2, 1)

@@ -39,9 +39,24 @@ def step_frame(at) -> pd.DataFrame:
     return at.dataframe[0].value
 
 
+def open_every_step(at):
+    """Open each step's expander, as a reader's clicks would (each opening reruns the page)."""
+    for index in range(len(STEP_HEADINGS)):
+        at.session_state[f"step_open_{index}"] = True
+    return at.run()
+
+
 def test_steps_view_shows_the_chosen_querys_computation_with_the_models_numbers():
     # query 4 is the token "'": a straight quote, shown literally
     at = open_page(view="Attention steps", step_layer="2", step_head="1", step_query="4")
+    assert_no_exception(at)
+    # at first, the main figures only: the keys and values, the scores and weights; each other
+    # step is a closed expander, its charts neither computed nor sent
+    assert [e.label[:4] for e in at.main.expander] == STEP_HEADINGS
+    assert [h.value[:4] for h in at.subheader[1:]] == ["3 · ", "4 · "]
+    charts = [c.proto.id.split("-")[-1] for c in at.get("plotly_chart")]
+    assert charts == ["step_keys", "step_values"]
+    open_every_step(at)
     assert_no_exception(at)
     headings = [h.value for h in at.subheader]
     assert shown(headings[0]) == "Layer 2, head 1: how query 4 “'” attends"
@@ -62,7 +77,7 @@ def test_steps_view_shows_the_chosen_querys_computation_with_the_models_numbers(
 
 
 def test_padding_rows_are_marked_and_masked_post_norm():
-    at = open_page(text=TWO, norm="post", view="Attention steps", step_query="2")
+    at = open_every_step(open_page(text=TWO, norm="post", view="Attention steps", step_query="2"))
     assert_no_exception(at)
     short, long = (len(tokens_of(line)) for line in TWO.splitlines())
     table = step_frame(at)

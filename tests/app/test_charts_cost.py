@@ -10,8 +10,10 @@ import pytest
 
 from app.charts import common, cost
 from encoder import EncoderConfig, TransformerEncoder
+from encoder.core import block
 from encoder.measure.cost import CostSettings, cost_report
 from encoder.measure.gradients import GradientSettings
+from encoder.measure.op_times import flops_by_operation
 from encoder.train.trainer import torch_threads
 from tests.encoder.helpers import padded_batch
 
@@ -108,3 +110,19 @@ def test_figures_are_the_same_with_validation_on(report, monkeypatch) -> None:
     monkeypatch.setattr(common, "VALIDATE", True)
     validated = [json.loads(fig.to_json()) for fig in build_all(report)]
     assert lean == validated
+
+
+def test_the_flop_chart_draws_each_operations_share_of_the_flops_from_the_shapes():
+    rows = flops_by_operation(CFG, 2, 6)
+    ops = block.model_ops(CFG, 2, 6)
+    softmax = sum(op.total_flops for op in ops if op.operation == rows[-1]["operation"])
+    assert rows[-1]["flops"] == softmax and sum(r["flops"] for r in rows) == sum(
+        op.total_flops for op in ops
+    )
+    fig = cost.flop_chart(rows)
+    [bars] = fig.data
+    by_name = {row["operation"]: row for row in rows}
+    most = by_name[bars.y[-1]]  # drawn bottom-up: the most on top
+    assert most["flops"] == max(row["flops"] for row in rows)
+    assert sum(bars.x) == pytest.approx(100, abs=0.1)
+    assert f"{most['flop_share']:.0%} of them" in fig.layout.title.text

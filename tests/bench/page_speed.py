@@ -1,9 +1,10 @@
 """How fast is the page in a real browser, against the floor? Prints one table from one run.
 
-Run from the repo root: `python tests/bench/page_speed.py [--reruns N] [--only NAMES]`. Starts the
-app and the floor (tests/bench/floor_page.py: the same elements from precomputed random numbers,
-no model) on free loopback ports, drives headless Chromium at 6 layers x 8 heads, d_model 512,
-32-36 tokens (BENCH_SETUP), and measures, by --only's names (default: all):
+Run from the repo root: `python tests/bench/page_speed.py [--visits N] [--reruns N] [--only NAMES]`.
+Starts the app and its floors on free loopback ports, drives headless Chromium, and measures, by
+--only's names (default: visits; "all": every group). The groups but visits run at 6 layers x 8
+heads, d_model 512, 32-36 tokens (BENCH_SETUP) against the floor (tests/bench/floor_page.py: the
+same elements from precomputed random numbers, no model):
 - views: per view (Attention, Attention steps, LayerNorm, Activations, Shapes; a view the app
   lacks is skipped with a line): the rerun after a text change, from committing the text to the
   view drawn with its tokens, median and min-max of N, on the floor before the app, the app, the
@@ -18,7 +19,14 @@ no model) on free loopback ports, drives headless Chromium at 6 layers x 8 heads
   floor and app, and the app's compare rerun over its single-page rerun;
 - minilm: MiniLM at 128 and 502 tokens: time to draw, bytes received, then every look;
 - first: a fresh server and a fresh browser context (empty cache), from opening the Attention view
-  to it drawn with every element loaded; floor before and after the app.
+  to it drawn with every element loaded; floor before and after the app;
+- visits: every view (Lesson ... Training) against the bare page (tests/bench/bare_page.py: two
+  heatmaps and a table from precomputed numbers, no app), on warm servers, MiniLM: the first
+  visit (a new browser session opening the view's link, until its main figure shows and every
+  element has loaded) and the rerun after a text change (from committing a new text until the
+  script is idle again with that figure drawn), --visits times each, as ratios to the bare page's
+  first render and rerun (median over the bare page measured before and after the views); after
+  Cost's visits, its background measurement is waited for (untimed) before the next view.
 Optional: the naive page (one chart per head, tests/bench/naive_page.py) and the capture
 overhead (capture_overhead.py). Each page's elements (types, figure and table sizes) are compared
 with the floor's per view, so a floor that no longer matches its view shows.
@@ -32,19 +40,23 @@ import datetime
 import difflib
 import html
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from tests.e2e.harness import (  # noqa: E402
     BENCH_SETUP,
+    BY_TITLE,
     EXPLORER,
     EXPLORER_IN_JS,
     LOADED_JS,
@@ -60,6 +72,7 @@ from tests.e2e.harness import (  # noqa: E402
 APP_SCRIPT = "app/main.py"
 FLOOR_SCRIPT = "tests/bench/floor_page.py"
 NAIVE_SCRIPT = "tests/bench/naive_page.py"
+BARE_SCRIPT = "tests/bench/bare_page.py"
 REFERENCE_SCRIPT = "tests/bench/plotly_attention_page.py"
 MINILM_TOKENS = (128, 502)
 TIMEOUT_MS = 120_000
@@ -89,7 +102,7 @@ DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
     "Attention": ((EXPLORER_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
     "Attention steps": (("step_keys", numbered_labels_json),),
     "LayerNorm": (("layernorm", labels_json),),
-    "Activations": (("act_cosine", numbered_labels_json),),
+    "Activations": (("act_top_units", numbered_labels_json),),  # its first tab
     "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
 }
 # The reference page (tests/bench/plotly_attention_page.py) draws the Attention view's attention
@@ -566,7 +579,8 @@ COMPARE = {"compare": "1", "b_norm": "post"}  # setup B: the same model, post-no
 COMPARE_GOAL = 2.0  # a compare page's rerun / the single page's, at most about
 COMPARE_GOALS = {"Attention": 1.5}  # the explorer draws A, B and B − A from one payload
 REFERENCE_GOAL = 0.8  # the Attention rerun / the Plotly reference page's
-GROUPS = ("views", "explorer", "compare", "minilm", "first")  # --only's names
+GROUPS = ("views", "explorer", "compare", "minilm", "first", "visits")  # --only's names
+DEFAULT_GROUPS = ("visits",)  # what a plain run measures (the rest: --only)
 
 
 def measure_compare(browser, floor_server, app_server, token_counts, single, args) -> list[str]:
@@ -649,6 +663,217 @@ def measure_views(browser, servers, token_counts, args, rows, notes) -> dict[str
     return single
 
 
+VISIT_VIEWS = (
+    "Lesson", "Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes",
+    "Cost", "Heads across a corpus", "Exercises", "Export", "Training",
+)  # fmt: skip
+# A view's main figure, as a selector in the main area; a view not named here: a Plotly chart,
+# the attention explorer or a table (the Lesson's first step, the Tokens view), whichever it draws.
+MAIN_FIGURE = {
+    "Exercises": "[data-testid=stTable]",
+    "Export": "[data-testid=stDownloadButton]",
+    "Training": "[data-testid=stButton]",
+}
+VISIT_SOURCE = {"source": "pretrained"}  # MiniLM, as the issue's measures
+# Work a view leaves running on the server after its visits (Cost's measurement, in the
+# background): waited for, untimed, before the next view, so that it slows no other view.
+SETTLES = {"Cost": ".st-key-cost_operations .js-plotly-plot"}
+SETTLE_TIMEOUT_MS = 300_000
+# True once the page is drawn: the script idle (and, after a commit, it ran since), nothing
+# stale, every element's code loaded, every Plotly chart drawn, and the main figure there.
+SHOWN_JS = """main => {
+  const app = document.querySelector("[data-testid=stApp]");
+  if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
+  if (window.benchCommitted && !window.benchRan) return false;
+  if (document.querySelector("[data-stale=true]")) return false;
+  if (!(LOADED)()) return false;
+  const area = document.querySelector("[data-testid=stMainBlockContainer]");
+  if (!area) return false;
+  const plots = [...area.querySelectorAll(".js-plotly-plot")];
+  if (plots.some(p => !p._fullData)) return false;
+  if (main) return !!area.querySelector(main);
+  const explorer = FIND_EXPLORER(area);
+  return plots.length > 0 || (!!explorer && !!explorer.querySelector("[data-side=query]"))
+    || !!area.querySelector("[data-testid=stDataFrame] table[aria-rowcount]");
+}""".replace("FIND_EXPLORER", EXPLORER_IN_JS).replace("LOADED", LOADED_JS)
+# Before a commit: watch the script's state, so that SHOWN_JS waits for the run it starts.
+WATCH_RUN_JS = """() => {
+  window.benchCommitted = true;
+  window.benchRan = false;
+  const app = document.querySelector("[data-testid=stApp]");
+  new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") === "running") window.benchRan = true;
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+}"""
+
+
+@dataclass
+class Visits:
+    """One page's first visits and reruns after a text change, in seconds."""
+
+    first: list[float] = field(default_factory=list)
+    rerun: list[float] = field(default_factory=list)
+    rerun_script_ms: list[float] = field(default_factory=list)
+    rerun_received: list[int] = field(default_factory=list)
+
+
+def wait_shown(page, main: str | None, what: str) -> None:
+    """Until SHOWN_JS; past TIMEOUT_MS, a screenshot beside the error says what the page showed."""
+    try:
+        page.wait_for_function(SHOWN_JS, arg=main, timeout=TIMEOUT_MS, polling="raf")
+    except PlaywrightTimeout as error:
+        shot = Path(os.environ.get("TMPDIR", "/tmp")) / "page_speed_timeout.png"
+        page.screenshot(path=str(shot), full_page=True)
+        message = f"{what}: not shown in {TIMEOUT_MS} ms ({page.url}; {shot})"
+        raise PlaywrightTimeout(message) from error
+
+
+def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visits) -> None:
+    """A new browser session opens `url`, timed until its main figure shows; then the text
+    changes, timed until the page shows the rerun it brings."""
+    page = browser.shared.new_page()
+    session = Session(page, "", "")
+    page.on("websocket", session.listen)
+    page.on("console", lambda m: browser.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: browser.errors.append(str(e)))
+    try:
+        start = time.perf_counter()
+        page.goto(url)
+        wait_shown(page, main, "first visit")
+        visits.first.append(time.perf_counter() - start)
+        box = page.locator("[data-testid=stSidebar] .st-key-text textarea")
+        box.fill(text)
+        page.evaluate(WATCH_RUN_JS)
+        before = session.received
+        start = time.perf_counter()
+        box.press("Control+Enter")
+        wait_shown(page, main, "rerun")
+        visits.rerun.append(time.perf_counter() - start)
+        visits.rerun_script_ms.append(page.evaluate(SCRIPT_MS_JS))
+        visits.rerun_received.append(session.received - before)
+    finally:
+        page.close()
+
+
+def settle(browser: Browser, url: str, done: str) -> None:
+    """Open `url` and wait (untimed) until `done` shows: the view's background work has ended."""
+    progress(f"visits: waiting for {url.split('?')[0]} to finish its background work")
+    page = browser.shared.new_page()
+    try:
+        page.goto(url)
+        page.wait_for_selector(done, timeout=SETTLE_TIMEOUT_MS)
+    finally:
+        page.close()
+
+
+def ratio_spread(values: list[float], base: float) -> str:
+    """'1.05x (0.91-1.30)': each value over `base`, the median and the range."""
+    ratios = [value / base for value in values]
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def seconds_spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
+
+
+def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
+    """Every view's first visit and rerun after a text change (MiniLM, warm servers), over the
+    bare page's, measured before and after the views in the same run."""
+    app, bare = StreamlitServer(APP_SCRIPT), StreamlitServer(BARE_SCRIPT)
+    views = args.visit_views or list(VISIT_VIEWS)
+    try:
+        bare_visits = {"before": Visits(), "after": Visits()}
+        by_view = {view: Visits() for view in views}
+
+        def app_url(view: str, text: str) -> str:
+            query = urlencode({**VISIT_SOURCE, "text": text})
+            return f"{app.url}/{BY_TITLE[view].path}?{query}"
+
+        progress("visits: warming the servers")  # the model loaded, Streamlit's code cached
+        visit(browser, app_url("Lesson", FIRST_TEXT), None, "warm up.", Visits())
+        visit(browser, bare.page_url(text=FIRST_TEXT), None, "warm up.", Visits())
+        for when in ("before", "views", "after"):
+            for view in views if when == "views" else ["bare"]:
+                progress(f"visits: {view if when == 'views' else f'bare page ({when})'}")
+                for k in range(args.visits):
+                    first, second = (sentence_of(29 + k % 2, f"{when}{view[:4]}{k}{i}")
+                                     for i in (0, 1))  # fmt: skip
+                    if when == "views":
+                        url, main, into = app_url(view, first), MAIN_FIGURE.get(view), by_view[view]
+                    else:
+                        url, main, into = bare.page_url(text=first), None, bare_visits[when]
+                    visit(browser, url, main, second, into)
+                if when == "views" and view in SETTLES:
+                    settle(browser, app_url(view, FIRST_TEXT), SETTLES[view])
+    finally:
+        app.stop()
+        bare.stop()
+    before, after = bare_visits["before"], bare_visits["after"]
+    bare_first = statistics.median(before.first + after.first)
+    bare_rerun = statistics.median(before.rerun + after.rerun)
+    floors = {
+        "first": f"{seconds_spread(before.first)} / {seconds_spread(after.first)}",
+        "rerun": f"{seconds_spread(before.rerun)} / {seconds_spread(after.rerun)}",
+    }
+    bare_ms = ms(before.rerun_script_ms + after.rerun_script_ms)
+    bare_kb = kilobytes(before.rerun_received + after.rerun_received)
+    rows = []
+    for view, measured in by_view.items():
+        for what, values, base in (
+            ("first visit", measured.first, bare_first),
+            ("rerun after a text change", measured.rerun, bare_rerun),
+        ):
+            ratio = statistics.median(values) / base
+            rerun = what.startswith("rerun")
+            rows.append(row(
+                f"{view}: {what}", seconds_spread(values), floors["rerun" if rerun else "first"],
+                ratio_spread(values, base), f"<= {RATIO_GOAL}x (bare page)",
+                verdict(ratio <= RATIO_GOAL),
+                f"{ms(measured.rerun_script_ms)} / {bare_ms}" if rerun else "-",
+                f"{kilobytes(measured.rerun_received)} / {bare_kb}" if rerun else "-",
+            ))  # fmt: skip
+    notes.append(
+        f"visits: bare page first render {bare_first:.2f} s, rerun {bare_rerun:.2f} s (median of "
+        f"before and after); each view's visit opens its link with a new text (MiniLM)"
+    )
+    return rows
+
+
+def measure_on_servers(browser: Browser, args, rows: list[str], notes: list[str]) -> dict:
+    """The groups measured on one app server (and the floor and reference servers they need):
+    views, explorer, compare, minilm; returns the single views' reruns by view."""
+    only = args.only
+    scripts = {"floor": FLOOR_SCRIPT, "app": APP_SCRIPT, "reference": REFERENCE_SCRIPT}
+    needed = ["app"] + ["floor"] * bool({"views", "explorer", "compare"} & set(only))
+    needed += ["reference"] * ("explorer" in only)
+    servers = {name: StreamlitServer(scripts[name]) for name in dict.fromkeys(needed)}
+    try:
+        counts = {len(expected_tokens(FIRST_TEXT)[0]), *range(31, 32 + args.reruns)}
+        token_counts = ",".join(str(count) for count in sorted(counts))
+        args.views = list(DRAWN) if "views" in only or "compare" in only else ["Attention"]
+        with browser.session(servers["app"], "Attention", FIRST_TEXT) as app:
+            present = app.page.evaluate(VIEW_LINKS_JS)
+        for view in [v for v in args.views if v not in present]:
+            notes.append(f"{view}: skipped, the app has no such view")
+        args.views = [v for v in args.views if v in present]
+        single = {}
+        if {"views", "explorer"} & set(only):
+            single = measure_views(browser, servers, token_counts, args, rows, notes)
+        if "compare" in only:
+            rows += measure_compare(
+                browser, servers["floor"], servers["app"], token_counts, single, args
+            )
+        if "explorer" in only:
+            rows += measure_minilm_bytes(browser, servers["app"], servers["reference"], args.reruns)
+        if "minilm" in only:
+            for tokens in MINILM_TOKENS:
+                rows += measure_minilm(browser, servers["app"], tokens)
+        return single
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reruns", type=int, default=5, help="timed reruns per page and view")
@@ -657,52 +882,36 @@ def main() -> None:
     parser.add_argument(
         "--only",
         type=lambda names: names.split(","),
-        default=list(GROUPS),
-        help=f"the rows to measure, comma separated, of: {', '.join(GROUPS)} (default: all; "
-        '"explorer" alone measures the Attention view among the views)',
+        default=list(DEFAULT_GROUPS),
+        help=f"the rows to measure, comma separated, of: {', '.join(GROUPS)} or all (default: "
+        f'{",".join(DEFAULT_GROUPS)}; "explorer" alone measures the Attention view of the views)',
+    )
+    parser.add_argument("--visits", type=int, default=3, help="first visits and reruns per view")
+    parser.add_argument(
+        "--visit-views",
+        type=lambda names: names.split(","),
+        default=None,
+        help="visits: only these views, comma separated (default: every view)",
     )
     args = parser.parse_args()
+    if args.only == ["all"]:
+        args.only = list(GROUPS)
     unknown = set(args.only) - set(GROUPS)
     if unknown:
         parser.error(f"--only: no such rows {sorted(unknown)}; choose from {', '.join(GROUPS)}")
     rows, notes = [], []
     only = args.only
-    scripts = {"floor": FLOOR_SCRIPT, "app": APP_SCRIPT, "reference": REFERENCE_SCRIPT}
     with sync_playwright() as playwright:
         browser = Browser(playwright)
+        if "visits" in only:
+            rows += measure_visits(browser, args, notes)
         first = {}
         if "first" in only:
             first["before"] = measure_first_render(browser, FLOOR_SCRIPT)
             first["app"] = measure_first_render(browser, APP_SCRIPT)
-        needed = ["app"] + ["floor"] * bool({"views", "explorer", "compare"} & set(only))
-        needed += ["reference"] * ("explorer" in only)
-        servers = {name: StreamlitServer(scripts[name]) for name in dict.fromkeys(needed)}
-        try:
-            counts = {len(expected_tokens(FIRST_TEXT)[0]), *range(31, 32 + args.reruns)}
-            token_counts = ",".join(str(count) for count in sorted(counts))
-            args.views = list(DRAWN) if "views" in only or "compare" in only else ["Attention"]
-            with browser.session(servers["app"], "Attention", FIRST_TEXT) as app:
-                present = app.page.evaluate(VIEW_LINKS_JS)
-            for view in [v for v in args.views if v not in present]:
-                notes.append(f"{view}: skipped, the app has no such view")
-            args.views = [v for v in args.views if v in present]
-            single = {}
-            if {"views", "explorer"} & set(only):
-                single = measure_views(browser, servers, token_counts, args, rows, notes)
-            if "compare" in only:
-                rows += measure_compare(
-                    browser, servers["floor"], servers["app"], token_counts, single, args
-                )
-            if "explorer" in only:
-                rows += measure_minilm_bytes(
-                    browser, servers["app"], servers["reference"], args.reruns
-                )
-            if "minilm" in only:
-                for tokens in MINILM_TOKENS:
-                    rows += measure_minilm(browser, servers["app"], tokens)
-        finally:
-            for server in servers.values():
-                server.stop()
+        single = {}
+        if set(only) - {"first", "visits"}:
+            single = measure_on_servers(browser, args, rows, notes)
         if "first" in only:
             first["after"] = measure_first_render(browser, FLOOR_SCRIPT)
         naive = measure_naive(browser, args.naive) if args.naive else None
@@ -741,14 +950,21 @@ def main() -> None:
         ))  # fmt: skip
 
     setup = BENCH_SETUP
-    print(
-        f"Page speed, {datetime.date.today().isoformat()}: headless Chromium, "
-        f"{setup['num_layers']} layers x {setup['num_heads']} heads, d_model {setup['d_model']}, "
-        f"32-{31 + args.reruns} tokens (a new count each rerun); median (min-max) of "
-        f"{args.reruns} reruns, of {LOOKS} looks; floor = the same elements from random numbers, "
-        f"no model, measured before / after the app; rows: {', '.join(only)}; "
-        f"{time.perf_counter() - STARTED:.0f} s in all"
-    )
+    parts = [f"Page speed, {datetime.date.today().isoformat()}: headless Chromium"]
+    if set(only) - {"visits"}:
+        parts.append(
+            f"{setup['num_layers']} layers x {setup['num_heads']} heads, d_model "
+            f"{setup['d_model']}, 32-{31 + args.reruns} tokens (a new count each rerun); median "
+            f"(min-max) of {args.reruns} reruns, of {LOOKS} looks; floor = the same elements from "
+            "random numbers, no model, measured before / after the app"
+        )
+    if "visits" in only:
+        parts.append(
+            f"visits: MiniLM, {args.visits} first visits and reruns per view, median (min-max); "
+            "floor = the bare page (two heatmaps and a table), measured before / after the views"
+        )
+    parts.append(f"rows: {', '.join(only)}; {time.perf_counter() - STARTED:.0f} s in all")
+    print("; ".join(parts))
     print(row("measure", "app", "floor before / after", "app / floor", "goal", "verdict",
               "script: app / floor", "received: app / floor"))  # fmt: skip
     print(row(*["---"] * 8))

@@ -1,5 +1,6 @@
-"""The benchmark's pure helpers, and its reference page: the Attention view drawn with the Plotly
-figures of before the explorer, from the app's own run."""
+"""The benchmark's pure helpers and its two pages: the bare page (two heatmaps and a table from
+precomputed numbers) and the reference page (the Attention view drawn with the Plotly figures of
+before the explorer, from the app's own run)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from streamlit.testing.v1 import AppTest
 from tests.bench.page_speed import (
     DRAWN,
     EXPLORER_KEY,
+    MAIN_FIGURE,
     REFERENCE_DRAWN,
+    VISIT_VIEWS,
     Looks,
     Session,
     checks_for,
+    ratio_spread,
     spread_ms,
 )
-from tests.e2e.harness import expected_tokens
+from tests.e2e.harness import BY_TITLE, expected_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "The cat <b>sat</b> & the dog."
@@ -55,3 +59,28 @@ def test_the_reference_page_draws_the_attention_with_plotly_from_the_apps_run():
     assert [s.label for s in at.slider if s.key in ("layer", "head")] == ["Layer", "Head"]
     status = [c.value for c in at.main.caption if c.value.startswith("Device ")]
     assert "forward pass" in status[0] and "forward pass 0 ms" not in status[0]
+
+
+def test_a_ratio_spread_is_each_value_over_the_base():
+    assert ratio_spread([1.0, 3.0, 2.0], base=2.0) == "1.00x (0.50-1.50)"
+
+
+def test_every_view_is_visited_and_its_main_figure_named_where_it_is_no_chart():
+    assert set(VISIT_VIEWS) == set(BY_TITLE)
+    assert set(MAIN_FIGURE) <= set(VISIT_VIEWS)
+
+
+def test_the_bare_page_draws_two_heatmaps_and_a_table_labelled_with_the_text():
+    at = AppTest.from_file(str(ROOT / "tests/bench/bare_page.py"), default_timeout=60)
+    at.query_params["text"] = "one two three"
+    at.run()
+    assert not at.exception
+    charts = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    assert [chart["data"][0]["type"] for chart in charts] == ["heatmap", "heatmap"]
+    assert charts[1]["layout"]["xaxis"]["ticktext"][:4] == ["0 one", "1 two", "2 three", "3 one"]
+    [table] = at.dataframe
+    assert len(table.value) == 32 and table.value["token"][2] == "2 three"
+    at.sidebar.text_area(key="text").set_value("four").run()
+    assert json.loads(at.get("plotly_chart")[1].proto.spec)["layout"]["xaxis"]["ticktext"][0] == (
+        "0 four"
+    )

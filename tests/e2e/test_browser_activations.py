@@ -13,7 +13,12 @@ from tests.e2e.harness import expected_tokens, figure, type_text, wait_for, wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-FIGURES = ("act_histogram", "act_top_units", "act_residual", "act_cosine", "act_mean_cosine")
+# each tab (only the open one is drawn) and its figures
+FIGURES = {
+    "Feed-forward units": ("act_histogram", "act_top_units"),
+    "The residual stream": ("act_residual",),
+    "Token geometry across depth": ("act_cosine", "act_mean_cosine", "act_pca"),
+}
 SETUPS = {
     "relu": dict(activation="relu"),
     "gelu": dict(activation="gelu"),
@@ -28,14 +33,17 @@ DRAWN_JS = """key => {
 @pytest.mark.parametrize("setup", SETUPS)
 def test_activations_view_draws_every_figure(open_page, setup, tmp_path):
     page, problems = open_page(view="Activations", **SETUPS[setup])
-    for key in (*FIGURES, "act_pca"):
-        page.wait_for_function(DRAWN_JS, arg=key, timeout=60_000)
-    wait_settled(page)
-    assert page.locator("[data-testid=stException]").count() == 0
+    for tab, keys in FIGURES.items():
+        page.get_by_role("tab", name=tab).click()
+        for key in keys:
+            page.wait_for_function(DRAWN_JS, arg=key, timeout=60_000)
+        wait_settled(page)
+        assert page.locator("[data-testid=stException]").count() == 0
+        if tab == "Feed-forward units":
+            assert "most active units" in figure(page, "act_top_units")["title"]
     tokens = expected_tokens(page.locator(".st-key-text textarea").input_value())[0]
     pca = figure(page, "act_pca")
     assert pca["traces"] == 3 and f"{len(tokens)} tokens" in pca["title"]
-    assert "most active units" in figure(page, "act_top_units")["title"]
     page.set_viewport_size({"width": 1400, "height": 4400})  # the whole view in one picture
     page.wait_for_timeout(1000)
     shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))

@@ -25,7 +25,7 @@ VIEWS = {
     "Attention": "",  # one explorer holds A and B; its setup titles say B is there
     "Attention steps": "step_keys",
     "LayerNorm": "residual",
-    "Activations": "act_cosine",
+    "Activations": "act_histogram",  # its first tab
     "Shapes": "block_diagram",
     "Export": "",
 }

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.harness import expected_tokens
+from tests.e2e.harness import expected_tokens, wait_settled
 from tests.shared import SENTENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -40,10 +40,21 @@ def wait_for_charts(page, keys: list[str]) -> None:
         page.wait_for_selector(f".st-key-{key} .js-plotly-plot .main-svg", timeout=60_000)
 
 
+def open_every_step(page) -> None:
+    """Click each closed step's expander open (each opening reruns the page and draws it)."""
+    wait_for_charts(page, ["step_keys"])
+    for index in range(8):
+        box = page.locator(f".st-key-step_open_{index} details")
+        if box.get_attribute("open") is None:
+            box.locator("summary").click()
+            wait_settled(page, 60_000)
+
+
 def test_steps_view_opens_from_a_link_with_every_step_drawn(open_page):
     page, _ = open_page(
         text=SENTENCE, view="Attention steps", step_layer=1, step_head=2, step_query=10
     )
+    open_every_step(page)
     wait_for_charts(page, STEP_CHARTS)
     assert page.locator("[data-testid=stException]").count() == 0
     tokens = expected_tokens(SENTENCE)[0]
@@ -59,6 +70,7 @@ def test_steps_view_opens_from_a_link_with_every_step_drawn(open_page):
 def test_hostile_text_in_the_steps_view_stays_text(open_page):
     text = "<img src=x onerror=alert(1)> <b>bold</b>"
     page, problems = open_page(text=text, view="Attention steps", step_query=2)
+    open_every_step(page)
     wait_for_charts(page, STEP_CHARTS)
     tokens = expected_tokens(text)[0]
     assert page.evaluate(Y_TICKS_JS, "step_values") == [f"{j} {t}" for j, t in enumerate(tokens)]
