@@ -164,7 +164,7 @@ def test_bad_ablation_values_are_named_and_the_rest_is_used():
     messages = shown(" ".join(w.value for w in at.warning))
     assert "'x' is not written layer.head" in messages
     assert "'9.9' is not a head of this model (layers 0..3, heads 0..3)" in messages
-    assert any("Without layer 0 head 1" in c.value for c in at.caption)
+    assert any("Without layer 0, head 1" in c.value for c in at.caption)
     at.text_input(key="ablate").set_value("3.0").run()
     assert_no_exception(at)
     assert any("Layer 3 is the last" in c.value for c in at.caption)

@@ -39,7 +39,7 @@ from encoder import TransformerEncoder, hooks
 from encoder.inspect.lesson import BROAD_ENTROPY
 from encoder.inspect.moves import MOVES_LITTLE
 from tests.app.helpers import assert_no_exception, open_page, shown
-from tests.app.test_lesson_steps import our_text, random_run, trained_run
+from tests.app.lesson_runs import our_text, random_run, trained_run
 from tests.shared import SENTENCE
 
 MODELS = ("MiniLM", "random pre", "random post", "trained")
@@ -404,7 +404,7 @@ LAST = {"layer": "5", "head": "11", "step_layer": "5", "step_head": "11", "act_l
         ("Attention", "layers 0..5, heads 0..11"),
         ("Attention steps", "Layer 5, head 11"),
         ("LayerNorm", "In block 5, ln1's input"),
-        ("Activations", "The residual stream after block 5"),
+        ("Activations", "Feed-forward units in block 5"),
     ],
 )
 def test_the_views_sentences_number_minilms_last_block_from_0(view: str, says: str, runs) -> None:

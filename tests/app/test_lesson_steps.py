@@ -5,7 +5,6 @@ from the model, independently of the lesson's code), and the handout holds every
 from __future__ import annotations
 
 import base64
-import functools
 import html
 import math
 import re
@@ -15,8 +14,6 @@ import numpy as np
 import pytest
 import torch
 
-from app.controls.setup_keys import DEFAULTS
-from app.controls.sidebar import random_config
 from app.lesson import handout
 from app.lesson.steps import STEPS, TITLES
 from app.lesson.steps.attention import ONE_QUERY, WEIGHT
@@ -24,15 +21,14 @@ from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM, NUMPY_BLOCK
 from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
 from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
 from app.lesson.steps.training import RACE, TRAIN_ONE
-from app.lesson.text import Lesson, Said
+from app.lesson.text import Lesson
 from app.runs import run_for
-from app.settings import ARCHITECTURE_KEYS
-from app.sources import ModelSource, built_in, pretrained_config
+from app.sources import built_in, pretrained_config
 from encoder.io.tokenize import load_tokenizer
-from encoder.tasks.tasks import example_sequence
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.trainer import TrainConfig
 from encoder.web.payload import decode_header, full_weights
+from tests.app.lesson_runs import our_text, random_run, trained_run
 from tests.shared import SENTENCE
 
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -50,36 +46,8 @@ def minilm_trace(minilm):
     return minilm.model, minilm.batch(SENTENCE), minilm.trace_of(SENTENCE)
 
 
-def random_run(norm: str, sentences: list[str]):
-    """Random weights with the sidebar's default architecture, pre- or post-norm."""
-    values = {name: DEFAULTS[name] for name in (*ARCHITECTURE_KEYS, "seed")}
-    return run_for(
-        cfg := random_config({**values, "norm": norm}),
-        built_in("random", cfg),
-        "cpu",
-        sentences,
-        None,
-    )
-
-
-@functools.cache
-def trained_run():
-    """A model trained here on a toy task (reverse, 2 layers, briefly), run on one sequence."""
-    model = train(
-        TrainConfig(task="reverse", d_model=32, num_layers=2, steps=40, held_out_examples=50)
-    ).task_model()
-    source = ModelSource("trained-lesson-test", model.tokenizer, model.check_text, model.encoder,
-                         model)  # fmt: skip
-    sequence = example_sequence(model.seq_len, model.vocab)
-    return run_for(model.cfg, source, "cpu", [sequence], None)
-
-
 def numbers_in(text: str) -> set[str]:
     return {number.replace(",", "") for number in NUMBER.findall(text)}
-
-
-def our_text(paragraph) -> str:
-    return " ".join(part for part in paragraph if not isinstance(part, Said))
 
 
 @pytest.mark.parametrize(
