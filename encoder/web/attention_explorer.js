@@ -21,7 +21,7 @@
  * head, a pin, a mode or setup), never on hover. `full` is false when the chosen head is only
  * drawn in blocks (long inputs): a host may then fetch it at full resolution.
  *
- * Layers and heads are numbered from 0, as on the page ("layer 2 head 1").
+ * Layers and heads are numbered from 0, as on the page ("layer 2, head 1").
  *
  * Modes: lines (a window of WINDOW tokens around the chosen query once there are more than
  * LINES_ALL tokens, said above the lines; colours then stretched, as everywhere past LINES_ALL
@@ -49,7 +49,7 @@
  *   tiles     [data-role="tile"][data-layer][data-head] canvases of every head; the chosen one
  *             has aria-current="true" (its outline is one element moved over it, so that a head
  *             switch repaints no tile)
- *   readout   [data-role="readout"] (aria-live): 'layer 2 head 1: "it" → "tired" 0.715'
+ *   readout   [data-role="readout"] (aria-live): 'layer 2, head 1: "it" → "tired" 0.715'
  *   message   [data-role="message"]: why something is not drawn (bad payload, B − A impossible)
  */
 

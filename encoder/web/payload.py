@@ -99,7 +99,7 @@ def check_attention(attention, tokens: Sequence[str]) -> np.ndarray:
     if not finite.all():
         layer, head, query, key = np.argwhere(~finite)[0].tolist()
         raise ValueError(
-            f"the attention of layer {layer} head {head} is not a number at query {query}, "
+            f"the attention of layer {layer}, head {head} is not a number at query {query}, "
             f"key {key} (the model's weights give NaN or infinity): nothing to draw"
         )
     low, high = float(weights.min()), float(weights.max())
@@ -202,7 +202,7 @@ def build_setup(
     for layer, head in pairs:
         if not (0 <= layer < layers and 0 <= head < heads):
             raise ValueError(
-                f"layer {layer} head {head} is not in attention of {layers} layers x {heads} heads"
+                f"layer {layer}, head {head} is not in attention of {layers} layers x {heads} heads"
             )
     full = quantise(np.stack([weights[layer, head] for layer, head in pairs]))
     if norms is not None:

@@ -14,7 +14,7 @@ def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int
     points = head_points(stats, layer, head)
     codes = {kind: i for i, kind in enumerate(KINDS)}
     return {
-        "title": f"layer {layer} head {head}: {len(points):,} queries and keys",
+        "title": f"layer {layer}, head {head}: {len(points):,} queries and keys",
         "x": points["x"].round(4).tolist(),
         "y": points["y"].round(4).tolist(),
         "role": points["role"].map(ROLE_CODES).tolist(),

@@ -69,7 +69,7 @@ def test_the_keyboard_reads_minilms_weights_sends_nothing_and_the_url_follows(
     row = attention[2, 5, it]
     best = int(row.argmax())
     text = page.locator(READOUT).text_content()
-    assert text.startswith(f'layer 2 head 5: "it" attends most to "{tokens[best]}"'), text
+    assert text.startswith(f'layer 2, head 5: "it" attends most to "{tokens[best]}"'), text
     assert abs(readout_weight(page) - float(row[best])) <= 1e-3
     for mode in ("matrix", "heads", "lines"):
         page.locator(f"{EXPLORER} [data-role=mode][data-mode={mode}]").click()
@@ -100,7 +100,7 @@ def test_compare_mode_draws_b_minus_a_from_one_payload(open_page, minilm) -> Non
     row = (b - a)[2, 0, 0]
     best = int(row.argmax())
     text = page.locator(READOUT).text_content()
-    assert text.startswith(f'layer 2 head 0 (B − A): "[CLS]" gains most on "{tokens[best]}"')
+    assert text.startswith(f'layer 2, head 0 (B − A): "[CLS]" gains most on "{tokens[best]}"')
     assert abs(readout_weight(page) - float(row[best])) <= 1e-3
 
 

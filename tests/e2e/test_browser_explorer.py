@@ -84,7 +84,7 @@ def test_the_keyboard_alone_reads_minilms_weights_and_sends_nothing(explorer, mi
     row = attention[1, 1, it]
     best = int(row.argmax())
     text = page.locator(READOUT).text_content()
-    assert text.startswith(f'layer 1 head 1: "it" attends most to "{tokens[best]}"'), text
+    assert text.startswith(f'layer 1, head 1: "it" attends most to "{tokens[best]}"'), text
     assert abs(readout_weight(page) - float(row[best])) <= 1e-3
     page.keyboard.press("Enter")
     assert state(page)["pinned"] == "true"
@@ -117,7 +117,7 @@ def test_every_mode_draws_and_the_matrix_readout_is_the_models(explorer, minilm)
     q, k = 2, 5
     grid.hover(position={"x": (k + 0.5) * box["width"] / n, "y": (q + 0.5) * box["height"] / n})
     text = page.locator(READOUT).text_content()
-    assert text.startswith(f'layer 4 head 7: "{tokens[q]}" → "{tokens[k]}"'), text
+    assert text.startswith(f'layer 4, head 7: "{tokens[q]}" → "{tokens[k]}"'), text
     assert abs(readout_weight(page) - float(attention[4, 7, q, k])) <= 1e-3
     assert sent == []
 
@@ -135,7 +135,7 @@ def test_compare_draws_b_minus_a_from_both_payloads(explorer, minilm) -> None:
     row = (b - a)[2, 5, 0]
     best = int(row.argmax())
     text = page.locator(READOUT).text_content()
-    assert text.startswith(f'layer 2 head 5 (B − A): "[CLS]" gains most on "{tokens[best]}"'), text
+    assert text.startswith(f'layer 2, head 5 (B − A): "[CLS]" gains most on "{tokens[best]}"'), text
     assert abs(readout_weight(page) - float(row[best])) <= 1e-3
     assert sent == []
 
@@ -173,7 +173,7 @@ def test_what_a_head_moves_and_the_rollout_are_the_librarys_and_the_layer_select
     moved = norm_weighted_attention(trace, minilm.model)[2, 0, 5, it]  # [key]
     best = int(moved.argmax())
     text = page.locator(READOUT).text_content()
-    assert text.startswith(f'layer 2 head 5 moves: "it" moves most from "{tokens[best]}"'), text
+    assert text.startswith(f'layer 2, head 5 moves: "it" moves most from "{tokens[best]}"'), text
     assert abs(readout_weight(page) - float(moved[best])) <= 1e-3 * max(1.0, float(moved[best]))
     page.locator("[data-role=mode][data-mode=rollout]").click()
     page.keyboard.press("PageDown")  # layer 3

@@ -108,11 +108,11 @@ def test_the_example_notebook_draws_the_explorer_in_jupyterlab(browser, jupyter_
     explorer.locator("[data-role=tile][data-layer='2'][data-head='5']").click()
     assert (explorer.get_attribute("data-layer"), explorer.get_attribute("data-head")) == ("2", "5")
     readout = explorer.locator("[data-role=readout]")
-    assert readout.text_content().startswith("layer 2 head 5")
+    assert readout.text_content().startswith("layer 2, head 5")
     explorer.locator("[data-role=mode][data-mode=lines]").click()
     explorer.locator("[data-side=query][data-index='10']").hover()  # "it"
     assert explorer.get_attribute("data-query") == "10"
-    assert readout.text_content().startswith('layer 2 head 5: "it" attends most to')
+    assert readout.text_content().startswith('layer 2, head 5: "it" attends most to')
     shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
     page.screenshot(path=str(shots / "notebook_jupyterlab.png"))
     context.close()

@@ -85,7 +85,9 @@ def test_the_offline_file_works_from_file_with_the_network_off(browser, tmp_path
     readout = page.locator("[data-role=readout]").text_content()
     best = int(weights[1, 2, 3].argmax())
     weight = float(weights[1, 2, 3, best])
-    assert readout == f'layer 1 head 2: "{TOKENS[3]}" attends most to "{TOKENS[best]}" {weight:.3f}'
+    assert (
+        readout == f'layer 1, head 2: "{TOKENS[3]}" attends most to "{TOKENS[best]}" {weight:.3f}'
+    )
 
     page.locator("[data-role=setup][data-setup=B-A]").click()
     assert explorer.get_attribute("data-setup") == "B-A"
@@ -115,7 +117,7 @@ def test_the_lesson_handout_explores_attention_from_file_with_the_network_off(br
     chosen = [first.get_attribute(f"data-{name}") for name in ("layer", "head", "query", "pinned")]
     assert chosen == [str(lesson.layer), str(lesson.head), "10", "true"]  # "it", pinned
     weight = float(run.attention[lesson.layer, 0, lesson.head, 10, lesson.key])
-    head = f"layer {lesson.layer} head {lesson.head}"
+    head = f"layer {lesson.layer}, head {lesson.head}"
     readout = first.locator("[data-role=readout]").text_content()
     assert readout == f'{head}: "it" attends most to "tired" {weight:.3f} (pinned)'
 
@@ -128,7 +130,7 @@ def test_the_lesson_handout_explores_attention_from_file_with_the_network_off(br
     explorer.locator("[data-role=mode][data-mode=lines]").click()
     explorer.locator("[data-side=query][data-index='10']").hover()  # "it"
     after = readout.text_content()
-    assert after != before and after.startswith('layer 4 head 3: "it" attends most to')
+    assert after != before and after.startswith('layer 4, head 3: "it" attends most to')
     shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
     explorer.screenshot(path=str(shots / "handout_explorer.png"))
     assert page.locator(".plotly-graph-div").count() > 0  # the other figures still draw

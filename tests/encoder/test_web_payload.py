@@ -100,12 +100,12 @@ def test_bad_attention_is_refused_with_a_message(attention, tokens, message) -> 
 def test_nan_names_where_it_is() -> None:
     attention = softmax_attention(3, 2, 4)
     attention[2, 1, 3, 0] = float("nan")
-    with pytest.raises(ValueError, match="layer 2 head 1 is not a number at query 3, key 0"):
+    with pytest.raises(ValueError, match="layer 2, head 1 is not a number at query 3, key 0"):
         payload(attention, list("abcd"))
 
 
 def test_a_chosen_head_outside_the_model_is_refused() -> None:
-    with pytest.raises(ValueError, match="layer 6 head 0 is not in attention of 6 layers"):
+    with pytest.raises(ValueError, match="layer 6, head 0 is not in attention of 6 layers"):
         payload(softmax_attention(6, 12, 160), ["x"] * 160, chosen=[(6, 0)])
 
 
