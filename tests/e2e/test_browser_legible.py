@@ -102,7 +102,12 @@ def test_views_at_1280x720_read_from_afar(browser, server, tmp_path_factory) -> 
         problems = PageProblems(page)
         page.goto(server.page_url(view="LayerNorm", source="pretrained"))
         wait_ready(page, LOAD_TIMEOUT_MS)
-        for view in ("LayerNorm", "Activations", "Shapes", "Attention"):
+        for view in (
+            "LayerNorm",
+            "Activations",
+            "Shapes",
+            "Attention steps",
+        ):  # Attention: its explorer, tested in test_browser_explorer
             if view != "LayerNorm":
                 open_view(page, view)
             _settle(page)
