@@ -668,7 +668,8 @@ VISIT_VIEWS = (
     "Cost", "Heads across a corpus", "Exercises", "Export", "Training",
 )  # fmt: skip
 # A view's main figure, as a selector in the main area; a view not named here: a Plotly chart,
-# the attention explorer or a table (the Lesson's first step, the Tokens view), whichever it draws.
+# the attention explorer or a table, a grid or HTML (the Lesson's first step, the Tokens view),
+# whichever it draws.
 MAIN_FIGURE = {
     "Exercises": "[data-testid=stTable]",
     "Export": "[data-testid=stDownloadButton]",
@@ -694,7 +695,8 @@ SHOWN_JS = """main => {
   if (main) return !!area.querySelector(main);
   const explorer = FIND_EXPLORER(area);
   return plots.length > 0 || (!!explorer && !!explorer.querySelector("[data-side=query]"))
-    || !!area.querySelector("[data-testid=stDataFrame] table[aria-rowcount]");
+    || !!area.querySelector("[data-testid=stDataFrame] table[aria-rowcount]")
+    || !!area.querySelector("[data-testid=stTable]");
 }""".replace("FIND_EXPLORER", EXPLORER_IN_JS).replace("LOADED", LOADED_JS)
 # Before a commit: watch the script's state, so that SHOWN_JS waits for the run it starts.
 WATCH_RUN_JS = """() => {
