@@ -83,7 +83,9 @@ PAGE_CSS = f"""<style>
 # navigation between views, the sidebar's opener) is [data-testid=stHeader]: st.navigation's
 # position is chosen before the page is known, and presenter mode is the lesson's own, so the
 # lesson's run hides it. The step's label is the progress bar's text, the answer box an
-# [data-testid=stAlert], a table in presenter mode an st.table ([data-testid=stTable]).
+# [data-testid=stAlert], a table in presenter mode an st.table ([data-testid=stTable]); a widget's
+# label [data-testid=stWidgetLabel], a radio's options inside [data-testid=stRadio], an
+# expander's title its summary.
 PROSE = "1.3rem"  # 20.8 px: presenter mode's prose, and everything read with it
 PRESENTER_CSS = f"""<style>
 [data-testid="stHeader"] {{ display: none; }}
@@ -93,6 +95,9 @@ PRESENTER_CSS = f"""<style>
 [data-testid="stProgress"] p, [data-testid="stTable"] td, [data-testid="stTable"] th {{
   font-size: {PROSE}; line-height: 1.45;
 }}
+[data-testid="stMainBlockContainer"] [data-testid="stWidgetLabel"] p,
+[data-testid="stMainBlockContainer"] [data-testid="stRadio"] p,
+[data-testid="stMainBlockContainer"] [data-testid="stExpander"] summary p {{ font-size: {PROSE}; }}
 [data-testid="stMainBlockContainer"] button p {{ font-size: 1.05rem; }}
 [data-testid="stMainBlockContainer"] h3 {{ font-size: 1.9rem; padding-top: 0.2rem; }}
 </style>"""
