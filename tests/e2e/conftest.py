@@ -55,15 +55,17 @@ def server(browser) -> Iterator[StreamlitServer]:
 def open_page(browser, server):
     """open_page(**query) -> (page, problems): a new session at the URL, ready for a click.
 
-    After the test, no page may have logged a console error or opened a dialog.
+    `browsing`: the browser context's options (by default a 1400 x 1000 window; a projector's
+    or a phone's viewport, its user agent); `timeout_ms`: the page's default timeout. After the
+    test, no page may have logged a console error or opened a dialog.
     """
     contexts, seen = [], []
 
-    def opener(**query):
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    def opener(browsing: dict | None = None, timeout_ms: float = 30_000, **query):
+        context = browser.new_context(**(browsing or {"viewport": {"width": 1400, "height": 1000}}))
         contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(30_000)
+        page.set_default_timeout(timeout_ms)
         problems = PageProblems(page)
         seen.append(problems)
         page.goto(server.page_url(**query))

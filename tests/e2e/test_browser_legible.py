@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, open_view, wait_ready
+from tests.e2e.harness import LOAD_TIMEOUT_MS, open_view, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -93,121 +93,91 @@ def _settle(page) -> None:
     page.wait_for_timeout(500)  # plotly finishes its layout
 
 
-def test_views_at_1280x720_read_from_afar(browser, server, tmp_path_factory) -> None:
+def test_views_at_1280x720_read_from_afar(open_page, tmp_path_factory) -> None:
     folder = tmp_path_factory.mktemp("legible_1280")
-    context = browser.new_context(viewport=PROJECTOR)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        problems = PageProblems(page)
-        page.goto(server.page_url(view="LayerNorm", source="pretrained"))
-        wait_ready(page, LOAD_TIMEOUT_MS)
-        for view in (
-            "LayerNorm",
-            "Activations",
-            "Shapes",
-            "Attention steps",
-        ):  # Attention: its explorer, tested in test_browser_explorer
-            if view != "LayerNorm":
-                open_view(page, view)
-            _settle(page)
-            page.screenshot(path=folder / f"{view}.png")
-            smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)
-            assert smallest is not None and smallest[0] >= 12, (view, smallest)
-            assert page.evaluate(TOO_WIDE_JS, True) == [], view
-            contrast = page.evaluate(CAPTION_CONTRAST_JS)
-            assert contrast is not None and contrast[0] >= 4.5, (view, contrast)
-            assert page.get_by_text(STATUS_LINE).count() == 1, view  # the developer's line, once
-        print(f"\nscreenshots: {folder}")
-        assert problems.errors == [] and problems.dialogs == []
-    finally:
-        context.close()
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="LayerNorm", source="pretrained")
+    for view in (
+        "LayerNorm",
+        "Activations",
+        "Shapes",
+        "Attention steps",
+    ):  # Attention: its explorer, tested in test_browser_explorer
+        if view != "LayerNorm":
+            open_view(page, view)
+        _settle(page)
+        page.screenshot(path=folder / f"{view}.png")
+        smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)
+        assert smallest is not None and smallest[0] >= 12, (view, smallest)
+        assert page.evaluate(TOO_WIDE_JS, True) == [], view
+        contrast = page.evaluate(CAPTION_CONTRAST_JS)
+        assert contrast is not None and contrast[0] >= 4.5, (view, contrast)
+        assert page.get_by_text(STATUS_LINE).count() == 1, view  # the developer's line, once
+    print(f"\nscreenshots: {folder}")
 
 
-def test_presenter_mode_is_large_and_bare_and_exits(browser, server, tmp_path_factory) -> None:
+def test_presenter_mode_is_large_and_bare_and_exits(open_page, tmp_path_factory) -> None:
     folder = tmp_path_factory.mktemp("legible_presenter")
-    context = browser.new_context(viewport=PROJECTOR)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        problems = PageProblems(page)
-        page.goto(server.page_url(view="Lesson", lesson=13, present=1))
-        wait_ready(page, LOAD_TIMEOUT_MS)
-        for step in (13, 12, 11):  # the block diagram, then figures and tables
-            heading = page.locator("h3").filter(has_text=f"{step}. ")
-            heading.wait_for()
-            _settle(page)
-            page.screenshot(path=folder / f"step_{step:02d}.png")
-            smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)
-            assert smallest is None or smallest[0] >= 16, (step, smallest)
-            prose = page.evaluate(FONT_PX_JS, "[data-testid=stMain] [data-testid=stMarkdown] p")
-            assert prose and min(prose) >= 20, (step, prose)
-            label = page.evaluate(FONT_PX_JS, "[data-testid=stProgress] p")
-            assert label and min(label) >= 20, (step, label)  # "Step 13 of 13 · ..."
-            cells = page.evaluate(FONT_PX_JS, "[data-testid=stTable] td")
-            assert cells == [] or min(cells) >= 20, step
-            assert not page.get_by_test_id("stTopNav").is_visible(), step
-            assert not page.get_by_test_id("stHeader").is_visible(), step
-            assert page.get_by_text(STATUS_LINE).count() == 0, step
-            assert page.evaluate(TOO_WIDE_JS, True) == [], step
-            page.locator(".st-key-lesson_previous button").click()
-        page.get_by_role("button", name="Exit presenter mode").click()
-        page.get_by_test_id("stTopNav").wait_for()  # the views are back, and the status line
-        wait_ready(page)
-        assert "present" not in page.url or "present=0" in page.url
-        assert page.get_by_text(STATUS_LINE).count() == 1
-        assert page.locator(".st-key-present").is_visible()  # the switch back into it
-        assert problems.errors == [] and problems.dialogs == []
-    finally:
-        context.close()
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=13, present=1)
+    for step in (13, 12, 11):  # the block diagram, then figures and tables
+        heading = page.locator("h3").filter(has_text=f"{step}. ")
+        heading.wait_for()
+        _settle(page)
+        page.screenshot(path=folder / f"step_{step:02d}.png")
+        smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)
+        assert smallest is None or smallest[0] >= 16, (step, smallest)
+        prose = page.evaluate(FONT_PX_JS, "[data-testid=stMain] [data-testid=stMarkdown] p")
+        assert prose and min(prose) >= 20, (step, prose)
+        label = page.evaluate(FONT_PX_JS, "[data-testid=stProgress] p")
+        assert label and min(label) >= 20, (step, label)  # "Step 13 of 13 · ..."
+        cells = page.evaluate(FONT_PX_JS, "[data-testid=stTable] td")
+        assert cells == [] or min(cells) >= 20, step
+        assert not page.get_by_test_id("stTopNav").is_visible(), step
+        assert not page.get_by_test_id("stHeader").is_visible(), step
+        assert page.get_by_text(STATUS_LINE).count() == 0, step
+        assert page.evaluate(TOO_WIDE_JS, True) == [], step
+        page.locator(".st-key-lesson_previous button").click()
+    page.get_by_role("button", name="Exit presenter mode").click()
+    page.get_by_test_id("stTopNav").wait_for()  # the views are back, and the status line
+    wait_ready(page)
+    assert "present" not in page.url or "present=0" in page.url
+    assert page.get_by_text(STATUS_LINE).count() == 1
+    assert page.locator(".st-key-present").is_visible()  # the switch back into it
 
 
 def test_a_phone_sees_the_content_first_and_the_text_one_tap_away(
-    browser, server, tmp_path_factory
+    open_page, server, tmp_path_factory
 ) -> None:
     folder = tmp_path_factory.mktemp("legible_phone")
-    context = browser.new_context(
-        viewport=PHONE, user_agent=PHONE_AGENT, is_mobile=True, has_touch=True
-    )
-    try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        problems = PageProblems(page)
-        page.goto(server.page_url())  # a first visit: the lesson, on MiniLM
+    phone = {"viewport": PHONE, "user_agent": PHONE_AGENT, "is_mobile": True, "has_touch": True}
+    page, _ = open_page(phone, 60_000)  # a first visit: the lesson, on MiniLM
+    _settle(page)
+    page.screenshot(path=folder / "lesson.png")
+    # the step and its first words on the first screen; no title, no status line above it
+    step_top = page.evaluate(TOP_JS, "[data-testid=stMain] h3")
+    text_top = page.evaluate(TOP_JS, "[data-testid=stMain] [data-testid=stMarkdown] p")
+    assert step_top is not None and step_top < PHONE["height"] / 2, step_top
+    assert text_top is not None and text_top < PHONE["height"] - 100, text_top
+    assert not page.locator("[data-testid=stMainBlockContainer] h1").is_visible()
+    assert page.evaluate(TOO_WIDE_JS, False) == []
+    for view in ("LayerNorm", "Activations"):  # a view's main figure on the first screen
+        page.goto(server.page_url(view=view, source="pretrained"))
         wait_ready(page, LOAD_TIMEOUT_MS)
         _settle(page)
-        page.screenshot(path=folder / "lesson.png")
-        # the step and its first words on the first screen; no title, no status line above it
-        step_top = page.evaluate(TOP_JS, "[data-testid=stMain] h3")
-        text_top = page.evaluate(TOP_JS, "[data-testid=stMain] [data-testid=stMarkdown] p")
-        assert step_top is not None and step_top < PHONE["height"] / 2, step_top
-        assert text_top is not None and text_top < PHONE["height"] - 100, text_top
-        assert not page.locator("[data-testid=stMainBlockContainer] h1").is_visible()
-        assert page.evaluate(TOO_WIDE_JS, False) == []
-        for view in ("LayerNorm", "Activations"):  # a view's main figure on the first screen
-            page.goto(server.page_url(view=view, source="pretrained"))
-            wait_ready(page, LOAD_TIMEOUT_MS)
-            _settle(page)
-            page.screenshot(path=folder / f"{view}.png")
-            figure_top = page.evaluate(TOP_JS, "[data-testid=stMain] .js-plotly-plot")
-            assert figure_top is not None and figure_top < PHONE["height"] * 0.6, view
-            assert page.evaluate(TOO_WIDE_JS, False) == [], (
-                view
-            )  # titles wrap, none cut at the edge
-            smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)
-            assert smallest[0] >= 12, (view, smallest)
-        # one labelled tap opens the text box, on the screen
-        opener = page.get_by_test_id("stExpandSidebarButton")
-        label = opener.evaluate("b => getComputedStyle(b, '::after').content")
-        assert "Text" in label, label
-        opener.click()
-        box = page.locator(".st-key-text textarea")
-        box.wait_for(state="visible")
-        page.wait_for_timeout(500)  # the sidebar slides in
-        top = box.bounding_box()["y"]
-        assert 0 <= top < PHONE["height"] - 60, top
-        page.screenshot(path=folder / "text_box.png")
-        print(f"\nscreenshots: {folder}")
-        assert problems.errors == [] and problems.dialogs == []
-    finally:
-        context.close()
+        page.screenshot(path=folder / f"{view}.png")
+        figure_top = page.evaluate(TOP_JS, "[data-testid=stMain] .js-plotly-plot")
+        assert figure_top is not None and figure_top < PHONE["height"] * 0.6, view
+        assert page.evaluate(TOO_WIDE_JS, False) == [], view  # titles wrap, none cut at the edge
+        smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)
+        assert smallest[0] >= 12, (view, smallest)
+    # one labelled tap opens the text box, on the screen
+    opener = page.get_by_test_id("stExpandSidebarButton")
+    label = opener.evaluate("b => getComputedStyle(b, '::after').content")
+    assert "Text" in label, label
+    opener.click()
+    box = page.locator(".st-key-text textarea")
+    box.wait_for(state="visible")
+    page.wait_for_timeout(500)  # the sidebar slides in
+    top = box.bounding_box()["y"]
+    assert 0 <= top < PHONE["height"] - 60, top
+    page.screenshot(path=folder / "text_box.png")
+    print(f"\nscreenshots: {folder}")
