@@ -26,6 +26,7 @@ TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the w
 OKABE_ITO = ["#0072B2", "#A97400", "#009E73", "#BB6496", "#D55E00", "#2A86BF"]
 DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
 MARGIN = dict(l=60, r=20, t=60, b=50)
+PLOTLY_HEIGHT = 450  # px: the height plotly draws a figure that sets none
 
 
 def escape(text: str) -> str:
@@ -186,7 +187,7 @@ def wrap_title(fig: go.Figure, chars: int) -> go.Figure:
         fig.update_layout(
             title_text=wrapped,
             margin_t=(layout.margin.t or MARGIN["t"]) + extra,
-            height=(layout.height or 450) + extra,
+            height=(layout.height or PLOTLY_HEIGHT) + extra,
         )
     return fig
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import pandas as pd
 import streamlit as st
 
-from app.charts.common import MARGIN, fit_narrow
+from app.charts.common import MARGIN, PLOTLY_HEIGHT, fit_narrow
 from app.runs import Run, Runs
 from app.settings import LABELS
 from app.views.changes import heads_named
@@ -94,7 +94,7 @@ def narrow(fig, name: str, square: bool = False):
     if square:
         margin = fig.layout.margin
         top, bottom = margin.t or MARGIN["t"], margin.b or MARGIN["b"]
-        height = fig.layout.height or 450
+        height = fig.layout.height or PLOTLY_HEIGHT
         fig.update_layout(height=int(top + bottom + (height - top - bottom) * NARROW_SCALE))
     return fit_narrow(fig, NARROW_TITLE_CHARS)
 
