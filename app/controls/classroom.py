@@ -330,15 +330,10 @@ def _teacher_watch() -> None:
     """A teacher's page whose last full run found the store away: a timer, last on the page and
     drawing nothing, that reruns the whole page once the store answers again (the class's line,
     the tally and "Reveal to everyone" back, whatever the teacher clicked meanwhile)."""
-    code = still(teacher())[0]
-    try:
-        class_store().state(code)
-    except ClassStoreUnavailable:
-        return
-    except (ClassError, ValueError):  # it answers: the page says what is wrong with the class
-        pass
-    state.put("_class_away", False)
-    st.rerun()
+    state.put("_class_away", False)  # until the read below finds the store away again
+    _state_unsaid(still(teacher())[0])
+    if not state.get("_class_away"):  # it answers (what is wrong with the class, the page says)
+        st.rerun()
 
 
 def class_question(prediction: Prediction) -> bool:
