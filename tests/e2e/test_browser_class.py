@@ -295,7 +295,12 @@ def test_a_teachers_page_says_the_store_is_away_and_comes_back_by_itself(
         )
         teacher.get_by_text("Presenter", exact=True).click()  # the whole page, Redis away
         wait_settled(teacher)
-        assert teacher.get_by_role("switch", name="Presenter").is_checked()
+        # presenter mode's page: the switch gives way to its exit button
+        shows(
+            teacher,
+            teacher.get_by_role("button", name="Exit presenter mode"),
+            "B_class_teacher_presenter_failed.png",
+        )
         assert main_block(teacher).get_by_text(TEACHER_AWAY).count() >= 1 and reveal.count() == 0
         shot(teacher, "B_class_teacher_rerun_away.png")
     finally:
