@@ -12,6 +12,8 @@ from encoder.core.options import OPTIONS
 # the attention weights after the softmax, each sublayer's output before the residual add, the
 # feed-forward's hidden layer after the activation.
 DROPOUT_PLACES = ("attention", "residual", "ffn")
+# Activations whose feed-forward is gated: act(x W_in) * (x W_gate).
+GATED_ACTIVATIONS = ("geglu", "swiglu")
 
 
 @dataclass(frozen=True)
@@ -27,13 +29,19 @@ class EncoderConfig:
     num_heads: int = 4
     num_layers: int = 4
     d_ff: int = 1024
-    activation: str = "gelu"  # "relu" | "gelu" (exact erf GELU, as torch and BERT use)
+    # "relu" | "gelu" (exact erf GELU, as torch and BERT use) | "gelu_tanh" (GELU's tanh
+    # approximation, ALBERT's and ELECTRA's "gelu_new") | "geglu" | "swiglu" (gated: linear1
+    # gives 2 * d_ff values, the first d_ff through GELU / SiLU times the second d_ff, the gate)
+    activation: str = "gelu"
     norm_first: bool = True  # True = pre-norm, False = post-norm (the original paper)
     # Dropout in torch's places (the embeddings' output, the attention weights, each sublayer's
     # output before its residual add, the feed-forward's hidden layer), all at this rate...
     dropout: float = 0.0
     max_len: int = 512
-    positional: str = "sinusoidal"  # "sinusoidal" | "learned"
+    # "sinusoidal" | "learned": added to the token embeddings; "rope": nothing added, each block
+    # rotates q and k by position (rotary, GPT-NeoX's half-split pairing: dimension j with
+    # j + dk/2), frequencies rope_base^(-2j/dk)
+    positional: str = "sinusoidal"
     layer_norm_eps: float = 1e-5
     norm_type: str = "layernorm"  # "layernorm" | "rmsnorm"
     seed: int = 0
@@ -48,6 +56,32 @@ class EncoderConfig:
     attention_dropout: float | None = None
     residual_dropout: float | None = None
     ffn_dropout: float | None = None
+    # RoPE's base; local-window layers use rope_local_base where given (ModernBERT: 160000
+    # global, 10000 local).
+    rope_base: float = 10000.0
+    rope_local_base: float | None = None
+    # Biases on the linear layers (q, k, v, out, linear1, linear2, the embedding projection) and
+    # on the norms (LayerNorm's; RMSNorm has none either way). ModernBERT has neither.
+    linear_bias: bool = True
+    norm_bias: bool = True
+    # Local attention: 0 = every token sees every token; w > 0 = a query sees only the keys
+    # within w // 2 positions of it (ModernBERT's local_attention, 128)...
+    attention_window: int = 0
+    # ...except in the layers whose index is a multiple of global_every (0: none; ModernBERT: 3,
+    # so layers 0, 3, 6, ... are global).
+    global_every: int = 0
+    # The embeddings' width when it differs from d_model (0: d_model): token, position and
+    # token-type tables and the embedding norm are this wide, and a linear layer projects them to
+    # d_model (ALBERT, ELECTRA's small models).
+    embedding_size: int = 0
+    # Every block uses block 0's weights (ALBERT): one set of parameters, applied num_layers times.
+    shared_layers: bool = False
+    # Pre-norm only: False = block 0 has no norm before its attention (ModernBERT, whose
+    # embedding norm already normalises block 0's input).
+    first_attention_norm: bool = True
+    # Learned positions start at this row of the table (RoBERTa and XLM-R: padding_idx + 1 = 2):
+    # the table has max_len + position_offset rows, token t reads row position_offset + t.
+    position_offset: int = 0
 
     def __post_init__(self) -> None:
         self.validate()
@@ -55,6 +89,28 @@ class EncoderConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
+
+    @property
+    def gated(self) -> bool:
+        """True for a gated feed-forward (GeGLU, SwiGLU): linear1 gives 2 * d_ff values."""
+        return self.activation in GATED_ACTIVATIONS
+
+    @property
+    def embedding_width(self) -> int:
+        """The embeddings' width: embedding_size, or d_model when that is 0."""
+        return self.embedding_size or self.d_model
+
+    def is_local(self, layer: int) -> bool:
+        """True when block `layer` attends through the local window."""
+        if not self.attention_window:
+            return False
+        return not (self.global_every and layer % self.global_every == 0)
+
+    def rope_base_of(self, layer: int) -> float:
+        """RoPE's base in block `layer` (rope_local_base in a local layer, where given)."""
+        if self.is_local(layer) and self.rope_local_base is not None:
+            return self.rope_local_base
+        return self.rope_base
 
     def dropout_rates(self) -> dict[str, float]:
         """{place: rate} for each of DROPOUT_PLACES, a place without its own rate taking
@@ -90,13 +146,14 @@ class EncoderConfig:
                 f"d_model={self.d_model} must be even for positional='sinusoidal' "
                 f"(sine and cosine take one dimension each)"
             )
-        for option in OPTIONS:  # the named options but the placement (a bool, checked below)
+        for option in OPTIONS:  # the named options held as the config holds them (not flags)
             value = getattr(self, option.field)
-            if option.named and option.key == option.field and value not in option.choices:
+            if option.named and option.holds_config_value and value not in option.choices:
                 raise ValueError(f"{option.field}={value!r} must be one of {option.choices}")
         if not isinstance(self.norm_first, bool):
             raise ValueError(f"norm_first={self.norm_first!r} must be True (pre-norm) or False")
-        for name in ("scale_embeddings", "embedding_norm"):
+        flags = ("scale_embeddings", "embedding_norm", "linear_bias", "norm_bias")
+        for name in (*flags, "shared_layers", "first_attention_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
         value = self.layer_norm_eps
@@ -117,5 +174,22 @@ class EncoderConfig:
             raise ValueError(f"type_vocab_size={self.type_vocab_size!r} must be a whole number")
         if self.type_vocab_size < 0:
             raise ValueError(f"type_vocab_size={self.type_vocab_size} must be 0 or more")
+        for name in ("attention_window", "global_every", "embedding_size", "position_offset"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}={value!r} must be a whole number >= 0")
+        for name in ("rope_base", "rope_local_base"):
+            value = getattr(self, name)
+            if value is None and name == "rope_local_base":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name}={value!r} must be a number")
+            if not 1 < value < math.inf:
+                raise ValueError(f"{name}={value} must be a finite number above 1")
+        if self.positional == "rope" and self.head_dim % 2 != 0:
+            raise ValueError(
+                f"positional='rope' needs an even head dimension (d_model / num_heads = "
+                f"{self.head_dim}): RoPE rotates pairs of dimensions"
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed={self.seed!r} must be a whole number >= 0")

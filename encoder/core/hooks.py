@@ -64,7 +64,11 @@ class AttentionHooks:
     q: str  # [B, H, T, dk]
     k: str  # [B, H, T, dk]
     v: str  # [B, H, T, dk]
-    scores: str  # [B, H, T, T] q k^T / sqrt(dk), padded keys set to -inf, before the softmax
+    rot_q: str  # [B, H, T, dk] q rotated by position (RoPE models only)
+    rot_k: str  # [B, H, T, dk] k rotated by position (RoPE models only)
+    # [B, H, T, T] q k^T / sqrt(dk) (rotated q and k with RoPE), padded keys and keys outside a
+    # local window set to -inf, before the softmax
+    scores: str
     pattern: str  # [B, H, query, key] the softmax
     z: str  # [B, H, T, dk] weights @ values, per head (zero for an ablated head)
     out: str  # [B, T, d] after the output projection W_O
@@ -72,8 +76,9 @@ class AttentionHooks:
 
 @dataclass(frozen=True)
 class MlpHooks:
-    pre: str  # [B, T, F] before the activation
-    post: str  # [B, T, F] after the activation
+    pre: str  # [B, T, F] before the activation (gated: the half that goes through it)
+    gate: str  # [B, T, F] gated feed-forwards only: the other half, which multiplies it
+    post: str  # [B, T, F] after the activation (gated: act(pre) * gate)
     out: str  # [B, T, d]
 
 
@@ -108,6 +113,8 @@ def block(index: int) -> BlockHooks:
             q=f"{prefix}.attn.hook_q",
             k=f"{prefix}.attn.hook_k",
             v=f"{prefix}.attn.hook_v",
+            rot_q=f"{prefix}.attn.hook_rot_q",
+            rot_k=f"{prefix}.attn.hook_rot_k",
             scores=f"{prefix}.attn.hook_scores",
             pattern=f"{prefix}.attn.hook_pattern",
             z=f"{prefix}.attn.hook_z",
@@ -117,6 +124,7 @@ def block(index: int) -> BlockHooks:
         ln2=NormHooks.at(f"{prefix}.ln2", index, "ln2"),
         mlp=MlpHooks(
             pre=f"{prefix}.mlp.hook_pre",
+            gate=f"{prefix}.mlp.hook_gate",
             post=f"{prefix}.mlp.hook_post",
             out=f"{prefix}.mlp.hook_out",
         ),
@@ -136,7 +144,8 @@ def norms(cfg: EncoderConfig) -> list[NormHooks]:
     """Every norm of a model with this config, in the order the data meets them."""
     found = [embed().norm] if cfg.embedding_norm else []
     for hooks in blocks(cfg.num_layers):
-        found += [hooks.ln1, hooks.ln2]
+        first_without = hooks.index == 0 and cfg.norm_first and not cfg.first_attention_norm
+        found += [hooks.ln2] if first_without else [hooks.ln1, hooks.ln2]
     return found + ([final_norm(cfg.num_layers)] if cfg.norm_first else [])
 
 

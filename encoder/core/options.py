@@ -44,6 +44,25 @@ def placement_of(norm_first: bool) -> str:
     return "pre" if norm_first else "post"
 
 
+# A bias's switch, as controls and links say it.
+SWITCH = ("on", "off")
+
+
+def switched_on(value: str) -> bool:
+    """The config flag of a switch ("on" -> True)."""
+    return value == "on"
+
+
+def switch_of(flag: bool) -> str:
+    """The switch that shows a config flag (True -> "on")."""
+    return "on" if flag else "off"
+
+
+def _whole(value: float) -> float | int:
+    """A number as a link writes it: 10000.0 -> 10000."""
+    return int(value) if float(value).is_integer() else value
+
+
 def head_counts(d_model: int, most: int | None = None) -> list[int]:
     """The head counts that divide `d_model` (each head gets d_model / heads dimensions), at most
     `most` of them when given."""
@@ -88,6 +107,11 @@ class ArchOption:
     def named(self) -> bool:
         """True when the values are words (a closed set of choices), not whole numbers."""
         return self.bounds is None
+
+    @property
+    def holds_config_value(self) -> bool:
+        """True when a key value is the config's value itself (not a flag's name: "pre")."""
+        return self.to_config is _same
 
     @property
     def dest(self) -> str:
@@ -201,8 +225,14 @@ OPTIONS: tuple[ArchOption, ...] = (
         noun="activation",
         flag="--activation",
         help="the feed-forward's activation",
-        choices=("relu", "gelu"),
-        names={"relu": "ReLU", "gelu": "GELU"},
+        choices=("relu", "gelu", "gelu_tanh", "geglu", "swiglu"),
+        names={
+            "relu": "ReLU",
+            "gelu": "GELU",
+            "gelu_tanh": "GELU (tanh)",
+            "geglu": "GeGLU",
+            "swiglu": "SwiGLU",
+        },
     ),
     ArchOption(
         field="norm_type",
@@ -221,9 +251,93 @@ OPTIONS: tuple[ArchOption, ...] = (
         noun="positions",
         flag="--positional",
         help="how positions are added to the token embeddings",
-        choices=("sinusoidal", "learned"),
-        labels={"sinusoidal": "Sinusoidal", "learned": "Learned"},
+        choices=("sinusoidal", "learned", "rope"),
+        names={"rope": "rotary (RoPE)"},
+        labels={"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE"},
         phrase="{} positions",
+    ),
+    ArchOption(
+        field="rope_base",
+        key="rope_base",
+        label="RoPE base",
+        noun="RoPE base",
+        flag="--rope-base",
+        help="RoPE's base: dimension pair j turns by position x base^(-2j/dk)",
+        choices=(100, 1000, 10000, 160000, 500000),
+        phrase="RoPE base {}",
+        bounds=(2, 10_000_000),
+        to_config=float,
+        from_config=_whole,
+    ),
+    ArchOption(
+        field="linear_bias",
+        key="bias",
+        label="Linear biases",
+        noun="linear biases",
+        flag="--bias",
+        help="biases on the linear layers (q, k, v, out, the feed-forward's)",
+        choices=SWITCH,
+        phrase="linear biases {}",
+        to_config=switched_on,
+        from_config=switch_of,
+    ),
+    ArchOption(
+        field="norm_bias",
+        key="norm_bias",
+        label="Norm biases",
+        noun="norm biases",
+        flag="--norm-bias",
+        help="LayerNorm's bias (RMSNorm has none either way)",
+        choices=SWITCH,
+        phrase="norm biases {}",
+        to_config=switched_on,
+        from_config=switch_of,
+    ),
+    ArchOption(
+        field="attention_window",
+        key="window",
+        label="Attention window (0 = global)",
+        noun="attention window",
+        flag="--window",
+        help="local attention: a query sees the keys within window / 2 positions (0: all keys)",
+        choices=(0, 4, 8, 16, 32, 64, 128),
+        phrase="window {}",
+        bounds=(0, 8192),
+    ),
+    ArchOption(
+        field="global_every",
+        key="global_every",
+        label="Global every N layers (0 = none)",
+        noun="global layers",
+        flag="--global-every",
+        help="with a window, layers 0, N, 2N... stay global (ModernBERT: 3)",
+        choices=(0, 1, 2, 3, 4),
+        phrase="global every {} layers",
+        bounds=(0, 64),
+    ),
+    ArchOption(
+        field="embedding_size",
+        key="embedding_size",
+        label="Embedding size (0 = d_model)",
+        noun="embedding size",
+        flag="--embedding-size",
+        help="the embeddings' width, projected to d_model when it differs (ALBERT)",
+        choices=(0, 16, 32, 64, 128, 256),
+        phrase="embedding size {}",
+        bounds=(0, 4096),
+    ),
+    ArchOption(
+        field="shared_layers",
+        key="shared",
+        label="Layer weights",
+        noun="layer weights",
+        flag="--shared",
+        help="separate weights per block, or one set shared by every block (ALBERT)",
+        choices=("separate", "shared"),
+        names={"separate": "separate weights per layer", "shared": "one layer's weights shared"},
+        labels={"separate": "Separate", "shared": "Shared (ALBERT)"},
+        to_config=lambda value: value == "shared",
+        from_config=lambda shared: "shared" if shared else "separate",
     ),
     ArchOption(
         field="seed",

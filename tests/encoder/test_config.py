@@ -46,8 +46,8 @@ def test_sinusoidal_positions_need_even_d_model() -> None:
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("activation", "tanh", "activation='tanh' must be one of ('relu', 'gelu')"),
-        ("positional", "rotary", "positional='rotary' must be one of ('sinusoidal', 'learned')"),
+        ("activation", "tanh", "activation='tanh' must be one of ('relu', 'gelu', 'gelu_tanh',"),
+        ("positional", "rotary", "positional='rotary' must be one of ('sinusoidal', 'learned',"),
         ("norm_type", "batchnorm", "norm_type='batchnorm' must be one of"),
         ("norm_first", 1, "norm_first=1 must be True (pre-norm) or False"),
         ("dropout", 1.0, "dropout=1.0 must be in [0, 1)"),
