@@ -104,7 +104,7 @@ def histogram_figure(run: Run, sentence: int, layer: int):
 
 
 def block_figure(run: Run):
-    return block_diagram(run.block_ops(), run.cfg.norm_first)
+    return block_diagram(run.block_ops(), run.cfg)
 
 
 def token_table(run: Run, sentence: int) -> pd.DataFrame:
