@@ -13,6 +13,7 @@ from itertools import groupby
 
 import plotly.graph_objects as go
 
+from app.charts.activations import GATED_INNER
 from app.charts.common import FONT_SIZE, MARGIN, SMALLEST_TEXT, base_layout, escape, new_figure
 from encoder.core import hooks
 from encoder.core.block import Op, shape_text
@@ -66,7 +67,6 @@ GATED_TEXT = {
     "linear1": ("linear1  (d → 2·d_ff: input, gate)", "input, gate  "),
     "activation": ("{act}: {inner}(input) × gate", ""),
 }
-GATE_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
 
 
 def _stage_text(stage: str, cfg: EncoderConfig | None, default: str) -> tuple[str, str]:
@@ -76,7 +76,7 @@ def _stage_text(stage: str, cfg: EncoderConfig | None, default: str) -> tuple[st
     if cfg is not None and cfg.gated and stage in GATED_TEXT:
         text, label = GATED_TEXT[stage]
         act = ACTIVATION_NAMES[cfg.activation]
-        return text.format(act=act, inner=GATE_INNER[cfg.activation]), label
+        return text.format(act=act, inner=GATED_INNER[cfg.activation]), label
     return STAGE_TEXT.get(stage, (default, ""))
 
 

@@ -210,7 +210,7 @@ def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
 
 def relu_vs_gelu(runs: Runs, sentence: int) -> list[str]:
     """The share of the feed-forward's hidden values that are exactly zero."""
-    if runs.b is None or runs.a.cfg.activation == runs.b.cfg.activation:
+    if runs.b is None or {runs.a.cfg.activation, runs.b.cfg.activation} != {"relu", "gelu"}:
         return []
     shares = {}
     for name, run in runs.named():
