@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -15,6 +16,10 @@ from encoder import hooks
 from encoder.core import block
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
+from encoder.inspect import lesson
+from encoder.inspect.attention_steps import attention_steps, names_for_steps
+from encoder.inspect.ledger import parameter_counts
+from encoder.inspect.moves import value_norms
 from tests.encoder.helpers import DEVICES, padded_batch, randomise_norms
 
 TOLERANCE = 1e-5
@@ -276,3 +281,43 @@ def test_a_sidebar_setup_builds_and_traces() -> None:
     assert torch.isfinite(trace.output).all()
     assert {name: tuple(t.shape) for name, t in trace.tensors.items()} == block.shapes(cfg, 2, 20)
     assert sum(p.numel() for p in model.parameters()) == block.parameters(cfg)
+
+
+MODERNBERT_LIKE = dict(
+    positional="rope", rope_base=160000.0, rope_local_base=10000.0, attention_window=4,
+    global_every=3, activation="geglu", linear_bias=False, norm_bias=False,
+    first_attention_norm=False, embedding_norm=True,
+)  # fmt: skip
+ALBERT_LIKE = dict(
+    norm_first=False, activation="gelu_tanh", embedding_size=8, shared_layers=True,
+    positional="learned", position_offset=2, type_vocab_size=2, embedding_norm=True,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "overrides", [MODERNBERT_LIKE, ALBERT_LIKE, dict(activation="swiglu", norm_type="rmsnorm")],
+    ids=["modernbert-like", "albert-like", "swiglu-rmsnorm"],
+)  # fmt: skip
+def test_the_inspect_helpers_read_models_with_the_options(overrides: dict) -> None:
+    cfg = small_cfg(**overrides)
+    model, mask, trace = traced(cfg)
+    weights = model.state_dict()
+    check = lesson.numpy_block_check(cfg, weights, trace)  # NumPy's block, option by option
+    assert len(check) == 3 and (check["max_abs_diff"] <= 1e-4).all(), check
+    counts = parameter_counts(cfg).set_index("component")
+    assert counts.loc["total", "params"] == sum(p.numel() for p in model.parameters())
+    assert counts["params"].drop("total").sum() == counts.loc["total", "params"]
+    assert value_norms(trace, model).shape == (3, 3, 4, 12)
+    parts = lesson.embedding_parts(trace, 0, 5)
+    if cfg.positional == "rope":  # nothing is added for positions
+        assert not parts.position.any()
+    tokens = [f"t{j}" for j in range(12)]
+    for layer in range(3):  # block 0 (no ln1 in the ModernBERT-like model), local layers 1, 2
+        kept = model.trace(trace.input_ids, mask, names=names_for_steps(cfg, layer))
+        steps = attention_steps(cfg, weights, kept, 1, layer, 2, 3, tokens)
+        a = hooks.block(layer).attn
+        model_scores = trace[a.scores][1, 2, 3].double()  # [T]
+        seen = model_scores.isfinite().numpy()
+        np.testing.assert_allclose(steps.table["scaled"][seen], model_scores[seen], rtol=1e-6)
+        np.testing.assert_allclose(steps.table["weight"], trace[a.pattern][1, 2, 3], rtol=1e-6)
+        assert np.isnan(steps.ln1_std) == (layer == 0 and "first_attention_norm" in overrides)
