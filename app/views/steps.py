@@ -154,7 +154,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     d, i = steps.d_model, steps.query
     st.subheader(f"1 · The query token's row entering the block, x_i {shape_text((d,))}")
     rows = [("x_i (block input)", steps.block_input)]
-    if steps.norm_first and steps.normalised is None:
+    if steps.norm_first and math.isnan(steps.ln1_std):
         st.caption(
             f"Pre-norm, but block {steps.layer} has no norm before its attention (the "
             f"embeddings' norm already normalised its input): attention reads row {i} "
@@ -179,7 +179,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
 
 def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     dk, d = steps.head_dim, steps.d_model
-    reads = r"\mathrm{LN}_1(x_i)" if steps.normalised is not None else "x_i"
+    reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first and not math.isnan(steps.ln1_std) else "x_i"
     st.subheader(
         f"2 · The query vector q_i {shape_text((dk,))}: head {steps.head} projects with W_Q"
     )

@@ -50,15 +50,9 @@ def names_for_steps(cfg: EncoderConfig, layer: int) -> list[str]:
     _check_index("layer", layer, cfg.num_layers)
     block = hooks.block(layer)
     a = block.attn
-    rotated = [a.rot_q, a.rot_k] if cfg.positional == "rope" else []
-    norm = block.ln1.names if has_attention_norm(cfg, layer) else []
-    return [*norm, a.q, a.k, a.v, *rotated, a.scores, a.pattern, a.z, a.out, block.resid_mid]
-
-
-def has_attention_norm(cfg: EncoderConfig, layer: int) -> bool:
-    """Whether block `layer` has its norm ln1 (pre-norm ModernBERT's block 0 has none: its
-    attention reads the block input itself)."""
-    return not (cfg.norm_first and layer == 0 and not cfg.first_attention_norm)
+    ln1 = block.ln1.names if block.ln1 in hooks.norms(cfg) else ()  # ModernBERT's block 0: none
+    rotated = (a.rot_q, a.rot_k) if cfg.positional == "rope" else ()
+    return [*ln1, a.q, a.k, a.v, *rotated, a.scores, a.pattern, a.z, a.out, block.resid_mid]
 
 
 def rope_angles(cfg: EncoderConfig, layer: int, position: int) -> np.ndarray:
@@ -163,7 +157,7 @@ def step_table(
     padding = trace.attention_mask[sentence] == 0  # [T]
     outside = ~padding & torch.isneginf(masked)  # [T] real keys the window masked
     q_dot_k = keys @ q  # [T]
-    scaled = torch.where(padding | outside, q_dot_k / math.sqrt(q.shape[0]), masked)
+    scaled = torch.where(masked.isfinite(), masked, q_dot_k / math.sqrt(q.shape[0]))
     contribution = weight * values.norm(dim=-1)  # [T] ||weight_j v_j||
     return pd.DataFrame(
         {
@@ -194,12 +188,11 @@ class AttentionSteps:
     norm_type: str  # "layernorm" | "rmsnorm": what ln1 does (RMSNorm: no mean, no bias)
     head_dim: int
     block_input: np.ndarray  # [d] x_i, the residual stream entering the block
-    # [d] ln1(x_i), what attention reads (pre-norm with an attention norm only: block 0 of a
-    # model without first_attention_norm reads x_i itself)
-    normalised: np.ndarray | None
-    # ln1's mean and std of its input row (pre: x_i; post: x_i + attn_out); None without ln1
-    ln1_mean: float | None
-    ln1_std: float | None
+    normalised: np.ndarray | None  # [d] ln1(x_i), what attention reads (pre-norm only; x_i in
+    # a block without ln1)
+    # ln1's mean and std of its input row (pre: x_i; post: x_i + attn_out); nan without ln1
+    ln1_mean: float
+    ln1_std: float
     w_q: np.ndarray  # [dk, d] the head's rows of W_Q
     b_q: np.ndarray  # [dk]
     q: np.ndarray  # [dk] q_i = W_Q x + b_Q (x = what attention reads)
@@ -259,7 +252,6 @@ def attention_steps(
     """The steps for one query, from the trace and the model's state_dict (`weights`); `trace`
     must keep `names_for_steps(cfg, layer)`."""
     head_w = head_weights(cfg, weights, layer, head)
-    normed = has_attention_norm(cfg, layer)
     table = step_table(trace, sentence, layer, head, query, tokens)
     block = hooks.block(layer)
     a = block.attn
@@ -268,6 +260,7 @@ def attention_steps(
         return trace[name][sentence, query].numpy()
 
     block_input = trace.hidden_states[layer][sentence, query].numpy()  # [d]
+    has_ln1 = block.ln1 in hooks.norms(cfg)  # ModernBERT's block 0 reads x itself
     attention_out = row(a.out)  # [d]
     hidden = (table["padding"] | table["outside_window"]).to_numpy()  # keys the model masks
     unscaled = softmax(np.where(hidden, -np.inf, table["q_dot_k"].to_numpy()))
@@ -297,9 +290,9 @@ def attention_steps(
         norm_type=cfg.norm_type,
         head_dim=cfg.head_dim,
         block_input=block_input,
-        normalised=row(block.ln1.out) if cfg.norm_first and normed else None,
-        ln1_mean=float(row(block.ln1.mean)) if normed else None,
-        ln1_std=float(row(block.ln1.std)) if normed else None,
+        normalised=(row(block.ln1.out) if has_ln1 else block_input) if cfg.norm_first else None,
+        ln1_mean=float(row(block.ln1.mean)) if has_ln1 else math.nan,
+        ln1_std=float(row(block.ln1.std)) if has_ln1 else math.nan,
         w_q=head_w.w_q.numpy(),
         b_q=head_w.b_q.numpy(),
         q=q,

@@ -98,13 +98,17 @@ def weight_step(lesson: Lesson) -> Step:
     layer, head, key, q = lesson.layer, lesson.head, lesson.key, lesson.query
     steps = lesson.run.attention_steps(lesson.sentence, layer, head, q)
     table = steps.table[~steps.table["padding"]]
+    seen = table[~table["outside_window"]]  # the keys the softmax spreads over
     row = table.loc[key]
     dk = steps.head_dim
+    rotary = (
+        ", then turns q and every k by its position (RoPE)" if steps.rotated_q is not None else ""
+    )
     text.say(
         f"q·k: layer {text.num('layer', layer)}, head {text.num('head', head)} turns ",
         lesson.said(q),
         " into a query vector q and every token into a key vector k, each "
-        f"d_k = {text.num('d_k', dk)} numbers. For ",
+        f"d_k = {text.num('d_k', dk)} numbers{rotary}. For ",
         lesson.said(key),
         f", q·k = {text.num('q·k', float(row['q_dot_k']), '.3f')}.",
     )
@@ -114,12 +118,21 @@ def weight_step(lesson: Lesson) -> Step:
         f"÷ √d_k: dividing by {root} gives the score {text.num('score', scaled, '.3f')}, so "
         "that scores do not grow with the size of the head."
     )
-    scores = table["scaled"].to_numpy(dtype=np.float64)
+    scores = seen["scaled"].to_numpy(dtype=np.float64)
     total = float(np.exp(scores).sum())
     exp_key = math.exp(scaled)
+    hidden = len(table) - len(seen)
+    window = (
+        f" in its window (the other {text.num('keys outside the window', hidden)} get −∞: "
+        f"layer {text.num('layer', layer)} is local, a window of "
+        f"{text.num('window', steps.window)})"
+        if hidden
+        else ""
+    )
     text.say(
         f"softmax: e^score = {text.num('e^score', exp_key, '.4g')}, over the sum of e^score "
-        f"of all {text.num('n', lesson.n)} keys, {text.num('sum of e^score', total, '.4g')}: "
+        f"of all {text.num('keys seen', len(seen))} keys{window}, "
+        f"{text.num('sum of e^score', total, '.4g')}: "
         f"weight = {text.num('weight', exp_key / total, '.3f')}, the model's own "
         f"{text.num('model weight', float(row['weight']), '.3f')}."
     )
