@@ -393,7 +393,8 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     st.info(
         f"The weight column equals the head's attention row for this query: row {steps.query} "
         f"of layer {steps.layer}, head {steps.head} in the Attention view. Its {len(seen)} "
-        f"keys sum to {seen['weight'].sum():.6f}; the largest (highlighted) is "
+        f"keys{' inside the window' if len(seen) < len(real) else ''} sum to "
+        f"{seen['weight'].sum():.6f}; the largest (highlighted) is "
         f"{table['weight'][top]:.4f} on key {top} {quoted(tokens[top])}.{pad_note}"
     )
     if steps.model_window:
