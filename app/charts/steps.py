@@ -254,6 +254,7 @@ def window_matrix(
                 mode="markers",
                 marker=dict(symbol="x-thin", size=8, line=dict(width=1.5, color=WINDOW_MARK)),
                 name=f"outside the window: {len(keys)} cells masked (−∞, weight 0)",
+                showlegend=True,
                 customdata=[[hover[q], hover[k]] for q, k in zip(queries, keys, strict=True)],
                 hovertemplate="query %{customdata[0]}<br>key %{customdata[1]}<br>"
                 "outside the window: masked<extra></extra>",
