@@ -28,7 +28,7 @@ from encoder.io.tokenize import load_tokenizer
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from encoder.web.payload import decode_header, full_weights
-from tests.app.lesson_runs import our_text, random_run, trained_run
+from tests.app.lesson_runs import MODERN, our_text, random_run, trained_run
 from tests.shared import SENTENCE
 
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -51,7 +51,7 @@ def numbers_in(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "setup", ["pretrained", "random pre", "random post, two sentences", "trained"]
+    "setup", ["pretrained", "random pre", "random post, two sentences", "random modern", "trained"]
 )
 def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm_run) -> None:
     if setup == "pretrained":
@@ -60,7 +60,8 @@ def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm
         run = trained_run()
     else:
         sentences = [SENTENCE, "A second, shorter one."] if "two" in setup else [SENTENCE]
-        run = random_run(setup.split()[1].rstrip(","), sentences)
+        modern = MODERN if setup == "random modern" else {}
+        run = random_run("pre" if modern else setup.split()[1].rstrip(","), sentences, **modern)
     for sentence in range(len(run.sentences)):
         lesson = Lesson(run, sentence)
         for listed in STEPS:

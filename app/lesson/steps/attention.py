@@ -64,6 +64,16 @@ def attention_step(lesson: Lesson) -> Step:
         )
     even = text.num("even spread 1/n", 1 / n, ".3f")
     text.say(f"An even spread over the {text.num('n', n)} tokens would give each {even}.")
+    if cfg.is_local(layer):
+        half = cfg.attention_window // 2
+        seen = min(n - 1, lesson.query + half) - max(0, lesson.query - half) + 1
+        spread = text.num("even spread over the window", 1 / seen, ".3f")
+        text.say(
+            f"But layer {text.num('layer', layer)} is local: this query sees only the "
+            f"{text.num('keys in the window', seen)} keys within "
+            f"{text.num('half window', half)} positions of it (the others get no weight), and an "
+            f"even spread over them would give each {spread}."
+        )
     if lesson.random:
         text.say(
             "These weights are random: no head has learned where to look, so the strongest link "
