@@ -3,7 +3,7 @@
 The boxes are the steps of encoder.core.block's table of operations, the one description of the
 block that also gives the shape ledger and the memory estimate; what the config changes beyond
 them (RoPE's turn of q and k, a gated feed-forward, no biases, a local window, an embedding
-projection, shared weights) is said in the boxes' text and in notes under the title.
+projection, shared weights) is said in the boxes' text and in notes under the block.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.7, 0.28  # data units; one ro
 SKIP_X, LABEL_X, GROUP_RIGHT = 1.1, 4.55, 11.8
 ADD_RADIUS_PX = 16  # the residual add is a round glyph (⊕, 42 px font): arrows stop short of it
 ROW_PX = 62
-NOTE_PX = 22  # a note's line under the title
+NOTE_ROW = 0.5  # a note's line under the block, in rows of ROW_PX
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,9 @@ def architecture_notes(cfg: EncoderConfig) -> list[str]:
     if local:
         rest = [layer for layer in range(cfg.num_layers) if layer not in local]
         notes.append(
-            f"Layers {_listed(local)} attend within a window of {cfg.attention_window} tokens"
-            + (f"; {_listed(rest)} globally" if rest else "")
+            f"Layers {_listed(local)} attend only to keys within {cfg.attention_window // 2} "
+            f"positions (window {cfg.attention_window})"
+            + (f"; {_listed(rest)} to all" if rest else "")
         )
     if not cfg.linear_bias or not cfg.norm_bias:
         where = [name for name, has in (("linear layers", cfg.linear_bias),
@@ -261,13 +262,26 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
                 font=dict(color="#555555", size=SMALLEST_TEXT),  # beside the boxes: small
             )
         )
+    notes = architecture_notes(cfg)
+    last = -len(nodes) + 1  # the block output's row
+    for i, note in enumerate(notes):  # under the block, one line each, in rows of NOTE_ROW
+        annotations.append(
+            dict(
+                x=0.1,
+                y=last - 0.75 - NOTE_ROW * i,
+                text="• " + escape(note),
+                showarrow=False,
+                xanchor="left",
+                font=dict(color=INK, size=FONT_SIZE),
+            )
+        )
     hidden = dict(visible=False, fixedrange=True)
     fig = new_figure()
     fig.update_layout(
         shapes=layout_shapes,
         annotations=[a for a in annotations if a["text"] or a["showarrow"]],
         xaxis=dict(hidden, range=[0, 12]),
-        yaxis=dict(hidden, range=[-len(nodes) + 1 - 0.4, 0.4]),
+        yaxis=dict(hidden, range=[last - 0.4 - NOTE_ROW * len(notes) - 0.2 * bool(notes), 0.4]),
         plot_bgcolor="white",
     )
     title = (
@@ -275,7 +289,6 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
         if cfg.norm_first
         else "Post-norm block: attention / feed-forward, add, then normalise"
     )
-    notes = architecture_notes(cfg)
-    title += "".join(f"<br><sup>{escape(note)}</sup>" for note in notes)
-    base_layout(fig, title, height=ROW_PX * len(nodes) + 70 + NOTE_PX * len(notes))
-    return fig.update_layout(margin=dict(MARGIN, t=50 + NOTE_PX * len(notes), b=10))
+    rows = len(nodes) + NOTE_ROW * len(notes) + 0.2 * bool(notes)
+    base_layout(fig, title, height=round(ROW_PX * rows) + 70)
+    return fig.update_layout(margin=dict(MARGIN, t=50, b=10))

@@ -277,18 +277,16 @@ def test_block_diagram_draws_rope_the_gate_and_says_the_rest_of_the_architecture
     assert steps == sorted(steps)  # in the order the data flows
     assert "linear1  (d → 2·d_ff: input, gate)" in texts
     assert "GeGLU: GELU(input) × gate" in texts
-    notes = fig.layout.title.text.split("<br>")[1:]
+    notes = [t for _, t in diagram_texts(fig) if t.startswith("• ")]
     assert notes == [
-        "<sup>No positions added to the embeddings: each block turns q and k by position "
-        "(RoPE)</sup>",
-        "<sup>Layers 1, 2 and 4 attend within a window of 4 tokens; 0 and 3 globally</sup>",
-        "<sup>No biases in the linear layers or the norms</sup>",
-        "<sup>Embeddings are 32 wide, projected to d_model = 64 before block 0</sup>",
-        "<sup>All 5 blocks use these same weights (one set)</sup>",
+        "• No positions added to the embeddings: each block turns q and k by position (RoPE)",
+        "• Layers 1, 2 and 4 attend only to keys within 2 positions (window 4); 0 and 3 to all",
+        "• No biases in the linear layers or the norms",
+        "• Embeddings are 32 wide, projected to d_model = 64 before block 0",
+        "• All 5 blocks use these same weights (one set)",
     ]
     plain = diagram(True)  # a BERT-style block: no notes, no RoPE, no gate
-    assert "<br>" not in plain.layout.title.text
-    assert not any("RoPE" in t or "gate" in t for _, t in diagram_texts(plain))
+    assert not any("RoPE" in t or "gate" in t or "• " in t for _, t in diagram_texts(plain))
     swiglu = [t for _, t in diagram_texts(diagram(False, activation="swiglu"))]
     assert "SwiGLU: SiLU(input) × gate" in swiglu
 
