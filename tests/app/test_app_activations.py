@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.runs import Runs, run_for
 from app.sources import built_in
@@ -166,6 +167,7 @@ def test_layer_and_token_survive_a_visit_to_another_view_and_stay_in_range():
 
 def test_export_csvs_hold_the_summary_tables():
     state = dict(
+        DEFAULTS,
         d_model=32,
         num_heads=4,
         num_layers=2,
