@@ -141,9 +141,10 @@ class EncoderConfig:
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}: "
                 f"each head gets d_model / num_heads dimensions, so num_heads must divide d_model"
             )
-        if self.positional == "sinusoidal" and self.d_model % 2 != 0:
+        if self.positional == "sinusoidal" and self.embedding_width % 2 != 0:
+            name = "embedding_size" if self.embedding_size else "d_model"
             raise ValueError(
-                f"d_model={self.d_model} must be even for positional='sinusoidal' "
+                f"{name}={self.embedding_width} must be even for positional='sinusoidal' "
                 f"(sine and cosine take one dimension each)"
             )
         for option in OPTIONS:  # the named options held as the config holds them (not flags)

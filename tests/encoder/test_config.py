@@ -41,6 +41,10 @@ def test_sinusoidal_positions_need_even_d_model() -> None:
     with pytest.raises(ValueError, match=r"d_model=9 must be even for positional='sinusoidal'"):
         EncoderConfig(d_model=9, num_heads=3)
     assert EncoderConfig(d_model=9, num_heads=3, positional="learned").head_dim == 3
+    message = r"embedding_size=7 must be even for positional='sinusoidal'"
+    with pytest.raises(ValueError, match=message):  # the table is as wide as the embeddings
+        EncoderConfig(embedding_size=7)
+    assert EncoderConfig(d_model=9, num_heads=3, embedding_size=8).embedding_width == 8
 
 
 @pytest.mark.parametrize(
