@@ -106,6 +106,11 @@ class EncoderConfig:
             return False
         return not (self.global_every and layer % self.global_every == 0)
 
+    def has_attention_norm(self, layer: int) -> bool:
+        """False for block 0 of a pre-norm model with first_attention_norm off (ModernBERT):
+        its attention reads the embeddings' output itself."""
+        return not (layer == 0 and self.norm_first and not self.first_attention_norm)
+
     def rope_base_of(self, layer: int) -> float:
         """RoPE's base in block `layer` (rope_local_base in a local layer, where given)."""
         if self.is_local(layer) and self.rope_local_base is not None:

@@ -198,8 +198,7 @@ class EncoderBlock(nn.Module):
         self.dropout = nn.Dropout(rates["ffn"])  # on the feed-forward's hidden layer
         self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.linear_bias)
         # ModernBERT's block 0 reads the embedding norm's output without a norm of its own
-        without_norm1 = index == 0 and cfg.norm_first and not cfg.first_attention_norm
-        self.norm1 = None if without_norm1 else Norm(cfg, names.ln1)
+        self.norm1 = Norm(cfg, names.ln1) if cfg.has_attention_norm(index) else None
         self.norm2 = Norm(cfg, names.ln2)
         self.dropout1 = nn.Dropout(rates["residual"])  # attention's output, before its add
         self.dropout2 = nn.Dropout(rates["residual"])  # the feed-forward's, before its add
