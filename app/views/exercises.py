@@ -137,8 +137,9 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
         help="The same set gives everyone the same numbers: name one for the whole class.",
     )
     right.button("New numbers", key="ex_new", on_click=new_numbers)
-    for note in by_hand.attention_notes(cfg):
-        st.info(note)
+    notes = by_hand.attention_notes(cfg)
+    if notes:  # what this model's attention does that the row by hand leaves out
+        st.info(" ".join(notes))
     numbers = by_hand.draw(int(seed), cfg.norm_type, cfg.activation)
     _givens(numbers)
     for index, question in enumerate(numbers.questions, start=1):
