@@ -12,7 +12,8 @@ bias the model lacks (linear_bias or norm_bias off) arrives as zeros; RoPE's q a
 already turned by position; a gated feed-forward's w1 is [2F, d]. Where the student's function
 cannot be told the difference (RoPE inside the attention of a function given x, a local window
 through a [B, T] mask, block 0 without its attention norm), the check raises a ValueError that
-says why and names a layer or a setting where it applies.
+says why and names a layer or a setting where it applies (the padding-mask exercise's scores
+arrive with the window's -inf already in place, so it runs in every layer).
 """
 
 from __future__ import annotations
@@ -390,18 +391,20 @@ def check_positions(fn: Callable, lab: Lab) -> CheckResult:
 
 def check_padding_mask(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     """fn(scores, attention_mask) -> weights. scores [B, H, T, T]: block `layer`'s scaled scores
-    with NO mask yet; attention_mask [B, T] int, 1 = token, 0 = padding; weights [B, H, T, T]:
-    the softmax over keys with padded keys getting weight 0 (with RoPE the scores are of the
-    turned q and k). A local layer's window is not in the mask: such a layer is refused with a
-    ValueError naming a global one."""
+    with NO padding mask yet (with RoPE, of the turned q and k; in a local layer the keys
+    outside the window are already -inf, as the model sets them); attention_mask [B, T] int,
+    1 = token, 0 = padding; weights [B, H, T, T]: the softmax over keys with padded keys getting
+    weight 0."""
     names = _block(lab, layer)
-    _global_layer_only(lab, layer, "check_padding_mask")
     if lab.key_is_token.all():
         raise ValueError(
             "this lab's batch has no padding: give sentences of different lengths, e.g. "
             "setup(model, ['The cat sat on the mat.', 'Dogs bark.'])"
         )
-    scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)
+    scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)  # [B, H, T, T]
+    # -inf where the model masks a real key: outside a local layer's window (none elsewhere)
+    outside_window = ~_seen(lab, names) & lab.key_is_token[:, None, None, :]
+    scores = np.where(outside_window, -np.inf, scores)
     args = (lab.given(scores), lab.given(lab.batch.attention_mask))
     expected = lab.array(lab.trace[names.attn.pattern])
     return _run(lab, "padding mask", fn, args, expected, SCORE_AXES, layer=layer,

@@ -64,7 +64,7 @@ def modernbert_refusal(exercise: str, layer: int) -> str | None:
     """What the ModernBERT-like lab says instead of a result, or None where the check runs."""
     if exercise in ("multi-head attention", "block"):
         return RoPE_REFUSAL
-    if exercise in ("head attention", "padding mask") and layer in LOCAL_LAYERS:
+    if exercise == "head attention" and layer in LOCAL_LAYERS:
         return f"block {layer} {WINDOW_REFUSAL}"
     return None
 
@@ -150,6 +150,21 @@ def test_a_local_layers_scores_are_compared_inside_its_window(modernbert) -> Non
     result = exercises.check_scores(off_inside, modernbert, 1)
     assert not result.passed and result.position == {"sentence": 0, "head": 0, "query": 0,
                                                      "key": 2}  # fmt: skip
+
+
+def test_a_local_layers_padding_mask_gets_the_windows_keys_already_masked(modernbert) -> None:
+    given = []
+
+    def padding_mask(scores, attention_mask):
+        given.append(scores)
+        return ref.padding_mask(scores, attention_mask)
+
+    assert exercises.check_padding_mask(padding_mask, modernbert, 1).passed
+    scores = given[0]  # [B, H, T, T]
+    assert np.isneginf(scores[0, :, 0, 3:]).all()  # query 0: keys 3.. lie past 2 positions
+    assert np.isfinite(scores[0, :, 0, :3]).all()
+    assert np.isfinite(scores[1, :, 9, :]).all()  # a padding query: no window, no mask yet
+    assert np.isfinite(scores[1, :, 0, 5:]).all()  # padded keys: the student's job
 
 
 def test_block_0_without_ln1_checks_its_ln2(modernbert) -> None:
