@@ -214,16 +214,11 @@ def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
     return ops
 
 
-def _has_norm1(cfg: EncoderConfig, index: int) -> bool:
-    """False for ModernBERT's block 0, which has no norm before its attention."""
-    return not (index == 0 and cfg.norm_first and not cfg.first_attention_norm)
-
-
 def _holds_parameters(cfg: EncoderConfig, index: int, stage: str) -> bool:
     """With shared layers, only the first block that has a step holds its parameters."""
     if not cfg.shared_layers:
         return True
-    first = 1 if stage == "norm1" and not _has_norm1(cfg, 0) else 0
+    first = 1 if stage == "norm1" and not cfg.has_attention_norm(0) else 0
     return index == first
 
 
@@ -281,7 +276,9 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
     ]  # fmt: skip
     if cfg.norm_first:  # pre-norm: x + f(norm(x))
         norm1 = (
-            [_norm(cfg, layer, "ln1", "norm1", names.ln1, B, T)] if _has_norm1(cfg, index) else []
+            [_norm(cfg, layer, "ln1", "norm1", names.ln1, B, T)]
+            if cfg.has_attention_norm(index)
+            else []
         )
         ops = [
             *norm1,

@@ -70,7 +70,7 @@ class Norm(nn.Module):
             self.bias = nn.Parameter(torch.zeros(width))
         else:  # RMSNorm has no bias; LayerNorm without one (ModernBERT)
             self.register_parameter("bias", None)
-        self.hook_in = HookPoint(names.inp)  # [B, T, d]
+        self.hook_in = HookPoint(names.inp)  # [B, T, d] (E wide for the embedding norm)
         self.hook_mean = HookPoint(names.mean)  # [B, T] mean over d of the input
         # [B, T] what the input is divided by: sqrt(var + eps) for LayerNorm,
         # sqrt(mean(x^2) + eps) for RMSNorm (which does not subtract the mean)
@@ -198,8 +198,7 @@ class EncoderBlock(nn.Module):
         self.dropout = nn.Dropout(rates["ffn"])  # on the feed-forward's hidden layer
         self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.linear_bias)
         # ModernBERT's block 0 reads the embedding norm's output without a norm of its own
-        without_norm1 = index == 0 and cfg.norm_first and not cfg.first_attention_norm
-        self.norm1 = None if without_norm1 else Norm(cfg, names.ln1)
+        self.norm1 = Norm(cfg, names.ln1) if cfg.has_attention_norm(index) else None
         self.norm2 = Norm(cfg, names.ln2)
         self.dropout1 = nn.Dropout(rates["residual"])  # attention's output, before its add
         self.dropout2 = nn.Dropout(rates["residual"])  # the feed-forward's, before its add
@@ -296,11 +295,13 @@ class Embeddings(nn.Module):
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None) -> torch.Tensor:
         T = input_ids.shape[1]
         x = self.hook_token(self.token(input_ids) * self.scale)  # [B, T, E]
+        # [T] token t reads row position_offset + t of the table
         rows = torch.arange(self.position_offset, self.position_offset + T, device=x.device)
         if hasattr(self, "sinusoid"):
             x = x + self.hook_position(self.sinusoid[rows])  # [T, E]
         elif hasattr(self, "position"):  # a lookup: under no_grad no gradient flag leaks out
             x = x + self.hook_position(self.position(rows))
+        # (RoPE adds no positions here: each block turns q and k instead)
         if self.token_type is not None:
             if token_type_ids is None:
                 token_type_ids = torch.zeros_like(input_ids)

@@ -50,7 +50,7 @@ def names_for_steps(cfg: EncoderConfig, layer: int) -> list[str]:
     _check_index("layer", layer, cfg.num_layers)
     block = hooks.block(layer)
     a = block.attn
-    ln1 = block.ln1.names if block.ln1 in hooks.norms(cfg) else ()  # ModernBERT's block 0: none
+    ln1 = block.ln1.names if cfg.has_attention_norm(layer) else ()  # ModernBERT's block 0: none
     rotated = (a.rot_q, a.rot_k) if cfg.positional == "rope" else ()
     return [*ln1, a.q, a.k, a.v, *rotated, a.scores, a.pattern, a.z, a.out, block.resid_mid]
 
@@ -260,7 +260,7 @@ def attention_steps(
         return trace[name][sentence, query].numpy()
 
     block_input = trace.hidden_states[layer][sentence, query].numpy()  # [d]
-    has_ln1 = block.ln1 in hooks.norms(cfg)  # ModernBERT's block 0 reads x itself
+    has_ln1 = cfg.has_attention_norm(layer)  # ModernBERT's block 0 reads x itself
     attention_out = row(a.out)  # [d]
     hidden = (table["padding"] | table["outside_window"]).to_numpy()  # keys the model masks
     unscaled = softmax(np.where(hidden, -np.inf, table["q_dot_k"].to_numpy()))

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from encoder import hooks
 from encoder.core import block
@@ -20,6 +21,7 @@ from encoder.inspect import lesson
 from encoder.inspect.attention_steps import attention_steps, names_for_steps
 from encoder.inspect.ledger import parameter_counts
 from encoder.inspect.moves import value_norms
+from encoder.measure.op_times import profile_ops, timed_groups
 from tests.encoder.helpers import DEVICES, padded_batch, randomise_norms
 
 TOLERANCE = 1e-5
@@ -321,3 +323,22 @@ def test_the_inspect_helpers_read_models_with_the_options(overrides: dict) -> No
         np.testing.assert_allclose(steps.table["scaled"][seen], model_scores[seen], rtol=1e-6)
         np.testing.assert_allclose(steps.table["weight"], trace[a.pattern][1, 2, 3], rtol=1e-6)
         assert np.isnan(steps.ln1_std) == (layer == 0 and "first_attention_norm" in overrides)
+
+
+@pytest.mark.parametrize("overrides", [MODERNBERT_LIKE, ALBERT_LIKE], ids=["modernbert", "albert"])
+def test_the_tables_matmul_flops_agree_with_torch_and_rotations_are_timed_alone(
+    overrides: dict,
+) -> None:
+    cfg = small_cfg(**overrides)
+    model = TransformerEncoder(cfg).eval()
+    ids, mask = padded_batch([6, 4])
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(ids, mask)
+    ops = block.model_ops(cfg, *ids.shape)
+    assert counter.get_total_flops() == sum(op.matmul_flops for op in ops)
+    groups = timed_groups(ops)
+    rotations = [group for group in groups if group[-1].kind == "rotation"]
+    assert len(rotations) == (6 if cfg.positional == "rope" else 0)
+    assert all(len(group) == 1 for group in rotations)
+    profile = profile_ops(model, ids, mask, repeats=1, warmup=0)
+    assert [op.flops for op in profile.ops] == [op.total_flops for op in ops]
