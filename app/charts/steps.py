@@ -198,8 +198,9 @@ def softmax_comparison(
     tick_positions, ticks = visible_ticks(labels)
     fig.update_layout(
         barmode="group",
-        xaxis=dict(tickvals=tick_positions, ticktext=ticks, tickangle=-45, title_text="key"),
-        yaxis=dict(title_text="weight", range=[0, 1.05]),
+        # no axis title under the keys' labels: a narrow figure's legend goes there
+        xaxis=dict(tickvals=tick_positions, ticktext=ticks, tickangle=-45),
+        yaxis=dict(title_text="weight on each key", range=[0, 1.05]),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     fig = base_layout(fig, "", height=460)

@@ -406,6 +406,7 @@ def _window(steps: AttentionSteps, tokens: list[str], name: str) -> None:
     the run's scores, and the head's weights with the masked cells drawn as masked."""
     n, i, layer = steps.n_valid, steps.query, steps.layer
     local = ", ".join(str(index) for index in steps.local_layers)
+    every = len(steps.local_layers) == steps.num_layers  # no global layer
     if not steps.window:
         st.caption(
             f"Layer {layer} is global: every query sees every key (this model's window of "
@@ -415,7 +416,9 @@ def _window(steps: AttentionSteps, tokens: list[str], name: str) -> None:
     removed = int(steps.outside_window[:n, :n].sum())
     in_row = int(steps.table["outside_window"].sum())
     st.caption(
-        f"Layer {layer} is local (this model's local layers: {local}): a query sees only the "
+        f"Layer {layer} is local ("
+        + ("every layer of this model is" if every else f"this model's local layers: {local}")
+        + "): a query sees only the "
         f"keys within {steps.window // 2} positions of it (window {steps.window}). In this "
         f"sentence the window removes {removed} of the {n} × {n} = {n * n} query-key pairs of "
         f"layer {layer} (every head alike); in query {i}'s row, {in_row} keys get −∞ and weight "

@@ -212,6 +212,7 @@ class AttentionSteps:
     # whose score the model set to -inf (read from the head's scores; every head of a layer masks
     # the same pairs)
     model_window: int
+    num_layers: int
     local_layers: tuple[int, ...]
     window: int
     outside_window: np.ndarray  # [T, T] bool
@@ -300,6 +301,7 @@ def attention_steps(
         values=values,
         **rope,
         model_window=cfg.attention_window,
+        num_layers=cfg.num_layers,
         local_layers=tuple(i for i in range(cfg.num_layers) if cfg.is_local(i)),
         window=cfg.attention_window if cfg.is_local(layer) else 0,
         outside_window=outside.numpy(),

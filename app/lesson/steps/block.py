@@ -242,7 +242,7 @@ LAYERNORM = LessonStep(
     "LayerNorm and the residual stream", layernorm_step, question=norm_growth_question
 )
 FEED_FORWARD = LessonStep(
-    "The feed-forward layer: ReLU or GELU", feed_forward_step, question=zero_share_question
+    "The feed-forward layer and its activation", feed_forward_step, question=zero_share_question
 )
 NUMPY_BLOCK = LessonStep("The whole block in NumPy", numpy_step)
 COST = LessonStep("Shapes and what the block costs", cost_step)
