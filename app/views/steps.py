@@ -416,9 +416,13 @@ def _window(steps: AttentionSteps, tokens: list[str], name: str) -> None:
     removed = int(steps.outside_window[:n, :n].sum())
     in_row = int(steps.table["outside_window"].sum())
     st.caption(
-        f"Layer {layer} is local ("
-        + ("every layer of this model is" if every else f"this model's local layers: {local}")
-        + "): a query sees only the "
+        f"Layer {layer} is local"
+        + (
+            ", as every layer of this model is"
+            if every
+            else f" (this model's local layers: {local})"
+        )
+        + ": a query sees only the "
         f"keys within {steps.window // 2} positions of it (window {steps.window}). In this "
         f"sentence the window removes {removed} of the {n} × {n} = {n * n} query-key pairs of "
         f"layer {layer} (every head alike); in query {i}'s row, {in_row} keys get −∞ and weight "
