@@ -17,8 +17,8 @@ import streamlit as st
 import tokenizers
 
 from encoder import EncoderConfig, TransformerEncoder
-from encoder.io.families.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
+from encoder.io.families.bert import bert_config
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir, load_tokenizer
 from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
