@@ -286,6 +286,7 @@ def build_checkpoint(
     config keys (e.g. num_hidden_groups=2)."""
     import transformers
 
+    transformers.utils.logging.disable_progress_bar()
     model_type, make_tokenizer, make_config, pretraining, bare = FAMILIES[family]
     tokenizer = make_tokenizer()
     config = transformers.AutoConfig.for_model(
