@@ -154,7 +154,8 @@ def map_weights(
                 )
             if not theirs[part].is_floating_point():
                 raise ValueError(f"{source}: tensor {part} is {theirs[part].dtype}, not floats")
-        state[ours] = torch.cat([theirs[part] for part in parts])
+        tensors = [theirs[part] for part in parts]
+        state[ours] = tensors[0] if len(tensors) == 1 else torch.cat(tensors)  # no needless copy
     return state
 
 
