@@ -7,20 +7,28 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer
 
+from encoder.core.capture import Trace
 from encoder.io.checkpoint_files import (
     checkpoint_archive,
     files_from_archive,
     read_checkpoint_dir,
 )
-from encoder.io.checkpoints import checkpoint_from_files, load_checkpoint, load_pretrained
-from encoder.io.tokenize import tokenize
+from encoder.io.checkpoints import (
+    Checkpoint,
+    checkpoint_from_files,
+    load_checkpoint,
+    load_pretrained,
+)
+from encoder.io.tokenize import TokenizedBatch, tokenize
 from tests.encoder.family_checkpoints import (
     CORPUS,
     HIDDEN,
@@ -65,37 +73,59 @@ def offline(tmp_path_factory):
         logging.set_verbosity(verbosity)
 
 
-@pytest.fixture(scope="module", params=list(CASES))
-def both(request, tmp_path_factory):
-    """(case, checkpoint, batch, our trace, transformers' outputs) for one family."""
-    family, overrides, _ = CASES[request.param]
-    directory = build_checkpoint(family, tmp_path_factory.mktemp(request.param), **overrides)
-    checkpoint = load_checkpoint(directory)
-    batch = tokenize(SENTENCES, checkpoint.tokenizer, checkpoint.encoder.cfg.max_len)
-    ours = checkpoint.encoder.trace(batch.input_ids, batch.attention_mask)
-    with torch.no_grad():
-        theirs = reference_model(directory)(
-            input_ids=batch.input_ids,
-            attention_mask=batch.attention_mask,
-            output_attentions=True,
-            output_hidden_states=True,
-        )
-    return request.param, directory, checkpoint, batch, ours, theirs
+class Run(NamedTuple):
+    """One family's checkpoint, loaded by us and run by both on the same padded batch."""
+
+    directory: Path
+    checkpoint: Checkpoint
+    batch: TokenizedBatch
+    ours: Trace
+    theirs: object  # transformers' BaseModelOutput, with attentions and hidden_states
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Callable[[str], Run]:
+    """run(case): the case's Run, built once per module."""
+    built: dict[str, Run] = {}
+
+    def run(case: str) -> Run:
+        if case not in built:
+            family, overrides, _ = CASES[case]
+            directory = build_checkpoint(family, tmp_path_factory.mktemp(case), **overrides)
+            checkpoint = load_checkpoint(directory)
+            batch = tokenize(SENTENCES, checkpoint.tokenizer, checkpoint.encoder.cfg.max_len)
+            ours = checkpoint.encoder.trace(batch.input_ids, batch.attention_mask)
+            with torch.no_grad():
+                theirs = reference_model(directory)(
+                    input_ids=batch.input_ids,
+                    attention_mask=batch.attention_mask,
+                    output_attentions=True,
+                    output_hidden_states=True,
+                )
+            built[case] = Run(directory, checkpoint, batch, ours, theirs)
+        return built[case]
+
+    return run
+
+
+@pytest.fixture(params=list(CASES))
+def both(request, runs) -> tuple[str, Run]:
+    return request.param, runs(request.param)
 
 
 def test_the_batch_is_padded(both):
-    _, _, _, batch, _, _ = both
+    _, (_, _, batch, _, _) = both
     assert len(set(batch.lengths)) == 3 and (batch.attention_mask == 0).any()
 
 
 def test_family_is_named(both):
-    case, _, checkpoint, _, _, _ = both
+    case, (_, checkpoint, _, _, _) = both
     assert checkpoint.family == CASES[case][2]
     assert not checkpoint.encoder.training
 
 
 def test_every_attention_matrix_matches_transformers(both):
-    _, _, checkpoint, batch, ours, theirs = both
+    _, (_, _, batch, ours, theirs) = both
     real = batch.attention_mask.bool()
     pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
     assert ours.attention.shape[0] == len(theirs.attentions) == LAYERS
@@ -110,7 +140,7 @@ def test_every_hidden_state_and_the_output_match_transformers(both):
     """hidden_states[0] is the embeddings' output (after ELECTRA's and ALBERT's projection),
     then each block's; transformers' last one is its output (after ModernBERT's final norm),
     ours is before the final norm, so the output is compared instead."""
-    _, _, checkpoint, batch, ours, theirs = both
+    _, (_, checkpoint, batch, ours, theirs) = both
     real = batch.attention_mask.bool()  # [B, T]
     assert len(ours.hidden_states) == len(theirs.hidden_states) == LAYERS + 1
     for layer in range(LAYERS):
@@ -128,7 +158,7 @@ def test_every_hidden_state_and_the_output_match_transformers(both):
 
 
 def test_token_ids_are_the_tokenizers_own(both):
-    _, directory, _, batch, _, _ = both
+    _, (directory, _, batch, _, _) = both
     reference = Tokenizer.from_file(str(directory / "tokenizer.json"))
     for row, sentence in enumerate(SENTENCES):
         encoding = reference.encode(sentence)
@@ -141,7 +171,7 @@ def test_token_ids_are_the_tokenizers_own(both):
 
 
 def test_pad_token_is_the_familys(both):
-    case, directory, _, batch, _, _ = both
+    case, (directory, _, batch, _, _) = both
     config = json.loads((directory / "config.json").read_text())
     reference = Tokenizer.from_file(str(directory / "tokenizer.json"))
     assert batch.pad_token == reference.id_to_token(config["pad_token_id"])
@@ -154,20 +184,16 @@ def test_pad_token_is_the_familys(both):
 # --- what each family's config becomes ---------------------------------------------------------
 
 
-def test_roberta_positions_start_after_the_padding_index(both):
-    case, _, checkpoint, _, _, _ = both
-    if CASES[case][0] not in ("roberta", "xlm-roberta", "camembert"):
-        pytest.skip("RoBERTa's family only")
+@pytest.mark.parametrize("case", ["roberta", "xlm-roberta", "camembert"])
+def test_roberta_positions_start_after_the_padding_index(runs, case):
+    checkpoint = runs(case).checkpoint
     cfg = checkpoint.encoder.cfg
     assert (cfg.position_offset, cfg.max_len) == (2, POSITIONS - 2)  # pad_token_id 1
     assert checkpoint.encoder.embed.position.weight.shape[0] == POSITIONS
 
 
-def test_albert_shares_one_layer(both):
-    case, _, checkpoint, _, _, _ = both
-    if case != "albert":
-        pytest.skip("ALBERT only")
-    model = checkpoint.encoder
+def test_albert_shares_one_layer(runs):
+    model = runs("albert").checkpoint.encoder
     assert model.cfg.shared_layers and model.cfg.activation == "gelu_tanh"
     assert model.cfg.embedding_size == 16
     assert model.layers[2].linear1.weight is model.layers[0].linear1.weight
@@ -175,11 +201,9 @@ def test_albert_shares_one_layer(both):
     assert not any(name.startswith("layers.1.") for name in shapes)  # counted once
 
 
-def test_modernbert_is_pre_norm_rope_geglu_local(both):
-    case, _, checkpoint, _, _, _ = both
-    if CASES[case][0] != "modernbert":
-        pytest.skip("ModernBERT only")
-    cfg = checkpoint.encoder.cfg
+@pytest.mark.parametrize("case", ["modernbert", "modernbert-biases"])
+def test_modernbert_is_pre_norm_rope_geglu_local(runs, case):
+    cfg = runs(case).checkpoint.encoder.cfg
     assert (cfg.norm_first, cfg.positional, cfg.activation) == (True, "rope", "geglu")
     assert (cfg.rope_base_of(0), cfg.rope_base_of(1)) == (160000.0, 10000.0)
     assert [cfg.is_local(i) for i in range(LAYERS)] == [False, True, True]
