@@ -5,6 +5,7 @@ weights; uploads; and each refusal's message."""
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from tests.encoder.family_checkpoints import (
     build_checkpoint,
     reference_model,
 )
+from tests.encoder.helpers import needs_cuda
 
 TOLERANCE = 1e-5
 SENTENCES = CORPUS[:3]  # three lengths: a padded batch
@@ -83,26 +85,45 @@ class Run(NamedTuple):
     theirs: object  # transformers' BaseModelOutput, with attentions and hidden_states
 
 
+def run_both(directory: Path, checkpoint: Checkpoint, device: str = "cpu") -> Run:
+    """Our encoder and transformers' on `device`, on the same padded batch; results on the CPU."""
+    batch = tokenize(SENTENCES, checkpoint.tokenizer, checkpoint.encoder.cfg.max_len)
+    ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
+    ours = copy.deepcopy(checkpoint.encoder).to(device).trace(ids, mask).to("cpu")
+    with torch.no_grad():
+        theirs = reference_model(directory).to(device)(
+            input_ids=ids, attention_mask=mask, output_attentions=True, output_hidden_states=True
+        )
+    theirs.attentions = tuple(attention.cpu() for attention in theirs.attentions)
+    theirs.hidden_states = tuple(hidden.cpu() for hidden in theirs.hidden_states)
+    theirs.last_hidden_state = theirs.last_hidden_state.cpu()
+    return Run(directory, checkpoint, batch, ours, theirs)
+
+
+def largest_differences(run: Run) -> dict[str, float]:
+    """The largest difference on real tokens: of the attention (every layer), of the hidden
+    states before the last (transformers' last one is its output) and of the output."""
+    real = run.batch.attention_mask.bool()  # [B, T]
+    pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
+    attention = torch.stack(run.theirs.attentions)  # [L, B, H, T, T]
+    hidden = zip(run.ours.hidden_states[:-1], run.theirs.hidden_states[:-1], strict=True)
+    return {
+        "attention": (run.ours.attention - attention).abs().masked_select(pairs).max().item(),
+        "hidden": max((mine - theirs).abs()[real].max().item() for mine, theirs in hidden),
+        "output": (run.ours.output - run.theirs.last_hidden_state).abs()[real].max().item(),
+    }
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Callable[[str], Run]:
-    """run(case): the case's Run, built once per module."""
+    """run(case): the case's Run on the CPU, built once per module."""
     built: dict[str, Run] = {}
 
     def run(case: str) -> Run:
         if case not in built:
             family, overrides, _ = CASES[case]
             directory = build_checkpoint(family, tmp_path_factory.mktemp(case), **overrides)
-            checkpoint = load_checkpoint(directory)
-            batch = tokenize(SENTENCES, checkpoint.tokenizer, checkpoint.encoder.cfg.max_len)
-            ours = checkpoint.encoder.trace(batch.input_ids, batch.attention_mask)
-            with torch.no_grad():
-                theirs = reference_model(directory)(
-                    input_ids=batch.input_ids,
-                    attention_mask=batch.attention_mask,
-                    output_attentions=True,
-                    output_hidden_states=True,
-                )
-            built[case] = Run(directory, checkpoint, batch, ours, theirs)
+            built[case] = run_both(directory, load_checkpoint(directory))
         return built[case]
 
     return run
@@ -124,37 +145,35 @@ def test_family_is_named(both):
     assert not checkpoint.encoder.training
 
 
-def test_every_attention_matrix_matches_transformers(both):
-    _, (_, _, batch, ours, theirs) = both
-    real = batch.attention_mask.bool()
-    pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
-    assert ours.attention.shape[0] == len(theirs.attentions) == LAYERS
-    for layer, reference in enumerate(theirs.attentions):
-        difference = (ours.attention[layer] - reference).abs().masked_select(pairs).max().item()
-        assert difference < TOLERANCE, f"attention of layer {layer} differs by {difference}"
-        padded_keys = ours.attention[layer].masked_select(~real[:, None, None, :])
-        assert (padded_keys == 0).all()
+def test_attention_hidden_states_and_output_match_transformers(both):
+    """Every layer's attention, the embeddings' output (after ELECTRA's and ALBERT's projection)
+    and each block's but the last (transformers' last hidden state is its output, after
+    ModernBERT's final norm; ours is the residual stream before it), and the output."""
+    _, run = both
+    assert run.ours.attention.shape[0] == len(run.theirs.attentions) == LAYERS
+    assert len(run.ours.hidden_states) == len(run.theirs.hidden_states) == LAYERS + 1
+    differences = largest_differences(run)
+    assert max(differences.values()) < TOLERANCE, differences
 
 
-def test_every_hidden_state_and_the_output_match_transformers(both):
-    """hidden_states[0] is the embeddings' output (after ELECTRA's and ALBERT's projection),
-    then each block's; transformers' last one is its output (after ModernBERT's final norm),
-    ours is before the final norm, so the output is compared instead."""
+def test_padded_keys_get_no_attention_and_the_last_hidden_state_is_before_any_final_norm(both):
     _, (_, checkpoint, batch, ours, theirs) = both
     real = batch.attention_mask.bool()  # [B, T]
-    assert len(ours.hidden_states) == len(theirs.hidden_states) == LAYERS + 1
-    for layer in range(LAYERS):
-        mine, reference = ours.hidden_states[layer], theirs.hidden_states[layer]
-        difference = (mine - reference).abs()[real].max().item()
-        assert difference < TOLERANCE, f"hidden state {layer} differs by {difference}"
-    difference = (ours.output - theirs.last_hidden_state).abs()[real].max().item()
-    assert difference < TOLERANCE, f"the output differs by {difference}"
+    assert (ours.attention.masked_select(~real[None, :, None, None, :]) == 0).all()
     torch.testing.assert_close(theirs.hidden_states[-1], theirs.last_hidden_state)
-    if checkpoint.encoder.cfg.norm_first:  # the last hidden state before the final norm
-        assert (ours.hidden_states[-1] - ours.output).abs()[real].max() > 0.1
+    final_norm = (ours.hidden_states[-1] - ours.output).abs()[real].max().item()
+    if checkpoint.encoder.cfg.norm_first:
+        assert final_norm > 0.1
     else:
-        difference = (ours.hidden_states[-1] - ours.output).abs()[real].max().item()
-        assert difference == 0
+        assert final_norm == 0
+
+
+@needs_cuda
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_family_matches_transformers_on_cuda(runs, case):
+    on_cpu = runs(case)
+    differences = largest_differences(run_both(on_cpu.directory, on_cpu.checkpoint, "cuda:0"))
+    assert max(differences.values()) < TOLERANCE, differences
 
 
 def test_token_ids_are_the_tokenizers_own(both):
