@@ -32,7 +32,7 @@ from encoder.io.checkpoint_files import (
     read_config_file,
     read_json_object,
 )
-from encoder.io.families import encoder_from_files, family_of
+from encoder.io.families import encoder_from_files, family_name, family_of
 from encoder.io.task_model import TaskModel, is_task_model_config, task_model_from_config
 from encoder.io.tokenize import bundled_model_dir, tokenizer_from_json
 
@@ -89,7 +89,7 @@ def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
         return Checkpoint(task_model.encoder, task_model.tokenizer, task_model)
     encoder = encoder_from_files(family, config, files, source)
     tokenizer = tokenizer_from_json(files[TOKENIZER_FILE], file_source(source, TOKENIZER_FILE))
-    return Checkpoint(encoder, tokenizer, family=family.name_of(config.get("model_type")))
+    return Checkpoint(encoder, tokenizer, family=family_name(config, config_source))
 
 
 def load_checkpoint(

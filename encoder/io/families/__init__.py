@@ -137,9 +137,22 @@ def family_of(config: dict, path: str) -> Family:
     return BY_MODEL_TYPE[model_type]
 
 
+def family_name(config: dict, path: str) -> str:
+    """The family's name as the page shows it ("XLM-R" for model_type "xlm-roberta");
+    ValueError as family_of."""
+    return family_of(config, path).name_of(config.get("model_type"))
+
+
 def family_config(config: dict, path: str) -> EncoderConfig:
     """The EncoderConfig of any family's config.json, without reading its weights."""
     return family_of(config, path).read_config(config, path)
 
 
-__all__ = ["FAMILIES", "Family", "encoder_from_files", "family_config", "family_of"]
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "encoder_from_files",
+    "family_config",
+    "family_name",
+    "family_of",
+]
