@@ -303,14 +303,20 @@ def check_layers(cfg: EncoderConfig, source: str) -> None:
         )
 
 
+# The in-place random fills that torch.nn.init's functions without an override hook (such as
+# xavier_uniform_) end in.
+RANDOM_FILLS = (torch.Tensor.uniform_, torch.Tensor.normal_)
+
+
 class NoInit(TorchFunctionMode):
-    """torch.nn.init's functions leave tensors as they are: for a model whose every parameter a
-    checkpoint is about to overwrite (random initialisation of BERT-base's 110M parameters takes
-    seconds), and on the meta device, where initialising does nothing but torch's meta kernel of
-    normal_ imports torch._dynamo the first time, which stays resident (76 MB measured)."""
+    """torch.nn.init's functions (and the random fills they call) leave tensors as they are: for
+    a model whose every parameter a checkpoint is about to overwrite (random initialisation of
+    BERT-base's 110M parameters takes seconds), and on the meta device, where initialising does
+    nothing but torch's meta kernel of normal_ imports torch._dynamo the first time, which stays
+    resident (76 MB measured)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(func, "__module__", None) == "torch.nn.init":
+        if getattr(func, "__module__", None) == "torch.nn.init" or func in RANDOM_FILLS:
             return args[0] if args else kwargs["tensor"]
         return func(*args, **(kwargs or {}))
 
