@@ -159,18 +159,6 @@ def shard_names(index: bytes, source: str) -> list[str]:
     return names
 
 
-def weight_files(files: Files) -> list[str]:
-    """The names of the files in `files` that hold weights (model.safetensors or the shards)."""
-    if INDEX_FILE in files:
-        return [name for name in files if name.endswith(".safetensors")]
-    return [WEIGHTS_FILE] if WEIGHTS_FILE in files else []
-
-
-def weights_bytes(files: Files) -> int:
-    """How many bytes of `files` are weights (model.safetensors or all its shards)."""
-    return sum(len(files[name]) for name in weight_files(files))
-
-
 def check_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> None:
     """config.json, tokenizer.json and the weights (model.safetensors, or the index and exactly
     the shards it names), nothing else, each within the size limit."""
