@@ -162,6 +162,8 @@ def shard_names(index: bytes, source: str) -> list[str]:
 def check_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> None:
     """config.json, tokenizer.json and the weights (model.safetensors, or the index and exactly
     the shards it names), nothing else, each within the size limit."""
+    for name, data in files.items():
+        check_size(file_source(source, name), len(data), max_bytes)
     pickles = [name for name in PICKLE_FILES if name in files]
     if pickles and WEIGHTS_FILE not in files and INDEX_FILE not in files:
         raise ValueError(pickle_refusal(source, pickles))
@@ -176,8 +178,6 @@ def check_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> N
         raise ValueError(
             f"{source} holds {listed(unexpected)}; a checkpoint is only {listed(CHECKPOINT_FILES)}"
         )
-    for name, data in files.items():
-        check_size(file_source(source, name), len(data), max_bytes)
 
 
 def checkpoint_archive(files: Files) -> bytes:
