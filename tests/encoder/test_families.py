@@ -419,3 +419,35 @@ def test_a_config_without_model_type_reads_as_bert(tmp_path: Path):
 
 def test_the_bundled_minilm_is_bert():
     assert load_checkpoint().family == "BERT"
+
+
+def _sharded_files(tmp_path: Path) -> dict[str, bytes]:
+    return read_checkpoint_dir(build_checkpoint("bert", tmp_path, max_shard_size="20KB"))
+
+
+def test_an_index_naming_a_shard_outside_its_directory_is_refused(tmp_path: Path):
+    files = _sharded_files(tmp_path)
+    index = json.loads(files["model.safetensors.index.json"])
+    tensor = next(iter(index["weight_map"]))
+    index["weight_map"][tensor] = "../elsewhere.safetensors"
+    files["model.safetensors.index.json"] = json.dumps(index).encode()
+    with pytest.raises(ValueError) as error:
+        checkpoint_from_files(files, "up")
+    assert str(error.value) == (
+        "up/model.safetensors.index.json names shards that are not .safetensors files beside "
+        "it: ../elsewhere.safetensors"
+    )
+
+
+def test_a_tensor_in_another_shard_than_the_index_says_is_refused(tmp_path: Path):
+    files = _sharded_files(tmp_path)
+    index = json.loads(files["model.safetensors.index.json"])
+    first, second = sorted(set(index["weight_map"].values()))[:2]
+    moved = next(name for name, shard in index["weight_map"].items() if shard == first)
+    index["weight_map"][moved] = second
+    files["model.safetensors.index.json"] = json.dumps(index).encode()
+    with pytest.raises(ValueError) as error:
+        checkpoint_from_files(files, "up")
+    assert str(error.value) == (
+        f"up/{first} holds {moved}, which model.safetensors.index.json does not place there"
+    )
