@@ -133,11 +133,13 @@ def map_weights(
     name_map = {ours: parts for ours, parts in family.tensors(cfg).items() if ours in expected}
     unmapped = [ours for ours in expected if ours not in name_map]
     if unmapped:
-        raise ValueError(f"{source}: the encoder's {listed(unmapped)} have no tensor to come from")
-    missing = sorted({part for parts in name_map.values() for part in parts} - set(theirs))
+        raise ValueError(
+            f"{source}: no tensor of this family fills the encoder's {listed(unmapped)}"
+        )
+    used = {part for parts in name_map.values() for part in parts}
+    missing = sorted(used - set(theirs))
     if missing:
         raise ValueError(f"{source} lacks the tensors {listed(missing)}")
-    used = {part for parts in name_map.values() for part in parts}
     unexpected = sorted(set(theirs) - used)
     if unexpected:
         raise ValueError(f"{source} has tensors this encoder does not use: {listed(unexpected)}")
@@ -154,8 +156,8 @@ def map_weights(
                 )
             if not theirs[part].is_floating_point():
                 raise ValueError(f"{source}: tensor {part} is {theirs[part].dtype}, not floats")
-        tensors = [theirs[part] for part in parts]
-        state[ours] = tensors[0] if len(tensors) == 1 else torch.cat(tensors)  # no needless copy
+        pieces = [theirs[part] for part in parts]
+        state[ours] = pieces[0] if len(pieces) == 1 else torch.cat(pieces)  # no needless copy
     return state
 
 
