@@ -451,3 +451,32 @@ def test_a_tensor_in_another_shard_than_the_index_says_is_refused(tmp_path: Path
     assert str(error.value) == (
         f"up/{first} holds {moved}, which model.safetensors.index.json does not place there"
     )
+
+
+def _edit_config(directory: Path, edit) -> None:
+    config = json.loads((directory / "config.json").read_text())
+    edit(config)
+    (directory / "config.json").write_text(json.dumps(config))
+
+
+def test_modernbert_configs_of_transformers_4_read_as_those_of_5(tmp_path: Path):
+    """transformers 4 wrote global_rope_theta and local_rope_theta, no layer_types; 5 writes
+    rope_parameters and layer_types. Both are the same encoder."""
+    directory = build_checkpoint("modernbert", tmp_path, global_rope_theta=80000.0)
+    written = load_checkpoint(directory).encoder.cfg
+
+    def as_version_4(config: dict) -> None:
+        rope = config.pop("rope_parameters")
+        config["global_rope_theta"] = rope["full_attention"]["rope_theta"]
+        config["local_rope_theta"] = rope["sliding_attention"]["rope_theta"]
+        del config["layer_types"]
+
+    _edit_config(directory, as_version_4)
+    assert load_checkpoint(directory).encoder.cfg == written
+    assert (written.rope_base, written.rope_local_base, written.global_every) == (80000.0, 1e4, 3)
+
+
+def test_modernbert_layer_types_other_than_global_every_n_layers_are_refused(tmp_path: Path):
+    directory = build_checkpoint("modernbert", tmp_path)
+    _edit_config(directory, lambda config: config["layer_types"].reverse())
+    assert "is not global attention every n layers from layer 0" in refusal(directory)

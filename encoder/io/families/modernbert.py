@@ -71,15 +71,17 @@ def _rope_bases(config: dict, path: str) -> tuple[float, float]:
     parameters = config.get("rope_parameters")
     if parameters is None:
         return _setting(config, "global_rope_theta"), _setting(config, "local_rope_theta")
+    if not isinstance(parameters, dict):
+        raise ValueError(f"{path}: rope_parameters={parameters!r} must be a JSON object")
     bases = []
     for kind, key in ROPE_KINDS.items():
-        rope = parameters.get(key) if isinstance(parameters, dict) else None
+        rope = parameters.get(key) or {}  # a kind left out takes the *_rope_theta key's base
         if not isinstance(rope, dict) or rope.get("rope_type", "default") != "default":
             raise ValueError(
                 f"{path}: rope_parameters[{key!r}]={rope!r} is not supported; only plain RoPE "
                 f"(rope_type 'default' with a rope_theta) is"
             )
-        bases.append(rope.get("rope_theta", DEFAULTS[f"{kind}_rope_theta"]))
+        bases.append(rope.get("rope_theta", _setting(config, f"{kind}_rope_theta")))
     return bases[0], bases[1]
 
 
