@@ -5,15 +5,15 @@ from the wrong place changes the numbers) and `save_pretrained` writes config.js
 model.safetensors (or shards and model.safetensors.index.json); `tokenizers` builds a
 tokenizer.json of the family's kind with its special tokens and post-processor:
 
-    family        model           tokenizer   special tokens (pad)
-    bert          BertForPreTraining           WordPiece   [CLS] [SEP] ([PAD])
-    distilbert    DistilBertForMaskedLM        WordPiece   [CLS] [SEP] ([PAD])
-    electra       ElectraForPreTraining        WordPiece   [CLS] [SEP] ([PAD]), embedding_size 16
-    roberta       RobertaForMaskedLM           BPE         <s> </s> (<pad>), byte-level
-    modernbert    ModernBertForMaskedLM        BPE         [CLS] [SEP] ([PAD]), byte-level
-    xlm-roberta   XLMRobertaForMaskedLM        Unigram     <s> </s> (<pad>), metaspace
-    camembert     CamembertForMaskedLM         Unigram     <s> </s> (<pad>), metaspace
-    albert        AlbertForPreTraining         Unigram     [CLS] [SEP] (<pad>), embedding_size 16
+    family        saved as                 tokenizer  special tokens (pad)
+    bert          BertForPreTraining       WordPiece  [CLS] [SEP] ([PAD])
+    distilbert    DistilBertForMaskedLM    WordPiece  [CLS] [SEP] ([PAD])
+    electra       ElectraForPreTraining    WordPiece  [CLS] [SEP] ([PAD]), embedding_size 16
+    roberta       RobertaForMaskedLM       BPE        <s> </s> (<pad>), byte-level
+    modernbert    ModernBertForMaskedLM    BPE        [CLS] [SEP] ([PAD]), byte-level
+    xlm-roberta   XLMRobertaForMaskedLM    Unigram    <s> </s> (<pad>), metaspace
+    camembert     CamembertForMaskedLM     Unigram    <s> </s> (<pad>), metaspace
+    albert        AlbertForPreTraining     Unigram    [CLS] [SEP] (<pad>), embedding_size 16
 
 (with head=False the bare encoder class: BertModel, RobertaModel, ...). Nothing is downloaded.
 
