@@ -32,7 +32,7 @@ from encoder.io.checkpoint_files import (
     read_config_file,
     read_json_object,
 )
-from encoder.io.families import encoder_from_files, family_name, family_of
+from encoder.io.families import Family, encoder_from_files, family_name, family_of
 from encoder.io.task_model import TaskModel, is_task_model_config, task_model_from_config
 from encoder.io.tokenize import bundled_model_dir, tokenizer_from_json
 
@@ -75,14 +75,19 @@ def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_B
     return checkpoint
 
 
+def _family(config: dict, config_source: str) -> Family | None:
+    """The family that reads this config.json, None for a task model saved here; ValueError for
+    anything else (a decoder is refused as one, whatever its files)."""
+    return None if is_task_model_config(config) else family_of(config, config_source)
+
+
 def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
     config_source = file_source(source, CONFIG_FILE)
-    family = None
-    if CONFIG_FILE in files:  # what the model is decides before whether its files are complete
-        check_size(config_source, len(files[CONFIG_FILE]), max_bytes)
-        config = read_json_object(files[CONFIG_FILE], config_source)
-        if not is_task_model_config(config):
-            family = family_of(config, config_source)
+    if CONFIG_FILE not in files:
+        raise ValueError(f"{source} lacks {CONFIG_FILE}")
+    check_size(config_source, len(files[CONFIG_FILE]), max_bytes)
+    config = read_json_object(files[CONFIG_FILE], config_source)
+    family = _family(config, config_source)  # what the model is decides before its files do
     check_files(files, source, max_bytes)
     if family is None:
         task_model = task_model_from_config(config, files, source)
@@ -98,11 +103,10 @@ def load_checkpoint(
     """The checkpoint in directory `path` (default: the bundled all-MiniLM-L6-v2)."""
     directory = Path(path) if path is not None else bundled_model_dir()
     try:
-        config = read_json_object(
-            read_config_file(directory, max_bytes), str(directory / CONFIG_FILE)
+        config_source = str(directory / CONFIG_FILE)
+        _family(
+            read_json_object(read_config_file(directory, max_bytes), config_source), config_source
         )
-        if not is_task_model_config(config):  # a decoder is refused as one, whatever its files
-            family_of(config, str(directory / CONFIG_FILE))
         files = read_checkpoint_dir(directory, max_bytes)
     except (ValueError, OSError) as error:
         logger.warning("refused checkpoint %s: %s", directory, error)
