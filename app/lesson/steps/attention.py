@@ -37,7 +37,12 @@ def attention_step(lesson: Lesson) -> Step:
     specials = any(is_special(token) for token in lesson.tokens)
     rule = {
         "content": (
-            ("a content token (not [CLS], [SEP] or punctuation)" if specials else "a token")
+            (
+                f"a content token (not {lesson.end_name('first')}, {lesson.end_name('last')} or "
+                "punctuation)"
+                if specials
+                else "a token"
+            )  # fmt: skip
             + f" at least {text.num('minimum distance', MIN_DISTANCE)} positions away"
         ),
         "other": "another token (none is both content and far enough)",

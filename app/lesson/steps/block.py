@@ -34,30 +34,45 @@ def layernorm_step(lesson: Lesson) -> Step:
             f"vector {stream_growth(size, text.num)}, and it is {stream_held(size, text.num)}."
         )
     stats = run.layernorm_stats
-    row = stats[
+    rows = stats[
         (stats["sentence"] == s)
         & (stats["layer"] == layer)
         & (stats["norm"] == "ln1")
         & (stats["position"] == lesson.query)
-    ].iloc[0]
-    text.say(
-        f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
-        *lesson.query_said(text),
-        f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and std "
-        f"{text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with mean "
-        f"{text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
-        f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
-    )
+    ]
+    if rows.empty:  # ModernBERT's block 0: the embeddings' norm already normalised its input
+        text.say(
+            f"Block {text.num('layer', layer)} has no ln1: its attention reads the stream as it "
+            "is, which the embeddings' norm has just normalised."
+        )
+    else:
+        row = rows.iloc[0]
+        text.say(
+            f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
+            *lesson.query_said(text),
+            f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and "
+            f"std {text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with "
+            f"mean {text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
+            f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
+        )
     other = placement_of(not cfg.norm_first)
-    swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
+    if not cfg.has_attention_norm(0):
+        text.say(
+            "The first block of this model has no norm before its attention, so its weights "
+            f"cannot be placed {other}-norm, which needs a norm after every attention: the "
+            "comparison "
+            "with the other placement does not apply to this model."
+        )
+    else:
+        swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
 
-    def other_num(name: str, value: object, spec: str = "") -> str:
-        return text.num(f"{other}-norm: {name}", value, spec)
+        def other_num(name: str, value: object, spec: str = "") -> str:
+            return text.num(f"{other}-norm: {name}", value, spec)
 
-    text.say(
-        f"The same weights placed {other}-norm, on the same {lesson.unit}: the mean length "
-        f"{stream_growth(swapped, other_num)}."
-    )
+        text.say(
+            f"The same weights placed {other}-norm, on the same {lesson.unit}: the mean length "
+            f"{stream_growth(swapped, other_num)}."
+        )
     return Step(
         text,
         figures=[
@@ -69,10 +84,13 @@ def layernorm_step(lesson: Lesson) -> Step:
     )
 
 
-def norm_growth_question(lesson: Lesson) -> Prediction:
+def norm_growth_question(lesson: Lesson) -> Prediction | None:
     """Whether the stream's norm grows through the blocks, pre-norm and post-norm: the run's
-    placement and the other, with the same weights."""
+    placement and the other, with the same weights; None for weights that cannot be placed the
+    other way (block 0 without an attention norm: the step says so)."""
     run = lesson.run
+    if not run.cfg.has_attention_norm(0):
+        return None
     first = run.cfg.norm_first
     traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
     return predictions.norm_growths(traces, lesson.sentence)
@@ -117,7 +135,7 @@ def feed_forward_step(lesson: Lesson) -> Step:
         formula = (
             "GELU(x) = x·Φ(x)"
             if cfg.activation == "gelu"
-            else "GELU, here its tanh approximation 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))),"
+            else "GELU, here computed with its tanh approximation (the Shapes view writes it out),"
         )
         text.say(
             f"In block {text.num('layer', layer)}, {negative} of the values before GELU are "

@@ -115,9 +115,9 @@ def embedding_step(lesson: Lesson) -> Step:
     out_norm = text.num("length of the block input", float(np.linalg.norm(parts.output)), ".2f")
     summed = "the token vector" if rotary else "the sum"
     if cfg.embedding_norm:
-        token_type = "" if rotary or not cfg.type_vocab_size else ", adds a token-type vector"
+        token_type = "" if rotary or not cfg.type_vocab_size else "adds a token-type vector and "
         text.say(
-            f"This model also normalises {summed}{token_type} with "
+            f"This model also {token_type}normalises {summed} with "
             f"{NORM_TYPE_NAMES[cfg.norm_type]}"
             + (f", then projects it to d_model = {text.num('d_model', cfg.d_model)}"
                if cfg.embedding_size else "")
