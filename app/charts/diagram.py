@@ -111,6 +111,11 @@ def architecture_notes(cfg: EncoderConfig) -> list[str]:
             f"Embeddings are {cfg.embedding_size} wide, projected to d_model = {cfg.d_model} "
             "before block 0"
         )
+    if not cfg.has_attention_norm(0):
+        notes.append(
+            "Block 0, drawn here, has no norm before its attention"
+            + ("; the other blocks have one" if cfg.num_layers > 1 else "")
+        )
     if cfg.shared_layers:
         notes.append(f"All {cfg.num_layers} blocks use these same weights (one set)")
     return notes

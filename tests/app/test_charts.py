@@ -287,6 +287,13 @@ def test_block_diagram_draws_rope_the_gate_and_says_the_rest_of_the_architecture
     ]
     plain = diagram(True)  # a BERT-style block: no notes, no RoPE, no gate
     assert not any("RoPE" in t or "gate" in t or "• " in t for _, t in diagram_texts(plain))
+    modernbert = diagram(True, first_attention_norm=False, num_layers=3)
+    texts = [t for _, t in diagram_texts(modernbert)]
+    assert "ln1 (LayerNorm)" not in texts and "ln2 (LayerNorm)" in texts
+    assert (
+        "• Block 0, drawn here, has no norm before its attention; the other blocks have one"
+        in texts
+    )
     swiglu = [t for _, t in diagram_texts(diagram(False, activation="swiglu"))]
     assert "SwiGLU: SiLU(input) × gate" in swiglu
 
