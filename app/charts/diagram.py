@@ -62,9 +62,9 @@ STAGE_TEXT = {
 }
 # What a config changes in a box's text: RoPE turns q and k before the scores; a gated
 # feed-forward's linear1 gives the activation's input and its gate, which the activation multiplies.
-ROPE_TEXT = ("Q, K, V, split; RoPE turns Q, K", "Q, K, V  ")
+ROPE_TEXT = ("Q, K, V; RoPE turns Q, K", "Q, K, V  ")
 GATED_TEXT = {
-    "linear1": ("linear1  (d → 2·d_ff: input, gate)", "input, gate  "),
+    "linear1": ("linear1  (d → 2·d_ff)", "input, gate  "),
     "activation": ("{act}: {inner}(input) × gate", ""),
 }
 
