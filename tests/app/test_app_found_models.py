@@ -1,0 +1,142 @@
+"""Encoders found on this machine as model sources (AppTest): ENCODER_EXPLORER_MODELS pointing at
+tiny BERT checkpoints built here (and an empty Hugging Face cache), offered in the Weights control
+with their family and size, run with their architecture locked, named by a link; one that cannot
+be loaded is a message, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import sources
+from app.controls.setup_keys import DEFAULTS
+from app.memory import size_text
+from app.user_text import literal
+from encoder.io.checkpoints import load_checkpoint
+from encoder.io.tokenize import bundled_model_dir, tokenize
+from tests.app.helpers import assert_no_exception, explorer, open_page, shown
+
+SENTENCE = "The cat sat on the mat."
+FOUND = "disk:tiny-bert"
+
+
+def save_tiny_bert(directory: Path, layers: int = 2) -> int:
+    """A BERT with random weights saved by transformers (safetensors) with MiniLM's
+    tokenizer.json; its parameter count."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(
+        hidden_size=32, num_hidden_layers=layers, num_attention_heads=4, intermediate_size=64
+    )
+    bert = transformers.BertModel(config)
+    bert.save_pretrained(directory, safe_serialization=True)
+    shutil.copy(bundled_model_dir() / "tokenizer.json", directory / "tokenizer.json")
+    return sum(parameter.numel() for parameter in bert.parameters())
+
+
+@pytest.fixture
+def models(tmp_path: Path, monkeypatch) -> tuple[Path, int]:
+    """A folder of checkpoints: tiny-bert, and broken-bert (its config does not fit its weights);
+    the machine's Hugging Face cache is an empty folder. (tiny-bert's path, its parameters)"""
+    folder = tmp_path / "models"
+    parameters = save_tiny_bert(folder / "tiny-bert")
+    save_tiny_bert(folder / "broken-bert")
+    config_path = folder / "broken-bert" / "config.json"
+    config = json.loads(config_path.read_text())
+    config_path.write_text(json.dumps({**config, "intermediate_size": 48}))
+    (folder / "gpt").mkdir()
+    (folder / "gpt" / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    monkeypatch.setenv("ENCODER_EXPLORER_MODELS", str(folder))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    sources.found_models.clear()
+    yield folder / "tiny-bert", parameters
+    sources.found_models.clear()
+
+
+def choose(at: AppTest, source: str) -> AppTest:
+    return at.radio(key="source").set_value(source).run()
+
+
+def test_found_models_are_offered_with_family_and_size(models) -> None:
+    path, parameters = models
+    at = open_page(text=SENTENCE)
+    assert_no_exception(at)
+    weights = (path / "model.safetensors").stat().st_size
+    label = f"tiny-bert (BERT, {parameters / 1e6:,.1f}M parameters, {size_text(weights)})"
+    assert label in at.radio(key="source").options
+    assert any(option.startswith("broken-bert (BERT") for option in at.radio(key="source").options)
+    assert not any(option.startswith("gpt") for option in at.radio(key="source").options)
+    (listing,) = [m.value for m in at.markdown if "gpt" in m.value]
+    assert shown(listing) == (
+        "- gpt (gpt2): its family, gpt2, is not one this app reads (it reads BERT, RoBERTa, "
+        "XLM-R, CamemBERT, DistilBERT, ELECTRA, ALBERT, ModernBERT)"
+    )
+
+
+def test_choosing_one_runs_it_with_its_architecture_locked(models) -> None:
+    path, _ = models
+    at = choose(open_page(text=SENTENCE), FOUND)
+    assert_no_exception(at)
+    assert at.session_state["source"] == FOUND
+    assert at.select_slider(key="d_model").value == 32 and at.select_slider(key="d_model").disabled
+    assert at.slider(key="num_layers").value == 2 and at.slider(key="num_layers").disabled
+    assert at.selectbox(key="num_heads").value == 4
+    assert at.radio(key="norm").value == "post" and at.radio(key="bias").disabled
+    assert at.query_params["source"] == FOUND
+    # the page's attention is the checkpoint's own, read with its own tokenizer
+    checkpoint = load_checkpoint(path)
+    batch = tokenize([SENTENCE], checkpoint.tokenizer, 512)
+    expected = checkpoint.encoder.trace(batch.input_ids, batch.attention_mask).attention[:, 0]
+    entry, weights = explorer(at)
+    assert entry["tokens"] == batch.tokens[0]
+    np.testing.assert_allclose(weights, expected.numpy(), atol=2e-3)
+    # back to random weights: the user's own architecture again
+    at = choose(at, "random")
+    assert at.select_slider(key="d_model").value == DEFAULTS["d_model"]
+    assert not at.select_slider(key="d_model").disabled
+
+
+def test_a_link_names_a_found_model(models) -> None:
+    at = open_page(source=FOUND, text=SENTENCE)
+    assert_no_exception(at)
+    assert at.radio(key="source").value == FOUND
+    assert at.select_slider(key="d_model").value == 32 and at.select_slider(key="d_model").disabled
+
+
+def test_one_that_cannot_be_loaded_is_a_message(models) -> None:
+    at = choose(open_page(text=SENTENCE), "disk:broken-bert")
+    assert_no_exception(at)
+    assert at.session_state["source"] == "random"
+    (error,) = at.error
+    folder = models[0].parent
+    try:
+        load_checkpoint(folder / "broken-bert")
+    except ValueError as refusal:
+        expected = f"{literal(str(refusal).rstrip('.'))}. The weights are random again."
+    assert error.value == expected
+
+
+def test_a_link_to_a_model_this_machine_lacks_falls_back_with_a_message(models) -> None:
+    at = open_page(source="disk:someone/elsewhere")
+    assert_no_exception(at)
+    assert at.session_state["source"] == "random"
+    assert shown(at.error[0].value).startswith(
+        "'someone/elsewhere' is not among the models found on this machine"
+    )
+
+
+def test_more_architecture_choices_are_controls_and_url_keys() -> None:
+    at = open_page(positional="rope", rope_base="1000", window="8", bias="off", shared="shared")
+    assert_no_exception(at)
+    assert at.select_slider(key="rope_base").value == 1000
+    assert not at.select_slider(key="rope_base").disabled
+    assert at.select_slider(key="window").value == 8 and at.radio(key="bias").value == "off"
+    assert at.radio(key="shared").value == "shared"
+    assert not at.select_slider(key="global_every").disabled  # a window: global layers act
+    at = at.select_slider(key="window").set_value(0).run()
+    assert at.select_slider(key="global_every").disabled
+    assert at.query_params["window"] == "0" and at.query_params["rope_base"] == "1000"
