@@ -66,7 +66,12 @@ REFUSED_FAMILIES = {
     "deberta-v2": "DeBERTa's disentangled attention (content and position scored apart) is not "
     "the attention this app draws",
 }
+# Decoders and encoder-decoders: by a config's flags, its architectures' names, or these types
+# (configs saved without either).
 DECODER_ENDINGS = ("ForCausalLM", "LMHeadModel")
+DECODER_TYPES = ("gpt2", "gpt_neo", "gptj", "gpt_neox", "llama", "mistral", "qwen2", "phi", "opt")
+DECODER_TYPES += ("bloom", "falcon", "gemma", "gemma2", "olmo", "mixtral")
+ENCODER_DECODER_TYPES = ("t5", "mt5", "bart", "mbart", "marian", "pegasus", "encoder-decoder")
 
 
 @dataclass(frozen=True)
@@ -204,9 +209,24 @@ def find_model(name: str, found: list[FoundModel] | None = None) -> FoundModel:
         if model.name == name:
             return model
     usable = [model.name for model in found if model.usable]
-    where = f"{MODELS_ENV} and the Hugging Face cache ({hub_cache_dir()})"
     have = f"found there: {listed(usable)}" if usable else "no usable model was found there"
-    raise ValueError(f"{name!r} is neither a directory nor a model found in {where}; {have}")
+    raise ValueError(
+        f"checkpoint directory not found: {name}; nor is it the name of a model in "
+        f"{MODELS_ENV} or the Hugging Face cache ({hub_cache_dir()}): {have}"
+    )
+
+
+def checkpoint_path(name: str | Path) -> Path:
+    """The checkpoint directory `name` means: a directory as it is (its loader says what is
+    wrong with it), else the model found by that name, when it can be used. ValueError saying
+    why not."""
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return path
+    model = find_model(str(name))
+    if model.problem:
+        raise ValueError(f"{model.name} ({model.path}) cannot be used: {model.problem}")
+    return model.path
 
 
 def _read_config(path: Path) -> tuple[dict | None, str]:
@@ -237,10 +257,12 @@ def family_problem(config: dict) -> tuple[str, str]:
     if model_type in FAMILIES:
         return FAMILIES[model_type], ""
     architectures = config.get("architectures") or []
-    if config.get("is_encoder_decoder"):
+    if config.get("is_encoder_decoder") or model_type in ENCODER_DECODER_TYPES:
         why = f"it is an encoder-decoder ({model_type}); this app reads encoders only"
-    elif config.get("is_decoder") or any(
-        str(name).endswith(DECODER_ENDINGS) for name in architectures
+    elif (
+        config.get("is_decoder")
+        or model_type in DECODER_TYPES
+        or any(str(name).endswith(DECODER_ENDINGS) for name in architectures)
     ):
         why = f"it is a decoder ({model_type}), which generates text; this app reads encoders"
     elif model_type in REFUSED_FAMILIES:

@@ -48,8 +48,8 @@ def models(tmp_path: Path, monkeypatch) -> tuple[Path, int]:
     config_path = folder / "broken-bert" / "config.json"
     config = json.loads(config_path.read_text())
     config_path.write_text(json.dumps({**config, "intermediate_size": 48}))
-    (folder / "gpt").mkdir()
-    (folder / "gpt" / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    (folder / "mpnet-base").mkdir()
+    (folder / "mpnet-base" / "config.json").write_text(json.dumps({"model_type": "mpnet"}))
     monkeypatch.setenv("ENCODER_EXPLORER_MODELS", str(folder))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     sources.found_models.clear()
@@ -69,10 +69,10 @@ def test_found_models_are_offered_with_family_and_size(models) -> None:
     label = f"tiny-bert (BERT, {parameters / 1e6:,.1f}M parameters, {size_text(weights)})"
     assert label in at.radio(key="source").options
     assert any(option.startswith("broken-bert (BERT") for option in at.radio(key="source").options)
-    assert not any(option.startswith("gpt") for option in at.radio(key="source").options)
-    (listing,) = [m.value for m in at.markdown if "gpt" in m.value]
+    assert not any(option.startswith("mpnet-base") for option in at.radio(key="source").options)
+    (listing,) = [m.value for m in at.markdown if "mpnet-base" in m.value]
     assert shown(listing) == (
-        "- gpt (gpt2): its family, gpt2, is not one this app reads (it reads BERT, RoBERTa, "
+        "- mpnet-base (mpnet): its family, mpnet, is not one this app reads (it reads BERT, RoBERTa, "
         "XLM-R, CamemBERT, DistilBERT, ELECTRA, ALBERT, ModernBERT)"
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from safetensors.torch import save_file
 from encoder.inspect.limits import MAX_PARAMETERS
 from encoder.io import finder
 from encoder.io.finder import FoundModel, find_model, find_models, too_large
+from tests.shared import hub_snapshot
 
 TENSORS = {"a.weight": (3, 4), "b.bias": (5,), "c": (2, 3, 2)}  # 12 + 5 + 12 = 29 values
 
@@ -42,23 +44,12 @@ def write_checkpoint(
 
 
 def cache_model(cache: Path, repo: str, **checkpoint) -> Path:
-    """A model as the Hugging Face cache holds it: blobs, snapshots/REV/ links to them, refs/main.
-    Its snapshot directory."""
-    root = cache / ("models--" + repo.replace("/", "--"))
-    staging = root / "staging"
+    """A checkpoint (write_checkpoint's) as the Hugging Face cache holds it; its snapshot."""
+    staging = cache / "staging" / repo
     write_checkpoint(staging, **checkpoint)
-    revision = "0123abcd" * 5
-    snapshot = root / "snapshots" / revision
-    snapshot.mkdir(parents=True)
-    (root / "blobs").mkdir()
-    for file in staging.iterdir():
-        blob = root / "blobs" / f"{file.name}-blob"
-        file.rename(blob)
-        (snapshot / file.name).symlink_to(os.path.relpath(blob, snapshot))
-    staging.rmdir()
-    (root / "refs").mkdir()
-    (root / "refs" / "main").write_text(revision)
-    return snapshot
+    files = {file.name: file.read_bytes() for file in staging.iterdir()}
+    shutil.rmtree(cache / "staging")
+    return hub_snapshot(cache, repo, files)
 
 
 def by_name(found: list[FoundModel]) -> dict[str, FoundModel]:
@@ -139,6 +130,8 @@ def test_sharded_weights_are_counted_from_every_shard(tmp_path: Path) -> None:
     [
         ({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}, "it is a decoder (gpt2)"),
         ({"model_type": "t5", "is_encoder_decoder": True}, "it is an encoder-decoder (t5)"),
+        ({"model_type": "llama"}, "it is a decoder (llama)"),
+        ({"model_type": "bart"}, "it is an encoder-decoder (bart)"),
         ({"model_type": "deberta-v2"}, "DeBERTa's disentangled attention"),
         ({"model_type": "mpnet"}, "its family, mpnet, is not one this app reads (it reads BERT,"),
         ({"hidden_size": 8}, "its config.json names no model_type"),
@@ -208,7 +201,10 @@ def test_find_model_takes_a_directory_or_a_found_name(tmp_path: Path) -> None:
     assert find_model(str(snapshot), found).family == "RoBERTa"
     with pytest.raises(ValueError) as error:
         find_model("nobody/nothing", found)
-    assert str(error.value).startswith("'nobody/nothing' is neither a directory nor a model found")
+    assert str(error.value).startswith(
+        "checkpoint directory not found: nobody/nothing; nor is it the name of a model in "
+        "ENCODER_EXPLORER_MODELS or the Hugging Face cache"
+    )
     assert str(error.value).endswith("found there: FacebookAI/roberta-base")
 
 
