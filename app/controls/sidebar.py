@@ -197,7 +197,7 @@ def _found_list() -> None:
     if not refused:
         return
     with st.expander(f"Found on this machine, not offered ({len(refused)})"):
-        st.markdown(
+        st.caption(
             "\n".join(
                 f"- {literal(model.name)} ({literal(model.family)}): {literal(model.problem)}"
                 for model in refused

@@ -70,7 +70,7 @@ def test_found_models_are_offered_with_family_and_size(models) -> None:
     assert label in at.radio(key="source").options
     assert any(option.startswith("broken-bert (BERT") for option in at.radio(key="source").options)
     assert not any(option.startswith("mpnet-base") for option in at.radio(key="source").options)
-    (listing,) = [m.value for m in at.markdown if "mpnet" in m.value]
+    (listing,) = [c.value for c in at.caption if "mpnet" in c.value]
     assert shown(listing) == (
         "- mpnet-base (mpnet): its family, mpnet, is not one this app reads (it reads BERT, "
         "RoBERTa, XLM-R, CamemBERT, DistilBERT, ELECTRA, ALBERT, ModernBERT)"
