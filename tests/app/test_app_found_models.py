@@ -140,3 +140,16 @@ def test_more_architecture_choices_are_controls_and_url_keys() -> None:
     at = at.select_slider(key="window").set_value(0).run()
     assert at.select_slider(key="global_every").disabled
     assert at.query_params["window"] == "0" and at.query_params["rope_base"] == "1000"
+
+
+def test_setup_b_can_be_a_found_model(models) -> None:
+    path, _ = models
+    at = open_page(compare="1", b_source=FOUND, text=SENTENCE)
+    assert_no_exception(at)
+    assert at.radio(key="b_source").value == FOUND
+    assert at.select_slider(key="b_d_model").value == 32
+    assert at.select_slider(key="b_d_model").disabled
+    a, b = explorer(at, 0)[0], explorer(at, 1)[0]
+    assert (a["layers"], a["heads"]) == (DEFAULTS["num_layers"], DEFAULTS["num_heads"])
+    assert (b["layers"], b["heads"]) == (2, 4)
+    assert b["tokens"] == tokenize([SENTENCE], load_checkpoint(path).tokenizer, 512).tokens[0]
