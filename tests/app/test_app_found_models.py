@@ -15,9 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 from app import sources
 from app.controls.setup_keys import DEFAULTS
-from app.memory import size_text
+from app.memory import CACHE, size_text
 from app.user_text import literal
+from encoder.inspect.limits import MAX_PARAMETERS
 from encoder.io.checkpoints import load_checkpoint
+from encoder.io.finder import too_large
 from encoder.io.tokenize import bundled_model_dir, tokenize
 from tests.app.helpers import assert_no_exception, explorer, open_page, shown
 
@@ -149,7 +151,37 @@ def test_setup_b_can_be_a_found_model(models) -> None:
     assert at.radio(key="b_source").value == FOUND
     assert at.select_slider(key="b_d_model").value == 32
     assert at.select_slider(key="b_d_model").disabled
+    assert at.radio(key="b_bias").value == "on" and at.radio(key="b_bias").disabled
     a, b = explorer(at, 0)[0], explorer(at, 1)[0]
     assert (a["layers"], a["heads"]) == (DEFAULTS["num_layers"], DEFAULTS["num_heads"])
     assert (b["layers"], b["heads"]) == (2, 4)
     assert b["tokens"] == tokenize([SENTENCE], load_checkpoint(path).tokenizer, 512).tokens[0]
+
+
+def test_a_found_model_is_loaded_once_for_every_session(models, monkeypatch) -> None:
+    loads = []
+
+    def counted(path):
+        loads.append(path)
+        return load_checkpoint(path)
+
+    monkeypatch.setattr(sources, "load_checkpoint", counted)
+    first = open_page(source=FOUND, text=SENTENCE)
+    second = choose(open_page(text="Another sentence."), FOUND)
+    assert_no_exception(first)
+    assert_no_exception(second)
+    assert loads == [models[0]]
+
+
+def test_one_over_the_memory_budget_is_refused_with_a_sentence(models, monkeypatch) -> None:
+    monkeypatch.setattr(CACHE, "budget", 5_000_000)
+    at = open_page(text=SENTENCE)
+    (label,) = [o for o in at.radio(key="source").options if o.startswith("tiny-bert")]
+    assert label.endswith(", too large here)")
+    at = choose(at, FOUND)
+    assert at.session_state["source"] == "random"
+    model = sources.found_models()[FOUND]
+    why = too_large(model, MAX_PARAMETERS, 5_000_000)
+    assert why.startswith("loading it takes about")
+    expected = f"tiny-bert cannot be used here: {why}. The weights are random again."
+    assert shown(at.error[0].value) == expected
