@@ -184,4 +184,4 @@ def test_one_over_the_memory_budget_is_refused_with_a_sentence(models, monkeypat
     why = too_large(model, MAX_PARAMETERS, 5_000_000)
     assert why.startswith("loading it takes about")
     expected = f"tiny-bert cannot be used here: {why}. The weights are random again."
-    assert shown(at.error[0].value) == expected
+    assert expected in [shown(error.value) for error in at.error]  # (random weights: too large too)
