@@ -52,9 +52,9 @@ COMPARE_HELP = (
 )
 
 
-# The architecture controls drawn first; the others go in "More architecture choices".
-FIRST_CONTROLS = ("norm", "d_model", "num_heads", "num_layers", "d_ff", "activation", "norm_type")
-FIRST_CONTROLS += ("positional", "seed")
+# The controls drawn first, in this order; the other options go in "More architecture choices".
+FIRST_NAMED = ("activation", "norm_type", "positional")
+FIRST_CONTROLS = ("norm", "d_model", "num_heads", "num_layers", "d_ff", *FIRST_NAMED, "seed")
 
 
 def source_config(source: str) -> EncoderConfig:
@@ -381,7 +381,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         disabled=locked,
         **changes("d_ff"),
     )
-    for key in ("activation", "norm_type", "positional"):
+    for key in FIRST_NAMED:
         _named_control(prefix, BY_KEY[key], locked, changes)
     seed = BY_KEY["seed"]
     st.number_input(
