@@ -118,7 +118,8 @@ def found_label(model: FoundModel) -> str:
     fits."""
     size = []
     if model.parameters is not None:
-        size.append(f"{model.parameters / 1e6:,.1f}M parameters")
+        count = model.parameters
+        size.append(f"{count / 1e6:,.1f}M parameters" if count >= 1e6 else f"{count:,} parameters")
     if model.weight_bytes is not None:
         size.append(size_text(model.weight_bytes))
     fits = "" if not too_large(model, MAX_PARAMETERS, CACHE.budget) else ", too large here"
