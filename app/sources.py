@@ -24,9 +24,9 @@ import tokenizers
 from app.memory import CACHE, size_text, tensor_bytes
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.limits import MAX_PARAMETERS
-from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
 from encoder.io.checkpoints import Checkpoint, load_checkpoint
+from encoder.io.families import family_config
 from encoder.io.finder import FoundModel, find_models, load_peak_bytes, too_large
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir, load_tokenizer
@@ -70,7 +70,7 @@ def tokenizer() -> tokenizers.Tokenizer:
 def pretrained_config() -> EncoderConfig:
     """The bundled checkpoint's architecture, read without its weights."""
     directory = bundled_model_dir()
-    return bert_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
+    return family_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
 
 
 def built_in(source: str, cfg: EncoderConfig) -> ModelSource:
