@@ -31,47 +31,30 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoder.io.checkpoint_files import CONFIG_FILE, MAX_FILE_BYTES, WEIGHTS_FILE, listed
+from encoder.io.checkpoint_files import (
+    CONFIG_FILE,
+    INDEX_FILE,
+    MAX_DISK_FILE_BYTES,
+    PICKLE_FILES,
+    WEIGHTS_FILE,
+    listed,
+    pickle_refusal,
+    shard_names,
+)
+from encoder.io.families import family_name
 from encoder.io.task_model import is_task_model_config
 from encoder.io.tokenize import TOKENIZER_FILE
 
 MODELS_ENV = "ENCODER_EXPLORER_MODELS"
 HUB_CACHE_ENV = "HF_HUB_CACHE"
 HF_HOME_ENV = "HF_HOME"
-INDEX_FILE = "model.safetensors.index.json"
-PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 CACHE_PREFIX = "models--"
 MAX_SCANNED = 5000  # directory entries looked at, in all the places together
 MAX_FOUND = 200  # models listed
 MAX_HEADER_BYTES = 100_000_000  # safetensors' own limit on a header
 MAX_CONFIG_BYTES = 1_000_000
-MAX_SHARDS = 1000
 
-# config.json's model_type -> the family's name, for the families this library reads.
-FAMILIES = {
-    "bert": "BERT",
-    "roberta": "RoBERTa",
-    "xlm-roberta": "XLM-R",
-    "camembert": "CamemBERT",
-    "distilbert": "DistilBERT",
-    "electra": "ELECTRA",
-    "albert": "ALBERT",
-    "modernbert": "ModernBERT",
-}
 TASK_MODEL_FAMILY = "trained here"  # a model saved by this app (its config has a "format")
-# Families people often have that are refused for a reason of their own.
-REFUSED_FAMILIES = {
-    "deberta": "DeBERTa's disentangled attention (content and position scored apart) is not "
-    "the attention this app draws",
-    "deberta-v2": "DeBERTa's disentangled attention (content and position scored apart) is not "
-    "the attention this app draws",
-}
-# Decoders and encoder-decoders: by a config's flags, its architectures' names, or these types
-# (configs saved without either).
-DECODER_ENDINGS = ("ForCausalLM", "LMHeadModel")
-DECODER_TYPES = ("gpt2", "gpt_neo", "gptj", "gpt_neox", "llama", "mistral", "qwen2", "phi", "opt")
-DECODER_TYPES += ("bloom", "falcon", "gemma", "gemma2", "olmo", "mixtral")
-ENCODER_DECODER_TYPES = ("t5", "mt5", "bart", "mbart", "marian", "pegasus", "encoder-decoder")
 
 
 @dataclass(frozen=True)
@@ -80,7 +63,7 @@ class FoundModel:
 
     name: str  # "FacebookAI/roberta-base" (the cache), or the directory's name
     path: Path
-    family: str  # FAMILIES' name, TASK_MODEL_FAMILY, or the model_type as config.json says it
+    family: str  # the family (encoder.io.families), TASK_MODEL_FAMILY, or config.json's model_type
     parameters: int | None = None  # values in the safetensors files (None: not read)
     weight_bytes: int | None = None  # bytes of the safetensors files
     has_tokenizer: bool = False
@@ -248,31 +231,15 @@ def _read_config(path: Path) -> tuple[dict | None, str]:
 
 
 def family_problem(config: dict) -> tuple[str, str]:
-    """(family, "") for a config this library reads, or (family, why not)."""
+    """(family, "") for a config whose model_type the loaders read (encoder.io.families; what
+    else its loader checks is said when it loads), or (its model_type, why not: a decoder, an
+    encoder-decoder, another attention, a family not read)."""
     if is_task_model_config(config):
         return TASK_MODEL_FAMILY, ""
-    model_type = config.get("model_type")
-    if not isinstance(model_type, str) or not model_type:
-        return "unknown", "its config.json names no model_type"
-    if model_type in FAMILIES:
-        return FAMILIES[model_type], ""
-    architectures = config.get("architectures") or []
-    if config.get("is_encoder_decoder") or model_type in ENCODER_DECODER_TYPES:
-        why = f"it is an encoder-decoder ({model_type}); this app reads encoders only"
-    elif (
-        config.get("is_decoder")
-        or model_type in DECODER_TYPES
-        or any(str(name).endswith(DECODER_ENDINGS) for name in architectures)
-    ):
-        why = f"it is a decoder ({model_type}), which generates text; this app reads encoders"
-    elif model_type in REFUSED_FAMILIES:
-        why = REFUSED_FAMILIES[model_type]
-    else:
-        why = (
-            f"its family, {model_type}, is not one this app reads (it reads "
-            f"{', '.join(FAMILIES.values())})"
-        )
-    return model_type, why
+    try:
+        return family_name(config, CONFIG_FILE), ""
+    except ValueError as error:
+        return str(config.get("model_type", "unknown")), str(error)
 
 
 def safetensors_values(path: Path) -> int:
@@ -307,22 +274,19 @@ def _weight_files(directory: Path) -> tuple[list[Path], str]:
     index = directory / INDEX_FILE
     if index.exists():
         try:
-            weight_map = json.loads(index.read_bytes()).get("weight_map", {})
-            shards = sorted(set(weight_map.values()))
-        except (OSError, ValueError, AttributeError, TypeError) as error:
-            return [], f"its {INDEX_FILE} cannot be read ({error})"
-        if not shards or len(shards) > MAX_SHARDS or any("/" in str(s) for s in shards):
-            return [], f"its {INDEX_FILE} does not list shards of this directory"
-        return [directory / shard for shard in shards], ""
+            size = index.stat().st_size
+            if size > MAX_CONFIG_BYTES:
+                return [], f"its {INDEX_FILE} is {size:,} bytes, too large for an index"
+            return [directory / name for name in shard_names(index.read_bytes(), INDEX_FILE)], ""
+        except OSError as error:
+            return [], f"its {INDEX_FILE} cannot be read ({error.strerror or error})"
+        except ValueError as error:
+            return [], str(error)
     if (directory / WEIGHTS_FILE).is_symlink():
         return [], f"its {WEIGHTS_FILE} links to a file that is missing (an unfinished download?)"
     pickles = [name for name in PICKLE_FILES if (directory / name).exists()]
     if pickles:
-        return [], (
-            f"its weights are only a pickle ({pickles[0]}), which this app never opens (a "
-            "pickle can run code); convert it to safetensors, e.g. in Python: "
-            "AutoModel.from_pretrained(DIR).save_pretrained(DIR, safe_serialization=True)"
-        )
+        return [], pickle_refusal("it", pickles)
     return [], f"it has no weights ({WEIGHTS_FILE})"
 
 
@@ -382,10 +346,10 @@ def too_large(model: FoundModel, max_parameters: int, budget_bytes: int | None =
             f"it has {model.parameters / 1e6:,.0f} million parameters, more than the limit of "
             f"{max_parameters / 1e6:,.0f} million"
         )
-    if model.largest_file > MAX_FILE_BYTES:
+    if model.largest_file > MAX_DISK_FILE_BYTES:
         return (
             f"its weights file is {model.largest_file / 1e6:,.0f} MB, more than the "
-            f"{MAX_FILE_BYTES / 1e6:,.0f} MB a file may have"
+            f"{MAX_DISK_FILE_BYTES / 1e6:,.0f} MB a file may have"
         )
     peak = load_peak_bytes(model)
     if budget_bytes is not None and peak > budget_bytes:

@@ -29,8 +29,8 @@ def write_checkpoint(
     tokenizer: bool = True,
     config: dict | None = None,
 ) -> int:
-    """config.json, model.safetensors (zeros of these shapes) and tokenizer.json in `directory`;
-    the number of values written."""
+    """config.json (by default only its model_type: the finder reads no more), model.safetensors
+    (zeros of these shapes) and tokenizer.json in `directory`; the number of values written."""
     directory.mkdir(parents=True, exist_ok=True)
     config = {"model_type": model_type} if config is None else config
     (directory / "config.json").write_text(json.dumps(config))
@@ -128,13 +128,19 @@ def test_sharded_weights_are_counted_from_every_shard(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("config", "reason"),
     [
-        ({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}, "it is a decoder (gpt2)"),
-        ({"model_type": "t5", "is_encoder_decoder": True}, "it is an encoder-decoder (t5)"),
-        ({"model_type": "llama"}, "it is a decoder (llama)"),
-        ({"model_type": "bart"}, "it is an encoder-decoder (bart)"),
-        ({"model_type": "deberta-v2"}, "DeBERTa's disentangled attention"),
-        ({"model_type": "mpnet"}, "its family, mpnet, is not one this app reads (it reads BERT,"),
-        ({"hidden_size": 8}, "its config.json names no model_type"),
+        (
+            {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]},
+            "config.json: model_type 'gpt2' is a decoder (each token attends only to the tokens "
+            "before it)",
+        ),
+        (
+            {"model_type": "t5", "is_encoder_decoder": True},
+            "config.json: model_type 't5' is an encoder-decoder",
+        ),
+        ({"model_type": "llama"}, "config.json: model_type 'llama' is a decoder"),
+        ({"model_type": "deberta-v2"}, "config.json: model_type 'deberta-v2' is not read: DeBERTa"),
+        ({"model_type": "funnel"}, "config.json: model_type 'funnel' is not a family this loader"),
+        ({"model_type": "mpnet"}, "config.json: model_type 'mpnet' is not read: MPNet's"),
     ],
 )
 def test_unsupported_families_are_listed_with_the_reason(
@@ -152,8 +158,8 @@ def test_a_pickle_only_snapshot_is_listed_with_how_to_convert(tmp_path: Path) ->
     (snapshot / "pytorch_model.bin").write_bytes(b"not opened")
     (model,) = find_models([], tmp_path)
     assert model.family == "BERT" and model.parameters is None
-    assert model.problem.startswith("its weights are only a pickle (pytorch_model.bin)")
-    assert "save_pretrained(DIR, safe_serialization=True)" in model.problem
+    assert model.problem.startswith("it has its weights only as pytorch_model.bin, a Python pickle")
+    assert "save_pretrained('DIR')" in model.problem
 
 
 def test_broken_files_are_entries_with_a_reason(tmp_path: Path) -> None:
