@@ -9,12 +9,13 @@ Two places are looked in:
   files are links into blobs/.
 
 Each directory found becomes a FoundModel: its name ("FacebookAI/roberta-base" for the cache's
-models--FacebookAI--roberta-base, the directory's name otherwise), its family (config.json's
-model_type), its parameter count and bytes (from the safetensors headers alone: 8 bytes of length,
-then JSON; sharded checkpoints through model.safetensors.index.json) and whether it has a
-tokenizer.json. A directory that cannot be used (a decoder, a family this library does not read,
-weights only as a pickle, a broken config.json, no tokenizer.json) is listed all the same, with
-`problem` saying why in a sentence: a teacher who finds their model missing reads why there.
+models--FacebookAI--roberta-base, the directory's name otherwise), its family (named by
+encoder.io.families from config.json's model_type), its parameter count and bytes (from the
+safetensors headers alone: 8 bytes of length, then JSON; sharded checkpoints through
+model.safetensors.index.json) and whether it has a tokenizer.json. A directory that cannot be used
+(a decoder, a family the loaders do not read, weights only as a pickle, a broken config.json, no
+tokenizer.json) is listed all the same, with `problem` saying why in a sentence: a teacher who
+finds their model missing reads why there.
 
 The scan is bounded: one level below each named folder, MAX_SCANNED directory entries in all,
 MAX_FOUND models; a header larger than MAX_HEADER_BYTES is not read. Nothing here raises for what
@@ -52,7 +53,7 @@ CACHE_PREFIX = "models--"
 MAX_SCANNED = 5000  # directory entries looked at, in all the places together
 MAX_FOUND = 200  # models listed
 MAX_HEADER_BYTES = 100_000_000  # safetensors' own limit on a header
-MAX_CONFIG_BYTES = 1_000_000
+MAX_CONFIG_BYTES = 1_000_000  # a config.json or a shard index larger than this is not read
 
 TASK_MODEL_FAMILY = "trained here"  # a model saved by this app (its config has a "format")
 
