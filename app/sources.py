@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 import tokenizers
@@ -153,7 +152,7 @@ def found_checkpoint(source: str) -> Checkpoint:
 
     try:
         return CACHE.get_or_build(
-            ("found model", source, Path(model.path)),
+            ("found model", source, model.path),
             load,
             checkpoint_bytes,
             reserve=load_peak_bytes(model),
