@@ -154,7 +154,7 @@ class Lesson:
             "pretrained": "MiniLM",
             "random": "this random model",
             "task": f"this {self.run.task_model.task if self.run.task_model else ''} model",
-            "uploaded": "this uploaded model",
+            "uploaded": "this loaded model",  # uploaded, or found on this machine
         }[self.kind]
 
     @property

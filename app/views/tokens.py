@@ -13,7 +13,8 @@ from app.views.layout import show_for, side_by_side
 
 
 def tokenizer_caption(run: Run) -> str:
-    """What split the text into tokens: MiniLM's WordPiece, a task's symbols, or an upload's."""
+    """What split the text into tokens: MiniLM's WordPiece, a task's symbols, or a checkpoint's
+    own (uploaded, or found on this machine)."""
     model = run.task_model
     if model is not None:
         return (
@@ -31,7 +32,7 @@ def tokenizer_caption(run: Run) -> str:
             "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark "
             "the start and end. '##' means the piece continues the previous word."
         )
-    return "The uploaded checkpoint's own tokenizer (its tokenizer.json) splits each line."
+    return "The checkpoint's own tokenizer (its tokenizer.json) splits each line."
 
 
 def _panel(run: Run, name: str) -> None:
