@@ -16,12 +16,15 @@ its guess and truth are the two answers joined by PART_SEPARATOR.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import torch
+import torch.nn.functional as F
 
 from encoder.core import hooks
 from encoder.core.capture import Trace
@@ -168,6 +171,15 @@ def _percent(guess: str) -> float | None:
     return value if math.isfinite(value) and 0 <= value <= 100 else None
 
 
+@functools.cache
+def gelu_zero_from() -> float:
+    """The negative input nearest 0 whose float32 GELU (exact erf form) is exactly 0 (about
+    -5.52): below it float32 rounds x·Φ(x) to 0, in a band at first and then everywhere; above it
+    only an input of 0 gives 0. Found on a grid of steps of 1e-4."""
+    grid = torch.linspace(-12.0, -1e-4, 119_999)  # [n]
+    return float(grid[F.gelu(grid) == 0].max())
+
+
 def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
     """The share (percent) of exact zeros after `activation` (the run's own: "relu" | "gelu")."""
     share, count = zero_share_of(trace, sentence)
@@ -175,7 +187,8 @@ def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
     why = (
         "ReLU turns every negative input into exactly 0"
         if activation == "relu"
-        else "GELU is exactly 0 only where its input is exactly 0"
+        else f"GELU is exactly 0 only at an input of 0 and at inputs of {gelu_zero_from():.2f} "
+        "or below, where float32 rounds x·Φ(x) to 0"
     )
 
     def explain(guess: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -107,6 +109,17 @@ def test_post_norm_streams_stay_at_the_norms_size_and_pre_norm_ones_grow():
     assert last.numpy() == pytest.approx(np.full(9, 32**0.5), rel=1e-3)  # unit gain, zero bias
     pre = predictions.norm_growth(run(norm_first=True)[3], 0, True)
     assert pre.value > post.value
+
+
+def test_gelu_is_zero_in_float32_only_at_0_and_from_the_input_the_sentence_names():
+    start = predictions.gelu_zero_from()
+    assert -6 < start < -5  # about -5.52 for the exact erf form
+    x = torch.arange(start + 1e-4, 0, 1e-4, dtype=torch.float64).float()  # [n] every input above
+    assert (torch.nn.functional.gelu(x) != 0).all()
+    assert torch.nn.functional.gelu(torch.tensor([start, 0.0, -20.0])).tolist() == [0, 0, 0]
+    assert 0.5 * start * (1 + math.erf(start / math.sqrt(2))) != 0  # float64 keeps it
+    said = predictions.zero_share(run("gelu")[3], 1, "gelu").explain("1")
+    assert f"at inputs of {start:.2f} or below, where float32 rounds" in said
 
 
 def test_zero_shares_asks_relu_and_gelu_at_once_with_each_runs_own_share():
