@@ -14,6 +14,7 @@ from encoder.core.model import TransformerEncoder
 from encoder.io.checkpoints import load_pretrained
 from encoder.io.finder import checkpoint_path
 from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web.payload import layer_windows
 
 ModelLike = TransformerEncoder | str | Path | None
 TokenizerLike = Tokenizer | str | Path | None
@@ -36,6 +37,7 @@ class SentenceAttention:
     tokens: list[str]  # T tokens
     name: str  # "A", or "B" to compare
     layer_labels: tuple[int, ...] | None = None  # the layers' numbers; default 0, 1, ...
+    windows: tuple[int, ...] | None = None  # each layer's local window (0 = global); None: global
 
 
 @functools.lru_cache(maxsize=4)
@@ -77,9 +79,12 @@ def resolve(model: ModelLike = None, tokenizer: TokenizerLike = None, name: str 
 
 
 def sentence_attention(setup: Setup, text: str) -> SentenceAttention:
-    """Run one sentence (cut to the model's max_len tokens) and keep only its attention."""
+    """Run one sentence (cut to the model's max_len tokens) and keep only its attention, with
+    each layer's local window (the cells it masks, which the explorer marks)."""
     if not isinstance(text, str):
         raise TypeError(f"text={type(text).__name__}: give one sentence as a str")
     batch = tokenize([text], setup.tokenizer, setup.model.cfg.max_len)
     trace = setup.model.trace(batch.input_ids, batch.attention_mask, names=())
-    return SentenceAttention(trace.attention[:, 0], batch.tokens[0], setup.name)  # [L, H, T, T]
+    windows = tuple(layer_windows(setup.model.cfg))
+    attention = trace.attention[:, 0]  # [L, H, T, T]
+    return SentenceAttention(attention, batch.tokens[0], setup.name, windows=windows)

@@ -19,8 +19,9 @@ from encoder.web.payload import build_setup, decode_header, encode
 
 
 def payload_of(runs: list[SentenceAttention], layer: int, head: int) -> bytes:
-    """The explorer's payload for these runs (A, and B to compare); (layer, head) travels at
-    full resolution even where the input is too long for every head to."""
+    """The explorer's payload for these runs (A, and B to compare), with each layer's local
+    window; (layer, head) travels at full resolution even where the input is too long for every
+    head to."""
     return encode(
         [
             build_setup(
@@ -29,6 +30,7 @@ def payload_of(runs: list[SentenceAttention], layer: int, head: int) -> bytes:
                 name=run.name,
                 layer_labels=run.layer_labels,
                 chosen=((layer, head),),
+                windows=run.windows,
             )
             for run in runs
         ]

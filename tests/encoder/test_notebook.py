@@ -4,6 +4,9 @@ Streamlit nor (for the message) anywidget."""
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 import subprocess
 import sys
 
@@ -15,7 +18,8 @@ from encoder import EncoderConfig, TransformerEncoder
 from encoder.io.checkpoint_files import CHECKPOINT_FILES
 from encoder.io.tokenize import bundled_model_dir, tokenize
 from encoder.notebook import AttentionExplorer, explore, head_view
-from encoder.web.payload import SCALE, decode_header, full_weights
+from encoder.web.offline import explorer_html
+from encoder.web.payload import SCALE, build_setup, decode_header, encode, full_weights
 from tests.shared import SENTENCE, hub_snapshot
 
 STEP = 1 / (2 * SCALE)  # the payload's rounding: at most half a uint16 step
@@ -83,6 +87,64 @@ def test_explore_takes_the_name_of_a_model_found_on_this_machine(minilm, tmp_pat
     assert np.abs(weights_of(widget) - attention.numpy()).max() <= STEP + 1e-7
     with pytest.raises(ValueError, match="found there: sentence-transformers/all-MiniLM-L6-v2$"):
         explore(SENTENCE, model="nobody/nothing")
+
+
+def masked_cells(windows: list[int], n: int) -> np.ndarray:
+    """[layers, n, n] True where a layer's window hides the key from the query: |q - k| > w // 2
+    in a local layer (window w > 0), written out here from ModernBERT's sliding-window rule."""
+    distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])  # [n, n]
+    return np.stack([(distance > w // 2) if w else np.zeros((n, n), bool) for w in windows])
+
+
+def test_explore_carries_each_layers_window_as_the_pages_payload_does(minilm):
+    cfg = EncoderConfig(vocab_size=minilm.model.cfg.vocab_size, d_model=32, num_heads=2,
+                        num_layers=5, d_ff=64, positional="rope", attention_window=4,
+                        global_every=3)  # fmt: skip
+    model = TransformerEncoder(cfg).eval()
+    widget = explore(SENTENCE, model, minilm.tokenizer)
+    (setup,) = setups_of(widget)
+    windows = [0, 4, 4, 0, 4]  # global_every=3: layers 0 and 3 attend to every token
+    assert setup["windows"] == windows
+    batch = minilm.batch(SENTENCE)
+    attention = model.trace(batch.input_ids, batch.attention_mask).attention[:, 0]  # [L,H,T,T]
+    page = encode([build_setup(attention, setup["tokens"], windows=windows)])
+    assert widget.payload == page  # the page's builder, given the same windows: the same bytes
+    hidden = masked_cells(windows, setup["n"])[:, None].repeat(cfg.num_heads, 1)  # [L, H, n, n]
+    assert hidden.any() and (weights_of(widget)[hidden] == 0).all()  # what the marks say
+    assert (weights_of(widget)[~hidden] > 0).all()
+    widget.head = 1  # a settled head re-sends nothing here (every head fits), windows stay
+    assert setups_of(widget)[0]["windows"] == windows
+
+
+def test_the_offline_file_of_a_windowed_explorer_carries_its_windows(minilm):
+    cfg = EncoderConfig(vocab_size=minilm.model.cfg.vocab_size, d_model=16, num_heads=2,
+                        num_layers=2, d_ff=32, attention_window=2, global_every=2)  # fmt: skip
+    widget = explore(SENTENCE, TransformerEncoder(cfg), minilm.tokenizer)
+    page = explorer_html(widget.payload)
+    (data,) = re.findall(r'data-explorer-for="explorer">([A-Za-z0-9+/=]+)<', page)
+    assert decode_header(base64.b64decode(data))["setups"][0]["windows"] == [0, 2]
+
+
+def test_explore_runs_a_modernbert_checkpoint_beside_a_roberta_one(tmp_path):
+    pytest.importorskip("transformers")
+    from encoder.io.checkpoints import load_pretrained
+    from tests.encoder.family_checkpoints import build_checkpoint
+
+    modernbert = build_checkpoint("modernbert", tmp_path / "modernbert")
+    roberta = build_checkpoint("roberta", tmp_path / "roberta")
+    widget = explore(SENTENCE, model=modernbert, compare=roberta, layer=2, head=1)
+    a, b = setups_of(widget)
+    for index, directory in enumerate((modernbert, roberta)):
+        model, tokenizer = load_pretrained(directory)
+        batch = tokenize([SENTENCE], tokenizer, model.cfg.max_len)
+        assert setups_of(widget)[index]["tokens"] == batch.tokens[0]
+        ours = model.trace(batch.input_ids, batch.attention_mask).attention[:, 0]  # [L, H, T, T]
+        assert np.abs(weights_of(widget, index) - ours.numpy()).max() <= STEP + 1e-7
+    window = json.loads((modernbert / "config.json").read_text())["local_attention"]
+    assert a["windows"] == [0, window, window]  # ModernBERT: every third layer global, from 0
+    assert b["windows"] == [0, 0, 0]  # RoBERTa: every layer global
+    assert a["tokens"][0] == "[CLS]" and b["tokens"][0] == "<s>"
+    assert (widget.layer, widget.head) == (2, 1)
 
 
 def test_explore_refuses_what_it_cannot_run():
