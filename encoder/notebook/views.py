@@ -132,7 +132,9 @@ def stack_layers(attention: Sequence[torch.Tensor], n_tokens: int) -> torch.Tens
 
 
 def prettify(token: str) -> str:
-    """A word piece as BertViz shows it: byte-level and sentence-piece word starts as spaces."""
+    """A word piece as BertViz shows it: byte-level and sentence-piece word starts as spaces.
+    (Not encoder.inspect.lesson.word_text, which drops the mark, "##" too, to read a word's text:
+    here the mark is shown, as the space it stands for, and "##" stays as BertViz leaves it.)"""
     return str(token).replace("Ġ", " ").replace("▁", " ").replace("</w>", "")
 
 
