@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from app.runs import Run, Runs
+from app.sources import LABELS as SOURCE_LABELS
 from app.user_text import literal
 from encoder.core.options import NORM_TYPE_NAMES, OPTIONS
 from encoder.inspect import norms
@@ -154,13 +155,23 @@ def _trained(run: Run) -> bool:
     return run.key.source != "random"
 
 
+def source_name(run: Run) -> str:
+    """Where a run's weights come from, as the page names it: "Random weights", "Pretrained
+    MiniLM (all-MiniLM-L6-v2)" or "a model of this session"."""
+    return SOURCE_LABELS.get(run.key.source, "a model of this session").split(",")[0]
+
+
 def differences(runs: Runs) -> list[str]:
     """What B changes, as "norm placement: pre-norm → post-norm"."""
     a, b = runs.a, runs.b
     found = []
-    if _trained(a) != _trained(b) or a.key.source != b.key.source:
+    if _trained(a) != _trained(b):
         words = {True: "trained weights", False: "random weights"}
         found.append(f"weights: {words[_trained(a)]} → {words[_trained(b)]}")
+    elif a.key.source != b.key.source:
+        found.append(f"weights: {source_name(a)} → {source_name(b)}")
+    if a.tokenizer_name != b.tokenizer_name:
+        found.append(f"tokenizer: {a.tokenizer_name} → {b.tokenizer_name}")
     for option in OPTIONS:
         va, vb = option.value_of(a.cfg), option.value_of(b.cfg)
         if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
@@ -178,7 +189,8 @@ def heads_named(heads: Iterable[tuple[int, int]]) -> str:
 
 
 def what_changed(runs: Runs) -> None:
-    """The line every view opens with in compare mode."""
+    """The lines every view opens with in compare mode: what B changes, and, where A and B split
+    the text into different tokens, each one's token count and what is therefore not drawn."""
     if runs.b is None:
         return
     found = differences(runs)
@@ -187,6 +199,8 @@ def what_changed(runs: Runs) -> None:
         if found
         else "B is the same setup as A: change one of B's controls, or pick a pair in the sidebar."
     )
+    if runs.token_difference:
+        st.caption(runs.token_difference + ".")
 
 
 def say(sentences: list[str]) -> None:
@@ -284,7 +298,10 @@ def random_vs_trained(runs: Runs, sentence: int) -> list[str]:
 
 def no_difference_panel(runs: Runs) -> None:
     """Why a view draws A and B side by side only."""
-    reasons = [runs.why_no_comparison] if runs.comparison is None else []
+    if runs.token_difference:  # said at the top of the view, with each setup's token count
+        reasons = ["A and B read different tokens (above)"]
+    else:
+        reasons = [runs.why_no_comparison] if runs.comparison is None else []
     if runs.comparison is not None:
         reasons += list(runs.comparison.why_not)
     if reasons and runs.b is not None:
