@@ -14,4 +14,9 @@ TRAINING_PRESETS: dict[str, dict] = {
         task="sort", num_layers=6, d_ff=256, lr=1e-2, decay=False, steps=160, batch_size=64
     ),
     "pre vs post: 6 layers, lr 1e-3": dict(task="sort", num_layers=6, d_ff=256, lr=1e-3, steps=300),
+    # BERT vs ModernBERT (the button of that name): the race's size, on sequences of 16 so that
+    # the local window of 8 masks half the query-key pairs of its local layers.
+    "BERT vs ModernBERT: 6 layers, sequences of 16": dict(
+        task="sort", num_layers=6, d_ff=256, seq_len=16, lr=3e-3, steps=160, batch_size=64
+    ),
 }

@@ -156,6 +156,7 @@ class StepMetrics:
     lr: float  # the learning rate this step used
     grad_norm: float  # global gradient norm before clipping
     layer_grad_norms: tuple[float, ...]  # gradient norm of each encoder block, before clipping
+    seconds: float  # the run's training time up to the end of this step
 
     def to_row(self) -> dict[str, float]:
         row = {k: v for k, v in asdict(self).items() if k != "layer_grad_norms"}
@@ -312,11 +313,12 @@ class Trainer:
         clip = cfg.grad_clip if cfg.grad_clip > 0 else math.inf
         grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), clip).item()
         self.optimizer.step()
+        loss_value, accuracy_value = loss.item(), accuracy.item()  # (waits for the device)
+        self.seconds += time.perf_counter() - started
         metrics = StepMetrics(
-            self.step + 1, loss.item(), accuracy.item(), lr, grad_norm, tuple(layers)
+            self.step + 1, loss_value, accuracy_value, lr, grad_norm, tuple(layers), self.seconds
         )
         self.history.append(metrics.to_row())
-        self.seconds += time.perf_counter() - started
         return metrics
 
     def run(

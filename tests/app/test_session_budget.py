@@ -227,7 +227,7 @@ def test_a_training_that_would_not_fit_is_refused_before_it_starts(budgets) -> N
     at.number_input(key="train_steps").set_value(50).run()  # (four runs fit the time limit)
     assert_no_exception(at)
     assert (
-        f"Training this architecture 4 times (pre vs post) needs about {size_text(four)} of "
+        f"Training this architecture 4 times (Pre vs post) needs about {size_text(four)} of "
         f"memory; a browser session may keep at most {size_text(once + 1)} of models on this "
         "server."
     ) in warnings(at)
