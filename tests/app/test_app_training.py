@@ -27,6 +27,7 @@ from app.views.training import (
     JOB_RUNS,
     MAX_STEPS,
     PLACEMENT_RUNS,
+    RACE_RUNS,
     plan,
 )
 from encoder import EncoderConfig
@@ -237,7 +238,12 @@ def test_dropout_placement_trains_each_place_side_by_side_and_says_what_it_showe
     assert len(at.dataframe[0].value) == len(names)
 
 
-BUTTONS = {1: "train_start", COMPARISON_RUNS: "train_compare", PLACEMENT_RUNS: "train_placements"}
+BUTTONS = {
+    1: "train_start",
+    RACE_RUNS: "train_race",
+    COMPARISON_RUNS: "train_compare",
+    PLACEMENT_RUNS: "train_placements",
+}
 
 
 @pytest.mark.parametrize(
