@@ -209,8 +209,9 @@ def race_sizes(runs: dict[str, TrainConfig]) -> str:
     )
 
 
-def _first_step_at_or_below(history: list[dict[str, float]], loss: float) -> dict | None:
-    return next((row for row in history if row["loss"] <= loss), None)
+def _first_step_at_or_below(result: TrainResult, loss: float) -> int | None:
+    """The first step (1-based) whose training loss is at most `loss`."""
+    return next((row["step"] for row in result.history if row["loss"] <= loss), None)
 
 
 def race_findings(results: dict[str, TrainResult]) -> str:
@@ -224,11 +225,11 @@ def race_findings(results: dict[str, TrainResult]) -> str:
     (leader, led), (other, behind) = sorted(results.items(), key=lambda item: item[1].final_loss)
     if led.final_loss == behind.final_loss:
         return "; ".join(said) + ": a tie."
-    row = _first_step_at_or_below(led.history, behind.final_loss)
+    step = _first_step_at_or_below(led, behind.final_loss)
     reached = (
-        f" {leader} first got down to {other}'s final loss at step {int(row['step'])}, after "
-        f"{row['seconds']:.1f} s."
-        if row is not None
+        f" {leader} first got down to {other}'s final loss at step {step}, after "
+        f"{led.elapsed[step - 1]:.1f} s."
+        if step is not None
         else ""
     )
     return "; ".join(said) + f". {leader} ends lower." + reached

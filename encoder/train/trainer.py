@@ -156,7 +156,6 @@ class StepMetrics:
     lr: float  # the learning rate this step used
     grad_norm: float  # global gradient norm before clipping
     layer_grad_norms: tuple[float, ...]  # gradient norm of each encoder block, before clipping
-    seconds: float  # the run's training time up to the end of this step
 
     def to_row(self) -> dict[str, float]:
         row = {k: v for k, v in asdict(self).items() if k != "layer_grad_norms"}
@@ -174,6 +173,7 @@ class TrainResult:
     held_out_examples: int  # how many held-out sequences were counted
     seconds: float  # time spent in training steps
     stopped: bool  # True if stopped before cfg.steps
+    elapsed: list[float] = field(default_factory=list)  # after each step: the seconds so far
 
     @property
     def final_loss(self) -> float:
@@ -282,6 +282,7 @@ class Trainer:
         self.held_out_seen = torch.zeros(cfg.held_out_examples, dtype=torch.bool)  # [N]
         self.history: list[dict[str, float]] = []
         self.seconds = 0.0
+        self.elapsed: list[float] = []  # after each step: the training time so far (seconds)
         self.stop_requested = False
 
     @property
@@ -313,12 +314,12 @@ class Trainer:
         clip = cfg.grad_clip if cfg.grad_clip > 0 else math.inf
         grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), clip).item()
         self.optimizer.step()
-        loss_value, accuracy_value = loss.item(), accuracy.item()  # (waits for the device)
-        self.seconds += time.perf_counter() - started
         metrics = StepMetrics(
-            self.step + 1, loss_value, accuracy_value, lr, grad_norm, tuple(layers), self.seconds
+            self.step + 1, loss.item(), accuracy.item(), lr, grad_norm, tuple(layers)
         )
         self.history.append(metrics.to_row())
+        self.seconds += time.perf_counter() - started
+        self.elapsed.append(self.seconds)
         return metrics
 
     def run(
@@ -359,6 +360,7 @@ class Trainer:
             held_out_examples=counted,
             seconds=self.seconds,
             stopped=self.step < self.cfg.steps,
+            elapsed=list(self.elapsed),
         )
 
 
