@@ -103,16 +103,25 @@ def _explorer(
     runs: Runs, sentence: int, chosen: Selection, stretch: bool, follow: Callable[[], None]
 ) -> None:
     """The explorer of one sentence (every setup in one payload), and its offline download."""
+    sizes = [
+        f"{name}'s {run.n_valid(sentence)} x {run.n_valid(sentence)}" for name, run in runs.named()
+    ]
     n = runs.a.n_valid(sentence)
+    matrix = (
+        f"one head's {n} x {n} weights (query rows, key columns)"
+        if runs.b is None
+        else f"one head's weights (query rows, key columns: {' and '.join(sizes)})"
+    )
+    differs = runs.b is not None and runs.same_tokens and _grid(runs.a) == _grid(runs.b)
     st.caption(
         f"Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
-        f"token or pin it with a click; the chips overlay other heads. Matrix: one head's "
-        f"{n} x {n} weights (query rows, key columns). Every head: one tile per head; click one "
+        f"token or pin it with a click; the chips overlay other heads. Matrix: {matrix}. Every "
+        "head: one tile per head; click one "
         "to open it. What it moves: the head's weight times the length of what each key sends, "
         "‖weight × f(key)‖ (Kobayashi et al., 2020). Rollout: what each token draws on after "
         "the chosen layer, the layers composed with the residual (Abnar & Zuidema, 2020). "
         "Keyboard: ←/→ heads, PageUp/PageDown layers, ↑/↓ query tokens, Enter pins."
-        + (" B − A: red where B puts more weight than A, blue less." if runs.b else "")
+        + (" B − A: red where B puts more weight than A, blue less." if differs else "")
     )
     try:
         payload = explorer_payload(runs, sentence, chosen.layer, chosen.head, stretch)

@@ -38,6 +38,10 @@ def tokenizer_caption(run: Run) -> str:
     )
 
 
+POSITIONS_PER_ROW = 12  # token positions in one line of the tokenizations (at 1280 px, two
+# setups side by side leave room for twelve tokens of ten characters)
+
+
 def tokenizations(runs: Runs, sentence: int) -> pd.DataFrame:
     """One sentence as each setup splits it, one row per setup (A above B): its token count,
     then its tokens by position (empty past its last)."""
@@ -56,7 +60,11 @@ def _both(runs: Runs) -> None:
     st.subheader("How A and B split the text")
     for s in range(len(runs.a.sentences)):
         st.text(f"Sentence {s + 1}")
-        wide_table(tokenizations(runs, s).rename_axis("setup").reset_index())
+        both = tokenizations(runs, s).rename_axis("setup").reset_index()
+        width = len(both.columns) - 1  # positions
+        for start in range(0, width, POSITIONS_PER_ROW):  # wrapped: no column past the edge
+            end = min(start + POSITIONS_PER_ROW, width)
+            wide_table(both.iloc[:, [0, *range(1 + start, 1 + end)]])
 
 
 def _panel(run: Run, name: str) -> None:
