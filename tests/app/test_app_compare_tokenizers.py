@@ -15,6 +15,7 @@ from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from app.views.tokens import POSITIONS_PER_ROW
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.checkpoints import checkpoint_from_files
 from encoder.io.tokenize import load_tokenizer, tokenize
@@ -126,10 +127,13 @@ def test_every_view_draws_each_setup_with_its_own_tokens_and_says_why_no_token_d
 def test_tokens_shows_both_tokenizations_one_above_the_other(page: AppTest) -> None:
     go(page, "Tokens")
     a, b = counts()
-    both = page.table[0].value
-    assert both["setup"].tolist() == [f"A · {a} tokens", f"B · {b} tokens"]
-    row_a = [t for t in both.iloc[0, 1:].tolist() if t]
-    row_b = [t for t in both.iloc[1, 1:].tolist() if t]
+    lines = [table.value for table in page.table]  # the positions, wrapped in lines
+    assert len(lines) == -(-max(a, b) // POSITIONS_PER_ROW)
+    for line in lines:
+        assert line["setup"].tolist() == [f"A · {a} tokens", f"B · {b} tokens"]
+    positions = [int(p) for line in lines for p in line.columns[1:]]
+    assert positions == list(range(max(a, b)))
+    row_a, row_b = ([t for line in lines for t in line.iloc[row, 1:] if t] for row in (0, 1))
     assert row_a == small_wordpiece().encode(SENTENCE).tokens
     assert row_b == load_tokenizer().encode(SENTENCE).tokens
     # each setup's own table below, with its own ids
