@@ -11,18 +11,24 @@ that the two agree, hook by hook and parameter by parameter.
 FLOP convention, counted over the whole padded batch [B, T]:
 - matmuls and linear layers: 2 FLOPs per multiply-accumulate (`matmul_flops`); bias adds are
   not counted, as `torch.utils.flop_counter.FlopCounterMode` does;
-- elementwise steps (`flops`): 1 per arithmetic operation per element: add, scale, ReLU/GELU: 1;
-  softmax: 3 per score (exp, sum, divide); LayerNorm: 7 per element (mean, centre, square,
-  variance, divide, gain, bias); RMSNorm: 4 (square, mean, divide, gain);
+- elementwise steps (`flops`): 1 per arithmetic operation per element: add, scale, ReLU/GELU/
+  SiLU: 1, a gated activation 2 (the activation, the gate multiply); softmax: 3 per score (exp,
+  sum, divide); LayerNorm: 7 per element (mean, centre, square, variance, divide, gain, bias; 6
+  without a bias); RMSNorm: 4 (square, mean, divide, gain); RoPE's rotation: 3 per element (two
+  multiplies and an add per rotated coordinate);
 - embedding lookups: 0. Dropout is the identity at inference and has no row.
 
-Shapes: B = batch, T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff.
+Shared layers (ALBERT): each parameter is counted at the first block that has it; the other
+blocks' operations show 0 parameters, so that every sum of `params` is the model's count.
+
+Shapes: B = batch, T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff, E = the
+embeddings' width (cfg.embedding_width).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from encoder.core import hooks
 from encoder.core.config import EncoderConfig
@@ -30,8 +36,9 @@ from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
 
 Shape = tuple[int, ...]
 
-NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4}
+NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4}  # LayerNorm with its bias
 SOFTMAX_FLOPS_PER_SCORE = 3
+ROTATION_FLOPS_PER_ELEMENT = 3
 MATMUL_KINDS = ("projection", "attention", "feed-forward")  # kinds whose FLOPs are matmuls
 
 
@@ -44,12 +51,13 @@ def shape_text(shape: Shape) -> str:
 class Op:
     """One operation of the encoder.
 
-    layer: "embed", "0".."L-1" or "final". kind: lookup | norm | projection | attention | softmax
-    | feed-forward | activation | residual. stage: in a block, the step of the block diagram it
-    belongs to (consecutive operations of one stage are drawn as one box: "norm1", "qkv",
-    "weights", "mix", "add1", "norm2", "linear1", "activation", "linear2", "add2"); outside the
-    blocks, the part of the model it is ("token embedding", ..., "final norm"). output: the hook
-    that captures the operation's output ("" when none does). hooks: every hook the operation
+    layer: "embed", "0".."L-1" or "final". kind: lookup | norm | projection | rotation |
+    attention | softmax | feed-forward | activation | residual. stage: in a block, the step of the
+    block diagram it belongs to (consecutive operations of one stage are drawn as one box:
+    "norm1", "qkv", "weights", "mix", "add1", "norm2", "linear1", "activation", "linear2",
+    "add2"); outside the blocks, the part of the model it is ("token embedding", ...,
+    "embedding projection", "final norm"). output: the hook that captures the operation's output
+    ("" when none does). hooks: every hook the operation
     fills, in order, with its shape.
     """
 
@@ -83,14 +91,19 @@ class Op:
 
 def _norm(
     cfg: EncoderConfig, layer: str, label: str, stage: str, names: hooks.NormHooks,
-    B: int, T: int, *, skip_input: bool = False, also: tuple[str, ...] = (),
+    B: int, T: int, *, skip_input: bool = False, also: tuple[str, ...] = (), width: int = 0,
 ) -> Op:  # fmt: skip
-    """A norm over [B, T, d]. skip_input: its input hook is filled by the operation before it
-    (post-norm's residual add); also: further hooks that capture its output."""
-    stream, per_token = (B, T, cfg.d_model), (B, T)
+    """A norm over [B, T, width] (width 0: d). skip_input: its input hook is filled by the
+    operation before it (post-norm's residual add); also: further hooks that capture its output."""
+    width = width or cfg.d_model
+    stream, per_token = (B, T, width), (B, T)
     filled = {} if skip_input else {names.inp: stream}
     filled |= {names.mean: per_token, names.std: per_token, names.out: stream}
     filled |= {name: stream for name in also}
+    bias = cfg.norm_type == "layernorm" and cfg.norm_bias
+    per_element = NORM_FLOPS_PER_ELEMENT[cfg.norm_type] - (
+        cfg.norm_type == "layernorm" and not bias
+    )
     return Op(
         layer=layer,
         operation=f"{label} ({NORM_TYPE_NAMES[cfg.norm_type]})",
@@ -100,16 +113,16 @@ def _norm(
         inputs=(stream,),
         output_shape=stream,
         hooks=filled,
-        params=2 * cfg.d_model if cfg.norm_type == "layernorm" else cfg.d_model,
-        flops=NORM_FLOPS_PER_ELEMENT[cfg.norm_type] * B * T * cfg.d_model,
+        params=2 * width if bias else width,
+        flops=per_element * B * T * width,
     )
 
 
 def _linear(
     layer: str, operation: str, kind: str, stage: str, hook: str, inputs: Shape, output: Shape,
-    rows: int, n_in: int, n_out: int,
+    rows: int, n_in: int, n_out: int, *, bias: bool = True,
 ) -> Op:  # fmt: skip
-    """A linear layer applied to `rows` vectors: n_in x n_out weights plus n_out biases."""
+    """A linear layer applied to `rows` vectors: n_in x n_out weights plus n_out biases (bias)."""
     return Op(
         layer=layer,
         operation=operation,
@@ -119,7 +132,7 @@ def _linear(
         inputs=(inputs,),
         output_shape=output,
         hooks={hook: output},
-        params=n_in * n_out + n_out,
+        params=n_in * n_out + (n_out if bias else 0),
         matmul_flops=2 * rows * n_in * n_out,
     )
 
@@ -140,80 +153,73 @@ def _residual(layer: str, stage: str, hook: str, B: int, T: int, d: int) -> Op:
 
 
 def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
-    """Token embedding, positions, token types, the embedding norm: what block 0 reads."""
-    d = cfg.d_model
-    ids, stream, table = (B, T), (B, T, d), (T, d)
+    """Token embedding, positions, token types, the embedding norm, the projection to d: what
+    block 0 reads. The last of them also fills embed.hook_out."""
+    d, E = cfg.d_model, cfg.embedding_width
+    ids, wide, table = (B, T), (B, T, E), (T, E)
     names = hooks.embed()
-    scaled = cfg.scale_embeddings
+    scaled, width = cfg.scale_embeddings, "E" if cfg.embedding_size else "d"
     ops = [
         Op(
             layer="embed",
-            operation="token embedding x sqrt(d)" if scaled else "token embedding lookup",
+            operation=f"token embedding x sqrt({width})" if scaled else "token embedding lookup",
             kind="lookup",
             stage="token embedding",
             output=names.token,
             inputs=(ids,),
-            output_shape=stream,
-            hooks={names.token: stream},
-            params=cfg.vocab_size * d,
-            flops=B * T * d if scaled else 0,
-        ),
-        Op(
-            layer="embed",
-            operation=f"position embedding ({cfg.positional})",
-            kind="lookup",
-            stage="position embedding",
-            output=names.position,
-            inputs=((T,),),
-            output_shape=table,
-            hooks={names.position: table},
-            params=cfg.max_len * d if cfg.positional == "learned" else 0,
-        ),
-    ]
-    last_add = not cfg.type_vocab_size and not cfg.embedding_norm  # it gives embed.hook_out
-    ops.append(
-        Op(
-            layer="embed",
-            operation="add token + position",
-            kind="residual",
-            stage="add",
-            output=names.out if last_add else "",
-            inputs=(stream, table),
-            output_shape=stream,
-            hooks={names.out: stream} if last_add else {},
-            flops=B * T * d,
+            output_shape=wide,
+            hooks={names.token: wide},
+            params=cfg.vocab_size * E,
+            flops=B * T * E if scaled else 0,
         )
-    )
-    if cfg.type_vocab_size:
-        gives_out = not cfg.embedding_norm
+    ]
+    if cfg.positional != "rope":  # RoPE adds nothing here: the blocks turn q and k
+        rows = cfg.max_len + cfg.position_offset
+        first = f", from row {cfg.position_offset}" if cfg.position_offset else ""
         ops.append(
             Op(
                 layer="embed",
-                operation="add token-type embedding",
+                operation=f"position embedding ({cfg.positional}{first})",
                 kind="lookup",
-                stage="token-type embedding",
-                output=names.out if gives_out else "",
-                inputs=(ids,),
-                output_shape=stream,
-                hooks={names.out: stream} if gives_out else {},
-                params=cfg.type_vocab_size * d,
-                flops=B * T * d,
+                stage="position embedding",
+                output=names.position,
+                inputs=((T,),),
+                output_shape=table,
+                hooks={names.position: table},
+                params=rows * E if cfg.positional == "learned" else 0,
             )
         )
+        ops.append(
+            Op("embed", "add token + position", "residual", "add", "", (wide, table), wide,
+               flops=B * T * E)
+        )  # fmt: skip
+    if cfg.type_vocab_size:
+        ops.append(
+            Op("embed", "add token-type embedding", "lookup", "token-type embedding", "", (ids,),
+               wide, params=cfg.type_vocab_size * E, flops=B * T * E)
+        )  # fmt: skip
     if cfg.embedding_norm:
         ops.append(
-            _norm(
-                cfg,
-                "embed",
-                "embedding norm",
-                "embedding norm",
-                names.norm,
-                B,
-                T,
-                also=(names.out,),
-            )
+            _norm(cfg, "embed", "embedding norm", "embedding norm", names.norm, B, T, width=E)
         )
+    if cfg.embedding_size:
+        ops.append(
+            _linear("embed", "embedding projection E -> d", "projection", "embedding projection",
+                    names.out, wide, (B, T, d), B * T, E, d, bias=cfg.linear_bias)
+        )  # fmt: skip
+    last = ops[-1]  # its output is block 0's input
+    ops[-1] = replace(
+        last, output=last.output or names.out, hooks={**last.hooks, names.out: last.output_shape}
+    )
     return ops
+
+
+def _holds_parameters(cfg: EncoderConfig, index: int, stage: str) -> bool:
+    """With shared layers, only the first block that has a step holds its parameters."""
+    if not cfg.shared_layers:
+        return True
+    first = 1 if stage == "norm1" and not cfg.has_attention_norm(0) else 0
+    return index == first
 
 
 def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
@@ -222,13 +228,24 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
     layer, names = str(index), hooks.block(index)
     a, m = names.attn, names.mlp
     stream, heads, square, hidden = (B, T, d), (B, H, T, dk), (B, H, T, T), (B, T, ff)
+    bias = cfg.linear_bias
     attention_matmul = 2 * B * H * T * T * dk
-    attention = [
+    projections = [
         _linear(layer, f"{name} projection, split into heads", "projection", "qkv", hook,
-                stream, heads, B * T, d, d)
+                stream, heads, B * T, d, d, bias=bias)
         for name, hook in (("Q", a.q), ("K", a.k), ("V", a.v))
-    ] + [
-        Op(layer, "scores QK^T / sqrt(dk)", "attention", "weights", a.scores,
+    ]  # fmt: skip
+    rotations = [
+        Op(layer, f"rotate {name} by position (RoPE, base {cfg.rope_base_of(index):g})",
+           "rotation", "qkv", hook, (heads,), heads, {hook: heads},
+           flops=ROTATION_FLOPS_PER_ELEMENT * B * H * T * dk)
+        for name, hook in (("Q", a.rot_q), ("K", a.rot_k))
+    ] if cfg.positional == "rope" else []  # fmt: skip
+    window = f", keys within {cfg.attention_window // 2}" if cfg.is_local(index) else ""
+    attention = [
+        *projections,
+        *rotations,
+        Op(layer, f"scores QK^T / sqrt(dk){window}", "attention", "weights", a.scores,
            (heads, (B, H, dk, T)), square, {a.scores: square},
            flops=B * H * T * T, matmul_flops=attention_matmul),
         Op(layer, "softmax", "softmax", "weights", a.pattern, (square,), square,
@@ -236,34 +253,53 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
         Op(layer, "weights x V", "attention", "mix", a.z, (square, heads), heads, {a.z: heads},
            matmul_flops=attention_matmul),
         _linear(layer, "concat heads + out projection", "projection", "mix", a.out, heads,
-                stream, B * T, d, d),
+                stream, B * T, d, d, bias=bias),
     ]  # fmt: skip
+    activation = ACTIVATION_NAMES[cfg.activation]
+    if cfg.gated:  # linear1 gives the activation's input and the gate: [B, T, 2F]
+        linear1 = _linear(layer, "linear1 (input and gate)", "feed-forward", "linear1", m.pre,
+                          stream, (B, T, 2 * ff), B * T, d, 2 * ff, bias=bias)  # fmt: skip
+        linear1 = replace(linear1, hooks={m.pre: hidden, m.gate: hidden})
+        activate = Op(layer, f"{activation}: activation(input) x gate", "activation",
+                      "activation", m.post, (hidden, hidden), hidden, {m.post: hidden},
+                      flops=2 * B * T * ff)  # fmt: skip
+    else:
+        linear1 = _linear(layer, "linear1", "feed-forward", "linear1", m.pre, stream, hidden,
+                          B * T, d, ff, bias=bias)  # fmt: skip
+        activate = Op(layer, activation, "activation", "activation", m.post, (hidden,), hidden,
+                      {m.post: hidden}, flops=B * T * ff)  # fmt: skip
     feed_forward = [
-        _linear(layer, "linear1", "feed-forward", "linear1", m.pre, stream, hidden, B * T, d, ff),
-        Op(layer, ACTIVATION_NAMES[cfg.activation], "activation", "activation", m.post,
-           (hidden,), hidden, {m.post: hidden}, flops=B * T * ff),
-        _linear(layer, "linear2", "feed-forward", "linear2", m.out, hidden, stream, B * T, ff, d),
+        linear1,
+        activate,
+        _linear(layer, "linear2", "feed-forward", "linear2", m.out, hidden, stream, B * T, ff, d,
+                bias=bias),
     ]  # fmt: skip
     if cfg.norm_first:  # pre-norm: x + f(norm(x))
-        return [
-            _norm(cfg, layer, "ln1", "norm1", names.ln1, B, T),
+        norm1 = (
+            [_norm(cfg, layer, "ln1", "norm1", names.ln1, B, T)]
+            if cfg.has_attention_norm(index)
+            else []
+        )
+        ops = [
+            *norm1,
             *attention,
             _residual(layer, "add1", names.resid_mid, B, T, d),
             _norm(cfg, layer, "ln2", "norm2", names.ln2, B, T),
             *feed_forward,
             _residual(layer, "add2", names.resid_post, B, T, d),
         ]
-    # post-norm: norm(x + f(x)); each add fills the input hook of the norm after it
-    return [
-        *attention,
-        _residual(layer, "add1", names.ln1.inp, B, T, d),
-        _norm(cfg, layer, "ln1", "norm1", names.ln1, B, T, skip_input=True,
-              also=(names.resid_mid,)),
-        *feed_forward,
-        _residual(layer, "add2", names.ln2.inp, B, T, d),
-        _norm(cfg, layer, "ln2", "norm2", names.ln2, B, T, skip_input=True,
-              also=(names.resid_post,)),
-    ]  # fmt: skip
+    else:  # post-norm: norm(x + f(x)); each add fills the input hook of the norm after it
+        ops = [
+            *attention,
+            _residual(layer, "add1", names.ln1.inp, B, T, d),
+            _norm(cfg, layer, "ln1", "norm1", names.ln1, B, T, skip_input=True,
+                  also=(names.resid_mid,)),
+            *feed_forward,
+            _residual(layer, "add2", names.ln2.inp, B, T, d),
+            _norm(cfg, layer, "ln2", "norm2", names.ln2, B, T, skip_input=True,
+                  also=(names.resid_post,)),
+        ]  # fmt: skip
+    return [op if _holds_parameters(cfg, index, op.stage) else replace(op, params=0) for op in ops]
 
 
 def final_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
@@ -292,5 +328,6 @@ def hook_names(cfg: EncoderConfig) -> list[str]:
 
 
 def parameters(cfg: EncoderConfig) -> int:
-    """Parameters of TransformerEncoder(cfg), counted from the config alone."""
+    """Parameters of TransformerEncoder(cfg), counted from the config alone (shared layers'
+    once)."""
     return sum(op.params for op in model_ops(cfg, 1, 1))

@@ -106,6 +106,11 @@ class EncoderConfig:
             return False
         return not (self.global_every and layer % self.global_every == 0)
 
+    def has_attention_norm(self, layer: int) -> bool:
+        """False for block 0 of a pre-norm model with first_attention_norm off (ModernBERT):
+        its attention reads the embeddings' output itself."""
+        return not (layer == 0 and self.norm_first and not self.first_attention_norm)
+
     def rope_base_of(self, layer: int) -> float:
         """RoPE's base in block `layer` (rope_local_base in a local layer, where given)."""
         if self.is_local(layer) and self.rope_local_base is not None:
@@ -141,9 +146,10 @@ class EncoderConfig:
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}: "
                 f"each head gets d_model / num_heads dimensions, so num_heads must divide d_model"
             )
-        if self.positional == "sinusoidal" and self.d_model % 2 != 0:
+        if self.positional == "sinusoidal" and self.embedding_width % 2 != 0:
+            name = "embedding_size" if self.embedding_size else "d_model"
             raise ValueError(
-                f"d_model={self.d_model} must be even for positional='sinusoidal' "
+                f"{name}={self.embedding_width} must be even for positional='sinusoidal' "
                 f"(sine and cosine take one dimension each)"
             )
         for option in OPTIONS:  # the named options held as the config holds them (not flags)

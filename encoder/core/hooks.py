@@ -53,8 +53,8 @@ class NormHooks:
 
 @dataclass(frozen=True)
 class EmbedHooks:
-    token: str  # [B, T, d] token embeddings (scaled by sqrt(d) where the config says so)
-    position: str  # [T, d] the positions added to them
+    token: str  # [B, T, E] token embeddings (scaled by sqrt(E) where the config says so)
+    position: str  # [T, E] the positions added to them (a RoPE model has none)
     out: str  # [B, T, d] the input of block 0
     norm: NormHooks  # used only by models with an embedding norm (BERT)
 
@@ -144,8 +144,7 @@ def norms(cfg: EncoderConfig) -> list[NormHooks]:
     """Every norm of a model with this config, in the order the data meets them."""
     found = [embed().norm] if cfg.embedding_norm else []
     for hooks in blocks(cfg.num_layers):
-        first_without = hooks.index == 0 and cfg.norm_first and not cfg.first_attention_norm
-        found += [hooks.ln2] if first_without else [hooks.ln1, hooks.ln2]
+        found += [hooks.ln1, hooks.ln2] if cfg.has_attention_norm(hooks.index) else [hooks.ln2]
     return found + ([final_norm(cfg.num_layers)] if cfg.norm_first else [])
 
 

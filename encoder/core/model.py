@@ -1,6 +1,7 @@
 """A Transformer encoder written out in full, with a hook point on every intermediate tensor.
 
-Shapes: B = batch (sentences), T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff.
+Shapes: B = batch (sentences), T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff,
+E = the embeddings' width (cfg.embedding_width: d unless an embedding projection follows them).
 
 Module paths follow `torch.nn.TransformerEncoder` (`layers.{i}.self_attn.in_proj_weight`,
 `layers.{i}.linear1`, `layers.{i}.norm1`, final `norm`), so each block's state_dict loads into
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -24,8 +26,15 @@ from encoder.core.block import hook_names
 from encoder.core.capture import HookPoint, Trace, ablated_heads, capturing
 from encoder.core.config import EncoderConfig
 
-# The feed-forward activation of each `EncoderConfig.activation` (GELU in its exact erf form).
-ACTIVATION_FUNCTIONS = {"relu": F.relu, "gelu": F.gelu}
+# The feed-forward activation of each `EncoderConfig.activation` (GELU in its exact erf form but
+# for gelu_tanh); the gated ones (GeGLU, SwiGLU) multiply it by the gate half of linear1.
+ACTIVATION_FUNCTIONS = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": partial(F.gelu, approximate="tanh"),
+    "geglu": F.gelu,
+    "swiglu": F.silu,
+}
 # Where each norm's parameters sit in the state_dict, by its hook label.
 NORM_MODULES = {"embed.ln": "embed.norm", "ln1": "norm1", "ln2": "norm2", "final_norm": "norm"}
 
@@ -49,17 +58,19 @@ def attention_path(layer: int) -> str:
 class Norm(nn.Module):
     """LayerNorm or RMSNorm, computed explicitly so its statistics can be captured."""
 
-    def __init__(self, cfg: EncoderConfig, names: hooks.NormHooks) -> None:
+    def __init__(self, cfg: EncoderConfig, names: hooks.NormHooks, width: int = 0) -> None:
+        """width: the size of the normalised vectors (0: d_model)."""
         super().__init__()
+        width = width or cfg.d_model
         self.names = names
         self.norm_type = cfg.norm_type
         self.eps = cfg.layer_norm_eps
-        self.weight = nn.Parameter(torch.ones(cfg.d_model))
-        if cfg.norm_type == "layernorm":
-            self.bias = nn.Parameter(torch.zeros(cfg.d_model))
-        else:
+        self.weight = nn.Parameter(torch.ones(width))
+        if cfg.norm_type == "layernorm" and cfg.norm_bias:
+            self.bias = nn.Parameter(torch.zeros(width))
+        else:  # RMSNorm has no bias; LayerNorm without one (ModernBERT)
             self.register_parameter("bias", None)
-        self.hook_in = HookPoint(names.inp)  # [B, T, d]
+        self.hook_in = HookPoint(names.inp)  # [B, T, d] (E wide for the embedding norm)
         self.hook_mean = HookPoint(names.mean)  # [B, T] mean over d of the input
         # [B, T] what the input is divided by: sqrt(var + eps) for LayerNorm,
         # sqrt(mean(x^2) + eps) for RMSNorm (which does not subtract the mean)
@@ -72,11 +83,36 @@ class Norm(nn.Module):
         if self.norm_type == "layernorm":
             centered = x - mean.unsqueeze(-1)
             std = self.hook_std(torch.sqrt(centered.pow(2).mean(dim=-1) + self.eps))  # [B, T]
-            out = centered / std.unsqueeze(-1) * self.weight + self.bias
+            out = centered / std.unsqueeze(-1) * self.weight
+            if self.bias is not None:
+                out = out + self.bias
         else:
             rms = self.hook_std(torch.sqrt(x.pow(2).mean(dim=-1) + self.eps))  # [B, T]
             out = x / rms.unsqueeze(-1) * self.weight
         return self.hook_out(out)
+
+
+def rotary_angles(tokens: int, head_dim: int, base: float, device: torch.device) -> torch.Tensor:
+    """RoPE's angles: position t turns pair j by t * base^(-2j/dk): [T, dk/2]."""
+    pairs = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device)  # [dk/2] = 2j
+    frequencies = base ** (-pairs / head_dim)  # [dk/2]
+    position = torch.arange(tokens, dtype=torch.float32, device=device)  # [T]
+    return position[:, None] * frequencies[None, :]  # [T, dk/2]
+
+
+def rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (x_j, x_{j + dk/2}) of x [B, H, T, dk] by its angle [T, dk/2]: the
+    complex product (x_j + i x_{j + dk/2}) e^(i angle) (the half-split pairing of GPT-NeoX,
+    Llama and ModernBERT)."""
+    first, second = x.chunk(2, dim=-1)  # [B, H, T, dk/2] each
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # [T, dk/2]
+    return torch.cat([first * cos - second * sin, second * cos + first * sin], dim=-1)
+
+
+def outside_window(tokens: int, window: int, device: torch.device) -> torch.Tensor:
+    """[query, key] True where the key is more than window // 2 positions from the query."""
+    position = torch.arange(tokens, device=device)  # [T]
+    return (position[:, None] - position[None, :]).abs() > window // 2  # [T, T]
 
 
 class SelfAttention(nn.Module):
@@ -88,15 +124,25 @@ class SelfAttention(nn.Module):
         self.layer = layer
         self.num_heads = cfg.num_heads
         self.head_dim = cfg.head_dim
+        # RoPE's base in this layer (None: positions were added to the embeddings instead)
+        self.rope_base = cfg.rope_base_of(layer) if cfg.positional == "rope" else None
+        self.window = cfg.attention_window if cfg.is_local(layer) else 0  # 0: sees every key
         self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))  # rows: W_q, W_k, W_v
-        self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
-        self.out_proj = nn.Linear(d, d)
+        if cfg.linear_bias:
+            self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = nn.Linear(d, d, bias=cfg.linear_bias)
         nn.init.xavier_uniform_(self.in_proj_weight)
-        nn.init.zeros_(self.out_proj.bias)
+        if cfg.linear_bias:
+            nn.init.zeros_(self.out_proj.bias)
         self.attn_dropout = nn.Dropout(cfg.dropout_rates()["attention"])  # on the weights
         self.hook_q = HookPoint(names.q)  # [B, H, T, dk]
         self.hook_k = HookPoint(names.k)  # [B, H, T, dk]
         self.hook_v = HookPoint(names.v)  # [B, H, T, dk]
+        if self.rope_base is not None:
+            self.hook_rot_q = HookPoint(names.rot_q)  # [B, H, T, dk] q turned by position
+            self.hook_rot_k = HookPoint(names.rot_k)  # [B, H, T, dk] k turned by position
         self.hook_scores = HookPoint(names.scores)  # [B, H, T, T] scaled, masked
         self.hook_pattern = HookPoint(names.pattern)  # [B, H, T, T] softmax
         self.hook_z = HookPoint(names.z)  # [B, H, T, dk] weighted values
@@ -109,9 +155,18 @@ class SelfAttention(nn.Module):
         q = self.hook_q(qkv[0])  # [B, H, T, dk]
         k = self.hook_k(qkv[1])
         v = self.hook_v(qkv[2])
+        if self.rope_base is not None:  # RoPE: q and k turned by their positions
+            angles = rotary_angles(T, self.head_dim, self.rope_base, x.device)  # [T, dk/2]
+            q = self.hook_rot_q(rotate(q, angles))  # [B, H, T, dk]
+            k = self.hook_rot_k(rotate(k, angles))
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # [B, H, T, T]
         if key_padding is not None:  # [B, T] True = padding
             scores = scores.masked_fill(key_padding[:, None, None, :], float("-inf"))
+        if self.window:  # a local layer: keys beyond window // 2 positions are not seen
+            outside = outside_window(T, self.window, x.device)  # [T, T]
+            if key_padding is not None:  # a padding query keeps every real key (no empty row)
+                outside = outside & ~key_padding[:, None, :, None]  # [B, 1, T, T]
+            scores = scores.masked_fill(outside, float("-inf"))
         scores = self.hook_scores(scores)
         pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # [B, H, query, key]
         z = self.attn_dropout(pattern) @ v  # [B, H, T, dk]
@@ -126,24 +181,31 @@ class SelfAttention(nn.Module):
 
 
 class EncoderBlock(nn.Module):
-    """One encoder layer; state_dict keys and shapes equal nn.TransformerEncoderLayer's."""
+    """One encoder layer; state_dict keys and shapes equal nn.TransformerEncoderLayer's (with the
+    default options: ReLU/GELU, biases, a norm before every sublayer)."""
 
     def __init__(self, cfg: EncoderConfig, index: int) -> None:
         super().__init__()
         names = hooks.block(index)
         self.norm_first = cfg.norm_first
+        self.gated = cfg.gated
         self.activation = ACTIVATION_FUNCTIONS[cfg.activation]
         self.self_attn = SelfAttention(cfg, index, names.attn)
         rates = cfg.dropout_rates()
-        self.linear1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        # gated: rows [0, F) the activation's input, rows [F, 2F) the gate
+        hidden = 2 * cfg.d_ff if cfg.gated else cfg.d_ff
+        self.linear1 = nn.Linear(cfg.d_model, hidden, bias=cfg.linear_bias)
         self.dropout = nn.Dropout(rates["ffn"])  # on the feed-forward's hidden layer
-        self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model)
-        self.norm1 = Norm(cfg, names.ln1)
+        self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.linear_bias)
+        # ModernBERT's block 0 reads the embedding norm's output without a norm of its own
+        self.norm1 = Norm(cfg, names.ln1) if cfg.has_attention_norm(index) else None
         self.norm2 = Norm(cfg, names.ln2)
         self.dropout1 = nn.Dropout(rates["residual"])  # attention's output, before its add
         self.dropout2 = nn.Dropout(rates["residual"])  # the feed-forward's, before its add
         self.hook_mlp_pre = HookPoint(names.mlp.pre)  # [B, T, F] before activation
-        self.hook_mlp_post = HookPoint(names.mlp.post)  # [B, T, F] after activation
+        if cfg.gated:
+            self.hook_mlp_gate = HookPoint(names.mlp.gate)  # [B, T, F] the gate
+        self.hook_mlp_post = HookPoint(names.mlp.post)  # [B, T, F] after activation (x gate)
         self.hook_mlp_out = HookPoint(names.mlp.out)  # [B, T, d]
         self.hook_resid_mid = HookPoint(names.resid_mid)  # [B, T, d]
         self.hook_resid_post = HookPoint(names.resid_post)  # [B, T, d]
@@ -152,16 +214,34 @@ class EncoderBlock(nn.Module):
         return self.dropout1(self.self_attn(x, key_padding))
 
     def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = self.hook_mlp_post(self.activation(self.hook_mlp_pre(self.linear1(x))))
+        if self.gated:  # act(x W_in) * (x W_gate)
+            pre, gate = self.linear1(x).chunk(2, dim=-1)  # [B, T, F] each
+            hidden = self.activation(self.hook_mlp_pre(pre)) * self.hook_mlp_gate(gate)
+        else:
+            hidden = self.activation(self.hook_mlp_pre(self.linear1(x)))  # [B, T, F]
+        hidden = self.hook_mlp_post(hidden)
         return self.dropout2(self.hook_mlp_out(self.linear2(self.dropout(hidden))))
 
     def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
         if self.norm_first:  # pre-norm: x + f(norm(x))
-            x = self.hook_resid_mid(x + self._attention(self.norm1(x), key_padding))
+            attention_input = x if self.norm1 is None else self.norm1(x)
+            x = self.hook_resid_mid(x + self._attention(attention_input, key_padding))
             return self.hook_resid_post(x + self._feed_forward(self.norm2(x)))
         # post-norm: norm(x + f(x))
         x = self.hook_resid_mid(self.norm1(x + self._attention(x, key_padding)))
         return self.hook_resid_post(self.norm2(x + self._feed_forward(x)))
+
+
+def share_parameters(layers: nn.ModuleList) -> None:
+    """Make every block use the Parameters of the first block that has each one (ALBERT): the
+    blocks keep their own modules (hooks, index), state_dict lists every block's keys, and
+    model.parameters() yields each shared Parameter once."""
+    first: dict[str, nn.Parameter] = {}
+    for layer in layers:
+        for path, module in layer.named_modules():
+            for name, parameter in list(module.named_parameters(recurse=False)):
+                key = f"{path}.{name}"
+                setattr(module, name, first.setdefault(key, parameter))
 
 
 def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
@@ -176,45 +256,62 @@ def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
 
 
 class Embeddings(nn.Module):
-    """Token embedding (optionally scaled by sqrt(d)) + positions (+ token types), norm, dropout."""
+    """Token embedding (optionally scaled by sqrt(E)) + positions (+ token types), norm, dropout,
+    and a projection to d_model when the embeddings are narrower (embedding_size).
+
+    With RoPE nothing is added for positions (the blocks turn q and k instead): the model then
+    has no position table and no embed.hook_position."""
 
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
-        d = cfg.d_model
-        self.scale = math.sqrt(d) if cfg.scale_embeddings else 1.0
-        self.token = nn.Embedding(cfg.vocab_size, d)
+        E = cfg.embedding_width
+        self.scale = math.sqrt(E) if cfg.scale_embeddings else 1.0
+        self.position_offset = cfg.position_offset  # token t reads row position_offset + t
+        self.token = nn.Embedding(cfg.vocab_size, E)
         # Scaled embeddings start at unit variance, like the sinusoidal table they are added to.
-        nn.init.normal_(self.token.weight, std=d**-0.5 if cfg.scale_embeddings else 0.02)
+        nn.init.normal_(self.token.weight, std=E**-0.5 if cfg.scale_embeddings else 0.02)
+        rows = cfg.max_len + cfg.position_offset
         if cfg.positional == "learned":
-            self.position = nn.Embedding(cfg.max_len, d)
+            self.position = nn.Embedding(rows, E)
             nn.init.normal_(self.position.weight, std=0.02)
-        else:
-            self.register_buffer("sinusoid", sinusoidal_positions(cfg.max_len, d), persistent=False)
-        self.token_type = nn.Embedding(cfg.type_vocab_size, d) if cfg.type_vocab_size else None
+        elif cfg.positional == "sinusoidal":
+            self.register_buffer("sinusoid", sinusoidal_positions(rows, E), persistent=False)
+        self.token_type = nn.Embedding(cfg.type_vocab_size, E) if cfg.type_vocab_size else None
         if self.token_type is not None:
             nn.init.normal_(self.token_type.weight, std=0.02)
         names = hooks.embed()
-        self.norm = Norm(cfg, names.norm) if cfg.embedding_norm else None
+        self.norm = Norm(cfg, names.norm, E) if cfg.embedding_norm else None
         self.dropout = nn.Dropout(cfg.dropout)
-        self.hook_token = HookPoint(names.token)  # [B, T, d] scaled token embeddings
-        self.hook_position = HookPoint(names.position)  # [T, d]
+        # ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project: [E] -> [d]
+        if cfg.embedding_size:
+            self.project = nn.Linear(E, cfg.d_model, bias=cfg.linear_bias)
+        else:
+            self.project = None
+        self.hook_token = HookPoint(names.token)  # [B, T, E] scaled token embeddings
+        if cfg.positional != "rope":
+            self.hook_position = HookPoint(names.position)  # [T, E]
         self.hook_out = HookPoint(names.out)  # [B, T, d] input to block 0
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None) -> torch.Tensor:
         T = input_ids.shape[1]
-        tokens = self.hook_token(self.token(input_ids) * self.scale)  # [B, T, d]
+        x = self.hook_token(self.token(input_ids) * self.scale)  # [B, T, E]
+        # [T] token t reads row position_offset + t of the table
+        rows = torch.arange(self.position_offset, self.position_offset + T, device=x.device)
         if hasattr(self, "sinusoid"):
-            positions = self.sinusoid[:T]  # [T, d]
-        else:  # a lookup, so that under no_grad no gradient flag leaks into the trace
-            positions = self.position(torch.arange(T, device=input_ids.device))
-        x = tokens + self.hook_position(positions)
+            x = x + self.hook_position(self.sinusoid[rows])  # [T, E]
+        elif hasattr(self, "position"):  # a lookup: under no_grad no gradient flag leaks out
+            x = x + self.hook_position(self.position(rows))
+        # (RoPE adds no positions here: each block turns q and k instead)
         if self.token_type is not None:
             if token_type_ids is None:
                 token_type_ids = torch.zeros_like(input_ids)
             x = x + self.token_type(token_type_ids)
         if self.norm is not None:
             x = self.norm(x)
-        return self.hook_out(self.dropout(x))
+        x = self.dropout(x)
+        if self.project is not None:
+            x = self.project(x)  # [B, T, d]
+        return self.hook_out(x)
 
 
 class TransformerEncoder(nn.Module):
@@ -227,6 +324,8 @@ class TransformerEncoder(nn.Module):
             torch.manual_seed(cfg.seed)
             self.embed = Embeddings(cfg)
             self.layers = nn.ModuleList(EncoderBlock(cfg, i) for i in range(cfg.num_layers))
+            if cfg.shared_layers:
+                share_parameters(self.layers)
             # Pre-norm leaves the residual stream un-normalised; a final norm closes it off.
             self.norm = Norm(cfg, hooks.final_norm(cfg.num_layers)) if cfg.norm_first else None
 

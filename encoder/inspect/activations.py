@@ -126,7 +126,7 @@ def pre_activation_histogram(
 
 def activation_curve(activation: str, low: float, high: float, points: int = 201):
     """(x, f(x)) of the model's activation function on [low, high], computed by the same function
-    the model calls."""
+    the model calls (GeGLU, SwiGLU: the GELU or SiLU of hook_pre, before the gate multiplies it)."""
     x = torch.linspace(low, high, points)
     return x.numpy(), ACTIVATION_FUNCTIONS[activation](x).numpy()
 

@@ -47,7 +47,9 @@ def names_for_steps(cfg: EncoderConfig, layer: int) -> list[str]:
     _check_index("layer", layer, cfg.num_layers)
     block = hooks.block(layer)
     a = block.attn
-    return [*block.ln1.names, a.q, a.k, a.v, a.scores, a.pattern, a.z, a.out, block.resid_mid]
+    ln1 = block.ln1.names if cfg.has_attention_norm(layer) else ()  # ModernBERT's block 0: none
+    rotated = (a.rot_q, a.rot_k) if cfg.positional == "rope" else ()
+    return [*ln1, a.q, a.k, a.v, *rotated, a.scores, a.pattern, a.z, a.out, block.resid_mid]
 
 
 @dataclass(frozen=True)
@@ -77,20 +79,24 @@ def head_weights(
     def weight(name: str) -> torch.Tensor:
         return weights[f"{path}.{name}"].detach().cpu()
 
+    def bias(name: str, size: int) -> torch.Tensor:  # zeros for a model without biases
+        found = weights.get(f"{path}.{name}")
+        return torch.zeros(size) if found is None else found.detach().cpu()
+
     d, dk = cfg.d_model, cfg.head_dim
     # in_proj rows are [W_q; W_k; W_v], each [d, d]; inside each, head h owns rows h*dk:(h+1)*dk
     rows = [slice(part * d + head * dk, part * d + (head + 1) * dk) for part in range(3)]
-    in_proj, bias = weight("in_proj_weight"), weight("in_proj_bias")  # [3d, d], [3d]
+    in_proj, in_bias = weight("in_proj_weight"), bias("in_proj_bias", 3 * d)  # [3d, d], [3d]
     w_o = weight("out_proj.weight")  # [d, d]
     return HeadWeights(
         w_q=in_proj[rows[0]],
-        b_q=bias[rows[0]],
+        b_q=in_bias[rows[0]],
         w_k=in_proj[rows[1]],
-        b_k=bias[rows[1]],
+        b_k=in_bias[rows[1]],
         w_v=in_proj[rows[2]],
-        b_v=bias[rows[2]],
+        b_v=in_bias[rows[2]],
         w_o=w_o,
-        b_o=weight("out_proj.bias"),
+        b_o=bias("out_proj.bias", d),
         w_o_head=w_o[:, head * dk : (head + 1) * dk],
     )
 
@@ -105,24 +111,26 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 def step_table(
     trace: Trace, sentence: int, layer: int, head: int, query: int, tokens: list[str]
 ) -> pd.DataFrame:
-    """One row per key position j for query i: position, key (token), padding, q_dot_k = q_i.k_j,
-    scaled (q_dot_k / sqrt(dk); the model's score for real keys), masked (the model's score:
-    -inf for padding), weight (the model's softmax: the head's attention row for this query) and
-    contribution_norm = ||weight_j v_j||. Floats are float64 copies of the trace's values."""
+    """One row per key position j for query i: position, key (token), padding, q_dot_k = q_i.k_j
+    (RoPE: of the rotated q and k), scaled (q_dot_k / sqrt(dk); the model's score for the keys
+    it sees), masked (the model's score: -inf for padding and keys outside a local window),
+    weight (the model's softmax: the head's attention row for this query) and contribution_norm
+    = ||weight_j v_j||. Floats are float64 copies of the trace's values."""
     _check_position(trace, sentence, layer, query)
     a = hooks.block(layer).attn
     _check_index("head", head, trace[a.q].shape[1])
     T = trace.input_ids.shape[1]
     if len(tokens) != T:
         raise ValueError(f"{len(tokens)} tokens given for a sentence of {T} positions")
-    q = trace[a.q][sentence, head, query].double()  # [dk]
-    keys = trace[a.k][sentence, head].double()  # [T, dk]
+    rope = a.rot_q in trace.tensors  # RoPE: the scores read the rotated q and k
+    q = trace[a.rot_q if rope else a.q][sentence, head, query].double()  # [dk]
+    keys = trace[a.rot_k if rope else a.k][sentence, head].double()  # [T, dk]
     values = trace[a.v][sentence, head].double()  # [T, dk]
     masked = trace[a.scores][sentence, head, query].double()  # [T] the model's scores
     weight = trace[a.pattern][sentence, head, query].double()  # [T] the model's softmax
     padding = trace.attention_mask[sentence] == 0  # [T]
     q_dot_k = keys @ q  # [T]
-    scaled = torch.where(padding, q_dot_k / math.sqrt(q.shape[0]), masked)
+    scaled = torch.where(masked.isfinite(), masked, q_dot_k / math.sqrt(q.shape[0]))
     contribution = weight * values.norm(dim=-1)  # [T] ||weight_j v_j||
     return pd.DataFrame(
         {
@@ -152,8 +160,10 @@ class AttentionSteps:
     norm_type: str  # "layernorm" | "rmsnorm": what ln1 does (RMSNorm: no mean, no bias)
     head_dim: int
     block_input: np.ndarray  # [d] x_i, the residual stream entering the block
-    normalised: np.ndarray | None  # [d] ln1(x_i), what attention reads (pre-norm only)
-    ln1_mean: float  # ln1's mean and std of its input row (pre: x_i; post: x_i + attn_out)
+    normalised: np.ndarray | None  # [d] ln1(x_i), what attention reads (pre-norm only; x_i in
+    # a block without ln1)
+    # ln1's mean and std of its input row (pre: x_i; post: x_i + attn_out); nan without ln1
+    ln1_mean: float
     ln1_std: float
     w_q: np.ndarray  # [dk, d] the head's rows of W_Q
     b_q: np.ndarray  # [dk]
@@ -161,7 +171,7 @@ class AttentionSteps:
     keys: np.ndarray  # [T, dk] k_j
     values: np.ndarray  # [T, dk] v_j
     table: pd.DataFrame  # step_table's rows
-    unscaled_weight: np.ndarray  # [T] softmax(q.k) without the 1/sqrt(dk), padding masked
+    unscaled_weight: np.ndarray  # [T] softmax(q.k) without the 1/sqrt(dk), same keys masked
     entropy: float  # of `table.weight` (nats)
     unscaled_entropy: float  # of `unscaled_weight` (nats)
     weighted_values: np.ndarray  # [T, dk] weight_j v_j
@@ -203,9 +213,10 @@ def attention_steps(
         return trace[name][sentence, query].numpy()
 
     block_input = trace.hidden_states[layer][sentence, query].numpy()  # [d]
+    has_ln1 = cfg.has_attention_norm(layer)  # ModernBERT's block 0 reads x itself
     attention_out = row(a.out)  # [d]
-    padding = table["padding"].to_numpy()
-    unscaled = softmax(np.where(padding, -np.inf, table["q_dot_k"].to_numpy()))
+    hidden = ~np.isfinite(table["masked"].to_numpy())  # padding, keys outside a local window
+    unscaled = softmax(np.where(hidden, -np.inf, table["q_dot_k"].to_numpy()))
     z = trace[a.z][sentence, head, query]  # [dk]
     values = trace[a.v][sentence, head].numpy()  # [T, dk]
     return AttentionSteps(
@@ -218,9 +229,9 @@ def attention_steps(
         norm_type=cfg.norm_type,
         head_dim=cfg.head_dim,
         block_input=block_input,
-        normalised=row(block.ln1.out) if cfg.norm_first else None,
-        ln1_mean=float(row(block.ln1.mean)),
-        ln1_std=float(row(block.ln1.std)),
+        normalised=(row(block.ln1.out) if has_ln1 else block_input) if cfg.norm_first else None,
+        ln1_mean=float(row(block.ln1.mean)) if has_ln1 else math.nan,
+        ln1_std=float(row(block.ln1.std)) if has_ln1 else math.nan,
         w_q=head_w.w_q.numpy(),
         b_q=head_w.b_q.numpy(),
         q=trace[a.q][sentence, head, query].numpy(),

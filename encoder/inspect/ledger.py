@@ -62,6 +62,7 @@ COMPONENTS = (
     "position embedding",
     "token-type embedding",
     "embedding norm",
+    "embedding projection",
     "attention",
     "feed-forward",
     "block norms",
@@ -76,13 +77,15 @@ def _component(op: block.Op) -> str:
 
 
 def parameter_counts(cfg: EncoderConfig) -> pd.DataFrame:
-    """Parameters per component; `per_layer` holds one block's share for the stacked components."""
+    """Parameters per component; `per_layer` holds one block's share for the stacked components
+    (with shared layers, the one set every block uses)."""
     ops = block.model_ops(cfg, 1, 1)
     rows = []
     for component in COMPONENTS:
         params = sum(op.params for op in ops if _component(op) == component)
         if component in BLOCK_COMPONENTS.values():
-            rows.append((f"{component} (all layers)", params, params // cfg.num_layers))
+            per_layer = params if cfg.shared_layers else params // cfg.num_layers
+            rows.append((f"{component} (all layers)", params, per_layer))
         else:
             rows.append((component, params, None))
     rows.append(("total", sum(op.params for op in ops), None))

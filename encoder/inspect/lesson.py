@@ -154,17 +154,22 @@ class EmbeddingParts:
     """What the embedding layer adds up for one token: its own vector (scaled by sqrt(d_model)
     where the model scales) and its position's, and the block input they become."""
 
-    token: np.ndarray  # [d]
-    position: np.ndarray  # [d]
+    token: np.ndarray  # [E] (E = d without an embedding projection)
+    position: np.ndarray  # [E] (zeros for a RoPE model)
     output: np.ndarray  # [d] hidden_states[0]: the sum (plus token type, normalised, for BERT)
 
 
 def embedding_parts(trace: Trace, sentence: int, position: int) -> EmbeddingParts:
-    """Needs the hooks embed.hook_token and embed.hook_position."""
+    """Needs the hooks embed.hook_token and embed.hook_position; a trace without the position
+    hook (a RoPE model has none: it adds no position vector) gets zeros for it."""
     names = hooks.embed()
+    token = trace[names.token][sentence, position].float().cpu().numpy()
+    added = names.position in trace.tensors
     return EmbeddingParts(
-        token=trace[names.token][sentence, position].float().cpu().numpy(),
-        position=trace[names.position][position].float().cpu().numpy(),
+        token=token,
+        position=trace[names.position][position].float().cpu().numpy()
+        if added
+        else np.zeros_like(token),
         output=trace.hidden_states[0][sentence, position].float().cpu().numpy(),
     )
 
@@ -196,6 +201,8 @@ def numpy_block_output(
         activation=cfg.activation,
         norm_type=cfg.norm_type,
         eps=cfg.layer_norm_eps,
+        rope_base=cfg.rope_base_of(layer) if cfg.positional == "rope" else None,
+        window=cfg.attention_window if cfg.is_local(layer) else 0,
     )
 
 

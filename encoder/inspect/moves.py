@@ -37,11 +37,12 @@ def value_norms(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
         attention = block.self_attn
         H, dk = attention.num_heads, attention.head_dim
         x = trace.hidden_states[layer]  # [B, T, d]: the block's input
-        if model.cfg.norm_first:
+        if model.cfg.norm_first and block.norm1 is not None:  # (ModernBERT's block 0 has none)
             x = block.norm1(x)
         d = x.shape[-1]
         weight = attention.in_proj_weight[2 * d :].to(x)  # [d, d]: W_V
-        v = F.linear(x, weight, attention.in_proj_bias[2 * d :].to(x))  # [B, T, d], b_V included
+        bias = attention.in_proj_bias  # [3d], or None for a model without biases
+        v = F.linear(x, weight, None if bias is None else bias[2 * d :].to(x))  # [B, T, d] + b_V
         v = v.view(*v.shape[:2], H, dk).transpose(1, 2)  # [B, H, T, dk]
         w_out = attention.out_proj.weight.to(v).view(-1, H, dk)  # [d, H, dk]
         # ||v W_O^h||^2 = v (W_O^h^T W_O^h) v^T: through each head's [dk, dk] Gram matrix, so

@@ -26,8 +26,21 @@ def gelu(x):
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
 def relu(x):
     return np.maximum(x, 0)
+
+
+# GeGLU and SwiGLU: the activation of the first half of linear1's output times the second half
+ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "geglu": gelu, "swiglu": silu}
+GATED = ("geglu", "swiglu")
 
 
 def softmax(x):
@@ -35,33 +48,58 @@ def softmax(x):
     return e / e.sum(-1, keepdims=True)
 
 
-def self_attention(x, mask, w_qkv, b_qkv, w_out, b_out, heads):
+def rope(x, base):
+    """Turn each pair (x_j, x_{j + dk/2}) of x [B, H, T, dk] by the angle t * base^(-2j/dk)."""
+    T, dk = x.shape[-2:]
+    angle = np.arange(T)[:, None] * base ** (-np.arange(0, dk, 2) / dk)  # [T, dk/2]
+    first, second = x[..., : dk // 2], x[..., dk // 2 :]
+    cos, sin = np.cos(angle), np.sin(angle)
+    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
+
+
+def self_attention(x, mask, w_qkv, b_qkv, w_out, b_out, heads, rope_base=None, window=0):
     B, T, d = x.shape
     q, k, v = np.split(x @ w_qkv.T + b_qkv, 3, axis=-1)  # [B, T, d] each
     q, k, v = (m.reshape(B, T, heads, d // heads).transpose(0, 2, 1, 3) for m in (q, k, v))
+    if rope_base is not None:  # rotary positions: q and k turned by where they sit
+        q, k = rope(q, rope_base), rope(k, rope_base)
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d // heads)  # [B, H, T, T]
-    scores = np.where(mask[:, None, None, :], scores, -np.inf)  # padding gets no weight
+    seen = mask[:, None, None, :]  # padding gets no weight
+    if window:  # a local layer: a real query sees the keys within window // 2 of it
+        near = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :]) <= window // 2  # [T, T]
+        seen = seen & (near | ~mask[:, None, :, None])
+    scores = np.where(seen, scores, -np.inf)
     z = softmax(scores) @ v  # [B, H, T, dk]
     return z.transpose(0, 2, 1, 3).reshape(B, T, d) @ w_out.T + b_out
 
 
 def encoder_block(
-    x, mask, p, heads, norm_first, activation="gelu", norm_type="layernorm", eps=1e-5
-):
+    x, mask, p, heads, norm_first, activation="gelu", norm_type="layernorm", eps=1e-5,
+    rope_base=None, window=0,
+):  # fmt: skip
+    """A bias missing from p counts as 0; a missing norm1 (ModernBERT's block 0) as none."""
+
     def norm(h, i):
+        if f"norm{i}.weight" not in p:
+            return h
         if norm_type == "rmsnorm":
             return rms_norm(h, p[f"norm{i}.weight"], eps)
-        return layer_norm(h, p[f"norm{i}.weight"], p[f"norm{i}.bias"], eps)
+        return layer_norm(h, p[f"norm{i}.weight"], p.get(f"norm{i}.bias", 0), eps)
 
     def attend(h):
-        w_qkv, b_qkv = p["self_attn.in_proj_weight"], p["self_attn.in_proj_bias"]
-        w_out, b_out = p["self_attn.out_proj.weight"], p["self_attn.out_proj.bias"]
-        return self_attention(h, mask, w_qkv, b_qkv, w_out, b_out, heads)
+        w_qkv, b_qkv = p["self_attn.in_proj_weight"], p.get("self_attn.in_proj_bias", 0)
+        w_out, b_out = p["self_attn.out_proj.weight"], p.get("self_attn.out_proj.bias", 0)
+        return self_attention(h, mask, w_qkv, b_qkv, w_out, b_out, heads, rope_base, window)
 
     def feed_forward(h):
-        act = gelu if activation == "gelu" else relu
-        hidden = act(h @ p["linear1.weight"].T + p["linear1.bias"])  # [B, T, d_ff]
-        return hidden @ p["linear2.weight"].T + p["linear2.bias"]
+        act = ACTIVATIONS[activation]
+        hidden = h @ p["linear1.weight"].T + p.get("linear1.bias", 0)  # [B, T, d_ff] (gated: 2x)
+        if activation in GATED:
+            hidden, gate = np.split(hidden, 2, axis=-1)
+            hidden = act(hidden) * gate
+        else:
+            hidden = act(hidden)
+        return hidden @ p["linear2.weight"].T + p.get("linear2.bias", 0)
 
     if norm_first:  # pre-norm: x + f(norm(x))
         x = x + attend(norm(x, 1))

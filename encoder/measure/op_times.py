@@ -159,7 +159,8 @@ def timed_groups(ops: list[block.Op]) -> list[list[block.Op]]:
         fused_with_next = (
             after is not None
             and op.stage in FUSED_STAGES
-            and (after.layer, after.stage) == (op.layer, op.stage)
+            # the projections of one in_proj matmul (not RoPE's rotations after them)
+            and (after.layer, after.stage, after.kind) == (op.layer, op.stage, "projection")
         )
         if op.output and not fused_with_next:
             groups.append(pending)

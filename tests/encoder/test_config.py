@@ -41,6 +41,10 @@ def test_sinusoidal_positions_need_even_d_model() -> None:
     with pytest.raises(ValueError, match=r"d_model=9 must be even for positional='sinusoidal'"):
         EncoderConfig(d_model=9, num_heads=3)
     assert EncoderConfig(d_model=9, num_heads=3, positional="learned").head_dim == 3
+    message = r"embedding_size=7 must be even for positional='sinusoidal'"
+    with pytest.raises(ValueError, match=message):  # the table is as wide as the embeddings
+        EncoderConfig(embedding_size=7)
+    assert EncoderConfig(d_model=9, num_heads=3, embedding_size=8).embedding_width == 8
 
 
 @pytest.mark.parametrize(
@@ -84,3 +88,11 @@ def test_norm_placement_converts_to_norm_first_and_back() -> None:
 def test_unknown_norm_placement_is_named(placement: str) -> None:
     with pytest.raises(ValueError, match=re.escape(f"norm placement {placement!r} must be one of")):
         norm_first_of(placement)
+
+
+def test_only_block_0_of_a_pre_norm_model_can_go_without_its_attention_norm() -> None:
+    modernbert = EncoderConfig(first_attention_norm=False)
+    assert [modernbert.has_attention_norm(i) for i in range(3)] == [False, True, True]
+    post_norm = EncoderConfig(norm_first=False, first_attention_norm=False)  # its ln1 is after
+    assert post_norm.has_attention_norm(0)
+    assert EncoderConfig().has_attention_norm(0)

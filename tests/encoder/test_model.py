@@ -114,29 +114,34 @@ def test_layernorm_matches_torch_layernorm() -> None:
 
 def expected_shapes(cfg: EncoderConfig, B: int, T: int) -> dict[str, tuple[int, ...]]:
     d, H, dk, ff = cfg.d_model, cfg.num_heads, cfg.head_dim, cfg.d_ff
+    E = cfg.embedding_size or d  # the embeddings' width before any projection to d
 
-    def norm(prefix: str) -> dict[str, tuple[int, ...]]:
+    def norm(prefix: str, width: int = d) -> dict[str, tuple[int, ...]]:
         return {
-            f"{prefix}.hook_in": (B, T, d),
+            f"{prefix}.hook_in": (B, T, width),
             f"{prefix}.hook_mean": (B, T),
             f"{prefix}.hook_std": (B, T),
-            f"{prefix}.hook_out": (B, T, d),
+            f"{prefix}.hook_out": (B, T, width),
         }
 
-    shapes = {
-        "embed.hook_token": (B, T, d),
-        "embed.hook_position": (T, d),
-        "embed.hook_out": (B, T, d),
-    }
+    shapes = {"embed.hook_token": (B, T, E), "embed.hook_out": (B, T, d)}
+    if cfg.positional != "rope":  # RoPE adds no position vectors
+        shapes["embed.hook_position"] = (T, E)
     if cfg.embedding_norm:
-        shapes |= norm("embed.ln")
+        shapes |= norm("embed.ln", E)
     for i in range(cfg.num_layers):
         p = f"blocks.{i}"
-        shapes |= norm(f"{p}.ln1") | norm(f"{p}.ln2")
+        if i or not cfg.norm_first or cfg.first_attention_norm:
+            shapes |= norm(f"{p}.ln1")
+        shapes |= norm(f"{p}.ln2")
         shapes |= {f"{p}.attn.hook_{name}": (B, H, T, dk) for name in ("q", "k", "v", "z")}
+        if cfg.positional == "rope":
+            shapes |= {f"{p}.attn.hook_rot_{name}": (B, H, T, dk) for name in ("q", "k")}
         shapes |= {f"{p}.attn.hook_scores": (B, H, T, T), f"{p}.attn.hook_pattern": (B, H, T, T)}
         shapes |= {f"{p}.attn.hook_out": (B, T, d), f"{p}.hook_resid_mid": (B, T, d)}
         shapes |= {f"{p}.mlp.hook_pre": (B, T, ff), f"{p}.mlp.hook_post": (B, T, ff)}
+        if cfg.activation in ("geglu", "swiglu"):
+            shapes[f"{p}.mlp.hook_gate"] = (B, T, ff)
         shapes |= {f"{p}.mlp.hook_out": (B, T, d), f"{p}.hook_resid_post": (B, T, d)}
     if cfg.norm_first:
         shapes |= norm("final_norm")
@@ -152,6 +157,31 @@ TRACED_CONFIGS = {
         norm_first=False,
         type_vocab_size=2,
         embedding_norm=True,
+        scale_embeddings=False,
+    ),
+    "modernbert-like": small_cfg(
+        num_layers=3,
+        positional="rope",
+        rope_base=160000.0,
+        rope_local_base=10000.0,
+        attention_window=4,
+        global_every=2,
+        activation="geglu",
+        linear_bias=False,
+        norm_bias=False,
+        first_attention_norm=False,
+        embedding_norm=True,
+        scale_embeddings=False,
+    ),
+    "albert-like": small_cfg(
+        norm_first=False,
+        positional="learned",
+        position_offset=2,
+        type_vocab_size=2,
+        embedding_norm=True,
+        embedding_size=8,
+        shared_layers=True,
+        activation="gelu_tanh",
         scale_embeddings=False,
     ),
 }

@@ -45,7 +45,8 @@ def test_a_setup_in_a_sentence() -> None:
     said = ", ".join(BY_KEY[key].say(value) for key, value in key_values(BERT_SHAPE).items())
     assert said == (
         "post-norm, d_model 768, 12 heads, 12 layers, d_ff 3072, ReLU, RMSNorm, "
-        "learned positions, seed 7"
+        "learned positions, RoPE base 10000, linear biases on, norm biases on, window 0, "
+        "global every 0 layers, embedding size 0, separate weights per layer, seed 7"
     )
     assert [BY_KEY["norm"].label_of(p) for p in ("pre", "post")] == [
         "Pre-norm: x + f(LN(x))",
@@ -81,7 +82,7 @@ def test_a_bad_link_value_is_named(key: str, raw: str, message: str) -> None:
         BY_KEY[key].parse(raw)
 
 
-@pytest.mark.parametrize("option", [o for o in OPTIONS if o.named and o.key == o.field])
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o.named and o.holds_config_value])
 def test_the_config_accepts_every_choice_and_names_any_other(option) -> None:
     for choice in option.choices:
         assert getattr(EncoderConfig(**{option.field: choice}), option.field) == choice
