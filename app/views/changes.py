@@ -22,7 +22,7 @@ import streamlit as st
 from app.runs import Run, Runs
 from app.sources import LABELS as SOURCE_LABELS
 from app.user_text import literal
-from encoder.core.options import NORM_TYPE_NAMES, OPTIONS
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, OPTIONS
 from encoder.inspect import norms
 from encoder.inspect.lesson import BROAD_ENTROPY
 from encoder.inspect.predictions import growth, head_label
@@ -223,25 +223,33 @@ def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
 
 
 def relu_vs_gelu(runs: Runs, sentence: int) -> list[str]:
-    """The share of the feed-forward's hidden values that are exactly zero."""
+    """ReLU against a smooth activation (GELU, its tanh form, or a gated GeGLU / SwiGLU): the
+    share of the feed-forward's hidden values that are exactly zero."""
     if runs.b is None or runs.a.cfg.activation == runs.b.cfg.activation:
         return []
-    shares = {}
-    for name, run in runs.named():
-        table = run.activation_summary(sentence).feed_forward
-        shares[run.cfg.activation] = (
-            name,
-            table["share_zero"].mean(),
-            table["share_negative"].mean(),
-        )
-    relu, gelu = shares["relu"], shares["gelu"]
+    named = runs.named()
+    relu = [(name, run) for name, run in named if run.cfg.activation == "relu"]
+    if len(relu) != 1:
+        return []
+    smooth = next((name, run) for name, run in named if run.cfg.activation != "relu")
+    (relu_name, relu_zero, relu_negative), (name, zero, negative) = (
+        _zeros(setup, run, sentence) for setup, run in (relu[0], smooth)
+    )
+    smooth_name = ACTIVATION_NAMES[smooth[1].cfg.activation]
     return [
-        f"ReLU ({relu[0]}) cuts every negative pre-activation to exactly 0: {relu[1]:.1%} of the "
-        f"feed-forward's hidden values are exactly zero (mean over the blocks; {relu[2]:.1%} of "
-        f"the pre-activations are below 0). GELU ({gelu[0]}) bends negative values toward 0 "
-        f"instead: {gelu[1]:.2%} are exactly zero, though {gelu[2]:.1%} of its pre-activations "
-        "are below 0."
+        f"ReLU ({relu_name}) cuts every negative pre-activation to exactly 0: {relu_zero:.1%} of "
+        f"the feed-forward's hidden values are exactly zero (mean over the blocks; "
+        f"{relu_negative:.1%} of the pre-activations are below 0). {smooth_name} ({name}) bends "
+        f"negative values toward 0 instead: {zero:.2%} are exactly zero, though {negative:.1%} "
+        "of its pre-activations are below 0."
     ]
+
+
+def _zeros(name: str, run: Run, sentence: int) -> tuple[str, float, float]:
+    """(setup, share of hidden values exactly 0, share of pre-activations below 0), the means
+    over the blocks."""
+    table = run.activation_summary(sentence).feed_forward
+    return name, table["share_zero"].mean(), table["share_negative"].mean()
 
 
 def head_switched_off(runs: Runs, sentence: int) -> list[str]:
