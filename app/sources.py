@@ -17,8 +17,8 @@ import streamlit as st
 import tokenizers
 
 from encoder import EncoderConfig, TransformerEncoder
-from encoder.io.bert import bert_config
 from encoder.io.checkpoint_files import CONFIG_FILE
+from encoder.io.families import family_config
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir, load_tokenizer
 from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
@@ -57,7 +57,7 @@ def tokenizer() -> tokenizers.Tokenizer:
 def pretrained_config() -> EncoderConfig:
     """The bundled checkpoint's architecture, read without its weights."""
     directory = bundled_model_dir()
-    return bert_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
+    return family_config(json.loads((directory / CONFIG_FILE).read_text()), str(directory))
 
 
 def built_in(source: str, cfg: EncoderConfig) -> ModelSource:

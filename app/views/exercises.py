@@ -69,9 +69,10 @@ def _givens(numbers: HandNumbers) -> None:
         norm = NORM_TYPE_NAMES[numbers.norm_type]
         st.markdown(f"**A vector x** for the {norm}:  \nx = {_row(numbers.vector)}")
         activation = ACTIVATION_NAMES[numbers.activation]
+        gate = f"  \nand its gate g = {_row(numbers.gate)}" if numbers.gate else ""
         st.markdown(
             f"**A hidden vector h** of the feed-forward ({activation}):  \n"
-            f"h = {_row(numbers.hidden)}"
+            f"h = {_row(numbers.hidden)}{gate}"
         )
 
 
@@ -136,6 +137,9 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
         help="The same set gives everyone the same numbers: name one for the whole class.",
     )
     right.button("New numbers", key="ex_new", on_click=new_numbers)
+    notes = by_hand.attention_notes(cfg)
+    if notes:  # what this model's attention does that the row by hand leaves out
+        st.info(" ".join(notes))
     numbers = by_hand.draw(int(seed), cfg.norm_type, cfg.activation)
     _givens(numbers)
     for index, question in enumerate(numbers.questions, start=1):

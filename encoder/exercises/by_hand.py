@@ -9,7 +9,8 @@
 
 A set is one attention row of a tiny single-head model (d_k = 2 to 4, three to five tokens) with
 every given number rounded to one decimal, plus a short vector for the sidebar's norm (LayerNorm
-or RMSNorm, gain 1 and no bias) and its feed-forward activation (ReLU or GELU). The expected
+or RMSNorm, gain 1 and no bias) and its feed-forward activation (ReLU, GELU, GELU's tanh
+approximation, or GeGLU and SwiGLU, whose hidden vector comes with a gate g). The expected
 answers are computed by the model's own pieces (its Norm module and activation); the student's
 answers are parsed as numbers, never evaluated.
 """
@@ -24,8 +25,10 @@ import numpy as np
 import torch
 
 from encoder.core import hooks
-from encoder.core.config import EncoderConfig
+from encoder.core.config import GATED_ACTIVATIONS, EncoderConfig
 from encoder.core.model import ACTIVATION_FUNCTIONS, Norm
+from encoder.core.options import ACTIVATION_NAMES
+from encoder.exercises.mistakes import OTHER_ACTIVATIONS
 
 QUESTION_KEYS = ("score", "scaled", "softmax", "weighted", "norm", "activation")
 MAX_ANSWER = 1e6  # a number past this size is a typo: every answer here is below 100
@@ -114,6 +117,7 @@ class HandNumbers:
     values: tuple[tuple[float, ...], ...]  # [T, d_k]
     vector: tuple[float, ...]  # [NORM_SIZE], for the norm
     hidden: tuple[float, ...]  # [NORM_SIZE], for the activation
+    gate: tuple[float, ...]  # [NORM_SIZE] the gate of GeGLU and SwiGLU; () for the others
     questions: tuple[Question, ...]
 
     @property
@@ -315,38 +319,130 @@ def relu(values: np.ndarray) -> np.ndarray:
     return np.maximum(values, 0)
 
 
-def _activation_question(hidden: np.ndarray, activation: str) -> Question:
-    out = ACTIVATION_FUNCTIONS[activation](torch.tensor(hidden)).numpy()  # [n]
-    n = len(hidden)
+def _through(activation: str, values: np.ndarray) -> np.ndarray:
+    """The activation's function (for GeGLU and SwiGLU the one before the gate) on `values`."""
+    return ACTIVATION_FUNCTIONS[activation](torch.tensor(values)).numpy()
+
+
+# Each activation as a question writes it: its name before the gate, and its formula.
+ACTIVATION_FORMULAS = {
+    "relu": ("ReLU", "max(0, h)"),
+    "gelu": ("GELU", "h · Φ(h), Φ the standard normal's cumulative distribution"),
+    "gelu_tanh": ("GELU (tanh)", "0.5 · h · (1 + tanh(√(2/π) · (h + 0.044715 · h³)))"),
+    "geglu": ("GELU", "h · Φ(h), Φ the standard normal's cumulative distribution"),
+    "swiglu": ("SiLU", "h · σ(h) = h / (1 + e^(−h))"),
+}
+
+
+def _factor(value: float) -> str:
+    """A number as a factor in a product: a negative one in parentheses."""
+    return f"({number(value)})" if value < 0 else number(value)
+
+
+def _worked(h: float, out: float, activation: str) -> str:
+    """One number through the activation (before any gate), written out."""
+    x, y = _factor(h), number(out)
     if activation == "relu":
+        return f"max(0, {number(h)}) = {y}"
+    if activation in ("gelu", "geglu"):
+        return f"{x} · Φ({number(h)}) = {x} · {number(out / h if h else 0.5)} = {y}"
+    if activation == "gelu_tanh":
+        inner = math.sqrt(2 / math.pi) * (h + 0.044715 * h**3)
+        return (
+            f"0.5 · {x} · (1 + tanh({number(inner)})) = "
+            f"0.5 · {x} · (1 + {_factor(math.tanh(inner))}) = {y}"
+        )
+    return f"{x} / (1 + e^({number(-h)})) = {x} / {number(1 + math.exp(-h))} = {y}"
+
+
+def _activation_question(hidden: np.ndarray, gate: np.ndarray | None, activation: str) -> Question:
+    """The activation of h (gated: times the gate g), by the model's own function."""
+    activated = _through(activation, hidden)  # [n]
+    n = len(hidden)
+    name, formula = ACTIVATION_FORMULAS[activation]
+    if gate is None:
+        mistakes = (
+            ()
+            if activation == "relu"
+            else (
+                ("ReLU: GELU lets a little of each negative number through", floats(relu(hidden))),
+            )
+        )
         return Question(
             "activation",
-            f"ReLU of the feed-forward's hidden vector h: max(0, h) for each of its {n} numbers.",
-            floats(out),
+            f"{name} of the feed-forward's hidden vector h: {formula}, for each of its {n} "
+            f"numbers.",
+            floats(activated),
             0.01,
             (
-                *(f"max(0, {number(h)}) = {number(o)}" for h, o in zip(hidden, out, strict=True)),
-                f"ReLU(h) = {numbers(out)}",
+                *(_worked(h, o, activation) for h, o in zip(hidden, activated, strict=True)),
+                f"{name} of h = {numbers(activated)}",
             ),
+            mistakes=mistakes,
         )
+    out = activated * gate  # [n]
+    (other,) = OTHER_ACTIVATIONS[activation]  # the other gated one
+    glu = ACTIVATION_NAMES[activation]
     return Question(
         "activation",
-        f"GELU of the feed-forward's hidden vector h: h · Φ(h), Φ the standard normal's "
-        f"cumulative distribution, for each of its {n} numbers.",
+        f"{glu} of the feed-forward: {name}(h) · g for each of its {n} features, h the half of "
+        f"the first linear layer's output that goes through {name} ({formula}) and g the "
+        f"other half, the gate.",
         floats(out),
         0.01,
         (
             *(
-                f"{number(h)} · Φ({number(h)}) = {number(h)} · {number(o / h if h else 0.5)} = "
-                f"{number(o)}"
-                for h, o in zip(hidden, out, strict=True)
+                f"{name}({number(h)}): {_worked(h, a, activation)}; × g = {_factor(a)} · "
+                f"{_factor(g)} = {number(o)}"
+                for h, a, g, o in zip(hidden, activated, gate, out, strict=True)
             ),
-            f"GELU(h) = {numbers(out)}",
+            f"{name}(h) · g = {numbers(out)}",
         ),
         mistakes=(
-            ("ReLU: GELU lets a little of each negative number through", floats(relu(hidden))),
-        ),
+            ("the gate left out: multiply each number by its g", floats(activated)),
+            (
+                f"{name} of the gate times h: {name} takes h, g multiplies",
+                floats(_through(activation, gate) * hidden),
+            ),
+            (
+                f"{ACTIVATION_FORMULAS[other][0]} in place of {name}",
+                floats(_through(other, hidden) * gate),
+            ),
+        ),  # fmt: skip
     )
+
+
+def attention_notes(cfg: EncoderConfig) -> tuple[str, ...]:
+    """What the model `cfg` does in its attention that the row by hand leaves out, one sentence
+    each, and how the row stands for it: RoPE's turned q and k, a local window."""
+    notes = []
+    if cfg.positional == "rope":
+        notes.append(
+            "This model turns each q and k by its position before the dot product (RoPE): read "
+            "the q and k here as already turned; every question stays the same."
+        )
+    local = [layer for layer in range(cfg.num_layers) if cfg.is_local(layer)]
+    if local:
+        seen = (
+            f"through a local window of {cfg.attention_window}: a query there sees only "
+            f"the keys at most {cfg.attention_window // 2} positions away, its softmax over "
+            f"those alone"
+        )
+        if len(local) == cfg.num_layers:
+            where = (
+                f"Every layer of this model attends {seen}; the row here sees every key, as a "
+                f"model with the window off does."
+            )
+        else:
+            layers = "Layer" if len(local) == 1 else "Layers"
+            listed = ", ".join(map(str, local))
+            attend = "attends" if len(local) == 1 else "attend"
+            where = (
+                f"{layers} {listed} of this model (of 0–{cfg.num_layers - 1}) {attend} {seen}; "
+                f"the row here is a global layer's, where every key counts."
+            )
+        notes.append(where)
+    return tuple(notes)
 
 
 def draw(seed: int, norm_type: str = "layernorm", activation: str = "gelu") -> HandNumbers:
@@ -368,6 +464,8 @@ def draw(seed: int, norm_type: str = "layernorm", activation: str = "gelu") -> H
     hidden = _tenths(generator, NORM_SIZE)  # [n]
     query = int(generator.integers(0, tokens))
     key = int(generator.integers(0, tokens))
+    # drawn last, so a seed gives the same other numbers whatever the activation
+    gate = _tenths(generator, NORM_SIZE) if activation in GATED_ACTIVATIONS else None  # [n]
     return HandNumbers(
         seed=seed,
         norm_type=norm_type,
@@ -379,9 +477,10 @@ def draw(seed: int, norm_type: str = "layernorm", activation: str = "gelu") -> H
         values=tuple(map(floats, values)),
         vector=floats(vector),
         hidden=floats(hidden),
+        gate=() if gate is None else floats(gate),
         questions=(
             *_attention_questions(q, keys, values, query, key),
             _norm_question(vector, norm_type),
-            _activation_question(hidden, activation),
+            _activation_question(hidden, gate, activation),
         ),
     )

@@ -6,6 +6,14 @@ time_limit) with inputs taken from the lab's trace (copies, in the lab's backend
 arrays or torch tensors), compares what comes back with the tensor the model computed, and
 returns a CheckResult. Shapes: B = sentences, T = tokens (padded), H = heads, dk = d_model / H,
 d = d_model, F = d_ff.
+
+Every architecture the model builds is checked, with what it changes said in each docstring: a
+bias the model lacks (linear_bias or norm_bias off) arrives as zeros; RoPE's q and k arrive
+already turned by position; a gated feed-forward's w1 is [2F, d]. Where the student's function
+cannot be told the difference (RoPE inside the attention of a function given x, a local window
+through a [B, T] mask, block 0 without its attention norm), the check raises a ValueError that
+says why and names a layer or a setting where it applies (the padding-mask exercise's scores
+arrive with the window's -inf already in place, so it runs in every layer).
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import numpy as np
 import torch
 
 from encoder.core import hooks
+from encoder.core.model import Norm
+from encoder.core.options import NORM_TYPE_NAMES
 from encoder.exercises import mistakes as wrong
 from encoder.exercises.lab import Lab
 from encoder.exercises.result import CheckResult, Mistake, compare, failure
@@ -33,6 +43,39 @@ def _block(lab: Lab, layer: int) -> hooks.BlockHooks:
     if not 0 <= layer < lab.cfg.num_layers:
         raise ValueError(f"layer={layer}: this model has layers 0..{lab.cfg.num_layers - 1}")
     return hooks.block(layer)
+
+
+def _global_layer_only(lab: Lab, layer: int, exercise: str) -> None:
+    """A ValueError when block `layer` attends through a local window, which the [B, T] mask
+    given to `exercise` cannot carry; it names the global layers, or the setting without one."""
+    cfg = lab.cfg
+    if not cfg.is_local(layer):
+        return
+    global_layers = [i for i in range(cfg.num_layers) if not cfg.is_local(i)]
+    listed = ", ".join(map(str, global_layers))
+    instead = (
+        f"check a global layer ({listed}), e.g. layer={global_layers[0]}"
+        if global_layers
+        else "every layer is local here: check a model built with attention_window=0"
+    )
+    raise ValueError(
+        f"block {layer} attends through a local window of {cfg.attention_window} (keys more than "
+        f"{cfg.attention_window // 2} positions from the query are masked), which the [B, T] "
+        f"padding mask given to {exercise} cannot say: {instead}"
+    )
+
+
+def _without_rope(lab: Lab, exercise: str) -> None:
+    """A ValueError for a RoPE model: `exercise`'s function computes q and k from x and is not
+    told that the model turns them by position before the scores."""
+    if lab.cfg.positional != "rope":
+        return
+    raise ValueError(
+        f"this model turns q and k by their positions (RoPE) between the projection and the "
+        f"scores, which the function of {exercise} is not given: check it on a model with "
+        f"learned or sinusoidal positions (e.g. setup(EncoderConfig(positional='learned'))); "
+        f"check_scores and check_head_attention give you RoPE's turned q and k"
+    )
 
 
 def _run(
@@ -66,15 +109,29 @@ def _run(
     )
 
 
+def _query_key(lab: Lab, names: hooks.BlockHooks) -> tuple[str, str]:
+    """The hooks of the q and k the scores are made of: turned by position (RoPE) where the
+    model turns them, else straight from the projection ([B, H, T, dk] each)."""
+    if lab.cfg.positional == "rope":
+        return names.attn.rot_q, names.attn.rot_k
+    return names.attn.q, names.attn.k
+
+
 def _raw_scores(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
-    """q @ k^T from the live q and k, unscaled and unmasked: [B, H, T, T]."""
-    q, k = lab.array(lab.trace[names.attn.q]), lab.array(lab.trace[names.attn.k])
+    """q @ k^T from the live q and k (turned, with RoPE), unscaled and unmasked: [B, H, T, T]."""
+    q, k = (lab.array(lab.trace[name]) for name in _query_key(lab, names))
     return q @ k.swapaxes(-1, -2)
+
+
+def _seen(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
+    """[B, H, T, T] True where the query sees the key: a real key, inside a local window."""
+    return np.isfinite(lab.array(lab.trace[names.attn.scores]))
 
 
 def check_softmax(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     """fn(scores) -> weights. scores [B, H, T, T]: block `layer`'s scaled scores, padded keys
-    already -inf; weights [B, H, T, T]: the softmax over keys (the last axis)."""
+    (and, in a local layer, keys outside the window) already -inf; weights [B, H, T, T]: the
+    softmax over keys (the last axis)."""
     names = _block(lab, layer)
     scores = lab.array(lab.trace[names.attn.scores])
     with np.errstate(over="ignore"):
@@ -88,9 +145,10 @@ def check_softmax(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
 
 
 def check_scores(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
-    """fn(q, k) -> scores. q, k [B, H, T, dk]: block `layer`'s queries and keys; scores
-    [B, H, T, T] = q k^T / sqrt(dk), unmasked (compared on real keys only: the model sets
-    padded keys to -inf, the padding-mask exercise's job)."""
+    """fn(q, k) -> scores. q, k [B, H, T, dk]: block `layer`'s queries and keys (with RoPE,
+    already turned by their positions); scores [B, H, T, T] = q k^T / sqrt(dk), unmasked
+    (compared where the query sees the key: the model sets padded keys, and keys outside a
+    local layer's window, to -inf, the masks' job)."""
     names = _block(lab, layer)
     raw = _raw_scores(lab, names)
     dk = lab.cfg.head_dim
@@ -101,36 +159,36 @@ def check_scores(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
                 raw.swapaxes(-1, -2) / math.sqrt(dk)),
     )  # fmt: skip
     expected = lab.array(lab.trace[names.attn.scores])
-    args = (lab.given(lab.trace[names.attn.q]), lab.given(lab.trace[names.attn.k]))
-    where = lab.key_is_token[:, None, None, :]
+    args = tuple(lab.given(lab.trace[name]) for name in _query_key(lab, names))
     return _run(lab, "scaled dot-product scores", fn, args, expected, SCORE_AXES,
-                layer=layer, where=where, mistakes=mistakes)  # fmt: skip
+                layer=layer, where=_seen(lab, names), mistakes=mistakes)  # fmt: skip
 
 
 def check_head_attention(fn: Callable, lab: Lab, layer: int = 0, head: int = 0) -> CheckResult:
-    """fn(q, k, v, mask) -> z for one head. q, k, v [B, T, dk]: head `head` of block `layer`;
-    mask [B, T] bool, True for a real token; z [B, T, dk] = softmax(q k^T / sqrt(dk), padded
-    keys -inf) @ v."""
+    """fn(q, k, v, mask) -> z for one head. q, k, v [B, T, dk]: head `head` of block `layer`
+    (with RoPE, q and k already turned by their positions); mask [B, T] bool, True for a real
+    token; z [B, T, dk] = softmax(q k^T / sqrt(dk), padded keys -inf) @ v. A local layer's
+    window is not in the mask: such a layer is refused with a ValueError naming a global one."""
     names = _block(lab, layer)
     if not 0 <= head < lab.cfg.num_heads:
         raise ValueError(f"head={head}: this model has heads 0..{lab.cfg.num_heads - 1}")
+    _global_layer_only(lab, layer, "check_head_attention")
     v = lab.array(lab.trace[names.attn.v])
     raw = _raw_scores(lab, names)
     mistakes = tuple(
         Mistake(name, hint, (weights @ v)[:, head])
         for name, hint, weights in wrong.weight_mistakes(raw, lab.cfg.head_dim, lab.key_is_token)
     )
-    args = tuple(
-        lab.given(lab.trace[n][:, head]) for n in (names.attn.q, names.attn.k, names.attn.v)
-    )
+    args = tuple(lab.given(lab.trace[n][:, head]) for n in (*_query_key(lab, names), names.attn.v))
     expected = lab.array(lab.trace[names.attn.z][:, head])
     return _run(lab, f"attention of head {head}", fn, (*args, lab.given(lab.key_is_token)),
                 expected, HEAD_AXES, layer=layer, mistakes=mistakes)  # fmt: skip
 
 
 def _attention_input(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
-    """What block's attention reads: ln1's output (pre-norm) or the block's input (post-norm)."""
-    if lab.cfg.norm_first:
+    """What block's attention reads: ln1's output (pre-norm) or the block's input (post-norm,
+    or a pre-norm block 0 without an attention norm)."""
+    if lab.cfg.norm_first and lab.cfg.has_attention_norm(names.index):
         return lab.array(lab.trace[names.ln1.out])
     return lab.array(lab.trace.hidden_states[names.index])
 
@@ -139,13 +197,16 @@ def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckR
     """fn(x, mask, w_qkv, b_qkv, w_out, b_out, num_heads) -> out. x [B, T, d]: what block
     `layer`'s attention reads; mask [B, T] bool, True for a real token; w_qkv [3d, d] and b_qkv
     [3d]: W_q, W_k, W_v stacked by rows (x @ w_qkv.T + b_qkv gives q, k, v side by side); w_out
-    [d, d], b_out [d]: the output projection; out [B, T, d] after it."""
+    [d, d], b_out [d]: the output projection; out [B, T, d] after it. A model without linear
+    biases gives zeros for b_qkv and b_out. Refused with a ValueError for a RoPE model and a
+    local layer (the function is told of neither)."""
     names = _block(lab, layer)
-    attn = lab.model.layers[layer].self_attn
-    params = block_parameters(lab.model.state_dict(), layer)
+    _without_rope(lab, "check_multi_head_attention")
+    _global_layer_only(lab, layer, "check_multi_head_attention")
+    H, dk = lab.cfg.num_heads, lab.cfg.head_dim
+    params = _block_weights(lab, layer)
     w_qkv, b_qkv = params["self_attn.in_proj_weight"], params["self_attn.in_proj_bias"]
     w_out, b_out = params["self_attn.out_proj.weight"], params["self_attn.out_proj.bias"]
-    H, dk = attn.num_heads, attn.head_dim
     x = _attention_input(lab, names)
     v = lab.array(lab.trace[names.attn.v])
 
@@ -174,53 +235,67 @@ def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckR
                 layer=layer, mistakes=tuple(mistakes))  # fmt: skip
 
 
-def _norm_module(lab: Lab, layer: int, kind: str):
+def _first_norm(lab: Lab, layer: int, kind: str) -> tuple[Norm, hooks.NormHooks, str]:
+    """Block `layer`'s first norm, its hooks and its name in the exercise: ln1, or ln2 in a
+    block without an attention norm (ModernBERT's block 0). A ValueError for another kind."""
     if lab.cfg.norm_type != kind:
         raise ValueError(
             f"this model's norms are {lab.cfg.norm_type}: check {kind} on a model built with "
             f"norm_type={kind!r} (e.g. setup(EncoderConfig(norm_type={kind!r})))"
         )
-    return lab.model.layers[layer].norm1
+    names, block = _block(lab, layer), lab.model.layers[layer]
+    if block.norm1 is None:
+        return block.norm2, names.ln2, f"{NORM_TYPE_NAMES[kind]} (ln2: block {layer} has no ln1)"
+    return block.norm1, names.ln1, NORM_TYPE_NAMES[kind]
 
 
 def check_layer_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
-    """fn(x, gain, bias, eps) -> y. x [B, T, d]: what block `layer`'s first LayerNorm reads;
-    gain, bias [d]; eps a float; y [B, T, d], each token normalised over its d features."""
-    names = _block(lab, layer)
-    norm = _norm_module(lab, layer, "layernorm")
-    x = lab.array(lab.trace[names.ln1.inp])
-    gain, bias = lab.array(norm.weight), lab.array(norm.bias)
+    """fn(x, gain, bias, eps) -> y. x [B, T, d]: what block `layer`'s first LayerNorm reads (ln1;
+    ln2 in a block without ln1, ModernBERT's block 0); gain, bias [d] (bias zeros for a model
+    whose norms have none); eps a float; y [B, T, d], each token normalised over its d
+    features."""
+    norm, names, exercise = _first_norm(lab, layer, "layernorm")
+    x = lab.array(lab.trace[names.inp])
+    gain = lab.array(norm.weight)
+    bias = np.zeros_like(gain) if norm.bias is None else lab.array(norm.bias)
     mistakes = wrong.layer_norm_mistakes(x, gain, bias, norm.eps)
     args = (lab.given(x), lab.given(gain), lab.given(bias), norm.eps)
-    expected = lab.array(lab.trace[names.ln1.out])
-    return _run(lab, "LayerNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+    expected = lab.array(lab.trace[names.out])
+    return _run(lab, exercise, fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
 
 
 def check_rms_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
-    """fn(x, gain, eps) -> y. x [B, T, d]: what block `layer`'s first RMSNorm reads; gain [d];
-    y [B, T, d] = x / sqrt(mean(x^2) + eps) * gain, over each token's d features."""
-    names = _block(lab, layer)
-    norm = _norm_module(lab, layer, "rmsnorm")
-    x = lab.array(lab.trace[names.ln1.inp])
+    """fn(x, gain, eps) -> y. x [B, T, d]: what block `layer`'s first RMSNorm reads (ln1; ln2 in
+    a block without ln1); gain [d]; y [B, T, d] = x / sqrt(mean(x^2) + eps) * gain, over each
+    token's d features."""
+    norm, names, exercise = _first_norm(lab, layer, "rmsnorm")
+    x = lab.array(lab.trace[names.inp])
     gain = lab.array(norm.weight)
     mistakes = wrong.rms_norm_mistakes(x, gain, norm.eps)
-    expected = lab.array(lab.trace[names.ln1.out])
+    expected = lab.array(lab.trace[names.out])
     args = (lab.given(x), lab.given(gain), norm.eps)
-    return _run(lab, "RMSNorm", fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+    return _run(lab, exercise, fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
 
 
 def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     """fn(x, w1, b1, w2, b2, activation) -> y. x [B, T, d]: what block `layer`'s feed-forward
-    reads; w1 [F, d], b1 [F], w2 [d, F], b2 [d]; activation "relu" or "gelu" (exact erf form);
-    y [B, T, d] = act(x @ w1.T + b1) @ w2.T + b2."""
+    reads; w2 [d, F], b2 [d]; activation "relu", "gelu" (exact erf form), "gelu_tanh" (GELU's
+    tanh approximation), "geglu" or "swiglu". Not gated: w1 [F, d], b1 [F], y [B, T, d] =
+    act(x @ w1.T + b1) @ w2.T + b2. Gated (geglu: act GELU, swiglu: act SiLU): w1 [2F, d], b1
+    [2F]; h = x @ w1.T + b1, its first F features go through act and the last F are the gate:
+    y = (act(h[..., :F]) * h[..., F:]) @ w2.T + b2. A model without linear biases gives zeros
+    for b1 and b2."""
     names = _block(lab, layer)
-    params = block_parameters(lab.model.state_dict(), layer)
+    cfg = lab.cfg
+    params = _block_weights(lab, layer)
+    # w1 [F, d] ([2F, d] gated), b1 [F] ([2F]), w2 [d, F], b2 [d]
     w1, b1, w2, b2 = (params[f"linear{i}.{p}"] for i in (1, 2) for p in ("weight", "bias"))
-    x_hook = names.ln2.out if lab.cfg.norm_first else names.resid_mid
+    x_hook = names.ln2.out if cfg.norm_first else names.resid_mid
     x = lab.array(lab.trace[x_hook])
     pre = lab.array(lab.trace[names.mlp.pre])
-    mistakes = wrong.feed_forward_mistakes(pre, w2, b2, lab.cfg.activation)
-    args = (*(lab.given(a) for a in (x, w1, b1, w2, b2)), lab.cfg.activation)
+    gate = lab.array(lab.trace[names.mlp.gate]) if cfg.gated else None
+    mistakes = wrong.feed_forward_mistakes(pre, gate, w2, b2, cfg.activation)
+    args = (*(lab.given(a) for a in (x, w1, b1, w2, b2)), cfg.activation)
     expected = lab.array(lab.trace[names.mlp.out])
     return _run(lab, f"feed-forward ({lab.cfg.activation})", fn, args, expected, STREAM_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
@@ -236,19 +311,46 @@ def _block_variant(lab: Lab, layer: int, *, flip_norm: bool, use_mask: bool) -> 
         return block(x, key_padding).numpy()
 
 
+def _block_weights(lab: Lab, layer: int) -> dict[str, np.ndarray]:
+    """Block `layer`'s weights by their torch names (block_parameters), every bias there: zeros
+    where the model has none (linear_bias or norm_bias off)."""
+    params = block_parameters(lab.model.state_dict(), layer)
+    d = lab.cfg.d_model
+    biases = {
+        "self_attn.in_proj_bias": 3 * d,
+        "self_attn.out_proj.bias": d,
+        "linear1.bias": params["linear1.weight"].shape[0],  # F, or 2F gated
+        "linear2.bias": d,
+    }
+    if lab.cfg.norm_type == "layernorm":  # RMSNorm has no bias to miss
+        biases |= {f"{norm}.bias": d for norm in ("norm1", "norm2") if f"{norm}.weight" in params}
+    return {**{name: np.zeros(width) for name, width in biases.items()}, **params}
+
+
 def check_block(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     """fn(x, mask, params, num_heads, norm_first, activation, norm_type, eps) -> y. x [B, T, d]:
     block `layer`'s input; mask [B, T] bool, True for a real token; params: the block's weights
     by their torch names ("self_attn.in_proj_weight" [3d, d], "self_attn.in_proj_bias" [3d],
-    "self_attn.out_proj.weight" [d, d], ".bias" [d], "linear1.weight" [F, d], "linear1.bias"
-    [F], "linear2.weight" [d, F], "linear2.bias" [d], "norm1.weight" [d], "norm1.bias" [d] for
-    LayerNorm, "norm2..." likewise); norm_first True = pre-norm; y [B, T, d] the block's output."""
+    "self_attn.out_proj.weight" [d, d], ".bias" [d], "linear1.weight" [F, d] ([2F, d] gated, as
+    in check_feed_forward), "linear1.bias" [F] ([2F]), "linear2.weight" [d, F], "linear2.bias"
+    [d], "norm1.weight" [d], "norm1.bias" [d] for LayerNorm, "norm2..." likewise; a bias the
+    model lacks is zeros); norm_first True = pre-norm; activation as in check_feed_forward;
+    y [B, T, d] the block's output. Refused with a ValueError for a RoPE model, a local layer
+    and a block without an attention norm (the function is told of none of them)."""
     names = _block(lab, layer)
     cfg = lab.cfg
-    params = {
-        name: lab.given(value)
-        for name, value in block_parameters(lab.model.state_dict(), layer).items()
-    }
+    _without_rope(lab, "check_block")
+    _global_layer_only(lab, layer, "check_block")
+    if not cfg.has_attention_norm(layer):
+        raise ValueError(
+            f"block {layer} has no attention norm (its attention reads x itself), which the "
+            f"function of check_block is not told: check block 1 or later, e.g. layer=1"
+            if cfg.num_layers > 1
+            else f"block {layer} has no attention norm (its attention reads x itself), which "
+            f"the function of check_block is not told: check a model built with "
+            f"first_attention_norm=True"
+        )
+    params = {name: lab.given(value) for name, value in _block_weights(lab, layer).items()}
     mistakes = (
         Mistake("pre/post swapped", wrong.NORM_SWAPPED,
                 _block_variant(lab, layer, flip_norm=True, use_mask=True)),
@@ -267,11 +369,19 @@ def check_block(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
 
 def check_positions(fn: Callable, lab: Lab) -> CheckResult:
     """fn(T, d) -> table [T, d]: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...),
-    for T = the batch's tokens and d = d_model."""
-    if lab.cfg.positional != "sinusoidal":
+    for T = the batch's tokens and d = the embeddings' width (d_model, or embedding_size where
+    a projection to d_model follows the embeddings)."""
+    cfg = lab.cfg
+    if cfg.positional != "sinusoidal":
         raise ValueError(
-            f"this model's positions are {lab.cfg.positional}: check sinusoidal positions on a "
+            f"this model's positions are {cfg.positional}: check sinusoidal positions on a "
             f"model built with positional='sinusoidal' (e.g. setup(EncoderConfig()))"
+        )
+    if cfg.position_offset:
+        raise ValueError(
+            f"this model's tokens read the position table from row {cfg.position_offset} on "
+            f"(position_offset={cfg.position_offset}), which fn(T, d) is not told: check a "
+            f"model built with position_offset=0"
         )
     expected = lab.array(lab.trace[hooks.embed().position])
     T, d = expected.shape
@@ -281,15 +391,20 @@ def check_positions(fn: Callable, lab: Lab) -> CheckResult:
 
 def check_padding_mask(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     """fn(scores, attention_mask) -> weights. scores [B, H, T, T]: block `layer`'s scaled scores
-    with NO mask yet; attention_mask [B, T] int, 1 = token, 0 = padding; weights [B, H, T, T]:
-    the softmax over keys with padded keys getting weight 0."""
+    with NO padding mask yet (with RoPE, of the turned q and k; in a local layer the keys
+    outside the window are already -inf, as the model sets them); attention_mask [B, T] int,
+    1 = token, 0 = padding; weights [B, H, T, T]: the softmax over keys with padded keys getting
+    weight 0."""
     names = _block(lab, layer)
     if lab.key_is_token.all():
         raise ValueError(
             "this lab's batch has no padding: give sentences of different lengths, e.g. "
             "setup(model, ['The cat sat on the mat.', 'Dogs bark.'])"
         )
-    scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)
+    scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)  # [B, H, T, T]
+    # -inf where the model masks a real key: outside a local layer's window (none elsewhere)
+    outside_window = ~_seen(lab, names) & lab.key_is_token[:, None, None, :]
+    scores = np.where(outside_window, -np.inf, scores)
     args = (lab.given(scores), lab.given(lab.batch.attention_mask))
     expected = lab.array(lab.trace[names.attn.pattern])
     return _run(lab, "padding mask", fn, args, expected, SCORE_AXES, layer=layer,

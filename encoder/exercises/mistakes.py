@@ -11,7 +11,19 @@ import math
 
 import numpy as np
 
+from encoder.core.options import ACTIVATION_NAMES
 from encoder.exercises.result import Mistake
+from encoder.inspect.numpy_block import ACTIVATIONS, gelu, gelu_tanh
+
+# The activation a student might use instead of the model's: the other of ReLU and GELU (ReLU
+# for GELU's tanh form, whose exact form is a mistake of its own), the other gated one.
+OTHER_ACTIVATIONS = {
+    "relu": ("gelu",),
+    "gelu": ("relu",),
+    "gelu_tanh": ("relu",),
+    "geglu": ("swiglu",),
+    "swiglu": ("geglu",),
+}
 
 MISSING_SQRT = "missing sqrt(d_k): divide q·k by sqrt(d_k), the square root of the head size"
 BY_DK = "divided by d_k: the scale is sqrt(d_k), not d_k"
@@ -44,6 +56,17 @@ RMS_MEAN_SUBTRACTED = "the mean subtracted: RMSNorm divides by the root mean squ
 RMS_NO_SQRT = "no square root: divide by sqrt(mean(x^2) + eps), not by mean(x^2) + eps"
 OTHER_ACTIVATION = "the other activation: this model's feed-forward uses {activation}"
 TANH_GELU = "the tanh approximation of GELU: this model uses the exact erf form"
+ERF_GELU = (
+    "the exact erf form of GELU: this model uses its tanh approximation, "
+    "0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))"
+)
+NO_GATE = (
+    "the gate is missing: w1's first F rows go through the activation, and the result is "
+    "multiplied by the last F rows' output (the gate)"
+)
+HALVES_SWAPPED = (
+    "the halves swapped: the activation takes w1's FIRST F rows' output, the gate is the last F"
+)
 NO_ACTIVATION = "the activation is missing between the two linear layers"
 NORM_SWAPPED = "pre- vs post-norm swapped: pre-norm is x + f(norm(x)); post-norm is norm(x + f(x))"
 SIN_COS_SWAPPED = "sine and cosine swapped: even features take sin, odd features cos"
@@ -128,26 +151,33 @@ def rms_norm_mistakes(x: np.ndarray, gain: np.ndarray, eps: float) -> tuple[Mist
     )
 
 
-def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-
-
-def gelu_erf(x: np.ndarray) -> np.ndarray:
-    erf = np.vectorize(math.erf, otypes=[np.float64])
-    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
-
-
 def feed_forward_mistakes(
-    pre: np.ndarray, w2: np.ndarray, b2: np.ndarray, activation: str
+    pre: np.ndarray, gate: np.ndarray | None, w2: np.ndarray, b2: np.ndarray, activation: str
 ) -> tuple[Mistake, ...]:
-    """pre: the live [B, T, F] before the activation; each mistake swaps the activation."""
-    other = "gelu" if activation == "relu" else "relu"
-    swaps = {"relu": lambda h: np.maximum(h, 0), "gelu": gelu_erf}
-    hint = OTHER_ACTIVATION.format(activation={"relu": "ReLU", "gelu": "GELU"}[activation])
-    found = [Mistake("other activation", hint, swaps[other](pre) @ w2.T + b2)]
+    """pre: the live [B, T, F] that goes through the activation; gate: the live [B, T, F] that
+    multiplies it in a gated feed-forward (None otherwise). Each mistake changes one step."""
+    act = ACTIVATIONS[activation]
+    name = ACTIVATION_NAMES[activation]
+
+    def out(hidden: np.ndarray) -> np.ndarray:  # [B, T, F] -> [B, T, d]
+        return hidden @ w2.T + b2
+
+    times = 1 if gate is None else gate
+    found = [
+        Mistake("other activation", OTHER_ACTIVATION.format(activation=name),
+                out(ACTIVATIONS[other](pre) * times))
+        for other in OTHER_ACTIVATIONS[activation]
+    ]  # fmt: skip
     if activation == "gelu":
-        found.append(Mistake("tanh GELU", TANH_GELU, gelu_tanh(pre) @ w2.T + b2))
-    return (*found, Mistake("no activation", NO_ACTIVATION, pre @ w2.T + b2))
+        found.append(Mistake("tanh GELU", TANH_GELU, out(gelu_tanh(pre))))
+    if activation == "gelu_tanh":
+        found.append(Mistake("exact GELU", ERF_GELU, out(gelu(pre))))
+    if gate is not None:
+        found += [
+            Mistake("no gate", NO_GATE, out(act(pre))),
+            Mistake("halves swapped", HALVES_SWAPPED, out(act(gate) * pre)),
+        ]
+    return (*found, Mistake("no activation", NO_ACTIVATION, out(pre * times)))
 
 
 def position_mistakes(T: int, d: int) -> tuple[Mistake, ...]:

@@ -35,18 +35,35 @@ BROAD_ENTROPY = 0.9  # a head whose entropy is above this share of ln n spreads 
 LINK_COLUMNS = ("layer", "head", "query", "key", "weight")
 
 
+# How tokenizers mark where a word starts or goes on: WordPiece's "##" continues a word,
+# byte-level BPE's "Ġ" (RoBERTa, ModernBERT) and SentencePiece's "▁" (XLM-R, ALBERT) stand for
+# the space before one.
+WORD_MARKS = ("##", "Ġ", "▁")
+
+
 def is_special(token: str) -> bool:
-    """[CLS], [SEP], [PAD], [UNK], [MASK] and their like."""
-    return len(token) > 2 and token.startswith("[") and token.endswith("]")
+    """[CLS], [SEP], [PAD], [UNK], [MASK], <s>, </s>, <pad>, <unk>, <mask> and their like."""
+    return len(token) > 2 and (
+        (token.startswith("[") and token.endswith("]"))
+        or (token.startswith("<") and token.endswith(">"))
+    )
+
+
+def word_text(token: str) -> str:
+    """The text a token spells, without its tokenizer's word mark ("Ġhe" -> "he")."""
+    for mark in WORD_MARKS:
+        if token.startswith(mark):
+            return token[len(mark) :]
+    return token
 
 
 def is_content(token: str) -> bool:
     """A token that carries a word or symbol: not special, not punctuation only."""
-    return not is_special(token) and any(ch.isalnum() for ch in token)
+    return not is_special(token) and any(ch.isalnum() for ch in word_text(token))
 
 
 def is_pronoun(token: str) -> bool:
-    return token.lower() in PRONOUNS
+    return word_text(token).lower() in PRONOUNS
 
 
 def pick_query(tokens: list[str]) -> int:

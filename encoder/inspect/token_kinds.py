@@ -13,11 +13,18 @@ KINDS = (CLS, SEP, PUNCTUATION, WORD, SPECIAL)
 SINK_KINDS = (CLS, SEP, PUNCTUATION)  # where heads with nothing to do park their weight
 
 
+# The tokens that open and close a sentence, by family: BERT's [CLS] and [SEP], RoBERTa's (and
+# XLM-R's, CamemBERT's) <s> and </s>. Both count as the kinds CLS and SEP.
+OPENING, CLOSING = (CLS, "<s>"), (SEP, "</s>")
+
+
 def token_kind(token: str) -> str:
-    """One of KINDS: [CLS] and [SEP] by name, any other bracketed special token, a word piece
-    (holds a letter or digit), else punctuation."""
-    if token in (CLS, SEP):
-        return token
+    """One of KINDS: the sentence's opening ([CLS], <s>) and closing ([SEP], </s>) tokens, any
+    other special token, a word piece (holds a letter or digit), else punctuation."""
+    if token in OPENING:
+        return CLS
+    if token in CLOSING:
+        return SEP
     if is_special(token):
         return SPECIAL
     return WORD if is_content(token) else PUNCTUATION

@@ -1,2 +1,3 @@
-"""Text and files in and out: tokenizing, checkpoint files read as if from a stranger, BERT-style
-and our own checkpoints, and models trained on a toy task."""
+"""Text and files in and out: tokenizing, checkpoint files read as if from a stranger, the
+encoder families read from Hugging Face checkpoints (families/), our own checkpoints, and models
+trained on a toy task."""

@@ -1,11 +1,16 @@
-"""The three files of a checkpoint, read as if they came from a stranger.
+"""The files of a checkpoint, read as if they came from a stranger.
 
-A checkpoint is config.json, model.safetensors and tokenizer.json: a directory on disk, a zip
-archive of the three (what a page offers for download and takes back by upload), or the files'
-bytes in a dict {file name: bytes}. Every reader here checks before it trusts:
+A checkpoint is config.json, its weights and tokenizer.json: a directory on disk, a zip archive of
+them (what a page offers for download and takes back by upload), or the files' bytes in a dict
+{file name: bytes}. The weights are model.safetensors, or shards named in
+model.safetensors.index.json (Hugging Face's sharded layout). Every reader here checks before it
+trusts:
 
-- each file is at most `max_bytes` (MAX_FILE_BYTES by default), checked before it is read whole;
-- weights are read with safetensors only: nothing is unpickled, nothing is executed;
+- each file is at most `max_bytes` (MAX_FILE_BYTES by default for an upload, MAX_DISK_FILE_BYTES
+  for a directory on this machine), checked before it is read whole;
+- weights are read with safetensors only: nothing is unpickled, nothing is executed; a
+  checkpoint whose weights are only a pickle (pytorch_model.bin) is refused with the way to
+  convert it;
 - a config may describe at most MAX_LAYERS blocks, and the expected tensors are worked out on
   PyTorch's "meta" device (shapes without storage), so a config cannot make us allocate anything
   before the file's tensors are known to match it.
@@ -35,12 +40,17 @@ logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"  # sharded weights: {"weight_map": {tensor: shard}}
 CHECKPOINT_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
-MAX_FILE_BYTES = 200_000_000  # per file; the bundled MiniLM's weights are 91 MB
+# Weights in formats that are never read here: pickles run code when loaded.
+PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
+MAX_FILE_BYTES = 200_000_000  # per uploaded file; the bundled MiniLM's weights are 91 MB
+MAX_DISK_FILE_BYTES = 1_500_000_000  # per file on this machine's disk: BERT-large is 1.34 GB
+MAX_SHARDS = 256  # weight files a sharded checkpoint may name
 MAX_LAYERS = 64  # blocks a checkpoint's config may describe (BERT-large has 24)
 MAX_LISTED = 5  # names a message lists before it says "and N more"
 
-Files = dict[str, bytes]  # file name (one of CHECKPOINT_FILES) -> its bytes
+Files = dict[str, bytes]  # file name (config.json, tokenizer.json, weights, shards) -> its bytes
 
 
 def file_source(source: str, name: str) -> str:
@@ -63,48 +73,124 @@ def check_size(source: str, size: int, max_bytes: int) -> None:
         )
 
 
-def read_checkpoint_dir(directory: str | Path, max_bytes: int = MAX_FILE_BYTES) -> Files:
-    """The three files of a checkpoint directory; FileNotFoundError naming a missing one."""
+def read_file(path: Path, max_bytes: int) -> bytes:
+    """A file's bytes, refused (ValueError) past max_bytes before it is read whole."""
+    check_size(str(path), path.stat().st_size, max_bytes)
+    with path.open("rb") as file:
+        data = file.read(max_bytes + 1)  # the file may have grown since stat
+    check_size(str(path), len(data), max_bytes)
+    return data
+
+
+def read_config_file(directory: str | Path, max_bytes: int = MAX_DISK_FILE_BYTES) -> bytes:
+    """config.json of a checkpoint directory; FileNotFoundError when the directory or the file
+    is missing (the directory is then no checkpoint at all)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"checkpoint directory not found: {directory}")
-    files: Files = {}
-    for name in CHECKPOINT_FILES:
+    path = directory / CONFIG_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint file not found: {path}")
+    return read_file(path, max_bytes)
+
+
+def pickle_refusal(source: str, names: Iterable[str]) -> str:
+    """The message for weights that are only a pickle: what was found, why it is not read, how
+    to convert it."""
+    return (
+        f"{source} has its weights only as {listed(names)}, a Python pickle, which can run code "
+        f"when it is loaded, so it is never read here. Convert it to safetensors once, where you "
+        f'trust the file: python -c "from transformers import AutoModel; '
+        f"AutoModel.from_pretrained('DIR').save_pretrained('DIR')\" writes DIR/{WEIGHTS_FILE}"
+    )
+
+
+def _weight_names(directory: Path, source: str, max_bytes: int) -> list[str]:
+    """The weight files to read: model.safetensors, or the index and the shards it names."""
+    if (directory / WEIGHTS_FILE).is_file():
+        return [WEIGHTS_FILE]
+    if (directory / INDEX_FILE).is_file():
+        index = read_file(directory / INDEX_FILE, max_bytes)
+        return [INDEX_FILE, *shard_names(index, file_source(source, INDEX_FILE))]
+    pickles = [name for name in PICKLE_FILES if (directory / name).is_file()]
+    if pickles:
+        raise ValueError(pickle_refusal(source, pickles))
+    raise FileNotFoundError(f"checkpoint file not found: {directory / WEIGHTS_FILE}")
+
+
+def read_checkpoint_dir(directory: str | Path, max_bytes: int = MAX_DISK_FILE_BYTES) -> Files:
+    """The files of a checkpoint directory: config.json, the weights (model.safetensors, or
+    model.safetensors.index.json and its shards) and tokenizer.json. FileNotFoundError for a
+    missing directory, config.json or weights; ValueError for weights only as a pickle (with how
+    to convert them), for a missing tokenizer.json, or a file over max_bytes."""
+    directory = Path(directory)
+    files: Files = {CONFIG_FILE: read_config_file(directory, max_bytes)}
+    for name in _weight_names(directory, str(directory), max_bytes):
         path = directory / name
         if not path.is_file():
-            raise FileNotFoundError(f"checkpoint file not found: {path}")
-        check_size(str(path), path.stat().st_size, max_bytes)
-        with path.open("rb") as file:
-            files[name] = file.read(max_bytes + 1)  # the file may have grown since stat
-        check_size(str(path), len(files[name]), max_bytes)
+            raise FileNotFoundError(f"checkpoint file not found: {path} (named in {INDEX_FILE})")
+        files[name] = read_file(path, max_bytes)
+    if not (directory / TOKENIZER_FILE).is_file():
+        raise ValueError(
+            f"{directory} has no {TOKENIZER_FILE}: its tokenizer is read only from that file "
+            f"(the tokenizers library's format, which transformers' fast tokenizers save with "
+            f"AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR))"
+        )
+    files[TOKENIZER_FILE] = read_file(directory / TOKENIZER_FILE, max_bytes)
     return files
 
 
+def shard_names(index: bytes, source: str) -> list[str]:
+    """The shard files a model.safetensors.index.json names, in order; ValueError for an index
+    that is not one, or names a shard outside its directory."""
+    weight_map = read_json_object(index, source).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise ValueError(f"{source} has no 'weight_map' of tensor names to shard files")
+    names = sorted(set(map(str, weight_map.values())))
+    odd = [
+        name for name in names if "/" in name or "\\" in name or not name.endswith(".safetensors")
+    ]
+    if odd:
+        raise ValueError(
+            f"{source} names shards that are not .safetensors files beside it: {listed(odd)}"
+        )
+    if len(names) > MAX_SHARDS:
+        raise ValueError(f"{source} names {len(names)} shards, more than the {MAX_SHARDS} allowed")
+    return names
+
+
 def check_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> None:
-    """Exactly the three checkpoint files, each within the size limit."""
-    missing = [name for name in CHECKPOINT_FILES if name not in files]
+    """config.json, tokenizer.json and the weights (model.safetensors, or the index and exactly
+    the shards it names), nothing else, each within the size limit."""
+    for name, data in files.items():
+        check_size(file_source(source, name), len(data), max_bytes)
+    pickles = [name for name in PICKLE_FILES if name in files]
+    if pickles and WEIGHTS_FILE not in files and INDEX_FILE not in files:
+        raise ValueError(pickle_refusal(source, pickles))
+    weights = [INDEX_FILE] if INDEX_FILE in files else [WEIGHTS_FILE]
+    if INDEX_FILE in files:
+        weights += shard_names(files[INDEX_FILE], file_source(source, INDEX_FILE))
+    missing = [name for name in (CONFIG_FILE, *weights, TOKENIZER_FILE) if name not in files]
     if missing:
         raise ValueError(f"{source} lacks {listed(missing)}")
-    unexpected = sorted(set(files) - set(CHECKPOINT_FILES))
+    unexpected = sorted(set(files) - {CONFIG_FILE, TOKENIZER_FILE, *weights})
     if unexpected:
         raise ValueError(
             f"{source} holds {listed(unexpected)}; a checkpoint is only {listed(CHECKPOINT_FILES)}"
         )
-    for name, data in files.items():
-        check_size(file_source(source, name), len(data), max_bytes)
 
 
 def checkpoint_archive(files: Files) -> bytes:
     """The checkpoint's files as one zip archive (deflated), e.g. for a download button."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name in CHECKPOINT_FILES:
-            archive.writestr(name, files[name])
+        for name, data in files.items():
+            archive.writestr(name, data)
     return buffer.getvalue()
 
 
 def files_from_archive(data: bytes, source: str, max_bytes: int = MAX_FILE_BYTES) -> Files:
-    """The three files inside a zip archive (at its top or in one folder), read in memory.
+    """The checkpoint's files inside a zip archive (at its top or in one folder), read in memory.
 
     Nothing is extracted to disk. ValueError for anything else in the archive, a file over the
     limit (by its declared size, and never reading past it), a damaged or encrypted archive.
@@ -117,7 +203,7 @@ def files_from_archive(data: bytes, source: str, max_bytes: int = MAX_FILE_BYTES
 
 
 def _files_from_archive(data: bytes, source: str, max_bytes: int) -> Files:
-    check_size(source, len(data), len(CHECKPOINT_FILES) * max_bytes)
+    check_size(source, len(data), (MAX_SHARDS + 3) * max_bytes)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as error:
@@ -129,7 +215,9 @@ def _files_from_archive(data: bytes, source: str, max_bytes: int) -> Files:
                 continue
             name = info.filename.rsplit("/", 1)[-1]
             where = file_source(source, info.filename)
-            if name not in CHECKPOINT_FILES:
+            if name in PICKLE_FILES:
+                raise ValueError(pickle_refusal(source, [name]))
+            if name not in CHECKPOINT_FILES and not _weights_name(name):
                 raise ValueError(
                     f"{source} holds {info.filename!r}; a checkpoint archive holds only "
                     f"{listed(CHECKPOINT_FILES)}"
@@ -145,6 +233,11 @@ def _files_from_archive(data: bytes, source: str, max_bytes: int) -> Files:
                 raise ValueError(f"{where} cannot be read: {error}") from error
     check_files(files, source, max_bytes)
     return files
+
+
+def _weights_name(name: str) -> bool:
+    """A name an archive's sharded weights may have (check_files matches them to the index)."""
+    return name == INDEX_FILE or name.endswith(".safetensors")
 
 
 def read_json_object(data: bytes, source: str) -> dict:
@@ -166,6 +259,29 @@ def read_safetensors(data: bytes, source: str) -> dict[str, torch.Tensor]:
         raise ValueError(f"{source} is not a valid safetensors file: {error}") from error
 
 
+def read_weights(files: Files, source: str) -> dict[str, torch.Tensor]:
+    """The tensors of a checkpoint's weights: model.safetensors, or every shard its index names
+    (each tensor in the shard the index says, none in two). ValueError naming the file."""
+    if INDEX_FILE not in files:
+        return read_safetensors(files[WEIGHTS_FILE], file_source(source, WEIGHTS_FILE))
+    index_source = file_source(source, INDEX_FILE)
+    weight_map = read_json_object(files[INDEX_FILE], index_source)["weight_map"]
+    tensors: dict[str, torch.Tensor] = {}
+    for shard in shard_names(files[INDEX_FILE], index_source):
+        shard_source = file_source(source, shard)
+        shard_tensors = read_safetensors(files[shard], shard_source)
+        elsewhere = [name for name in shard_tensors if weight_map.get(name) != shard]
+        if elsewhere:
+            raise ValueError(
+                f"{shard_source} holds {listed(elsewhere)}, which {INDEX_FILE} does not place there"
+            )
+        tensors.update(shard_tensors)
+    absent = [name for name in weight_map if name not in tensors]
+    if absent:
+        raise ValueError(f"{index_source} lists {listed(absent)}, which no shard holds")
+    return tensors
+
+
 def check_layers(cfg: EncoderConfig, source: str) -> None:
     """Refuse a config with more than MAX_LAYERS blocks before anything is built for it."""
     if cfg.num_layers > MAX_LAYERS:
@@ -175,20 +291,27 @@ def check_layers(cfg: EncoderConfig, source: str) -> None:
         )
 
 
-class _NoInit(TorchFunctionMode):
-    """torch.nn.init's functions leave tensors as they are: initialising meta tensors does
-    nothing, but torch's meta kernel of normal_ imports torch._dynamo the first time, which stays
+# The in-place random fills that torch.nn.init's functions without an override hook (such as
+# xavier_uniform_) end in.
+RANDOM_FILLS = (torch.Tensor.uniform_, torch.Tensor.normal_)
+
+
+class NoInit(TorchFunctionMode):
+    """torch.nn.init's functions (and the random fills they call) leave tensors as they are: for
+    a model whose every parameter a checkpoint is about to overwrite (random initialisation of
+    BERT-base's 110M parameters takes seconds), and on the meta device, where initialising does
+    nothing but torch's meta kernel of normal_ imports torch._dynamo the first time, which stays
     resident (76 MB measured)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(func, "__module__", None) == "torch.nn.init":
+        if getattr(func, "__module__", None) == "torch.nn.init" or func in RANDOM_FILLS:
             return args[0] if args else kwargs["tensor"]
         return func(*args, **(kwargs or {}))
 
 
 def meta_state(build: Callable[[], nn.Module]) -> dict[str, torch.Tensor]:
     """The state_dict `build()` would have, as meta tensors: names, shapes, dtypes, no storage."""
-    with torch.device("meta"), _NoInit():
+    with torch.device("meta"), NoInit():
         return build().state_dict()
 
 

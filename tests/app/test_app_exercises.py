@@ -142,3 +142,54 @@ def test_the_sidebars_rmsnorm_and_relu_are_asked() -> None:
     rms = x / math.sqrt((x**2).mean() + 1e-5)
     at.text_input(key="ex_norm").input(typed(list(rms))).run()
     assert [m.value for m in at.success] == ["Right (each within ±0.02)."]
+
+
+MODERNBERT = {"positional": "rope", "activation": "geglu", "bias": "off", "norm_bias": "off",
+              "window": "4", "global_every": "3", "num_layers": "4"}  # fmt: skip
+ALBERT = {"activation": "gelu_tanh", "embedding_size": "32", "shared": "shared", "norm": "post"}
+
+
+def gate_from_the_page(at: AppTest) -> np.ndarray:
+    markdown = "\n".join(m.value for m in at.markdown)
+    return row(re.search(r"gate g = (\(.*?\))", markdown).group(1))
+
+
+def gate_present(at: AppTest) -> bool:
+    return any("gate g =" in m.value for m in at.markdown)
+
+
+def test_a_modernbert_architecture_asks_geglu_with_its_gate_and_says_what_the_row_leaves_out():
+    at = open_page(view="Exercises", ex_set="5", **{**TINY, **MODERNBERT})
+    assert_no_exception(at)
+    (note,) = [i.value for i in at.info]
+    rope, window = note.split(" Layers ")
+    assert "turns each q and k by its position before the dot product (RoPE)" in rope
+    assert window.startswith(
+        "1, 2 of this model (of 0–3) attend through a local window of 4: a query there "
+        "sees only the keys at most 2 positions away"
+    )
+    g, gate = given(at), gate_from_the_page(at)
+    assert np.array_equal(gate, draw(5, "layernorm", "geglu").gate)
+    gelu = np.array([h * 0.5 * (1 + math.erf(h / math.sqrt(2))) for h in g["h"]])
+    asked = [m.value for m in at.markdown]
+    assert any(m.startswith("**6.** GeGLU of the feed-forward: GELU(h) · g") for m in asked)
+    at.text_input(key="ex_activation").input(typed(list(gelu))).run()  # the gate left out
+    assert "It looks like the gate left out" in at.error[0].value
+    at.text_input(key="ex_activation").input(typed(list(gelu * gate))).run()
+    assert [m.value for m in at.success] == ["Right (each within ±0.01)."]
+
+
+def test_an_albert_architecture_asks_gelus_tanh_form_and_needs_no_note():
+    at = open_page(view="Exercises", ex_set="5", **{**TINY, **ALBERT})
+    assert_no_exception(at)
+    assert not at.info and not gate_present(at)
+    h = given(at)["h"]
+    tanh_gelu = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h**3)))
+    asked = [m.value for m in at.markdown]
+    assert any(
+        m.startswith("**6.** GELU (tanh) of the feed-forward's hidden vector h") for m in asked
+    )
+    at.text_input(key="ex_activation").input(typed(list(tanh_gelu))).run()
+    assert [m.value for m in at.success] == ["Right (each within ±0.01)."]
+    (solution,) = [c.value for c in at.code]  # shown once answered
+    assert "tanh(" in solution and "Φ" not in solution

@@ -51,10 +51,27 @@ def gelu(x):
     return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "geglu": gelu, "swiglu": silu}
+
+
 def feed_forward(x, w1, b1, w2, b2, activation):
     hidden = x @ w1.T + b1
-    hidden = gelu(hidden) if activation == "gelu" else np.maximum(hidden, 0)
-    return hidden @ w2.T + b2
+    if activation in ("geglu", "swiglu"):  # the first F features through act, times the last F
+        hidden, gate = np.split(hidden, 2, axis=-1)
+        return (ACTIVATIONS[activation](hidden) * gate) @ w2.T + b2
+    return ACTIVATIONS[activation](hidden) @ w2.T + b2
 
 
 def block(x, mask, params, num_heads, norm_first, activation, norm_type, eps):

@@ -15,6 +15,7 @@ import torch
 
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect import heads, lesson, numpy_block
+from encoder.inspect.token_kinds import CLS, PUNCTUATION, SEP, SPECIAL, WORD, token_kind
 from tests.encoder.helpers import padded_batch, randomise_norms
 from tests.shared import SENTENCE
 
@@ -34,10 +35,21 @@ def minilm_trace(minilm):
         (["3", "1", "4", "1", "5"], 4),  # a toy task's sequence: the last position
         (["[CLS]", "!", "?", "[SEP]"], 2),  # no content: the last token that is not special
         (["[CLS]", "[SEP]"], 1),
+        # byte-level BPE (RoBERTa) and SentencePiece (XLM-R): marks stripped, <s> </s> special
+        (["<s>", "The", "Ġanimal", "Ġbecause", "Ġit", "Ġwas", "Ġtired", ".", "</s>"], 4),
+        (["<s>", "▁the", "▁cat", "▁sat", "▁", ",", "</s>"], 3),
+        (["<s>", "Ġ,", "</s>"], 1),  # "Ġ," is punctuation, not content
     ],
 )
 def test_the_query_is_the_last_pronoun_else_the_last_content_token(tokens, expected) -> None:
     assert lesson.pick_query(tokens) == expected
+
+
+def test_opening_and_closing_tokens_of_each_family_are_one_kind() -> None:
+    bert = ["[CLS]", "it", ",", "[SEP]", "[PAD]"]
+    roberta = ["<s>", "Ġit", "Ġ,", "</s>", "<pad>"]
+    assert [token_kind(t) for t in bert] == [token_kind(t) for t in roberta]
+    assert [token_kind(t) for t in roberta] == [CLS, WORD, PUNCTUATION, SEP, SPECIAL]
 
 
 def test_candidates_leave_out_special_tokens_punctuation_the_query_and_its_neighbours() -> None:

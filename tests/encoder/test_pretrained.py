@@ -140,11 +140,20 @@ def test_missing_directory(tmp_path: Path):
         load_pretrained(tmp_path / "nowhere")
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", ["config.json", "model.safetensors"])
 def test_missing_file_is_named(checkpoint_copy: Path, name: str):
     (checkpoint_copy / name).unlink()
     with pytest.raises(FileNotFoundError, match=name):
         load_pretrained(checkpoint_copy)
+
+
+def test_missing_tokenizer_is_a_message_that_says_so(checkpoint_copy: Path):
+    (checkpoint_copy / "tokenizer.json").unlink()
+    with pytest.raises(ValueError) as error:
+        load_pretrained(checkpoint_copy)
+    assert str(error.value).startswith(
+        f"{checkpoint_copy} has no tokenizer.json: its tokenizer is read only from that file"
+    )
 
 
 def test_malformed_config(checkpoint_copy: Path):
@@ -171,8 +180,8 @@ def test_missing_config_key(checkpoint_copy: Path):
 
 
 def test_unsupported_activation(checkpoint_copy: Path):
-    _edit_config(checkpoint_copy, hidden_act="gelu_new")
-    with pytest.raises(ValueError, match="gelu_new"):
+    _edit_config(checkpoint_copy, hidden_act="swish")
+    with pytest.raises(ValueError, match="hidden_act='swish' is not supported"):
         load_pretrained(checkpoint_copy)
 
 

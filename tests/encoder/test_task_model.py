@@ -21,7 +21,7 @@ from tokenizers import Tokenizer
 
 from encoder import TransformerEncoder, load_pretrained
 from encoder.io.checkpoint_files import (
-    MAX_FILE_BYTES,
+    MAX_DISK_FILE_BYTES,
     MAX_LAYERS,
     checkpoint_archive,
     files_from_archive,
@@ -370,12 +370,12 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path,
     model.save(tmp_path)
     weights = tmp_path / "model.safetensors"
     with weights.open("r+b") as file:
-        file.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk is used
+        file.truncate(MAX_DISK_FILE_BYTES + 1)  # sparse: no disk is used
     with pytest.raises(ValueError) as error:
         load_pretrained(tmp_path)
     assert str(error.value) == (
-        f"{weights} is {MAX_FILE_BYTES + 1:,} bytes, more than the limit of {MAX_FILE_BYTES:,} "
-        f"bytes (200 MB)"
+        f"{weights} is {MAX_DISK_FILE_BYTES + 1:,} bytes, more than the limit of "
+        f"{MAX_DISK_FILE_BYTES:,} bytes (1,500 MB)"
     )
 
 

@@ -1,0 +1,176 @@
+"""What every family's loader shares: the description of a family (its config reader, where its
+tensors go in our encoder, the prefixes and heads it drops) and the one reader that renames,
+stacks and checks a checkpoint's tensors against the config before the encoder is built.
+
+A family module says only what is its own; the renaming of old LayerNorm gamma/beta, the
+stacking of separate q, k, v projections into `in_proj`, the shape checks and the messages live
+here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder, block_path
+from encoder.io.checkpoint_files import (
+    CONFIG_FILE,
+    INDEX_FILE,
+    WEIGHTS_FILE,
+    Files,
+    NoInit,
+    check_layers,
+    file_source,
+    listed,
+    meta_state,
+    read_weights,
+)
+
+NameMap = dict[str, tuple[str, ...]]  # our parameter name -> the checkpoint tensors it is made of
+
+# Tensors any family's checkpoint may carry that the encoder has no use for: buffers saved by
+# old versions of transformers, the pooler and the task heads of fine-tuned models.
+COMMON_IGNORED = (
+    "embeddings.position_ids",
+    "embeddings.token_type_ids",
+    "pooler.",
+    "classifier.",
+    "qa_outputs.",
+)
+
+
+@dataclass(frozen=True)
+class Family:
+    """An encoder family the loaders read.
+
+    names: config.json's model_type -> the family's name as the page shows it ("xlm-roberta" ->
+    "XLM-R"); read_config: (config.json as a dict, its path for messages) -> EncoderConfig;
+    tensors: the cfg's parameter names -> the checkpoint's tensors (every name the family could
+    have; those the cfg's encoder lacks, such as biases it has none of, are dropped);
+    prefixes: the base model's prefix in a checkpoint with heads ("roberta."), dropped;
+    ignored: prefixes of tensors the encoder does not use (pretraining and task heads).
+    """
+
+    names: dict[str, str]
+    read_config: Callable[[dict, str], EncoderConfig]
+    tensors: Callable[[EncoderConfig], NameMap]
+    prefixes: tuple[str, ...]
+    ignored: tuple[str, ...]
+
+    def name_of(self, model_type: str | None) -> str:
+        """The family's name for a config's model_type (its first name when there is none)."""
+        return self.names.get(model_type, next(iter(self.names.values())))
+
+
+def config_values(config: dict, keys: dict[str, str], path: str) -> dict:
+    """{our field: config[their key]} for `keys` (their key -> our field); ValueError naming the
+    keys config.json lacks."""
+    missing = [key for key in keys if key not in config]
+    if missing:
+        raise ValueError(f"{path} lacks the keys {', '.join(missing)}")
+    return {ours: config[key] for key, ours in keys.items()}
+
+
+def activation_of(config: dict, key: str, table: dict[str, str], path: str) -> str:
+    """Our activation for config[key] by `table` (their name -> ours); ValueError otherwise."""
+    value = config.get(key)
+    if not isinstance(value, str) or value not in table:
+        raise ValueError(f"{path}: {key}={value!r} is not supported; use one of {tuple(table)}")
+    return table[value]
+
+
+def encoder_config(path: str, **fields) -> EncoderConfig:
+    """EncoderConfig(**fields); ValueError naming the config file when they are invalid."""
+    try:
+        return EncoderConfig(**fields)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path} describes an invalid encoder: {error}") from error
+
+
+def parameter_names(ours: str, theirs: str) -> NameMap:
+    """A module's weight and bias: ours under module path `ours`, theirs under `theirs`."""
+    return {f"{ours}.{kind}": (f"{theirs}.{kind}",) for kind in ("weight", "bias")}
+
+
+def block_tensors(
+    layer: int, theirs: str, modules: dict[str, str], qkv: tuple[str, ...]
+) -> NameMap:
+    """Block `layer`'s names: `modules` maps our sub-module ("norm1", "linear1") to theirs under
+    module path `theirs`; `qkv` are their q, k and v projections (stacked, in that order, into
+    in_proj) or their one fused projection."""
+    ours = block_path(layer)
+    names: NameMap = {}
+    for our_module, their_module in modules.items():
+        names |= parameter_names(f"{ours}.{our_module}", f"{theirs}.{their_module}")
+    for kind in ("weight", "bias"):
+        names[f"{ours}.self_attn.in_proj_{kind}"] = tuple(f"{theirs}.{part}.{kind}" for part in qkv)
+    return names
+
+
+def _their_name(name: str, prefixes: tuple[str, ...]) -> str:
+    """Drop the base model's prefix; rename old LayerNorm gamma/beta to weight/bias."""
+    for prefix in prefixes:
+        name = name.removeprefix(prefix)
+    if name.endswith(".gamma"):
+        return name.removesuffix(".gamma") + ".weight"
+    if name.endswith(".beta"):
+        return name.removesuffix(".beta") + ".bias"
+    return name
+
+
+def map_weights(
+    tensors: dict[str, torch.Tensor], family: Family, cfg: EncoderConfig, source: str
+) -> dict[str, torch.Tensor]:
+    """Rename (and stack q, k, v of) a family's tensors into a state_dict for
+    TransformerEncoder(cfg). ValueError naming the missing, unexpected or mis-shaped tensors."""
+    theirs = {_their_name(name, family.prefixes): tensor for name, tensor in tensors.items()}
+    ignored = (*COMMON_IGNORED, *family.ignored)
+    theirs = {name: tensor for name, tensor in theirs.items() if not name.startswith(ignored)}
+    expected = meta_state(lambda: TransformerEncoder(cfg))  # shapes only, nothing allocated
+    name_map = {ours: parts for ours, parts in family.tensors(cfg).items() if ours in expected}
+    unmapped = [ours for ours in expected if ours not in name_map]
+    if unmapped:
+        raise ValueError(
+            f"{source}: no tensor of this family fills the encoder's {listed(unmapped)}"
+        )
+    used = {part for parts in name_map.values() for part in parts}
+    missing = sorted(used - set(theirs))
+    if missing:
+        raise ValueError(f"{source} lacks the tensors {listed(missing)}")
+    unexpected = sorted(set(theirs) - used)
+    if unexpected:
+        raise ValueError(f"{source} has tensors this encoder does not use: {listed(unexpected)}")
+
+    state: dict[str, torch.Tensor] = {}
+    for ours, parts in name_map.items():
+        shape = tuple(expected[ours].shape)
+        part_shape = (shape[0] // len(parts), *shape[1:])  # q, k, v each take a third of the rows
+        for part in parts:
+            if tuple(theirs[part].shape) != part_shape:
+                raise ValueError(
+                    f"{source}: tensor {part} has shape {tuple(theirs[part].shape)}, "
+                    f"but {CONFIG_FILE} implies {part_shape}"
+                )
+            if not theirs[part].is_floating_point():
+                raise ValueError(f"{source}: tensor {part} is {theirs[part].dtype}, not floats")
+        pieces = [theirs[part] for part in parts]
+        state[ours] = pieces[0] if len(pieces) == 1 else torch.cat(pieces)  # no needless copy
+    return state
+
+
+def encoder_from_files(
+    family: Family, config: dict, files: Files, source: str
+) -> TransformerEncoder:
+    """Our encoder (eval mode, float32) with the weights of a checkpoint of `family` whose parsed
+    config.json is `config` and whose files are `files`."""
+    cfg = family.read_config(config, file_source(source, CONFIG_FILE))
+    check_layers(cfg, file_source(source, CONFIG_FILE))
+    weights = file_source(source, INDEX_FILE if INDEX_FILE in files else WEIGHTS_FILE)
+    state = map_weights(read_weights(files, source), family, cfg, weights)
+    with NoInit():  # every parameter is about to be overwritten by the checkpoint's
+        model = TransformerEncoder(cfg)
+    model.load_state_dict(state, strict=True)
+    return model.eval()

@@ -1,0 +1,36 @@
+"""RoBERTa, XLM-R and CamemBERT: BERT's layout (transformers' modeling_roberta, -xlm_roberta,
+-camembert), with one difference that changes every number: positions start after the padding
+index. Token t reads row padding_idx + 1 + t of the position table (fairseq's make_positions), so
+the table has max_position_embeddings rows but takes max_position_embeddings - padding_idx - 1
+tokens (514 rows, 512 tokens for roberta-base)."""
+
+from __future__ import annotations
+
+from encoder.core.config import EncoderConfig
+from encoder.io.families.bert import bert_fields, bert_tensors
+from encoder.io.families.family import Family, encoder_config
+
+
+def roberta_config(config: dict, path: str) -> EncoderConfig:
+    """The EncoderConfig of a RoBERTa-family config.json: BERT's, positions offset by
+    pad_token_id + 1."""
+    fields = bert_fields(config, path)
+    pad = config.get("pad_token_id")
+    if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
+        raise ValueError(
+            f"{path}: pad_token_id={pad!r} must be a whole number >= 0: RoBERTa's positions "
+            f"start after it"
+        )
+    offset = pad + 1
+    return encoder_config(
+        path, **{**fields, "position_offset": offset, "max_len": fields["max_len"] - offset}
+    )
+
+
+ROBERTA = Family(
+    names={"roberta": "RoBERTa", "xlm-roberta": "XLM-R", "camembert": "CamemBERT"},
+    read_config=roberta_config,
+    tensors=bert_tensors,
+    prefixes=("roberta.", "camembert."),
+    ignored=("lm_head.",),
+)
