@@ -1,8 +1,9 @@
 """Compare mode with two tokenizers (AppTest): a tiny BERT checkpoint built here with its own small
-WordPiece vocabulary, uploaded as setup A, beside MiniLM as setup B. Every view draws each setup
-with its own tokens; the sentence that says why token-by-token differences are not drawn quotes
-each setup's own token count; the differences that need no token alignment (the stream's size by
-depth) are B − A of numbers computed here from each model."""
+WordPiece vocabulary, uploaded as setup A, beside MiniLM as setup B; and two real families side by
+side (BERT's WordPiece beside ModernBERT's BPE, RoBERTa's BPE beside XLM-R's Unigram). Every view
+draws each setup with its own tokens; the sentence that says why token-by-token differences are
+not drawn quotes each setup's own token count; the differences that need no token alignment (the
+stream's size by depth) are B − A of numbers computed here from each model."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from streamlit.testing.v1 import AppTest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from app.views.tokens import POSITIONS_PER_ROW
-from encoder.io.checkpoint_files import checkpoint_archive
+from encoder.io.checkpoint_files import CHECKPOINT_FILES, checkpoint_archive
 from encoder.io.checkpoints import checkpoint_from_files
 from encoder.io.tokenize import load_tokenizer, tokenize
 from tests.app.helpers import assert_no_exception, go, open_page, shown, upload
+from tests.encoder.family_checkpoints import CORPUS, build_checkpoint, tokenizer_of
 from tests.shared import SENTENCE
 
 # A WordPiece vocabulary that splits the lesson's sentence otherwise than MiniLM's does
@@ -160,3 +162,46 @@ def test_layernorm_draws_b_minus_a_of_the_streams_size_by_depth(
     assert change["depth"].tolist() == [0, 1, 2]  # the depths both have: A has 2 blocks
     assert "cosine of B's with A's" not in change.columns  # that needs the same tokens
     np.testing.assert_allclose(change["Δ mean_norm"], (size_b[:3] - size_a).numpy(), rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("family_a", "family_b"), [("bert", "modernbert"), ("roberta", "xlm-roberta")]
+)
+def test_two_real_families_side_by_side_each_with_its_own_tokens(
+    family_a: str, family_b: str, tmp_path
+) -> None:
+    """Two uploads of real families (tests/encoder/family_checkpoints.py): B is the first, A the
+    second; each view reads each with its own tokenizer, and says so with both counts."""
+    pytest.importorskip("transformers")
+    archives = {}
+    for family in (family_b, family_a):
+        directory = build_checkpoint(family, tmp_path / family, head=False)
+        files = {name: (directory / name).read_bytes() for name in CHECKPOINT_FILES}
+        archives[family] = checkpoint_archive(files)
+    text = CORPUS[0]
+    at = upload(open_page(view="Tokens", text=text), (f"{family_b}.zip", archives[family_b]))
+    b_source = at.session_state["source"]
+    at = upload(at, (f"{family_a}.zip", archives[family_a]))
+    at.toggle(key="compare").set_value(True).run()
+    at.radio(key="b_source").set_value(b_source).run()
+    assert_no_exception(at)
+    tokens = {family: tokenizer_of(family).encode(text).tokens for family in (family_a, family_b)}
+    assert tokens[family_a] != tokens[family_b]
+    kinds = {
+        family: f"{type(tokenizer_of(family).model).__name__}, a vocabulary of "
+        f"{tokenizer_of(family).get_vocab_size():,}"
+        for family in (family_a, family_b)
+    }
+    sentence = (
+        f"A reads {len(tokens[family_a])} tokens ({kinds[family_a]}), B {len(tokens[family_b])} "
+        f"({kinds[family_b]})"
+    )
+    for view in ("Tokens", "Attention", "LayerNorm", "Shapes", "Export"):
+        go(at, view)
+        assert_no_exception(at)
+        assert not at.error, [e.value for e in at.error]
+        assert any(sentence in shown(c.value) for c in at.caption), view
+    go(at, "Tokens")
+    lines = [table.value for table in at.table]
+    for row, family in enumerate((family_a, family_b)):
+        assert [t for line in lines for t in line.iloc[row, 1:] if t] == tokens[family]
