@@ -10,7 +10,7 @@ from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
 from app.views.figures import token_table
-from app.views.layout import show_for, side_by_side, wide_table
+from app.views.layout import show_for, side_by_side
 
 
 def tokenizer_caption(run: Run) -> str:
@@ -38,8 +38,8 @@ def tokenizer_caption(run: Run) -> str:
     )
 
 
-POSITIONS_PER_ROW = 12  # token positions in one line of the tokenizations (at 1280 px, two
-# setups side by side leave room for twelve tokens of ten characters)
+POSITIONS_PER_ROW = 12  # token positions in one line of the tokenizations (at 1280 px, the main
+# area has room for twelve tokens of ten characters beside the setup's name)
 
 
 def tokenizations(runs: Runs, sentence: int) -> pd.DataFrame:
@@ -64,7 +64,8 @@ def _both(runs: Runs) -> None:
         width = len(both.columns) - 1  # positions
         for start in range(0, width, POSITIONS_PER_ROW):  # wrapped: no column past the edge
             end = min(start + POSITIONS_PER_ROW, width)
-            wide_table(both.iloc[:, [0, *range(1 + start, 1 + end)]])
+            line = both.iloc[:, [0, *range(1 + start, 1 + end)]]
+            st.dataframe(line, hide_index=True, width="stretch")  # tokens drawn literally
 
 
 def _panel(run: Run, name: str) -> None:

@@ -129,7 +129,9 @@ def test_every_view_draws_each_setup_with_its_own_tokens_and_says_why_no_token_d
 def test_tokens_shows_both_tokenizations_one_above_the_other(page: AppTest) -> None:
     go(page, "Tokens")
     a, b = counts()
-    lines = [table.value for table in page.table]  # the positions, wrapped in lines
+    lines = [
+        t.value for t in page.dataframe if "setup" in t.value.columns
+    ]  # the positions, wrapped in lines
     assert len(lines) == -(-max(a, b) // POSITIONS_PER_ROW)
     for line in lines:
         assert line["setup"].tolist() == [f"A · {a} tokens", f"B · {b} tokens"]
@@ -202,6 +204,6 @@ def test_two_real_families_side_by_side_each_with_its_own_tokens(
         assert not at.error, [e.value for e in at.error]
         assert any(sentence in shown(c.value) for c in at.caption), view
     go(at, "Tokens")
-    lines = [table.value for table in at.table]
+    lines = [t.value for t in at.dataframe if "setup" in t.value.columns]
     for row, family in enumerate((family_a, family_b)):
         assert [t for line in lines for t in line.iloc[row, 1:] if t] == tokens[family]
