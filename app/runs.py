@@ -281,7 +281,11 @@ class Runs:
     def token_difference(self) -> str:
         """Why token-by-token differences are not drawn, with each setup's own token counts:
         "A reads 20 tokens (WordPiece, a vocabulary of 26), B 16 (BPE, ...): ..."; "" when
-        A and B read the same tokens (or there is no B)."""
+        A and B read the same tokens (or there is no B). Two tokenizations are not lined up by
+        the text's character offsets either: a word that A splits in three pieces and B in two
+        has no one attention row or stream vector to subtract, so the page compares only what
+        each setup averages over its own tokens (per depth, per layer, per head) and shapes,
+        parameters and cost."""
         if self.b is None or self.same_tokens:
             return ""
         a, b = self.a, self.b

@@ -5,6 +5,8 @@ type, positions); this view holds only what training adds: task, sequence length
 rate, warmup, batch and seed. Before anything starts it says how long training would take here
 (encoder.train.duration); where that is longer than MAX_TRAINING_SECONDS, each button trains the
 nearest architecture that fits instead (or fewer steps), and one sentence says so with the numbers.
+Besides one run: BERT vs ModernBERT (the two architectures at the sidebar's size, d_ff matched to
+the parameter count: encoder.train.jobs.race_configs), Pre vs post, and Dropout placement.
 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser

@@ -8,6 +8,7 @@ stream's size by depth) are B − A of numbers computed here from each model."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from app.views.attention import METRICS
 from app.views.tokens import POSITIONS_PER_ROW
 from encoder.io.checkpoint_files import CHECKPOINT_FILES, checkpoint_archive
 from encoder.io.checkpoints import checkpoint_from_files
@@ -180,7 +182,7 @@ def test_two_real_families_side_by_side_each_with_its_own_tokens(
         directory = build_checkpoint(family, tmp_path / family, head=False)
         files = {name: (directory / name).read_bytes() for name in CHECKPOINT_FILES}
         archives[family] = checkpoint_archive(files)
-    text = CORPUS[0]
+    text = CORPUS[1]  # 47 tokens in BERT's WordPiece, 40 in ModernBERT's BPE: counts differ
     at = upload(open_page(view="Tokens", text=text), (f"{family_b}.zip", archives[family_b]))
     b_source = at.session_state["source"]
     at = upload(at, (f"{family_a}.zip", archives[family_a]))
@@ -203,6 +205,24 @@ def test_two_real_families_side_by_side_each_with_its_own_tokens(
         assert_no_exception(at)
         assert not at.error, [e.value for e in at.error]
         assert any(sentence in shown(c.value) for c in at.caption), view
+    go(at, "Attention")
+    at.session_state[METRICS[0]] = True  # the heads' metrics: both have 3 layers x 2 heads
+    at.run()
+    n_a, n_b = len(tokens[family_a]), len(tokens[family_b])
+    ceilings = (
+        f" (each over its own setup's tokens, {n_a} in A and {n_b} in B: entropy's ceiling ln n "
+        f"is {math.log(n_a):.2f} in A and {math.log(n_b):.2f} in B, and distances count tokens "
+        "of different sizes)"
+    )
+    heading = "The same metrics, B − A, head by head" + ("" if n_a == n_b else ceilings) + ":"
+    assert heading in [c.value for c in at.caption]
+    change = next(t.value for t in at.dataframe if "Δ entropy" in t.value.columns)
+    metrics = next(t.value for t in at.dataframe if "setup" in t.value.columns)
+    by_setup = {
+        name: metrics[metrics["setup"] == name].sort_values(["layer", "head"]) for name in "AB"
+    }
+    expected = by_setup["B"]["entropy"].to_numpy() - by_setup["A"]["entropy"].to_numpy()
+    np.testing.assert_allclose(change.sort_values(["layer", "head"])["Δ entropy"], expected)
     go(at, "Tokens")
     lines = [t.value for t in at.dataframe if "setup" in t.value.columns]
     for row, family in enumerate((family_a, family_b)):
