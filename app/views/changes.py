@@ -169,7 +169,12 @@ def differences(runs: Runs) -> list[str]:
         words = {True: "trained weights", False: "random weights"}
         found.append(f"weights: {words[_trained(a)]} → {words[_trained(b)]}")
     elif a.key.source != b.key.source:
-        found.append(f"weights: {source_name(a)} → {source_name(b)}")
+        named = source_name(a), source_name(b)
+        found.append(
+            f"weights: {named[0]} → {named[1]}"
+            if named[0] != named[1]
+            else f"weights: one {named[0].removeprefix('a ')} → another"
+        )
     if a.tokenizer_name != b.tokenizer_name:
         found.append(f"tokenizer: {a.tokenizer_name} → {b.tokenizer_name}")
     for option in OPTIONS:

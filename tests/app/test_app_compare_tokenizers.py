@@ -205,6 +205,8 @@ def test_two_real_families_side_by_side_each_with_its_own_tokens(
         assert_no_exception(at)
         assert not at.error, [e.value for e in at.error]
         assert any(sentence in shown(c.value) for c in at.caption), view
+        changed = next(c.value for c in at.caption if c.value.startswith("B differs from A"))
+        assert "weights: one model of this session → another" in changed
     go(at, "Attention")
     at.session_state[METRICS[0]] = True  # the heads' metrics: both have 3 layers x 2 heads
     at.run()
