@@ -1,8 +1,9 @@
-"""The attention explorer's payload (encoder.web.payload) of the runs a view draws: one sentence
-of setup A, and of B in compare mode, with its two more readings (what each head moves: the value
-norms of encoder.inspect.moves; and attention rollout, encoder.inspect.rollout), built once and
-kept in the shared cache (app.memory.CACHE) with its real bytes, so a rerun that changes nothing
-the explorer draws sends the same bytes (the browser keeps them) and builds nothing."""
+"""The attention explorer's payload (encoder.web.payload) of the runs a view draws: one sentence of
+setup A, and of B in compare mode, with each layer's local window and its two more readings (what
+each head moves: the value norms of encoder.inspect.moves; and attention rollout,
+encoder.inspect.rollout), built once and kept in the shared cache (app.memory.CACHE) with its real
+bytes, so a rerun that changes nothing the explorer draws sends the same bytes (the browser keeps
+them) and builds nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
 from encoder.inspect import moves
 from encoder.inspect.rollout import rollout
-from encoder.web.payload import build_setup, encode, every_head_fits
+from encoder.web.payload import build_setup, encode, every_head_fits, layer_windows
 
 BUILD_COPIES = 4  # float32 weights, their uint16 copy, the block sums and the rollout, per setup
 
@@ -48,6 +49,7 @@ def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
                     run.tokens[sentence],
                     name=name,
                     chosen=[pair or (0, 0)],
+                    windows=layer_windows(run.cfg),
                     **_readings(run, sentence),
                 )
             )

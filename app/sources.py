@@ -1,8 +1,12 @@
 """Model sources: where a setup's weights come from and what reads its text.
 
 A source id is "random" (random weights, the sidebar's architecture), "pretrained" (the bundled
-MiniLM) or the id of a model trained or uploaded in this browser session
-(app.controls.session_models, which makes its models' sources). app.main resolves each setup's id
+MiniLM), "disk:NAME" (an encoder found on this machine by encoder.io.finder: in
+ENCODER_EXPLORER_MODELS or the local Hugging Face cache, such as disk:FacebookAI/roberta-base; a
+link may name it) or the id of a model trained or uploaded in this browser session
+(app.controls.session_models, which makes its models' sources). A found model is loaded when it is
+chosen, once for every session, as a shared entry of the memory budget (app.memory.CACHE) that
+another session's page may evict and load again. app.main resolves each setup's id
 into a ModelSource once per page run, before any run; the process-wide runs (app.runs) then read
 only what the ModelSource carries and never look into a browser session, so a cached entry means the
 same to every session."""
@@ -16,9 +20,13 @@ from dataclasses import dataclass
 import streamlit as st
 import tokenizers
 
+from app.memory import CACHE, size_text, tensor_bytes
 from encoder import EncoderConfig, TransformerEncoder
+from encoder.inspect.limits import MAX_PARAMETERS
 from encoder.io.checkpoint_files import CONFIG_FILE
+from encoder.io.checkpoints import Checkpoint, load_checkpoint
 from encoder.io.families import family_config
+from encoder.io.finder import FoundModel, find_models, load_peak_bytes, too_large
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir, load_tokenizer
 from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
@@ -28,6 +36,10 @@ LABELS = {
     "random": "Random weights, my architecture",
     "pretrained": "Pretrained MiniLM (all-MiniLM-L6-v2)",
 }
+FOUND_PREFIX = "disk:"  # a found model's source id: "disk:" + its name
+FOUND_TTL_S = 30  # how long a scan of the machine is reused: a new download shows up after it
+# A tokenizer in memory per byte of its JSON: MiniLM's 0.47 MB tokenizer.json takes 6.1 MB (13x)
+TOKENIZER_BYTES_PER_JSON_BYTE = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,3 +82,87 @@ def built_in(source: str, cfg: EncoderConfig) -> ModelSource:
         return ModelSource(source, tokenizer())
     reader = task_tokenizer(cfg.vocab_size)
     return ModelSource(source, reader, lambda text: check_task_text(text, reader, cfg.max_len))
+
+
+def checkpoint_bytes(checkpoint: Checkpoint) -> int:
+    """What a loaded checkpoint holds: its encoder's (and a task model's classifier's) tensors
+    and its tokenizer."""
+    modules = [checkpoint.encoder]
+    if checkpoint.task_model is not None:
+        modules.append(checkpoint.task_model.classifier)
+    tokenizer = len(checkpoint.tokenizer.to_str()) * TOKENIZER_BYTES_PER_JSON_BYTE
+    return tensor_bytes(modules) + tokenizer
+
+
+def is_found_source(source: str) -> bool:
+    """True for a source id of a model found on disk (whether or not this machine has it)."""
+    return source.startswith(FOUND_PREFIX)
+
+
+@st.cache_resource(ttl=FOUND_TTL_S, show_spinner=False)
+def found_models() -> dict[str, FoundModel]:
+    """The checkpoint directories on this machine by source id (encoder.io.finder), usable or
+    not, rescanned at most every FOUND_TTL_S seconds."""
+    return {FOUND_PREFIX + model.name: model for model in find_models()}
+
+
+def found_problem(model: FoundModel) -> str:
+    """Why the page cannot load `model`, in a sentence ("" when it can): a directory the loaders
+    cannot read, or one beyond the run bounds or the server's memory budget."""
+    return model.problem or too_large(model, MAX_PARAMETERS, CACHE.budget)
+
+
+def found_label(model: FoundModel) -> str:
+    """How the source control names a found model: its name, family, size, and whether it
+    fits."""
+    size = []
+    if model.parameters is not None:
+        count = model.parameters
+        size.append(f"{count / 1e6:,.1f}M parameters" if count >= 1e6 else f"{count:,} parameters")
+    if model.weight_bytes is not None:
+        size.append(size_text(model.weight_bytes))
+    fits = "" if not too_large(model, MAX_PARAMETERS, CACHE.budget) else ", too large here"
+    return f"{model.name} ({', '.join([model.family, *size])}{fits})"
+
+
+def found_model(source: str) -> FoundModel:
+    """The found model `source` names; ValueError when this machine has no such model, or one
+    the page cannot load (the sentence says why)."""
+    model = found_models().get(source)
+    if model is None:
+        raise ValueError(
+            f"{source.removeprefix(FOUND_PREFIX)!r} is not among the models found on this "
+            "machine (in ENCODER_EXPLORER_MODELS or the Hugging Face cache)"
+        )
+    problem = found_problem(model)
+    if problem:
+        raise ValueError(f"{model.name} cannot be used here: {problem}")
+    return model
+
+
+def found_checkpoint(source: str) -> Checkpoint:
+    """The found model `source` names, loaded with load_checkpoint once for every session (a
+    shared entry of the memory budget). ValueError (MemoryRefused when it does not fit now, a
+    loader's refusal, FileNotFoundError's message) with the sentence for the page."""
+    model = found_model(source)
+
+    def load() -> Checkpoint:
+        CACHE.release(tags=[source])  # runs of an earlier load (evicted) hold its tensors
+        return load_checkpoint(model.path)
+
+    try:
+        return CACHE.get_or_build(
+            ("found model", source, model.path),
+            load,
+            checkpoint_bytes,
+            reserve=load_peak_bytes(model),
+            what=f"The model {model.name}",
+        )
+    except OSError as error:
+        raise ValueError(f"{model.name} cannot be read: {error}") from error
+
+
+def found_source(source: str) -> ModelSource:
+    """A found model as a source of runs: its own tokenizer and encoder (eval mode, CPU)."""
+    checkpoint = found_checkpoint(source)
+    return ModelSource(source, checkpoint.tokenizer, encoder=checkpoint.encoder)

@@ -29,6 +29,9 @@ TOKEN_LABEL_CHARS = 14
 MAX_FLAGGED = 5  # outlier dimensions named on the heatmap (the table lists them all)
 BELOW_ZERO = OKABE_ITO[4]  # vermillion: the values the activation zeroes or bends
 ABOVE_ZERO = OKABE_ITO[0]
+# A gated activation's own function, the one its input half goes through before the gate
+# multiplies it: GeGLU = GELU(x W_in) * (x W_gate), SwiGLU = SiLU(x W_in) * (x W_gate).
+GATED_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
 
 
 def rounded(values) -> np.ndarray:

@@ -1,7 +1,9 @@
 """The block diagram: one encoder block, pre- or post-norm, with live tensor shapes on its edges.
 
 The boxes are the steps of encoder.core.block's table of operations, the one description of the
-block that also gives the shape ledger and the memory estimate.
+block that also gives the shape ledger and the memory estimate; what the config changes beyond
+them (RoPE's turn of q and k, a gated feed-forward, no biases, a local window, an embedding
+projection, shared weights) is said in the boxes' text and in notes under the block.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from itertools import groupby
 
 import plotly.graph_objects as go
 
+from app.charts.activations import GATED_INNER
 from app.charts.common import FONT_SIZE, MARGIN, SMALLEST_TEXT, base_layout, escape, new_figure
 from encoder.core import hooks
 from encoder.core.block import Op, shape_text
+from encoder.core.config import EncoderConfig
+from encoder.core.options import ACTIVATION_NAMES
 
 BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFFFF"}
 INK, SKIP_INK = "#333333", "#0072B2"
@@ -21,6 +26,7 @@ CENTRE_X, BOX_HALF_WIDTH, BOX_HALF_HEIGHT = 4.4, 2.7, 0.28  # data units; one ro
 SKIP_X, LABEL_X, GROUP_RIGHT = 1.1, 4.55, 11.8
 ADD_RADIUS_PX = 16  # the residual add is a round glyph (⊕, 42 px font): arrows stop short of it
 ROW_PX = 62
+NOTE_ROW = 0.5  # a note's line under the block, in rows of ROW_PX
 
 
 @dataclass(frozen=True)
@@ -54,9 +60,68 @@ STAGE_TEXT = {
     "linear1": ("linear1  (d → d_ff)", ""),
     "linear2": ("linear2  (d_ff → d)", ""),
 }
+# What a config changes in a box's text: RoPE turns q and k before the scores; a gated
+# feed-forward's linear1 gives the activation's input and its gate, which the activation multiplies.
+ROPE_TEXT = ("Q, K, V; RoPE turns Q, K", "Q, K, V  ")
+GATED_TEXT = {
+    "linear1": ("linear1  (d → 2·d_ff)", "input, gate  "),
+    "activation": ("{act}: {inner}(input) × gate", ""),
+}
 
 
-def _block_nodes(ops: list[Op]) -> list[Node]:
+def _stage_text(stage: str, cfg: EncoderConfig | None, default: str) -> tuple[str, str]:
+    """A box's text and the label before the shape on its edge."""
+    if cfg is not None and cfg.positional == "rope" and stage == "qkv":
+        return ROPE_TEXT
+    if cfg is not None and cfg.gated and stage in GATED_TEXT:
+        text, label = GATED_TEXT[stage]
+        act = ACTIVATION_NAMES[cfg.activation]
+        return text.format(act=act, inner=GATED_INNER[cfg.activation]), label
+    return STAGE_TEXT.get(stage, (default, ""))
+
+
+def _listed(layers: list[int]) -> str:
+    """'1, 2, 4 and 5'."""
+    words = [str(layer) for layer in layers]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def architecture_notes(cfg: EncoderConfig) -> list[str]:
+    """What this config changes beyond the boxes, one short sentence each (none for a plain
+    BERT-style block)."""
+    notes = []
+    if cfg.positional == "rope":
+        notes.append(
+            "No positions added to the embeddings: each block turns q and k by position (RoPE)"
+        )
+    local = [layer for layer in range(cfg.num_layers) if cfg.is_local(layer)]
+    if local:
+        rest = [layer for layer in range(cfg.num_layers) if layer not in local]
+        notes.append(
+            f"Layers {_listed(local)} attend only to keys within {cfg.attention_window // 2} "
+            f"positions (window {cfg.attention_window})"
+            + (f"; {_listed(rest)} to all" if rest else "")
+        )
+    if not cfg.linear_bias or not cfg.norm_bias:
+        where = [name for name, has in (("linear layers", cfg.linear_bias),
+                                        ("norms", cfg.norm_bias)) if not has]  # fmt: skip
+        notes.append(f"No biases in the {' or the '.join(where)}")
+    if cfg.embedding_size:
+        notes.append(
+            f"Embeddings are {cfg.embedding_size} wide, projected to d_model = {cfg.d_model} "
+            "before block 0"
+        )
+    if not cfg.has_attention_norm(0):
+        notes.append(
+            "Block 0, drawn here, has no norm before its attention"
+            + ("; the other blocks have one" if cfg.num_layers > 1 else "")
+        )
+    if cfg.shared_layers:
+        notes.append(f"All {cfg.num_layers} blocks use these same weights (one set)")
+    return notes
+
+
+def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[Node]:
     """One box per step of the block (consecutive operations of one stage), between the block's
     input and output; a residual path leaves from the input and from the stream between the
     two halves (resid_mid)."""
@@ -65,7 +130,7 @@ def _block_nodes(ops: list[Op]) -> list[Node]:
     for stage, group in groupby(ops, key=lambda op: op.stage):
         group = list(group)
         last = group[-1]
-        text, label = STAGE_TEXT.get(stage, (last.operation, ""))
+        text, label = _stage_text(stage, cfg, last.operation)
         nodes.append(
             Node(
                 STAGE_KINDS[stage],
@@ -101,10 +166,10 @@ def _arrow(
     )
 
 
-def block_diagram(ops: list[Op], norm_first: bool) -> go.Figure:
-    """One encoder block, pre- or post-norm, drawn from its operations (encoder.core.block's
-    table, with a run's shapes on the edges)."""
-    nodes = _block_nodes(ops)
+def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
+    """One encoder block of a model with config `cfg`, pre- or post-norm, drawn from its
+    operations (encoder.core.block's table, with a run's shapes on the edges)."""
+    nodes = _block_nodes(ops, cfg)
     left, right = CENTRE_X - BOX_HALF_WIDTH, CENTRE_X + BOX_HALF_WIDTH
     layout_shapes, annotations = [], []
     skip_from = None  # y where the open residual path leaves the main line
@@ -202,19 +267,33 @@ def block_diagram(ops: list[Op], norm_first: bool) -> go.Figure:
                 font=dict(color="#555555", size=SMALLEST_TEXT),  # beside the boxes: small
             )
         )
+    notes = architecture_notes(cfg)
+    last = -len(nodes) + 1  # the block output's row
+    for i, note in enumerate(notes):  # under the block, one line each, in rows of NOTE_ROW
+        annotations.append(
+            dict(
+                x=0.1,
+                y=last - 0.75 - NOTE_ROW * i,
+                text="• " + escape(note),
+                showarrow=False,
+                xanchor="left",
+                font=dict(color=INK, size=FONT_SIZE),
+            )
+        )
     hidden = dict(visible=False, fixedrange=True)
     fig = new_figure()
     fig.update_layout(
         shapes=layout_shapes,
         annotations=[a for a in annotations if a["text"] or a["showarrow"]],
         xaxis=dict(hidden, range=[0, 12]),
-        yaxis=dict(hidden, range=[-len(nodes) + 1 - 0.4, 0.4]),
+        yaxis=dict(hidden, range=[last - 0.4 - NOTE_ROW * len(notes) - 0.2 * bool(notes), 0.4]),
         plot_bgcolor="white",
     )
     title = (
         "Pre-norm block: normalise first, then attention / feed-forward, then add"
-        if norm_first
+        if cfg.norm_first
         else "Post-norm block: attention / feed-forward, add, then normalise"
     )
-    base_layout(fig, title, height=ROW_PX * len(nodes) + 70)
+    rows = len(nodes) + NOTE_ROW * len(notes) + 0.2 * bool(notes)
+    base_layout(fig, title, height=round(ROW_PX * rows) + 70)
     return fig.update_layout(margin=dict(MARGIN, t=50, b=10))

@@ -198,9 +198,131 @@ def softmax_comparison(
     tick_positions, ticks = visible_ticks(labels)
     fig.update_layout(
         barmode="group",
-        xaxis=dict(tickvals=tick_positions, ticktext=ticks, tickangle=-45, title_text="key"),
-        yaxis=dict(title_text="weight", range=[0, 1.05]),
+        # no axis title under the keys' labels: a narrow figure's legend goes there
+        xaxis=dict(tickvals=tick_positions, ticktext=ticks, tickangle=-45),
+        yaxis=dict(title_text="weight on each key", range=[0, 1.05]),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     fig = base_layout(fig, "", height=460)
+    return fig.update_layout(margin=dict(t=80))
+
+
+WINDOW_FILL = "#E6E6E6"  # cells a local window masks: light grey under a cross (not a weight)
+WINDOW_MARK = "#555555"
+
+
+def window_matrix(
+    weights: np.ndarray,
+    tokens: list[str],
+    n_valid: int,
+    outside: np.ndarray,
+    *,
+    query: int,
+    title: str,
+) -> go.Figure:
+    """One head's [T, T] weights (query rows, key columns) with the cells a local window masks
+    drawn as masked (light grey, crossed: not a colour of the weights' scale, and not the colour
+    alone), padding shaded, and the chosen query's row outlined."""
+    weights = np.asarray(weights, dtype=np.float64)  # [query, key]
+    n_tokens = weights.shape[0]
+    labels = [f"{j} {token}" for j, token in enumerate(tokens)]
+    hover = [escape(label) for label in labels]
+    shown = np.where(outside, np.nan, weights)  # masked cells: no weight colour
+    queries, keys = np.nonzero(outside)
+    fig = new_figure(
+        [
+            go.Heatmap(
+                z=np.round(shown, 5),
+                zmin=0,
+                zmax=1,
+                colorscale="Viridis",
+                colorbar=dict(title=dict(text="weight", side="right"), thickness=14),
+                customdata=[[[q, k] for k in hover] for q in hover],
+                hovertemplate="query %{customdata[0]}<br>key %{customdata[1]}<br>"
+                "weight %{z:.4f}<extra></extra>",
+                name="weights",
+            ),
+            go.Heatmap(
+                z=np.where(outside, 1.0, np.nan),
+                colorscale=[[0, WINDOW_FILL], [1, WINDOW_FILL]],
+                showscale=False,
+                hoverinfo="skip",
+                name="outside the window",
+            ),
+            go.Scatter(
+                x=keys,
+                y=queries,
+                mode="markers",
+                marker=dict(symbol="x-thin", size=8, line=dict(width=1.5, color=WINDOW_MARK)),
+                name=f"outside the window: {len(keys)} cells masked (−∞, weight 0)",
+                showlegend=True,
+                customdata=[[hover[q], hover[k]] for q, k in zip(queries, keys, strict=True)],
+                hovertemplate="query %{customdata[0]}<br>key %{customdata[1]}<br>"
+                "outside the window: masked<extra></extra>",
+            ),
+        ]
+    )
+    if n_valid < n_tokens:  # padding: the keys' columns and the queries' rows beyond n_valid
+        for box in (
+            dict(x0=n_valid - 0.5, x1=n_tokens - 0.5, y0=-0.5, y1=n_tokens - 0.5),
+            dict(x0=-0.5, x1=n_valid - 0.5, y0=n_valid - 0.5, y1=n_tokens - 0.5),
+        ):
+            fig.add_shape(type="rect", **box, fillcolor=PAD_SHADE, line=dict(width=0))
+        fig.add_annotation(
+            x=(n_valid + n_tokens - 1) / 2,
+            y=(n_tokens - 1) / 2,
+            text="padding",
+            textangle=-90,
+            showarrow=False,
+            font=dict(size=FONT_SIZE + 2, color="white"),
+        )
+    fig.add_shape(
+        type="rect",
+        x0=-0.5,
+        x1=n_tokens - 0.5,
+        y0=query - 0.5,
+        y1=query + 0.5,
+        line=dict(color=HIGHLIGHT, width=3),
+    )
+    positions, ticks = visible_ticks(labels)
+    axis = dict(tickvals=positions, ticktext=ticks, showgrid=False, zeroline=False)
+    fig.update_layout(
+        xaxis=dict(axis, title_text="key", tickangle=-45, constrain="domain"),
+        yaxis=dict(axis, title_text="query", autorange="reversed", scaleanchor="x"),
+        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
+    )
+    fig = base_layout(fig, title, height=int(np.clip(22 * n_tokens, 300, 760)) + 200)
+    return fig.update_layout(margin=dict(t=110))
+
+
+def rope_turns(turned: np.ndarray, formula: np.ndarray, *, position: int) -> go.Figure:
+    """How far RoPE turned each pair (j, j + dk/2) of q_i's dimensions, in degrees: read from the
+    vectors (bars) and position * base^(-2j/dk) brought into (-180, 180] (crosses)."""
+    pairs = np.arange(len(turned))
+    wrapped = np.degrees(np.angle(np.exp(1j * np.asarray(formula, np.float64))))
+    fig = new_figure(
+        [
+            go.Bar(
+                x=pairs,
+                y=np.round(np.degrees(turned), 4),
+                name="turned (read from q_i before and after)",
+                marker_color=OKABE_ITO[0],
+                hovertemplate="pair %{x}: turned %{y:.3f}°<extra></extra>",
+            ),
+            go.Scatter(
+                x=pairs,
+                y=np.round(wrapped, 4),
+                mode="markers",
+                name=f"{position} × base^(−2j/d_k), within ±180°",
+                marker=dict(symbol="x", size=10, color=OKABE_ITO[4]),
+                hovertemplate="pair %{x}: formula %{y:.3f}°<extra></extra>",
+            ),
+        ]
+    )
+    fig.update_layout(
+        xaxis=dict(title_text="pair j of dimensions (j, j + d_k/2)"),
+        yaxis=dict(title_text="turn (degrees)", range=[-185, 185]),
+        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
+    )
+    fig = base_layout(fig, "", height=380)
     return fig.update_layout(margin=dict(t=80))

@@ -38,7 +38,14 @@ from app.memory import (
     size_text,
     tensor_bytes,
 )
-from app.sources import ModelSource, built_in
+from app.sources import (
+    TOKENIZER_BYTES_PER_JSON_BYTE,
+    ModelSource,
+    built_in,
+    checkpoint_bytes,
+    found_source,
+    is_found_source,
+)
 from encoder.core import block
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
@@ -63,8 +70,6 @@ MAX_SESSION_MODELS = 8
 SESSION_BUDGET = budget_from_env(SESSION_BUDGET_ENV, DEFAULT_SESSION_BUDGET)
 UPLOAD_LIMIT = MAX_FILE_BYTES  # bytes per uploaded file (read at call time, so tests can lower it)
 PREFIXES = ("trained-", "uploaded-")
-# A tokenizer in memory per byte of its JSON: MiniLM's 0.47 MB tokenizer.json takes 6.1 MB (13x)
-TOKENIZER_BYTES_PER_JSON_BYTE = 16
 # Training holds each model's weights, gradients and AdamW's two moments; and autograd keeps about
 # every intermediate of a batch (what a trace captures) twice over, for the backward pass.
 TRAINING_COPIES = 4
@@ -100,16 +105,6 @@ class SessionModel:
         if self.task_model is None:
             return None
         return checkpoint_archive(self.task_model.files())
-
-
-def checkpoint_bytes(checkpoint: Checkpoint) -> int:
-    """What a loaded checkpoint holds: its encoder's (and a task model's classifier's) tensors
-    and its tokenizer."""
-    modules = [checkpoint.encoder]
-    if checkpoint.task_model is not None:
-        modules.append(checkpoint.task_model.classifier)
-    tokenizer = len(checkpoint.tokenizer.to_str()) * TOKENIZER_BYTES_PER_JSON_BYTE
-    return tensor_bytes(modules) + tokenizer
 
 
 def trained_model_bytes(cfg: TrainConfig) -> int:
@@ -344,8 +339,11 @@ def find(source: str) -> SessionModel | None:
 
 
 def resolve(source: str, cfg: EncoderConfig) -> ModelSource:
-    """The ModelSource `source` names with `cfg`: this session's model, or random weights or
-    MiniLM (ValueError when it names a model this session does not have)."""
+    """The ModelSource `source` names with `cfg`: this session's model, a model found on disk,
+    or random weights or MiniLM (ValueError when it names a model this session does not have,
+    or a found model that cannot be loaded now)."""
+    if is_found_source(source):
+        return found_source(source)
     model = find(source)
     return built_in(source, cfg) if model is None else model.source
 

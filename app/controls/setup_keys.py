@@ -15,7 +15,7 @@ from encoder.core.options import OPTIONS, key_values
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 EXAMPLES: list[dict] = json.loads((ASSETS / "examples.json").read_text(encoding="utf-8"))
 ARCHITECTURE_PRESETS: list[dict] = json.loads((ASSETS / "presets.json").read_text(encoding="utf-8"))
-SOURCES = BUILT_IN  # and the ids of models trained or uploaded in this session
+SOURCES = BUILT_IN  # and found models ("disk:NAME"), and models trained or uploaded here
 
 _DEFAULTS = key_values(EncoderConfig())
 SETUP_A_KEYS: tuple[Key, ...] = (  # what a setup is: its source, architecture, seed, heads off
@@ -57,5 +57,6 @@ KEYS: tuple[Key, ...] = (
     Key("_session_models"),  # session_models.ModelShelf: {id: SessionModel}, in the budget
     Key("_upload_round", 0),  # a fresh (empty) uploader after each upload
     Key("_upload_error"),  # the last upload's message (markdown), shown once
+    Key("_source_error"),  # why a found model could not be loaded (markdown), shown once
 )
 DEFAULTS = {key.name: key.default for key in KEYS}

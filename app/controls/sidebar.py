@@ -6,9 +6,12 @@ device this machine lacks, a model that left the session) is replaced by a sound
 in `Settings.notices`, never raised.
 
 The model source is random weights (the architecture controls describe the model), the bundled
-MiniLM, or a model trained or uploaded in this browser session (app.controls.session_models): for
-those the architecture controls show the model's own architecture, locked, and a model trained on a
-toy task reads its task's sequences from the text box."""
+MiniLM, an encoder found on this machine (app.sources' found models: ENCODER_EXPLORER_MODELS and the
+local Hugging Face cache), or a model trained or uploaded in this browser session
+(app.controls.session_models): for those the architecture controls show the model's own
+architecture, locked, and a model trained on a toy task reads its task's sequences from the text
+box. The architecture options beyond the usual ones (RoPE's base, biases, a local window, an
+embedding size, shared layers) sit in an expander, "More architecture choices"."""
 
 from __future__ import annotations
 
@@ -27,10 +30,17 @@ from app.settings import (
     Setup,
     architecture_values,
 )
-from app.sources import pretrained_config, tokenizer
+from app.sources import (
+    found_checkpoint,
+    found_label,
+    found_models,
+    is_found_source,
+    pretrained_config,
+    tokenizer,
+)
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
-from encoder.core.options import BY_KEY, OPTIONS, config_values, head_counts
+from encoder.core.options import BY_KEY, OPTIONS, ArchOption, config_values, head_counts
 from encoder.io.task_model import TaskModel
 from encoder.tasks.task_tokenizer import known_symbols
 from encoder.tasks.tasks import example_sequence
@@ -42,11 +52,37 @@ COMPARE_HELP = (
 )
 
 
+# The controls drawn first, in this order; the other options go in "More architecture choices".
+FIRST_NAMED = ("activation", "norm_type", "positional")
+FIRST_CONTROLS = ("norm", "d_model", "num_heads", "num_layers", "d_ff", *FIRST_NAMED, "seed")
+
+
 def source_config(source: str) -> EncoderConfig:
-    """The architecture of a source other than random weights."""
+    """The architecture of a source other than random weights (a found model: loaded, for every
+    session; ValueError saying why it cannot be)."""
     if source == "pretrained":
         return pretrained_config()
+    if is_found_source(source):
+        return found_checkpoint(source).encoder.cfg
     return session_models.find(source).cfg
+
+
+def _offered_sources(*extra: str) -> tuple[str, ...]:
+    """The sources the Weights control offers: random, MiniLM, the models found on this
+    machine that the loaders read (those too large here are offered and refused with a
+    sentence), this session's models."""
+    found = [source for source, model in found_models().items() if not model.problem]
+    return (*setup_keys.SOURCES, *found, *session_models.session_models(), *extra)
+
+
+def source_labels() -> dict[str, str]:
+    """How the Weights controls name every source they may offer."""
+    models = session_models.session_models()
+    return {
+        **LABELS,
+        **{source: found_label(model) for source, model in found_models().items()},
+        **{model_id: model.label for model_id, model in models.items()},
+    }
 
 
 def _task_model(source: str) -> TaskModel | None:
@@ -71,8 +107,15 @@ def select_source(source: str) -> None:
     Any source but random weights shows its architecture in the (locked) controls, and the
     user's own architecture comes back with random weights. A model trained on a toy task gets
     an example of its task in the text box (unless the text already suits it), and the user's
-    own text comes back when they leave such models.
+    own text comes back when they leave such models. A found model is loaded here; when it
+    cannot be, the page says why and the weights are random again.
     """
+    if is_found_source(source):
+        try:
+            source_config(source)
+        except ValueError as error:
+            _refuse_found(error)
+            return
     state.put("source", source)
     if source == "random":
         state.update(state.pop("_saved_architecture") or {})
@@ -90,6 +133,12 @@ def select_source(source: str) -> None:
         state.put("text", state.pop("_saved_text"))
 
 
+def _refuse_found(error: ValueError) -> None:
+    """A found model could not be loaded: the page says why, and the weights are random."""
+    state.put("_source_error", f"{literal(str(error).rstrip('.'))}. The weights are random again.")
+    select_source("random")
+
+
 def use_architecture(values: dict[str, object]) -> None:
     """Put architecture widget values into the sidebar, with random weights (a callback, e.g.
     the Training view's suggestion or a training preset)."""
@@ -99,24 +148,37 @@ def use_architecture(values: dict[str, object]) -> None:
 
 
 def _source_control(notices: list[str]) -> str:
-    """The model source: random, MiniLM, or one of this session's models; then its files."""
+    """The model source: random, MiniLM, a model found on this machine, or one of this
+    session's models; then what else was found, and the files."""
     models = session_models.session_models()
-    if state.get("source") not in (*setup_keys.SOURCES, *models):
+    chosen = state.get("source")
+    if is_found_source(chosen):
+        try:
+            source_config(chosen)  # loaded, or loaded again after another page's evicted it
+        except ValueError as error:  # gone from the disk, unusable, no room now
+            _refuse_found(error)
+    elif chosen not in _offered_sources():
         notices.append(
             "The model that was chosen is not in this browser session any more (a session "
             f"keeps the last {session_models.MAX_SESSION_MODELS} models trained or uploaded in "
             f"it, {session_models.kept_limit_text()}); back to random weights."
         )
         select_source("random")
-    labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
     source = st.radio(
         "Weights",
-        (*setup_keys.SOURCES, *models),
+        _offered_sources(),
         key="source",
         persist_state="session",
-        format_func=labels.get,
+        format_func=source_labels().get,
         on_change=lambda: select_source(state.get("source")),
+        help="Models found on this machine: the checkpoint directories named in "
+        "ENCODER_EXPLORER_MODELS and the local Hugging Face cache, with their family, size "
+        "and whether they fit in this server's memory.",
     )
+    error = state.pop("_source_error")
+    if error is not None:
+        st.error(error)
+    _found_list()
     if models:
         st.caption(
             f"Models trained or uploaded here stay in this browser session only (the last "
@@ -127,6 +189,20 @@ def _source_control(notices: list[str]) -> str:
         model_files.download_button(models[source])
     model_files.upload_control(select_source)
     return source
+
+
+def _found_list() -> None:
+    """The models found on this machine that are not offered, each with why."""
+    refused = [model for model in found_models().values() if model.problem]
+    if not refused:
+        return
+    with st.expander(f"Found on this machine, not offered ({len(refused)})"):
+        st.caption(
+            "\n".join(
+                f"- {literal(model.name)} ({literal(model.family)}): {literal(model.problem)}"
+                for model in refused
+            )
+        )
 
 
 def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -> None:
@@ -171,7 +247,7 @@ def _fitting_heads(d_model: int, notices: list[str]) -> list[int]:
 def describe_b(overrides: dict[str, object]) -> str:
     """Setup B in words: "A with post-norm, 8 heads", or "the same as A"."""
     words = {
-        "source": lambda v: LABELS.get(v, "a model of this session"),
+        "source": lambda v: source_labels().get(v, "a model of this session"),
         "ablate": lambda v: f"heads {v} off" if v else "no head off",
     }
     if not overrides:
@@ -249,7 +325,8 @@ def _device_control(notices: list[str]) -> str:
 
 def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
     """Norm placement, d_model, heads, layers, d_ff, activation, norm type, positions and seed,
-    with keys `prefix` + A's key (setup B's widgets follow A's values until changed)."""
+    then the other options in an expander, with keys `prefix` + A's key (setup B's widgets
+    follow A's values until changed)."""
     follow = {} if not prefix else {"on_change": url.on_b_change}
 
     def changes(name: str) -> dict:
@@ -304,18 +381,8 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         disabled=locked,
         **changes("d_ff"),
     )
-    for option in OPTIONS:  # every other named option (activation, norm type, positions...)
-        if option.named and option.key != "norm":
-            st.radio(
-                option.label,
-                option.choices,
-                key=prefix + option.key,
-                persist_state="session",
-                format_func=LABELS.get,
-                horizontal=True,
-                disabled=locked,
-                **changes(option.key),
-            )
+    for key in FIRST_NAMED:
+        _named_control(prefix, BY_KEY[key], locked, changes)
     seed = BY_KEY["seed"]
     st.number_input(
         seed.label,
@@ -325,12 +392,54 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         disabled=locked,
         **changes("seed"),
     )
+    more = [o for o in OPTIONS if o.architecture and o.key not in FIRST_CONTROLS]
+    changed = any(state.get(prefix + o.key) != setup_keys.DEFAULTS[o.key] for o in more)
+    with st.expander("More architecture choices", expanded=changed):
+        for option in more:
+            if option.named:
+                _named_control(prefix, option, locked, changes)
+                continue
+            st.select_slider(
+                option.label,
+                _with_value(list(option.choices), state.get(prefix + option.key)),
+                key=prefix + option.key,
+                persist_state="session",
+                disabled=locked or not _acts(prefix, option.key),
+                help=option.help,
+                **changes(option.key),
+            )
+
+
+def _named_control(prefix: str, option: ArchOption, locked: bool, changes) -> None:
+    """A radio of a named option's values (activation, positions, biases, shared layers...)."""
+    st.radio(
+        option.label,
+        option.choices,
+        key=prefix + option.key,
+        persist_state="session",
+        format_func=LABELS.get,
+        horizontal=True,
+        disabled=locked,
+        help=option.help,
+        **changes(option.key),
+    )
+
+
+def _acts(prefix: str, key: str) -> bool:
+    """False for an option that does nothing with the others' values: RoPE's base without
+    rotary positions, the global layers without a local window."""
+    if key == "rope_base":
+        return state.get(prefix + "positional") == "rope"
+    if key == "global_every":
+        return state.get(prefix + "window") != 0
+    return True
 
 
 def render(notices: list[str]) -> Settings:
     """Draw every control and return what they say."""
-    if state.get("source") == "pretrained" and state.get("_saved_architecture") is None:
-        select_source("pretrained")  # e.g. a link that names MiniLM: show its architecture
+    source = state.get("source")
+    if source != "random" and state.get("_saved_architecture") is None:
+        select_source(source)  # e.g. a link that names MiniLM: show its architecture
     with st.sidebar:
         st.header("Input")
         input_area = st.container()  # drawn after the source control, which may change the text
@@ -395,20 +504,19 @@ def _setup_b(a: Setup, notices: list[str]) -> Setup:
     st.caption(f"Setup B: {describe_b(url.b_overrides())}.")
     _pairs(a)
     url.show_setup_b()
-    models = session_models.session_models()
-    labels = {**LABELS, **{model_id: model.label for model_id, model in models.items()}}
     with st.expander("Setup B's controls", expanded=bool(url.b_overrides())):
-        sources = (*setup_keys.SOURCES, *models)
-        if state.get("b_source") not in sources:
-            notices.append("Setup B's model is not in this session any more; B uses A's.")
+        sources = _offered_sources(state.get("source"))  # A's, even a refused found model
+        problem = _b_source_problem(sources)
+        if problem:
+            notices.append(problem)
             url.b_overrides().pop("source", None)
             url.show_setup_b()
         source = st.radio(
             "Weights (B)",
-            sources,
+            tuple(dict.fromkeys(sources)),
             key="b_source",
             persist_state="session",
-            format_func=labels.get,
+            format_func=source_labels().get,
             on_change=url.on_b_change,
             args=("source",),
         )
@@ -424,6 +532,20 @@ def _setup_b(a: Setup, notices: list[str]) -> Setup:
         heads_off = _heads_off_control(setup_keys.B_PREFIX)
     cfg, error = _config(source, url.sidebar_values(setup_keys.B_PREFIX), like=a.cfg)
     return Setup(source, cfg, error, heads_off)
+
+
+def _b_source_problem(sources: tuple[str, ...]) -> str:
+    """Why setup B's model cannot be used now ("" when it can)."""
+    b_source = state.get("b_source")
+    if is_found_source(b_source):
+        try:
+            source_config(b_source)
+        except ValueError as error:
+            return f"Setup B's model: {literal(str(error).rstrip('.'))}. B uses A's."
+        return ""
+    if b_source not in sources:
+        return "Setup B's model is not in this session any more; B uses A's."
+    return ""
 
 
 def _text_control(task_model: TaskModel | None) -> str:

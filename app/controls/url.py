@@ -22,6 +22,7 @@ import streamlit as st
 
 from app.controls import state
 from app.controls.setup_keys import SETUP_KEYS, b_key
+from app.sources import is_found_source
 from app.user_text import literal
 from encoder.core.options import parse_value
 
@@ -94,8 +95,9 @@ def load(
                 "weights with the link's architecture."
             )
             continue
-        try:
-            value = keys[name].parse(raw)
+        try:  # a found model's id is checked by the sidebar, against what this machine has
+            found = name in ("source", b_key("source")) and is_found_source(raw)
+            value = raw if found else keys[name].parse(raw)
             if keys[name].follows is None:
                 state.set_from_link(name, value)
             else:

@@ -154,7 +154,7 @@ class Lesson:
             "pretrained": "MiniLM",
             "random": "this random model",
             "task": f"this {self.run.task_model.task if self.run.task_model else ''} model",
-            "uploaded": "this uploaded model",
+            "uploaded": "this loaded model",  # uploaded, or found on this machine
         }[self.kind]
 
     @property
@@ -224,8 +224,9 @@ class Lesson:
 class LessonStep:
     """A step as the lesson lists it (app.lesson.steps.STEPS): its title, what builds its content
     for a lesson, and the question it asks before showing it (predict, then reveal:
-    app.lesson.questions), its truth from the lesson's run; None where it asks none."""
+    app.lesson.questions), its truth from the lesson's run; None where it asks none, and the
+    question None for a run it does not apply to (the step then says why)."""
 
     title: str
     build: Callable[[Lesson], Step]
-    question: Callable[[Lesson], Prediction] | None = None
+    question: Callable[[Lesson], Prediction | None] | None = None

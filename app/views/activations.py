@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import activations as charts
+from app.charts.activations import GATED_INNER
 from app.charts.common import depth_name
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.runs import Run, Runs
@@ -30,7 +31,12 @@ from encoder import EncoderConfig
 from encoder.core.options import ACTIVATION_NAMES
 from encoder.inspect import activations
 
-GELU_ZERO_BELOW = -5.5  # float32 GELU rounds to exactly 0 below about this x
+# float32 rounds GELU to exactly 0 below about this x (measured: -5.49 exact, -5.06 tanh)
+GELU_ZERO_BELOW = {"gelu": -5.5, "gelu_tanh": -5.1}
+GELU_FORMULA = {
+    "gelu": "GELU(x) = x·Φ(x)",
+    "gelu_tanh": "GELU's tanh approximation, 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))),",
+}
 
 
 KEYS = (
@@ -55,12 +61,41 @@ def _activation_note(activation: str, row: pd.Series) -> str:
             "values (tokens x units) are exactly 0: those units are off for that token and pass "
             "nothing on."
         )
+    if activation in GATED_INNER:
+        inner = GATED_INNER[activation]
+        return (
+            f"{ACTIVATION_NAMES[activation]} is gated: linear1 gives two halves, x and a gate g, "
+            f"and the hidden value is {inner}(x)·g. In block {layer}, {negative:.1%} of the "
+            f"pre-activations are below 0 (the half that goes through {inner}), and {zero:.2%} "
+            "of the hidden values are exactly 0; the gate scales each by a number of either "
+            "sign, so a hidden value can be large and negative."
+        )
     return (
-        f"GELU(x) = x·Φ(x) keeps large positive values, and bends negative ones toward 0 instead "
-        f"of zeroing them (its lowest value is -0.17, at x = -0.75): in block {layer}, "
+        f"{GELU_FORMULA[activation]} keeps large positive values, and bends negative ones toward "
+        f"0 instead of zeroing them (its lowest value is -0.17, at x = -0.75): in block {layer}, "
         f"{negative:.1%} of the pre-activations are below 0, but only {zero:.2%} of the hidden "
-        f"values are exactly 0 (float32 rounds GELU to 0 only below about x = "
-        f"{GELU_ZERO_BELOW})."
+        f"values are exactly 0 (float32 rounds it to 0 only below about x = "
+        f"{GELU_ZERO_BELOW[activation]})."
+    )
+
+
+def feed_forward_words(cfg: EncoderConfig) -> str:
+    """What a block's feed-forward computes, in this config's terms (gated or not, biases)."""
+    bias = (lambda name: f" + {name}") if cfg.linear_bias else (lambda name: "")
+    lift = (
+        f"Each block's feed-forward network lifts every token from d_model = {cfg.d_model} to "
+        f"d_ff = {cfg.d_ff} hidden units: "
+    )
+    if cfg.gated:
+        inner = GATED_INNER[cfg.activation]
+        return lift + (
+            f"linear1 gives 2 × {cfg.d_ff} numbers, x = W_in·h{bias('b_in')} (the "
+            f"pre-activation) and the gate g = W_gate·h{bias('b_gate')}; then "
+            f"{ACTIVATION_NAMES[cfg.activation]} = {inner}(x)·g, then W2 back to d_model."
+        )
+    return lift + (
+        f"x = W1·h{bias('b1')} (the pre-activation), then {ACTIVATION_NAMES[cfg.activation]}(x), "
+        "then W2 back to d_model."
     )
 
 
@@ -91,13 +126,7 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
     st.subheader(f"Feed-forward units in block {layer}")
     for name, run in runs.named():
         cfg = run.cfg
-        st.caption(
-            (f"{name}: " if runs.b is not None else "")
-            + f"Each block's feed-forward network lifts every token from d_model = "
-            f"{cfg.d_model} to d_ff = {cfg.d_ff} hidden units: x = W1·h + b1 (the "
-            f"pre-activation), then {ACTIVATION_NAMES[cfg.activation]}(x), then W2 back to "
-            "d_model."
-        )
+        st.caption((f"{name}: " if runs.b is not None else "") + feed_forward_words(cfg))
     if runs.b is None:
         left, right = st.columns(2)
         with left:

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from app.runs import Run, Runs
+from app.sources import FOUND_PREFIX, is_found_source
 from app.sources import LABELS as SOURCE_LABELS
 from app.user_text import literal
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, OPTIONS
@@ -157,8 +158,12 @@ def _trained(run: Run) -> bool:
 
 def source_name(run: Run) -> str:
     """Where a run's weights come from, as the page names it: "Random weights", "Pretrained
-    MiniLM (all-MiniLM-L6-v2)" or "a model of this session"."""
-    return SOURCE_LABELS.get(run.key.source, "a model of this session").split(",")[0]
+    MiniLM (all-MiniLM-L6-v2)", "FacebookAI/roberta-base (found on this machine)" or "a model
+    of this session"."""
+    source = run.key.source
+    if is_found_source(source):
+        return f"{source.removeprefix(FOUND_PREFIX)} (found on this machine)"
+    return SOURCE_LABELS.get(source, "a model of this session").split(",")[0]
 
 
 def differences(runs: Runs) -> list[str]:

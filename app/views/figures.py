@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from app.charts import activations as activation_charts
+from app.charts.activations import GATED_INNER
 from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
 from app.charts.diagram import block_diagram
@@ -83,14 +84,17 @@ def histogram_figure(run: Run, sentence: int, layer: int):
     """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
     the activation function drawn over them."""
     cfg, tokens = run.cfg, run.tokens[sentence]
-    name = ACTIVATION_NAMES[cfg.activation]
+    # a gated feed-forward: the half that goes through GELU or SiLU, before the gate multiplies it
+    name = GATED_INNER.get(cfg.activation, ACTIVATION_NAMES[cfg.activation])
+    gate = f" (the input half of {ACTIVATION_NAMES[cfg.activation]}, before its gate)"
     histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
     curve_x, curve_y = activations.activation_curve(
         cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
     )
     title = (
         f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
-        f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
+        + (gate if cfg.gated else "")
+        + f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
     )
     if histogram.below or histogram.above:
         title += (
@@ -104,7 +108,7 @@ def histogram_figure(run: Run, sentence: int, layer: int):
 
 
 def block_figure(run: Run):
-    return block_diagram(run.block_ops(), run.cfg.norm_first)
+    return block_diagram(run.block_ops(), run.cfg)
 
 
 def token_table(run: Run, sentence: int) -> pd.DataFrame:

@@ -59,19 +59,84 @@ def _costs(run: Run, against: Run | None, narrow: bool) -> None:
     )
 
 
+ACTIVATION_TEX = {
+    "relu": r"\mathrm{ReLU}",
+    "gelu": r"\mathrm{GELU}",
+    "gelu_tanh": r"\mathrm{GELU}_{\tanh}",
+    "geglu": r"\mathrm{GELU}",
+    "swiglu": r"\mathrm{SiLU}",
+}
+GELU_TANH = (
+    r"\mathrm{GELU}_{\tanh}(x) = \tfrac{1}{2}\,x\,\Big(1 + \tanh\big(\sqrt{2/\pi}\,"
+    r"(x + 0.044715\,x^3)\big)\Big)"
+)
+
+
+def _local_layers(cfg) -> list[int]:
+    return [layer for layer in range(cfg.num_layers) if cfg.is_local(layer)]
+
+
+def _attention_equation(cfg) -> str:
+    """MHA's equation: RoPE's turn of Q and K, the window's mask, where the config has them."""
+    rope = cfg.positional == "rope"
+    scores = r"\mathrm{RoPE}(Q_i)\,\mathrm{RoPE}(K_i)^\top" if rope else r"Q_i K_i^\top"
+    mask = " + M" if _local_layers(cfg) else ""
+    return (
+        r"\mathrm{MHA}(x) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{"
+        + str(cfg.num_heads)
+        + r"})W^O,\quad \mathrm{head}_i = \mathrm{softmax}\Big(\frac{"
+        + scores
+        + r"}{\sqrt{"
+        + str(cfg.head_dim)
+        + r"}}"
+        + mask
+        + r"\Big)V_i"
+    )
+
+
+def _feed_forward_equation(cfg) -> str:
+    """FFN's equation: gated or not, with or without biases."""
+    act = ACTIVATION_TEX[cfg.activation]
+    b = (lambda name: f" + b_{{{name}}}") if cfg.linear_bias else (lambda name: "")
+    if cfg.gated:
+        inner = rf"{act}(x W_{{\mathrm{{in}}}}{b('in')}) \odot (x W_{{\mathrm{{gate}}}}{b('gate')})"
+        return rf"\mathrm{{FFN}}(x) = \big({inner}\big)\,W_2{b('2')}"
+    return rf"\mathrm{{FFN}}(x) = {act}(x W_1{b('1')})\,W_2{b('2')}"
+
+
 def _equations(run: Run) -> None:
     cfg = run.cfg
     st.latex(EQUATIONS[cfg.norm_first])
-    st.latex(
-        r"\mathrm{MHA}(x) = \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_{"
-        + str(cfg.num_heads)
-        + r"})W^O,\quad \mathrm{head}_i = \mathrm{softmax}\Big(\frac{Q_i K_i^\top}{\sqrt{"
-        + str(cfg.head_dim)
-        + r"}}\Big)V_i"
-    )
-    act = r"\mathrm{GELU}" if cfg.activation == "gelu" else r"\mathrm{ReLU}"
-    st.latex(r"\mathrm{FFN}(x) = W_2\," + act + r"(W_1 x + b_1) + b_2")
-    st.latex(NORM_EQUATIONS[cfg.norm_type])
+    st.latex(_attention_equation(cfg))
+    notes = []
+    if cfg.positional == "rope":
+        notes.append(
+            "RoPE turns each pair of dimensions (j, j + d_k/2) of q and k at position p by "
+            f"p · {cfg.rope_base:g}^(−2j/{cfg.head_dim}); nothing is added to the embeddings."
+        )
+    if local := _local_layers(cfg):
+        notes.append(
+            f"M is −∞ where a key is more than {cfg.attention_window // 2} positions from its "
+            f"query (window {cfg.attention_window}), 0 elsewhere, in layers "
+            f"{', '.join(map(str, local))}; the other layers are global (M = 0)."
+        )
+    for note in notes:
+        st.caption(note)
+    st.latex(_feed_forward_equation(cfg))
+    if cfg.activation == "gelu_tanh":
+        st.latex(GELU_TANH)
+    norm = NORM_EQUATIONS[cfg.norm_type]
+    st.latex(norm if cfg.norm_bias else norm.removesuffix(r" + \beta"))
+    if cfg.embedding_size:
+        st.caption(
+            f"The embeddings are {cfg.embedding_size} numbers wide; a linear layer projects them "
+            f"to d_model = {cfg.d_model} before block 0."
+        )
+    if cfg.shared_layers:
+        st.caption(
+            f"Every one of the {cfg.num_layers} blocks applies the same weights: the parameters "
+            "above count them once."
+        )
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

@@ -13,7 +13,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.charts.steps import softmax_comparison, token_matrix, vector_strips, weight_matrix
+from app.charts.steps import (
+    rope_turns,
+    softmax_comparison,
+    token_matrix,
+    vector_strips,
+    weight_matrix,
+    window_matrix,
+)
 from app.keys import (
     FITS_HEAD,
     FITS_LAYER,
@@ -34,6 +41,7 @@ from encoder.core.block import shape_text
 from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
 
 PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"
+WINDOW_ROW_STYLE = "background-color: #e6e6e6; color: #555555; font-style: italic"
 TOP_ROW_STYLE = "background-color: #fff3b0"
 
 
@@ -82,11 +90,11 @@ def draw(runs: Runs, chosen: Selection) -> None:
         tokens = setup.padded_tokens[sentence]
         _introduction(steps, tokens)
         shown.append((name, steps, tokens))
-    for index, step in enumerate(STEPS):
-        label, open_at_first = STEP_LABELS[step]
-        with st.expander(
-            label, expanded=open_at_first, key=f"step_open_{index}", on_change="rerun"
-        ) as box:
+    for step in STEPS:
+        label, open_at_first, key = STEP_LABELS[step]
+        if step is _rope_step and not any(steps.rotated_q is not None for _, steps, _ in shown):
+            continue  # positions are added to the embeddings: nothing turns q and k
+        with st.expander(label, expanded=open_at_first, key=key, on_change="rerun") as box:
             if not box.open:  # a closed step is neither computed nor sent
                 continue
             for (name, steps, tokens), where in zip(shown, _places(len(shown)), strict=True):
@@ -146,7 +154,13 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     d, i = steps.d_model, steps.query
     st.subheader(f"1 · The query token's row entering the block, x_i {shape_text((d,))}")
     rows = [("x_i (block input)", steps.block_input)]
-    if steps.norm_first:
+    if steps.norm_first and math.isnan(steps.ln1_std):
+        st.caption(
+            f"Pre-norm, but block {steps.layer} has no norm before its attention (the "
+            f"embeddings' norm already normalised its input): attention reads row {i} "
+            f"({quoted(tokens[i])}) as it is, ‖x_i‖ = {norm(steps.block_input):.3f}."
+        )
+    elif steps.norm_first:
         rows.append(("LN1(x_i) (attention reads this)", steps.normalised))
         st.caption(
             f"Pre-norm: attention reads a normalised copy of row {i} ({quoted(tokens[i])}). "
@@ -165,7 +179,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
 
 def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     dk, d = steps.head_dim, steps.d_model
-    reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first else "x_i"
+    reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first and not math.isnan(steps.ln1_std) else "x_i"
     st.subheader(
         f"2 · The query vector q_i {shape_text((dk,))}: head {steps.head} projects with W_Q"
     )
@@ -237,15 +251,90 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") 
         )
 
 
+def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
+    T, dk = steps.keys.shape
+    i, half = steps.query, dk // 2
+    if steps.rotated_q is None:  # compare mode: the other setup rotates, this one does not
+        st.caption(
+            "This setup adds its positions to the embeddings before block 0: nothing turns q "
+            "and k here."
+        )
+        return
+    st.subheader(f"3b · RoPE: q_i and every k_j turned by their position {shape_text((dk,))}")
+    st.latex(
+        r"\mathrm{RoPE}_p\begin{pmatrix} x_j \\ x_{j + d_k/2} \end{pmatrix} = "
+        r"\begin{pmatrix} \cos p\theta_j & -\sin p\theta_j \\ \sin p\theta_j & \cos p\theta_j"
+        rf"\end{{pmatrix}}\begin{{pmatrix}} x_j \\ x_{{j + d_k/2}} \end{{pmatrix}},\quad"
+        rf"\theta_j = {steps.rope_base:g}^{{-2j/{dk}}}"
+    )
+    gap = float(np.max(np.abs(np.angle(np.exp(1j * (steps.q_turned - steps.rope_angles))))))
+    before, after = norm(steps.q), norm(steps.rotated_q)
+    if i == 0:
+        turns = "At position 0 nothing turns: RoPE(q_0) = q_0"
+    else:
+        first, last = steps.rope_angles[0], steps.rope_angles[-1]
+        turns = (
+            f"At position {i}, pair 0 turns by {first:.3f} rad ({math.degrees(first):.1f}°), "
+            f"pair {half - 1} by {last:.3g} rad ({math.degrees(last):.3g}°)"
+        )
+    st.caption(
+        f"Nothing was added to the embeddings for positions: this layer turns each of the "
+        f"{half} pairs of dimensions (j, j + {half}) of q_i and k_j by its position times "
+        f"θ_j (base {steps.rope_base:g}). {turns}; read from this run's vectors, every pair "
+        f"turned by the formula's angle to within {gap:.1e} rad (a full turn aside). A turn keeps "
+        f"lengths: ‖q_i‖ = {before:.3f} before, {after:.3f} after. Each key k_j turns by its "
+        f"own position j, so the score q_i · k_j sees how far apart i and j are."
+    )
+    show_for(
+        vector_strips(
+            [("q_i (W_Q x + b_Q)", steps.q), (f"RoPE_{i}(q_i)", steps.rotated_q)],
+            title=f"q_i before and after the turn: {dk} numbers",
+        ),
+        "step_rope_q",
+        name,
+    )
+    show_for(rope_turns(steps.q_turned, steps.rope_angles, position=i), "step_rope_turns", name)
+    left, right = pair(name)
+    with left:
+        show_for(
+            token_matrix(
+                steps.keys,
+                tokens,
+                steps.n_valid,
+                title=f"Keys before {shape_text((T, dk))}",
+                colour_title="k",
+            ),
+            "step_rope_keys",
+            name,
+        )
+    with right:
+        show_for(
+            token_matrix(
+                steps.rotated_keys,
+                tokens,
+                steps.n_valid,
+                title=f"Keys after, each turned by its position {shape_text((T, dk))}",
+                colour_title="k",
+            ),
+            "step_rope_rotated_keys",
+            name,
+        )
+
+
 def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
     """The step table for the page: padding rows grey and labelled, the top weight highlighted,
     numbers rounded for display only."""
-    shown = table.assign(padding=np.where(table["padding"], "PADDING", ""))
+    shown = table.assign(
+        padding=np.where(table["padding"], "PADDING", ""),
+        outside_window=np.where(table["outside_window"], "OUTSIDE", ""),
+    )
     top = int(table["weight"].idxmax())
 
     def row_style(row: pd.Series) -> list[str]:
         if table["padding"][row.name]:
             style = PAD_ROW_STYLE
+        elif table["outside_window"][row.name]:
+            style = WINDOW_ROW_STYLE
         elif row.name == top:
             style = TOP_ROW_STYLE
         else:
@@ -262,15 +351,21 @@ def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
 def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     table, T, dk = steps.table, steps.keys.shape[0], steps.head_dim
     real = table[~table["padding"]]
+    seen = real[~real["outside_window"]]
     st.subheader(f"4 · Scores and weights: one row per key ({T} rows)")
     # two equations a line on the whole page's width, one a line in half of it
     between = r" \\ " if name else r" & \qquad "
     st.latex(
         r"\begin{aligned}"
-        r"\text{q\_dot\_k}_j &= q_i \cdot k_j"
+        + (
+            r"\text{q\_dot\_k}_j &= \mathrm{RoPE}_i(q_i) \cdot \mathrm{RoPE}_j(k_j)"
+            if steps.rotated_q is not None
+            else r"\text{q\_dot\_k}_j &= q_i \cdot k_j"
+        )
         + between
         + rf"\text{{scaled}}_j &= \text{{q\_dot\_k}}_j \,/\, \sqrt{{{dk}}} \\"
         r"\text{masked}_j &= \text{scaled}_j \ \text{or}\ -\infty \text{ for padding}"
+        + (r"\text{, outside the window}" if steps.window else "")
         + between
         + r"\text{weight}_j &= \frac{e^{\text{masked}_j}}{\sum_{j'} e^{\text{masked}_{j'}}}"
         r"\end{aligned}"
@@ -281,6 +376,7 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
             "position": "j",
             "key": "key token",
             "padding": "padding?",
+            "outside_window": "outside the window?",
             "contribution_norm": "‖weight_j v_j‖",
         },
         hide_index=True,
@@ -296,15 +392,61 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     )
     st.info(
         f"The weight column equals the head's attention row for this query: row {steps.query} "
-        f"of layer {steps.layer}, head {steps.head} in the Attention view. Its {len(real)} real "
-        f"keys sum to {real['weight'].sum():.6f}; the largest (highlighted) is "
+        f"of layer {steps.layer}, head {steps.head} in the Attention view. Its {len(seen)} "
+        f"keys{' inside the window' if len(seen) < len(real) else ''} sum to "
+        f"{seen['weight'].sum():.6f}; the largest (highlighted) is "
         f"{table['weight'][top]:.4f} on key {top} {quoted(tokens[top])}.{pad_note}"
+    )
+    if steps.model_window:
+        _window(steps, tokens, name)
+
+
+def _window(steps: AttentionSteps, tokens: list[str], name: str) -> None:
+    """Which keys this layer's local window masks (or that the layer is global), counted from
+    the run's scores, and the head's weights with the masked cells drawn as masked."""
+    n, i, layer = steps.n_valid, steps.query, steps.layer
+    local = ", ".join(str(index) for index in steps.local_layers)
+    every = len(steps.local_layers) == steps.num_layers  # no global layer
+    if not steps.window:
+        st.caption(
+            f"Layer {layer} is global: every query sees every key (this model's window of "
+            f"{steps.model_window} acts in layers {local})."
+        )
+        return
+    removed = int(steps.outside_window[:n, :n].sum())
+    in_row = int(steps.table["outside_window"].sum())
+    st.caption(
+        f"Layer {layer} is local"
+        + (
+            ", as every layer of this model is"
+            if every
+            else f" (this model's local layers: {local})"
+        )
+        + ": a query sees only the "
+        f"keys within {steps.window // 2} positions of it (window {steps.window}). In this "
+        f"sentence the window removes {removed} of the {n} × {n} = {n * n} query-key pairs of "
+        f"layer {layer} (every head alike); in query {i}'s row, {in_row} keys get −∞ and weight "
+        f"exactly 0 (rows marked OUTSIDE)."
+    )
+    show_for(
+        window_matrix(
+            steps.pattern,
+            tokens,
+            n,
+            steps.outside_window,
+            query=i,
+            title=f"Layer {layer}, head {steps.head}: every query's weights; crossed cells are "
+            f"outside the window ({removed} of {n * n})",
+        ),
+        "step_window",
+        name,
     )
 
 
 def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     dk, n = steps.head_dim, steps.n_valid
     real = steps.table[~steps.table["padding"]]
+    seen = int((~real["outside_window"]).sum())  # the keys the softmax spreads over
     root = math.sqrt(dk)
     st.subheader(f"5 · Why divide by √d_k = √{dk} = {root:.2f}?")
     unscaled_top = int(np.argmax(steps.unscaled_weight))
@@ -317,8 +459,8 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> N
         f"is {peakier}: it would give {unscaled:.4f} to {quoted(tokens[unscaled_top])} and "
         f"{1 - unscaled:.4f} to the rest (entropy "
         f"{steps.unscaled_entropy:.4f} nats instead of {steps.entropy:.4f}; an even spread over "
-        f"{n} keys is ln {n} = {math.log(n):.3f}). Peaky softmaxes learn slowly: their gradients "
-        "are nearly zero."
+        f"{seen} keys is ln {seen} = {math.log(seen):.3f}). Peaky softmaxes learn slowly: their "
+        "gradients are nearly zero."
     )
     show_for(
         softmax_comparison(
@@ -434,17 +576,19 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
     st.caption(note)
 
 
-# Each step in data-flow order, its expander's label, and whether it opens at first: the keys and
-# the scores-and-weights table are the view's main figures; every other step is computed and sent
-# only once its expander is opened.
-STEP_LABELS = {
-    _input_step: ("1 · The query token's row entering the block", False),
-    _query_step: ("2 · Its query q_i", False),
-    _keys_values_step: ("3 · Every token's key and value", True),
-    _table_step: ("4 · Scores and weights, one row per key", True),
-    _scaling_step: ("5 · Why divide by √d_k?", False),
-    _mix_step: ("6 · Mix the values", False),
-    _output_step: ("7 · All heads, projected by W_O", False),
-    _residual_step: ("8 · The residual add", False),
+# Each step in data-flow order, its expander's label, whether it opens at first and its key: the
+# keys, RoPE's turn and the scores-and-weights table are the view's main figures; every other
+# step is computed and sent only once its expander is opened.
+STEP_LABELS = {  # step: its label, whether it opens at first, its expander's key
+    _input_step: ("1 · The query token's row entering the block", False, "step_open_0"),
+    _query_step: ("2 · Its query q_i", False, "step_open_1"),
+    _keys_values_step: ("3 · Every token's key and value", True, "step_open_2"),
+    # RoPE models only: where the positions enter
+    _rope_step: ("3b · RoPE turns q and k by position", True, "step_open_rope"),
+    _table_step: ("4 · Scores and weights, one row per key", True, "step_open_3"),
+    _scaling_step: ("5 · Why divide by √d_k?", False, "step_open_4"),
+    _mix_step: ("6 · Mix the values", False, "step_open_5"),
+    _output_step: ("7 · All heads, projected by W_O", False, "step_open_6"),
+    _residual_step: ("8 · The residual add", False, "step_open_7"),
 }
 STEPS = tuple(STEP_LABELS)

@@ -14,7 +14,8 @@ from app.views.layout import show_for, side_by_side
 
 
 def tokenizer_caption(run: Run) -> str:
-    """What split the text into tokens: MiniLM's WordPiece, a task's symbols, or an upload's."""
+    """What split the text into tokens: MiniLM's WordPiece, a task's symbols, or a checkpoint's
+    own (uploaded, or found on this machine)."""
     model = run.task_model
     if model is not None:
         return (

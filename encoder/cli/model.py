@@ -1,5 +1,6 @@
 """The model the trace and profile flags choose: random weights of the flags' architecture, the
-bundled MiniLM, or a checkpoint directory; and the run checked against the device and bounds."""
+bundled MiniLM, or a checkpoint (a directory, or the name of a model found on this machine, as
+encoder.io.finder finds them); and the run checked against the device and bounds."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from encoder.core.model import TransformerEncoder, available_devices
 from encoder.core.options import OPTIONS, config_values, placement_of
 from encoder.inspect.limits import check_run
 from encoder.io.checkpoints import load_checkpoint
+from encoder.io.finder import checkpoint_path
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
 
@@ -44,7 +46,8 @@ def describe(cfg: EncoderConfig, source: str) -> str:
 
 def choose_model(args: argparse.Namespace) -> ChosenModel:
     """Random weights (the model is built later, once the run is known to be within bounds),
-    the bundled MiniLM, or a checkpoint directory."""
+    the bundled MiniLM, or a checkpoint: a directory, or a model found by its name
+    ("FacebookAI/roberta-base": ENCODER_EXPLORER_MODELS, the Hugging Face cache)."""
     if not args.pretrained and args.checkpoint is None:
         tokenizer = load_tokenizer()
         cfg = random_config(args, tokenizer.get_vocab_size())
@@ -53,14 +56,17 @@ def choose_model(args: argparse.Namespace) -> ChosenModel:
     option = "--pretrained" if args.pretrained else "--checkpoint"
     if given:
         raise ValueError(f"{option} fixes the architecture; drop {', '.join(given)}")
-    checkpoint = load_checkpoint(args.checkpoint)
+    path = checkpoint_path(args.checkpoint) if args.checkpoint else None
+    checkpoint = load_checkpoint(path)
     cfg = checkpoint.encoder.cfg
+    # a model found by its name: its directory too
+    where = args.checkpoint if str(path) == args.checkpoint else f"{args.checkpoint} ({path})"
     if args.pretrained:
         source = "pretrained all-MiniLM-L6-v2"
     elif checkpoint.task_model is not None:
-        source = f"{checkpoint.task_model.task} task model {args.checkpoint}"
+        source = f"{checkpoint.task_model.task} task model {where}"
     else:
-        source = f"checkpoint {args.checkpoint}"
+        source = f"checkpoint {where}"
     return ChosenModel(
         cfg, checkpoint.tokenizer, describe(cfg, source), checkpoint.encoder, checkpoint.task_model
     )

@@ -34,9 +34,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     weights.add_argument(
         "--checkpoint",
-        metavar="DIR",
-        help="a checkpoint directory: BERT-style, or saved by `train --save` (then each TEXT is "
-        'one sequence of the task\'s symbols, e.g. "3 1 4 1 5 9 2 6")',
+        metavar="DIR|NAME",
+        help="a checkpoint directory (a Hugging Face encoder, or saved by `train --save`: then "
+        'each TEXT is one sequence of the task\'s symbols, e.g. "3 1 4 1 5 9 2 6"), or the name '
+        "of a model in ENCODER_EXPLORER_MODELS or the Hugging Face cache, such as "
+        "FacebookAI/roberta-base",
     )
 
 

@@ -2,9 +2,11 @@
 
 For one (sentence, layer, head, query) this gathers, in the order the data flows: the block's
 input row x_i (and, pre-norm, the normalised row the attention reads), the head's slice of W_Q
-giving q_i, every key k_j and value v_j, the score table (q.k, scaled by sqrt(d_k), masked, the
-softmax weight, the size of weight_j v_j), z_i = sum_j weight_j v_j, every head's z_i side by
-side, the projection by W_O, the residual add and, post-norm, the norm after it.
+giving q_i, every key k_j and value v_j, with RoPE q_i and every k_j turned by their positions
+(and the angle each pair of dimensions turned, read from the vectors), the score table (q.k,
+scaled by sqrt(d_k), masked for padding and, in a local layer, outside the window, the softmax
+weight, the size of weight_j v_j), z_i = sum_j weight_j v_j, every head's z_i side by side, the
+projection by W_O, the residual add and, post-norm, the norm after it.
 
 Every number is read from the Trace's hooks (`names_for_steps` lists the ones needed) or from the
 model's weights (`head_weights`); only q.k, which the model never stores unscaled, and the softmax
@@ -34,6 +36,7 @@ TABLE_COLUMNS = (
     "position",
     "key",
     "padding",
+    "outside_window",
     "q_dot_k",
     "scaled",
     "masked",
@@ -50,6 +53,27 @@ def names_for_steps(cfg: EncoderConfig, layer: int) -> list[str]:
     ln1 = block.ln1.names if cfg.has_attention_norm(layer) else ()  # ModernBERT's block 0: none
     rotated = (a.rot_q, a.rot_k) if cfg.positional == "rope" else ()
     return [*ln1, a.q, a.k, a.v, *rotated, a.scores, a.pattern, a.z, a.out, block.resid_mid]
+
+
+def rope_angles(cfg: EncoderConfig, layer: int, position: int) -> np.ndarray:
+    """[dk / 2] the angle (radians) RoPE turns each pair of dimensions (j, j + dk/2) at
+    `position` in block `layer`: position * base^(-2j / dk)."""
+    dk = cfg.head_dim
+    pairs = np.arange(dk // 2, dtype=np.float64)
+    return position * cfg.rope_base_of(layer) ** (-2 * pairs / dk)
+
+
+def pair_angles(vector: np.ndarray) -> np.ndarray:
+    """[dk / 2] the angle of each pair (x_j, x_{j + dk/2}) of a [dk] vector in its plane (the
+    half-split pairing RoPE uses)."""
+    half = vector.shape[-1] // 2
+    return np.arctan2(vector[..., half:], vector[..., :half])
+
+
+def turned_by(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """[dk / 2] the angle each pair turned from `before` to `after`, in (-pi, pi]."""
+    turn = pair_angles(np.asarray(after, np.float64)) - pair_angles(np.asarray(before, np.float64))
+    return np.angle(np.exp(1j * turn))
 
 
 @dataclass(frozen=True)
@@ -79,7 +103,7 @@ def head_weights(
     def weight(name: str) -> torch.Tensor:
         return weights[f"{path}.{name}"].detach().cpu()
 
-    def bias(name: str, size: int) -> torch.Tensor:  # zeros for a model without biases
+    def bias(name: str, size: int) -> torch.Tensor:  # zeros in a model without biases
         found = weights.get(f"{path}.{name}")
         return torch.zeros(size) if found is None else found.detach().cpu()
 
@@ -111,24 +135,27 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 def step_table(
     trace: Trace, sentence: int, layer: int, head: int, query: int, tokens: list[str]
 ) -> pd.DataFrame:
-    """One row per key position j for query i: position, key (token), padding, q_dot_k = q_i.k_j
-    (RoPE: of the rotated q and k), scaled (q_dot_k / sqrt(dk); the model's score for the keys
-    it sees), masked (the model's score: -inf for padding and keys outside a local window),
-    weight (the model's softmax: the head's attention row for this query) and contribution_norm
-    = ||weight_j v_j||. Floats are float64 copies of the trace's values."""
+    """One row per key position j for query i: position, key (token), padding, outside_window
+    (a real key the model's local window masked: its score is -inf), q_dot_k = q_i.k_j (with
+    RoPE, of the rotated q_i and k_j: what the model's scores are made of), scaled
+    (q_dot_k / sqrt(dk); the model's score for the keys it does not mask), masked (the model's
+    score: -inf for padding and outside the window), weight (the model's softmax: the head's
+    attention row for this query) and contribution_norm = ||weight_j v_j||. Floats are float64
+    copies of the trace's values."""
     _check_position(trace, sentence, layer, query)
     a = hooks.block(layer).attn
     _check_index("head", head, trace[a.q].shape[1])
     T = trace.input_ids.shape[1]
     if len(tokens) != T:
         raise ValueError(f"{len(tokens)} tokens given for a sentence of {T} positions")
-    rope = a.rot_q in trace.tensors  # RoPE: the scores read the rotated q and k
-    q = trace[a.rot_q if rope else a.q][sentence, head, query].double()  # [dk]
-    keys = trace[a.rot_k if rope else a.k][sentence, head].double()  # [T, dk]
+    rotated = a.rot_q in trace.tensors  # RoPE: the scores are made of the rotated q and k
+    q = trace[a.rot_q if rotated else a.q][sentence, head, query].double()  # [dk]
+    keys = trace[a.rot_k if rotated else a.k][sentence, head].double()  # [T, dk]
     values = trace[a.v][sentence, head].double()  # [T, dk]
     masked = trace[a.scores][sentence, head, query].double()  # [T] the model's scores
     weight = trace[a.pattern][sentence, head, query].double()  # [T] the model's softmax
     padding = trace.attention_mask[sentence] == 0  # [T]
+    outside = ~padding & torch.isneginf(masked)  # [T] real keys the window masked
     q_dot_k = keys @ q  # [T]
     scaled = torch.where(masked.isfinite(), masked, q_dot_k / math.sqrt(q.shape[0]))
     contribution = weight * values.norm(dim=-1)  # [T] ||weight_j v_j||
@@ -137,6 +164,7 @@ def step_table(
             "position": np.arange(T),
             "key": list(tokens),
             "padding": padding.numpy(),
+            "outside_window": outside.numpy(),
             "q_dot_k": q_dot_k.numpy(),
             "scaled": scaled.numpy(),
             "masked": masked.numpy(),
@@ -170,8 +198,28 @@ class AttentionSteps:
     q: np.ndarray  # [dk] q_i = W_Q x + b_Q (x = what attention reads)
     keys: np.ndarray  # [T, dk] k_j
     values: np.ndarray  # [T, dk] v_j
+    # RoPE (None without): q_i and every k_j turned by their positions (the model's hook_rot_q,
+    # hook_rot_k), the base of this layer, the angle each pair (j, j + dk/2) of q_i turned, read
+    # from the two vectors, in (-pi, pi], and the angle RoPE's formula gives it
+    # (query * base^(-2j/dk), not brought into (-pi, pi])
+    rotated_q: np.ndarray | None  # [dk]
+    rotated_keys: np.ndarray | None  # [T, dk]
+    rope_base: float | None
+    q_turned: np.ndarray | None  # [dk / 2]
+    rope_angles: np.ndarray | None  # [dk / 2]
+    # The local window: the model's width (0: none), the layers it acts in, its width in this
+    # layer (0: this layer is global), and the query-key pairs of the sentence's real tokens
+    # whose score the model set to -inf (read from the head's scores; every head of a layer masks
+    # the same pairs)
+    model_window: int
+    num_layers: int
+    local_layers: tuple[int, ...]
+    window: int
+    outside_window: np.ndarray  # [T, T] bool
+    pattern: np.ndarray  # [T, T] the head's attention weights (query rows, key columns)
     table: pd.DataFrame  # step_table's rows
-    unscaled_weight: np.ndarray  # [T] softmax(q.k) without the 1/sqrt(dk), same keys masked
+    # [T] softmax(q.k) without the 1/sqrt(dk), padding (and keys outside the window) masked
+    unscaled_weight: np.ndarray
     entropy: float  # of `table.weight` (nats)
     unscaled_entropy: float  # of `unscaled_weight` (nats)
     weighted_values: np.ndarray  # [T, dk] weight_j v_j
@@ -215,10 +263,24 @@ def attention_steps(
     block_input = trace.hidden_states[layer][sentence, query].numpy()  # [d]
     has_ln1 = cfg.has_attention_norm(layer)  # ModernBERT's block 0 reads x itself
     attention_out = row(a.out)  # [d]
-    hidden = ~np.isfinite(table["masked"].to_numpy())  # padding, keys outside a local window
+    hidden = (table["padding"] | table["outside_window"]).to_numpy()  # keys the model masks
     unscaled = softmax(np.where(hidden, -np.inf, table["q_dot_k"].to_numpy()))
     z = trace[a.z][sentence, head, query]  # [dk]
     values = trace[a.v][sentence, head].numpy()  # [T, dk]
+    q = trace[a.q][sentence, head, query].numpy()  # [dk]
+    rope = dict.fromkeys(("rotated_q", "rotated_keys", "rope_base", "q_turned", "rope_angles"))
+    if cfg.positional == "rope":
+        rotated_q = trace[a.rot_q][sentence, head, query].numpy()  # [dk]
+        rope = {
+            "rotated_q": rotated_q,
+            "rotated_keys": trace[a.rot_k][sentence, head].numpy(),  # [T, dk]
+            "rope_base": cfg.rope_base_of(layer),
+            "q_turned": turned_by(q, rotated_q),
+            "rope_angles": rope_angles(cfg, layer, query),
+        }
+    real = trace.attention_mask[sentence].bool()  # [T]
+    scores = trace[a.scores][sentence, head]  # [T, T]
+    outside = torch.isneginf(scores) & real[:, None] & real[None, :]  # [T, T]
     return AttentionSteps(
         sentence=sentence,
         layer=layer,
@@ -234,9 +296,16 @@ def attention_steps(
         ln1_std=float(row(block.ln1.std)) if has_ln1 else math.nan,
         w_q=head_w.w_q.numpy(),
         b_q=head_w.b_q.numpy(),
-        q=trace[a.q][sentence, head, query].numpy(),
+        q=q,
         keys=trace[a.k][sentence, head].numpy(),
         values=values,
+        **rope,
+        model_window=cfg.attention_window,
+        num_layers=cfg.num_layers,
+        local_layers=tuple(i for i in range(cfg.num_layers) if cfg.is_local(i)),
+        window=cfg.attention_window if cfg.is_local(layer) else 0,
+        outside_window=outside.numpy(),
+        pattern=trace[a.pattern][sentence, head].numpy(),
         table=table,
         unscaled_weight=unscaled,
         entropy=float(entropy(torch.tensor(table["weight"].to_numpy()))),

@@ -12,6 +12,7 @@ from tokenizers import Tokenizer
 
 from encoder.core.model import TransformerEncoder
 from encoder.io.checkpoints import load_pretrained
+from encoder.io.finder import checkpoint_path
 from encoder.io.tokenize import load_tokenizer, tokenize
 
 ModelLike = TransformerEncoder | str | Path | None
@@ -38,13 +39,16 @@ class SentenceAttention:
 
 
 @functools.lru_cache(maxsize=4)
-def _checkpoint(path: str) -> tuple[TransformerEncoder, Tokenizer]:
-    """A checkpoint directory loaded once per process (default: the bundled MiniLM)."""
-    return load_pretrained(path or None)
+def _checkpoint(name: str) -> tuple[TransformerEncoder, Tokenizer]:
+    """A checkpoint loaded once per process: a directory, or a model found on this machine by
+    its name (encoder.io.finder); default: the bundled MiniLM."""
+    return load_pretrained(checkpoint_path(name) if name else None)
 
 
 def resolve(model: ModelLike = None, tokenizer: TokenizerLike = None, name: str = "A") -> Setup:
-    """A Setup from our model, a checkpoint directory, or nothing (the bundled MiniLM).
+    """A Setup from our model, a checkpoint directory, the name of a model found on this
+    machine ("FacebookAI/roberta-base": in ENCODER_EXPLORER_MODELS or the Hugging Face cache), or
+    nothing (the bundled MiniLM).
 
     tokenizer: a tokenizers.Tokenizer, a tokenizer.json or a directory holding one; by default
     the checkpoint's own, and for a model object the bundled MiniLM's (our random-weight models
@@ -57,7 +61,7 @@ def resolve(model: ModelLike = None, tokenizer: TokenizerLike = None, name: str 
     else:
         raise TypeError(
             f"model={type(model).__name__} is not one of ours: give a TransformerEncoder, "
-            "a checkpoint directory, or nothing for the bundled MiniLM "
+            "a checkpoint directory or a found model's name, or nothing for the bundled MiniLM "
             "(for a Hugging Face model, run it with output_attentions=True and use head_view)"
         )
     if isinstance(tokenizer, (str, Path)):

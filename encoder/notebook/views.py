@@ -30,7 +30,8 @@ def explore(
     head: int = 0,
 ) -> AttentionExplorer:
     """The explorer for one sentence: every layer and head of `model` (default: the bundled
-    all-MiniLM-L6-v2; or a TransformerEncoder of ours, or a checkpoint directory).
+    all-MiniLM-L6-v2; or a TransformerEncoder of ours, a checkpoint directory, or the name of a
+    model found on this machine, such as "FacebookAI/roberta-base": encoder.io.finder).
 
     compare: a second setup (a model, a directory, or a (model, tokenizer) pair) run on the same
     sentence; the explorer then draws A, B and B - A with one selection.

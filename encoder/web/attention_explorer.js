@@ -45,11 +45,16 @@
  *   tokens    [data-side="query"|"key"][data-index] (lines and matrix labels), user text as text
  *   weights   [data-role="weight"] inside a key token: the selected head's weight for the query
  *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout), data-reading
- *             ("weights", "moves", "rollout"); the same canvas in the moves and rollout modes
+ *             ("weights", "moves", "rollout"); the same canvas in the moves and rollout modes;
+ *             data-window (the layer's local window, "0" when it is global) and data-masked
+ *             (how many cells the window masks, drawn in MASKED_RGB grey, not a colour of the
+ *             scale; "0" when none): a query sees only the keys within window / 2 positions
+ *             (the payload's "windows"; B − A and the rollout mark none)
  *   tiles     [data-role="tile"][data-layer][data-head] canvases of every head; the chosen one
  *             has aria-current="true" (its outline is one element moved over it, so that a head
  *             switch repaints no tile)
- *   readout   [data-role="readout"] (aria-live): 'layer 2, head 1: "it" → "tired" 0.715'
+ *   readout   [data-role="readout"] (aria-live): 'layer 2, head 1: "it" → "tired" 0.715', or
+ *             '… "it" → "cat" outside the window (masked)' for a cell a local window masks
  *   message   [data-role="message"]: why something is not drawn (bad payload, B − A impossible)
  */
 
@@ -68,6 +73,7 @@ const MATRIX_PX = 720; // the matrix's side at most (the window's height bounds 
 const MATRIX_MIN_PX = 240; // ... but never below this
 const LABEL_PX = { normal: 14, large: 20 }; // a matrix cell this tall or more gets its token
 const SETTLE_MS = 250;
+const MASKED_RGB = [218, 218, 218]; // cells a local window masks: a grey no scale colour takes
 
 // ---------------------------------------------------------------------------- the payload
 
@@ -121,7 +127,8 @@ export function decodePayload(data) {
       });
     }
     return { name: s.name, tokens: s.tokens.map(String), layers: s.layers, heads: s.heads,
-      n: s.n, layerLabels: s.layer_labels, full, tiles, norms, rollout };
+      n: s.n, layerLabels: s.layer_labels, full, tiles, norms, rollout,
+      windows: s.windows || new Array(s.layers).fill(0) };
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
   return { setups, stretch: Boolean(header.stretch), start: header.start || null,
@@ -160,6 +167,13 @@ export function tileWeights(setup, layer, head) {
   return { n: size, at: (q, k) => data[base + q * size + k] / SCALE };
 }
 
+/** Whether layer `layer`'s local window masks query `q`'s key `k` (|q − k| > window / 2, as
+ * encoder.core's attention_window); never in a global layer (window 0). */
+export function outsideWindow(setup, layer, q, k) {
+  const width = setup.windows[layer] || 0;
+  return width > 0 && Math.abs(q - k) > Math.floor(width / 2);
+}
+
 function sameShape(a, b) {
   return a.layers === b.layers && a.heads === b.heads && a.n === b.n
     && a.tokens.every((t, i) => t === b.tokens[i]);
@@ -192,8 +206,10 @@ function shownPeak(weights, rows, start, end) {
 }
 
 /** Paint a weights reader onto a canvas at one pixel per cell; colours run from 0 to `scale`
- * (from −scale to scale when signed). */
-function paint(canvas, weights, signed, scale) {
+ * (from −scale to scale when signed); the cells `masked(q, k)` says a window masks are
+ * MASKED_RGB. Returns how many cells were masked. */
+function paint(canvas, weights, signed, scale, masked = () => false) {
+  let count = 0;
   const n = weights.n;
   canvas.width = n;
   canvas.height = n;
@@ -202,12 +218,15 @@ function paint(canvas, weights, signed, scale) {
   for (let q = 0; q < n; q++) {
     for (let k = 0; k < n; k++) {
       const v = weights.at(q, k);
-      const [r, g, b] = signed ? diverging(v / scale) : viridis(v / scale);
+      const hidden = masked(q, k);
+      count += hidden;
+      const [r, g, b] = hidden ? MASKED_RGB : signed ? diverging(v / scale) : viridis(v / scale);
       const p = 4 * (q * n + k);
       image.data[p] = r; image.data[p + 1] = g; image.data[p + 2] = b; image.data[p + 3] = 255;
     }
   }
   context.putImageData(image, 0, 0);
+  return count;
 }
 
 const quote = (token) => `"${token}"`;
@@ -453,10 +472,18 @@ function matrixMode(explorer, name) {
         : `${reading.named(explorer, state.layer, state.head)}: not in this payload.`;
     } else if (built.key !== key) {
       const scale = reading.stretched ? peak(weights) : explorer.colourScale([weights]);
-      paint(built.canvas, weights, explorer.signed(), scale);
-      built.scaleNote.textContent = explorer.signed()
+      const width = explorer.window(state.layer, name);
+      const masked = paint(built.canvas, weights, explorer.signed(), scale,
+        (q, k) => explorer.masked(state.layer, q, k, name));
+      built.canvas.dataset.window = String(width);
+      built.canvas.dataset.masked = String(masked);
+      built.scaleNote.textContent = (explorer.signed()
         ? `Colours: blue −${fixed(scale)} (B less) to red +${fixed(scale)} (B more).`
-        : `Colours: dark 0 to yellow ${fixed(scale)}${scale < 1 ? ", the largest here" : ""}.`;
+        : `Colours: dark 0 to yellow ${fixed(scale)}${scale < 1 ? ", the largest here" : ""}.`)
+        + (masked ? ` Grey: the ${masked} cells outside layer `
+          + `${explorer.shown().layerLabels[state.layer]}'s local window of ${width} (a query `
+          + `sees only the keys within ${Math.floor(width / 2)} positions): masked, weight 0.`
+          : "");
       built.key = key;
     }
     const q0 = explorer.query();
@@ -610,10 +637,16 @@ export function mount(host, payload, options = {}) {
   const stretched = () => data.stretch || signed() || shown().n > LINES_ALL;
   const colourScale = (drawn) => (stretched() ? Math.max(...drawn.map(peak)) : 1);
   const headName = (layer, head) => `layer ${shown().layerLabels[layer]}, head ${head}`;
+  /** The local window a reading of `layer` marks (0: none; B − A and the rollout mark none). */
+  const windowOf = (layer, reading = "weights") => (signed() || reading === "rollout" ? 0
+    : shown().windows[layer] || 0);
+  const masked = (layer, q, k, reading = "weights") => windowOf(layer, reading) > 0
+    && outsideWindow(shown(), layer, q, k);
 
   // the explorer as its modes see it; each mode draws on the stage
   const explorer = { state, stage, message, shown, full, tile, moved, rolled, rolledLayer, large,
-    signed, query, colourScale, headName, overlaid, hover, pin, say, choose };
+    signed, query, colourScale, headName, overlaid, hover, pin, say, choose, window: windowOf,
+    masked };
   const modes = Object.fromEntries(Object.entries(MODES)
     .map(([name, make]) => [name, make(explorer)]));
   const mode = () => modes[state.mode];
@@ -655,7 +688,9 @@ export function mount(host, payload, options = {}) {
       return `${prefix}: ${quote(tokens[q])} ${verb} ${quote(tokens[best])} `
         + fixed(weights.at(q, best));
     }
-    return `${prefix}: ${quote(tokens[q])} → ${quote(tokens[k])} ${fixed(weights.at(q, k))}`;
+    const value = masked(layer, q, k, reading === READINGS.rollout ? "rollout" : "weights")
+      ? "outside the window (masked)" : fixed(weights.at(q, k));
+    return `${prefix}: ${quote(tokens[q])} → ${quote(tokens[k])} ${value}`;
   }
 
   function settle() {

@@ -6,17 +6,20 @@ bytes, anywidget sends bytes without base64, an offline file inlines it as base6
     b"AEX1" | uint32 little-endian header length | header (UTF-8 JSON) | padding to 8 | body
 
 The header describes each setup (A, and B in compare mode): its name, tokens, layers, heads, the
-heads stored at full resolution and, for long inputs, the block tiles of every head; optionally
-two more readings of them (the explorer's modes "moves" and "rollout"): each full head's value
-norms ||f(x_j)|| (norm-weighted attention, encoder.inspect.moves: the browser multiplies a head's
-weights by its keys' norms, as the library does) and the attention rollout after each layer
+heads stored at full resolution and, for long inputs, the block tiles of every head; optionally two
+more readings of them (the explorer's modes "moves" and "rollout"): each full head's value norms
+||f(x_j)|| (norm-weighted attention, encoder.inspect.moves: the browser multiplies a head's weights
+by its keys' norms, as the library does) and the attention rollout after each layer
 (encoder.inspect.rollout; only after the last layer when every layer's would pass ROLLOUT_BYTES);
-and, optionally, where the explorer opens ("start": layer, head, mode, query; see `with_start`),
-the one way every host (the page, the offline file) sets it, and "large_text" (presenter mode:
-`with_large_text`). The body holds the weights and the rollout as uint16: weight = value / 65535,
-so a weight read back is within 1/131070 (7.6e-6) of the model's, well inside the 1e-3 a readout
-promises (uint8 would give 1/510, about 0.002, which is not); the norms as float32. Every chunk
-of the body starts 8-aligned. B − A is computed in the browser from the two setups.
+the local attention window of each layer ("windows": 0 = global; w > 0 = a query sees only the keys
+within w // 2 positions of it, as encoder.core.config's attention_window: the explorer marks the
+other cells as masked); and, optionally, where the explorer opens ("start": layer, head, mode,
+query; see `with_start`), the one way every host (the page, the offline file) sets it, and
+"large_text" (presenter mode: `with_large_text`). The body holds the weights and the rollout as
+uint16: weight = value / 65535, so a weight read back is within 1/131070 (7.6e-6) of the model's,
+well inside the 1e-3 a readout promises (uint8 would give 1/510, about 0.002, which is not); the
+norms as float32. Every chunk of the body starts 8-aligned. B − A is computed in the browser from
+the two setups.
 
 Size: every head at full resolution while it fits FULL_BYTES (MiniLM's 72 heads up to 128
 tokens: 2.36 MB; 16 tokens: 37 kB); past it, every head as block tiles of at most TILE_MAX
@@ -64,6 +67,7 @@ class Setup:
     rollout_layers: tuple[int, ...] = ()  # the layers (indexes) whose rollout is stored
     rollout: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))
     # [len(rollout_layers), n, n] uint16: the rollout after each of those layers
+    windows: tuple[int, ...] = ()  # one per layer: its local window (0 = global); () = all global
 
 
 def _as_array(attention) -> np.ndarray:
@@ -160,6 +164,26 @@ def check_readings(norms, rollout, layers: int, heads: int, n: int):
     return checked
 
 
+def check_windows(windows: Sequence[int] | None, layers: int) -> tuple[int, ...]:
+    """Each layer's local window as a tuple of whole numbers >= 0 (() when none is local), or a
+    ValueError that names the values."""
+    if windows is None:
+        return ()
+    found = tuple(windows)
+    if len(found) != layers:
+        raise ValueError(f"{len(found)} windows for attention of {layers} layers")
+    for window in found:
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
+            raise ValueError(f"window {window!r} must be a whole number >= 0 (0 = global)")
+    return tuple(int(window) for window in found) if any(found) else ()
+
+
+def layer_windows(cfg) -> list[int]:
+    """Each layer's local window of a model with config `cfg` (an EncoderConfig; 0 = global):
+    build_setup's `windows`."""
+    return [cfg.attention_window if cfg.is_local(layer) else 0 for layer in range(cfg.num_layers)]
+
+
 def rollout_kept(layers: int, n: int) -> tuple[int, ...]:
     """The layers whose rollout a payload stores: every one while they fit ROLLOUT_BYTES, else
     the last."""
@@ -175,29 +199,31 @@ def build_setup(
     chosen: Iterable[tuple[int, int]] = ((0, 0),),
     norms=None,
     rollout=None,
+    windows: Sequence[int] | None = None,
 ) -> Setup:
     """One setup from its [layers, heads, T, T] attention (one sentence, no padding) and tokens.
     Every head is stored at full resolution when they fit FULL_BYTES; otherwise the `chosen`
     (layer, head) pairs are, beside every head's block tiles. `norms`: [layers, heads, T] value
     norms ||f(x_j)|| (the "moves" mode, of the heads stored in full); `rollout`: [layers, T, T]
-    the rollout after each layer (the "rollout" mode; see rollout_kept)."""
+    the rollout after each layer (the "rollout" mode; see rollout_kept); `windows`: each layer's
+    local attention window (0 = global; None: every layer global)."""
     weights = check_attention(attention, tokens)
     layers, heads, n, _ = weights.shape
     norms, rollout = check_readings(norms, rollout, layers, heads, n)
+    extras = {"windows": check_windows(windows, layers)}
     labels = tuple(range(layers)) if layer_labels is None else tuple(int(i) for i in layer_labels)
     if len(labels) != layers:
         raise ValueError(f"{len(labels)} layer labels for attention of {layers} layers")
     tokens = tuple(str(token) for token in tokens)
-    readings = {}
     if rollout is not None:
         kept = rollout_kept(layers, n)
-        readings = {"rollout_layers": kept, "rollout": quantise(rollout[list(kept)])}
+        extras |= {"rollout_layers": kept, "rollout": quantise(rollout[list(kept)])}
     if every_head_fits(layers, heads, n):
         pairs = tuple((layer, head) for layer in range(layers) for head in range(heads))
         full = quantise(weights.reshape(layers * heads, n, n))
         if norms is not None:
-            readings["norms"] = norms.reshape(layers * heads, n)
-        return Setup(name, tokens, labels, heads, pairs, full, **readings)
+            extras["norms"] = norms.reshape(layers * heads, n)
+        return Setup(name, tokens, labels, heads, pairs, full, **extras)
     pairs = tuple(dict.fromkeys((int(layer), int(head)) for layer, head in chosen))
     for layer, head in pairs:
         if not (0 <= layer < layers and 0 <= head < heads):
@@ -206,10 +232,10 @@ def build_setup(
             )
     full = quantise(np.stack([weights[layer, head] for layer, head in pairs]))
     if norms is not None:
-        readings["norms"] = np.stack([norms[layer, head] for layer, head in pairs])
+        extras["norms"] = np.stack([norms[layer, head] for layer, head in pairs])
     starts, tiles = block_tiles(weights, tile_side(layers, heads, n))
     blocks = {"tile_starts": tuple(starts.tolist()), "tile_weights": quantise(tiles)}
-    return Setup(name, tokens, labels, heads, pairs, full, **blocks, **readings)
+    return Setup(name, tokens, labels, heads, pairs, full, **blocks, **extras)
 
 
 def _chunks(setup: Setup) -> dict[str, np.ndarray]:
@@ -237,6 +263,7 @@ def _header(setup: Setup, offsets: dict[str, int]) -> dict:
         "tiles": None,
         "rollout": None,
         "norms": None,
+        "windows": list(setup.windows) or [0] * len(setup.layer_labels),
     }
     if setup.tile_starts:
         entry["tiles"] = {"starts": list(setup.tile_starts), "offset": offsets["tiles"]}

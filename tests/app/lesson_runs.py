@@ -1,5 +1,6 @@
 """Runs the lesson's tests and the claims test share: random weights pre- or post-norm with the
-sidebar's default architecture, a model trained here on a toy task; and a paragraph's own text."""
+sidebar's default architecture (or with ModernBERT's choices: RoPE, GeGLU, a local window, no
+biases), a model trained here on a toy task; and a paragraph's own text."""
 
 from __future__ import annotations
 
@@ -14,12 +15,19 @@ from app.sources import ModelSource, built_in
 from encoder.tasks.tasks import example_sequence
 from encoder.train.trainer import TrainConfig, train
 
+# ModernBERT's architecture choices, as the sidebar's keys say them: rotary positions, a gated
+# GELU feed-forward, a local window (global every third layer), no biases
+MODERN = dict(
+    positional="rope", activation="geglu", window=4, global_every=3, bias="off", norm_bias="off"
+)
 
-def random_run(norm: str, sentences: list[str]):
-    """Random weights with the sidebar's default architecture, pre- or post-norm."""
+
+def random_run(norm: str, sentences: list[str], **architecture):
+    """Random weights with the sidebar's default architecture (changed by `architecture`, the
+    sidebar's keys), pre- or post-norm."""
     values = {name: DEFAULTS[name] for name in (*ARCHITECTURE_KEYS, "seed")}
     return run_for(
-        cfg := random_config({**values, "norm": norm}),
+        cfg := random_config({**values, "norm": norm, **architecture}),
         built_in("random", cfg),
         "cpu",
         sentences,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.runs import Runs, run_for
 from app.sources import built_in
@@ -166,6 +167,7 @@ def test_layer_and_token_survive_a_visit_to_another_view_and_stay_in_range():
 
 def test_export_csvs_hold_the_summary_tables():
     state = dict(
+        DEFAULTS,
         d_model=32,
         num_heads=4,
         num_layers=2,
@@ -200,3 +202,29 @@ def test_export_csvs_hold_the_summary_tables():
     pca = tables["pca_paths_s1.csv"]
     assert pca["token"].tolist()[: run.n_valid(1)] == run.tokens[1]
     np.testing.assert_allclose(pca["pc1"], summary.pca.coords[:, :, 0].flatten(), rtol=1e-6)
+
+
+def test_a_gated_rope_models_formulas_and_notes_are_its_own():
+    modern = dict(positional="rope", activation="geglu", window="4", global_every="3",
+                  bias="off", norm_bias="off", shared="shared")  # fmt: skip
+    at = open_page(view="Shapes", **modern)
+    assert_no_exception(at)
+    formulas = [latex.value for latex in at.latex]
+    assert any(r"\mathrm{RoPE}(Q_i)\,\mathrm{RoPE}(K_i)^\top" in f and "+ M" in f for f in formulas)
+    ffn = next(f for f in formulas if r"\mathrm{FFN}(x) =" in f)
+    assert r"\mathrm{GELU}(x W_{\mathrm{in}}) \odot (x W_{\mathrm{gate}})" in ffn
+    assert "b_" not in ffn  # no biases
+    assert not any(r"+ \beta" in f for f in formulas)  # no norm bias
+    said = " ".join(c.value for c in at.caption)
+    assert "M is −∞ where a key is more than 2 positions from its query (window 4)" in said
+    assert "in layers 1, 2; the other layers are global" in said
+    assert "Every one of the 4 blocks applies the same weights" in said
+    at = open_page(view="Activations", act_layer="1", **modern)
+    assert_no_exception(at)
+    said = " ".join(c.value for c in at.caption)
+    assert "linear1 gives 2 × 1024 numbers, x = W_in·h (the pre-activation) and the gate" in said
+    assert "GeGLU = GELU(x)·g" in said
+    note = " ".join(i.value for i in at.info)
+    assert "GeGLU is gated" in note and "In block 1" in note
+    title = figure(at, "act_histogram")["layout"]["title"]["text"]
+    assert "units before GELU (the input half of GeGLU, before its gate)" in title

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.controls.setup_keys import EXAMPLES
 from app.lesson.steps import STEPS, TITLES
+from app.lesson.steps.block import FEED_FORWARD
 from app.lesson.steps.heads import HEADS_DIFFER
 from app.lesson.steps.training import RACE
 from app.settings import LESSON_RULE_QUERY
@@ -20,6 +21,7 @@ from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, train
 from encoder.web.payload import decode_header
 from tests.app.helpers import assert_no_exception, explorer, open_page, tokens_of, upload
+from tests.app.lesson_runs import MODERN
 
 SENTENCE = EXAMPLES[0]["text"]
 NUMBERS_COLUMNS = ["number", "value", "in the text"]
@@ -35,19 +37,22 @@ def skip_the_question(at: AppTest) -> None:
     assert_no_exception(at)
 
 
-def asks(number: int) -> bool:
-    """Whether lesson step `number` asks a question before it shows itself."""
-    return STEPS[number - 1].question is not None
+def asks(number: int, gated: bool = False) -> bool:
+    """Whether lesson step `number` asks a question before it shows itself (the feed-forward's
+    ReLU-or-GELU question is not asked of a gated feed-forward)."""
+    return STEPS[number - 1].question is not None and not (
+        gated and STEPS[number - 1] is FEED_FORWARD
+    )
 
 
-def walk_every_step(at: AppTest) -> list[str]:
+def walk_every_step(at: AppTest, gated: bool = False) -> list[str]:
     """From step 1 to the last with Next; on each, no error and a numbers table. The titles."""
     titles = []
     for number in range(1, len(STEPS) + 1):
         if number > 1:
             at.button(key="lesson_next").click().run()
         assert_no_exception(at)
-        if asks(number):  # predict first: nothing of the step until the reveal
+        if asks(number, gated):  # predict first: nothing of the step until the reveal
             assert not any(list(f.value.columns) == NUMBERS_COLUMNS for f in at.dataframe)
             skip_the_question(at)
             assert at.success[0].value.count("You skipped") >= 1
@@ -97,6 +102,13 @@ def test_every_step_renders_on_random_weights(norm: str) -> None:
     at = open_page(view="Lesson", norm=norm)
     assert at.radio(key="source").value == "random"
     walk_every_step(at)
+
+
+def test_every_step_renders_on_a_modern_architecture() -> None:
+    """ModernBERT's choices with random weights: RoPE, GeGLU, a local window, no biases."""
+    at = open_page(view="Lesson", norm="pre", **{key: str(v) for key, v in MODERN.items()})
+    assert at.radio(key="source").value == "random" and at.radio(key="positional").value == "rope"
+    walk_every_step(at, gated=True)
 
 
 def test_every_step_renders_on_a_trained_and_an_uploaded_model() -> None:

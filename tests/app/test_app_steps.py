@@ -4,6 +4,7 @@ computed here from the model itself."""
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pandas as pd
@@ -18,16 +19,16 @@ from app.sources import built_in
 from encoder import TransformerEncoder, hooks
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import assert_no_exception, figure, go, open_page, shown, tokens_of
+from tests.app.helpers import array, assert_no_exception, figure, go, open_page, shown, tokens_of
 from tests.shared import SENTENCE
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
 
 
-def default_model() -> TransformerEncoder:
-    """The model the page builds with its default controls."""
-    return TransformerEncoder(random_config(dict(DEFAULTS))).eval()
+def default_model(**controls) -> TransformerEncoder:
+    """The model the page builds with its default controls (and these)."""
+    return TransformerEncoder(random_config(dict(DEFAULTS, **controls))).eval()
 
 
 def traced(model: TransformerEncoder, text: str, ablate=()):
@@ -87,6 +88,65 @@ def test_padding_rows_are_marked_and_masked_post_norm():
     assert np.isfinite(table["scaled"]).all()  # the scaled score is shown before masking
     assert at.subheader[-1].value.startswith("8 · Residual add, then the norm")
     assert any(f"The {long - short} padding rows (grey)" in c.value for c in at.caption)
+
+
+ROPE_WINDOW = dict(positional="rope", window=4, global_every=3, num_layers=4)
+
+
+def test_rope_shows_q_and_k_turned_by_their_position_as_the_model_turned_them():
+    at = open_page(
+        view="Attention steps", step_layer="2", step_head="1", step_query="6",
+        **{key: str(value) for key, value in ROPE_WINDOW.items()},
+    )  # fmt: skip
+    assert_no_exception(at)
+    assert at.main.expander[3].label.startswith("3b · RoPE")
+    rope = hooks.block(2).attn
+    trace = traced(default_model(**ROPE_WINDOW), SENTENCE)
+    strips = array(figure(at, "step_rope_q")["data"][0]["z"])
+    np.testing.assert_allclose(strips[0], trace[rope.q][0, 1, 6], atol=1e-5)
+    np.testing.assert_allclose(strips[1], trace[rope.rot_q][0, 1, 6], atol=1e-5)
+    rotated = array(figure(at, "step_rope_rotated_keys")["data"][0]["z"])
+    np.testing.assert_allclose(rotated, trace[rope.rot_k][0, 1], atol=1e-5)
+    # the turns read from the vectors against RoPE's formula, written here: 6 * base^(-2j/dk)
+    turns = figure(at, "step_rope_turns")["data"]
+    dk = 256 // DEFAULTS["num_heads"]
+    formula = 6 * 10000.0 ** (-2 * np.arange(dk // 2) / dk)
+    wrapped = np.degrees(np.angle(np.exp(1j * formula)))
+    np.testing.assert_allclose(array(turns[1]["y"]), wrapped, atol=1e-3)
+    np.testing.assert_allclose(array(turns[0]["y"]), wrapped, atol=1e-2)
+    said = shown(" ".join(c.value for c in at.caption))
+    assert f"At position 6, pair 0 turns by 6.000 rad ({math.degrees(6):.1f}°)" in said
+    # the scores are made of the turned vectors
+    table = step_frame(at)
+    q_dot_k = trace[rope.rot_k][0, 1].double() @ trace[rope.rot_q][0, 1, 6].double()
+    np.testing.assert_allclose(table["q_dot_k"], q_dot_k, rtol=1e-5)
+
+
+def test_a_local_layer_masks_the_keys_outside_its_window_and_a_global_layer_says_so():
+    query = dict(view="Attention steps", step_layer="1", step_query="5")
+    at = open_page(**query, **{key: str(value) for key, value in ROPE_WINDOW.items()})
+    assert_no_exception(at)
+    n, half = len(tokens_of(SENTENCE)), ROPE_WINDOW["window"] // 2
+    distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
+    removed = int((distance > half).sum())  # the pairs a window of 4 masks, counted here
+    table = step_frame(at)
+    outside = distance[5] > half
+    assert table["outside_window"].tolist() == np.where(outside, "OUTSIDE", "").tolist()
+    assert np.isneginf(table["masked"][outside]).all() and (table["weight"][outside] == 0).all()
+    said = shown(" ".join(c.value for c in at.caption))
+    assert f"the window removes {removed} of the {n} × {n} = {n * n} query-key pairs" in said
+    assert f"in query 5's row, {int(outside.sum())} keys get −∞" in said
+    window = figure(at, "step_window")
+    crosses = next(t for t in window["data"] if t["type"] == "scatter")
+    assert crosses["name"].startswith(f"outside the window: {removed} cells masked")
+    assert sorted(zip(array(crosses["y"]), array(crosses["x"]), strict=True)) == sorted(
+        map(tuple, np.argwhere(distance > half).tolist())
+    )
+    at.slider(key="step_layer").set_value(3).run()  # layer 3: a multiple of global_every
+    assert_no_exception(at)
+    said = shown(" ".join(c.value for c in at.caption))
+    assert "Layer 3 is global: every query sees every key" in said
+    assert "layers 1, 2" in said and not (step_frame(at)["outside_window"] == "OUTSIDE").any()
 
 
 def test_step_controls_change_the_link_and_survive_other_views():

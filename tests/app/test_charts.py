@@ -224,11 +224,11 @@ def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():
     assert fig.layout.xaxis.ticktext == ("embeddings", "block 0", "block 1", "block 2")
 
 
-def diagram_ops(norm_first: bool, **overrides) -> list:
-    """Block 0's operations of a small model on a [2, 9] batch (distinct sizes, so each shape
-    names one tensor: d 64, 4 heads of 16, d_ff 256)."""
+def diagram(norm_first: bool, **overrides) -> go.Figure:
+    """The block diagram of block 0 of a small model on a [2, 9] batch (distinct sizes, so each
+    shape names one tensor: d 64, 4 heads of 16, d_ff 256)."""
     cfg = EncoderConfig(d_model=64, num_heads=4, d_ff=256, norm_first=norm_first, **overrides)
-    return block_ops(cfg, 0, 2, 9)
+    return block_diagram(block_ops(cfg, 0, 2, 9), cfg)
 
 
 def diagram_texts(fig: go.Figure) -> list[tuple[float, str]]:
@@ -242,20 +242,19 @@ def order_of(texts: list[tuple[float, str]], *needles: str) -> list[int]:
 
 @pytest.mark.parametrize("norm_first", [True, False])
 def test_block_diagram_writes_every_shape_on_its_edges(norm_first):
-    ops = diagram_ops(norm_first, norm_type="rmsnorm", activation="relu")
-    text = " ".join(t for _, t in diagram_texts(block_diagram(ops, norm_first)))
+    fig = diagram(norm_first, norm_type="rmsnorm", activation="relu")
+    text = " ".join(t for _, t in diagram_texts(fig))
     for shape in ("[2, 9, 64]", "[2, 4, 9, 16]", "[2, 4, 9, 9]", "[2, 9, 256]"):
         assert shape in text
     assert "ln1 (RMSNorm)" in text and "ln2 (RMSNorm)" in text and "ReLU" in text
-    fig = block_diagram(ops, norm_first)
     assert sum(a.text == "⊕" for a in fig.layout.annotations) == 2  # the two residual adds
     assert fig.layout.xaxis.range == (0, 12) and not fig.layout.xaxis.visible
     assert fig.layout.font.size >= 14
 
 
 def test_block_diagram_places_the_norms_by_pre_or_post_norm():
-    pre = diagram_texts(block_diagram(diagram_ops(True), True))
-    post = diagram_texts(block_diagram(diagram_ops(False), False))
+    pre = diagram_texts(diagram(True))
+    post = diagram_texts(diagram(False))
     # pre-norm: ln1 before attention, ln2 before linear1; post-norm: after each add
     assert order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1") == sorted(
         order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1")
@@ -269,13 +268,43 @@ def test_block_diagram_places_the_norms_by_pre_or_post_norm():
     assert [t for _, t in pre][-3:] == ["⊕", "[2, 9, 64]", "block output"]
 
 
+def test_block_diagram_draws_rope_the_gate_and_says_the_rest_of_the_architecture():
+    fig = diagram(True, positional="rope", activation="geglu", linear_bias=False,
+                  norm_bias=False, attention_window=4, global_every=3, num_layers=5,
+                  embedding_size=32, shared_layers=True)  # fmt: skip
+    texts = [t for _, t in diagram_texts(fig)]
+    steps = order_of(diagram_texts(fig), "RoPE turns Q, K", "softmax", "2·d_ff", "× gate")
+    assert steps == sorted(steps)  # in the order the data flows
+    assert "linear1  (d → 2·d_ff)" in texts and any(t.startswith("input, gate  [") for t in texts)
+    assert "GeGLU: GELU(input) × gate" in texts
+    notes = [t for _, t in diagram_texts(fig) if t.startswith("• ")]
+    assert notes == [
+        "• No positions added to the embeddings: each block turns q and k by position (RoPE)",
+        "• Layers 1, 2 and 4 attend only to keys within 2 positions (window 4); 0 and 3 to all",
+        "• No biases in the linear layers or the norms",
+        "• Embeddings are 32 wide, projected to d_model = 64 before block 0",
+        "• All 5 blocks use these same weights (one set)",
+    ]
+    plain = diagram(True)  # a BERT-style block: no notes, no RoPE, no gate
+    assert not any("RoPE" in t or "gate" in t or "• " in t for _, t in diagram_texts(plain))
+    modernbert = diagram(True, first_attention_norm=False, num_layers=3)
+    texts = [t for _, t in diagram_texts(modernbert)]
+    assert "ln1 (LayerNorm)" not in texts and "ln2 (LayerNorm)" in texts
+    assert (
+        "• Block 0, drawn here, has no norm before its attention; the other blocks have one"
+        in texts
+    )
+    swiglu = [t for _, t in diagram_texts(diagram(False, activation="swiglu"))]
+    assert "SwiGLU: SiLU(input) × gate" in swiglu
+
+
 def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
     attention = softmax_attention(1, 2, 4, n_valid=4)
     figures = [
         attention_overview(attention, 4),
         attention_head(attention[0, 0], list("abcd"), 4, title="t"),
         batch_mask_grid([list("abcd")], np.ones((1, 4))),
-        block_diagram(diagram_ops(True), True),
+        diagram(True),
     ]
     for fig in figures:
         assert fig.layout.font.size >= 13
@@ -284,10 +313,10 @@ def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
 
 
 def test_figure_to_html_inlines_plotly_js():
-    page = figure_to_html(block_diagram(diagram_ops(True), True))
+    page = figure_to_html(diagram(True))
     assert "<html>" in page and "plotly.js v" in page and len(page) > 3_000_000
     assert re.findall(r"<script[^>]*>", page) == ["<script>"] * 3  # inline only, no src=
-    spec = json.loads(block_diagram(diagram_ops(True), True).to_json())
+    spec = json.loads(diagram(True).to_json())
     assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
     assert "images" not in spec["layout"]
 
@@ -343,7 +372,7 @@ def _legibility_figures() -> list[go.Figure]:
         attention_head(np.eye(4), tokens, 4, title="t<br><sup>below</sup>"),
         attention_overview(softmax_attention(2, 2, 4, n_valid=3), 3),
         batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
-        block_diagram(block_ops(cfg, 0, 1, 4), norm_first=True),
+        block_diagram(block_ops(cfg, 0, 1, 4), cfg),
         fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1]),
         top_units_chart(np.arange(3), np.ones(3), np.ones((3, 4)), tokens, 1, 0),
     ]

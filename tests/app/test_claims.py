@@ -1,5 +1,6 @@
-"""Every sentence a view or the lesson says about a run is true of that run, on four models:
-MiniLM, random weights pre-norm and post-norm, and a model trained here on a toy task.
+"""Every sentence a view or the lesson says about a run is true of that run, on five models:
+MiniLM, random weights pre-norm and post-norm, random weights with ModernBERT's choices (RoPE,
+GeGLU, a local window, no biases), and a model trained here on a toy task.
 
 The sentences come from the plain functions that build them (no page); each number and each
 comparison they state is read back out of the words and checked against a value this test
@@ -17,7 +18,7 @@ import pytest
 import torch
 
 from app.lesson.steps import STEPS
-from app.lesson.steps.attention import ONE_QUERY
+from app.lesson.steps.attention import ONE_QUERY, WEIGHT
 from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM
 from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
 from app.lesson.steps.training import TRAIN_ONE
@@ -39,10 +40,10 @@ from encoder import TransformerEncoder, hooks
 from encoder.inspect.lesson import BROAD_ENTROPY
 from encoder.inspect.moves import MOVES_LITTLE
 from tests.app.helpers import assert_no_exception, open_page, shown
-from tests.app.lesson_runs import our_text, random_run, trained_run
+from tests.app.lesson_runs import MODERN, our_text, random_run, trained_run
 from tests.shared import SENTENCE
 
-MODELS = ("MiniLM", "random pre", "random post", "trained")
+MODELS = ("MiniLM", "random pre", "random post", "random modern", "trained")
 BAND = 1.25  # the lesson's rule: last over first beyond x1.25 grows, below /1.25 shrinks
 NUMBER = r"(-?[\d,]+(?:\.\d+)?)"
 
@@ -58,6 +59,7 @@ def runs(minilm) -> dict[str, Run]:
         "MiniLM": run_for(cfg, built_in("pretrained", cfg), "cpu", [SENTENCE], None),
         "random pre": random_run("pre", [SENTENCE]),
         "random post": random_run("post", [SENTENCE]),
+        "random modern": random_run("pre", [SENTENCE], **MODERN),
         "trained": trained_run(),
     }
 
@@ -190,7 +192,9 @@ def test_every_lesson_step_and_answer_is_true_of_the_run(model: str, runs) -> No
     lesson, n = Lesson(run, 0), run.n_valid(0)
     steps = {listed: listed.build(lesson) for listed in STEPS}
     said = {listed: " ".join(map(our_text, step.text.paragraphs)) for listed, step in steps.items()}
-    answers = {listed: listed.question(lesson) for listed in STEPS if listed.question}
+    asked = {listed: listed.question(lesson) for listed in STEPS if listed.question}
+    answers = {listed: prediction for listed, prediction in asked.items() if prediction}
+    assert (FEED_FORWARD in answers) != run.cfg.gated  # ReLU or GELU: not asked of a gated layer
     for text in said.values():
         check_numbering(text, run)
     for asked in answers.values():
@@ -223,6 +227,18 @@ def test_every_lesson_step_and_answer_is_true_of_the_run(model: str, runs) -> No
         )
         assert close(first, depth[0], 1) and close(last, depth[-1], 1)
         assert int(block) == run.cfg.num_layers - 1 and close(ratio, depth[-1] / depth[0], 2)
+
+    # step 4: the softmax over the keys the query sees (its window's, in a local layer), the
+    # model's own weight, and the window's keys counted from the model's scores
+    scores = run.trace[hooks.block(layer).attn.scores][0, head, query, :n].double()  # [n]
+    seen = int(scores.isfinite().sum())
+    assert f"over the sum of e^score of all {seen} keys" in said[WEIGHT], said[WEIGHT]
+    weight, own = found(rf"weight = {NUMBER}, the model's own {NUMBER}", said[WEIGHT])
+    assert weight == own and close(own, attention[layer, head, query, lesson.key].item(), 3)
+    assert ("in its window" in said[WEIGHT]) == (seen < n)
+    if run.cfg.is_local(layer):  # the step's sentence about the window, from the config
+        half = run.cfg.attention_window // 2
+        assert f"sees only the {seen} keys within {half} positions" in said[ONE_QUERY]
 
     # step 5: the roles' shares, and (random weights) the largest against an even spread
     previous = torch.stack([attention[..., q, q - 1] for q in range(1, n)], -1).mean(-1)

@@ -23,12 +23,14 @@ from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
 from app.lesson.steps.training import RACE, TRAIN_ONE
 from app.lesson.text import Lesson
 from app.runs import run_for
-from app.sources import built_in, pretrained_config
+from app.sources import ModelSource, built_in, pretrained_config
+from encoder import load_pretrained
 from encoder.io.tokenize import load_tokenizer
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from encoder.web.payload import decode_header, full_weights
-from tests.app.lesson_runs import our_text, random_run, trained_run
+from tests.app.lesson_runs import MODERN, our_text, random_run, trained_run
+from tests.encoder.family_checkpoints import CORPUS, FAMILIES, build_checkpoint
 from tests.shared import SENTENCE
 
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -51,7 +53,7 @@ def numbers_in(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "setup", ["pretrained", "random pre", "random post, two sentences", "trained"]
+    "setup", ["pretrained", "random pre", "random post, two sentences", "random modern", "trained"]
 )
 def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm_run) -> None:
     if setup == "pretrained":
@@ -60,7 +62,8 @@ def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm
         run = trained_run()
     else:
         sentences = [SENTENCE, "A second, shorter one."] if "two" in setup else [SENTENCE]
-        run = random_run(setup.split()[1].rstrip(","), sentences)
+        modern = MODERN if setup == "random modern" else {}
+        run = random_run("pre" if modern else setup.split()[1].rstrip(","), sentences, **modern)
     for sentence in range(len(run.sentences)):
         lesson = Lesson(run, sentence)
         for listed in STEPS:
@@ -71,6 +74,31 @@ def test_every_number_in_a_steps_text_is_in_its_numbers_table(setup: str, minilm
             for paragraph in step.text.paragraphs:
                 missing = numbers_in(our_text(paragraph)) - shown
                 assert not missing, (listed.title, missing, our_text(paragraph))
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_every_step_runs_on_every_family_and_says_what_does_not_apply(family, tmp_path) -> None:
+    """A tiny checkpoint of each family, as load_pretrained reads it: every step builds, its
+    numbers are in its table, and a step whose comparison cannot be made says so."""
+    model, tokenizer = load_pretrained(build_checkpoint(family, tmp_path))
+    source = ModelSource(f"lesson-{family}", tokenizer, None, model)
+    run = run_for(model.cfg, source, "cpu", CORPUS[:2], None)
+    lesson = Lesson(run, 0)
+    for listed in STEPS:
+        step = listed.build(lesson)
+        shown = set().union(*(numbers_in(text) for text in step.numbers()["in the text"]))
+        said = " ".join(our_text(paragraph) for paragraph in step.text.paragraphs)
+        assert not numbers_in(said) - shown, (family, listed.title, said)
+        asked = listed.question(lesson) if listed.question else None
+        if listed is LAYERNORM:  # ModernBERT's block 0 has no attention norm to move
+            placeable = model.cfg.has_attention_norm(0)
+            assert (asked is None) == (not placeable)
+            assert ("cannot be placed" in said) == (not placeable)
+        if listed is FEED_FORWARD:
+            assert (asked is None) == model.cfg.gated
+        if listed is EMBEDDINGS:
+            rotary = model.cfg.positional == "rope"
+            assert ("Nothing is added for its position" in said) == rotary
 
 
 def test_the_headline_numbers_are_the_models(minilm_run, minilm_trace) -> None:
@@ -150,7 +178,9 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm_trace) -> None:
     # weight and what is moved, to [CLS], [SEP] and punctuation (post-norm: attention reads x)
     sinks = [k for k, t in enumerate(tokens) if not any(c.isalnum() for c in t) or t[0] == "["]
     sinks_read = values[MOVES]
-    assert sinks_read["heads above half on [CLS]"] == int((attention[..., 0].mean(-1) > 0.5).sum())
+    assert sinks_read["heads above half on the opening token"] == int(
+        (attention[..., 0].mean(-1) > 0.5).sum()
+    )
     raw_sinks = attention[..., sinks].sum(-1).mean(-1)  # [L, H]
     assert sinks_read["weight on sinks"] == pytest.approx(raw_sinks.mean(), abs=1e-6)
     moved_sinks = []

@@ -1,7 +1,8 @@
 """A small page that draws the attention explorer for MiniLM (or two setups with `compare=1`):
 the component's host, tested before the Attention view uses it, with both more readings (what
 each head moves, rollout) from the library. URL: text, compare, layer, head, large (presenter
-mode's large text)."""
+mode's large text), window (a random-weight model with RoPE and that local window in every layer
+but each third, instead of MiniLM)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import streamlit as st
 import torch
 
 from app.components.attention_explorer import attention_explorer
-from encoder import load_pretrained
+from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.inspect.moves import value_norms
 from encoder.inspect.rollout import trace_rollout
 from encoder.io.tokenize import tokenize
-from encoder.web.payload import build_setup, encode, with_large_text
+from encoder.web.payload import build_setup, encode, layer_windows, with_large_text
 
 
 @st.cache_resource
@@ -21,9 +22,24 @@ def model():
     return load_pretrained()
 
 
-def setup_of(text: str, name: str, chosen: tuple[int, int], ablate: tuple = ()):
-    """One setup of MiniLM on `text`, with its value norms and rollout."""
-    encoder, tokenizer = model()
+WINDOWED = dict(  # the random model's architecture but its window (ModernBERT's choices, small)
+    d_model=64, num_heads=4, num_layers=3, d_ff=96, positional="rope", activation="geglu",
+    global_every=3,
+)  # fmt: skip
+
+
+@st.cache_resource
+def windowed_model(window: int):
+    """A random-weight model with MiniLM's vocabulary, RoPE and a local window of `window`."""
+    tokenizer = model()[1]
+    cfg = EncoderConfig(vocab_size=tokenizer.get_vocab_size(), attention_window=window, **WINDOWED)
+    return TransformerEncoder(cfg).eval(), tokenizer
+
+
+def setup_of(text: str, name: str, chosen: tuple[int, int], ablate: tuple = (), window: int = 0):
+    """One setup of MiniLM (or, with a `window`, the windowed random model) on `text`, with its
+    value norms, rollout and each layer's window."""
+    encoder, tokenizer = windowed_model(window) if window else model()
     batch = tokenize([text], tokenizer, encoder.cfg.max_len)
     with torch.no_grad():
         trace = encoder.trace(batch.input_ids, batch.attention_mask, ablate_heads=ablate)
@@ -35,6 +51,7 @@ def setup_of(text: str, name: str, chosen: tuple[int, int], ablate: tuple = ()):
         chosen=[chosen],
         norms=norms,
         rollout=trace_rollout(trace)[:, 0],  # [layer, T, T]
+        windows=layer_windows(encoder.cfg),
     )
 
 
@@ -50,7 +67,7 @@ def follow_explorer() -> None:
 
 text = st.text_input("Text", st.query_params.get("text", "The animal was too tired."), key="text")
 chosen = (int(st.query_params.get("layer", 0)), int(st.query_params.get("head", 0)))
-setups = [setup_of(text, "A", chosen)]
+setups = [setup_of(text, "A", chosen, window=int(st.query_params.get("window", 0)))]
 if st.query_params.get("compare") == "1":
     setups.append(setup_of(text, "B", chosen, ablate=((0, 0), (1, 3))))
 payload = with_large_text(encode(setups), st.query_params.get("large") == "1")

@@ -2,17 +2,19 @@
 contract: every mode, the keyboard alone, compare, nothing sent while looking, the readout's
 weights (and what a head moves, and the rollout) equal to MiniLM's as the library computes them;
 the layer select; square matrix cells with their labels beside them; text sizes and contrast in
-normal and presenter (large text) mode."""
+normal and presenter (large text) mode; a local window's masked cells marked and read as such."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from encoder.inspect.moves import norm_weighted_attention
 from encoder.inspect.rollout import trace_rollout
+from tests.app.helpers import tokens_of
 from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_ready
 from tests.shared import SENTENCE
 
@@ -246,3 +248,35 @@ def test_every_modes_text_is_large_enough_with_contrast_and_the_matrix_is_square
     )
     top = keys.first.bounding_box()
     assert top["y"] + top["height"] <= grid["y"] + 1 and abs(top["x"] - grid["x"]) <= 1  # above
+
+
+def test_a_local_windows_masked_cells_are_marked_and_read_as_outside(explorer) -> None:
+    window = 4
+    page, _ = explorer(text=SENTENCE, window=window)  # RoPE, local in layers 1 and 2
+    n = len(tokens_of(SENTENCE))
+    distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
+    masked = int((distance > window // 2).sum())  # the pairs a window of 4 masks, counted here
+    page.locator("[data-role=mode][data-mode=matrix]").click()
+    page.locator("[data-role=layer]").select_option("1")
+    grid = page.locator("[data-role=matrix]")
+    assert (grid.get_attribute("data-window"), grid.get_attribute("data-masked")) == (
+        str(window),
+        str(masked),
+    )
+    scale = page.locator("[data-role=scale]").text_content()
+    assert f"Grey: the {masked} cells outside layer 1's local window of 4" in scale
+    pixel = "(node, [q, k]) => [...node.getContext('2d').getImageData(k, q, 1, 1).data]"
+    assert grid.evaluate(pixel, [0, n - 1])[:3] == [218, 218, 218]  # grey, not a weight's colour
+    assert grid.evaluate(pixel, [3, 3])[:3] != [218, 218, 218]
+    box = grid.bounding_box()
+
+    def point(q: int, k: int) -> str:
+        grid.hover(position={"x": (k + 0.5) * box["width"] / n, "y": (q + 0.5) * box["height"] / n})
+        return page.locator(READOUT).text_content()
+
+    assert point(0, n - 1).endswith("outside the window (masked)")
+    assert WEIGHT.search(point(3, 4))  # inside the window: its weight
+    page.locator("[data-role=layer]").select_option("0")  # layer 0 is global
+    assert (grid.get_attribute("data-window"), grid.get_attribute("data-masked")) == ("0", "0")
+    assert "Grey" not in page.locator("[data-role=scale]").text_content()
+    assert not point(0, n - 1).endswith("outside the window (masked)")

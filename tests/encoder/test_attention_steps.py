@@ -228,3 +228,35 @@ def test_positions_outside_the_run_are_a_clear_error(where, message):
     args = dict(sentence=0, layer=1, head=0, query=0) | where
     with pytest.raises(ValueError, match=message):
         attention_steps(model.cfg, model.state_dict(), trace, tokens=["w"] * 7, **args)
+
+
+def test_rope_turns_and_the_windows_masked_keys_are_read_from_the_run() -> None:
+    cfg = EncoderConfig(vocab_size=50, d_model=24, num_heads=3, num_layers=3, d_ff=40,
+                        positional="rope", attention_window=4, global_every=2)  # fmt: skip
+    model = TransformerEncoder(cfg).eval()
+    input_ids, mask = padded_batch(LENGTHS, vocab_size=50)
+    layer, query, T = 1, 5, input_ids.shape[1]  # layer 1 is local (global_every=2)
+    trace = model.trace(input_ids, mask, names=names_for_steps(cfg, layer))
+    steps = attention_steps(cfg, model.state_dict(), trace, 0, layer, HEAD, query, ["w"] * T)
+    # RoPE as a complex rotation, written here: pair (j, j + dk/2) times e^(i * query * theta_j)
+    dk = cfg.head_dim
+    q = torch.from_numpy(steps.q).double()  # [dk]
+    q = torch.complex(q[: dk // 2], q[dk // 2 :])  # [dk / 2]
+    theta = 10000.0 ** (-2 * torch.arange(dk // 2, dtype=torch.float64) / dk)
+    turned = q * torch.polar(torch.ones_like(theta), query * theta)
+    np.testing.assert_allclose(steps.rotated_q[: dk // 2], turned.real, atol=1e-5)
+    np.testing.assert_allclose(steps.rotated_q[dk // 2 :], turned.imag, atol=1e-5)
+    np.testing.assert_allclose(steps.rope_angles, query * theta.numpy())
+    wrapped = np.angle(np.exp(1j * query * theta.numpy()))
+    np.testing.assert_allclose(np.angle(np.exp(1j * (steps.q_turned - wrapped))), 0, atol=1e-4)
+    # the window: an explicit mask over the 7 real tokens of sentence 0
+    n = LENGTHS[0]
+    distance = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
+    expected = (distance > 2) & (np.arange(T) < n)[:, None] & (np.arange(T) < n)[None, :]
+    np.testing.assert_array_equal(steps.outside_window, expected)
+    np.testing.assert_array_equal(steps.table["outside_window"], expected[query])
+    assert (steps.window, steps.local_layers) == (4, (1,))
+    assert steps.unscaled_weight[expected[query]].sum() == 0  # the window masks it too
+    global_steps = attention_steps(cfg, model.state_dict(), model.trace(input_ids, mask), 0, 0,
+                                   HEAD, query, ["w"] * T)  # fmt: skip
+    assert global_steps.window == 0 and not global_steps.outside_window.any()

@@ -15,11 +15,13 @@ import torch
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.cli import main
 from encoder.inspect.ledger import shape_ledger
+from encoder.io.checkpoint_files import CHECKPOINT_FILES
 from encoder.io.task_model import load_task_model
 from encoder.io.tokenize import bundled_model_dir
 from encoder.measure.gradients import LOSS
 from encoder.train.jobs import DROPOUT_PLACEMENTS
 from tests.encoder.helpers import needs_cuda
+from tests.shared import hub_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -211,6 +213,29 @@ def test_trace_a_bert_checkpoint_directory() -> None:
     )
     assert summary_value(result.stdout, r"sentence 1 \(5 tokens\)") == "[CLS] hello there . [SEP]"
     assert "prediction" not in result.stdout
+
+
+def test_trace_a_model_found_in_the_hugging_face_cache_by_its_name(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    files = {name: (bundled_model_dir() / name).read_bytes() for name in CHECKPOINT_FILES}
+    snapshot = hub_snapshot(tmp_path, "sentence-transformers/all-MiniLM-L6-v2", files)
+    hub_snapshot(tmp_path, "openai-community/gpt2", {"config.json": b'{"model_type": "gpt2"}'})
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("ENCODER_EXPLORER_MODELS", "")
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    assert main(["trace", "--checkpoint", name, "Hello there."]) == 0
+    out = capsys.readouterr().out
+    assert summary_value(out, "model").startswith(
+        f"checkpoint {name} ({snapshot}), post-norm, 6 layers x 12 heads"
+    )
+    assert summary_value(out, r"sentence 1 \(5 tokens\)") == "[CLS] hello there . [SEP]"
+    assert main(["trace", "--checkpoint", "openai-community/gpt2", "Hello"]) == 2
+    gpt2 = tmp_path / "models--openai-community--gpt2" / "snapshots" / ("0123abcd" * 5)
+    assert capsys.readouterr().err.startswith(
+        f"error: openai-community/gpt2 ({gpt2}) cannot be used: config.json: model_type 'gpt2' "
+        "is a decoder"
+    )
 
 
 def test_pretrained_and_checkpoint_exclude_each_other(capsys) -> None:

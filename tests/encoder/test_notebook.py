@@ -12,10 +12,11 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder
-from encoder.io.tokenize import tokenize
+from encoder.io.checkpoint_files import CHECKPOINT_FILES
+from encoder.io.tokenize import bundled_model_dir, tokenize
 from encoder.notebook import AttentionExplorer, explore, head_view
 from encoder.web.payload import SCALE, decode_header, full_weights
-from tests.shared import SENTENCE
+from tests.shared import SENTENCE, hub_snapshot
 
 STEP = 1 / (2 * SCALE)  # the payload's rounding: at most half a uint16 step
 
@@ -68,6 +69,20 @@ def test_explore_takes_a_checkpoint_directory(tmp_path):
     train(config).task_model().save(tmp_path)
     (setup,) = setups_of(explore(example_sequence(config.seq_len, config.vocab), tmp_path))
     assert (setup["layers"], setup["heads"], setup["n"]) == (1, config.num_heads, config.seq_len)
+
+
+def test_explore_takes_the_name_of_a_model_found_on_this_machine(minilm, tmp_path, monkeypatch):
+    files = {name: (bundled_model_dir() / name).read_bytes() for name in CHECKPOINT_FILES}
+    hub_snapshot(tmp_path / "hub", "sentence-transformers/all-MiniLM-L6-v2", files)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("ENCODER_EXPLORER_MODELS", "")
+    attention, tokens = minilm.attention_of(SENTENCE)
+    widget = explore(SENTENCE, model="sentence-transformers/all-MiniLM-L6-v2")
+    (setup,) = setups_of(widget)
+    assert setup["tokens"] == tokens
+    assert np.abs(weights_of(widget) - attention.numpy()).max() <= STEP + 1e-7
+    with pytest.raises(ValueError, match="found there: sentence-transformers/all-MiniLM-L6-v2$"):
+        explore(SENTENCE, model="nobody/nothing")
 
 
 def test_explore_refuses_what_it_cannot_run():

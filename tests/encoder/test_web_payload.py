@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from encoder import EncoderConfig
 from encoder.web import asset
 from encoder.web.payload import (
     build_setup,
     decode_header,
     decode_setup,
     encode,
+    layer_windows,
     payload,
     with_start,
 )
@@ -121,3 +123,19 @@ def test_a_start_in_the_header_leaves_the_weights_as_they_were() -> None:
     assert with_start(started, None) == plain  # one start at most; None takes it away
     with pytest.raises(ValueError, match="mode='sankey' is not one of the explorer's views"):
         with_start(plain, {"mode": "sankey"})
+
+
+def test_each_layers_window_travels_in_the_header_from_the_config() -> None:
+    cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=5, d_ff=64, attention_window=8,
+                        global_every=3)  # fmt: skip
+    windows = layer_windows(cfg)
+    assert windows == [0, 8, 8, 0, 8]  # layers 0 and 3 global, as global_every=3 says
+    attention = softmax_attention(5, 2, 6)
+    data = encode([build_setup(attention, list("abcdef"), windows=windows)])
+    assert decode_header(data)["setups"][0]["windows"] == windows
+    plain = encode([build_setup(attention, list("abcdef"))])  # no window: every layer global
+    assert decode_header(plain)["setups"][0]["windows"] == [0] * 5
+    with pytest.raises(ValueError, match="4 windows for attention of 5 layers"):
+        build_setup(attention, list("abcdef"), windows=[0, 8, 8, 0])
+    with pytest.raises(ValueError, match=r"window -2 must be a whole number >= 0"):
+        build_setup(attention, list("abcdef"), windows=[0, -2, 8, 0, 8])

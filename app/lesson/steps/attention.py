@@ -37,7 +37,12 @@ def attention_step(lesson: Lesson) -> Step:
     specials = any(is_special(token) for token in lesson.tokens)
     rule = {
         "content": (
-            ("a content token (not [CLS], [SEP] or punctuation)" if specials else "a token")
+            (
+                f"a content token (not {lesson.end_name('first')}, {lesson.end_name('last')} or "
+                "punctuation)"
+                if specials
+                else "a token"
+            )  # fmt: skip
             + f" at least {text.num('minimum distance', MIN_DISTANCE)} positions away"
         ),
         "other": "another token (none is both content and far enough)",
@@ -64,6 +69,16 @@ def attention_step(lesson: Lesson) -> Step:
         )
     even = text.num("even spread 1/n", 1 / n, ".3f")
     text.say(f"An even spread over the {text.num('n', n)} tokens would give each {even}.")
+    if cfg.is_local(layer):
+        half = cfg.attention_window // 2
+        seen = min(n - 1, lesson.query + half) - max(0, lesson.query - half) + 1
+        spread = text.num("even spread over the window", 1 / seen, ".3f")
+        text.say(
+            f"But layer {text.num('layer', layer)} is local: this query sees only the "
+            f"{text.num('keys in the window', seen)} keys within "
+            f"{text.num('half window', half)} positions of it (the others get no weight), and an "
+            f"even spread over them would give each {spread}."
+        )
     if lesson.random:
         text.say(
             "These weights are random: no head has learned where to look, so the strongest link "
@@ -98,13 +113,17 @@ def weight_step(lesson: Lesson) -> Step:
     layer, head, key, q = lesson.layer, lesson.head, lesson.key, lesson.query
     steps = lesson.run.attention_steps(lesson.sentence, layer, head, q)
     table = steps.table[~steps.table["padding"]]
+    seen = table[~table["outside_window"]]  # the keys the softmax spreads over
     row = table.loc[key]
     dk = steps.head_dim
+    rotary = (
+        ", then turns q and every k by its position (RoPE)" if steps.rotated_q is not None else ""
+    )
     text.say(
         f"q·k: layer {text.num('layer', layer)}, head {text.num('head', head)} turns ",
         lesson.said(q),
         " into a query vector q and every token into a key vector k, each "
-        f"d_k = {text.num('d_k', dk)} numbers. For ",
+        f"d_k = {text.num('d_k', dk)} numbers{rotary}. For ",
         lesson.said(key),
         f", q·k = {text.num('q·k', float(row['q_dot_k']), '.3f')}.",
     )
@@ -114,12 +133,21 @@ def weight_step(lesson: Lesson) -> Step:
         f"÷ √d_k: dividing by {root} gives the score {text.num('score', scaled, '.3f')}, so "
         "that scores do not grow with the size of the head."
     )
-    scores = table["scaled"].to_numpy(dtype=np.float64)
+    scores = seen["scaled"].to_numpy(dtype=np.float64)
     total = float(np.exp(scores).sum())
     exp_key = math.exp(scaled)
+    hidden = len(table) - len(seen)
+    window = (
+        f" in its window (the other {text.num('keys outside the window', hidden)} get −∞: "
+        f"layer {text.num('layer', layer)} is local, a window of "
+        f"{text.num('window', steps.window)})"
+        if hidden
+        else ""
+    )
     text.say(
         f"softmax: e^score = {text.num('e^score', exp_key, '.4g')}, over the sum of e^score "
-        f"of all {text.num('n', lesson.n)} keys, {text.num('sum of e^score', total, '.4g')}: "
+        f"of all {text.num('keys seen', len(seen))} keys{window}, "
+        f"{text.num('sum of e^score', total, '.4g')}: "
         f"weight = {text.num('weight', exp_key / total, '.3f')}, the model's own "
         f"{text.num('model weight', float(row['weight']), '.3f')}."
     )

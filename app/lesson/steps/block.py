@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+from app.charts.activations import GATED_INNER
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text
 from app.views.changes import norm_does, stream_growth, stream_held, stream_size
 from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
@@ -33,30 +34,45 @@ def layernorm_step(lesson: Lesson) -> Step:
             f"vector {stream_growth(size, text.num)}, and it is {stream_held(size, text.num)}."
         )
     stats = run.layernorm_stats
-    row = stats[
+    rows = stats[
         (stats["sentence"] == s)
         & (stats["layer"] == layer)
         & (stats["norm"] == "ln1")
         & (stats["position"] == lesson.query)
-    ].iloc[0]
-    text.say(
-        f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
-        *lesson.query_said(text),
-        f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and std "
-        f"{text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with mean "
-        f"{text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
-        f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
-    )
+    ]
+    if rows.empty:  # ModernBERT's block 0: the embeddings' norm already normalised its input
+        text.say(
+            f"Block {text.num('layer', layer)} has no ln1: its attention reads the stream as it "
+            "is, which the embeddings' norm has just normalised."
+        )
+    else:
+        row = rows.iloc[0]
+        text.say(
+            f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
+            *lesson.query_said(text),
+            f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and "
+            f"std {text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with "
+            f"mean {text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
+            f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
+        )
     other = placement_of(not cfg.norm_first)
-    swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
+    if not cfg.has_attention_norm(0):
+        text.say(
+            "The first block of this model has no norm before its attention, so its weights "
+            f"cannot be placed {other}-norm, which needs a norm after every attention: the "
+            "comparison "
+            "with the other placement does not apply to this model."
+        )
+    else:
+        swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
 
-    def other_num(name: str, value: object, spec: str = "") -> str:
-        return text.num(f"{other}-norm: {name}", value, spec)
+        def other_num(name: str, value: object, spec: str = "") -> str:
+            return text.num(f"{other}-norm: {name}", value, spec)
 
-    text.say(
-        f"The same weights placed {other}-norm, on the same {lesson.unit}: the mean length "
-        f"{stream_growth(swapped, other_num)}."
-    )
+        text.say(
+            f"The same weights placed {other}-norm, on the same {lesson.unit}: the mean length "
+            f"{stream_growth(swapped, other_num)}."
+        )
     return Step(
         text,
         figures=[
@@ -68,10 +84,13 @@ def layernorm_step(lesson: Lesson) -> Step:
     )
 
 
-def norm_growth_question(lesson: Lesson) -> Prediction:
+def norm_growth_question(lesson: Lesson) -> Prediction | None:
     """Whether the stream's norm grows through the blocks, pre-norm and post-norm: the run's
-    placement and the other, with the same weights."""
+    placement and the other, with the same weights; None for weights that cannot be placed the
+    other way (block 0 without an attention norm: the step says so)."""
     run = lesson.run
+    if not run.cfg.has_attention_norm(0):
+        return None
     first = run.cfg.norm_first
     traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
     return predictions.norm_growths(traces, lesson.sentence)
@@ -82,14 +101,30 @@ def feed_forward_step(lesson: Lesson) -> Step:
     s, layer, q = lesson.sentence, lesson.layer, lesson.query
     name = ACTIVATION_NAMES[cfg.activation]
     row = run.activation_summary(s).feed_forward.iloc[layer]
-    text.say(
-        f"After attention, every token goes through the same two-layer network on its own: from "
-        f"d_model = {text.num('d_model', cfg.d_model)} up to d_ff = "
-        f"{text.num('d_ff', cfg.d_ff)} numbers, through {name}, and back down."
-    )
+    d, ff = text.num("d_model", cfg.d_model), text.num("d_ff", cfg.d_ff)
+    if cfg.gated:
+        inner = GATED_INNER[cfg.activation]
+        text.say(
+            "After attention, every token goes through the same gated network on its own: "
+            f"from d_model = {d}, the first layer makes two sets of d_ff = {ff} numbers, x and a "
+            f"gate g; {name} is {inner}(x)·g, and the second layer brings it back down."
+        )
+    else:
+        text.say(
+            "After attention, every token goes through the same two-layer network on its own: "
+            f"from d_model = {d} up to d_ff = {ff} numbers, through {name}, and back down."
+        )
     negative = text.num("share below 0", float(row["share_negative"]), ".1%")
     zero = text.num("share exactly 0", float(row["share_zero"]), ".2%")
-    if cfg.activation == "relu":
+    if cfg.gated:
+        text.say(
+            f"In block {text.num('layer', layer)}, {negative} of the values before {inner} are "
+            f"negative, and {zero} of the hidden values {inner}(x)·g are exactly zero: the gate "
+            "scales each value by a number of either sign instead of cutting it off. The "
+            "question of ReLU or GELU does not apply to a gated layer: its weights make two "
+            "halves where ReLU and GELU read one."
+        )
+    elif cfg.activation == "relu":
         text.say(
             f"In block {text.num('layer', layer)}, {negative} of the values before ReLU are "
             "negative, and ReLU sets each of them to zero: "
@@ -97,9 +132,14 @@ def feed_forward_step(lesson: Lesson) -> Step:
             "GELU would bend them toward zero instead, keeping small negative values."
         )
     else:
+        formula = (
+            "GELU(x) = x·Φ(x)"
+            if cfg.activation == "gelu"
+            else "GELU, here computed with its tanh approximation (the Shapes view writes it out),"
+        )
         text.say(
             f"In block {text.num('layer', layer)}, {negative} of the values before GELU are "
-            "negative. GELU(x) = x·Φ(x) bends them toward zero without cutting them off: only "
+            f"negative. {formula} bends them toward zero without cutting them off: only "
             f"{zero} end exactly at zero. ReLU would set all {negative} to zero."
         )
     top = activations.top_units(run.trace, s, layer, q, k=1)
@@ -117,29 +157,42 @@ def feed_forward_step(lesson: Lesson) -> Step:
     )
 
 
-def zero_share_question(lesson: Lesson) -> Prediction:
-    """The share of feed-forward values exactly zero after ReLU and after GELU: the run's
-    activation and the other, with the same weights."""
+def zero_share_question(lesson: Lesson) -> Prediction | None:
+    """The share of feed-forward values exactly zero after ReLU and after GELU, with the same
+    weights (the run's own trace where its activation is one of them); None for a gated
+    feed-forward, whose weights ReLU and GELU cannot read (the step says so)."""
     run = lesson.run
     own = run.cfg.activation
-    other = "relu" if own == "gelu" else "gelu"
-    traces = {own: run.trace, other: run.variant(activation=other).trace}
+    if run.cfg.gated:
+        return None
+    traces = {
+        name: run.trace if name == own else run.variant(activation=name).trace
+        for name in ("relu", "gelu")
+    }
     return predictions.zero_shares(traces, lesson.sentence)
 
 
 def numpy_step(lesson: Lesson) -> Step:
     text, run, cfg = Text(), lesson.run, lesson.cfg
-    check = numpy_block_check(cfg, run.weights, run.trace)
     source = inspect.getsource(numpy_block)
     code = source[source.index("import math") :]
-    worst = check["max_abs_diff"].max()
     lines = sum(1 for line in code.splitlines() if line.strip())  # not counting blank ones
+    check = numpy_block_check(cfg, run.weights, run.trace)
+    worst = check["max_abs_diff"].max()
     placement = placement_of(cfg.norm_first)
+    extras = [
+        what
+        for what, used in (
+            ("RoPE's turn of q and k", cfg.positional == "rope"),
+            ("a local window", cfg.attention_window > 0),
+        )
+        if used
+    ]
     text.say(
         f"The whole block fits in {text.num('lines of NumPy', lines)} lines of "
         f"plain NumPy, no torch: {NORM_TYPE_NAMES[cfg.norm_type]}, multi-head attention with a "
-        f"padding mask, a feed-forward with {ACTIVATION_NAMES[cfg.activation]}, residual adds, "
-        f"{placement}-norm as this model."
+        "padding mask" + "".join(f", {what}" for what in extras) + ", a feed-forward with "
+        f"{ACTIVATION_NAMES[cfg.activation]}, residual adds, {placement}-norm as this model."
     )
     padded = bool((run.attention_mask == 0).any())
     text.say(
@@ -207,7 +260,7 @@ LAYERNORM = LessonStep(
     "LayerNorm and the residual stream", layernorm_step, question=norm_growth_question
 )
 FEED_FORWARD = LessonStep(
-    "The feed-forward layer: ReLU or GELU", feed_forward_step, question=zero_share_question
+    "The feed-forward layer and its activation", feed_forward_step, question=zero_share_question
 )
 NUMPY_BLOCK = LessonStep("The whole block in NumPy", numpy_step)
 COST = LessonStep("Shapes and what the block costs", cost_step)

@@ -17,7 +17,7 @@ from encoder.inspect import moves, predictions
 from encoder.inspect.lesson import CLEAR_SHARE, head_roles
 from encoder.inspect.moves import MOVES_LITTLE
 from encoder.inspect.predictions import Prediction
-from encoder.inspect.token_kinds import SINK_KINDS, token_kind
+from encoder.inspect.token_kinds import CLS, SEP, SINK_KINDS, token_kind
 
 
 def heads_step(lesson: Lesson) -> Step:
@@ -175,12 +175,19 @@ def moves_step(lesson: Lesson) -> Step:
             "little: switch to MiniLM to see weight and what is moved part."
         )
         return Step(text, links=[OpenIn("Attention", {"layer": lesson.layer, "head": lesson.head})])
-    over_half = text.num("heads above half on [CLS]", int((raw["[CLS]"] > CLEAR_SHARE).sum()))
+    # the sentence's own opening and closing tokens ([CLS] and [SEP], <s> and </s>, ...)
+    opening, closing = (
+        next((t for t in lesson.tokens if token_kind(t) == kind), kind) for kind in (CLS, SEP)
+    )
+    sinks_named = f"{opening}, {closing} and punctuation"
+    over_half = text.num(
+        "heads above half on the opening token", int((raw[CLS] > CLEAR_SHARE).sum())
+    )
     text.say(
         f"A head's weights say where it looks, not what it takes. In this {lesson.unit}, "
-        f"{over_half} of the {total} heads put more than half of their weight on [CLS]. "
+        f"{over_half} of the {total} heads put more than half of their weight on {opening}. "
         f"Averaged over the heads, {text.num('weight on sinks', float(raw['sinks'].mean()), '.0%')}"
-        " of the weight goes to [CLS], [SEP] and punctuation."
+        f" of the weight goes to {sinks_named}."
     )
     weight_share, moved_share = float(raw["sinks"].mean()), float(moved["sinks"].mean())
     weighed = text.num("weight on sinks", weight_share, ".0%")
@@ -196,7 +203,7 @@ def moves_step(lesson: Lesson) -> Step:
     text.say(
         "Each key hands over weight × f(key), f being the head's value projection and its part "
         "of the output projection. Count the size of that instead of the weight alone and the "
-        "share that comes from [CLS], [SEP] and punctuation is "
+        f"share that comes from {sinks_named} is "
         f"{text.num('moved from sinks', moved_share, '.0%')}, {why}."
     )
     best = int(raw["sinks"].idxmax())

@@ -11,6 +11,7 @@ from app.charts.steps import token_matrix, vector_strips
 from app.lesson.text import Lesson, LessonStep, OpenIn, Said, Step, Text
 from app.views.figures import token_table
 from encoder import hooks
+from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect.lesson import embedding_parts, is_special
 
 
@@ -70,26 +71,40 @@ def embedding_step(lesson: Lesson) -> Step:
     run, cfg, text = lesson.run, lesson.cfg, Text()
     q = lesson.query
     parts = embedding_parts(run.trace, lesson.sentence, q)
-    d = text.num("d_model", cfg.d_model)
+    width = text.num("embedding width", cfg.embedding_width)
     token_norm = text.num("length of the token vector", float(np.linalg.norm(parts.token)), ".2f")
     if cfg.scale_embeddings:
         root = text.num("sqrt d_model", math.sqrt(cfg.d_model), ".2f")
         scale = f" after the multiplication by √d_model = {root}, as in the original Transformer."
     else:
         scale = ": this model does not multiply by √d_model (BERT and MiniLM do not)."
+    row = (
+        f"a vector of d_model = {width} numbers"
+        if not cfg.embedding_size
+        else f"a vector of {width} numbers, narrower than d_model = "
+        f"{text.num('d_model', cfg.d_model)}"
+    )
     text.say(
-        f"Each id picks one row of the embedding table: a vector of d_model = {d} numbers. ",
+        f"Each id picks one row of the embedding table: {row}. ",
         *lesson.query_said(text),
         f" gets a vector of length {token_norm}{scale}",
     )
+    rotary = cfg.positional == "rope"
     position_norm = text.num(
         "length of the position vector", float(np.linalg.norm(parts.position)), ".2f"
     )
-    if cfg.positional == "sinusoidal":
+    if rotary:
+        text.say(
+            "Nothing is added for its position: this model has no position table. Each block's "
+            "attention turns q and k by their positions instead (RoPE, base "
+            f"{text.num('RoPE base', cfg.rope_base, 'g')}), so positions enter where tokens "
+            "meet; Attention steps shows the turn."
+        )
+    elif cfg.positional == "sinusoidal":
         text.say(
             f"Its position adds a fixed vector of sines and cosines at "
-            f"{text.num('wavelengths', cfg.d_model // 2)} wavelengths (length {position_norm}): "
-            "no weights, the same for every model."
+            f"{text.num('wavelengths', cfg.embedding_width // 2)} wavelengths (length "
+            f"{position_norm}): no weights, the same for every model."
         )
     else:
         learned = "random rows, not yet learned" if lesson.random else "rows learned in training"
@@ -98,32 +113,52 @@ def embedding_step(lesson: Lesson) -> Step:
             f"{position_norm})."
         )
     out_norm = text.num("length of the block input", float(np.linalg.norm(parts.output)), ".2f")
+    summed = "the token vector" if rotary else "the sum"
     if cfg.embedding_norm:
+        token_type = "" if rotary or not cfg.type_vocab_size else "adds a token-type vector and "
         text.say(
-            "Like BERT, this model also adds a token-type vector and normalises the sum with "
-            f"LayerNorm: the first block reads a vector of length {out_norm}."
+            f"This model also {token_type}normalises {summed} with "
+            f"{NORM_TYPE_NAMES[cfg.norm_type]}"
+            + (f", then projects it to d_model = {text.num('d_model', cfg.d_model)}"
+               if cfg.embedding_size else "")
+            + f": the first block reads a vector of length {out_norm}."
+        )  # fmt: skip
+    elif cfg.embedding_size:
+        text.say(
+            f"A linear layer projects {summed} to d_model = {text.num('d_model', cfg.d_model)}: "
+            f"the first block reads a vector of length {out_norm}."
         )
     else:
-        text.say(f"The first block reads their sum, a vector of length {out_norm}.")
+        text.say(f"The first block reads {summed}, a vector of length {out_norm}.")
+    rows = [("token", parts.token)] + ([] if rotary else [("position", parts.position)])
+    if not cfg.embedding_size:  # the block input is as wide as the rest
+        rows.append(("block input", parts.output))
     strips = vector_strips(
-        [("token", parts.token), ("position", parts.position), ("block input", parts.output)],
-        title=f"Position {q}: token, position, block input",
+        rows,
+        title=f"Position {q}: " + ", ".join(name for name, _ in rows),
         robust=True,
     )
     title = strips.layout.title.text  # the colour note on a line of its own
     if " · " in title:
         strips.update_layout(title_text=title.replace(" · ", "<br><sup>", 1) + "</sup>")
-    positions = run.trace[hooks.embed().position][: lesson.n].float().numpy()
-    matrix = token_matrix(
-        positions,
-        lesson.tokens,
-        lesson.n,
-        title=f"The position vectors of these {lesson.n} positions ({cfg.positional})",
-        colour_title="value",
-    )
+    figures = [("lesson_embedding", strips)]
+    if not rotary:
+        positions = run.trace[hooks.embed().position][: lesson.n].float().numpy()
+        figures.append(
+            (
+                "lesson_positions",
+                token_matrix(
+                    positions,
+                    lesson.tokens,
+                    lesson.n,
+                    title=f"The position vectors of these {lesson.n} positions ({cfg.positional})",
+                    colour_title="value",
+                ),
+            )
+        )
     return Step(
         text,
-        figures=[("lesson_embedding", strips), ("lesson_positions", matrix)],
+        figures=figures,
         links=[lesson.attention_steps_link(layer=0)],
         uses_query=True,
     )

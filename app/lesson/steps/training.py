@@ -99,7 +99,11 @@ def race_step(lesson: Lesson) -> Step:
         "same shapes."
     )
     B, T = lesson.run.input_ids.shape
-    diagram = block_diagram(block.block_ops(replace(cfg, norm_first=other), 0, B, T), other)
+    # the other placement; post-norm has a norm after every attention, block 0's too
+    flipped = replace(
+        cfg, norm_first=other, first_attention_norm=cfg.first_attention_norm or not other
+    )
+    diagram = block_diagram(block.block_ops(flipped, 0, B, T), flipped)
     return Step(
         text,
         figures=[("lesson_other_block", diagram)],
