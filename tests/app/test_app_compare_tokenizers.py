@@ -17,6 +17,7 @@ from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from app import sources
 from app.views.attention import METRICS
 from app.views.tokens import POSITIONS_PER_ROW
 from encoder.io.checkpoint_files import CHECKPOINT_FILES, checkpoint_archive
@@ -229,3 +230,37 @@ def test_two_real_families_side_by_side_each_with_its_own_tokens(
     lines = [t.value for t in at.dataframe if "setup" in t.value.columns]
     for row, family in enumerate((family_a, family_b)):
         assert [t for line in lines for t in line.iloc[row, 1:] if t] == tokens[family]
+
+
+def test_two_found_families_are_named_as_found_on_this_machine(tmp_path, monkeypatch) -> None:
+    """A link to two encoders found on disk (ENCODER_EXPLORER_MODELS): each setup named by its
+    directory, each with its own tokenizer."""
+    pytest.importorskip("transformers")
+    for family in ("bert", "modernbert"):
+        build_checkpoint(family, tmp_path / "models" / f"tiny-{family}", head=False)
+    monkeypatch.setenv("ENCODER_EXPLORER_MODELS", str(tmp_path / "models"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    sources.found_models.clear()
+    try:
+        at = open_page(
+            view="Tokens",
+            text=CORPUS[1],
+            source="disk:tiny-bert",
+            compare="1",
+            b_source="disk:tiny-modernbert",
+        )
+    finally:
+        sources.found_models.clear()
+    assert_no_exception(at)
+    changed = next(c.value for c in at.caption if c.value.startswith("B differs from A"))
+    assert (
+        "weights: tiny-bert (found on this machine) → tiny-modernbert (found on this machine); "
+        "tokenizer: WordPiece" in changed
+    )
+    titles = [m.value for m in at.markdown if m.value.startswith("**")]
+    assert titles[:2] == [
+        "**A · tiny-bert (found on this machine): post-norm, 3 layers x 2 heads, d_model 32, GELU, "
+        "LayerNorm**",
+        "**B · tiny-modernbert (found on this machine): pre-norm, 3 layers x 2 heads, d_model 32, "
+        "GeGLU, LayerNorm**",
+    ]
