@@ -176,6 +176,15 @@ class Run:
     def weights(self) -> Mapping[str, torch.Tensor]:
         return self.load_weights()
 
+    @property
+    def tokenizer_name(self) -> str:
+        """What split the text: its tokenizer's model and vocabulary, "WordPiece, a vocabulary of
+        30,522" ("its own tokenizer" for a stand-in without a source)."""
+        if self.source is None:
+            return "its own tokenizer"
+        reader = self.source.reader
+        return f"{type(reader.model).__name__}, a vocabulary of {reader.get_vocab_size():,}"
+
     def n_valid(self, sentence: int) -> int:
         return int(self.attention_mask[sentence].sum())
 
@@ -263,12 +272,43 @@ class Runs:
         """[("A", run)] or [("A", run), ("B", run)]."""
         return [("A", self.a)] + ([("B", self.b)] if self.b is not None else [])
 
+    @property
+    def same_tokens(self) -> bool:
+        """True when A and B read the same token ids (B's tokens line up with A's)."""
+        return self.b is not None and same_input(self.a.trace, self.b.trace)
+
+    @property
+    def token_difference(self) -> str:
+        """Why token-by-token differences are not drawn, with each setup's own token counts:
+        "A reads 20 tokens (WordPiece, a vocabulary of 26), B 16 (BPE, ...): ..."; "" when
+        A and B read the same tokens (or there is no B). Two tokenizations are not lined up by
+        the text's character offsets either: a word that A splits in three pieces and B in two
+        has no one attention row or stream vector to subtract, so the page compares only what
+        each setup averages over its own tokens (per depth, per layer, per head) and shapes,
+        parameters and cost."""
+        if self.b is None or self.same_tokens:
+            return ""
+        a, b = self.a, self.b
+        if a.tokens == b.tokens and a.lengths == b.lengths:
+            return (
+                f"A and B read the same {_counts(a)} tokens under different ids "
+                f"({a.tokenizer_name} in A, {b.tokenizer_name} in B): token-by-token differences "
+                "are not drawn"
+            )
+        which = "" if a.lengths != b.lengths else ", not the same ones"
+        return (
+            f"A reads {_counts(a)} tokens ({a.tokenizer_name}), B {_counts(b)} "
+            f"({b.tokenizer_name}){which}: token-by-token differences (B − A of attention "
+            "weights, the streams' cosines) are not drawn; numbers per layer and per head are "
+            "compared where both setups have them"
+        )
+
     @cached_property
     def _compared(self) -> tuple[TraceComparison | None, str]:
         if self.b is None:
             return None, self.b_problem
-        if not same_input(self.a.trace, self.b.trace):
-            return None, "A and B split the text into different tokens, so nothing lines up"
+        if not self.same_tokens:
+            return None, self.token_difference
         try:
             return compare_runs(self.a, self.b), ""
         except RunTooLarge as error:  # the budget's message: nothing was computed
@@ -283,6 +323,12 @@ class Runs:
     @property
     def why_no_comparison(self) -> str:
         return self._compared[1]
+
+
+def _counts(run: Run) -> str:
+    """A run's real tokens per sentence: "20", or "20, 9 and 14" for several sentences."""
+    counts = [str(n) for n in run.lengths]
+    return counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} and {counts[-1]}"
 
 
 def split_lines(text: str) -> tuple[list[str], int]:

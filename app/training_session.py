@@ -13,13 +13,15 @@ from app.controls import session_models, sidebar, state, url
 from app.memory import MemoryRefused
 from app.runs import checkpoint_cost
 from app.settings import architecture_values
-from app.views.training import TrainingActions, TrainingLab, preset_values
+from app.views.training import JOB_NAMES, TrainingActions, TrainingLab, preset_values
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
 
 
 def _training_what(runs: int) -> str:
-    return "Training this architecture " + ("once" if runs == 1 else f"{runs} times (pre vs post)")
+    return "Training this architecture " + (
+        "once" if runs == 1 else f"{runs} times ({JOB_NAMES[runs]})"
+    )
 
 
 def _memory_check(cfg: TrainConfig, runs: int) -> str:

@@ -13,6 +13,7 @@ model, sentences and kept hooks, with the heads off); its effect is cached besid
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -102,16 +103,25 @@ def _explorer(
     runs: Runs, sentence: int, chosen: Selection, stretch: bool, follow: Callable[[], None]
 ) -> None:
     """The explorer of one sentence (every setup in one payload), and its offline download."""
+    sizes = [
+        f"{name}'s {run.n_valid(sentence)} x {run.n_valid(sentence)}" for name, run in runs.named()
+    ]
     n = runs.a.n_valid(sentence)
+    matrix = (
+        f"one head's {n} x {n} weights (query rows, key columns)"
+        if runs.b is None
+        else f"one head's weights (query rows, key columns: {' and '.join(sizes)})"
+    )
+    differs = runs.b is not None and runs.same_tokens and _grid(runs.a) == _grid(runs.b)
     st.caption(
         f"Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
-        f"token or pin it with a click; the chips overlay other heads. Matrix: one head's "
-        f"{n} x {n} weights (query rows, key columns). Every head: one tile per head; click one "
+        f"token or pin it with a click; the chips overlay other heads. Matrix: {matrix}. Every "
+        "head: one tile per head; click one "
         "to open it. What it moves: the head's weight times the length of what each key sends, "
         "‖weight × f(key)‖ (Kobayashi et al., 2020). Rollout: what each token draws on after "
         "the chosen layer, the layers composed with the residual (Abnar & Zuidema, 2020). "
         "Keyboard: ←/→ heads, PageUp/PageDown layers, ↑/↓ query tokens, Enter pins."
-        + (" B − A: red where B puts more weight than A, blue less." if runs.b else "")
+        + (" B − A: red where B puts more weight than A, blue less." if differs else "")
     )
     try:
         payload = explorer_payload(runs, sentence, chosen.layer, chosen.head, stretch)
@@ -130,11 +140,12 @@ def _explorer(
     )
 
 
-def _ends(runs: Runs) -> tuple[str, str]:
-    """How the tables name the first and last token: [CLS] and [SEP] when every setup reads
-    MiniLM's WordPiece, else "first" and "last" (a task's sequences have neither)."""
-    wordpiece = all(run.task_model is None for _, run in runs.named())
-    return ("[CLS]", "[SEP]") if wordpiece else ("first", "last")
+def _ends(runs: Runs, sentence: int) -> tuple[str, str]:
+    """How the tables name the first and last token: [CLS] and [SEP] when every setup's sentence
+    starts and ends with them, else "first" and "last" (a task's sequences have neither,
+    RoBERTa's are <s> and </s>)."""
+    ends = {(run.tokens[sentence][0], run.tokens[sentence][-1]) for _, run in runs.named()}
+    return ("[CLS]", "[SEP]") if ends == {("[CLS]", "[SEP]")} else ("first", "last")
 
 
 def _metrics(run: Run, sentence: int, ends: tuple[str, str]) -> pd.DataFrame:
@@ -147,7 +158,7 @@ def _metrics(run: Run, sentence: int, ends: tuple[str, str]) -> pd.DataFrame:
 def _metrics_tables(runs: Runs, sentence: int, chosen: Selection) -> None:
     """Every head's metrics, the explorer's head first (and B − A's in compare mode)."""
     layer, head = chosen.layer, chosen.head
-    ends = _ends(runs)
+    ends = _ends(runs, sentence)
     metrics = stacked(runs, lambda run: _metrics(run, sentence, ends))
     first, last = ends
     st.caption(
@@ -158,11 +169,27 @@ def _metrics_tables(runs: Runs, sentence: int, chosen: Selection) -> None:
     )
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
     number_table(pd.concat([metrics[selected], metrics[~selected]]), HEAD_LABELS, height=300)
-    comparison = runs.comparison
-    if comparison is not None and comparison.attention_difference is not None:
-        st.caption("The same metrics, B − A, head by head:")
-        change = deltas(runs, lambda run: _metrics(run, sentence, ends), on=["layer", "head"])
-        number_table(change, HEAD_LABELS, height=240)
+    if runs.b is None or _grid(runs.a) != _grid(runs.b):
+        return
+    n_a, n_b = runs.a.n_valid(sentence), runs.b.n_valid(sentence)
+    st.caption(
+        "The same metrics, B − A, head by head"
+        + (
+            ""
+            if n_a == n_b
+            else f" (each over its own setup's tokens, {n_a} in A and {n_b} in B: entropy's "
+            f"ceiling ln n is {math.log(n_a):.2f} in A and {math.log(n_b):.2f} in B, and "
+            "distances count tokens of different sizes)"
+        )
+        + ":"
+    )
+    change = deltas(runs, lambda run: _metrics(run, sentence, ends), on=["layer", "head"])
+    number_table(change, HEAD_LABELS, height=240)
+
+
+def _grid(run: Run) -> tuple[int, int]:
+    """(layers, heads): the heads a setup has, which B − A pairs up."""
+    return run.cfg.num_layers, run.cfg.num_heads
 
 
 def _divergence(runs: Runs, sentence: int) -> None:

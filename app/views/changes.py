@@ -20,8 +20,10 @@ import pandas as pd
 import streamlit as st
 
 from app.runs import Run, Runs
+from app.sources import FOUND_PREFIX, is_found_source
+from app.sources import LABELS as SOURCE_LABELS
 from app.user_text import literal
-from encoder.core.options import NORM_TYPE_NAMES, OPTIONS
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, OPTIONS
 from encoder.inspect import norms
 from encoder.inspect.lesson import BROAD_ENTROPY
 from encoder.inspect.predictions import growth, head_label
@@ -154,13 +156,32 @@ def _trained(run: Run) -> bool:
     return run.key.source != "random"
 
 
+def source_name(run: Run) -> str:
+    """Where a run's weights come from, as the page names it: "Random weights", "Pretrained
+    MiniLM (all-MiniLM-L6-v2)", "FacebookAI/roberta-base (found on this machine)" or "a model
+    of this session"."""
+    source = run.key.source
+    if is_found_source(source):
+        return f"{source.removeprefix(FOUND_PREFIX)} (found on this machine)"
+    return SOURCE_LABELS.get(source, "a model of this session").split(",")[0]
+
+
 def differences(runs: Runs) -> list[str]:
     """What B changes, as "norm placement: pre-norm → post-norm"."""
     a, b = runs.a, runs.b
     found = []
-    if _trained(a) != _trained(b) or a.key.source != b.key.source:
+    if _trained(a) != _trained(b):
         words = {True: "trained weights", False: "random weights"}
         found.append(f"weights: {words[_trained(a)]} → {words[_trained(b)]}")
+    elif a.key.source != b.key.source:
+        named = source_name(a), source_name(b)
+        found.append(
+            f"weights: {named[0]} → {named[1]}"
+            if named[0] != named[1]
+            else f"weights: one {named[0].removeprefix('a ')} → another"
+        )
+    if a.tokenizer_name != b.tokenizer_name:
+        found.append(f"tokenizer: {a.tokenizer_name} → {b.tokenizer_name}")
     for option in OPTIONS:
         va, vb = option.value_of(a.cfg), option.value_of(b.cfg)
         if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
@@ -178,7 +199,8 @@ def heads_named(heads: Iterable[tuple[int, int]]) -> str:
 
 
 def what_changed(runs: Runs) -> None:
-    """The line every view opens with in compare mode."""
+    """The lines every view opens with in compare mode: what B changes, and, where A and B split
+    the text into different tokens, each one's token count and what is therefore not drawn."""
     if runs.b is None:
         return
     found = differences(runs)
@@ -187,6 +209,8 @@ def what_changed(runs: Runs) -> None:
         if found
         else "B is the same setup as A: change one of B's controls, or pick a pair in the sidebar."
     )
+    if runs.token_difference:
+        st.caption(runs.token_difference + ".")
 
 
 def say(sentences: list[str]) -> None:
@@ -209,25 +233,33 @@ def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
 
 
 def relu_vs_gelu(runs: Runs, sentence: int) -> list[str]:
-    """The share of the feed-forward's hidden values that are exactly zero."""
-    if runs.b is None or {runs.a.cfg.activation, runs.b.cfg.activation} != {"relu", "gelu"}:
+    """ReLU against a smooth activation (GELU, its tanh form, or a gated GeGLU / SwiGLU): the
+    share of the feed-forward's hidden values that are exactly zero."""
+    if runs.b is None or runs.a.cfg.activation == runs.b.cfg.activation:
         return []
-    shares = {}
-    for name, run in runs.named():
-        table = run.activation_summary(sentence).feed_forward
-        shares[run.cfg.activation] = (
-            name,
-            table["share_zero"].mean(),
-            table["share_negative"].mean(),
-        )
-    relu, gelu = shares["relu"], shares["gelu"]
+    named = runs.named()
+    relu = [(name, run) for name, run in named if run.cfg.activation == "relu"]
+    if len(relu) != 1:
+        return []
+    smooth = next((name, run) for name, run in named if run.cfg.activation != "relu")
+    (relu_name, relu_zero, relu_negative), (name, zero, negative) = (
+        _zeros(setup, run, sentence) for setup, run in (relu[0], smooth)
+    )
+    smooth_name = ACTIVATION_NAMES[smooth[1].cfg.activation]
     return [
-        f"ReLU ({relu[0]}) cuts every negative pre-activation to exactly 0: {relu[1]:.1%} of the "
-        f"feed-forward's hidden values are exactly zero (mean over the blocks; {relu[2]:.1%} of "
-        f"the pre-activations are below 0). GELU ({gelu[0]}) bends negative values toward 0 "
-        f"instead: {gelu[1]:.2%} are exactly zero, though {gelu[2]:.1%} of its pre-activations "
-        "are below 0."
+        f"ReLU ({relu_name}) cuts every negative pre-activation to exactly 0: {relu_zero:.1%} of "
+        f"the feed-forward's hidden values are exactly zero (mean over the blocks; "
+        f"{relu_negative:.1%} of the pre-activations are below 0). {smooth_name} ({name}) bends "
+        f"negative values toward 0 instead: {zero:.2%} are exactly zero, though {negative:.1%} "
+        "of its pre-activations are below 0."
     ]
+
+
+def _zeros(name: str, run: Run, sentence: int) -> tuple[str, float, float]:
+    """(setup, share of hidden values exactly 0, share of pre-activations below 0), the means
+    over the blocks."""
+    table = run.activation_summary(sentence).feed_forward
+    return name, table["share_zero"].mean(), table["share_negative"].mean()
 
 
 def head_switched_off(runs: Runs, sentence: int) -> list[str]:
@@ -284,7 +316,10 @@ def random_vs_trained(runs: Runs, sentence: int) -> list[str]:
 
 def no_difference_panel(runs: Runs) -> None:
     """Why a view draws A and B side by side only."""
-    reasons = [runs.why_no_comparison] if runs.comparison is None else []
+    if runs.token_difference:  # said at the top of the view, with each setup's token count
+        reasons = ["A and B read different tokens (above)"]
+    else:
+        reasons = [runs.why_no_comparison] if runs.comparison is None else []
     if runs.comparison is not None:
         reasons += list(runs.comparison.why_not)
     if reasons and runs.b is not None:

@@ -15,6 +15,7 @@ from app.corpus_stats import stats_for
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.runs import Runs
+from app.views.changes import what_changed
 from app.views.layout import missing, number_table, show_for, side_by_side
 from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
@@ -102,6 +103,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         "its mean attention to the previous token, the next token, itself, [CLS], [SEP] and "
         "punctuation, and how spread out it is."
     )
+    what_changed(runs)
     sentences = chosen_sentences()
     if sentences is None:
         return

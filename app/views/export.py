@@ -10,6 +10,7 @@ from app import downloads as files
 from app.charts.common import figure_to_html
 from app.keys import Selection
 from app.runs import Run, Runs
+from app.views.changes import what_changed
 from app.views.figures import (
     activation_tables,
     block_figure,
@@ -111,6 +112,7 @@ def _figures(name: str, run: Run, sentence: int, chosen: Selection) -> list[tupl
 def draw(runs: Runs, chosen: Selection) -> None:
     sentence = pick_sentence(runs.a.sentences, chosen.sentence)
     named = runs.named() if runs.b is not None else [("", runs.a)]
+    what_changed(runs)
     st.subheader("Data")
     _download_buttons([f for name, run in named for f in _run_files(name, run, sentence, chosen)])
     st.caption(

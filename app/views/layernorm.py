@@ -99,14 +99,18 @@ def _stream_table(runs: Runs, sentence: int) -> None:
 
 
 def _stream_deltas(runs: Runs, sentence: int) -> None:
-    """B − A of the stream's size, and how far the two streams point apart, depth by depth."""
-    comparison = runs.comparison
-    if runs.b is None or comparison is None:
+    """B − A of the stream's size (averages over each setup's own tokens, so it needs no token
+    of B to line up with A's), and, where they do line up, how far the two streams point apart,
+    depth by depth."""
+    if runs.b is None:
         return
+    comparison = runs.comparison
     change = deltas(runs, lambda setup: residual_table(setup, sentence), on=["depth", "stream"])
-    if comparison.mean_residual_cosine is not None:
+    if comparison is not None and comparison.mean_residual_cosine is not None:
         change["cosine of B's with A's"] = comparison.mean_residual_cosine[: len(change), sentence]
-    st.caption("B − A at every depth both have, and the mean cosine between the two streams:")
+        st.caption("B − A at every depth both have, and the mean cosine between the two streams:")
+    else:
+        st.caption("B − A at every depth both have (each an average over its own setup's tokens):")
     _table(change)
 
 

@@ -10,8 +10,7 @@ import streamlit as st
 
 from app.charts.common import MARGIN, PLOTLY_HEIGHT, fit_narrow
 from app.runs import Run, Runs
-from app.settings import LABELS
-from app.views.changes import heads_named
+from app.views.changes import heads_named, source_name
 from app.views.widgets import show
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 
@@ -24,7 +23,7 @@ def key_for(key: str, name: str) -> str:
 def setup_title(name: str, run: Run) -> str:
     """'A · random weights: pre-norm, 4 x 4 heads, d_model 256, GELU' (plain text)."""
     cfg = run.cfg
-    source = LABELS.get(run.key.source, "a model of this session").split(",")[0]
+    source = source_name(run)
     heads_off = f"; heads off: {heads_named(run.key.ablate)}" if run.key.ablate else ""
     return (
         f"{name} · {source}: {placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x "

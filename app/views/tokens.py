@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from app.charts.attention import batch_mask_grid
@@ -32,7 +33,40 @@ def tokenizer_caption(run: Run) -> str:
             "The MiniLM WordPiece tokenizer splits each line into tokens; [CLS] and [SEP] mark "
             "the start and end. '##' means the piece continues the previous word."
         )
-    return "The checkpoint's own tokenizer (its tokenizer.json) splits each line."
+    return (
+        f"The checkpoint's own tokenizer (its tokenizer.json: {run.tokenizer_name}) splits each "
+        "line."
+    )
+
+
+POSITIONS_PER_ROW = 12  # token positions in one line of the tokenizations (at 1280 px, the main
+# area has room for twelve tokens of ten characters beside the setup's name)
+
+
+def tokenizations(runs: Runs, sentence: int) -> pd.DataFrame:
+    """One sentence as each setup splits it, one row per setup (A above B): its token count,
+    then its tokens by position (empty past its last)."""
+    width = max(len(run.tokens[sentence]) for _, run in runs.named())
+    rows = {
+        f"{name} · {len(run.tokens[sentence])} tokens": run.tokens[sentence]
+        + [""] * (width - len(run.tokens[sentence]))
+        for name, run in runs.named()
+    }
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[str(p) for p in range(width)])
+
+
+def _both(runs: Runs) -> None:
+    """Compare mode where A and B split the text differently: each sentence's two tokenizations,
+    one above the other, with their counts."""
+    st.subheader("How A and B split the text")
+    for s in range(len(runs.a.sentences)):
+        st.text(f"Sentence {s + 1}")
+        both = tokenizations(runs, s).rename_axis("setup").reset_index()
+        width = len(both.columns) - 1  # positions
+        for start in range(0, width, POSITIONS_PER_ROW):  # wrapped: no column past the edge
+            end = min(start + POSITIONS_PER_ROW, width)
+            line = both.iloc[:, [0, *range(1 + start, 1 + end)]]
+            st.dataframe(line, hide_index=True, width="stretch")  # tokens drawn literally
 
 
 def _panel(run: Run, name: str) -> None:
@@ -56,5 +90,7 @@ def _panel(run: Run, name: str) -> None:
 def draw(runs: Runs, chosen: Selection) -> None:
     st.subheader("Tokens")
     what_changed(runs)
+    if runs.b is not None and not runs.same_tokens:
+        _both(runs)
     for name, run in side_by_side(runs):
         _panel(run, name)

@@ -5,6 +5,8 @@ type, positions); this view holds only what training adds: task, sequence length
 rate, warmup, batch and seed. Before anything starts it says how long training would take here
 (encoder.train.duration); where that is longer than MAX_TRAINING_SECONDS, each button trains the
 nearest architecture that fits instead (or fewer steps), and one sentence says so with the numbers.
+Besides one run: BERT vs ModernBERT (the two architectures at the sidebar's size, d_ff matched to
+the parameter count: encoder.train.jobs.race_configs), Pre vs post, and Dropout placement.
 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
@@ -52,9 +54,12 @@ from encoder.train.jobs import (
     TrainingJob,
     comparison_configs,
     comparison_job,
-    placement_findings,
     placement_job,
+    race_configs,
+    race_job,
+    race_sizes,
     single_job,
+    window_sentence,
 )
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
@@ -68,8 +73,15 @@ BATCH_SIZES = (16, 32, 64, 128, 256)
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 PLACEMENT_RUNS = len(DROPOUT_PLACEMENTS)
-JOB_RUNS = tuple(sorted({1, COMPARISON_RUNS, PLACEMENT_RUNS}))  # runs per kind of job
-JOB_NAMES = {1: "Train", COMPARISON_RUNS: "Pre vs post", PLACEMENT_RUNS: "Dropout placement"}
+RACE_RUNS = len(race_configs(TrainConfig()))
+# runs per kind of job -> its button's name (each kind has its own number of runs)
+JOB_NAMES = {
+    1: "Train",
+    RACE_RUNS: "BERT vs ModernBERT",
+    COMPARISON_RUNS: "Pre vs post",
+    PLACEMENT_RUNS: "Dropout placement",
+}
+JOB_RUNS = tuple(sorted(JOB_NAMES))
 DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
 # Training widget key -> the TrainConfig field it sets.
 TRAINING_FIELDS = {
@@ -345,11 +357,12 @@ def _time_check(
     basis = f"modelled from {cost.parameters:,} weights x {cost.tokens:,} tokens per step"
     if lab.scale is not None:
         basis += f", scaled by this session's last training ({scale:.2g}x the model)"
-    st.caption(
-        f"Estimated time here: **Train** {duration_text(seconds[1])}, **Pre vs post** "
-        f"({COMPARISON_RUNS} runs) {duration_text(seconds[COMPARISON_RUNS])}, **Dropout "
-        f"placement** ({PLACEMENT_RUNS} runs) {duration_text(seconds[PLACEMENT_RUNS])} ({basis})."
+    estimates = ", ".join(
+        f"**{JOB_NAMES[runs]}**{'' if runs == 1 else f' ({runs} runs)'} "
+        f"{duration_text(seconds[runs])}"
+        for runs in JOB_RUNS
     )
+    st.caption(f"Estimated time here: {estimates} ({basis}).")
     plans = {runs: plan(cfg, architecture, runs, scale) for runs in JOB_RUNS}
     sentence = _plan_sentence(cfg, plans, model, scale)
     if sentence:
@@ -457,7 +470,6 @@ def _placement_results(job: TrainingJob) -> None:
         ),
         key="train_placement_accuracy",
     )
-    st.info(placement_findings(job.results))
     st.caption(
         "One run per placement, one seed: the same initial weights and batches, dropout the only "
         "difference. Another seed can order them differently; dropout is off when measuring "
@@ -478,13 +490,30 @@ def _comparison_results(job: TrainingJob) -> None:
     )
 
 
+def race_text(cfg: TrainConfig) -> str:
+    """What the race trains from `cfg` (its plan): the two architectures, their parameter
+    counts, and what the local window masks at the task's sequence length."""
+    runs = race_configs(cfg)
+    modern = runs["ModernBERT-style"]
+    return (
+        f"**{JOB_NAMES[RACE_RUNS]}** trains BERT's architecture (post-norm, learned positions, "
+        "GELU, biases, global attention) against ModernBERT's (pre-norm, RoPE, GeGLU, no biases "
+        f"in the linear layers or the norms, a local window of {modern.attention_window}, every "
+        f"layer whose index is a multiple of {modern.global_every} global) on {cfg.task}, seed "
+        f"{cfg.seed}, the same "
+        f"batches, {cfg.num_layers} layers x {cfg.num_heads} heads, d_model {cfg.d_model}. "
+        f"{race_sizes(runs)} {window_sentence(modern)}"
+    )
+
+
 def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None:
     """The whole Training view (its widget keys start with `train_`) for the sidebar's
     architecture (`settings.cfg`; None, with `settings.error` saying why, when impossible)."""
     st.header("Training lab")
     st.caption(
         "Train the architecture in the sidebar on a toy task and watch its heads turn from noise "
-        "into a pattern; then open the trained model in every view. **Pre vs post** trains "
+        "into a pattern; then open the trained model in every view. **BERT vs ModernBERT** races "
+        "the two architectures at one size; **Pre vs post** trains "
         "pre-norm and post-norm (each with and without warmup) on the same data side by side; "
         "**Dropout placement** trains with dropout in one place at a time (the attention "
         "weights, the sublayer outputs, the feed-forward's hidden layer, all of them) beside a "
@@ -515,9 +544,12 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     single = plans[1].cfg
     if single is not None and single.checkpoint_blocks and not room[1]:  # measuring needs a
         st.caption(_checkpointing_note(actions.checkpointing(single)))  # training step's memory
-    left, middle, placements, right = st.columns(4)
+    if plans[RACE_RUNS].cfg is not None:
+        st.caption(race_text(plans[RACE_RUNS].cfg))
+    left, race, middle, placements, right = st.columns(5)
     for column, key, make_job, runs in (
         (left, "train_start", single_job, 1),
+        (race, "train_race", race_job, RACE_RUNS),
         (middle, "train_compare", comparison_job, COMPARISON_RUNS),
         (placements, "train_placements", partial(placement_job, rate=rate), PLACEMENT_RUNS),
     ):
@@ -546,6 +578,8 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     if job.running:
         return
     _results(job, lab.models or {}, actions)
+    if job.findings is not None:
+        st.info(job.findings(job.results))
     if job.init_grad_norms:
         _comparison_results(job)
         return

@@ -1,8 +1,8 @@
-"""Training jobs a page drives a chunk at a time: one run, pre- vs post-norm side by side, or
-dropout in each place side by side.
+"""Training jobs a page drives a chunk at a time: one run, pre- vs post-norm side by side,
+dropout in each place side by side, or BERT's architecture racing ModernBERT's at one size.
 
     job = comparison_job(TrainConfig(task="sort", num_layers=6))   # or single_job(cfg),
-                                                  # or placement_job(cfg, rate=0.3)
+                                  # placement_job(cfg, rate=0.3) or race_job(cfg)
     while job.running:
         job.advance(seconds=0.5)        # redraw the curves between chunks; job.stop() any time
     job.results                         # {run name: TrainResult}, once finished or stopped
@@ -10,15 +10,21 @@ dropout in each place side by side.
 Every run of a job trains in lockstep (one step each, round robin), so their curves grow together.
 The comparison's runs share the seed, hence the same initial weights (where the architectures
 agree) and the same batches: they differ only in norm placement and warmup; the placement job's
-runs differ only in where dropout sits.
+runs differ only in where dropout sits; the race's runs share the task, seed, batches, d_model,
+heads and layers, and differ in every choice ModernBERT made differently from BERT (race_configs).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import torch
+
+from encoder.core import block
 from encoder.core.config import DROPOUT_PLACES
 from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
 from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
@@ -101,6 +107,138 @@ def placement_findings(results: dict[str, TrainResult]) -> str:
     )
 
 
+# The race (issue 34): BERT's choices against ModernBERT's (Warner et al., 2024), at the size of
+# the config it starts from. ModernBERT's local window is 128 tokens at sequences of 8192; on a toy
+# task's sequences of 8 to 32 symbols a window of 8 (4 positions either side) is what can mask.
+BERT_STYLE = dict(
+    norm_first=False,
+    positional="learned",
+    activation="gelu",
+    linear_bias=True,
+    norm_bias=True,
+    attention_window=0,
+    global_every=0,
+)
+RACE_WINDOW = 8
+MODERNBERT_STYLE = dict(
+    norm_first=True,
+    positional="rope",
+    activation="geglu",
+    linear_bias=False,
+    norm_bias=False,
+    attention_window=RACE_WINDOW,
+    global_every=3,
+)
+RACE_NAMES = ("BERT-style", "ModernBERT-style")
+
+
+def encoder_parameters(cfg: TrainConfig) -> int:
+    """The parameters of cfg's encoder (the classifier head, the same in every run, left out)."""
+    return block.parameters(cfg.encoder_config())
+
+
+def matched_d_ff(cfg: TrainConfig, target: int) -> int:
+    """The d_ff that gives cfg's encoder the parameter count nearest `target` (the count grows
+    by the same amount with each unit of d_ff: GeGLU's linear1 is 2 x d_ff wide, linear2 d_ff)."""
+    one, two = (encoder_parameters(replace(cfg, d_ff=d_ff)) for d_ff in (1, 2))
+    return max(1, 1 + round((target - one) / (two - one)))
+
+
+def race_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
+    """BERT-style (post-norm, learned positions, GELU, biases, global attention) with cfg's
+    d_ff, and ModernBERT-style (pre-norm, RoPE, GeGLU, no biases in linear layers or norms, a
+    local window with every third layer global) with the d_ff that makes its parameter count
+    closest to BERT-style's; both with cfg's task, seed, d_model, heads and layers."""
+    bert = replace(cfg, **BERT_STYLE)
+    modern = replace(cfg, **MODERNBERT_STYLE)
+    modern = replace(modern, d_ff=matched_d_ff(modern, encoder_parameters(bert)))
+    return dict(zip(RACE_NAMES, (bert, modern), strict=True))
+
+
+def window_masked_pairs(cfg: TrainConfig) -> int:
+    """Query-key pairs of one sequence that cfg's local window masks in a local layer: those
+    more than attention_window // 2 positions apart (0 without a window)."""
+    if not cfg.attention_window:
+        return 0
+    position = torch.arange(cfg.seq_len)  # [T]
+    apart = (position[:, None] - position[None, :]).abs()  # [T, T]
+    return int((apart > cfg.attention_window // 2).sum())
+
+
+def window_sentence(cfg: TrainConfig) -> str:
+    """Whether cfg's local window masks anything at its task's sequence length, in numbers."""
+    encoder = cfg.encoder_config()
+    local = [i for i in range(cfg.num_layers) if encoder.is_local(i)]
+    if not local:
+        return "Every layer attends globally."
+    width, reach, T = cfg.attention_window, cfg.attention_window // 2, cfg.seq_len
+    masked = window_masked_pairs(cfg)
+    global_layers = [i for i in range(cfg.num_layers) if i not in local]
+    stay = f"; {_layers(global_layers)} stay global" if global_layers else ""
+    if masked == 0:
+        return (
+            f"At sequence length {T}, the window of {width} ({reach} positions either side) "
+            f"masks nothing: every query already sees every key, so {_layers(local)} attend as "
+            "global ones do."
+        )
+    return (
+        f"At sequence length {T}, the window of {width} lets a query see only the keys within "
+        f"{reach} positions: it masks {masked} of the {T * T} query-key pairs "
+        f"({masked / (T * T):.0%}) in {_layers(local)}{stay}."
+    )
+
+
+def _layers(numbers: list[int]) -> str:
+    """ "layer 1" or "layers 1, 2 and 4"."""
+    words = [str(n) for n in numbers]
+    if len(words) == 1:
+        return f"layer {words[0]}"
+    return f"layers {', '.join(words[:-1])} and {words[-1]}"
+
+
+def race_sizes(runs: dict[str, TrainConfig]) -> str:
+    """The race's two parameter counts and how far apart they are."""
+    (bert_name, bert), (modern_name, modern) = runs.items()
+    counts = {name: encoder_parameters(run) for name, run in runs.items()}
+    apart = counts[modern_name] / counts[bert_name] - 1
+    return (
+        f"{bert_name} has {counts[bert_name]:,} encoder parameters (d_ff {bert.d_ff}); "
+        f"{modern_name} {counts[modern_name]:,} with d_ff {modern.d_ff} (GeGLU's linear1 is "
+        f"2 x {modern.d_ff} = {2 * modern.d_ff} wide): {abs(apart):.2%} "
+        f"{'more' if apart > 0 else 'fewer'}."
+    )
+
+
+def _first_step_at_or_below(result: TrainResult, loss: float) -> int | None:
+    """The first step (1-based) whose training loss is at most `loss`."""
+    return next((row["step"] for row in result.history if row["loss"] <= loss), None)
+
+
+def race_findings(results: dict[str, TrainResult]) -> str:
+    """Which run reached what loss in how many steps and seconds, and when the leader first got
+    down to the other's final loss."""
+    said = [
+        f"{name} reached a training loss of {r.final_loss:.3f} after {len(r.history)} steps in "
+        f"{r.seconds:.1f} s (held-out accuracy {_share(r.held_out_accuracy)})"
+        for name, r in results.items()
+    ]
+    (leader, led), (other, behind) = sorted(results.items(), key=lambda item: item[1].final_loss)
+    if led.final_loss == behind.final_loss:
+        return "; ".join(said) + ": a tie."
+    step = _first_step_at_or_below(led, behind.final_loss)
+    reached = (
+        f" {leader} first got down to {other}'s final loss at step {step}, after "
+        f"{led.elapsed[step - 1]:.1f} s."
+        if step is not None
+        else ""
+    )
+    return "; ".join(said) + f". {leader} ends lower." + reached
+
+
+def _share(value: float) -> str:
+    return "not measured" if math.isnan(value) else f"{value:.1%}"
+
+
 @dataclass
 class TrainingJob:
     """One run or several, trained in lockstep, a chunk at a time, stoppable between steps."""
@@ -109,6 +247,8 @@ class TrainingJob:
     dashed: tuple[str, ...] = ()  # run names to draw dashed (the comparison's warmup variants)
     dropout_rate: float | None = None  # the placement job's rate (None: another job)
     init_grad_norms: dict[str, list[float]] = field(default_factory=dict)  # run name -> per block
+    # what the finished runs showed, in a sentence (the placement job's and the race's)
+    findings: Callable[[dict[str, TrainResult]], str] | None = None
     results: dict[str, TrainResult] = field(default_factory=dict)  # filled once every run is done
 
     def __post_init__(self) -> None:
@@ -194,4 +334,19 @@ def comparison_job(cfg: TrainConfig) -> TrainingJob:
 def placement_job(cfg: TrainConfig, rate: float = DEFAULT_DROPOUT_RATE) -> TrainingJob:
     """The runs of placement_configs: dropout at `rate` in each place, side by side."""
     runs = placement_configs(cfg, rate)
-    return TrainingJob({name: Trainer(run) for name, run in runs.items()}, dropout_rate=rate)
+    return TrainingJob(
+        {name: Trainer(run) for name, run in runs.items()},
+        dropout_rate=rate,
+        findings=placement_findings,
+    )
+
+
+def race_job(cfg: TrainConfig) -> TrainingJob:
+    """The race's two runs (race_configs), with each one's gradient norms per block at
+    initialisation, on the first training batch."""
+    runs = race_configs(cfg)
+    return TrainingJob(
+        {name: Trainer(run) for name, run in runs.items()},
+        init_grad_norms={name: gradient_norms_at_init(run) for name, run in runs.items()},
+        findings=race_findings,
+    )

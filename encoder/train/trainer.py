@@ -51,6 +51,14 @@ class TrainConfig:
     activation: str = "relu"
     positional: str = "learned"
     norm_type: str = "layernorm"
+    # The architecture options beside those (EncoderConfig's fields, its defaults: BERT's choices)
+    rope_base: float = 10000.0
+    linear_bias: bool = True
+    norm_bias: bool = True
+    attention_window: int = 0  # 0 = global attention
+    global_every: int = 0
+    embedding_size: int = 0  # 0 = d_model
+    shared_layers: bool = False
     seq_len: int = 8
     vocab: int = 10
     batch_size: int = 128
@@ -128,22 +136,10 @@ class TrainConfig:
         return get_task(self.task).num_classes(self.seq_len, self.vocab)
 
     def encoder_config(self) -> EncoderConfig:
+        architecture = {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
+        dropout = {name: getattr(self, name) for name in DROPOUT_FIELDS}
         return EncoderConfig(
-            vocab_size=self.vocab,
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            num_layers=self.num_layers,
-            d_ff=self.d_ff,
-            activation=self.activation,
-            norm_first=self.norm_first,
-            max_len=self.seq_len,
-            positional=self.positional,
-            norm_type=self.norm_type,
-            seed=self.seed,
-            dropout=self.dropout,
-            attention_dropout=self.attention_dropout,
-            residual_dropout=self.residual_dropout,
-            ffn_dropout=self.ffn_dropout,
+            vocab_size=self.vocab, max_len=self.seq_len, seed=self.seed, **architecture, **dropout
         )
 
     def to_dict(self) -> dict:
@@ -177,6 +173,7 @@ class TrainResult:
     held_out_examples: int  # how many held-out sequences were counted
     seconds: float  # time spent in training steps
     stopped: bool  # True if stopped before cfg.steps
+    elapsed: list[float] = field(default_factory=list)  # after each step: the seconds so far
 
     @property
     def final_loss(self) -> float:
@@ -285,6 +282,7 @@ class Trainer:
         self.held_out_seen = torch.zeros(cfg.held_out_examples, dtype=torch.bool)  # [N]
         self.history: list[dict[str, float]] = []
         self.seconds = 0.0
+        self.elapsed: list[float] = []  # after each step: the training time so far (seconds)
         self.stop_requested = False
 
     @property
@@ -321,6 +319,7 @@ class Trainer:
         )
         self.history.append(metrics.to_row())
         self.seconds += time.perf_counter() - started
+        self.elapsed.append(self.seconds)
         return metrics
 
     def run(
@@ -361,6 +360,7 @@ class Trainer:
             held_out_examples=counted,
             seconds=self.seconds,
             stopped=self.step < self.cfg.steps,
+            elapsed=list(self.elapsed),
         )
 
 

@@ -125,18 +125,21 @@ def test_head_metric_rows_carry_their_setup_and_the_deltas_are_b_minus_a() -> No
     np.testing.assert_allclose(b[1], expected_b, atol=1e-4)
 
 
-def test_relu_vs_gelu_says_the_share_of_exact_zeros() -> None:
-    at = open_page(view="Activations", compare="1", b_activation="relu", **SMALL)
+@pytest.mark.parametrize(("smooth", "name"), [("gelu", "GELU"), ("geglu", "GeGLU")])
+def test_relu_vs_a_smooth_activation_says_the_share_of_exact_zeros(smooth: str, name: str) -> None:
+    """A's ReLU against B's GELU, or (gated) GeGLU, whose hidden values are GELU(x) x gate."""
+    at = open_page(view="Activations", compare="1", b_activation=smooth, **SMALL, activation="relu")
     assert_no_exception(at)
-    names = {"A": model_for(), "B": model_for(activation="relu")}
+    names = {"A": model_for(activation="relu"), "B": model_for(activation=smooth)}
     shares = {}
     for setup, model in names.items():
         trace = traced(model)
         posts = [trace[f"blocks.{i}.mlp.hook_post"][0] for i in range(3)]
         shares[setup] = np.mean([(p == 0).float().mean().item() for p in posts])
     sentence = shown(next(i.value for i in at.info if "exactly zero" in i.value))
-    assert f"{shares['B']:.1%} of the feed-forward's hidden values are exactly zero" in sentence
-    assert f"instead: {shares['A']:.2%} are exactly zero" in sentence
+    assert f"{shares['A']:.1%} of the feed-forward's hidden values are exactly zero" in sentence
+    assert f"{name} (B) bends negative values toward 0" in sentence
+    assert f"instead: {shares['B']:.2%} are exactly zero" in sentence
     ffn = table_with(at, "share_zero")
     assert set(ffn["setup"]) == {"A", "B"} and len(ffn) == 6
 

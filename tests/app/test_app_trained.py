@@ -268,7 +268,9 @@ def test_a_bert_style_upload_reads_text_with_its_own_tokenizer() -> None:
     assert [button.key for button in at.get("download_button")] == ["download_explorer"]
     go(at, "Tokens")
     assert at.dataframe[0].value["token"].tolist() == ["[CLS]", "the", "cat", "sat", ".", "[SEP]"]
-    assert any("checkpoint's own tokenizer" in c.value for c in at.caption)
+    assert any(
+        "checkpoint's own tokenizer (its tokenizer.json: WordPiece" in c.value for c in at.caption
+    )
 
 
 def test_a_link_to_another_sessions_model_falls_back_with_a_message() -> None:

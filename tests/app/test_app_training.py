@@ -27,6 +27,7 @@ from app.views.training import (
     JOB_RUNS,
     MAX_STEPS,
     PLACEMENT_RUNS,
+    RACE_RUNS,
     plan,
 )
 from encoder import EncoderConfig
@@ -39,7 +40,16 @@ from encoder.train.duration import (
     nearest_fitting,
     training_seconds,
 )
-from encoder.train.jobs import DROPOUT_PLACEMENTS, comparison_configs, placement_findings
+from encoder.train.jobs import (
+    DROPOUT_PLACEMENTS,
+    RACE_NAMES,
+    comparison_configs,
+    placement_findings,
+    race_configs,
+    race_findings,
+    race_sizes,
+    window_sentence,
+)
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from tests.app.helpers import assert_no_exception, go, open_page
@@ -237,7 +247,12 @@ def test_dropout_placement_trains_each_place_side_by_side_and_says_what_it_showe
     assert len(at.dataframe[0].value) == len(names)
 
 
-BUTTONS = {1: "train_start", COMPARISON_RUNS: "train_compare", PLACEMENT_RUNS: "train_placements"}
+BUTTONS = {
+    1: "train_start",
+    RACE_RUNS: "train_race",
+    COMPARISON_RUNS: "train_compare",
+    PLACEMENT_RUNS: "train_placements",
+}
 
 
 @pytest.mark.parametrize(
@@ -341,3 +356,33 @@ def test_past_even_the_smallest_architecture_a_button_trains_fewer_steps() -> No
     assert planned.seconds == training_seconds(planned.cfg, runs) <= MAX_TRAINING_SECONDS
     slow = plan(cfg, small, runs, 1e9)  # a machine where not even one step fits
     assert slow.cfg is None and slow.seconds == training_seconds(cfg, runs, 1e9)
+
+
+def test_bert_vs_modernbert_races_both_at_one_size_and_says_who_got_where(at: AppTest) -> None:
+    at.slider(key="num_layers").set_value(4).run()
+    at.number_input(key="train_seq_len").set_value(12).run()
+    at.number_input(key="train_steps").set_value(4).run()
+    assert_no_exception(at)
+    at.button(key="train_race").click().run()
+    run_until_done(at)
+    job = at.session_state["_training_lab"].job
+    trained = {name: t.cfg for name, t in job.trainers.items()}
+    assert list(trained) == list(RACE_NAMES)
+    bert = trained["BERT-style"]
+    assert trained == race_configs(bert)  # BERT-style is the sidebar's size as it is
+    assert (bert.num_layers, bert.d_model, bert.num_heads, bert.d_ff) == (4, 32, 4, 64)
+    said = " ".join(c.value for c in at.caption)
+    assert race_sizes(trained) in said and window_sentence(trained["ModernBERT-style"]) in said
+    assert "masks 56 of the 144 query-key pairs" in said  # |q - k| > 4 at length 12: 2 x 28
+    assert [m.value for m in at.info] == [race_findings(job.results)]
+    init = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert [trace["name"] for trace in init["data"]] == list(RACE_NAMES)
+    assert len(at.dataframe[0].value) == 2 and len(kept_models(at)) == 2
+    at.button(key="train_open_1").click().run()  # ModernBERT-style, read in every view
+    assert_no_exception(at)
+    model = kept_models(at)[at.session_state["source"]]
+    assert model.encoder is job.results["ModernBERT-style"].model.encoder
+    for view in ("Attention", "Attention steps", "LayerNorm", "Activations", "Shapes"):
+        go(at, view)
+        assert_no_exception(at)
+        assert not at.error, [e.value for e in at.error]
