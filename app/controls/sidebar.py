@@ -258,12 +258,25 @@ def describe_b(overrides: dict[str, object]) -> str:
     )
 
 
+# The activation the pair button gives B: ReLU and GELU swap, GELU's tanh form goes to ReLU,
+# the two gated ones swap.
+OTHER_ACTIVATION = {
+    "relu": "gelu",
+    "gelu": "relu",
+    "gelu_tanh": "relu",
+    "geglu": "swiglu",
+    "swiglu": "geglu",
+}
+
+
 def _pairs(a: Setup) -> None:
     """One click to the common pairs: each makes B = A but for one thing."""
     a_values = url.sidebar_values()
     locked = a.source != "random"
     fixed = "A's trained weights fit only their own architecture" if locked else None
-    other = {"pre": "post", "post": "pre", "relu": "gelu", "gelu": "relu"}
+    other = {"pre": "post", "post": "pre"}
+    activation = a_values["activation"]
+    other_activation = OTHER_ACTIVATION[activation]
     layer, head = state.get("layer"), state.get("head")  # the Attention view's head
     if a.cfg is not None:
         layer, head = min(layer, a.cfg.num_layers - 1), min(head, a.cfg.num_heads - 1)
@@ -276,11 +289,13 @@ def _pairs(a: Setup) -> None:
         help=fixed or "B = A with the other norm placement.",
         width="stretch",
     )
+    option = BY_KEY["activation"]
+    pair = sorted((activation, other_activation), key=option.choices.index)  # "ReLU ↔ GELU"
     st.button(
-        "ReLU ↔ GELU",
+        " ↔ ".join(option.name(value) for value in pair),
         key="pair_activation",
         on_click=url.set_b,
-        args=({"activation": other[a_values["activation"]]},),
+        args=({"activation": other_activation},),
         disabled=locked,
         help=fixed or "B = A with the other activation.",
         width="stretch",
@@ -584,8 +599,9 @@ def _text_control(task_model: TaskModel | None) -> str:
 def random_config(values: dict[str, object], like: EncoderConfig | None = None) -> EncoderConfig:
     """The EncoderConfig the sidebar's values describe, with random weights: `like` with these
     architecture values and seed (e.g. setup A's, so that B keeps what the controls do not
-    show, such as MiniLM's embedding norm), or by default MiniLM's vocabulary."""
-    architecture = config_values({key: values[key] for key in ARCHITECTURE_KEYS})
+    show, such as MiniLM's embedding norm), or by default MiniLM's vocabulary. An option the
+    values do not name keeps its default."""
+    architecture = config_values({key: values[key] for key in ARCHITECTURE_KEYS if key in values})
     if like is not None:
         return replace(like, **architecture, seed=int(values["seed"]))
     return EncoderConfig(

@@ -203,6 +203,19 @@ def test_the_pairs_are_one_click() -> None:
     assert_no_exception(at)
 
 
+@pytest.mark.parametrize(
+    ("activation", "label", "other"),
+    [("geglu", "GeGLU ↔ SwiGLU", "swiglu"), ("gelu_tanh", "ReLU ↔ GELU (tanh)", "relu")],
+)
+def test_the_activation_pair_of_a_gated_or_tanh_activation(activation, label, other) -> None:
+    at = open_page(view="Attention", compare="1", activation=activation, **SMALL)
+    button = at.button(key="pair_activation")
+    assert button.label == label
+    button.click().run()
+    assert at.radio(key="b_activation").value == other
+    assert_no_exception(at)
+
+
 def test_setup_b_s_model_and_run_count_in_the_shared_memory_budget() -> None:
     from app import runs
 
