@@ -31,6 +31,7 @@ from app.streamlit_private import page_style  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
+from encoder.inspect.token_kinds import UNKNOWN  # noqa: E402
 
 
 def status_line(runs: Runs, page_start: float) -> str:
@@ -80,10 +81,12 @@ def input_messages(line_count: int, run: Run) -> None:
             f"{cut.kept_tokens} are used (the model's max_len is {run.cfg.max_len}). "
             f"It was cut after: …{literal(kept[-60:])}"
         )
-    if any("[UNK]" in tokens for tokens in run.tokens):
+    unknown = [token for tokens in run.tokens for token in tokens if token in UNKNOWN]
+    if unknown:
         st.info(
-            "Some characters (for example emoji) are not in the tokenizer's vocabulary and "
-            "became [UNK]."
+            f"{len(unknown)} {'token is' if len(unknown) == 1 else 'tokens are'} "
+            f"{literal(unknown[0])}: pieces of the text that this tokenizer's vocabulary does "
+            "not hold."
         )
 
 

@@ -37,10 +37,13 @@ def _plain(name: str, value: object, spec: str = "") -> str:
     return format(value, spec)
 
 
-def norm_does(norm_type: str, mean: float | None = None, spread: float | None = None) -> str:
+def norm_does(
+    norm_type: str, mean: float | None = None, spread: float | None = None, bias: bool = True
+) -> str:
     """What a norm does to a row, in words, the one place that says it (the Attention steps,
     the LayerNorm view, the lesson), with that row's numbers where given (`mean`: what LayerNorm
-    subtracts; `spread`: its standard deviation, or RMSNorm's root mean square)."""
+    subtracts; `spread`: its standard deviation, or RMSNorm's root mean square); `bias`: whether
+    a LayerNorm has one (EncoderConfig.norm_bias)."""
 
     def number(value: float | None) -> str:
         return "" if value is None else f" ({value:.4f})"
@@ -53,6 +56,8 @@ def norm_does(norm_type: str, mean: float | None = None, spread: float | None = 
     return (
         f"subtracts its mean{number(mean)}, divides by its standard deviation{number(spread)}, "
         "then applies its gain and bias"
+        if bias
+        else "then applies its gain (no bias)"
     )
 
 

@@ -61,7 +61,7 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
         f"{ln1['in_std']:.3f} (averaged over tokens); its output has mean {ln1['out_mean']:.3f} "
         f"and std {ln1['out_std']:.3f}"
     )
-    return placement + numbers + f" — {kind} {norm_does(cfg.norm_type)}."
+    return placement + numbers + f" — {kind} {norm_does(cfg.norm_type, bias=cfg.norm_bias)}."
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

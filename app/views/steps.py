@@ -164,7 +164,7 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         rows.append(("LN1(x_i) (attention reads this)", steps.normalised))
         st.caption(
             f"Pre-norm: attention reads a normalised copy of row {i} ({quoted(tokens[i])}). "
-            f"LN1 {norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std)}: "
+            f"LN1 {norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias)}: "
             f"‖x_i‖ = {norm(steps.block_input):.3f} becomes ‖LN1(x_i)‖ = "
             f"{norm(steps.normalised):.3f}."
         )
@@ -568,7 +568,7 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
         ]
         note = (
             f"Post-norm normalises the sum: LN1 "
-            f"{norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std)}: "
+            f"{norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias)}: "
             f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
             f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
         )

@@ -186,6 +186,7 @@ class AttentionSteps:
     n_valid: int  # real tokens of the sentence; positions n_valid.. are padding
     norm_first: bool
     norm_type: str  # "layernorm" | "rmsnorm": what ln1 does (RMSNorm: no mean, no bias)
+    norm_bias: bool  # whether a LayerNorm adds a bias after its gain
     head_dim: int
     block_input: np.ndarray  # [d] x_i, the residual stream entering the block
     normalised: np.ndarray | None  # [d] ln1(x_i), what attention reads (pre-norm only; x_i in
@@ -289,6 +290,7 @@ def attention_steps(
         n_valid=int(trace.attention_mask[sentence].sum()),
         norm_first=cfg.norm_first,
         norm_type=cfg.norm_type,
+        norm_bias=cfg.norm_bias,
         head_dim=cfg.head_dim,
         block_input=block_input,
         normalised=(row(block.ln1.out) if has_ln1 else block_input) if cfg.norm_first else None,

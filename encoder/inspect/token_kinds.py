@@ -16,6 +16,8 @@ SINK_KINDS = (CLS, SEP, PUNCTUATION)  # where heads with nothing to do park thei
 # The tokens that open and close a sentence, by family: BERT's [CLS] and [SEP], RoBERTa's (and
 # XLM-R's, CamemBERT's) <s> and </s>. Both count as the kinds CLS and SEP.
 OPENING, CLOSING = (CLS, "<s>"), (SEP, "</s>")
+# The token a tokenizer gives for text its vocabulary does not hold, by family.
+UNKNOWN = ("[UNK]", "<unk>")
 
 
 def token_kind(token: str) -> str:

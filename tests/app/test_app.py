@@ -20,6 +20,7 @@ from tests.app.helpers import (
     heatmaps,
     open_page,
     page_model,
+    shown,
     tokens_of,
 )
 from tests.shared import SENTENCE
@@ -158,8 +159,9 @@ def test_unusual_text_is_shown_literally(text):
     assert_no_exception(at)
     tokens = tokens_of(text)
     assert explorer_tokens(at) == tokens
-    if "🍕" in text:
-        assert any("[UNK]" in i.value for i in at.info)
+    unknown = tokens.count("[UNK]")
+    said = f"{unknown} {'token is' if unknown == 1 else 'tokens are'} [UNK]: pieces of the text"
+    assert any(said in shown(i.value) for i in at.info) == (unknown > 0)
     go(at, "Tokens")
     assert list(at.dataframe[0].value["token"]) == tokens
 
@@ -264,6 +266,16 @@ def test_one_layer_and_one_head_need_no_slider():
     assert at.subheader[0].value == "Every head at once: 1 layer x 1 head"
     go(at, "LayerNorm")
     assert_no_exception(at)
+
+
+@pytest.mark.parametrize(
+    ("norm_bias", "said"), [("on", "gain and bias"), ("off", "gain (no bias)")]
+)
+def test_the_layernorm_view_says_a_bias_only_where_the_norms_have_one(norm_bias, said):
+    at = open_page(view="LayerNorm", norm_bias=norm_bias)
+    assert_no_exception(at)
+    sentence = next(i.value for i in at.info if "applies its gain" in i.value)
+    assert f"then applies its {said}." in sentence
 
 
 def test_a_chosen_layer_beyond_a_shrunken_model_is_brought_back_in_range():

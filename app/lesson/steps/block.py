@@ -48,7 +48,8 @@ def layernorm_step(lesson: Lesson) -> Step:
     else:
         row = rows.iloc[0]
         text.say(
-            f"Inside block {text.num('layer', layer)}, ln1 {norm_does(cfg.norm_type)}: ",
+            f"Inside block {text.num('layer', layer)}, ln1 "
+            f"{norm_does(cfg.norm_type, bias=cfg.norm_bias)}: ",
             *lesson.query_said(text),
             f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and "
             f"std {text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with "
