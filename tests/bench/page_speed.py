@@ -703,9 +703,12 @@ WATCH_RUN_JS = """() => {
   window.benchCommitted = true;
   window.benchRan = false;
   const app = document.querySelector("[data-testid=stApp]");
-  new MutationObserver(() => {
-    if (app.getAttribute("data-test-script-state") === "running") window.benchRan = true;
-  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  // a quick run can be over before the callback reads the attribute: its old values say it ran
+  new MutationObserver(records => {
+    if (app.getAttribute("data-test-script-state") === "running"
+        || records.some(r => r.oldValue === "running")) window.benchRan = true;
+  }).observe(app, {attributes: true, attributeOldValue: true,
+                   attributeFilter: ["data-test-script-state"]});
 }"""
 
 
