@@ -15,7 +15,9 @@ from plotly.subplots import make_subplots
 from app.charts.common import (
     DIVERGING,
     OKABE_ITO,
+    VIRIDIS,
     base_layout,
+    base_spec,
     depth_name,
     escape,
     new_figure,
@@ -53,18 +55,19 @@ def _zero_aligned_ranges(counts_max: float, curve_min: float, curve_max: float):
     return [-zero_at / (1 - zero_at) * top, top], curve_range
 
 
-def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: str) -> go.Bar:
+def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: str) -> dict:
     """The histogram's bins where `keep` holds."""
-    return go.Bar(
-        x=rounded(centres[keep]),
-        y=counts[keep],
-        width=rounded(widths[keep]),
-        marker_color=colour,
-        opacity=0.75,
-        name=name,
-        customdata=np.stack([rounded(edges[:-1][keep]), rounded(edges[1:][keep])], axis=1),
-        hovertemplate="x from %{customdata[0]} to %{customdata[1]}: %{y} values<extra></extra>",
-    )
+    return {
+        "type": "bar",
+        "x": rounded(centres[keep]),
+        "y": counts[keep],
+        "width": rounded(widths[keep]),
+        "marker": {"color": colour},
+        "opacity": 0.75,
+        "name": name,
+        "customdata": np.stack([rounded(edges[:-1][keep]), rounded(edges[1:][keep])], axis=1),
+        "hovertemplate": "x from %{customdata[0]} to %{customdata[1]}: %{y} values<extra></extra>",
+    }
 
 
 def pre_activation_chart(
@@ -76,60 +79,65 @@ def pre_activation_chart(
     title: str,
 ) -> go.Figure:
     """Histogram of pre-activation values (bins below 0 in their own colour) with the activation
-    function `name`(x) drawn over it on a second y axis whose 0 lines up with the bars' base."""
+    function `name`(x) drawn over it on a second y axis whose 0 lines up with the bars' base
+    (built as plain dicts: app.charts.common.new_figure)."""
     edges = np.asarray(edges, dtype=np.float64)
     counts = np.asarray(counts)
     centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
     below = centres < 0
-    fig = new_figure(
-        [
-            _bars(centres, counts, widths, edges, below, "values below 0", BELOW_ZERO),
-            _bars(centres, counts, widths, edges, ~below, "values 0 or above", ABOVE_ZERO),
-            go.Scatter(
-                x=rounded(curve_x),
-                y=rounded(curve_y),
-                yaxis="y2",
-                mode="lines",
-                name=f"{name}(x) (right axis)",
-                line=dict(color="#111111", width=3),
-                hovertemplate=f"{name}(%{{x:.3f}}) = %{{y:.4f}}<extra></extra>",
-            ),
-        ]
-    )
+    traces = [
+        _bars(centres, counts, widths, edges, below, "values below 0", BELOW_ZERO),
+        _bars(centres, counts, widths, edges, ~below, "values 0 or above", ABOVE_ZERO),
+        {
+            "type": "scatter",
+            "x": rounded(curve_x),
+            "y": rounded(curve_y),
+            "yaxis": "y2",
+            "mode": "lines",
+            "name": f"{name}(x) (right axis)",
+            "line": {"color": "#111111", "width": 3},
+            "hovertemplate": f"{name}(%{{x:.3f}}) = %{{y:.4f}}<extra></extra>",
+        },
+    ]
     counts_range, curve_range = _zero_aligned_ranges(
         float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
     )
-    fig.add_shape(  # x = 0, the full height (add_vline would also add an empty annotation list)
-        type="line",
-        x0=0,
-        x1=0,
-        y0=0,
-        y1=1,
-        yref="y domain",
-        line=dict(color="#777777", width=1, dash="dot"),
-    )
-    fig.update_layout(
-        bargap=0,
-        barmode="overlay",
-        xaxis=dict(title_text="pre-activation value x", zeroline=False),
-        yaxis=dict(title_text="how many values", range=counts_range, zeroline=True),
-        yaxis2=dict(
-            title_text=f"{name}(x)",
-            overlaying="y",
-            side="right",
-            range=curve_range,
-            tickmode="auto",
-            nticks=6,
-            showgrid=False,
-            zeroline=False,
-        ),
-        legend=dict(orientation="h", x=0, y=-0.22, yanchor="top"),
-    )
-    base_layout(fig, title, height=500)
-    return fig.update_layout(margin=dict(l=70, r=70, t=100, b=110))
+    layout = {
+        **base_spec(title, height=500),
+        "shapes": [  # x = 0, the full height
+            {
+                "type": "line",
+                "x0": 0,
+                "x1": 0,
+                "y0": 0,
+                "y1": 1,
+                "yref": "y domain",
+                "line": {"color": "#777777", "width": 1, "dash": "dot"},
+            }
+        ],
+        "bargap": 0,
+        "barmode": "overlay",
+        "xaxis": {"title": {"text": "pre-activation value x"}, "zeroline": False},
+        "yaxis": {"title": {"text": "how many values"}, "range": counts_range, "zeroline": True},
+        "yaxis2": {
+            "title": {"text": f"{name}(x)"},
+            "overlaying": "y",
+            "side": "right",
+            "range": curve_range,
+            "tickmode": "auto",
+            "nticks": 6,
+            "showgrid": False,
+            "zeroline": False,
+        },
+        "legend": {"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
+        "margin": {"l": 70, "r": 70, "t": 100, "b": 110},
+    }
+    return new_figure(traces, layout)
 
 
 TOP_UNITS_TICKS = 8  # at most about this many token labels under the top units' heatmap
+TOP_UNITS_WIDTHS = (0.28, 0.72)  # the bars' and the heatmap's shares of the width
+TOP_UNITS_GAP = 0.03  # between them
 
 
 def top_units_chart(
@@ -141,66 +149,77 @@ def top_units_chart(
     layer: int,
 ) -> go.Figure:
     """Left: the chosen token's top units (bars, largest on top). Right: the same units on every
-    token (heatmap [units, tokens]), the chosen token's column outlined."""
+    token (heatmap [units, tokens]), the chosen token's column outlined; one unit axis (built as
+    plain dicts: app.charts.common.new_figure)."""
     rows = [f"unit {u}" for u in np.asarray(units).tolist()]
     columns = token_labels(tokens)
     across = rounded(across_tokens)  # [units, tokens]
-    fig = make_subplots(
-        figure=new_figure(),
-        rows=1,
-        cols=2,
-        shared_yaxes=True,
-        column_widths=[0.28, 0.72],
-        horizontal_spacing=0.03,
-    )
-    fig.add_bar(
-        x=rounded(values),
-        y=rows,
-        orientation="h",
-        marker_color=ABOVE_ZERO,
-        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-        showlegend=False,
-        row=1,
-        col=1,
-    )
-    fig.add_heatmap(
-        z=across,
-        x=columns,
-        y=rows,
-        colorscale="Viridis",
-        zmin=float(min(across.min(), 0.0)),
-        colorbar=dict(title=dict(text="value", side="right"), thickness=14),
-        hovertemplate="%{y}, token %{x}: %{z:.4f}<extra></extra>",
-        row=1,
-        col=2,
-    )
-    fig.add_shape(  # outline the chosen token's column
-        type="rect",
-        x0=token - 0.5,
-        x1=token + 0.5,
-        y0=-0.5,
-        y1=len(rows) - 0.5,
-        xref="x2",
-        yref="y2",
-        line=dict(color="#E69F00", width=3),
-    )
+    traces = [
+        {
+            "type": "bar",
+            "x": rounded(values),
+            "y": rows,
+            "orientation": "h",
+            "marker": {"color": ABOVE_ZERO},
+            "hovertemplate": "%{y}: %{x:.4f}<extra></extra>",
+            "showlegend": False,
+            "xaxis": "x",
+            "yaxis": "y",
+        },
+        {
+            "type": "heatmap",
+            "z": across,
+            "x": columns,
+            "y": rows,
+            "colorscale": VIRIDIS,
+            "zmin": float(min(across.min(), 0.0)),
+            "colorbar": {"title": {"text": "value", "side": "right"}, "thickness": 14},
+            "hovertemplate": "%{y}, token %{x}: %{z:.4f}<extra></extra>",
+            "xaxis": "x2",
+            "yaxis": "y2",
+        },
+    ]
     # the heatmap has ~40 % of the figure's width: upright labels, few enough not to overlap,
     # the chosen token's always among them (hover names every column)
     step = math.ceil(len(tokens) / TOP_UNITS_TICKS)
     ticks = sorted({*range(0, len(tokens), step), token})
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(side="top", row=1, col=1)
-    fig.update_xaxes(
-        type="category", tickangle=-90, tickvals=[columns[i] for i in ticks], row=1, col=2
-    )
+    width = 1 - TOP_UNITS_GAP  # shared by the two plots
+    bars_end = width * TOP_UNITS_WIDTHS[0]
+    heatmap_start = bars_end + TOP_UNITS_GAP
+    units_axis = {"domain": [0.0, 1.0], "autorange": "reversed", "type": "category"}
     name = escape(tokens[token])
     title = (
         f"The {plural(len(rows), 'most active unit')} of '{name}' ({token}) in block {layer}"
         "<br><sup>left: its values after the activation;</sup>"
         "<br><sup>right: the same units on every token (its column outlined)</sup>"
     )
-    base_layout(fig, title, height=250 + 26 * len(rows))
-    return fig.update_layout(margin=dict(l=70, r=20, t=120, b=110))
+    layout = {
+        **base_spec(title, height=250 + 26 * len(rows)),
+        "xaxis": {"anchor": "y", "domain": [0.0, bars_end], "side": "top"},
+        "yaxis": {"anchor": "x", **units_axis},
+        "xaxis2": {
+            "anchor": "y2",
+            "domain": [heatmap_start, heatmap_start + width * TOP_UNITS_WIDTHS[1]],
+            "type": "category",
+            "tickangle": -90,
+            "tickvals": [columns[i] for i in ticks],
+        },
+        "yaxis2": {"anchor": "x2", "matches": "y", "showticklabels": False, **units_axis},
+        "shapes": [  # outline the chosen token's column
+            {
+                "type": "rect",
+                "x0": token - 0.5,
+                "x1": token + 0.5,
+                "y0": -0.5,
+                "y1": len(rows) - 0.5,
+                "xref": "x2",
+                "yref": "y2",
+                "line": {"color": "#E69F00", "width": 3},
+            }
+        ],
+        "margin": {"l": 70, "r": 20, "t": 120, "b": 110},
+    }
+    return new_figure(traces, layout)
 
 
 def residual_stream_chart(

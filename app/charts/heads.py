@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.attention import ATTENTION_COLORSCALE, token_grid_figure
-from app.charts.common import base_layout, new_figure
+from app.charts.common import VIRIDIS, base_spec, new_figure
 from encoder.inspect.corpus import FINGERPRINT
 
 
@@ -36,22 +36,39 @@ def norm_weighted_figure(
 
 
 def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) -> go.Figure:
-    """grid [heads, FINGERPRINT]: every head's behaviours over the corpus, heads left to right."""
+    """grid [heads, FINGERPRINT]: every head's behaviours over the corpus, heads left to right
+    (built as plain dicts: app.charts.common.new_figure)."""
     labels = [f"L{layer} H{head}" for layer, head in zip(layers, heads, strict=True)]
-    heatmap = go.Heatmap(
-        z=np.asarray(grid, dtype=np.float64).T,  # [behaviour, head]
-        x=labels,
-        y=list(FINGERPRINT),
-        zmin=0,
-        zmax=1,
-        colorscale=ATTENTION_COLORSCALE,
-        colorbar=dict(title=dict(text="mean share", side="right"), thickness=14),
-        hovertemplate="%{x}: %{y} %{z:.3f}<extra></extra>",
-    )
-    fig = new_figure([heatmap])
+    heatmap = {
+        "type": "heatmap",
+        "z": np.asarray(grid, dtype=np.float64).T,  # [behaviour, head]
+        "x": labels,
+        "y": list(FINGERPRINT),
+        "zmin": 0,
+        "zmax": 1,
+        "colorscale": VIRIDIS,
+        "colorbar": {"title": {"text": "mean share", "side": "right"}, "thickness": 14},
+        "hovertemplate": "%{x}: %{y} %{z:.3f}<extra></extra>",
+    }
     num_heads = max(heads) + 1
-    for boundary in range(num_heads, len(labels), num_heads):  # a line between layers
-        fig.add_vline(x=boundary - 0.5, line_color="white", line_width=3)
-    fig.update_layout(xaxis=dict(tickangle=-90), yaxis=dict(autorange="reversed"))
+    between_layers = [  # a white line between layers
+        {
+            "type": "line",
+            "x0": boundary - 0.5,
+            "x1": boundary - 0.5,
+            "y0": 0,
+            "y1": 1,
+            "xref": "x",
+            "yref": "y domain",
+            "line": {"color": "white", "width": 3},
+        }
+        for boundary in range(num_heads, len(labels), num_heads)
+    ]
     title = "Fingerprint of every head: its mean attention over the corpus (spread: entropy / ln n)"
-    return base_layout(fig, title, height=380)
+    layout = {
+        **base_spec(title, height=380),
+        "shapes": between_layers,
+        "xaxis": {"tickangle": -90},
+        "yaxis": {"autorange": "reversed"},
+    }
+    return new_figure([heatmap], layout)

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from app.charts.common import (
-    MARGIN,
     OKABE_ITO,
     PAD_TOKEN,
-    base_layout,
+    base_spec,
     depth_name,
     escape,
     new_figure,
@@ -32,50 +30,66 @@ def _token_axis(positions: list[int], tokens: list[str]) -> dict:
 NORM_ORDER = ["embed.ln", "ln1", "ln2", "final_norm"]
 
 
+SUBPLOT_GAP = 0.1  # the space between the mean's and the std's plots, a share of the height
+SUBPLOT_TITLE = {"showarrow": False, "font": {"size": 16}, "x": 0.5, "xanchor": "center",
+                 "xref": "paper", "yanchor": "bottom", "yref": "paper"}  # fmt: skip
+
+
 def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Figure:
-    """Mean and std over d of each norm's input and output, per token, for one layer."""
+    """Mean and std over d of each norm's input and output, per token, for one layer: two plots
+    one above the other on one token axis (built as plain dicts: app.charts.common.new_figure)."""
     rows = stats[stats["layer"] == layer]
     if rows.empty:
         raise ValueError(
             f"no LayerNorm statistics for layer={layer}; layers present: "
             f"{sorted(stats['layer'].unique().tolist())}"
         )
-    fig = make_subplots(
-        figure=new_figure(),
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.1,
-        subplot_titles=("mean over the d features", "standard deviation over the d features"),
-    )
+    traces = []
     norms = [n for n in NORM_ORDER if n in set(rows["norm"])]
     for colour, norm in zip(OKABE_ITO, norms, strict=False):
         part = rows[rows["norm"] == norm].sort_values("position")
-        labels = [escape(_token_at(tokens, p)) for p in part["position"].tolist()]
+        positions = part["position"].to_numpy()
+        labels = [escape(_token_at(tokens, p)) for p in positions.tolist()]
         for side, dash, symbol in (("in", "dot", "circle-open"), ("out", "solid", "circle")):
             name = f"{norm} {side}put"
-            for row, stat in ((1, "mean"), (2, "std")):
-                fig.add_scatter(
-                    x=part["position"],
-                    y=part[f"{side}_{stat}"],
-                    customdata=labels,
-                    mode="lines+markers",
-                    name=name,
-                    legendgroup=name,
-                    showlegend=row == 1,
-                    line=dict(color=colour, dash=dash, width=2),
-                    marker=dict(symbol=symbol, size=8, color=colour),
-                    hovertemplate=f"'%{{customdata}}' (%{{x}})<br>{name} {stat} %{{y:.4f}}"
+            for axis, stat in (("", "mean"), ("2", "std")):
+                traces.append({
+                    "type": "scatter",
+                    "x": positions,
+                    "y": part[f"{side}_{stat}"].to_numpy(),
+                    "customdata": labels,
+                    "mode": "lines+markers",
+                    "name": name,
+                    "legendgroup": name,
+                    "showlegend": axis == "",
+                    "line": {"color": colour, "dash": dash, "width": 2},
+                    "marker": {"symbol": symbol, "size": 8, "color": colour},
+                    "hovertemplate": f"'%{{customdata}}' (%{{x}})<br>{name} {stat} %{{y:.4f}}"
                     "<extra></extra>",
-                    row=row,
-                    col=1,
-                )
-    fig.update_xaxes(_token_axis(sorted(rows["position"].unique().tolist()), tokens), row=2, col=1)
+                    "xaxis": f"x{axis}",
+                    "yaxis": f"y{axis}",
+                })  # fmt: skip
     place = {"embed.ln": "the embeddings", "final_norm": "the final norm"}.get(norms[0])
     title = f"Norm statistics in {place or f'block {layer}'}: input (dotted) vs output (solid)"
-    fig.update_layout(legend=dict(orientation="h", x=0, y=1.06, yanchor="bottom"))
-    base_layout(fig, title, height=640)
-    return fig.update_layout(margin=dict(MARGIN, t=110))
+    middle = (1 - SUBPLOT_GAP) / 2  # each plot's share of the height
+    layout = {
+        **base_spec(title, height=640),
+        "xaxis": {"anchor": "y", "domain": [0.0, 1.0], "matches": "x2", "showticklabels": False},
+        "yaxis": {"anchor": "x", "domain": [1 - middle, 1.0]},
+        "xaxis2": {
+            "anchor": "y2",
+            "domain": [0.0, 1.0],
+            **_token_axis(sorted(rows["position"].unique().tolist()), tokens),
+        },
+        "yaxis2": {"anchor": "x2", "domain": [0.0, middle]},
+        "annotations": [
+            {**SUBPLOT_TITLE, "text": "mean over the d features", "y": 1.0},
+            {**SUBPLOT_TITLE, "text": "standard deviation over the d features", "y": middle},
+        ],
+        "legend": {"orientation": "h", "x": 0, "y": 1.06, "yanchor": "bottom"},
+    }
+    layout["margin"]["t"] = 110
+    return new_figure(traces, layout)
 
 
 def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
@@ -88,35 +102,36 @@ def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
         ys += part["l2_norm"].tolist() + [None]
         labels += [f"'{label}' ({position})"] * len(part) + [None]
     mean = resid.groupby("depth")["l2_norm"].mean()
-    fig = new_figure(
-        [
-            go.Scatter(
-                x=xs,
-                y=ys,
-                customdata=labels,
-                mode="lines",
-                name="each token",
-                line=dict(color="rgba(0, 114, 178, 0.35)", width=1),
-                hovertemplate="%{customdata} after %{x}: %{y:.3f}<extra></extra>",
-            ),
-            go.Scatter(
-                x=mean.index,
-                y=mean.values,
-                mode="lines+markers",
-                name="mean over tokens",
-                line=dict(color="#D55E00", width=5),
-                marker=dict(size=10),
-                hovertemplate="mean after %{x}: %{y:.3f}<extra></extra>",
-            ),
-        ]
-    )
-    fig.update_layout(
-        xaxis=dict(
-            title_text="residual stream after",
-            tickvals=depths,
-            ticktext=[depth_name(d) for d in depths],
-        ),
-        yaxis=dict(title_text="L2 norm", rangemode="tozero"),
-        legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
-    )
-    return base_layout(fig, "Size of each token's residual stream vector across depth", 460)
+    traces = [
+        {
+            "type": "scatter",
+            "x": xs,
+            "y": ys,
+            "customdata": labels,
+            "mode": "lines",
+            "name": "each token",
+            "line": {"color": "rgba(0, 114, 178, 0.35)", "width": 1},
+            "hovertemplate": "%{customdata} after %{x}: %{y:.3f}<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": mean.index.to_numpy(),
+            "y": mean.to_numpy(),
+            "mode": "lines+markers",
+            "name": "mean over tokens",
+            "line": {"color": "#D55E00", "width": 5},
+            "marker": {"size": 10},
+            "hovertemplate": "mean after %{x}: %{y:.3f}<extra></extra>",
+        },
+    ]
+    layout = {
+        **base_spec("Size of each token's residual stream vector across depth", 460),
+        "xaxis": {
+            "title": {"text": "residual stream after"},
+            "tickvals": depths,
+            "ticktext": [depth_name(d) for d in depths],
+        },
+        "yaxis": {"title": {"text": "L2 norm"}, "rangemode": "tozero"},
+        "legend": {"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"},
+    }
+    return new_figure(traces, layout)

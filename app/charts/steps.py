@@ -10,10 +10,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.common import (
-    DIVERGING,
+    DIVERGING_SCALE,
     FONT_SIZE,
     OKABE_ITO,
     base_layout,
+    base_spec,
     escape,
     new_figure,
     visible_ticks,
@@ -34,21 +35,20 @@ def colour_limit(values: np.ndarray, robust: bool = False) -> float:
     return limit if limit > 0 else float(finite.max())
 
 
-def _signed_heatmap(
-    z: np.ndarray, hover: str, colour_title: str, robust: bool = False
-) -> go.Heatmap:
-    """Values on a scale symmetric around zero (zero is white)."""
+def _signed_heatmap(z: np.ndarray, hover: str, colour_title: str, robust: bool = False) -> dict:
+    """Values on a scale symmetric around zero (zero is white), as a plain trace dict."""
     limit = colour_limit(z, robust)
-    return go.Heatmap(
-        z=np.round(z, 5),
-        zmin=-limit,
-        zmax=limit,
-        zmid=0,
-        colorscale=DIVERGING,
-        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
-        hovertemplate=hover + "<extra></extra>",
-        name="values",
-    )
+    return {
+        "type": "heatmap",
+        "z": np.round(z, 5),
+        "zmin": -limit,
+        "zmax": limit,
+        "zmid": 0,
+        "colorscale": DIVERGING_SCALE,
+        "colorbar": {"title": {"text": colour_title, "side": "right"}, "thickness": 14},
+        "hovertemplate": hover + "<extra></extra>",
+        "name": "values",
+    }
 
 
 def vector_strips(
@@ -69,11 +69,8 @@ def vector_strips(
     labels = [escape(label) for label, _ in rows]
     z = np.stack([np.asarray(values, dtype=np.float64) for _, values in rows])  # [rows, dims]
     width = z.shape[1]
-    fig = new_figure(
-        _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value", robust).update(
-            y=labels, x=np.arange(width), ygap=3
-        )
-    )
+    heatmap = _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value", robust)
+    fig = new_figure([{**heatmap, "y": labels, "x": np.arange(width), "ygap": 3}])
     if group_size:
         for boundary in range(group_size, width, group_size):
             fig.add_vline(x=boundary - 0.5, line=dict(color="#555555", width=1))
@@ -109,55 +106,55 @@ def vector_strips(
 def token_matrix(
     values: np.ndarray, tokens: list[str], n_valid: int, *, title: str, colour_title: str
 ) -> go.Figure:
-    """[T, n] values, one row per token (labelled 'position token'), padding rows shaded."""
+    """[T, n] values, one row per token (labelled 'position token'), padding rows shaded (built
+    as plain dicts: app.charts.common.new_figure)."""
     values = np.asarray(values, dtype=np.float64)  # [token, dimension]
-    n_tokens = values.shape[0]
+    n_tokens, width = values.shape
     if len(tokens) != n_tokens:
         raise ValueError(f"{len(tokens)} tokens for {n_tokens} rows")
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
-    hover_labels = [escape(label) for label in labels]
-    fig = new_figure(
-        _signed_heatmap(
-            values,
-            "%{customdata}<br>dimension %{x}: %{z:.4f}",
-            colour_title,
-        ).update(customdata=[[label] * values.shape[1] for label in hover_labels])
-    )
+    heatmap = _signed_heatmap(values, "%{customdata}<br>dimension %{x}: %{z:.4f}", colour_title)
+    heatmap["customdata"] = [[escape(label)] * width for label in labels]
     positions, ticks = visible_ticks(labels)
+    layout = {
+        **base_spec(title, height=int(np.clip(24 * n_tokens, 260, 900)) + 110),
+        "xaxis": {"title": {"text": "dimension"}, "showgrid": False, "zeroline": False},
+        "yaxis": {
+            "tickvals": positions,
+            "ticktext": ticks,
+            "autorange": "reversed",
+            "showgrid": False,
+            "zeroline": False,
+        },
+    }
     if n_valid < n_tokens:
-        fig.add_shape(
-            type="rect",
-            x0=-0.5,
-            x1=values.shape[1] - 0.5,
-            y0=n_valid - 0.5,
-            y1=n_tokens - 0.5,
-            fillcolor=PAD_SHADE,
-            line=dict(width=0),
-        )
-        fig.add_annotation(
-            x=(values.shape[1] - 1) / 2,
-            y=(n_valid + n_tokens - 1) / 2,
-            text="padding (masked)",
-            showarrow=False,
-            font=dict(size=FONT_SIZE + 2, color="white"),
-        )
-    fig.update_layout(
-        xaxis=dict(title_text="dimension", showgrid=False, zeroline=False),
-        yaxis=dict(
-            tickvals=positions,
-            ticktext=ticks,
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-        ),
-    )
-    return base_layout(fig, title, height=int(np.clip(24 * n_tokens, 260, 900)) + 110)
+        layout["shapes"] = [
+            {
+                "type": "rect",
+                "x0": -0.5,
+                "x1": width - 0.5,
+                "y0": n_valid - 0.5,
+                "y1": n_tokens - 0.5,
+                "fillcolor": PAD_SHADE,
+                "line": {"width": 0},
+            }
+        ]
+        layout["annotations"] = [
+            {
+                "x": (width - 1) / 2,
+                "y": (n_valid + n_tokens - 1) / 2,
+                "text": "padding (masked)",
+                "showarrow": False,
+                "font": {"size": FONT_SIZE + 2, "color": "white"},
+            }
+        ]
+    return new_figure([heatmap], layout)
 
 
 def weight_matrix(weights: np.ndarray, *, title: str, row_title: str) -> go.Figure:
     """A [rows, d] weight matrix, signed colours."""
     weights = np.asarray(weights, dtype=np.float64)
-    fig = new_figure(_signed_heatmap(weights, "row %{y}, column %{x}: %{z:.4f}", "weight"))
+    fig = new_figure([_signed_heatmap(weights, "row %{y}, column %{x}: %{z:.4f}", "weight")])
     fig.update_layout(
         xaxis=dict(title_text="input dimension (d_model)", showgrid=False, zeroline=False),
         yaxis=dict(title_text=row_title, autorange="reversed", showgrid=False, zeroline=False),

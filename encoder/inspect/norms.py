@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -31,6 +32,9 @@ def _real_tokens(trace: Trace) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return real, sentence, position
 
 
+COLUMNS = ("layer", "norm", "sentence", "position", "in_mean", "in_std", "out_mean", "out_std")
+
+
 def layernorm_stats(trace: Trace, cfg: EncoderConfig) -> pd.DataFrame:
     """Mean and population std over d of each norm's input and output, per real token.
 
@@ -38,7 +42,8 @@ def layernorm_stats(trace: Trace, cfg: EncoderConfig) -> pd.DataFrame:
     in_mean, in_std, out_mean, out_std.
     """
     real, sentence, position = _real_tokens(trace)
-    frames = []
+    count = len(position)  # real tokens, the rows of each norm
+    columns: dict[str, list] = {name: [] for name in COLUMNS}
     for norm in hooks.norms(cfg):
         x_in = trace[norm.inp].float().cpu()  # [B, T, d]
         x_out = trace[norm.out].float().cpu()  # [B, T, d]
@@ -48,13 +53,14 @@ def layernorm_stats(trace: Trace, cfg: EncoderConfig) -> pd.DataFrame:
             "out_mean": x_out.mean(dim=-1),
             "out_std": x_out.std(dim=-1, correction=0),
         }
-        frame = pd.DataFrame({name: value[real].numpy() for name, value in stats.items()})
-        frame.insert(0, "position", position.numpy())
-        frame.insert(0, "sentence", sentence.numpy())
-        frame.insert(0, "norm", norm.label)
-        frame.insert(0, "layer", norm.layer)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+        columns["layer"].append(np.full(count, norm.layer, dtype=np.int64))
+        columns["norm"].append(np.full(count, norm.label, dtype=object))
+        columns["sentence"].append(sentence.numpy())
+        columns["position"].append(position.numpy())
+        for name, value in stats.items():
+            columns[name].append(value[real].numpy())
+    # one frame from whole columns: a frame per norm, then concatenated, took ~20 ms a rerun
+    return pd.DataFrame({name: np.concatenate(parts) for name, parts in columns.items()})
 
 
 def norm_parameters(cfg: EncoderConfig, weights: Mapping[str, torch.Tensor]) -> pd.DataFrame:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import plotly.io
 import pytest
 
-from app.charts import common, training
+from app.charts import common, heads, training
 from tests.app.helpers import assert_no_exception, open_page
 from tests.shared import SENTENCE
 
@@ -59,3 +60,19 @@ def test_training_charts_are_the_same_with_validation_on(monkeypatch):
     lean = build()
     monkeypatch.setattr(common, "VALIDATE", True)
     assert lean == build()
+
+
+def test_the_corpus_fingerprint_is_the_same_with_validation_on(monkeypatch):
+    """Built of plain dicts (its colour scale written out as the validator would), like the
+    views' charts above; the Heads across a corpus page needs a corpus run, so the builder is
+    called here on a grid of 2 layers x 3 heads."""
+    grid = np.linspace(0, 1, 6 * 7).reshape(6, 7)  # [heads, behaviours]
+
+    def build() -> dict:
+        fig = heads.fingerprint_figure(grid, [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2])
+        return json.loads(plotly.io.to_json(fig, validate=False))
+
+    lean = build()
+    monkeypatch.setattr(common, "VALIDATE", True)
+    assert lean == build()
+    assert [shape["x0"] for shape in lean["layout"]["shapes"]] == [2.5]  # between the layers
