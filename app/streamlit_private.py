@@ -58,7 +58,9 @@ def remove_uploaded(uploaded: list) -> None:
 
 
 # Every page's look beyond the theme: captions dark enough to read (Streamlit draws them dark
-# grey at 60 % opacity, 3.9:1 on white; text needs 4.5:1), and on a phone (Streamlit's
+# grey at 60 % opacity, 3.9:1 on white; text needs 4.5:1), the page's title small and close
+# under the navigation, so that a 720 px projector shows the view's figure (Streamlit's title,
+# 44 px under 96 px of padding, took a third of that screen), and on a phone (Streamlit's
 # breakpoint, 640 px) the content first: the page's title hidden (the browser's tab names the
 # app), the unlabelled "»" that opens the sidebar labelled. Streamlit's DOM: a caption is
 # [data-testid=stCaptionContainer], the sidebar's opener [data-testid=stExpandSidebarButton].
@@ -66,6 +68,8 @@ PHONE_SIDEBAR_LABEL = "Text and model"  # the sidebar's opener on a phone
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
+[data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
 @media (max-width: 640px) {{
   [data-testid="stMainBlockContainer"] h1 {{ display: none; }}
   [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; }}
