@@ -20,13 +20,19 @@ tokenizer.json of the family's kind with its special tokens and post-processor:
     directory = build_checkpoint("roberta", tmp_path)            # config.json, model.safetensors,
                                                                  # tokenizer.json
     reference = reference_model(directory)                       # transformers' encoder, eager
+    run = run_both(directory, load_checkpoint(directory))        # ours and theirs, one batch
+    largest_differences(run)                                     # {attention, hidden, output}
+
+CASES names each family case the parity tests and `python tests/bench/family_parity.py` run.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from tokenizers import (
@@ -38,6 +44,10 @@ from tokenizers import (
     processors,
     trainers,
 )
+
+from encoder.core.capture import Trace
+from encoder.io.checkpoints import Checkpoint
+from encoder.io.tokenize import TokenizedBatch, tokenize
 
 # Text the BPE and Unigram tokenizers are trained on, and the batch the parity tests encode.
 CORPUS = [
@@ -312,3 +322,63 @@ def reference_model(directory: str | Path) -> torch.nn.Module:
     family = next(name for name, spec in FAMILIES.items() if spec[0] == model_type)
     bare = getattr(transformers, FAMILIES[family][4])
     return bare.from_pretrained(directory, attn_implementation="eager", dtype=torch.float32).eval()
+
+
+SENTENCES = CORPUS[:3]  # three lengths: a padded batch
+
+# case -> (family builder, config overrides, the family's name as Checkpoint.family says it)
+CASES = {
+    "bert": ("bert", {}, "BERT"),
+    "distilbert": ("distilbert", {}, "DistilBERT"),
+    "electra": ("electra", {}, "ELECTRA"),
+    "electra-unprojected": ("electra", {"embedding_size": HIDDEN}, "ELECTRA"),
+    "roberta": ("roberta", {}, "RoBERTa"),
+    "xlm-roberta": ("xlm-roberta", {}, "XLM-R"),
+    "camembert": ("camembert", {}, "CamemBERT"),
+    "albert": ("albert", {}, "ALBERT"),
+    "modernbert": ("modernbert", {}, "ModernBERT"),
+    "modernbert-biases": (
+        "modernbert",
+        {"attention_bias": True, "mlp_bias": True, "norm_bias": True},
+        "ModernBERT",
+    ),
+}
+
+
+class Run(NamedTuple):
+    """One family's checkpoint, loaded by us and run by both on the same padded batch."""
+
+    directory: Path
+    checkpoint: Checkpoint
+    batch: TokenizedBatch
+    ours: Trace
+    theirs: object  # transformers' BaseModelOutput, with attentions and hidden_states
+
+
+def run_both(directory: Path, checkpoint: Checkpoint, device: str = "cpu") -> Run:
+    """Our encoder and transformers' on `device`, on the same padded batch; results on the CPU."""
+    batch = tokenize(SENTENCES, checkpoint.tokenizer, checkpoint.encoder.cfg.max_len)
+    ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
+    ours = copy.deepcopy(checkpoint.encoder).to(device).trace(ids, mask).to("cpu")
+    with torch.no_grad():
+        theirs = reference_model(directory).to(device)(
+            input_ids=ids, attention_mask=mask, output_attentions=True, output_hidden_states=True
+        )
+    theirs.attentions = tuple(attention.cpu() for attention in theirs.attentions)
+    theirs.hidden_states = tuple(hidden.cpu() for hidden in theirs.hidden_states)
+    theirs.last_hidden_state = theirs.last_hidden_state.cpu()
+    return Run(directory, checkpoint, batch, ours, theirs)
+
+
+def largest_differences(run: Run) -> dict[str, float]:
+    """The largest difference on real tokens: of the attention (every layer), of the hidden
+    states before the last (transformers' last one is its output) and of the output."""
+    real = run.batch.attention_mask.bool()  # [B, T]
+    pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
+    attention = torch.stack(run.theirs.attentions)  # [L, B, H, T, T]
+    hidden = zip(run.ours.hidden_states[:-1], run.theirs.hidden_states[:-1], strict=True)
+    return {
+        "attention": (run.ours.attention - attention).abs().masked_select(pairs).max().item(),
+        "hidden": max((mine - theirs).abs()[real].max().item() for mine, theirs in hidden),
+        "output": (run.ours.output - run.theirs.last_hidden_state).abs()[real].max().item(),
+    }

@@ -5,61 +5,40 @@ weights; uploads; and each refusal's message."""
 
 from __future__ import annotations
 
-import copy
 import json
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer
 
-from encoder.core.capture import Trace
 from encoder.io.checkpoint_files import (
     checkpoint_archive,
     files_from_archive,
     read_checkpoint_dir,
 )
 from encoder.io.checkpoints import (
-    Checkpoint,
     checkpoint_from_files,
     load_checkpoint,
     load_pretrained,
 )
-from encoder.io.tokenize import TokenizedBatch, tokenize
 from tests.encoder.family_checkpoints import (
-    CORPUS,
+    CASES,
     HIDDEN,
     LAYERS,
     POSITIONS,
+    SENTENCES,
+    Run,
     build_checkpoint,
-    reference_model,
+    largest_differences,
+    run_both,
 )
 from tests.encoder.helpers import needs_cuda
 
 TOLERANCE = 1e-5
-SENTENCES = CORPUS[:3]  # three lengths: a padded batch
-
-# case -> (family builder, config overrides, the family's name as Checkpoint.family says it)
-CASES = {
-    "bert": ("bert", {}, "BERT"),
-    "distilbert": ("distilbert", {}, "DistilBERT"),
-    "electra": ("electra", {}, "ELECTRA"),
-    "electra-unprojected": ("electra", {"embedding_size": HIDDEN}, "ELECTRA"),
-    "roberta": ("roberta", {}, "RoBERTa"),
-    "xlm-roberta": ("xlm-roberta", {}, "XLM-R"),
-    "camembert": ("camembert", {}, "CamemBERT"),
-    "albert": ("albert", {}, "ALBERT"),
-    "modernbert": ("modernbert", {}, "ModernBERT"),
-    "modernbert-biases": (
-        "modernbert",
-        {"attention_bias": True, "mlp_bias": True, "norm_bias": True},
-        "ModernBERT",
-    ),
-}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -73,45 +52,6 @@ def offline(tmp_path_factory):
         logging.set_verbosity_error()
         yield
         logging.set_verbosity(verbosity)
-
-
-class Run(NamedTuple):
-    """One family's checkpoint, loaded by us and run by both on the same padded batch."""
-
-    directory: Path
-    checkpoint: Checkpoint
-    batch: TokenizedBatch
-    ours: Trace
-    theirs: object  # transformers' BaseModelOutput, with attentions and hidden_states
-
-
-def run_both(directory: Path, checkpoint: Checkpoint, device: str = "cpu") -> Run:
-    """Our encoder and transformers' on `device`, on the same padded batch; results on the CPU."""
-    batch = tokenize(SENTENCES, checkpoint.tokenizer, checkpoint.encoder.cfg.max_len)
-    ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
-    ours = copy.deepcopy(checkpoint.encoder).to(device).trace(ids, mask).to("cpu")
-    with torch.no_grad():
-        theirs = reference_model(directory).to(device)(
-            input_ids=ids, attention_mask=mask, output_attentions=True, output_hidden_states=True
-        )
-    theirs.attentions = tuple(attention.cpu() for attention in theirs.attentions)
-    theirs.hidden_states = tuple(hidden.cpu() for hidden in theirs.hidden_states)
-    theirs.last_hidden_state = theirs.last_hidden_state.cpu()
-    return Run(directory, checkpoint, batch, ours, theirs)
-
-
-def largest_differences(run: Run) -> dict[str, float]:
-    """The largest difference on real tokens: of the attention (every layer), of the hidden
-    states before the last (transformers' last one is its output) and of the output."""
-    real = run.batch.attention_mask.bool()  # [B, T]
-    pairs = real[:, None, :, None] & real[:, None, None, :]  # [B, 1, query, key]
-    attention = torch.stack(run.theirs.attentions)  # [L, B, H, T, T]
-    hidden = zip(run.ours.hidden_states[:-1], run.theirs.hidden_states[:-1], strict=True)
-    return {
-        "attention": (run.ours.attention - attention).abs().masked_select(pairs).max().item(),
-        "hidden": max((mine - theirs).abs()[real].max().item() for mine, theirs in hidden),
-        "output": (run.ours.output - run.theirs.last_hidden_state).abs()[real].max().item(),
-    }
 
 
 @pytest.fixture(scope="module")
