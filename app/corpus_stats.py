@@ -57,6 +57,7 @@ def stats_for(run: Run, sentences: list[str]) -> tuple[Corpus, CorpusStats]:
         ("corpus tokens", run.key.source, run.cfg.max_len, digest),
         lambda: corpus_for(run, sentences),
         _corpus_bytes,
+        # at most a token a character, and the two special tokens
         reserve=BYTES_PER_TOKEN * sum(len(sentence) + 2 for sentence in sentences),
         what=f"The corpus' {len(sentences)} sentences as tokens",
         tag=run.source.tag,

@@ -6,8 +6,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.attention import ATTENTION_COLORSCALE, token_grid_figure
-from app.charts.common import VIRIDIS, base_spec, new_figure
+from app.charts.common import base_spec, colour_scale, new_figure
 from encoder.inspect.corpus import FINGERPRINT
+
+FINGERPRINT_SCALE = colour_scale(ATTENTION_COLORSCALE)  # shares of attention, as the heatmaps'
 
 
 def _share_heatmap(z: np.ndarray, colour_title: str, hover: str) -> go.Heatmap:
@@ -46,7 +48,7 @@ def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) ->
         "y": list(FINGERPRINT),
         "zmin": 0,
         "zmax": 1,
-        "colorscale": VIRIDIS,
+        "colorscale": FINGERPRINT_SCALE,
         "colorbar": {"title": {"text": "mean share", "side": "right"}, "thickness": 14},
         "hovertemplate": "%{x}: %{y} %{z:.3f}<extra></extra>",
     }

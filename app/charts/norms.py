@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.charts.common import (
+    MARGIN,
     OKABE_ITO,
     PAD_TOKEN,
     base_spec,
@@ -87,8 +88,8 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
             {**SUBPLOT_TITLE, "text": "standard deviation over the d features", "y": middle},
         ],
         "legend": {"orientation": "h", "x": 0, "y": 1.06, "yanchor": "bottom"},
+        "margin": {**MARGIN, "t": 110},  # room for the legend above the plots
     }
-    layout["margin"]["t"] = 110
     return new_figure(traces, layout)
 
 
