@@ -27,7 +27,7 @@ from app.controls import session_models, setup_keys, sidebar, state, url  # noqa
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
-from app.streamlit_private import page_style  # noqa: E402
+from app.streamlit_private import page_script, page_style  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
@@ -127,6 +127,7 @@ def frame(make_run, page_start: float) -> None:
         initial_sidebar_state=state.sidebar_state(),
     )
     page_style()
+    page_script()
     held = Frame(make_run, page_start)
     pages = {
         view.title: st.Page(partial(draw_page, view, held), title=view.title, url_path=view.path)

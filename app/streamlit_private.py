@@ -7,6 +7,8 @@ to mend, and each answers None / does nothing where the runtime is absent (AppTe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
@@ -64,10 +66,38 @@ def remove_uploaded(uploaded: list) -> None:
 # breakpoint, 640 px) the content first: the page's title hidden (the browser's tab names the
 # app), the unlabelled "»" that opens the sidebar labelled. Streamlit's DOM: a caption is
 # [data-testid=stCaptionContainer], the sidebar's opener [data-testid=stExpandSidebarButton].
+# A locked control's label (a model's architecture) stays readable: Streamlit draws a disabled
+# widget's label, label[disabled], at 40 % of the text colour, 2.3:1 on the sidebar. A formula
+# (KaTeX's .katex-display scrolls sideways) neither scrolls for a 2 px overhang of its glyphs,
+# which keyboards could not reach (axe: scrollable-region-focusable), nor past a phone's edge:
+# it breaks its line at a relation or an operator, as inline math does. The page's script
+# (page_script) takes no room.
+# Code (st.code, [data-testid=stCode] pre) in its syntax colours darkened to 4.5:1 or more on its
+# #f7f7f6 background (Streamlit's are 2.3:1 to 3.6:1), each in its own hue.
+CODE_COLOURS = {  # a token's class (Prism's): its colour, its contrast on #f7f7f6
+    "keyword": "#1565c0",  # 5.4:1
+    "function": "#1565c0",
+    "operator": "#a64b00",  # 5.4:1
+    "number": "#0b7262",  # 5.5:1
+    "boolean": "#0f7a34",  # 5.1:1
+    "string": "#0f7a34",
+    "punctuation": "#5c5f6b",  # 5.9:1
+    "comment": "#5c5f6b",
+}
+CODE_CSS = "\n".join(
+    f'[data-testid="stCode"] pre .token.{token} {{ color: {colour}; }}'
+    for token, colour in CODE_COLOURS.items()
+)
 PHONE_SIDEBAR_LABEL = "Text and model"  # the sidebar's opener on a phone
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
+LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
+[data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
+.katex-display {{ padding: 0 2px; }}
+.katex-display > .katex {{ white-space: normal; }}
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script) {{ display: none; }}
+{CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
 @media (max-width: 640px) {{
@@ -113,6 +143,16 @@ PRESENTER_QUESTION_CSS = """<style>
 def page_style() -> None:
     """Every page's look for this run: readable greys, and the content first on a phone."""
     st.html(PAGE_CSS)  # style only: no space on the page
+
+
+# The page's own script (app/assets/page.js): what CSS cannot do, such as letting a keyboard
+# reach a region that scrolls. Streamlit runs an st.html element's script once, when it is drawn.
+PAGE_SCRIPT = (Path(__file__).parent / "assets" / "page.js").read_text(encoding="utf-8")
+
+
+def page_script() -> None:
+    """Every page's own script, run once in the browser (it keeps watching the page)."""
+    st.html(f"<script>{PAGE_SCRIPT}</script>", unsafe_allow_javascript=True)
 
 
 def presenter_style() -> None:

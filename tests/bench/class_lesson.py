@@ -34,8 +34,6 @@ from collections import Counter
 from app.classroom.store import ClassStore
 from tests.e2e.classroom import (
     BACK,
-    PHONE,
-    PROJECTOR,
     REFUSED,
     SMALL,
     TOKEN_STEP,
@@ -49,7 +47,7 @@ from tests.e2e.classroom import (
     start_class,
     token_choices,
 )
-from tests.e2e.harness import PageProblems, page_summary, wait_settled
+from tests.e2e.harness import PHONE, PROJECTOR, PageProblems, page_summary, wait_settled
 
 UNANSWERED_MS = 15_000  # a Send that shows nothing this long: the student sends it again
 

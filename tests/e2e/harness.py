@@ -352,6 +352,15 @@ def sentence_of(n_words: int, tag: str) -> str:
 # --- pages in a browser ---------------------------------------------------------------------
 
 LOAD_TIMEOUT_MS = 60_000  # the first page of a session imports torch and builds a model
+PROJECTOR = {"width": 1280, "height": 720}  # a classroom projector's viewport
+PHONE = {"width": 390, "height": 844}  # a student's phone
+# a phone's browser says so in its User-Agent (the page wraps figure titles for it)
+PHONE_AGENT = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/126.0 Mobile Safari/537.36"
+)
+# a new browser context's options for a phone: its viewport, user agent and touch
+PHONE_BROWSING = dict(viewport=PHONE, user_agent=PHONE_AGENT, is_mobile=True, has_touch=True)
 
 
 # A page opened at a view's path (/attention) finds its server the way Streamlit's frontend does:

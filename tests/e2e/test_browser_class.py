@@ -19,8 +19,6 @@ from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import Limits
 from tests.e2e.classroom import (
     BACK,
-    PHONE,
-    PROJECTOR,
     QUESTION_STEP,
     REFUSED,
     SMALL,
@@ -41,7 +39,15 @@ from tests.e2e.classroom import (
     tally_reaches,
     token_choices,
 )
-from tests.e2e.harness import PageProblems, StreamlitServer, missing, wait_ready, wait_settled
+from tests.e2e.harness import (
+    PHONE,
+    PROJECTOR,
+    PageProblems,
+    StreamlitServer,
+    missing,
+    wait_ready,
+    wait_settled,
+)
 from tests.e2e.proxy import replicas_behind_nginx
 from tests.e2e.redis_server import RedisServer, redis_server_path
 from tests.e2e.sockets import RoutedSocket, whole_page

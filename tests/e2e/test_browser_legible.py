@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.harness import LOAD_TIMEOUT_MS, open_view, wait_ready
+from tests.e2e.harness import (
+    LOAD_TIMEOUT_MS,
+    PHONE,
+    PHONE_BROWSING,
+    PROJECTOR,
+    open_view,
+    wait_ready,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-
-PROJECTOR = {"width": 1280, "height": 720}
-PHONE = {"width": 390, "height": 844}
-# a phone's browser says so in its User-Agent (the page wraps figure titles for it)
-PHONE_AGENT = (
-    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
-    "Chrome/126.0 Mobile Safari/537.36"
-)
 
 # The smallest figure text in the main area: [size px, its text], or null with no figure.
 SMALLEST_FIGURE_TEXT_JS = """() => {
@@ -148,8 +147,7 @@ def test_a_phone_sees_the_content_first_and_the_text_one_tap_away(
     open_page, server, tmp_path_factory
 ) -> None:
     folder = tmp_path_factory.mktemp("legible_phone")
-    phone = {"viewport": PHONE, "user_agent": PHONE_AGENT, "is_mobile": True, "has_touch": True}
-    page, _ = open_page(phone, 60_000)  # a first visit: the lesson, on MiniLM
+    page, _ = open_page(PHONE_BROWSING, 60_000)  # a first visit: the lesson, on MiniLM
     _settle(page)
     page.screenshot(path=folder / "lesson.png")
     # the step and its first words on the first screen; no title, no status line above it

@@ -12,11 +12,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app.lesson.steps import TITLES
-from tests.e2e.harness import wait_ready
+from tests.e2e.harness import PROJECTOR, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-PROJECTOR = {"width": 1280, "height": 720}
 EXPLORED = {"One query's attention": "lines", "Heads differ": "heads"}  # step: explorer's view
 TOP_OF = """selector => {
   const found = document.querySelector(selector);

@@ -1,0 +1,58 @@
+// The page's own behaviour beyond Streamlit's, loaded once per page by
+// app/streamlit_private.page_script (st.html with its JavaScript allowed; nothing here reads
+// user text).
+//
+// A region that scrolls (a formula wider than a phone, a table or code wider than its place)
+// is one that a keyboard must reach (WCAG 2.1.1; axe: scrollable-region-focusable): while it
+// scrolls it takes the focus (tabindex 0) and has a name, and gives both back once it fits.
+// DOM contract: such a region carries data-keyboard-scroll.
+const SCROLLERS = [
+  [".katex-display", "Formula, scrollable"],
+  ['[data-testid="stTable"] > div', "Table, scrollable"],
+  ['[data-testid="stCode"] pre', "Code, scrollable"],
+];
+
+function scrolls(element) {
+  const style = getComputedStyle(element);
+  const can = (overflow) => overflow === "auto" || overflow === "scroll";
+  return (
+    (can(style.overflowX) && element.scrollWidth > element.clientWidth) ||
+    (can(style.overflowY) && element.scrollHeight > element.clientHeight)
+  );
+}
+
+function markScrollers() {
+  for (const [selector, name] of SCROLLERS) {
+    for (const element of document.querySelectorAll(selector)) {
+      const marked = element.hasAttribute("data-keyboard-scroll");
+      const scrolling = scrolls(element);
+      if (scrolling && !marked) {
+        element.setAttribute("data-keyboard-scroll", "");
+        element.setAttribute("tabindex", "0");
+        element.setAttribute("role", "region");
+        element.setAttribute("aria-label", name);
+      } else if (!scrolling && marked) {
+        for (const attribute of ["data-keyboard-scroll", "tabindex", "role", "aria-label"]) {
+          element.removeAttribute(attribute);
+        }
+      }
+    }
+  }
+}
+
+let pending = false;
+function soon() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => {
+    pending = false;
+    markScrollers();
+  });
+}
+
+if (!window.encoderExplorerPage) {
+  window.encoderExplorerPage = true;
+  new MutationObserver(soon).observe(document.body, { childList: true, subtree: true });
+  window.addEventListener("resize", soon);
+  soon();
+}
