@@ -91,12 +91,21 @@ CODE_CSS = "\n".join(
 PHONE_SIDEBAR_LABEL = "Text and model"  # the sidebar's opener on a phone
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
+CONTROL_BORDER = "#767676"  # a chart's table button: 4.5:1 on white (a control's edge: 3:1)
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
 .katex-display {{ padding: 0 2px; }}
 .katex-display > .katex {{ white-space: normal; }}
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script) {{ display: none; }}
+.figure-text {{ display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center;
+  font-size: 0.875rem; margin: 0.25rem 0 0.5rem; }}
+.figure-text button {{ font: inherit; color: inherit; background: none; cursor: pointer;
+  border: 1px solid {CONTROL_BORDER}; border-radius: 0.4rem; padding: 0.1rem 0.6rem; }}
+.figure-text a {{ color: inherit; }}
+.figure-text table {{ flex-basis: 100%; display: block; overflow: auto; max-height: 24rem;
+  border-collapse: collapse; font-size: 0.8rem; }}
+.figure-text th, .figure-text td {{ border: 1px solid #d6d6d6; padding: 0.1rem 0.4rem; }}
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
@@ -145,9 +154,13 @@ def page_style() -> None:
     st.html(PAGE_CSS)  # style only: no space on the page
 
 
-# The page's own script (app/assets/page.js): what CSS cannot do, such as letting a keyboard
-# reach a region that scrolls. Streamlit runs an st.html element's script once, when it is drawn.
-PAGE_SCRIPT = (Path(__file__).parent / "assets" / "page.js").read_text(encoding="utf-8")
+# The page's own scripts (app/assets/page/*.js, each in its own block): what CSS cannot do,
+# such as letting a keyboard reach a region that scrolls, or giving each chart its text.
+# Streamlit runs an st.html element's script once, when it is drawn.
+PAGE_SCRIPT = "\n".join(
+    f"{{\n{path.read_text(encoding='utf-8')}}}"
+    for path in sorted((Path(__file__).parent / "assets" / "page").glob("*.js"))
+)
 
 
 def page_script() -> None:

@@ -1,7 +1,3 @@
-// The page's own behaviour beyond Streamlit's, loaded once per page by
-// app/streamlit_private.page_script (st.html with its JavaScript allowed; nothing here reads
-// user text).
-//
 // A region that scrolls (a formula wider than a phone, a table or code wider than its place)
 // is one that a keyboard must reach (WCAG 2.1.1; axe: scrollable-region-focusable): while it
 // scrolls it takes the focus (tabindex 0) and has a name, and gives both back once it fits.
@@ -10,6 +6,7 @@ const SCROLLERS = [
   [".katex-display", "Formula, scrollable"],
   ['[data-testid="stTable"] > div', "Table, scrollable"],
   ['[data-testid="stCode"] pre', "Code, scrollable"],
+  ["[data-testid=figure-table]", "A chart's table, scrollable"],
 ];
 
 function scrolls(element) {
@@ -50,8 +47,8 @@ function soon() {
   });
 }
 
-if (!window.encoderExplorerPage) {
-  window.encoderExplorerPage = true;
+if (!window.encoderExplorerScrollers) {
+  window.encoderExplorerScrollers = true;
   new MutationObserver(soon).observe(document.body, { childList: true, subtree: true });
   window.addEventListener("resize", soon);
   soon();

@@ -1,0 +1,95 @@
+"""Every chart's text alternative in a real browser (app/assets/page/figure_text.js): a figure
+named by a sentence of its own numbers, and one keyboard stop below it its numbers as a table,
+which saves as CSV. The expected numbers are computed here from what Plotly itself decoded and
+drew (its _fullData and tick labels), not from the script's reading of the figure."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import PROJECTOR, open_view, wait_ready
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+# A heatmap as Plotly holds it: its values (decoded) and the row labels it draws.
+HEATMAP_JS = """key => {
+  const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  return {
+    z: plot._fullData[0].z.map(row => Array.from(row)),
+    rows: [...plot.querySelectorAll("g.ytick text")].map(t => t.textContent),
+    title: plot.querySelector(".gtitle").textContent,
+    label: plot.getAttribute("aria-label"),
+    role: plot.getAttribute("role"),
+  };
+}"""
+# Each chart in the main area: its role, its name and its drawn title.
+CHARTS_JS = """() => [...document.querySelectorAll("[data-testid=stMain] .js-plotly-plot")]
+  .map(plot => [plot.getAttribute("role"), plot.getAttribute("aria-label") || "",
+                (plot.querySelector(".gtitle") || {}).textContent || ""])"""
+MINILM = {"source": "pretrained"}
+
+
+def js_number(value: float) -> str:
+    """A number as the script writes it: three significant digits, JavaScript's own spelling."""
+    rounded = float(f"{value:.3g}")
+    return str(int(rounded)) if rounded.is_integer() else repr(rounded)
+
+
+def test_a_heatmap_is_named_by_its_range_and_its_largest_cell(open_page) -> None:
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Attention steps", **MINILM)
+    page.wait_for_selector(".st-key-step_keys .js-plotly-plot[aria-label]")
+    drawn = page.evaluate(HEATMAP_JS, "step_keys")
+    values = [(value, i, j) for i, row in enumerate(drawn["z"]) for j, value in enumerate(row)]
+    largest, row, column = max(values)
+    smallest = min(value for value, _, _ in values)
+    assert drawn["role"] == "figure"
+    assert drawn["label"] == (
+        f"{drawn['title']}: heatmap of {len(drawn['z'])} rows by {len(drawn['z'][0])} columns, "
+        f"from {js_number(smallest)} to {js_number(largest)}; largest at row {drawn['rows'][row]}"
+        f", column {column}."
+    )
+
+
+def test_the_table_is_one_key_away_and_saves_as_csv(open_page) -> None:
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Attention steps", **MINILM)
+    chart = page.locator(".st-key-step_keys")
+    toggle = chart.get_by_test_id("figure-table-toggle")
+    table = chart.get_by_test_id("figure-table")
+    assert toggle.get_attribute("aria-expanded") == "false" and not table.is_visible()
+    toggle.focus()
+    page.keyboard.press("Enter")
+    assert toggle.get_attribute("aria-expanded") == "true" and table.is_visible()
+    drawn = page.evaluate(HEATMAP_JS, "step_keys")
+    assert table.locator("tbody tr").count() == len(drawn["z"])
+    assert table.locator("tbody th").all_inner_texts() == drawn["rows"]
+    with page.expect_download() as saving:
+        chart.locator("[data-role=export][data-format=csv]").click()
+    saved = saving.value
+    assert saved.suggested_filename == "Keys K 16 32.csv"
+    rows = list(csv.reader(io.StringIO(Path(saved.path()).read_text(encoding="utf-8"))))
+    assert rows[0] == ["", *[str(j) for j in range(len(drawn["z"][0]))]]
+    assert [row[0] for row in rows[1:]] == drawn["rows"]
+    for row, values in zip(rows[1:], drawn["z"], strict=True):
+        assert [float(cell) for cell in row[1:]] == pytest.approx(values, rel=5e-3, abs=1e-12)
+    toggle.press("Enter")  # and closed again
+    assert toggle.get_attribute("aria-expanded") == "false" and not table.is_visible()
+
+
+def test_every_chart_of_a_view_is_a_named_figure(open_page) -> None:
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="LayerNorm", **MINILM)
+    for view in ("LayerNorm", "Activations", "Heads across a corpus"):
+        if view != "LayerNorm":
+            open_view(page, view, 60_000)
+        wait_ready(page)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.ariaLabel)"
+        )
+        charts = page.evaluate(CHARTS_JS)
+        assert charts, view
+        for role, label, title in charts:
+            assert role == "figure", (view, title)
+            assert label.startswith(title[:20]) and " from " in label, (view, label)
