@@ -35,6 +35,7 @@ from app.charts import training as training_charts
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.user_text import literal
+from app.views.widgets import show
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
 from encoder.measure.train_memory import TrainMemory
@@ -388,7 +389,7 @@ def _draw_progress(job: TrainingJob) -> None:
         min(1.0, job.steps_done / total),
         text=f"step {first.step} / {first.cfg.steps} · {job.seconds:.1f} s of training",
     )
-    st.plotly_chart(
+    show(
         training_charts.training_curves(
             {name: t.history for name, t in job.trainers.items()},
             job.total_steps,
@@ -463,7 +464,7 @@ def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions)
 
 def _placement_results(job: TrainingJob) -> None:
     """The dropout placement runs' held-out accuracy side by side, and what this run showed."""
-    st.plotly_chart(
+    show(
         training_charts.held_out_bars(
             {name: r.held_out_accuracy for name, r in job.results.items()},
             title=f"Held-out accuracy with dropout {job.dropout_rate:g} in each place",
@@ -478,7 +479,7 @@ def _placement_results(job: TrainingJob) -> None:
 
 
 def _comparison_results(job: TrainingJob) -> None:
-    st.plotly_chart(
+    show(
         training_charts.layer_grad_norms_chart(
             job.init_grad_norms, title="Gradient norm of each block at initialisation"
         ),
@@ -587,4 +588,4 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         _placement_results(job)
         return
     result = next(iter(job.results.values()))
-    st.plotly_chart(training_charts.grad_norm_heatmap(result.history), key="train_grads")
+    show(training_charts.grad_norm_heatmap(result.history), key="train_grads")

@@ -20,7 +20,16 @@ from app.charts.common import (
     text_layout,
 )
 
-PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+# Plotly's toolbar keeps one button, the PNG at twice the size (slides): zoom by dragging and a
+# double click to reset need none, and each button was one more keyboard stop per chart (8).
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+    "modeBarButtonsToRemove": [
+        "zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d",
+        "select2d", "lasso2d",
+    ],
+}  # fmt: skip
 
 
 @functools.cache
