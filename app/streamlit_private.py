@@ -102,7 +102,8 @@ PAGE_CSS = f"""<style>
   font-size: 0.875rem; margin: 0.25rem 0 0.5rem; }}
 .figure-text button {{ font: inherit; color: inherit; background: none; cursor: pointer;
   border: 1px solid {CONTROL_BORDER}; border-radius: 0.4rem; padding: 0.1rem 0.6rem; }}
-.figure-text a {{ color: inherit; }}
+.figure-text [role="menu"] {{ display: flex; gap: 0.4rem; }}
+.figure-text [hidden] {{ display: none; }}
 .figure-text table {{ flex-basis: 100%; display: block; overflow: auto; max-height: 24rem;
   border-collapse: collapse; font-size: 0.8rem; }}
 .figure-text th, .figure-text td {{ border: 1px solid #d6d6d6; padding: 0.1rem 0.4rem; }}

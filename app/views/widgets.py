@@ -20,16 +20,10 @@ from app.charts.common import (
     text_layout,
 )
 
-# Plotly's toolbar keeps one button, the PNG at twice the size (slides): zoom by dragging and a
-# double click to reset need none, and each button was one more keyboard stop per chart (8).
-PLOTLY_CONFIG = {
-    "displaylogo": False,
-    "toImageButtonOptions": {"format": "png", "scale": 2},
-    "modeBarButtonsToRemove": [
-        "zoom2d", "pan2d", "zoomIn2d", "zoomOut2d", "autoScale2d", "resetScale2d",
-        "select2d", "lasso2d",
-    ],
-}  # fmt: skip
+# No Plotly toolbar: each chart's "Save as…" (SVG, PNG, CSV) and "Show as a table" come from
+# app/assets/page/figure_text.js; zoom by dragging and a double click to reset need no button,
+# and the toolbar's eight were as many keyboard stops a chart.
+PLOTLY_CONFIG = {"displaylogo": False, "displayModeBar": False}
 
 
 @functools.cache

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 import io
+import struct
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -31,12 +33,24 @@ CHARTS_JS = """() => [...document.querySelectorAll("[data-testid=stMain] .js-plo
   .map(plot => [plot.getAttribute("role"), plot.getAttribute("aria-label") || "",
                 (plot.querySelector(".gtitle") || {}).textContent || ""])"""
 MINILM = {"source": "pretrained"}
+SVG = "http://www.w3.org/2000/svg"
 
 
 def js_number(value: float) -> str:
     """A number as the script writes it: three significant digits, JavaScript's own spelling."""
     rounded = float(f"{value:.3g}")
     return str(int(rounded)) if rounded.is_integer() else repr(rounded)
+
+
+def save_as(page, key: str, format: str) -> tuple[str, bytes]:
+    """Save chart `key` as `format` from its "Save as…" menu, by keyboard: (file name, bytes)."""
+    chart = page.locator(f".st-key-{key}")
+    chart.get_by_test_id("figure-save").press("Enter")  # the menu opens on its first item
+    item = chart.locator(f"[role=menuitem][data-format={format}]")
+    with page.expect_download() as saving:
+        item.press("Enter")
+    assert chart.get_by_test_id("figure-save-menu").is_hidden()  # closed again
+    return saving.value.suggested_filename, Path(saving.value.path()).read_bytes()
 
 
 def test_a_heatmap_is_named_by_its_range_and_its_largest_cell(open_page) -> None:
@@ -66,11 +80,9 @@ def test_the_table_is_one_key_away_and_saves_as_csv(open_page) -> None:
     drawn = page.evaluate(HEATMAP_JS, "step_keys")
     assert table.locator("tbody tr").count() == len(drawn["z"])
     assert table.locator("tbody th").all_inner_texts() == drawn["rows"]
-    with page.expect_download() as saving:
-        chart.locator("[data-role=export][data-format=csv]").click()
-    saved = saving.value
-    assert saved.suggested_filename == "Keys K 16 32.csv"
-    rows = list(csv.reader(io.StringIO(Path(saved.path()).read_text(encoding="utf-8"))))
+    name, saved = save_as(page, "step_keys", "csv")
+    assert name == "Keys K 16 32.csv"
+    rows = list(csv.reader(io.StringIO(saved.decode("utf-8"))))
     assert rows[0] == ["", *[str(j) for j in range(len(drawn["z"][0]))]]
     assert [row[0] for row in rows[1:]] == drawn["rows"]
     for row, values in zip(rows[1:], drawn["z"], strict=True):
@@ -93,3 +105,20 @@ def test_every_chart_of_a_view_is_a_named_figure(open_page) -> None:
         for role, label, title in charts:
             assert role == "figure", (view, title)
             assert label.startswith(title[:20]) and " from " in label, (view, label)
+
+
+def test_a_chart_saves_as_svg_and_as_a_png_twice_its_size(open_page) -> None:
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Attention steps", **MINILM)
+    plot = page.locator(".st-key-step_keys .js-plotly-plot")
+    plot.wait_for()
+    width, height = plot.evaluate("p => [p.clientWidth, p.clientHeight]")
+    name, svg = save_as(page, "step_keys", "svg")
+    assert name == "Keys K 16 32.svg"
+    root = ElementTree.fromstring(svg)  # parses as XML
+    assert root.tag == f"{{{SVG}}}svg" and root.findtext(f"{{{SVG}}}title") == "Keys K [16, 32]"
+    assert (root.get("width"), root.get("height")) == (str(width), str(height))
+    drawn = [text.text for text in root.iter(f"{{{SVG}}}text")]
+    assert "13 tired" in drawn  # the chart's own labels, as text
+    name, png = save_as(page, "step_keys", "png")
+    assert name == "Keys K 16 32.png" and png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert struct.unpack(">II", png[16:24]) == (2 * width, 2 * height)  # IHDR: width, height

@@ -1,13 +1,15 @@
 // Every Plotly chart's text alternative (WCAG 1.1.1), made in the browser from the numbers the
 // chart draws, so that it is true of every run: the chart is a figure named by a sentence (its
-// title, then each series' range and, for a heatmap, where its largest value is), and one
-// keyboard stop below it, "Show as a table" opens its numbers as a table, which saves as CSV.
-// Nothing is sent to the server; user text (tokens) is drawn with textContent.
+// title, then each series' range and, for a heatmap, where its largest value is); one keyboard
+// stop below it, "Show as a table" opens its numbers as a table, and the next, "Save as…", saves
+// the chart as SVG or PNG (drawn from the chart's own SVG) or its numbers as CSV. Nothing is sent
+// to the server; user text (tokens) is drawn with textContent.
 //
 // DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, a
-// [data-testid=figure-text] holds the toggle button [data-testid=figure-table-toggle]
-// (aria-expanded), the CSV link [data-role=export][data-format=csv] and the table
-// [data-testid=figure-table] (hidden until toggled).
+// [data-testid=figure-text] holds the toggle [data-testid=figure-table-toggle] (aria-expanded),
+// the menu button [data-testid=figure-save] (aria-expanded) and its menu
+// [data-testid=figure-save-menu] of [data-role=export][data-format=svg|png|csv] items, and the
+// table [data-testid=figure-table] (hidden until toggled).
 const MAX_SERIES = 4; // series named in a chart's sentence
 const MAX_CELLS = 20000; // a table's cells; beyond, its first rows and a line that says so
 const DTYPES = {
@@ -151,8 +153,84 @@ function drawTable(element, table) {
   }
 }
 
-// The toggle, the CSV link and the table after a chart, made once; each reads the chart's
-// numbers when used (the table when opened, the CSV when saved), not on every redraw.
+const SVG_NS = "http://www.w3.org/2000/svg";
+const PNG_SCALE = 2; // a PNG at twice the chart's size on the page: sharp on a slide
+const FORMATS = [ // what "Save as…" offers: its format, its item's words
+  ["svg", "SVG (drawing, any size)"],
+  ["png", `PNG (picture, ${PNG_SCALE}x)`],
+  ["csv", "CSV (its numbers)"],
+];
+
+// The chart as one SVG document: Plotly's stacked layers (svg.main-svg) on a white ground,
+// titled with the chart's title.
+function svgOf(plot) {
+  const layers = [...plot.querySelectorAll("svg.main-svg")];
+  const width = plot.clientWidth;
+  const height = plot.clientHeight;
+  const root = document.createElementNS(SVG_NS, "svg");
+  root.setAttribute("xmlns", SVG_NS);
+  for (const [name, value] of [["width", width], ["height", height], ["viewBox", `0 0 ${width} ${height}`]]) {
+    root.setAttribute(name, String(value));
+  }
+  const title = document.createElementNS(SVG_NS, "title");
+  title.textContent = titleOf(plot.layout) || "Chart";
+  const ground = document.createElementNS(SVG_NS, "rect");
+  for (const [name, value] of [["width", "100%"], ["height", "100%"], ["fill", "white"]]) {
+    ground.setAttribute(name, value);
+  }
+  root.append(title, ground);
+  for (const layer of layers) {
+    const group = document.createElementNS(SVG_NS, "g");
+    for (const child of layer.childNodes) group.appendChild(child.cloneNode(true));
+    root.appendChild(group);
+  }
+  return { text: new XMLSerializer().serializeToString(root), width, height };
+}
+
+function download(blob, name) {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+}
+
+function saveAs(plot, format) {
+  const name = fileName(titleOf(plot.layout));
+  if (format === "csv") {
+    download(new Blob([csvOf(tableOf(plot.data, plot.layout || {}))], { type: "text/csv" }), `${name}.csv`);
+    return;
+  }
+  const svg = svgOf(plot);
+  if (format === "svg") {
+    download(new Blob([svg.text], { type: "image/svg+xml" }), `${name}.svg`);
+    return;
+  }
+  const image = new Image();
+  image.onload = () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = svg.width * PNG_SCALE;
+    canvas.height = svg.height * PNG_SCALE;
+    const context = canvas.getContext("2d");
+    context.scale(PNG_SCALE, PNG_SCALE);
+    context.drawImage(image, 0, 0);
+    canvas.toBlob((blob) => download(blob, `${name}.png`), "image/png");
+  };
+  image.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg.text)}`;
+}
+
+function button(words, attributes) {
+  const made = document.createElement("button");
+  made.type = "button";
+  made.textContent = words;
+  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
+  return made;
+}
+
+// After a chart, made once: "Show as a table" and "Save as…" (a menu: SVG, PNG, CSV). Each
+// reads the chart's numbers when used, not on every redraw.
 function controlsFor(plot) {
   const host = plot.parentElement;
   let box = host.querySelector(":scope > [data-testid=figure-text]");
@@ -160,16 +238,12 @@ function controlsFor(plot) {
   box = document.createElement("div");
   box.setAttribute("data-testid", "figure-text");
   box.className = "figure-text";
-  const toggle = document.createElement("button");
-  toggle.type = "button";
-  toggle.setAttribute("data-testid", "figure-table-toggle");
-  toggle.setAttribute("aria-expanded", "false");
-  toggle.textContent = "Show as a table";
-  const csv = document.createElement("a");
-  csv.setAttribute("data-role", "export");
-  csv.setAttribute("data-format", "csv");
-  csv.href = "#";
-  csv.textContent = "Save as CSV";
+  const toggle = button("Show as a table", { "data-testid": "figure-table-toggle", "aria-expanded": "false" });
+  const save = button("Save as…", { "data-testid": "figure-save", "aria-haspopup": "menu", "aria-expanded": "false" });
+  const menu = document.createElement("div");
+  menu.setAttribute("role", "menu");
+  menu.setAttribute("data-testid", "figure-save-menu");
+  menu.hidden = true;
   const table = document.createElement("table");
   table.setAttribute("data-testid", "figure-table");
   table.hidden = true;
@@ -180,13 +254,31 @@ function controlsFor(plot) {
     toggle.setAttribute("aria-expanded", String(open));
     toggle.textContent = open ? "Hide the table" : "Show as a table";
   });
-  csv.addEventListener("click", () => {  // the link saves what the chart shows now
-    if (csv.href.startsWith("blob:")) URL.revokeObjectURL(csv.href);
-    const text = csvOf(tableOf(plot.data, plot.layout || {}));
-    csv.href = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
-    csv.download = `${fileName(titleOf(plot.layout))}.csv`;
+  const showMenu = (open) => {
+    menu.hidden = !open;
+    save.setAttribute("aria-expanded", String(open));
+  };
+  save.addEventListener("click", () => {
+    showMenu(menu.hidden);
+    if (!menu.hidden) menu.querySelector("button").focus();
   });
-  box.append(toggle, csv, table);
+  for (const [format, words] of FORMATS) {
+    const item = button(words, { role: "menuitem", "data-role": "export", "data-format": format });
+    item.addEventListener("click", () => {
+      showMenu(false);
+      save.focus();
+      saveAs(plot, format);
+    });
+    menu.appendChild(item);
+  }
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !menu.hidden) {
+      showMenu(false);
+      save.focus();
+      event.stopPropagation();
+    }
+  });
+  box.append(toggle, save, menu, table);
   host.appendChild(box);
   return box;
 }
