@@ -310,14 +310,12 @@ function describeAll() {
   }
 }
 
-let waiting = false;
+// Once the page has been still for QUIET_MS, not on every frame of a page being drawn.
+const QUIET_MS = 100;
+let timer = null;
 function soon() {
-  if (waiting) return;
-  waiting = true;
-  requestAnimationFrame(() => {
-    waiting = false;
-    describeAll();
-  });
+  clearTimeout(timer);
+  timer = setTimeout(describeAll, QUIET_MS);
 }
 
 if (!window.encoderExplorerFigures) {

@@ -37,14 +37,13 @@ function markScrollers() {
   }
 }
 
-let pending = false;
+// Once the page has been still for QUIET_MS: not on every frame of a page being drawn, which
+// would measure its layout again and again.
+const QUIET_MS = 150;
+let timer = null;
 function soon() {
-  if (pending) return;
-  pending = true;
-  requestAnimationFrame(() => {
-    pending = false;
-    markScrollers();
-  });
+  clearTimeout(timer);
+  timer = setTimeout(markScrollers, QUIET_MS);
 }
 
 if (!window.encoderExplorerScrollers) {
