@@ -17,10 +17,11 @@ const DTYPES = {
   i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array,
 };
 
-// A title's text without its tags. ("\x3c" is "<": Streamlit's st.html drops a script whose
-// text holds a tag's opening, even in a string or a regular expression.)
+// A title's text without its tags, its line breaks (a title wrapped to its column) as spaces.
+// ("\x3c" is "<": Streamlit's st.html drops a script whose text holds a tag's opening, even in
+// a string or a regular expression.)
 function plain(text) {
-  return String(text ?? "").replace(/\x3cbr\s*\/?>/gi, " — ").replace(/\x3c[^>]*>/g, "").trim();
+  return String(text ?? "").replace(/\x3cbr\s*\/?>/gi, " ").replace(/\x3c[^>]*>/g, "").trim();
 }
 
 function number(value) {
