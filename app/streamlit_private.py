@@ -14,6 +14,8 @@ from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from encoder.web import asset
+
 
 def session_id() -> str | None:
     """The id of the browser session whose script runs in this thread; None outside one.
@@ -91,22 +93,14 @@ CODE_CSS = "\n".join(
 PHONE_SIDEBAR_LABEL = "Text and model"  # the sidebar's opener on a phone
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
-CONTROL_BORDER = "#767676"  # a chart's table button: 4.5:1 on white (a control's edge: 3:1)
+FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
 .katex-display {{ padding: 0 2px; }}
 .katex-display > .katex {{ white-space: normal; }}
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script) {{ display: none; }}
-.figure-text {{ display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center;
-  font-size: 0.875rem; margin: 0.25rem 0 0.5rem; }}
-.figure-text button {{ font: inherit; color: inherit; background: none; cursor: pointer;
-  border: 1px solid {CONTROL_BORDER}; border-radius: 0.4rem; padding: 0.1rem 0.6rem; }}
-.figure-text [role="menu"] {{ display: flex; gap: 0.4rem; }}
-.figure-text [hidden] {{ display: none; }}
-.figure-text table {{ flex-basis: 100%; display: block; overflow: auto; max-height: 24rem;
-  border-collapse: collapse; font-size: 0.8rem; }}
-.figure-text th, .figure-text td {{ border: 1px solid #d6d6d6; padding: 0.1rem 0.4rem; }}
+{FIGURE_TOOLS_CSS}
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
@@ -155,12 +149,17 @@ def page_style() -> None:
     st.html(PAGE_CSS)  # style only: no space on the page
 
 
-# The page's own scripts (app/assets/page/*.js, each in its own block): what CSS cannot do,
-# such as letting a keyboard reach a region that scrolls, or giving each chart its text.
-# Streamlit runs an st.html element's script once, when it is drawn.
+# The page's own script: what CSS cannot do, such as letting a keyboard reach a region that
+# scrolls, or giving each chart its text. It is the figures' tools of the library
+# (encoder/web/figure_tools.js), then app/assets/page/*.js, in one block (their names are
+# shared, so no two files may declare the same one), once per browser page: Streamlit runs an
+# st.html element's script each time it is drawn.
+PAGE_SCRIPT_FILES = sorted((Path(__file__).parent / "assets" / "page").glob("*.js"))
 PAGE_SCRIPT = "\n".join(
-    f"{{\n{path.read_text(encoding='utf-8')}}}"
-    for path in sorted((Path(__file__).parent / "assets" / "page").glob("*.js"))
+    ["if (!window.encoderExplorerPage) {", "window.encoderExplorerPage = true;"]
+    + [asset("figure_tools.js")]
+    + [path.read_text(encoding="utf-8") for path in PAGE_SCRIPT_FILES]
+    + ["}"]
 )
 
 

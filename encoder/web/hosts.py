@@ -5,6 +5,7 @@ self-contained ES module: anywidget imports `_esm` from a Blob and an offline fi
 neither can follow an `import`. The module is therefore the plain concatenation, in this order, of
 
     shared.js            the DOM helper, the colour scales, the palette
+    figure_tools.js      a figure's "Show as a table" and "Save as…" (SVG, PNG, CSV)
     <module>.js          attention_explorer.js or head_scatter.js: exports `mount`
     glue/<glue>.js       the host's few lines: its default export, or the offline mount calls
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 from encoder.web import asset
 
 SHARED = "shared.js"
+FIGURE_TOOLS = "figure_tools.js"
 EXPLORER = "attention_explorer.js"
 SCATTER = "head_scatter.js"
 
@@ -32,8 +34,9 @@ HOSTS = {
 
 
 def joined(module: str, glue: str | None = None) -> str:
-    """shared.js, then `module`, then `glue/<glue>` if given, as one ES module's text."""
-    names = [SHARED, module] + ([f"glue/{glue}"] if glue else [])
+    """shared.js, figure_tools.js, then `module`, then `glue/<glue>` if given, as one ES
+    module's text."""
+    names = [SHARED, FIGURE_TOOLS, module] + ([f"glue/{glue}"] if glue else [])
     return "\n".join(f"// ---- {name}\n{asset(name)}" for name in names)
 
 
@@ -43,5 +46,5 @@ def host_module(host: str) -> str:
 
 
 def explorer_style() -> str:
-    """The explorer's stylesheet."""
-    return asset("attention_explorer.css")
+    """The explorer's stylesheet, with its figure tools'."""
+    return asset("attention_explorer.css") + asset("figure_tools.css")

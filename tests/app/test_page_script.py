@@ -1,20 +1,51 @@
-"""The page's own scripts (app/assets/page/*.js) as Streamlit will run them: every file, each in
-its own block, and no text that makes st.html drop the script without a word."""
+"""The page's own script (the library's figure tools, then app/assets/page/*.js) as Streamlit
+will run it: one block that runs once per browser page and parses, no name declared twice
+across its files, and no text that makes st.html drop the script without a word."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import shutil
+import subprocess
 
-from app.streamlit_private import PAGE_SCRIPT
+import pytest
 
-SCRIPTS = sorted((Path(__file__).resolve().parents[2] / "app" / "assets" / "page").glob("*.js"))
+from app.streamlit_private import PAGE_SCRIPT, PAGE_SCRIPT_FILES
+from encoder.web import asset
+
+TOP_LEVEL = re.compile(r"^(?:function|const|let|class)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 
 
-def test_every_script_runs_in_its_own_block() -> None:
-    assert len(SCRIPTS) >= 2
-    for path in SCRIPTS:
-        assert f"{{\n{path.read_text(encoding='utf-8')}}}" in PAGE_SCRIPT, path.name
+def test_every_file_is_in_the_one_guarded_block() -> None:
+    assert len(PAGE_SCRIPT_FILES) >= 3
+    assert PAGE_SCRIPT.startswith("if (!window.encoderExplorerPage) {")
+    texts = [asset("figure_tools.js")] + [p.read_text(encoding="utf-8") for p in PAGE_SCRIPT_FILES]
+    for text in texts:
+        assert text in PAGE_SCRIPT
+
+
+def test_no_name_is_declared_twice_across_the_files() -> None:
+    names = TOP_LEVEL.findall(PAGE_SCRIPT)
+    twice = sorted({name for name in names if names.count(name) > 1})
+    assert twice == []
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+def test_the_script_parses_and_runs_its_guard_once(tmp_path) -> None:
+    # run twice with a stand-in page: the second run must not declare or watch anything again
+    stub = (
+        "globalThis.window = globalThis; let watched = 0;"
+        "globalThis.document = {body: {}, querySelectorAll: () => []};"
+        "globalThis.MutationObserver = class { observe() { watched += 1; } };"
+        "globalThis.addEventListener = () => {}; globalThis.setTimeout = () => 0;"
+        "globalThis.clearTimeout = () => {};"
+    )
+    script = tmp_path / "page.js"
+    twice = f"{stub}\n{PAGE_SCRIPT}\n{PAGE_SCRIPT}\nconsole.log(watched);"
+    script.write_text(twice, encoding="utf-8")
+    ran = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "2"  # figure_text's and keyboard_scroll's watchers, once each
 
 
 def test_no_tag_opening_that_st_html_would_drop_the_script_for() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import encoder.web
-from encoder.web.hosts import HOSTS, SHARED, host_module, joined
+from encoder.web.hosts import FIGURE_TOOLS, HOSTS, SHARED, host_module, joined
 from encoder.web.payload import (
     SCALE,
     block_tiles,
@@ -49,7 +49,7 @@ def test_no_browser_file_imports_another_and_each_is_in_a_hosts_module() -> None
     files = {path.relative_to(WEB).as_posix(): path for path in WEB.rglob("*.js")}
     for name, path in files.items():
         assert not IMPORT.search(path.read_text(encoding="utf-8")), f"{name} imports"
-    used = {SHARED} | {module for module, _ in HOSTS.values()}
+    used = {SHARED, FIGURE_TOOLS} | {module for module, _ in HOSTS.values()}
     assert set(files) == used | {f"glue/{glue}" for _, glue in HOSTS.values()}
 
 

@@ -5,13 +5,9 @@
 // the chart as SVG or PNG (drawn from the chart's own SVG) or its numbers as CSV. Nothing is sent
 // to the server; user text (tokens) is drawn with textContent.
 //
-// DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, a
-// [data-testid=figure-text] holds the toggle [data-testid=figure-table-toggle] (aria-expanded),
-// the menu button [data-testid=figure-save] (aria-expanded) and its menu
-// [data-testid=figure-save-menu] of [data-role=export][data-format=svg|png|csv] items, and the
-// table [data-testid=figure-table] (hidden until toggled).
+// DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, the
+// [data-testid=figure-text] box of encoder/web/figure_tools.js (joined before this file).
 const MAX_SERIES = 4; // series named in a chart's sentence
-const MAX_CELLS = 20000; // a table's cells; beyond, its first rows and a line that says so
 const DTYPES = {
   f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array,
   i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array,
@@ -22,10 +18,6 @@ const DTYPES = {
 // a string or a regular expression.)
 function plain(text) {
   return String(text ?? "").replace(/\x3cbr\s*\/?>/gi, " ").replace(/\x3c[^>]*>/g, "").trim();
-}
-
-function number(value) {
-  return Number.isFinite(value) ? Number(value.toPrecision(3)).toString() : String(value);
 }
 
 // An array as sent: a list (of lists), or plotly.py's {dtype, bdata, shape} in base64.
@@ -67,7 +59,7 @@ function tableOf(traces, layout) {
     const rows = decoded(heatmap.z) || [];
     const columns = (rows[0] || []).length;
     const head = ["", ...Array.from({ length: columns }, (_, j) => label(heatmap, layout, "x", j))];
-    const body = rows.map((row, i) => [label(heatmap, layout, "y", i), ...Array.from(row, number)]);
+    const body = rows.map((row, i) => [label(heatmap, layout, "y", i), ...Array.from(row, (value) => figureNumber(value))]);
     return { head, body };
   }
   const body = [];
@@ -80,9 +72,9 @@ function tableOf(traces, layout) {
     for (let i = 0; i < count; i++) {
       const x = xs[i] ?? i;
       const tick = typeof x === "number" && axis.ticktext ? ticks.indexOf(x) : -1;
-      const shown = tick >= 0 ? plain(axis.ticktext[tick]) : typeof x === "number" ? number(x) : String(x);
+      const shown = tick >= 0 ? plain(axis.ticktext[tick]) : typeof x === "number" ? figureNumber(x) : String(x);
       body.push([plain(trace.name) || trace.type, shown,
-        typeof ys[i] === "number" ? number(ys[i]) : String(ys[i] ?? "")]);
+        typeof ys[i] === "number" ? figureNumber(ys[i]) : String(ys[i] ?? "")]);
     }
   }
   const layoutOf = traces[0] ? (letter) => titleOf(axisOf(layout, traces[0], letter)) : () => "";
@@ -104,14 +96,14 @@ function seriesClause(trace, layout) {
     if (best === null) return null;
     const values = finite(rows.map((row) => Array.from(row)));
     return `heatmap of ${rows.length} rows by ${(rows[0] || []).length} columns, ` +
-      `from ${number(Math.min(...values))} to ${number(best[0])}; largest at row ` +
+      `from ${figureNumber(Math.min(...values))} to ${figureNumber(best[0])}; largest at row ` +
       `${label(trace, layout, "y", best[1])}, column ${label(trace, layout, "x", best[2])}`;
   }
   const ys = finite(Array.from(decoded(trace.y) || []));
   if (!ys.length) return null;
   const axis = titleOf(axisOf(layout, trace, "y"));
   const name = [plain(trace.name) || trace.type, axis].filter(Boolean).join(", ");
-  return `${name}: ${ys.length} values from ${number(Math.min(...ys))} to ${number(Math.max(...ys))}`;
+  return `${name}: ${ys.length} values from ${figureNumber(Math.min(...ys))} to ${figureNumber(Math.max(...ys))}`;
 }
 
 function sentenceOf(traces, layout) {
@@ -123,169 +115,26 @@ function sentenceOf(traces, layout) {
   return shown.length ? `${title}: ${shown.join("; ")}.` : `${title}.`;
 }
 
-function csvOf(table) {
-  const cell = (value) => (/[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
-  return [table.head, ...table.body].map((row) => row.map((v) => cell(String(v))).join(",")).join("\n");
-}
-
-function drawTable(element, table) {
-  element.replaceChildren();
-  const cells = table.body.length * table.head.length;
-  const rows = cells > MAX_CELLS ? Math.max(1, Math.floor(MAX_CELLS / table.head.length)) : table.body.length;
-  const head = element.createTHead().insertRow();
-  for (const text of table.head) {
-    const th = document.createElement("th");
-    th.scope = "col";
-    th.textContent = text;
-    head.appendChild(th);
-  }
-  const body = element.createTBody();
-  for (const row of table.body.slice(0, rows)) {
-    const tr = body.insertRow();
-    row.forEach((text, index) => {
-      const cell = document.createElement(index === 0 ? "th" : "td");
-      if (index === 0) cell.scope = "row";
-      cell.textContent = text;
-      tr.appendChild(cell);
-    });
-  }
-  if (rows < table.body.length) {
-    element.createCaption().textContent = `The first ${rows} of ${table.body.length} rows (the CSV has them all).`;
-  }
-}
-
-const SVG_NS = "http://www.w3.org/2000/svg";
-const PNG_SCALE = 2; // a PNG at twice the chart's size on the page: sharp on a slide
-const FORMATS = [ // what "Save as…" offers: its format, its item's words
-  ["svg", "SVG (drawing, any size)"],
-  ["png", `PNG (picture, ${PNG_SCALE}x)`],
-  ["csv", "CSV (its numbers)"],
-];
-
-// The chart as one SVG document: Plotly's stacked layers (svg.main-svg) on a white ground,
-// titled with the chart's title.
-function svgOf(plot) {
-  const layers = [...plot.querySelectorAll("svg.main-svg")];
-  const width = plot.clientWidth;
-  const height = plot.clientHeight;
-  const root = document.createElementNS(SVG_NS, "svg");
-  root.setAttribute("xmlns", SVG_NS);
-  for (const [name, value] of [["width", width], ["height", height], ["viewBox", `0 0 ${width} ${height}`]]) {
-    root.setAttribute(name, String(value));
-  }
-  const title = document.createElementNS(SVG_NS, "title");
-  title.textContent = titleOf(plot.layout) || "Chart";
-  const ground = document.createElementNS(SVG_NS, "rect");
-  for (const [name, value] of [["width", "100%"], ["height", "100%"], ["fill", "white"]]) {
-    ground.setAttribute(name, value);
-  }
-  root.append(title, ground);
-  for (const layer of layers) {
-    const group = document.createElementNS(SVG_NS, "g");
-    for (const child of layer.childNodes) group.appendChild(child.cloneNode(true));
-    root.appendChild(group);
-  }
-  return { text: new XMLSerializer().serializeToString(root), width, height };
-}
-
-function download(blob, name) {
-  const link = document.createElement("a");
-  link.href = URL.createObjectURL(blob);
-  link.download = name;
-  document.body.appendChild(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
-}
-
-function saveAs(plot, format) {
-  const name = fileName(titleOf(plot.layout));
-  if (format === "csv") {
-    download(new Blob([csvOf(tableOf(plot.data, plot.layout || {}))], { type: "text/csv" }), `${name}.csv`);
-    return;
-  }
-  const svg = svgOf(plot);
-  if (format === "svg") {
-    download(new Blob([svg.text], { type: "image/svg+xml" }), `${name}.svg`);
-    return;
-  }
-  const image = new Image();
-  image.onload = () => {
-    const canvas = document.createElement("canvas");
-    canvas.width = svg.width * PNG_SCALE;
-    canvas.height = svg.height * PNG_SCALE;
-    const context = canvas.getContext("2d");
-    context.scale(PNG_SCALE, PNG_SCALE);
-    context.drawImage(image, 0, 0);
-    canvas.toBlob((blob) => download(blob, `${name}.png`), "image/png");
+// The chart as the figure that figureControls (encoder/web/figure_tools.js) saves and tabulates:
+// its numbers read, and Plotly's stacked layers (svg.main-svg) drawn, when used.
+function figureOf(plot) {
+  const title = () => titleOf(plot.layout) || "Chart";
+  return {
+    title,
+    table: () => tableOf(plot.data, plot.layout || {}),
+    svg: () => svgDocument([...plot.querySelectorAll("svg.main-svg")], plot.clientWidth, plot.clientHeight, title()),
   };
-  image.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg.text)}`;
 }
 
-function button(words, attributes) {
-  const made = document.createElement("button");
-  made.type = "button";
-  made.textContent = words;
-  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
-  return made;
-}
-
-// After a chart, made once: "Show as a table" and "Save as…" (a menu: SVG, PNG, CSV). Each
-// reads the chart's numbers when used, not on every redraw.
+// After a chart, made once: "Show as a table" and "Save as…".
 function controlsFor(plot) {
   const host = plot.parentElement;
   let box = host.querySelector(":scope > [data-testid=figure-text]");
-  if (box) return box;
-  box = document.createElement("div");
-  box.setAttribute("data-testid", "figure-text");
-  box.className = "figure-text";
-  const toggle = button("Show as a table", { "data-testid": "figure-table-toggle", "aria-expanded": "false" });
-  const save = button("Save as…", { "data-testid": "figure-save", "aria-haspopup": "menu", "aria-expanded": "false" });
-  const menu = document.createElement("div");
-  menu.setAttribute("role", "menu");
-  menu.setAttribute("data-testid", "figure-save-menu");
-  menu.hidden = true;
-  const table = document.createElement("table");
-  table.setAttribute("data-testid", "figure-table");
-  table.hidden = true;
-  toggle.addEventListener("click", () => {
-    const open = table.hidden;
-    if (open) drawTable(table, tableOf(plot.data, plot.layout || {}));
-    table.hidden = !open;
-    toggle.setAttribute("aria-expanded", String(open));
-    toggle.textContent = open ? "Hide the table" : "Show as a table";
-  });
-  const showMenu = (open) => {
-    menu.hidden = !open;
-    save.setAttribute("aria-expanded", String(open));
-  };
-  save.addEventListener("click", () => {
-    showMenu(menu.hidden);
-    if (!menu.hidden) menu.querySelector("button").focus();
-  });
-  for (const [format, words] of FORMATS) {
-    const item = button(words, { role: "menuitem", "data-role": "export", "data-format": format });
-    item.addEventListener("click", () => {
-      showMenu(false);
-      save.focus();
-      saveAs(plot, format);
-    });
-    menu.appendChild(item);
+  if (!box) {
+    box = figureControls(figureOf(plot));
+    host.appendChild(box);
   }
-  box.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && !menu.hidden) {
-      showMenu(false);
-      save.focus();
-      event.stopPropagation();
-    }
-  });
-  box.append(toggle, save, menu, table);
-  host.appendChild(box);
   return box;
-}
-
-function fileName(title) {
-  return title.replace(/[^\w\- ]+/g, "").trim().slice(0, 60) || "chart";
 }
 
 const described = new WeakMap(); // plot: the data it was last described from
@@ -297,8 +146,7 @@ function describe(plot) {
   described.set(plot, traces);
   plot.setAttribute("role", "figure");
   plot.setAttribute("aria-label", sentenceOf(traces, layout));
-  const table = controlsFor(plot).querySelector("[data-testid=figure-table]");
-  if (!table.hidden) drawTable(table, tableOf(traces, layout)); // open: it follows the chart
+  controlsFor(plot).refresh(); // an open table follows the chart
 }
 
 function describeAll() {
@@ -311,16 +159,4 @@ function describeAll() {
   }
 }
 
-// Once the page has been still for QUIET_MS, not on every frame of a page being drawn.
-const QUIET_MS = 100;
-let timer = null;
-function soon() {
-  clearTimeout(timer);
-  timer = setTimeout(describeAll, QUIET_MS);
-}
-
-if (!window.encoderExplorerFigures) {
-  window.encoderExplorerFigures = true;
-  new MutationObserver(soon).observe(document.body, { childList: true, subtree: true });
-  soon();
-}
+whenStill(describeAll, 100); // not on every frame of a page being drawn

@@ -37,18 +37,5 @@ function markScrollers() {
   }
 }
 
-// Once the page has been still for QUIET_MS: not on every frame of a page being drawn, which
-// would measure its layout again and again.
-const QUIET_MS = 150;
-let timer = null;
-function soon() {
-  clearTimeout(timer);
-  timer = setTimeout(markScrollers, QUIET_MS);
-}
-
-if (!window.encoderExplorerScrollers) {
-  window.encoderExplorerScrollers = true;
-  new MutationObserver(soon).observe(document.body, { childList: true, subtree: true });
-  window.addEventListener("resize", soon);
-  soon();
-}
+// Not on every frame of a page being drawn, which would measure its layout again and again.
+whenStill(markScrollers, 150, { resize: true });

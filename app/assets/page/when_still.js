@@ -1,0 +1,13 @@
+// The page's scripts work once the page has been still for a while, not on every frame of a
+// page being drawn: whenStill(callback, quietMs) runs callback once the page's elements have not
+// changed for quietMs (and, with resize, once the window has not been resized for as long).
+function whenStill(callback, quietMs, { resize = false } = {}) {
+  let timer = null;
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(callback, quietMs);
+  };
+  new MutationObserver(soon).observe(document.body, { childList: true, subtree: true });
+  if (resize) window.addEventListener("resize", soon);
+  soon();
+}

@@ -1,0 +1,191 @@
+/**
+ * What every figure offers beside itself, whoever draws it (a Plotly chart on the page, the
+ * attention explorer, the head scatter): "Show as a table" (its numbers, one keyboard stop) and
+ * "Save as…" (a menu: SVG, PNG at PNG_SCALE times its size, CSV of its numbers). Nothing is
+ * sent to a server; user text (tokens) is drawn with textContent.
+ *
+ * Joined before the modules that use it (encoder/web/hosts.py) and into the page's own script
+ * (app/streamlit_private.py), so it is plain functions and constants with names of their own.
+ * ("\x3c" is "<" in these files: Streamlit's st.html drops a script whose text holds a tag's
+ * opening, even in a string.)
+ *
+ * DOM contract: figureControls' box is [data-testid=figure-text]; it holds the toggle
+ * [data-testid=figure-table-toggle] (aria-expanded), the menu button [data-testid=figure-save]
+ * (aria-expanded) and its menu [data-testid=figure-save-menu] of
+ * [data-role=export][data-format=svg|png|csv] items, and the table [data-testid=figure-table]
+ * (hidden until toggled). A table is {head: [...], body: [[...], ...]} of strings.
+ */
+
+const FIGURE_MAX_CELLS = 20000; // a table's cells; beyond, its first rows and a line that says so
+const SVG_NS = "http://www.w3.org/2000/svg";
+const PNG_SCALE = 2; // a PNG at twice the figure's size on the page: sharp on a slide
+const SAVE_FORMATS = [ // what "Save as…" offers: its format, its item's words
+  ["svg", "SVG (drawing, any size)"],
+  ["png", `PNG (picture, ${PNG_SCALE}x)`],
+  ["csv", "CSV (its numbers)"],
+];
+
+/** A number as a figure's table and sentence write it: three significant digits. */
+function figureNumber(value) {
+  return Number.isFinite(value) ? Number(value.toPrecision(3)).toString() : String(value);
+}
+
+function csvText(table) {
+  const cell = (value) => (/[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+  return [table.head, ...table.body].map((row) => row.map((v) => cell(String(v))).join(",")).join("\n");
+}
+
+/** `table` drawn into the table element `into`: a header row, a row header per row, and at most
+ * FIGURE_MAX_CELLS cells, with a caption where it stops. */
+function drawTable(into, table) {
+  into.replaceChildren();
+  const cells = table.body.length * table.head.length;
+  const rows = cells > FIGURE_MAX_CELLS
+    ? Math.max(1, Math.floor(FIGURE_MAX_CELLS / table.head.length)) : table.body.length;
+  const head = into.createTHead().insertRow();
+  for (const text of table.head) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  const body = into.createTBody();
+  for (const row of table.body.slice(0, rows)) {
+    const tr = body.insertRow();
+    row.forEach((text, index) => {
+      const cell = document.createElement(index === 0 ? "th" : "td");
+      if (index === 0) cell.scope = "row";
+      cell.textContent = text;
+      tr.appendChild(cell);
+    });
+  }
+  if (rows < table.body.length) {
+    into.createCaption().textContent = `The first ${rows} of ${table.body.length} rows (the CSV has them all).`;
+  }
+}
+
+/** A file name made from a figure's title. */
+function fileName(title) {
+  return title.replace(/[^\w\- ]+/g, "").trim().slice(0, 60) || "figure";
+}
+
+/** One SVG document of `width` x `height` on a white ground, titled `title`, holding `layers`
+ * (SVG elements, cloned: the page keeps its own) one group each: {text, width, height}. */
+function svgDocument(layers, width, height, title) {
+  const root = document.createElementNS(SVG_NS, "svg");
+  root.setAttribute("xmlns", SVG_NS);
+  for (const [name, value] of [["width", width], ["height", height], ["viewBox", `0 0 ${width} ${height}`]]) {
+    root.setAttribute(name, String(value));
+  }
+  const named = document.createElementNS(SVG_NS, "title");
+  named.textContent = title;
+  const ground = document.createElementNS(SVG_NS, "rect");
+  for (const [name, value] of [["width", "100%"], ["height", "100%"], ["fill", "white"]]) {
+    ground.setAttribute(name, value);
+  }
+  root.append(named, ground);
+  for (const layer of layers) {
+    const group = document.createElementNS(SVG_NS, "g");
+    for (const child of layer.childNodes) group.appendChild(child.cloneNode(true));
+    root.appendChild(group);
+  }
+  return { text: new XMLSerializer().serializeToString(root), width, height };
+}
+
+function download(blob, name) {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+}
+
+/** The figure saved as `format`: "csv" from figure.table(), "svg" or "png" from figure.svg()
+ * (an svgDocument), named after figure.title(). */
+function saveFigure(figure, format) {
+  const name = fileName(figure.title());
+  if (format === "csv") {
+    download(new Blob([csvText(figure.table())], { type: "text/csv" }), `${name}.csv`);
+    return;
+  }
+  const svg = figure.svg();
+  if (format === "svg") {
+    download(new Blob([svg.text], { type: "image/svg+xml" }), `${name}.svg`);
+    return;
+  }
+  const image = new Image();
+  image.onload = () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = svg.width * PNG_SCALE;
+    canvas.height = svg.height * PNG_SCALE;
+    const context = canvas.getContext("2d");
+    context.scale(PNG_SCALE, PNG_SCALE);
+    context.drawImage(image, 0, 0);
+    canvas.toBlob((blob) => download(blob, `${name}.png`), "image/png");
+  };
+  image.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg.text)}`;
+}
+
+function figureButton(words, attributes) {
+  const made = document.createElement("button");
+  made.type = "button";
+  made.textContent = words;
+  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
+  return made;
+}
+
+/** "Show as a table" and "Save as…" for `figure` ({title(), table(), svg()}, each read when
+ * used, not on every redraw), in a new box for the caller to place. box.refresh() redraws an
+ * open table from figure.table(), for a figure that changed. */
+function figureControls(figure) {
+  const box = document.createElement("div");
+  box.setAttribute("data-testid", "figure-text");
+  box.className = "figure-text";
+  const toggle = figureButton("Show as a table", { "data-testid": "figure-table-toggle", "aria-expanded": "false" });
+  const save = figureButton("Save as…", { "data-testid": "figure-save", "aria-haspopup": "menu", "aria-expanded": "false" });
+  const menu = document.createElement("div");
+  menu.setAttribute("role", "menu");
+  menu.setAttribute("data-testid", "figure-save-menu");
+  menu.hidden = true;
+  const table = document.createElement("table");
+  table.setAttribute("data-testid", "figure-table");
+  table.hidden = true;
+  toggle.addEventListener("click", () => {
+    const open = table.hidden;
+    if (open) drawTable(table, figure.table());
+    table.hidden = !open;
+    toggle.setAttribute("aria-expanded", String(open));
+    toggle.textContent = open ? "Hide the table" : "Show as a table";
+  });
+  const showMenu = (open) => {
+    menu.hidden = !open;
+    save.setAttribute("aria-expanded", String(open));
+  };
+  save.addEventListener("click", () => {
+    showMenu(menu.hidden);
+    if (!menu.hidden) menu.querySelector("button").focus();
+  });
+  for (const [format, words] of SAVE_FORMATS) {
+    const item = figureButton(words, { role: "menuitem", "data-role": "export", "data-format": format });
+    item.addEventListener("click", () => {
+      showMenu(false);
+      save.focus();
+      saveFigure(figure, format);
+    });
+    menu.appendChild(item);
+  }
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !menu.hidden) {
+      showMenu(false);
+      save.focus();
+      event.stopPropagation();
+    }
+  });
+  box.append(toggle, save, menu, table);
+  box.refresh = () => {
+    if (!table.hidden) drawTable(table, figure.table());
+  };
+  return box;
+}
