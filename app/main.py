@@ -23,11 +23,12 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
     sys.path.insert(0, ROOT)
 
 from app import logs, registry, session_end, training_session  # noqa: E402
+from app.charts.common import plural  # noqa: E402
 from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
-from app.streamlit_private import page_script, page_style  # noqa: E402
+from app.streamlit_private import announce, page_script, page_style  # noqa: E402
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
@@ -44,6 +45,15 @@ def status_line(runs: Runs, page_start: float) -> str:
         f"{int(run.attention_mask.sum())} tokens · {parameters} parameters · "
         f"traced forward pass {forward} ms (once, hooks capturing) · page {page_ms:.0f} ms"
     )
+
+
+def run_finished(title: str, runs: Runs) -> str:
+    """What a screen reader hears once a view is drawn from a new run (nothing that changes
+    from one rerun to the next, such as a time, so that it is said once)."""
+    run = runs.a
+    tokens = plural(int(run.attention_mask.sum()), "token")
+    setups = " and ".join(f"{r.parameters:,} parameters" for _, r in runs.named())
+    return f"{title} drawn: {tokens}, {plural(len(run.sentences), 'sentence')}, {setups}."
 
 
 def _heads_off(setup: Setup, name: str) -> tuple[tuple[int, int], ...]:
@@ -195,6 +205,7 @@ def draw_page(view: registry.View, held: Frame) -> None:
         st.error(literal(runs.b_problem))
     chosen = state.fit_to_sentences(chosen, run.lengths)
     view.draw(runs, chosen)
+    announce(run_finished(view.title, runs))
     if not (view.title == "Lesson" and chosen.present):
         st.caption(status_line(runs, held.page_start))
 

@@ -7,6 +7,7 @@ to mend, and each answers None / does nothing where the runtime is absent (AppTe
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import streamlit as st
@@ -99,7 +100,21 @@ PAGE_CSS = f"""<style>
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
 .katex-display {{ padding: 0 2px; }}
 .katex-display > .katex {{ white-space: normal; }}
-[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script) {{ display: none; }}
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script),
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-announce]) {{
+  display: none; }}
+.visually-hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip-path: inset(50%); white-space: nowrap; }}
+@media (prefers-reduced-motion: reduce) {{
+  *, *::before, *::after {{ animation-duration: 0.01ms !important;
+    animation-iteration-count: 1 !important; transition-duration: 0.01ms !important;
+    scroll-behavior: auto !important; }}
+}}
+@media (prefers-contrast: more) {{
+  [data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"][disabled] {{ color: #222; }}
+  .figure-text button {{ border-color: #222; }}
+  :focus-visible {{ outline: 3px solid #000 !important; outline-offset: 2px; }}
+}}
 {FIGURE_TOOLS_CSS}
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
@@ -136,7 +151,8 @@ PRESENTER_CSS = f"""<style>
 [data-testid="stMainBlockContainer"] [data-testid="stWidgetLabel"] p,
 [data-testid="stMainBlockContainer"] [data-testid="stRadio"] p,
 [data-testid="stMainBlockContainer"] [data-testid="stExpander"] summary p {{ font-size: {PROSE}; }}
-[data-testid="stMainBlockContainer"] button p {{ font-size: 1.05rem; }}
+[data-testid="stMainBlockContainer"] button p,
+[data-testid="stMainBlockContainer"] .figure-text {{ font-size: 1.05rem; }}
 [data-testid="stMainBlockContainer"] h3 {{ font-size: 1.9rem; padding-top: 0.2rem; }}
 </style>"""
 PRESENTER_QUESTION_CSS = """<style>
@@ -166,6 +182,12 @@ PAGE_SCRIPT = "\n".join(
 def page_script() -> None:
     """Every page's own script, run once in the browser (it keeps watching the page)."""
     st.html(f"<script>{PAGE_SCRIPT}</script>", unsafe_allow_javascript=True)
+
+
+def announce(news: str) -> None:
+    """Have a screen reader say `news` politely, once (app/assets/page/announce.js reads each
+    new [data-announce] aloud through the page's one live region); nothing shows."""
+    st.html(f"<p data-announce hidden>{html.escape(news)}</p>")
 
 
 def presenter_style() -> None:

@@ -13,13 +13,13 @@ from app.charts.attention import (
     token_grid_figure,
 )
 from app.charts.common import (
-    DIVERGING,
     OKABE_ITO,
     base_layout,
     depth_labels,
     escape,
     new_figure,
     plural,
+    signed_scale,
     visible_ticks,
 )
 
@@ -125,11 +125,7 @@ def _difference_heatmap(z: np.ndarray, real: np.ndarray, colour_title: str) -> g
     limit = limit if limit > 0 else 1e-6
     return go.Heatmap(
         z=np.round(z, 5),
-        zmin=-limit,
-        zmax=limit,
-        zmid=0,
-        colorscale=DIVERGING,
-        colorbar=dict(title=dict(text=colour_title, side="right"), thickness=14),
+        **signed_scale(z, limit, colour_title),
         hoverongaps=False,
         hovertemplate="%{y}<br>%{x}<br>change %{z:+.4f}<extra></extra>",
         name="difference",

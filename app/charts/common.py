@@ -11,6 +11,7 @@ import html
 import math
 import re
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -100,6 +101,32 @@ def colour_scale(name: str) -> list[list]:
 
 VIRIDIS = colour_scale("Viridis")
 DIVERGING_SCALE = colour_scale(DIVERGING)
+SIGN_CELLS = 400  # a signed heatmap of at most this many cells marks each cell's sign in it
+SIGN_SHARE = 0.1  # ... where the value is at least this share of the scale's end (else blank)
+MINUS = "\u2212"
+
+
+def signed_scale(z: np.ndarray, limit: float, colour_title: str) -> dict:
+    """A signed heatmap's colours, with the sign carried by more than its colour (WCAG 1.4.1):
+    the scale symmetric around zero (white), its colour bar titled and its numbers signed
+    ("+0.5"), and in a small grid each cell marked "+" or "\u2212" where it is visibly off
+    zero; a trace's keys (a plain dict, or go.Heatmap's keyword arguments)."""
+    trace = {
+        "zmin": -limit,
+        "zmax": limit,
+        "zmid": 0,
+        "colorscale": DIVERGING_SCALE,
+        "colorbar": {
+            "title": {"text": colour_title, "side": "right"},
+            "thickness": 14,
+            "tickformat": "+.2~g",
+        },
+    }
+    if 0 < z.size <= SIGN_CELLS:
+        cut = SIGN_SHARE * limit
+        marks = np.where(z >= cut, "+", np.where(z <= -cut, MINUS, ""))
+        trace |= {"text": marks.tolist(), "texttemplate": "%{text}"}
+    return trace
 
 
 TITLE_LINE = 1.3  # a title line's height over its font size

@@ -10,13 +10,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.common import (
-    DIVERGING_SCALE,
     FONT_SIZE,
     OKABE_ITO,
     base_layout,
     base_spec,
     escape,
     new_figure,
+    signed_scale,
     visible_ticks,
 )
 
@@ -41,11 +41,7 @@ def _signed_heatmap(z: np.ndarray, hover: str, colour_title: str, robust: bool =
     return {
         "type": "heatmap",
         "z": np.round(z, 5),
-        "zmin": -limit,
-        "zmax": limit,
-        "zmid": 0,
-        "colorscale": DIVERGING_SCALE,
-        "colorbar": {"title": {"text": colour_title, "side": "right"}, "thickness": 14},
+        **signed_scale(z, limit, colour_title),
         "hovertemplate": hover + "<extra></extra>",
         "name": "values",
     }

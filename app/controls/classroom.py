@@ -47,6 +47,7 @@ from app.lesson.questions import (
     header,
     show_reveal,
 )
+from app.streamlit_private import announce
 from app.user_text import literal
 from encoder.inspect.predictions import Prediction
 
@@ -305,6 +306,7 @@ def _follow_line(code: str) -> None:
     )
     if current is not None:
         st.caption(f"Class {code} · the teacher is on step {current.step}")
+        announce(f"The class is on step {current.step}.")
 
 
 def _student_poll() -> None:
@@ -407,5 +409,7 @@ def _student_question(prediction: Prediction) -> None:
     mine = None if away else _guarded(lambda: class_store().my_answer(code, me, qid))
     if mine:
         st.success(literal(f"Counted: {mine} (you can change it until the reveal)."))
+        announce(f"Your answer was counted: {mine}.")
     elif state.get("_class_refused") == qid:  # said until it is counted, the page redrawn too
         st.info(f"Your answer was not counted{UNAVAILABLE if away else ''}: send it again.")
+        announce("Your answer was not counted: send it again.")

@@ -67,6 +67,23 @@ def test_attention_difference_is_diverging_around_zero_with_real_layer_numbers()
     assert "layer 5 · query 0" in fig.layout.yaxis.ticktext
 
 
+def test_a_difference_carries_its_sign_in_more_than_colour():
+    difference = np.zeros((1, 2, 4, 4))
+    difference[0, 1, 2, 0] = -0.3
+    difference[0, 0, 1, 3] = 0.02  # under a tenth of the scale's end: no mark
+    difference[0, 0, 0, 1] = 0.2
+    values = attention_difference(difference, 4, layers=[0]).data[0]
+    assert values.colorbar.tickformat.startswith("+")  # the legend's numbers are signed
+    z = np.array(values.z, dtype=float)
+    marks = np.array(values.text)
+    assert marks.shape == z.shape and values.texttemplate == "%{text}"
+    assert sorted(marks[marks != ""]) == ["+", "\u2212"]
+    assert marks[np.isclose(z, -0.3)].tolist() == ["\u2212"]
+    assert marks[np.isclose(z, 0.2)].tolist() == ["+"]
+    many = attention_difference(np.full((1, 2, 30, 30), 0.5), 30, layers=[0]).data[0]
+    assert many.text is None  # cells too small to hold a mark: the hover and the table say it
+
+
 def test_cosine_cells_are_short():
     assert [cell_text(c) for c in (0.99996, 0.9912, -0.5)] == ["1", ".991", "-.500"]
     fig = residual_cosine_chart(

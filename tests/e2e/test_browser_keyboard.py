@@ -1,0 +1,84 @@
+"""The page by keyboard and for a screen reader (app/assets/page: view_nav.js, announce.js): the
+skip link first, then the view control as one stop that lands on the open view, arrows among
+the views; a run announced once through the page's live region; reduced motion and more
+contrast honoured where the system asks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.harness import PROJECTOR, expected_tokens, type_text
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+FOCUSED = "() => document.activeElement?.innerText?.trim() ?? ''"
+IS_VIEW = "() => document.activeElement?.dataset?.testid === 'stTopNavLink'"
+ANNOUNCED = "() => document.querySelector('[data-testid=page-announcer]')?.textContent ?? null"
+
+
+def tab_to_the_views(page) -> list[str]:
+    """Tab from the top of the page until a view link has the focus: the stops on the way."""
+    page.locator("body").focus()
+    stops = []
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate(FOCUSED))
+        if page.evaluate(IS_VIEW):
+            return stops
+    raise AssertionError(f"no view link within 30 stops: {stops}")
+
+
+def test_the_view_control_is_one_stop_on_the_open_view(open_page):
+    page, _ = open_page(view="LayerNorm", source="pretrained")
+    stops = tab_to_the_views(page)
+    assert stops[0] == "Skip to main content"  # Streamlit's skip link stays first
+    assert stops[-1] == "LayerNorm"  # not "Lesson", the first view
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUSED) == "Activations"
+    page.keyboard.press("Home")
+    assert page.evaluate(FOCUSED) == "Lesson"
+    page.keyboard.press("ArrowLeft")  # wraps round
+    last = page.get_by_test_id("stTopNavLink").last.inner_text().strip()
+    assert page.evaluate(FOCUSED) == last
+    page.keyboard.press("Tab")  # one stop for all the views: Tab leaves them
+    assert not page.evaluate(IS_VIEW)
+    tabbable = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=stTopNavLink]')]"
+        ".filter(a => a.tabIndex >= 0).map(a => a.innerText.trim())"
+    )
+    assert tabbable == [last]  # the one moved to keeps the stop
+
+
+def test_a_finished_run_is_announced_once_politely(open_page):
+    page, _ = open_page(view="Attention", source="pretrained")
+    text = "The cat sat on the mat."
+    type_text(page, text)
+    tokens = len(expected_tokens(text)[0])
+    page.wait_for_function(
+        f"() => ({ANNOUNCED})()?.startsWith('Attention drawn: {tokens} tokens, 1 sentence,')",
+        timeout=60_000,
+    )
+    region = page.get_by_test_id("page-announcer")
+    assert region.get_attribute("role") == "status"
+    assert region.get_attribute("aria-live") == "polite"
+    parameters = re.search(r"([\d,]+) parameters", page.evaluate(ANNOUNCED)).group(1)
+    captions = page.get_by_test_id("stCaptionContainer")
+    status = captions.filter(has_text="parameters").last.inner_text()
+    assert f"{parameters} parameters" in status  # the same run's count as the status line
+    assert page.locator("[data-announce]").first.is_hidden()  # said, never shown
+
+
+def test_reduced_motion_and_more_contrast_are_honoured(open_page):
+    # asked for before the page opens (Chromium does not restyle a page whose emulated
+    # contrast changes after it is drawn)
+    asking = {"viewport": PROJECTOR, "reduced_motion": "reduce", "contrast": "more"}
+    page, _ = open_page(browsing=asking, view="Tokens", source="pretrained")
+    caption = "getComputedStyle(document.querySelector('[data-testid=stCaptionContainer]'))"
+    assert page.evaluate(f"() => {caption}.color") == "rgb(34, 34, 34)"  # #595959 otherwise
+    durations = page.evaluate(
+        "() => [...document.querySelectorAll('button, a')].map(e => getComputedStyle(e)"
+        ".transitionDuration.split(',').map(parseFloat)).flat()"
+    )
+    assert durations and max(durations) < 0.001
