@@ -61,6 +61,11 @@ def token_label(position: int, token: str) -> str:
     return f"{position}: {token}"
 
 
+def token_named(tokens: list[str], position: int) -> str:
+    """How a token is named in a sentence: its text and position ("'it' (position 8)")."""
+    return f"{str(tokens[position])!r} (position {position})"
+
+
 def head_label(layer: int, head: int) -> str:
     """How a head is named, as an answer and in a sentence: "layer 2, head 1" (both from 0)."""
     return f"layer {layer}, head {head}"
@@ -78,12 +83,12 @@ def top_key(
     row = np.asarray(attention[layer, head, query], dtype=np.float64)  # [key]
     best = int(row.argmax())
     options = tuple(token_label(i, t) for i, t in enumerate(tokens))
-    q = f"{tokens[query]!r} (position {query})"
+    q = token_named(tokens, query)
 
     def explain(guess: str) -> str:
         truth = (
             f"in {head_label(layer, head)}, {q} gives its most attention, {row[best]:.2f}, to "
-            f"{tokens[best]!r} (position {best})"
+            f"{token_named(tokens, best)}"
         )
         picked = _position(guess, len(tokens))
         if picked is None:

@@ -5,7 +5,10 @@
     head_view(outputs.attentions, tokens)  # any Hugging Face model's, as BertViz takes them
 
 Both return an anywidget that displays itself; its ES module is the library's own
-(encoder/web), so the explorer is the one the page and the offline files draw. Needs the
+(encoder/web), so the explorer is the one the page and the offline files draw. A widget's
+`save_html(path)` writes it as an offline HTML file; a notebook saved with its outputs shows, where
+no kernel runs (nbviewer, nbconvert, GitHub), a still picture of its head and a sentence of that
+head's numbers instead of the widget. Needs the
 `notebook` extra (anywidget); importing this package never imports Streamlit.
 """
 

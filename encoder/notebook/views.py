@@ -98,7 +98,8 @@ def head_view(
     if html_action == "return":
         from IPython.display import HTML
 
-        return HTML(explorer_html(payload_of(runs, first_layer, first_head), "Attention"))
+        page = payload_of(runs, first_layer, first_head)
+        return HTML(explorer_html(page, "Attention", layer=first_layer, head=first_head))
     return _widget(runs, first_layer, first_head)
 
 

@@ -51,8 +51,11 @@ def explorer_element(
     )
 
 
-def explorer_html(payload: bytes, title: str = "Attention explorer") -> str:
-    """One HTML page holding the explorer of one payload (one setup, or A and B to compare)."""
+def explorer_html(
+    payload: bytes, title: str = "Attention explorer", *, layer: int = 0, head: int = 0
+) -> str:
+    """One HTML page holding the explorer of one payload (one setup, or A and B to compare),
+    opened on `layer`, `head` (positions in the payload, from 0)."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -63,7 +66,7 @@ def explorer_html(payload: bytes, title: str = "Attention explorer") -> str:
             explorer_scripts(),
             "</head><body>",
             f"<h1>{html.escape(title)}</h1>",
-            explorer_element(payload),
+            explorer_element(payload, layer=layer, head=head),
             "</body></html>",
         ]
     )
