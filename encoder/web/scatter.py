@@ -10,8 +10,8 @@ ROLE_CODES = {"query": 0, "key": 1}
 
 def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int) -> dict:
     """head_scatter.js's `data` for head (layer, head): coordinates rounded to 4 decimals (in
-    float64: float32 rounded reads 0.9822999835014343 in JSON), user text (tokens, sentences)
-    as data only."""
+    float64: float32 rounded reads 0.9822999835014343 in JSON) on the plane's two principal axes,
+    named in `axes`; user text (tokens, sentences) as data only."""
     points = head_points(stats, layer, head)
     codes = {kind: i for i, kind in enumerate(KINDS)}
     return {
@@ -25,4 +25,5 @@ def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int
         "kinds": list(KINDS),
         "tokens": points["token"].tolist(),
         "sentences": list(sentences),
+        "axes": ["the first principal component", "the second principal component"],
     }
