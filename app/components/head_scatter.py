@@ -1,8 +1,9 @@
 """The head scatter on the page: a Custom Components v2 host of encoder/web's head_scatter.js.
 
 The module, joined with its Streamlit glue (encoder/web/glue/streamlit.js), and its stylesheet are
-the component's code; user text (tokens, sentences) travels only in `data`. Hover and colouring
-are handled in the browser and send nothing back.
+the component's code; user text (tokens, sentences) travels only in `data`. Hover, the keyboard's
+point (the plane is one Tab stop: arrow keys, Home, End, Escape) and colouring are handled in
+the browser and send nothing back.
 """
 
 from __future__ import annotations

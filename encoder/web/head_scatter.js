@@ -11,17 +11,33 @@
  *
  * data: {title, x: number[], y: number[], role: (0 query | 1 key)[], sentence: int[],
  *        position: int[], kind: int[], kinds: string[], tokens: string[] (one per point),
- *        sentences: string[]}: every array of x's length but kinds and sentences.
+ *        sentences: string[], axes?: [x's name, y's name] ("x", "y" without)}: every array of
+ *        x's length but kinds, sentences and axes.
  * User text (tokens, sentences) is drawn with textContent only.
  *
+ * Keyboard (the plane is one Tab stop): an arrow key selects the nearest point that way (for →,
+ * among the points to the right, the one with the least dx + 2|dy|: off-axis counts double; at
+ * the edge nothing happens; the first arrow selects the first point), Home the first point, End
+ * the last, Escape clears the selection and the hover readout (and, anywhere on the page, a
+ * mouse's hover readout). The plane's scale is the same across and up, so distances in the
+ * data's units are the screen's. A click selects the point under the mouse.
+ *
  * DOM contract (it may sit inside a shadow root):
- *   root     [data-testid="head-scatter"] with data-points (how many), data-colour
- *            ("position" | "kind" | "role"), data-draw-ms (the last draw's time), data-hover
- *            (the hovered point's index, "" when none), data-hover-token, data-hover-role,
- *            data-hover-sentence (its sentence's index)
+ *   root     [data-testid="head-scatter"] role="figure", named by the title, with data-points
+ *            (how many), data-colour ("position" | "kind" | "role"), data-draw-ms (the last
+ *            draw's time), data-hover (the hovered point's index, "" when none),
+ *            data-hover-token, data-hover-role, data-hover-sentence (its sentence's index),
+ *            data-selected (the keyboard's point's index, "" when none), data-key-ms (the last
+ *            key's handling time)
  *   buttons  [data-role="colour"][data-colour=...][aria-pressed]
- *   plane    the canvas [data-role="plane"] (hover: the nearest point within HOVER_PX)
- *   hover    [data-role="hover"]: the token, query or key, its position and its sentence
+ *   plane    the canvas [data-role="plane"] (hover: the nearest point within HOVER_PX):
+ *            tabindex="0", role="application", aria-roledescription="scatter plot", aria-label
+ *            a sentence of its data (how many points, queries and keys, each axis's name and
+ *            range, the keys)
+ *   marks    [data-role="hover-mark"], [data-role="selected-mark"]: rings over the hovered and
+ *            the selected point (aria-hidden, `hidden` when none)
+ *   hover    [data-role="hover"], aria-live="polite": the point shown (the hovered one, else
+ *            the selected one): its token, query or key, its position, its sentence, its x and y
  *   legend   [data-role="legend"]
  *   message  [data-role="message"]: why nothing is drawn
  */
@@ -35,6 +51,20 @@ const KIND_COLOURS = ["vermillion", "blue", "orange", "green", "purple", "skyBlu
 const ROLE_COLOURS = [OKABE_ITO.green, OKABE_ITO.purple]; // query, key
 const ROLES = ["query", "key"];
 const COLOURINGS = ["position", "kind", "role"];
+// arrow key -> [sign across, sign up] in the data's units (y grows upward on the screen)
+const ARROWS = { ArrowRight: [1, 0], ArrowLeft: [-1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+const OFF_AXIS = 2; // an arrow's cost: distance along it + OFF_AXIS x distance across it
+const PROMPT =
+  "Hover a point, or Tab to the plane and use the arrow keys: its token and its sentence.";
+
+/** A coordinate for the readout: at most 4 decimals. */
+const coordinate = (value) => String(Number(value.toFixed(4)));
+
+/** The data's axis names, or "x" and "y". */
+function axesOf(data) {
+  const axes = Array.isArray(data.axes) && data.axes.length === 2 ? data.axes : ["x", "y"];
+  return axes.map(String);
+}
 
 function check(data) {
   const n = data && data.x ? data.x.length : 0;
@@ -46,12 +76,18 @@ function check(data) {
 }
 
 export function mount(host, data, options = {}) {
-  const root = element("div", { class: "hsc", "data-testid": "head-scatter", "data-hover": "" });
+  const root = element("div", { class: "hsc", "data-testid": "head-scatter", "data-hover": "",
+    "data-selected": "", role: "figure" });
   const bar = element("div", { class: "hsc-bar" });
   const title = element("span", { class: "hsc-title" });
   const buttons = element("span", { class: "hsc-group" });
   const canvas = element("canvas", { class: "hsc-plane", "data-role": "plane", width: SIZE,
-    height: SIZE });
+    height: SIZE, tabindex: "0", role: "application", "aria-roledescription": "scatter plot" });
+  const frame = element("div", { class: "hsc-frame" });
+  const hoverMark = element("div", { class: "hsc-mark", "data-role": "hover-mark",
+    "aria-hidden": "true", hidden: "" });
+  const selectedMark = element("div", { class: "hsc-mark", "data-role": "selected-mark",
+    "aria-hidden": "true", hidden: "" });
   const hover = element("div", { class: "hsc-hover", "data-role": "hover", "aria-live": "polite" });
   const legend = element("div", { class: "hsc-legend", "data-role": "legend" });
   const message = element("div", { class: "hsc-message", "data-role": "message" });
@@ -59,7 +95,8 @@ export function mount(host, data, options = {}) {
   const body = element("div", { class: "hsc-body" });
   bar.append(title, buttons);
   side.append(legend, hover);
-  body.append(canvas, side);
+  frame.append(canvas, selectedMark, hoverMark);
+  body.append(frame, side);
   root.append(bar, message, body);
   host.appendChild(root);
 
@@ -73,6 +110,8 @@ export function mount(host, data, options = {}) {
 
   let state = { data: null, px: null, py: null, grid: null, maxPosition: 1 };
   let colour = COLOURINGS.includes(options.colour) ? options.colour : "position";
+  let hovered = -1; // the mouse's point
+  let selected = -1; // the keyboard's point
 
   for (const name of COLOURINGS) {
     const button = element("button", { type: "button", "data-role": "colour", "data-colour": name },
@@ -179,22 +218,61 @@ export function mount(host, data, options = {}) {
     return best;
   }
 
-  function showHover(i) {
-    root.dataset.hover = i < 0 ? "" : String(i);
+  /** The keyboard's next point from `from` for an arrow's [sign across, sign up]; -1 at the
+   * edge. A linear scan: well under a millisecond for ten thousand points. */
+  function step(from, [across, up]) {
+    const { x, y } = state.data;
+    const x0 = x[from], y0 = y[from];
+    let best = -1, bestCost = Infinity;
+    for (let j = 0; j < x.length; j++) {
+      const dx = x[j] - x0, dy = y[j] - y0;
+      const along = across ? across * dx : up * dy;
+      if (!(along > 0)) continue;
+      const cost = along + OFF_AXIS * Math.abs(across ? dy : dx);
+      if (cost < bestCost) { best = j; bestCost = cost; }
+    }
+    return best;
+  }
+
+  function place(mark, i) {
+    mark.hidden = i < 0;
+    if (i < 0) return;
+    mark.style.left = `${canvas.offsetLeft + canvas.clientLeft + state.px[i]}px`;
+    mark.style.top = `${canvas.offsetTop + canvas.clientTop + state.py[i]}px`;
+  }
+
+  /** The readout and the rings: the hovered point, else the selected one. */
+  function show() {
+    root.dataset.hover = hovered < 0 ? "" : String(hovered);
+    root.dataset.selected = selected < 0 ? "" : String(selected);
+    const d = state.data;
+    if (hovered < 0) {
+      for (const name of ["hoverToken", "hoverRole", "hoverSentence"]) delete root.dataset[name];
+    } else {
+      root.dataset.hoverToken = d.tokens[hovered];
+      root.dataset.hoverRole = ROLES[d.role[hovered]];
+      root.dataset.hoverSentence = String(d.sentence[hovered]);
+    }
+    place(hoverMark, d ? hovered : -1);
+    place(selectedMark, d ? selected : -1);
+    const i = hovered < 0 ? selected : hovered;
     hover.replaceChildren();
     if (i < 0) {
-      for (const name of ["hoverToken", "hoverRole", "hoverSentence"]) delete root.dataset[name];
-      hover.textContent = "Hover a point: its token and its sentence.";
+      hover.textContent = PROMPT;
       return;
     }
-    const d = state.data;
-    root.dataset.hoverToken = d.tokens[i];
-    root.dataset.hoverRole = ROLES[d.role[i]];
-    root.dataset.hoverSentence = String(d.sentence[i]);
     const head = element("div", { class: "hsc-token" },
       `“${d.tokens[i]}” as a ${ROLES[d.role[i]]}, position ${d.position[i]} (${d.kinds[d.kind[i]]})`);
     const sentence = element("div", { class: "hsc-sentence" }, d.sentences[d.sentence[i]] ?? "");
-    hover.append(head, sentence);
+    const where = element("div", { class: "hsc-where" },
+      `x ${coordinate(d.x[i])}, y ${coordinate(d.y[i])}`);
+    hover.append(head, sentence, where);
+  }
+
+  function showHover(i) {
+    if (i === hovered) return;
+    hovered = i;
+    show();
   }
 
   canvas.addEventListener("mousemove", (event) => {
@@ -203,21 +281,89 @@ export function mount(host, data, options = {}) {
     showHover(nearest(event.clientX - box.left, event.clientY - box.top));
   });
   canvas.addEventListener("mouseleave", () => showHover(-1));
+  canvas.addEventListener("click", () => {
+    if (hovered < 0) return;
+    selected = hovered;
+    show();
+  });
+
+  canvas.addEventListener("keydown", (event) => {
+    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
+    const start = performance.now();
+    const n = state.data.x.length;
+    let next = selected;
+    if (event.key in ARROWS) {
+      next = selected < 0 ? 0 : step(selected, ARROWS[event.key]);
+      if (next < 0) { // the edge: nothing happens (and the page does not scroll)
+        event.preventDefault();
+        return;
+      }
+    } else if (event.key === "Home") {
+      next = 0;
+    } else if (event.key === "End") {
+      next = n - 1;
+    } else if (event.key === "Escape") {
+      if (selected < 0 && hovered < 0) return; // nothing to dismiss: the page's Escape
+      next = -1;
+    } else {
+      return;
+    }
+    event.preventDefault();
+    hovered = -1; // the last move, mouse or key, is the one shown
+    selected = next;
+    show();
+    root.dataset.keyMs = (performance.now() - start).toFixed(2);
+  });
+
+  // Escape dismisses a mouse's hover readout wherever the focus is (WCAG 1.4.13)
+  function dismiss(event) {
+    if (event.key !== "Escape" || hovered < 0 || event.composedPath().includes(canvas)) return;
+    showHover(-1);
+  }
+  document.addEventListener("keydown", dismiss);
+
+  function label(d) {
+    const n = d.x.length;
+    let queries = 0, x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (let i = 0; i < n; i++) {
+      if (d.role[i] === 0) queries += 1;
+      x0 = Math.min(x0, d.x[i]); x1 = Math.max(x1, d.x[i]);
+      y0 = Math.min(y0, d.y[i]); y1 = Math.max(y1, d.y[i]);
+    }
+    const count = (k) => k.toLocaleString("en-US");
+    const [xName, yName] = axesOf(d);
+    return `Scatter plot of ${count(n)} points, ${count(queries)} queries and ` +
+      `${count(n - queries)} keys. Across, x: ${xName}, from ${x0.toFixed(2)} to ` +
+      `${x1.toFixed(2)}. Up, y: ${yName}, from ${y0.toFixed(2)} to ${y1.toFixed(2)}. ` +
+      "Arrow keys select the nearest point that way, Home the first point, End the last, " +
+      "Escape clears.";
+  }
 
   function update(next) {
     const problem = check(next);
     message.textContent = problem;
     root.dataset.points = problem ? "0" : String(next.x.length);
     title.textContent = next && next.title ? next.title : "";
+    root.setAttribute("aria-label", title.textContent || "Head scatter");
     state.data = problem ? null : next;
-    if (state.data) layout();
+    if (state.data) {
+      layout();
+      canvas.setAttribute("aria-label", label(state.data));
+    } else {
+      canvas.setAttribute("aria-label", `Scatter plot: ${problem}`);
+    }
     draw();
-    showHover(-1);
+    hovered = -1;
+    selected = -1;
+    show();
   }
 
   update(data);
   return {
     update,
-    destroy() { root.remove(); },
+    destroy() {
+      document.removeEventListener("keydown", dismiss);
+      root.remove();
+    },
   };
 }

@@ -9,14 +9,15 @@ ROLE_CODES = {"query": 0, "key": 1}
 
 
 def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int) -> dict:
-    """head_scatter.js's `data` for head (layer, head): coordinates rounded to 4 decimals, user
-    text (tokens, sentences) as data only."""
+    """head_scatter.js's `data` for head (layer, head): coordinates rounded to 4 decimals (in
+    float64: float32 rounded reads 0.9822999835014343 in JSON) on the plane's two principal axes,
+    named in `axes`; user text (tokens, sentences) as data only."""
     points = head_points(stats, layer, head)
     codes = {kind: i for i, kind in enumerate(KINDS)}
     return {
         "title": f"layer {layer}, head {head}: {len(points):,} queries and keys",
-        "x": points["x"].round(4).tolist(),
-        "y": points["y"].round(4).tolist(),
+        "x": points["x"].astype("float64").round(4).tolist(),
+        "y": points["y"].astype("float64").round(4).tolist(),
         "role": points["role"].map(ROLE_CODES).tolist(),
         "sentence": points["sentence"].tolist(),
         "position": points["position"].tolist(),
@@ -24,4 +25,5 @@ def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int
         "kinds": list(KINDS),
         "tokens": points["token"].tolist(),
         "sentences": list(sentences),
+        "axes": ["the first principal component", "the second principal component"],
     }
