@@ -13,7 +13,7 @@ from app.charts.attention import (
     token_grid_figure,
 )
 from app.charts.common import (
-    OKABE_ITO,
+    SERIES_COLOURS,
     base_layout,
     depth_labels,
     escape,
@@ -63,7 +63,7 @@ def residual_cosine_chart(
         mode="lines+markers+text",
         text=[f"{value:.4f}" for value in mean],
         textposition="middle left",
-        marker=dict(color=OKABE_ITO[0], size=10),
+        marker=dict(color=SERIES_COLOURS[0], size=10),
         hovertemplate="%{y}<br>mean cosine %{x:.6f}<extra></extra>",
         name="mean over tokens",
         xaxis="x2",
@@ -101,7 +101,7 @@ def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str
         go.Bar(
             x=list(range(len(tokens))),
             y=np.round(np.asarray(change, dtype=np.float64), 6),
-            marker_color=OKABE_ITO[4],
+            marker_color=SERIES_COLOURS[4],
             customdata=np.stack(
                 [[escape(label) for label in labels], [f"{c:.6f}" for c in cosine]], axis=-1
             ),

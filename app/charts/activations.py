@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from app.charts.common import (
     DIVERGING,
-    OKABE_ITO,
+    SERIES_COLOURS,
     VIRIDIS,
     base_layout,
     base_spec,
@@ -29,8 +29,8 @@ from app.charts.common import (
 DIGITS = 4  # decimals sent to the browser
 TOKEN_LABEL_CHARS = 14
 MAX_FLAGGED = 5  # outlier dimensions named on the heatmap (the table lists them all)
-BELOW_ZERO = OKABE_ITO[4]  # vermillion: the values the activation zeroes or bends
-ABOVE_ZERO = OKABE_ITO[0]
+BELOW_ZERO = SERIES_COLOURS[4]  # vermillion: the values the activation zeroes or bends
+ABOVE_ZERO = SERIES_COLOURS[0]
 # A gated activation's own function, the one its input half goes through before the gate
 # multiplies it: GeGLU = GELU(x W_in) * (x W_gate), SwiGLU = SiLU(x W_in) * (x W_gate).
 GATED_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
@@ -262,7 +262,7 @@ def residual_stream_chart(
         x=rounded(l2_norms),
         y=rows,
         orientation="h",
-        marker_color=OKABE_ITO[2],
+        marker_color=SERIES_COLOURS[2],
         hovertemplate="token %{y}: L2 norm %{x:.3f}<extra></extra>",
         showlegend=False,
         row=1,
@@ -337,7 +337,7 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
                 y=means,
                 customdata=names,
                 mode="lines+markers",
-                line=dict(color=OKABE_ITO[0], width=3),
+                line=dict(color=SERIES_COLOURS[0], width=3),
                 marker=dict(size=9),
                 name="mean cosine",
                 hovertemplate="after %{customdata}: %{y:.3f}<extra></extra>",
@@ -346,7 +346,9 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
                 x=[depths[chosen]],
                 y=[means[chosen]],
                 mode="markers",
-                marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color=OKABE_ITO[1], width=3)),
+                marker=dict(
+                    size=20, color="rgba(0,0,0,0)", line=dict(color=SERIES_COLOURS[1], width=3)
+                ),
                 name="chosen layer",
                 hoverinfo="skip",
             ),

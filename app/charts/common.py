@@ -22,9 +22,14 @@ FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # the page's own t
 PAD_TOKEN = "[PAD]"
 MAX_TICK_LABELS = 60  # more tokens than this: label every k-th tick (hover still names each)
 TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the whole token)
-# Okabe and Ito's colour-blind safe hues, darkened where theirs is under 3:1 on white (orange
-# #E69F00 2.3:1, sky blue #56B4E9 2.3:1, purple #CC79A7 3.1:1): lines and markers carry meaning
-OKABE_ITO = ["#0072B2", "#A97400", "#009E73", "#BB6496", "#D55E00", "#2A86BF"]
+# Series told apart by colour (lines, markers): every pair at least 10 apart (CIE76) in normal and
+# simulated colour-blind vision, each at least 3:1 on white; in this order (blue, olive, green,
+# magenta, vermillion, indigo, black, grey); encoder/web/shared.js has the same list
+# (tests/app/test_palette.py checks both). Okabe and Ito's, darkened to 3:1, had two blues 9 apart
+# and an orange 3 from vermillion for a protanope.
+SERIES_COLOURS = [
+    "#0072B2", "#6B5A00", "#00876A", "#C0488F", "#D55E00", "#3D2A8C", "#000000", "#8C8C8C"
+]  # fmt: skip
 DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
 MARGIN = dict(l=60, r=20, t=60, b=50)
 PLOTLY_HEIGHT = 450  # px: the height plotly draws a figure that sets none

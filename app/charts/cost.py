@@ -25,12 +25,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import FONT_SIZE, MARGIN, OKABE_ITO, base_layout, escape, new_figure
+from app.charts.common import FONT_SIZE, MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
 from encoder.inspect.measures import log_log_slope
 
-PLACEMENT_COLOURS = {"pre": OKABE_ITO[0], "post": OKABE_ITO[1]}
-TIME_COLOUR, FLOP_COLOUR = OKABE_ITO[0], "#B0B0B0"
-PLAIN_COLOUR, CHECKPOINTED_COLOUR = OKABE_ITO[4], OKABE_ITO[2]
+PLACEMENT_COLOURS = {"pre": SERIES_COLOURS[0], "post": SERIES_COLOURS[1]}
+TIME_COLOUR, FLOP_COLOUR = SERIES_COLOURS[0], "#B0B0B0"
+PLAIN_COLOUR, CHECKPOINTED_COLOUR = SERIES_COLOURS[4], SERIES_COLOURS[2]
 REFERENCE_LINE = dict(color="grey", dash="dash", width=2)
 LARGE_FONT = FONT_SIZE + 4  # axis titles and labels read from the back of a room
 SPLIT_PATTERN = dict(fgcolor="white", solidity=0.3)  # hatching: time split by FLOPs
@@ -184,8 +184,8 @@ def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
             hovertemplate=f"{name}<br>%{{x:.0f}} tokens: %{{y:.3g}} ms<extra></extra>",
         )
         for key, name, colour, dash in (
-            ("attention", "attention n²·d (at the measured rate)", OKABE_ITO[4], "dash"),
-            ("ffn", "feed-forward n·d·d_ff (at the measured rate)", OKABE_ITO[2], "dot"),
+            ("attention", "attention n²·d (at the measured rate)", SERIES_COLOURS[4], "dash"),
+            ("ffn", "feed-forward n·d·d_ff (at the measured rate)", SERIES_COLOURS[2], "dot"),
         )
     ]
     fig = new_figure([measured, *references])

@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 
 from app.charts.common import (
     MARGIN,
-    OKABE_ITO,
     PAD_TOKEN,
+    SERIES_COLOURS,
     base_spec,
     depth_name,
     escape,
@@ -47,7 +47,7 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
         )
     traces = []
     norms = [n for n in NORM_ORDER if n in set(rows["norm"])]
-    for colour, norm in zip(OKABE_ITO, norms, strict=False):
+    for colour, norm in zip(SERIES_COLOURS, norms, strict=False):
         part = rows[rows["norm"] == norm].sort_values("position")
         positions = part["position"].to_numpy()
         labels = [escape(_token_at(tokens, p)) for p in positions.tolist()]

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from app.charts.common import (
     FONT_SIZE,
-    OKABE_ITO,
+    SERIES_COLOURS,
     base_layout,
     base_spec,
     escape,
@@ -172,8 +172,8 @@ def softmax_comparison(
     positions = list(range(len(tokens)))
     root = f"√{head_dim}"
     bars = [
-        (f"softmax(q·k / {root}): the model's weights", scaled, OKABE_ITO[0], entropies[0]),
-        ("softmax(q·k): no scaling", unscaled, OKABE_ITO[4], entropies[1]),
+        (f"softmax(q·k / {root}): the model's weights", scaled, SERIES_COLOURS[0], entropies[0]),
+        ("softmax(q·k): no scaling", unscaled, SERIES_COLOURS[4], entropies[1]),
     ]
     fig = new_figure(
         [
@@ -299,7 +299,7 @@ def rope_turns(turned: np.ndarray, formula: np.ndarray, *, position: int) -> go.
                 x=pairs,
                 y=np.round(np.degrees(turned), 4),
                 name="turned (read from q_i before and after)",
-                marker_color=OKABE_ITO[0],
+                marker_color=SERIES_COLOURS[0],
                 hovertemplate="pair %{x}: turned %{y:.3f}°<extra></extra>",
             ),
             go.Scatter(
@@ -307,7 +307,7 @@ def rope_turns(turned: np.ndarray, formula: np.ndarray, *, position: int) -> go.
                 y=np.round(wrapped, 4),
                 mode="markers",
                 name=f"{position} × base^(−2j/d_k), within ±180°",
-                marker=dict(symbol="x", size=10, color=OKABE_ITO[4]),
+                marker=dict(symbol="x", size=10, color=SERIES_COLOURS[4]),
                 hovertemplate="pair %{x}: formula %{y:.3f}°<extra></extra>",
             ),
         ]

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import MARGIN, OKABE_ITO, base_layout, escape, new_figure
+from app.charts.common import MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
 
 MAX_POINTS = 300  # points per curve sent to the browser; longer histories are thinned
 
@@ -59,7 +59,7 @@ def training_curves(
         frame = thin(history)
         if frame.empty:
             continue
-        line = dict(color=OKABE_ITO[colour_index % len(OKABE_ITO)], width=2)
+        line = dict(color=SERIES_COLOURS[colour_index % len(SERIES_COLOURS)], width=2)
         if name in dashed:
             line["dash"] = "dash"
         label = escape(name)
@@ -107,7 +107,7 @@ def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.F
                 x=[f"L{i}" for i in range(len(values))],
                 y=np.round(values, 5),
                 name=label,
-                marker_color=OKABE_ITO[index % len(OKABE_ITO)],
+                marker_color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
                 hovertemplate=f"{label}<br>block %{{x}}<br>gradient norm %{{y:.4f}}<extra></extra>",
             )
         )
@@ -126,7 +126,7 @@ def held_out_bars(accuracy: dict[str, float], *, title: str) -> go.Figure:
             y=np.round(list(accuracy.values()), 4),
             text=[f"{value:.3f}" for value in accuracy.values()],
             textposition="outside",
-            marker_color=[OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(names))],
+            marker_color=[SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(names))],
             hovertemplate="%{x}<br>held-out accuracy %{y:.4f}<extra></extra>",
         )
     )

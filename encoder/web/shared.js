@@ -11,6 +11,14 @@ const OKABE_ITO = {
   skyBlue: "#56B4E9", vermillion: "#D55E00", yellow: "#F0E442", black: "#000000",
 };
 
+// Series told apart by colour (the explorer's heads, the scatter's token kinds, the charts' lines):
+// every pair at least 10 apart (CIE76 ΔE) in normal vision and in simulated protanopia,
+// deuteranopia and tritanopia (Machado et al. 2009, full severity), each at least 3:1 on white;
+// app/charts/common.py has the same list (tests/app/test_palette.py checks both)
+// (blue, olive, green, magenta, vermillion, indigo, black, grey)
+const SERIES_COLOURS = ["#0072B2", "#6B5A00", "#00876A", "#C0488F", "#D55E00", "#3D2A8C",
+  "#000000", "#8C8C8C"];
+
 const VIRIDIS = [
   [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
   [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37],
