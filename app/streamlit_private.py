@@ -119,6 +119,7 @@ PAGE_CSS = f"""<style>
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
+[data-testid="stMainBlockContainer"] h2 {{ font-size: 1.75rem; }}
 @media (max-width: 640px) {{
   [data-testid="stMainBlockContainer"] h1 {{ display: none; }}
   [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; }}
@@ -153,10 +154,10 @@ PRESENTER_CSS = f"""<style>
 [data-testid="stMainBlockContainer"] [data-testid="stExpander"] summary p {{ font-size: {PROSE}; }}
 [data-testid="stMainBlockContainer"] button p,
 [data-testid="stMainBlockContainer"] .figure-text {{ font-size: 1.05rem; }}
-[data-testid="stMainBlockContainer"] h3 {{ font-size: 1.9rem; padding-top: 0.2rem; }}
+[data-testid="stMainBlockContainer"] h2 {{ font-size: 1.9rem; padding-top: 0.2rem; }}
 </style>"""
 PRESENTER_QUESTION_CSS = """<style>
-[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h2 { font-size: 2.2rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stHeading"] h3 { font-size: 2.2rem; }
 </style>"""
 
 

@@ -75,7 +75,7 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     _top_bar(lesson, number, present, follow)
     if present:
         presenter_style()
-    st.subheader(f"{number}. {TITLES[number - 1]}")
+    st.header(f"{number}. {TITLES[number - 1]}")
     class_bar(number, present)
     question = STEPS[number - 1].question
     prediction = question(lesson) if question else None

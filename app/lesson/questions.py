@@ -69,7 +69,7 @@ def header(prediction: Prediction, present: bool) -> None:
     """The question on its own, large in presenter mode."""
     if present:
         presenter_question_style()
-    st.header(literal(prediction.question), anchor=False)
+    st.subheader(literal(prediction.question), anchor=False)
     st.caption("Predict first: the step's figures appear with the answer.")
 
 

@@ -123,7 +123,7 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
 
 
 def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
-    st.subheader(f"Feed-forward units in block {layer}")
+    st.header(f"Feed-forward units in block {layer}")
     for name, run in runs.named():
         cfg = run.cfg
         st.caption((f"{name}: " if runs.b is not None else "") + feed_forward_words(cfg))
@@ -287,7 +287,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         if not tab.open:
             continue
         with tab:
-            st.subheader(heading)
+            st.header(heading)
             for name, run in side_by_side(runs):
                 if not missing(name or "A", "layer", layer, run.cfg.num_layers):
                     section(run, sentence, layer, run.activation_summary(sentence), name)

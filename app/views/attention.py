@@ -74,7 +74,7 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
     say(head_switched_off(runs, sentence) + random_vs_trained(runs, sentence))
     cfg = run.cfg
     layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
-    st.subheader(f"Every head at once: {layers} x {heads}" if runs.b is None else "Every head")
+    st.header(f"Every head at once: {layers} x {heads}" if runs.b is None else "Every head")
     for name, setup in runs.named() if runs.b is not None else ():
         st.markdown(f"**{setup_title(name, setup)}**")
     _explorer(runs, sentence, chosen, stretch, follow)
@@ -131,7 +131,9 @@ def _explorer(
     attention_explorer(payload, key=EXPLORER_KEY, on_select=follow)
     st.download_button(
         "Download this explorer (HTML)",
-        data=lambda: explorer_html(payload, "Attention explorer").encode("utf-8"),
+        data=lambda: explorer_html(
+            payload, "Attention explorer", layer=chosen.layer, head=chosen.head
+        ).encode("utf-8"),
         file_name="attention_explorer.html",
         mime="text/html",
         key="download_explorer",
@@ -228,7 +230,7 @@ def _divergence(runs: Runs, sentence: int) -> None:
 
 def _ablation_section(run: Run, sentence: int) -> None:
     cfg = run.cfg
-    st.subheader("Switch heads off")
+    st.header("Switch heads off")
     text = st.text_input(
         "Heads to switch off, as layer.head separated by commas",
         key="ablate",

@@ -183,7 +183,7 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
     for tab, (heading, draw_section) in zip(sections, SECTIONS.items(), strict=True):
         if tab.open:  # only the open tab is computed and sent
             with tab:
-                st.subheader(heading)
+                st.header(heading)
                 draw_section(report, run, name)
     st.caption(
         f"Measured on {report['device']} in {report['seconds']:.0f} s (at most about "
@@ -230,7 +230,7 @@ def _panel(run: Run, name: str, budget_s: float) -> None:
         st.fragment(_measured, run_every=POLL_S if polling else None)(
             job, run, name, budget_s, polling
         )
-    st.subheader("What the shapes tell")
+    st.header("What the shapes tell")
     st.info(known_sentence(run.cfg, batch, tokens))
     show_for(flop_chart(flops_by_operation(run.cfg, batch, tokens)), "cost_flops", name)
 

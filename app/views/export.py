@@ -113,13 +113,13 @@ def draw(runs: Runs, chosen: Selection) -> None:
     sentence = pick_sentence(runs.a.sentences, chosen.sentence)
     named = runs.named() if runs.b is not None else [("", runs.a)]
     what_changed(runs)
-    st.subheader("Data")
+    st.header("Data")
     _download_buttons([f for name, run in named for f in _run_files(name, run, sentence, chosen)])
     st.caption(
         "Tables" + (" (both setups' rows, with a column setup)" if runs.b is not None else "") + ":"
     )
     _download_buttons(table_files(runs, sentence), first=100)
-    st.subheader("Figures (self-contained HTML, work offline)")
+    st.header("Figures (self-contained HTML, work offline)")
     st.caption("Every figure on the page also has plotly's own camera button for a PNG.")
     _download_buttons(
         [f for name, run in named for f in _figures(name, run, sentence, chosen)], first=200

@@ -70,11 +70,11 @@ def draw(runs: Runs, chosen: Selection) -> None:
     layer = pick_index("Layer", max(r.cfg.num_layers for _, r in runs.named()), "ln_layer")
     what_changed(runs)
     say(pre_vs_post(runs, sentence))
-    st.subheader(f"LayerNorm statistics in block {layer}, per token")
+    st.header(f"LayerNorm statistics in block {layer}, per token")
     for name, setup in side_by_side(runs):
         if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
             show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
-    st.subheader("Size of the residual stream across depth")
+    st.header("Size of the residual stream across depth")
     for name, setup in side_by_side(runs):
         show_for(residual_figure(setup, sentence), "residual", name)
     _stream_table(runs, sentence)  # below its chart, full width: every column shows

@@ -146,10 +146,10 @@ def draw(runs: Runs, chosen: Selection) -> None:
     for name, run in runs.named():  # a diagram needs the whole width: one after the other
         setup = f"{setup_title(name, run)} · " if runs.b is not None else ""
         placement = placement_of(run.cfg.norm_first)
-        st.subheader(f"{setup}One block ({placement}-norm), with this run's shapes")
+        st.header(f"{setup}One block ({placement}-norm), with this run's shapes")
         show(block_figure(run), key_for("block_diagram", name if runs.b is not None else ""))
         _equations(run)
-    st.subheader("Shape trace: every operation, in the order the data flows")
+    st.header("Shape trace: every operation, in the order the data flows")
     wide_table(stacked(runs, lambda run: run.ledger), height=420)
     with st.expander("Parameters by component", key="shape_params", on_change="rerun") as box:
         if box.open:  # computed and sent only once opened

@@ -116,7 +116,7 @@ def _introduction(steps: AttentionSteps, tokens: list[str]) -> None:
     table = steps.table
     top = int(table["weight"].idxmax())
     query = steps.query
-    st.subheader(
+    st.header(
         f"Layer {steps.layer}, head {steps.head}: how query {query} {quoted(tokens[query])} attends"
     )
     st.markdown(

@@ -58,7 +58,7 @@ def tokenizations(runs: Runs, sentence: int) -> pd.DataFrame:
 def _both(runs: Runs) -> None:
     """Compare mode where A and B split the text differently: each sentence's two tokenizations,
     one above the other, with their counts."""
-    st.subheader("How A and B split the text")
+    st.header("How A and B split the text")
     for s in range(len(runs.a.sentences)):
         st.text(f"Sentence {s + 1}")
         both = tokenizations(runs, s).rename_axis("setup").reset_index()
@@ -78,7 +78,7 @@ def _panel(run: Run, name: str) -> None:
             height = min(35 * len(tokens) + 38, 420)
             st.dataframe(token_table(run, s), width="stretch", height=height)
     if len(run.sentences) > 1:
-        st.subheader("The padded batch and its attention mask")
+        st.header("The padded batch and its attention mask")
         st.caption(
             f"Shorter sentences are padded with [PAD] to the longest ({run.input_ids.shape[1]} "
             "tokens). The attention mask is 1 for real tokens and 0 for padding, so no token "
@@ -88,7 +88,7 @@ def _panel(run: Run, name: str) -> None:
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
-    st.subheader("Tokens")
+    st.header("Tokens")
     what_changed(runs)
     if runs.b is not None and not runs.same_tokens:
         _both(runs)

@@ -171,7 +171,7 @@ def test_impossible_url_combination_is_explained_and_repaired():
     assert_no_exception(at)
     assert any("num_heads=12 does not divide d_model=100" in w.value for w in at.warning)
     assert at.selectbox(key="num_heads").value == 10
-    assert at.subheader[0].value == "Every head at once: 4 layers x 10 heads"
+    assert at.header[0].value == "Every head at once: 4 layers x 10 heads"
 
 
 def test_bad_url_values_fall_back_with_a_message():
@@ -263,7 +263,7 @@ def test_examples_and_presets_fill_the_controls():
 def test_one_layer_and_one_head_need_no_slider():
     at = open_page(num_layers="1", num_heads="1")
     assert_no_exception(at)
-    assert at.subheader[0].value == "Every head at once: 1 layer x 1 head"
+    assert at.header[0].value == "Every head at once: 1 layer x 1 head"
     go(at, "LayerNorm")
     assert_no_exception(at)
 

@@ -60,11 +60,11 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
     assert array(bars["x"]).sum() == pytest.approx(100, abs=0.1)
     [bar] = at.get("progress")
     assert "in the background" in bar.proto.text
-    assert [s.value for s in at.subheader] == ["What the shapes tell"]
+    assert [s.value for s in at.main.header] == ["What the shapes tell"]
     # then, with no action but the fragment's polling, the measured numbers
     measured_page(at)
     assert_no_exception(at)
-    assert [s.value for s in at.subheader] == ["Time per operation", "What the shapes tell"]
+    assert [s.value for s in at.main.header] == ["Time per operation", "What the shapes tell"]
     report = runs.cost_job(cfg, None, "cpu", None, None, cost.BUDGET_S).report.to_dict()
     sentences = [shown(i.value) for i in at.info]
     assert sentences[-1] == known

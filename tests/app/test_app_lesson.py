@@ -28,7 +28,7 @@ NUMBERS_COLUMNS = ["number", "value", "in the text"]
 
 
 def step_title(at: AppTest) -> str:
-    return at.subheader[0].value
+    return at.header[0].value
 
 
 def skip_the_question(at: AppTest) -> None:

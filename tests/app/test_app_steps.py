@@ -54,14 +54,13 @@ def test_steps_view_shows_the_chosen_querys_computation_with_the_models_numbers(
     # at first, the main figures only: the keys and values, the scores and weights; each other
     # step is a closed expander, its charts neither computed nor sent
     assert [e.label[:4] for e in at.main.expander] == STEP_HEADINGS
-    assert [h.value[:4] for h in at.subheader[1:]] == ["3 · ", "4 · "]
+    assert [h.value[:4] for h in at.subheader] == ["3 · ", "4 · "]
     charts = [c.proto.id.split("-")[-1] for c in at.get("plotly_chart")]
     assert charts == ["step_keys", "step_values"]
     open_every_step(at)
     assert_no_exception(at)
-    headings = [h.value for h in at.subheader]
-    assert shown(headings[0]) == "Layer 2, head 1: how query 4 “'” attends"
-    assert [h[:4] for h in headings[1:]] == STEP_HEADINGS  # the data-flow order
+    assert shown(at.header[0].value) == "Layer 2, head 1: how query 4 “'” attends"
+    assert [h.value[:4] for h in at.subheader] == STEP_HEADINGS  # the data-flow order
     trace = traced(default_model(), SENTENCE)
     tokens = tokens_of(SENTENCE)
     table = step_frame(at)
@@ -157,7 +156,7 @@ def test_step_controls_change_the_link_and_survive_other_views():
     assert_no_exception(at)
     assert (at.query_params["step_layer"], at.query_params["step_head"]) == ("3", "2")
     assert at.query_params["step_query"] == "10"
-    assert shown(at.subheader[0].value) == "Layer 3, head 2: how query 10 “it” attends"
+    assert shown(at.header[0].value) == "Layer 3, head 2: how query 10 “it” attends"
     go(at, "Shapes")
     go(at, "Attention steps")
     assert at.slider(key="step_layer").value == 3 and at.slider(key="step_head").value == 2

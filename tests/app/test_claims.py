@@ -430,7 +430,7 @@ def test_the_views_sentences_number_minilms_last_block_from_0(view: str, says: s
     assert_no_exception(at)
     texts = [
         shown(str(element.value))
-        for kind in ("info", "caption", "markdown", "subheader", "success")
+        for kind in ("info", "caption", "markdown", "header", "subheader", "success")
         for element in getattr(at, kind)
     ]
     assert any(says in text for text in texts), texts

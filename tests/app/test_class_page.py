@@ -95,8 +95,8 @@ def test_the_token_question_is_answered_by_a_student_and_counted(store_path):
     student.run()
     assert_no_exception(student)
     assert student.query_params["lesson"] == str(TOKEN_STEP)
-    (question,) = student.header[:1]
-    assert question.value == teacher.header[0].value
+    (question,) = student.subheader[:1]
+    assert question.value == teacher.subheader[0].value
     pills = next(p for p in student.get("button_group") if p.key == "predict_token")
     tokens = [option.content for option in pills.proto.options]
     assert tokens[:3] == ["0: [CLS]", "1: the", "2: animal"]  # the sentence's tokens, in order
@@ -136,7 +136,7 @@ def test_a_wrong_code_and_an_expired_class_are_messages(store_path):
     code = old.create().code
     at = open_page(**{"class": code})
     assert any(f"The class {code} has expired" in w for w in warnings(at))
-    assert at.subheader  # the lesson is drawn all the same
+    assert at.main.header  # the lesson is drawn all the same
 
 
 def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, monkeypatch):
@@ -147,7 +147,7 @@ def test_a_store_that_is_away_leaves_the_page_working_and_says_so(store_path, mo
     assert_no_exception(at)
     assert any(w.startswith("The class is unavailable right now") for w in warnings(at))
     assert not any("Redis" in w or "127.0.0.1" in w for w in warnings(at))  # the log's, not theirs
-    assert at.header  # the step's question is still asked
+    assert at.subheader  # the step's question is still asked
 
 
 def test_an_answer_refused_while_the_store_is_away_is_asked_again_once_it_is_back(

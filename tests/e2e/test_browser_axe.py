@@ -67,7 +67,7 @@ def test_every_lesson_step_in_presenter_mode(open_page, axe) -> None:
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=1, present=1)
     found = {}
     for step in range(1, len(STEPS) + 1):
-        page.locator("h3").filter(has_text=f"{step}. ").wait_for()
+        page.locator("h2").filter(has_text=f"{step}. ").wait_for()
         broken = violations(axe, page)
         if broken:
             found[step] = broken

@@ -118,7 +118,7 @@ def test_presenter_mode_is_large_and_bare_and_exits(open_page, tmp_path_factory)
     folder = tmp_path_factory.mktemp("legible_presenter")
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=13, present=1)
     for step in (13, 12, 11):  # the block diagram, then figures and tables
-        heading = page.locator("h3").filter(has_text=f"{step}. ")
+        heading = page.locator("h2").filter(has_text=f"{step}. ")
         heading.wait_for()
         _settle(page)
         page.screenshot(path=folder / f"step_{step:02d}.png")
@@ -151,7 +151,7 @@ def test_a_phone_sees_the_content_first_and_the_text_one_tap_away(
     _settle(page)
     page.screenshot(path=folder / "lesson.png")
     # the step and its first words on the first screen; no title, no status line above it
-    step_top = page.evaluate(TOP_JS, "[data-testid=stMain] h3")
+    step_top = page.evaluate(TOP_JS, "[data-testid=stMain] h2")
     text_top = page.evaluate(TOP_JS, "[data-testid=stMain] [data-testid=stMarkdown] p")
     assert step_top is not None and step_top < PHONE["height"] / 2, step_top
     assert text_top is not None and text_top < PHONE["height"] - 100, text_top

@@ -30,7 +30,7 @@ def test_every_step_in_presenter_mode_at_1280x720(open_page, tmp_path_factory) -
     for number, title in enumerate(TITLES, 1):
         heading = f"{number}. {title}"
         page.wait_for_function(
-            "text => [...document.querySelectorAll('h3')].some(h => h.innerText === text)",
+            "text => [...document.querySelectorAll('h2')].some(h => h.innerText === text)",
             arg=heading,
         )
         wait_ready(page)

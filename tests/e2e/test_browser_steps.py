@@ -70,7 +70,7 @@ def test_steps_view_opens_from_a_link_with_every_step_drawn(open_page):
     assert page.locator("[data-testid=stException]").count() == 0
     tokens = expected_tokens(SENTENCE)[0]
     assert page.evaluate(Y_TICKS_JS, "step_keys") == [f"{j} {t}" for j, t in enumerate(tokens)]
-    heading = page.locator("[data-testid=stMain] h3").first.inner_text()
+    heading = page.locator("[data-testid=stMain] h2").first.inner_text()
     assert heading.startswith("Layer 1, head 2: how query 10 “it” attends")
     table = page.locator("[data-testid=stDataFrame]").first
     assert table.is_visible()
