@@ -24,6 +24,7 @@ HEATMAP_JS = """key => {
     z: plot._fullData[0].z.map(row => Array.from(row)),
     rows: [...plot.querySelectorAll("g.ytick text")].map(t => t.textContent),
     title: plot.querySelector(".gtitle").textContent,
+    axes: [".ytitle", ".xtitle"].map(title => plot.querySelector(title)?.textContent || ""),
     label: plot.getAttribute("aria-label"),
     role: plot.getAttribute("role"),
   };
@@ -83,7 +84,8 @@ def test_the_table_is_one_key_away_and_saves_as_csv(open_page) -> None:
     name, saved = save_as(page, "step_keys", "csv")
     assert name == "Keys K 16 32.csv"
     rows = list(csv.reader(io.StringIO(saved.decode("utf-8"))))
-    assert rows[0] == ["", *[str(j) for j in range(len(drawn["z"][0]))]]
+    corner = f"{drawn['axes'][0] or 'rows'} / {drawn['axes'][1] or 'columns'}"  # never empty
+    assert rows[0] == [corner, *[str(j) for j in range(len(drawn["z"][0]))]]
     assert [row[0] for row in rows[1:]] == drawn["rows"]
     for row, values in zip(rows[1:], drawn["z"], strict=True):
         assert [float(cell) for cell in row[1:]] == pytest.approx(values, rel=5e-3, abs=1e-12)

@@ -58,7 +58,9 @@ function tableOf(traces, layout) {
   if (heatmap) {
     const rows = decoded(heatmap.z) || [];
     const columns = (rows[0] || []).length;
-    const head = ["", ...Array.from({ length: columns }, (_, j) => label(heatmap, layout, "x", j))];
+    const axis = (letter, otherwise) => titleOf(axisOf(layout, heatmap, letter)) || otherwise;
+    const corner = `${axis("y", "rows")} / ${axis("x", "columns")}`; // a header cell is never empty
+    const head = [corner, ...Array.from({ length: columns }, (_, j) => label(heatmap, layout, "x", j))];
     const body = rows.map((row, i) => [label(heatmap, layout, "y", i), ...Array.from(row, (value) => figureNumber(value))]);
     return { head, body };
   }
