@@ -3,7 +3,8 @@
  *
  * Plain ES module, no framework, no build step, no network. Hosts (Streamlit Custom Components
  * v2, anywidget, an offline <script type="module">) load it joined after shared.js (element, the
- * colour scales, OKABE_ITO) and before their glue (glue/*.js), which calls `mount`: one
+ * colour scales, OKABE_ITO) and figure_tools.js (figureControls, svgDocument, figureNumber,
+ * SVG_NS) and before their glue (glue/*.js), which calls `mount`: one
  * self-contained module (encoder/web/hosts.py). The stylesheet is attention_explorer.css.
  *
  *   const explorer = mount(element, payloadBytes, {selection, onSelect});
@@ -56,6 +57,29 @@
  *   readout   [data-role="readout"] (aria-live): 'layer 2, head 1: "it" → "tired" 0.715', or
  *             '… "it" → "cat" outside the window (masked)' for a cell a local window masks
  *   message   [data-role="message"]: why something is not drawn (bad payload, B − A impossible)
+ *   figure    [data-role="figure"] (the stage: lines, matrix, tiles), role="figure", aria-label: a
+ *             sentence of the look's numbers, set when the look settles (never on hover):
+ *             'Layer 2, head 1 of A: "it" gives 0.715 to "tired"; 11 of 16 tokens put most weight
+ *             on "[CLS]".' (the query with the largest single weight, or the pinned one, and its
+ *             top key; then the key most queries put their largest weight on); what a head moves
+ *             ('What layer 2, head 1 of A moves: "it" moves 3.210 from …; … move most from …'),
+ *             the rollout ('Rollout after layer 3 of A: "it" draws 0.500 on …; … draw most on …'),
+ *             every head ('Every head of A (6 layers × 12 heads), layer 2, head 1 chosen: …'),
+ *             B − A ('Layer 2, head 5 of B − A: the largest increase +0.120 at "it" → "cat", the
+ *             largest decrease −0.080 at …'); numbers to 3 decimals, tokens as text
+ *   legend    [data-role="legend"] under every colour scale: what it measures, its ends' numbers
+ *             and a bar ("weight: 0 ▭ 0.715"; B − A: "weight: B less −0.3 ▭ +0.3 B more")
+ *   signs     [data-role="signs"] over B − A's matrix while its cells are tall enough for text: a
+ *             "+" or "−" on each cell whose |difference| is SIGN_MIN of the scale or more,
+ *             data-signs (how many); B − A's readout and weights say their sign ("+0.120")
+ *   dashes    each overlaid head's lines have their own dash (HEAD_DASHES) as well as colour; its
+ *             chip holds a sample (svg line, stroke-dasharray) and data-dash
+ *   text      figure_tools.js's box [data-testid="figure-text"] after the readout: "Show as a
+ *             table" (the look's matrix: a row per query "index token", a column per key,
+ *             figureNumber values; every head: the chosen head's; B − A: signed differences;
+ *             redrawn when the look settles) and "Save as…" (CSV the same; SVG of the look,
+ *             titled setup, input's first TITLE_CHARS characters, layer, head and mode: lines as
+ *             SVG paths with their dashes, cells as an image, tokens as text; PNG from the SVG)
  */
 
 const SCALE = 65535;
@@ -64,6 +88,14 @@ const MAX_OVERLAY = 8;
 // the overlaid heads' colours: Okabe & Ito's hues, the light ones darkened to 3:1 on white
 const HEAD_COLOURS = [OKABE_ITO.blue, OKABE_ITO.vermillion, OKABE_ITO.green, "#A4477F", "#B35900",
   "#2A7AB0", "#7A6E00", OKABE_ITO.black];
+// ... and their dash patterns (px), one per overlay index: colour is never the only carrier
+const HEAD_DASHES = [[], [9, 4], [2, 3], [9, 3, 2, 3], [16, 5], [5, 5], [2, 7],
+  [16, 3, 2, 3, 2, 3]];
+const SIGNED_RGB = { more: "#B2182B", less: "#2166AC" }; // B − A's lines: B more, B less
+const SIGN_MIN = 0.25; // a B − A cell this far (of its scale) from white gets a + or − glyph
+const TITLE_CHARS = 60; // the input's first characters in a saved figure's title
+const SVG_SIDE = 640; // a saved matrix's cells at most this wide (whole pixels per cell)
+const MINUS = "\u2212"; // a difference's sign, as the page writes it
 const LINE_MIN = 0.01; // lines below this weight are not drawn (invisible at that opacity)
 const ALPHA_STEPS = 16; // lines are stroked in this many opacities, one path each
 const ROW = { normal: 22, large: 30 }; // px per token row in the lines view
@@ -231,6 +263,90 @@ function paint(canvas, weights, signed, scale, masked = () => false) {
 
 const quote = (token) => `"${token}"`;
 const fixed = (value) => (Math.abs(value) < 5e-4 ? 0 : value).toFixed(3);
+/** A difference with its sign: "+0.120", "−0.080" ("0.000" for none to three decimals). */
+const signedFixed = (value) => {
+  const text = fixed(Math.abs(value));
+  return text === "0.000" ? text : `${value > 0 ? "+" : MINUS}${text}`;
+};
+
+// ---------------------------------------------------------------------------- legends, SVG
+
+/** A colour scale's legend: what it measures, its two ends' numbers and a bar between them
+ * (B − A: "B less −0.3 ▭ +0.3 B more"); `kind` "lines" is a ramp of one line's opacity. */
+function legendOf(signed, scale, measure, kind = "cells") {
+  const box = element("div", { class: "aex-note aex-legend", "data-role": "legend" });
+  const stops = signed ? [diverging(-1), [255, 255, 255], diverging(1)].map(rgb)
+    : kind === "lines" ? ["rgba(27,27,27,0.08)", "rgb(27,27,27)"] : VIRIDIS.map(rgb);
+  const bar = element("span", { class: "aex-legend-bar", "aria-hidden": "true",
+    style: `background:linear-gradient(to right,${stops.join(",")})` });
+  if (signed) {
+    box.append(element("span", {}, `B − A ${measure}: B less`), element("span", {}, `${MINUS}${fixed(scale)}`),
+      bar, element("span", {}, `+${fixed(scale)}`), element("span", {}, "B more"));
+  } else {
+    box.append(element("span", {}, `${measure}:`), element("span", {}, "0"), bar,
+      element("span", {}, fixed(scale)));
+  }
+  box.dataset.key = `${signed}|${scale}|${measure}|${kind}`;
+  return box;
+}
+
+/** A new SVG element with these attributes and, if given, this text (as text). */
+function svgNode(tag, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+let measurer = null;
+/** How wide `text` is at `px` in the explorer's font (for a saved figure's layout). */
+function textWidth(text, px) {
+  measurer = measurer || document.createElement("canvas").getContext("2d");
+  measurer.font = `${px}px system-ui, sans-serif`;
+  return measurer.measureText(text).width;
+}
+
+/** A token as a saved figure labels it: at most 16 characters. */
+const shortToken = (token) => (token.length > 16 ? `${token.slice(0, 15)}…` : token);
+
+/** `canvas` (one pixel per cell) as a PNG data URL at `factor` whole pixels per cell, crisp. */
+function crisp(canvas, factor) {
+  const big = document.createElement("canvas");
+  big.width = canvas.width * factor;
+  big.height = canvas.height * factor;
+  const context = big.getContext("2d");
+  context.imageSmoothingEnabled = false;
+  context.drawImage(canvas, 0, 0, big.width, big.height);
+  return big.toDataURL("image/png");
+}
+
+/** A saved figure's legend at (x, y): as legendOf, the bar a gradient; returns [group, width]. */
+function svgLegend(signed, scale, measure, x, y, kind = "cells") {
+  const group = svgNode("g", { transform: `translate(${x},${y})`, "font-size": 12 });
+  const id = `aex-scale-${Math.random().toString(36).slice(2, 8)}`;
+  const gradient = svgNode("linearGradient", { id });
+  const stops = signed ? [diverging(-1), [255, 255, 255], diverging(1)].map(rgb)
+    : kind === "lines" ? ["rgb(236,236,236)", "rgb(27,27,27)"] : VIRIDIS.map(rgb);
+  stops.forEach((colour, i) => gradient.append(svgNode("stop",
+    { offset: i / (stops.length - 1), "stop-color": colour })));
+  const words = signed
+    ? [`B − A ${measure}: B less`, `${MINUS}${fixed(scale)}`, null, `+${fixed(scale)}`, "B more"]
+    : [`${measure}:`, "0", null, fixed(scale)];
+  group.append(svgNode("defs"));
+  group.firstChild.append(gradient);
+  let at = 0;
+  for (const word of words) {
+    if (word === null) {
+      group.append(svgNode("rect", { x: at, y: 0, width: 120, height: 12, fill: `url(#${id})`,
+        stroke: "#767676" }));
+      at += 126;
+    } else {
+      group.append(svgNode("text", { x: at, y: 10, fill: "#1b1b1b" }, word));
+      at += textWidth(word, 12) + 6;
+    }
+  }
+  return [group, at];
+}
 
 // ---------------------------------------------------------------------------- the modes
 
@@ -286,19 +402,40 @@ function linesMode(explorer) {
     const scroll = element("div", { class: "aex-scroll" });
     scroll.append(wrap);
     let outside = null;
+    let banner = null;
+    const legend = element("div");
     if (end - start < setup.n) { // a long input: say which tokens these are
-      const banner = element("div", { class: "aex-note aex-window", "data-role": "window",
+      banner = element("div", { class: "aex-note aex-window", "data-role": "window",
         "data-start": String(start), "data-end": String(end) },
       `Tokens ${start}–${end - 1} of ${setup.n}: a window of ${WINDOW} around the chosen `
         + "query (↑/↓ move it past its edge; the matrix shows every token). ");
       outside = element("span");
       banner.append(outside);
-      explorer.stage.replaceChildren(banner, scroll);
+      explorer.stage.replaceChildren(banner, scroll, legend);
     } else {
-      explorer.stage.replaceChildren(scroll);
+      explorer.stage.replaceChildren(scroll, legend);
     }
-    built = { canvas, keys, queries, setup, start, end, outside, scroll, seen: null,
-      large: explorer.large() };
+    built = { canvas, keys, queries, setup, start, end, outside, banner, scroll, legend,
+      seen: null, look: null, large: explorer.large() };
+  }
+
+  /** Each line a look draws: visit(id, q, k), id = "overlay index|colour|opacity step" (one
+   * path per id: a few strokes however many lines). */
+  function eachLine(look, visit) {
+    const { drawn, rows, start, end, scale, n, signed } = look;
+    drawn.forEach((weights, index) => {
+      if (!weights || weights.n !== n) return;
+      for (const q of rows) {
+        for (let k = start; k < end; k++) {
+          const w = weights.at(q, k);
+          const strength = Math.abs(w) / scale;
+          if (strength < LINE_MIN) continue;
+          const colour = signed ? (w > 0 ? SIGNED_RGB.more : SIGNED_RGB.less) : HEAD_COLOURS[index];
+          const step = Math.min(ALPHA_STEPS - 1, Math.floor(strength * ALPHA_STEPS));
+          visit(`${index}|${colour}|${step}`, q, k);
+        }
+      }
+    });
   }
 
   function draw() {
@@ -333,32 +470,32 @@ function linesMode(explorer) {
     const scale = !present.length ? 1 : windowed
       ? Math.max(1e-6, ...present.map((weights) => shownPeak(weights, rows, start, end)))
       : explorer.colourScale(present);
-    // one path per colour and opacity step: a few strokes however many lines
-    const paths = new Map(); // `${colour}|${step}` -> Path2D
-    drawn.forEach((weights, index) => {
-      if (!weights || weights.n !== n) return;
-      for (const q of rows) {
-        for (let k = start; k < end; k++) {
-          const w = weights.at(q, k);
-          const strength = Math.abs(w) / scale;
-          if (strength < LINE_MIN) continue;
-          const colour = signed() ? (w > 0 ? "#B2182B" : "#2166AC") : HEAD_COLOURS[index];
-          const step = Math.min(ALPHA_STEPS - 1, Math.floor(strength * ALPHA_STEPS));
-          const id = `${colour}|${step}`;
-          if (!paths.has(id)) paths.set(id, new Path2D());
-          const path = paths.get(id);
-          path.moveTo(0, (q - start + 0.5) * row);
-          path.lineTo(width, (k - start + 0.5) * row);
-        }
-      }
+    // one path per head, colour and opacity step: a few strokes however many lines; each
+    // overlaid head has its own dash pattern as well as its own colour
+    const look = { drawn, rows, start, end, scale, n, row, width, signed: signed() };
+    const paths = new Map(); // id -> Path2D
+    eachLine(look, (id, q, k) => {
+      let path = paths.get(id);
+      if (!path) { path = new Path2D(); paths.set(id, path); }
+      path.moveTo(0, (q - start + 0.5) * row);
+      path.lineTo(width, (k - start + 0.5) * row);
     });
     for (const [id, path] of paths) {
-      const [colour, step] = id.split("|");
+      const [index, colour, step] = id.split("|");
       context.globalAlpha = Math.min(1, (Number(step) + 1) / ALPHA_STEPS);
       context.strokeStyle = colour;
+      context.setLineDash(HEAD_DASHES[Number(index)]);
       context.stroke(path);
     }
     context.globalAlpha = 1;
+    context.setLineDash([]);
+    built.look = look;
+    const measure = built.measure = signed() ? "line opacity" : "line opacity (weight)";
+    const legend = legendOf(signed(), scale, measure, "lines");
+    if (legend.dataset.key !== built.legend.dataset.key) {
+      built.legend.replaceWith(legend);
+      built.legend = legend;
+    }
     const selected = full(state.layer, state.head);
     queries.forEach((node, i) => node.classList.toggle("aex-active", start + i === q0));
     if (q0 !== null && q0 !== built.seen) { // the chosen query in sight within its scroll box
@@ -369,8 +506,9 @@ function linesMode(explorer) {
       if (bottom > box.scrollTop) box.scrollTop = bottom;
     }
     built.seen = q0;
+    const number = signed() ? signedFixed : fixed; // B − A's weights say their sign
     keys.forEach((node, i) => {
-      node.lastChild.textContent = q0 !== null && selected ? fixed(selected.at(q0, start + i)) : "";
+      node.lastChild.textContent = q0 !== null && selected ? number(selected.at(q0, start + i)) : "";
     });
     if (built.outside) {
       let rest = 0;
@@ -383,23 +521,94 @@ function linesMode(explorer) {
     }
   }
 
-  return { label: "Lines", overlays: true, oneHead: true, pointed: () => null, build, draw,
+  /** The look as a saved figure's drawing: the tokens as text, the lines as SVG paths (with
+   * their heads' dashes), the weights beside the keys, the heads' legend, the opacity legend. */
+  function svg() {
+    if (!built || !built.look) return null;
+    const { look, setup, start, end } = built;
+    const px = 13;
+    const left = 12 + Math.max(...setup.tokens.slice(start, end).map((t) => textWidth(shortToken(t), px)));
+    const weights = built.keys.map((node) => node.lastChild.textContent);
+    const right = 12 + Math.max(...setup.tokens.slice(start, end).map((t, i) => textWidth(
+      `${shortToken(t)}  ${weights[i]}`, px)));
+    const group = svgNode("g", { "font-size": px, fill: "#1b1b1b" });
+    let top = 0;
+    if (built.banner) {
+      group.append(svgNode("text", { x: 0, y: 12, "font-size": 12, fill: "#555555" },
+        built.banner.textContent));
+      top = 22;
+    }
+    const q0 = explorer.query();
+    for (let i = start; i < end; i++) {
+      const y = top + (i - start + 0.5) * look.row;
+      group.append(svgNode("text", { x: left - 6, y, "text-anchor": "end",
+        "dominant-baseline": "central", "font-weight": i === q0 ? 700 : 400,
+        "data-side": "query" }, shortToken(setup.tokens[i])));
+      const key = svgNode("text", { x: left + look.width + 6, y, "dominant-baseline": "central",
+        "data-side": "key" }, shortToken(setup.tokens[i]));
+      if (weights[i - start]) {
+        key.append(svgNode("tspan", { fill: "#555555", dx: 6 }, weights[i - start]));
+      }
+      group.append(key);
+    }
+    const d = new Map(); // id -> path data
+    eachLine(look, (id, q, k) => {
+      d.set(id, `${d.get(id) || ""}M0 ${((q - start + 0.5) * look.row).toFixed(1)}L${look.width} `
+        + `${((k - start + 0.5) * look.row).toFixed(1)}`);
+    });
+    const links = svgNode("g", { transform: `translate(${left},${top})`, fill: "none",
+      "stroke-width": 2 });
+    const on = explorer.overlaid();
+    for (const [id, path] of d) {
+      const [index, colour, step] = id.split("|");
+      const dash = HEAD_DASHES[Number(index)];
+      links.append(svgNode("path", { d: path, stroke: colour,
+        "stroke-opacity": Math.min(1, (Number(step) + 1) / ALPHA_STEPS).toFixed(3),
+        "stroke-dasharray": dash.length ? dash.join(" ") : "none",
+        "data-layer": on[index][0], "data-head": on[index][1] }));
+    }
+    group.append(links);
+    let y = top + (end - start) * look.row + 14;
+    let x = 0;
+    on.forEach(([layer, head], index) => { // which line is which head: its colour and dash
+      const words = explorer.headName(layer, head);
+      const dash = HEAD_DASHES[index];
+      group.append(svgNode("line", { x1: x, y1: y + 5, x2: x + 30, y2: y + 5,
+        stroke: look.signed ? "#1b1b1b" : HEAD_COLOURS[index], "stroke-width": 2.5,
+        "stroke-dasharray": dash.length ? dash.join(" ") : "none" }));
+      group.append(svgNode("text", { x: x + 36, y: y + 9, "font-size": 12 }, words));
+      x += 36 + textWidth(words, 12) + 16;
+    });
+    y += 22;
+    const [legend, legendWidth] = svgLegend(look.signed, look.scale, built.measure, 0, y,
+      "lines");
+    group.append(legend);
+    return { group, width: Math.ceil(Math.max(left + look.width + right, x, legendWidth)),
+      height: y + 16 };
+  }
+
+  return { label: "Lines", overlays: true, oneHead: true, pointed: () => null, build, draw, svg,
     forget() { built = null; } };
 }
 
 /* The readings a matrix draws: the weights, what a head moves, the rollout. Each: its button's
  * label, `read(explorer)` -> (layer, head) -> reader | null, `stretched` (colours always end at
  * the largest value: norms are not shares), `named(explorer, layer, head)` for titles and the
- * readout, and its readout's verb for a whole row. */
+ * readout, its readout's verb for a whole row, what its legend says it measures, and the words
+ * of the figure's sentence (`gives` 0.7 `to` a key; 3 of 9 tokens `drives` `towards` a key). */
 const READINGS = {
   weights: { label: "Matrix", read: (explorer) => (layer, head) => explorer.full(layer, head)
-    || explorer.tile(layer, head), stretched: false,
+    || explorer.tile(layer, head), stretched: false, measure: "weight", drives: ["puts", "put"],
+  towards: "most weight on", gives: "gives", to: "to",
   named: (explorer, layer, head) => explorer.headName(layer, head), verb: "attends most to" },
   moves: { label: "What it moves", read: (explorer) => explorer.moved, stretched: true,
+    measure: "weight × value norm", drives: ["moves", "move"], towards: "most from",
+    gives: "moves", to: "from",
     named: (explorer, layer, head) => `${explorer.headName(layer, head)} moves`,
     verb: "moves most from" },
   rollout: { label: "Rollout", read: (explorer) => (layer) => explorer.rolled(layer),
-    stretched: true, named: (explorer, layer) => `rollout after layer `
+    stretched: true, measure: "rollout share", drives: ["draws", "draw"], towards: "most on",
+    gives: "draws", to: "on", named: (explorer, layer) => `rollout after layer `
       + `${explorer.shown().layerLabels[explorer.rolledLayer(layer)]}`, verb: "draws most on" },
 };
 
@@ -428,6 +637,9 @@ function matrixMode(explorer, name) {
         + `grid-template-rows:${labelsPx}px ${side}px` : "" });
     const canvas = element("canvas", { "data-role": "matrix", "data-reading": name,
       class: "aex-grid", style: `width:${side}px;height:${side}px` });
+    // B − A's signs as glyphs over cells tall enough for text (colour is not the only carrier)
+    const signs = labelled ? element("canvas", { "data-role": "signs", class: "aex-signs",
+      "aria-hidden": "true", style: `width:${side}px;height:${side}px` }) : null;
     if (labelled) {
       const top = element("div", { class: "aex-top" });
       const left = element("div", { class: "aex-left" });
@@ -442,6 +654,7 @@ function matrixMode(explorer, name) {
         left.append(row);
       });
       wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
+      if (signs) wrap.append(signs);
     } else { // too many tokens for labels: no empty label bands, a note above the cells
       wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
         + "at a cell, or use ↑/↓, to read its tokens and value."), canvas);
@@ -457,8 +670,38 @@ function matrixMode(explorer, name) {
     canvas.addEventListener("mouseleave", () => { state.cell = null; explorer.hover(null); });
     canvas.addEventListener("click", () => { if (state.cell) explorer.pin(state.cell[0]); });
     const scaleNote = element("div", { class: "aex-note", "data-role": "scale" });
-    explorer.stage.replaceChildren(wrap, scaleNote);
-    built = { canvas, setup, key: null, wrap, scaleNote, large };
+    const legend = element("div");
+    explorer.stage.replaceChildren(wrap, legend, scaleNote);
+    built = { canvas, signs, setup, key: null, wrap, legend, scaleNote, large, scale: 1, side,
+      labelled };
+  }
+
+  /** B − A's + and − over the cells whose |difference| is SIGN_MIN of the scale or more, in
+   * black or white as the cell is light or dark; data-signs says how many. */
+  function drawSigns(weights, scale) {
+    const { signs, side } = built;
+    const n = weights.n;
+    const ratio = window.devicePixelRatio || 1;
+    signs.width = Math.round(side * ratio);
+    signs.height = Math.round(side * ratio);
+    const context = signs.getContext("2d");
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    const cell = side / n;
+    context.font = `700 ${Math.max(12, Math.min(18, Math.round(cell * 0.8)))}px system-ui, sans-serif`;
+    context.textAlign = "center";
+    context.textBaseline = "middle";
+    let count = 0;
+    for (let q = 0; q < n; q++) {
+      for (let k = 0; k < n; k++) {
+        const v = weights.at(q, k);
+        if (Math.abs(v) < SIGN_MIN * scale) continue;
+        const [r, g, b] = diverging(v / scale);
+        context.fillStyle = 0.299 * r + 0.587 * g + 0.114 * b < 150 ? "#ffffff" : "#1b1b1b";
+        context.fillText(v > 0 ? "+" : MINUS, (k + 0.5) * cell, (q + 0.5) * cell);
+        count += 1;
+      }
+    }
+    signs.dataset.signs = String(count);
   }
 
   function draw() {
@@ -477,6 +720,14 @@ function matrixMode(explorer, name) {
         (q, k) => explorer.masked(state.layer, q, k, name));
       built.canvas.dataset.window = String(width);
       built.canvas.dataset.masked = String(masked);
+      built.scale = scale;
+      if (built.signs) {
+        built.signs.hidden = !explorer.signed();
+        if (explorer.signed()) drawSigns(weights, scale);
+      }
+      const legend = legendOf(explorer.signed(), scale, reading.measure);
+      built.legend.replaceWith(legend);
+      built.legend = legend;
       built.scaleNote.textContent = (explorer.signed()
         ? `Colours: blue −${fixed(scale)} (B less) to red +${fixed(scale)} (B more).`
         : `Colours: dark 0 to yellow ${fixed(scale)}${scale < 1 ? ", the largest here" : ""}.`)
@@ -492,8 +743,63 @@ function matrixMode(explorer, name) {
     }
   }
 
+  /** The look as a saved figure's drawing: its cells as an image (whole pixels per cell), the
+   * tokens as text while a cell is tall enough, B − A's signs, the legend. */
+  function svg() {
+    const { state } = explorer;
+    const weights = read(state.layer, state.head);
+    if (!built || !weights || built.canvas.width !== weights.n) return null;
+    const n = weights.n;
+    const { tokens } = explorer.shown();
+    const factor = Math.max(1, Math.floor(SVG_SIDE / n));
+    const side = n * factor;
+    const labelled = factor >= 10 && n === tokens.length;
+    const band = labelled ? Math.ceil(10 + Math.max(...tokens.map((t) => textWidth(shortToken(t), 12))))
+      : 0;
+    const group = svgNode("g", { "font-size": 12, fill: "#1b1b1b" });
+    group.append(svgNode("image", { x: band, y: band, width: side, height: side,
+      href: crisp(built.canvas, factor), "data-role": "matrix" }));
+    if (labelled) {
+      tokens.forEach((token, i) => {
+        const at = band + (i + 0.5) * factor;
+        group.append(svgNode("text", { x: band - 4, y: at, "text-anchor": "end",
+          "dominant-baseline": "central", "data-side": "query" }, shortToken(token)));
+        group.append(svgNode("text", { transform: `translate(${at},${band - 4}) rotate(-90)`,
+          "dominant-baseline": "central", "data-side": "key" }, shortToken(token)));
+      });
+    }
+    if (explorer.signed() && factor >= 14) {
+      const signs = svgNode("g", { "text-anchor": "middle", "dominant-baseline": "central",
+        "font-weight": 700, "font-size": Math.min(18, Math.round(factor * 0.8)),
+        "data-role": "signs" });
+      for (let q = 0; q < n; q++) {
+        for (let k = 0; k < n; k++) {
+          const v = weights.at(q, k);
+          if (Math.abs(v) < SIGN_MIN * built.scale) continue;
+          const [r, g, b] = diverging(v / built.scale);
+          signs.append(svgNode("text", { x: band + (k + 0.5) * factor,
+            y: band + (q + 0.5) * factor,
+            fill: 0.299 * r + 0.587 * g + 0.114 * b < 150 ? "#ffffff" : "#1b1b1b" },
+          v > 0 ? "+" : MINUS));
+        }
+      }
+      group.append(signs);
+    }
+    const [legend, legendWidth] = svgLegend(explorer.signed(), built.scale, reading.measure, 0,
+      band + side + 12);
+    group.append(legend);
+    let height = band + side + 30;
+    const note = built.scaleNote.textContent;
+    if (note.includes("Grey")) {
+      group.append(svgNode("text", { x: 0, y: height + 8, fill: "#555555" },
+        note.slice(note.indexOf("Grey"))));
+      height += 20;
+    }
+    return { group, width: Math.max(band + side, legendWidth), height };
+  }
+
   return { label: reading.label, overlays: false, oneHead: name !== "rollout", reading,
-    read, pointed: () => explorer.state.cell, build, draw, forget() { built = null; } };
+    read, pointed: () => explorer.state.cell, build, draw, svg, forget() { built = null; } };
 }
 
 /** Every head: one tile per head, the chosen one outlined; a click opens it in the matrix. */
@@ -533,8 +839,9 @@ function headsMode(explorer) {
       ? `Each tile is one head, drawn in blocks of ${Math.ceil(setup.n / setup.tiles.size)} `
         + "tokens; click a tile to open it."
       : "Each tile is one head's query × key weights; click a tile to open it.";
-    explorer.stage.replaceChildren(element("div", { class: "aex-note" }, note), grid);
-    built = { key: state.setup, setup, tiles, outline, chosen: null };
+    explorer.stage.replaceChildren(element("div", { class: "aex-note" }, note), grid,
+      legendOf(explorer.signed(), scale, "weight"));
+    built = { key: state.setup, setup, tiles, outline, chosen: null, scale };
   }
 
   function draw() {
@@ -551,8 +858,43 @@ function headsMode(explorer) {
     }
   }
 
+  /** Every head as a saved figure's drawing: its tiles as images, the layers' and heads'
+   * labels, the chosen head outlined, the legend. */
+  function svg() {
+    if (!built) return null;
+    const { setup, tiles, scale } = built;
+    const { state } = explorer;
+    const size = Math.max(12, Math.min(72, Math.floor(900 / setup.heads)));
+    const [left, top, gap] = [44, 20, 3];
+    const group = svgNode("g", { "font-size": 12, fill: "#1b1b1b" });
+    for (let h = 0; h < setup.heads; h++) {
+      group.append(svgNode("text", { x: left + h * (size + gap) + size / 2, y: 14,
+        "text-anchor": "middle" }, `H${h}`));
+    }
+    for (let l = 0; l < setup.layers; l++) {
+      const y = top + l * (size + gap);
+      group.append(svgNode("text", { x: left - 6, y: y + size / 2, "text-anchor": "end",
+        "dominant-baseline": "central" }, `L${setup.layerLabels[l]}`));
+      for (let h = 0; h < setup.heads; h++) {
+        const canvas = tiles[l * setup.heads + h];
+        if (!canvas.width || !explorer.tile(l, h)) continue;
+        group.append(svgNode("image", { x: left + h * (size + gap), y, width: size, height: size,
+          href: crisp(canvas, Math.max(1, Math.ceil(size / canvas.width))),
+          "data-layer": l, "data-head": h }));
+      }
+    }
+    group.append(svgNode("rect", { x: left + state.head * (size + gap) - 1.5,
+      y: top + state.layer * (size + gap) - 1.5, width: size + 3, height: size + 3, fill: "none",
+      stroke: "#D55E00", "stroke-width": 3, "data-role": "chosen" }));
+    const bottom = top + setup.layers * (size + gap) + 10;
+    const [legend, legendWidth] = svgLegend(explorer.signed(), scale, "weight", 0, bottom);
+    group.append(legend);
+    return { group, width: Math.max(left + setup.heads * (size + gap), legendWidth),
+      height: bottom + 18 };
+  }
+
   return { label: "Every head", overlays: false, oneHead: false, pointed: () => null, build,
-    draw, forget() { built = null; } };
+    draw, svg, forget() { built = null; } };
 }
 
 const MODES = { // in the bar's order
@@ -604,10 +946,14 @@ export function mount(host, payload, options = {}) {
   bar.append(modeButtons, setups, layerLabel, title);
   const chips = element("div", { class: "aex-chips", role: "group", "aria-label": "Heads drawn" });
   const message = element("div", { class: "aex-message", "data-role": "message", role: "alert" });
-  const stage = element("div", { class: "aex-stage" });
+  const stage = element("div", { class: "aex-stage", "data-role": "figure", role: "figure",
+    "aria-label": "Attention explorer" });
   const readout = element("div", { class: "aex-readout", "data-role": "readout",
     "aria-live": "polite" });
-  root.append(bar, chips, message, stage, readout);
+  // the look's table and "Save as…" (figure_tools.js), read only when used
+  const controls = figureControls({ title: () => figureTitle(), table: () => figureTable(),
+    svg: () => figureSvg() });
+  root.append(bar, chips, message, stage, readout, controls);
   host.append(root);
 
   // ------------------------------------------------------------ what is drawn
@@ -681,21 +1027,173 @@ export function mount(host, payload, options = {}) {
     const named = reading.named(explorer, layer, head);
     if (!weights) return `${named}: drawn in blocks; loading it in full`;
     const prefix = `${named}${signed() ? " (B − A)" : ""}`;
+    const number = signed() ? signedFixed : fixed; // a difference says its sign
     if (k === null) {
       let best = 0;
       for (let j = 1; j < weights.n; j++) if (weights.at(q, j) > weights.at(q, best)) best = j;
       const verb = signed() ? "gains most on" : reading.verb;
       return `${prefix}: ${quote(tokens[q])} ${verb} ${quote(tokens[best])} `
-        + fixed(weights.at(q, best));
+        + number(weights.at(q, best));
     }
     const value = masked(layer, q, k, reading === READINGS.rollout ? "rollout" : "weights")
-      ? "outside the window (masked)" : fixed(weights.at(q, k));
+      ? "outside the window (masked)" : number(weights.at(q, k));
     return `${prefix}: ${quote(tokens[q])} → ${quote(tokens[k])} ${value}`;
+  }
+
+  // ------------------------------------------------------------ the figure's text
+
+  /** The matrix the look draws: the chosen head's weights (lines, matrix, every head), what it
+   * moves, or the rollout; B − A's differences; null where not in the payload. */
+  function lookMatrix() {
+    const reading = mode().reading || READINGS.weights;
+    const read = mode().read || reading.read(explorer);
+    return { reading, weights: read(state.layer, state.head) };
+  }
+
+  /** The setup shown, by name: "A", or "B − A" for the difference of two named others. */
+  const setupTitle = () => (signed() ? `${b().name} − ${a().name}` : shown().name);
+
+  /** The look's head (or rollout's layer) in words, with the setup: "Layer 2, head 1 of A". */
+  function lookName() {
+    const { reading } = lookMatrix();
+    const layer = shown().layerLabels[state.layer];
+    const of = `of ${setupTitle()}`;
+    if (reading === READINGS.moves) return `What layer ${layer}, head ${state.head} ${of} moves`;
+    if (reading === READINGS.rollout) {
+      return `Rollout after layer ${shown().layerLabels[rolledLayer(state.layer)]} ${of}`;
+    }
+    if (state.mode === "heads") {
+      return `Every head ${of} (${shown().layers} layers × ${shown().heads} heads), `
+        + `layer ${layer}, head ${state.head} chosen`;
+    }
+    return `Layer ${layer}, head ${state.head} ${of}`;
+  }
+
+  /** Labels of a matrix's rows and columns: "3 it" (index, token), or a block's tokens. */
+  function matrixLabels(n) {
+    const setup = shown();
+    if (n === setup.n) return setup.tokens.map((token, i) => `${i} ${token}`);
+    const starts = setup.tiles ? setup.tiles.starts : [];
+    return starts.map((start, i) => `tokens ${start}–${(i + 1 < starts.length ? starts[i + 1] : setup.n) - 1}`);
+  }
+
+  /** The look in one sentence of its own numbers (computed when it settles: O(T²)). Weights
+   * (and what a head moves, the rollout): the query with the largest single value (or the
+   * pinned one) and its key, then how many queries put their largest on each key, the most
+   * chosen named; B − A: its largest increase and decrease, query → key. */
+  function figureSentence() {
+    const { reading, weights } = lookMatrix();
+    const head = lookName();
+    const tokens = shown().tokens;
+    if (!weights) return `${head}: not in this payload.`;
+    if (weights.n !== tokens.length) {
+      return `${head}: drawn in blocks until its full resolution arrives.`;
+    }
+    const n = weights.n;
+    const pinned = state.pinned !== null && state.pinned < n ? state.pinned : null;
+    if (signed()) {
+      let up = [0, 0, -Infinity];
+      let down = [0, 0, Infinity];
+      for (let q = pinned ?? 0; q < (pinned ?? n - 1) + 1; q++) {
+        for (let k = 0; k < n; k++) {
+          const v = weights.at(q, k);
+          if (v > up[2]) up = [q, k, v];
+          if (v < down[2]) down = [q, k, v];
+        }
+      }
+      const pair = ([q, k]) => `${quote(tokens[q])} → ${quote(tokens[k])}`;
+      return `${head}: the largest increase ${signedFixed(up[2])} at ${pair(up)}, the largest `
+        + `decrease ${signedFixed(down[2])} at ${pair(down)}${pinned !== null ? " (pinned)" : ""}.`;
+    }
+    const chosen = new Array(n).fill(0); // how many queries put their largest value on each key
+    let top = [0, 0, -Infinity];
+    for (let q = 0; q < n; q++) {
+      let best = 0;
+      let value = weights.at(q, 0);
+      for (let k = 1; k < n; k++) {
+        const v = weights.at(q, k);
+        if (v > value) { best = k; value = v; }
+      }
+      chosen[best] += 1;
+      if ((pinned === null || q === pinned) && value > top[2]) top = [q, best, value];
+    }
+    let most = 0;
+    for (let k = 1; k < n; k++) if (chosen[k] > chosen[most]) most = k;
+    const count = chosen[most];
+    return `${head}: ${quote(tokens[top[0]])}${pinned !== null ? " (pinned)" : ""} `
+      + `${reading.gives} ${fixed(top[2])} ${reading.to} ${quote(tokens[top[1]])}; ${count} of ${n} `
+      + `${n === 1 ? "token" : "tokens"} ${reading.drives[count === 1 ? 0 : 1]} ${reading.towards} `
+      + `${quote(tokens[most])}.`;
+  }
+
+  /** The input's first TITLE_CHARS characters, from the tokens (word pieces joined, special
+   * tokens such as [CLS] left out). */
+  function inputText() {
+    const words = shown().tokens.filter((t) => !/^(\[[A-Z]+\]|<\/?s>|<pad>)$/.test(t));
+    const text = words.join(" ").replace(/ ##/g, "").replace(/\s+/g, " ").trim();
+    return text.length > TITLE_CHARS ? `${text.slice(0, TITLE_CHARS - 1)}…` : text;
+  }
+
+  /** A saved figure's title: setup, input, layer and head, mode. */
+  function figureTitle() {
+    const { reading } = lookMatrix();
+    const layer = shown().layerLabels[state.layer];
+    const look = reading === READINGS.rollout
+      ? `rollout after layer ${shown().layerLabels[rolledLayer(state.layer)]}`
+      : `layer ${layer}, head ${state.head}, ${{ lines: "lines", matrix: "matrix",
+        heads: "every head", moves: "what it moves" }[state.mode]}`;
+    return `${setupTitle()}, ${look}: "${inputText()}"`;
+  }
+
+  /** The look's matrix as a table: a row per query (its index and token), a column per key. */
+  function figureTable() {
+    const { weights } = lookMatrix();
+    if (!weights) return { head: ["query \\ key"], body: [] };
+    const labels = matrixLabels(weights.n);
+    const body = labels.map((label, q) => {
+      const row = [label];
+      for (let k = 0; k < weights.n; k++) row.push(figureNumber(weights.at(q, k)));
+      return row;
+    });
+    return { head: ["query \\ key", ...labels], body };
+  }
+
+  /** The look as one SVG document: its title's lines above the mode's own drawing. */
+  function figureSvg() {
+    const drawing = mode().svg ? mode().svg() : null;
+    const heading = figureTitle();
+    const cut = heading.indexOf(': "');
+    const lines = [heading.slice(0, cut), heading.slice(cut + 2)]; // the look, then the input
+    const font = "system-ui, -apple-system, 'Segoe UI', sans-serif";
+    const header = svgNode("g"); // svgDocument keeps a layer's children, not its attributes
+    const words = svgNode("g", { fill: "#1b1b1b", "font-family": font });
+    header.append(words);
+    lines.forEach((line, i) => words.append(svgNode("text", { x: 12, y: 22 + i * 20,
+      "font-size": i ? 14 : 16, "font-weight": i ? 400 : 700 }, line)));
+    const top = 22 + lines.length * 20;
+    const body = svgNode("g");
+    if (drawing) {
+      const moved = svgNode("g", { transform: `translate(12,${top})`, "font-family": font });
+      moved.append(drawing.group);
+      body.append(moved);
+    }
+    const width = Math.ceil(Math.max(24 + (drawing ? drawing.width : 0),
+      ...lines.map((line, i) => 24 + textWidth(line, i ? 14 : 16))));
+    const height = Math.ceil(top + (drawing ? drawing.height : 0) + 12);
+    return svgDocument([header, body], width, height, heading);
+  }
+
+  /** Name the stage by the look's sentence, and redraw an open table: when the look settles. */
+  function nameFigure() {
+    if (!data) return;
+    stage.setAttribute("aria-label", figureSentence());
+    controls.refresh();
   }
 
   function settle() {
     clearTimeout(settleTimer);
     settleTimer = setTimeout(() => {
+      nameFigure();
       onSelect({ layer: state.layer, head: state.head, query: state.pinned, setup: state.setup,
         mode: state.mode, full: full(state.layer, state.head) !== null });
     }, SETTLE_MS);
@@ -771,7 +1269,17 @@ export function mount(host, payload, options = {}) {
       const chip = element("button", { type: "button", "data-role": "chip",
         "data-layer": String(state.layer), "data-head": String(head),
         "aria-pressed": String(index >= 0) }, `head ${head}`);
-      if (index >= 0) chip.style.setProperty("--chip", HEAD_COLOURS[index]);
+      if (index >= 0) { // its line's colour, and a sample of its dash: the legend of the lines
+        chip.style.setProperty("--chip", signed() ? "#1b1b1b" : HEAD_COLOURS[index]); // B − A:
+        // the lines' colours are their signs
+        const dash = HEAD_DASHES[index];
+        chip.dataset.dash = dash.length ? dash.join(" ") : "none";
+        const sample = svgNode("svg", { class: "aex-dash", width: 28, height: 10,
+          "aria-hidden": "true" });
+        sample.append(svgNode("line", { x1: 0, y1: 5, x2: 28, y2: 5, "stroke-width": 2.5,
+          stroke: signed() ? "#1b1b1b" : HEAD_COLOURS[index], "stroke-dasharray": chip.dataset.dash }));
+        chip.append(sample);
+      }
       chip.addEventListener("click", () => toggleChip(state.layer, head));
       chips.append(chip);
     }
@@ -876,7 +1384,7 @@ export function mount(host, payload, options = {}) {
       const step = event.key === "ArrowDown" ? 1 : -1;
       const next = q === null ? (step > 0 ? 0 : setup.n - 1) : (q + step + setup.n) % setup.n;
       state.cell = null;
-      if (state.pinned !== null) state.pinned = next;
+      if (state.pinned !== null) { state.pinned = next; settle(); } // a new pin settles
       hover(next);
     } else if (event.key === "Enter" && q !== null) {
       pin(q);
@@ -907,6 +1415,7 @@ export function mount(host, payload, options = {}) {
     opened = at || opened;
     for (const each of Object.values(modes)) each.forget();
     render();
+    nameFigure();
   }
 
   update(payload);

@@ -24,7 +24,7 @@ from tests.shared import SENTENCE
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 READOUT = f"{EXPLORER} [data-role=readout]"
-WEIGHT = re.compile(r"(-?\d\.\d{3})(?: \(pinned\))?$")
+WEIGHT = re.compile(r"([-+−]?\d\.\d{3})(?: \(pinned\))?$")  # B − A's with their sign
 
 
 def watched(page) -> list:
@@ -40,7 +40,7 @@ def readout_weight(page) -> float:
     text = page.locator(READOUT).text_content()
     found = WEIGHT.search(text)
     assert found, text
-    return float(found.group(1))
+    return float(found.group(1).replace("−", "-"))
 
 
 def test_the_keyboard_reads_minilms_weights_sends_nothing_and_the_url_follows(

@@ -6,14 +6,18 @@ normal and presenter (large text) mode; a local window's masked cells marked and
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from encoder.inspect.moves import norm_weighted_attention
 from encoder.inspect.rollout import trace_rollout
+from encoder.web.payload import SCALE, quantise
 from tests.app.helpers import tokens_of
 from tests.e2e.harness import LOAD_TIMEOUT_MS, PageProblems, StreamlitServer, wait_ready
 from tests.shared import SENTENCE
@@ -22,7 +26,7 @@ pytestmark = pytest.mark.browser
 
 EXPLORER = "[data-testid=attention-explorer]"
 READOUT = "[data-role=readout]"
-WEIGHT = re.compile(r"(-?\d+\.\d{3})(?: \(pinned\))?$")
+WEIGHT = re.compile(r"([-+−]?\d+\.\d{3})(?: \(pinned\))?$")  # B − A's with their sign
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +73,7 @@ def readout_weight(page) -> float:
     text = page.locator(READOUT).text_content()
     found = WEIGHT.search(text)
     assert found, text
-    return float(found.group(1))
+    return float(found.group(1).replace("−", "-"))
 
 
 def test_the_keyboard_alone_reads_minilms_weights_and_sends_nothing(explorer, minilm) -> None:
@@ -280,3 +284,45 @@ def test_a_local_windows_masked_cells_are_marked_and_read_as_outside(explorer) -
     assert (grid.get_attribute("data-window"), grid.get_attribute("data-masked")) == ("0", "0")
     assert "Grey" not in page.locator("[data-role=scale]").text_content()
     assert not point(0, n - 1).endswith("outside the window (masked)")
+
+
+def test_the_explorer_is_a_figure_named_by_minilms_numbers_and_saves_its_look(
+    explorer, minilm
+) -> None:
+    page, _ = explorer(text=SENTENCE)
+    attention, tokens = minilm.attention_of(SENTENCE)
+    it = tokens.index("it")
+    page.locator(EXPLORER).focus()
+    for _ in range(13):  # layer 1, head 1
+        page.keyboard.press("ArrowRight")
+    pin_query(page, it)
+    figure = page.locator(f"{EXPLORER} [data-role=figure]")
+    assert figure.get_attribute("role") == "figure"
+    page.wait_for_function(
+        "node => node.getAttribute('aria-label').includes('(pinned)')",
+        arg=figure.element_handle(),
+    )
+    label = figure.get_attribute("aria-label")
+    head = quantise(attention[1, 1].numpy()) / SCALE  # the weights as the payload sends them
+    best = head.argmax(axis=1)  # each query's top key
+    chosen = np.bincount(best, minlength=len(tokens))
+    found = re.fullmatch(
+        r'Layer 1, head 1 of A: "it" \(pinned\) gives (\d\.\d{3}) to "(.*)"; (\d+) of (\d+) '
+        r'tokens puts? most weight on "(.*)"\.',
+        label,
+    )
+    assert found, label
+    assert found.group(2) == tokens[best[it]]
+    assert abs(float(found.group(1)) - head[it, best[it]]) <= 1e-4 + 5e-4
+    assert (int(found.group(3)), int(found.group(4)), found.group(5)) == (
+        chosen.max(),
+        len(tokens),
+        tokens[chosen.argmax()],
+    )
+    page.get_by_test_id("figure-save").press("Enter")  # the CSV of the look, by keyboard
+    with page.expect_download() as saving:
+        page.locator("[role=menuitem][data-format=csv]").press("Enter")
+    rows = list(csv.reader(io.StringIO(Path(saving.value.path()).read_text(encoding="utf-8"))))
+    assert [row[0] for row in rows[1:]] == [f"{i} {token}" for i, token in enumerate(tokens)]
+    saved = np.array([[float(cell) for cell in row[1:]] for row in rows[1:]])
+    assert np.allclose(saved, attention[1, 1].numpy(), rtol=5e-3, atol=1e-4)
