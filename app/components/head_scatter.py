@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from encoder.web import asset
-from encoder.web.hosts import host_module
+from encoder.web.hosts import host_module, scatter_style
 
 NAME = "encoder_explorer.head_scatter"
 
 _scatter = st.components.v2.component(
-    NAME, js=host_module("streamlit_head_scatter"), css=asset("head_scatter.css")
+    NAME, js=host_module("streamlit_head_scatter"), css=scatter_style()
 )
 
 

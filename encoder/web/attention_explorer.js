@@ -85,9 +85,8 @@
 const SCALE = 65535;
 const MAGIC = "AEX1";
 const MAX_OVERLAY = 8;
-// the overlaid heads' colours: Okabe & Ito's hues, the light ones darkened to 3:1 on white
-const HEAD_COLOURS = [OKABE_ITO.blue, OKABE_ITO.vermillion, OKABE_ITO.green, "#A4477F", "#B35900",
-  "#2A7AB0", "#7A6E00", OKABE_ITO.black];
+// the overlaid heads' colours: apart in every common colour vision, 3:1 on white (shared.js)
+const HEAD_COLOURS = SERIES_COLOURS;
 // ... and their dash patterns (px), one per overlay index: colour is never the only carrier
 const HEAD_DASHES = [[], [9, 4], [2, 3], [9, 3, 2, 3], [16, 5], [5, 5], [2, 7],
   [16, 3, 2, 3, 2, 3]];
@@ -288,14 +287,6 @@ function legendOf(signed, scale, measure, kind = "cells") {
   }
   box.dataset.key = `${signed}|${scale}|${measure}|${kind}`;
   return box;
-}
-
-/** A new SVG element with these attributes and, if given, this text (as text). */
-function svgNode(tag, attributes = {}, text = null) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
-  if (text !== null) node.textContent = text;
-  return node;
 }
 
 let measurer = null;

@@ -69,23 +69,21 @@ function fileName(title) {
   return title.replace(/[^\w\- ]+/g, "").trim().slice(0, 60) || "figure";
 }
 
+/** A new SVG element with these attributes and, if given, this text (as text). */
+function svgNode(tag, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
 /** One SVG document of `width` x `height` on a white ground, titled `title`, holding `layers`
  * (SVG elements, cloned: the page keeps its own) one group each: {text, width, height}. */
 function svgDocument(layers, width, height, title) {
-  const root = document.createElementNS(SVG_NS, "svg");
-  root.setAttribute("xmlns", SVG_NS);
-  for (const [name, value] of [["width", width], ["height", height], ["viewBox", `0 0 ${width} ${height}`]]) {
-    root.setAttribute(name, String(value));
-  }
-  const named = document.createElementNS(SVG_NS, "title");
-  named.textContent = title;
-  const ground = document.createElementNS(SVG_NS, "rect");
-  for (const [name, value] of [["width", "100%"], ["height", "100%"], ["fill", "white"]]) {
-    ground.setAttribute(name, value);
-  }
-  root.append(named, ground);
+  const root = svgNode("svg", { xmlns: SVG_NS, width, height, viewBox: `0 0 ${width} ${height}` });
+  root.append(svgNode("title", {}, title), svgNode("rect", { width: "100%", height: "100%", fill: "white" }));
   for (const layer of layers) {
-    const group = document.createElementNS(SVG_NS, "g");
+    const group = svgNode("g");
     for (const child of layer.childNodes) group.appendChild(child.cloneNode(true));
     root.appendChild(group);
   }

@@ -39,6 +39,9 @@
  *   hover    [data-role="hover"], aria-live="polite": the point shown (the hovered one, else
  *            the selected one): its token, query or key, its position, its sentence, its x and y
  *   legend   [data-role="legend"]
+ *   tools    figure_tools.js's [data-testid=figure-text] after the plane: "Show as a table" (one
+ *            row per point: token, role, position, kind, sentence, x, y) and "Save as…" (CSV of
+ *            those rows, SVG or PNG of the plane with its title and legend)
  *   message  [data-role="message"]: why nothing is drawn
  */
 
@@ -74,6 +77,14 @@ function check(data) {
   return "";
 }
 
+/** Every point as a table's row: token, role, position, kind, sentence, x, y. */
+function pointTable(d) {
+  if (!d) return { head: ["point"], body: [] };
+  const body = d.x.map((x, i) => [d.tokens[i], ROLES[d.role[i]], String(d.position[i]),
+    d.kinds[d.kind[i]], d.sentences[d.sentence[i]] ?? "", String(x), String(d.y[i])]);
+  return { head: ["token", "role", "position", "kind", "sentence", "x", "y"], body };
+}
+
 export function mount(host, data, options = {}) {
   const root = element("div", { class: "hsc", "data-testid": "head-scatter", "data-hover": "",
     "data-selected": "", role: "figure" });
@@ -92,11 +103,16 @@ export function mount(host, data, options = {}) {
   const message = element("div", { class: "hsc-message", "data-role": "message" });
   const side = element("div", { class: "hsc-side" });
   const body = element("div", { class: "hsc-body" });
+  const tools = figureControls({
+    title: () => title.textContent || "Head scatter",
+    table: () => pointTable(state.data),
+    svg: () => planeSvg(),
+  });
   bar.append(title, buttons);
   side.append(legend, hover);
   frame.append(canvas, selectedMark, hoverMark);
   body.append(frame, side);
-  root.append(bar, message, body);
+  root.append(bar, message, body, tools);
   host.appendChild(root);
 
   const ratio = window.devicePixelRatio || 1;
@@ -338,6 +354,22 @@ export function mount(host, data, options = {}) {
       "Escape clears.";
   }
 
+  /** The plane as it is drawn, its title above and its legend's words beside it. */
+  function planeSvg() {
+    const layer = svgNode("g");
+    const heading = title.textContent || "Head scatter";
+    layer.append(svgNode("text", { x: PAD, y: 22, "font-size": 16, "font-family": "system-ui, sans-serif" }, heading));
+    layer.append(svgNode("image", { href: canvas.toDataURL("image/png"), x: 0, y: 36, width: SIZE, height: SIZE }));
+    [...legend.children].forEach((entry, k) => {
+      const swatch = entry.querySelector(".hsc-swatch")?.style.background;
+      const y = 60 + k * 22;
+      if (swatch) layer.append(svgNode("circle", { cx: SIZE + 16, cy: y - 5, r: 5, fill: swatch }));
+      layer.append(svgNode("text", { x: SIZE + 28, y, "font-size": 13, "font-family": "system-ui, sans-serif" },
+        entry.textContent));
+    });
+    return svgDocument([layer], SIZE + 220, SIZE + 40, heading);
+  }
+
   function update(next) {
     const problem = check(next);
     message.textContent = problem;
@@ -355,6 +387,7 @@ export function mount(host, data, options = {}) {
     hovered = -1;
     selected = -1;
     show();
+    tools.refresh(); // an open table follows the data
   }
 
   update(data);

@@ -48,3 +48,8 @@ def host_module(host: str) -> str:
 def explorer_style() -> str:
     """The explorer's stylesheet, with its figure tools'."""
     return asset("attention_explorer.css") + asset("figure_tools.css")
+
+
+def scatter_style() -> str:
+    """The head scatter's stylesheet, with its figure tools'."""
+    return asset("head_scatter.css") + asset("figure_tools.css")

@@ -5,8 +5,12 @@ of its data; draw, hover and a key's move timed."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
+from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -15,8 +19,7 @@ from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.inspect.corpus import MAX_TOKENS, bundled_corpus, corpus_of, corpus_statistics
 from encoder.io.tokenize import load_tokenizer, tokenize
-from encoder.web import asset
-from encoder.web.hosts import SCATTER, joined
+from encoder.web.hosts import SCATTER, joined, scatter_style
 from encoder.web.scatter import scatter_data
 from tests.e2e.harness import scatter_hover_ms
 
@@ -71,7 +74,7 @@ def corpus_page(tmp_path_factory):
     path = tmp_path_factory.mktemp("scatter") / "scatter.html"
     text = json.dumps(data).replace("</", "<\\/")
     path.write_text(
-        PAGE.format(css=asset("head_scatter.css"), data=text, module=joined(SCATTER)),
+        PAGE.format(css=scatter_style(), data=text, module=joined(SCATTER)),
         encoding="utf-8",
     )
     return path, data
@@ -287,3 +290,45 @@ def test_the_scatter_is_one_keyboard_stop_named_by_its_data(browser, corpus_page
 
     assert page.locator("img").count() == 0 and not errors
     page.close()
+
+
+def test_the_scatter_is_a_table_and_saves_its_points(browser, corpus_page, tmp_path):
+    path, data = corpus_page
+    page = browser.new_page(accept_downloads=True)
+    page.goto(path.as_uri())
+    page.locator("[data-testid=head-scatter]").wait_for()
+    page.locator("[data-role=plane]").focus()
+    page.keyboard.press("Tab")  # the next stop after the plane: the table
+    toggle = page.get_by_test_id("figure-table-toggle")
+    assert toggle.evaluate("(b) => b.getRootNode().activeElement === b")
+    page.keyboard.press("Enter")
+    table = page.get_by_test_id("figure-table")
+    assert toggle.get_attribute("aria-expanded") == "true" and table.is_visible()
+    shown = table.locator("tbody tr").count()
+    assert 0 < shown < len(data["x"])  # at most 20,000 cells drawn, and the caption says so
+    assert table.locator("caption").inner_text().startswith(f"The first {shown} of ")
+    first = table.locator("tbody tr").first.locator("th, td").all_inner_texts()
+    role = "query" if data["role"][0] == 0 else "key"
+    kind, sentence = data["kinds"][data["kind"][0]], data["sentences"][data["sentence"][0]]
+    where = [js_float(data["x"][0]), js_float(data["y"][0])]
+    assert first == [data["tokens"][0], role, str(data["position"][0]), kind, sentence, *where]
+    page.get_by_test_id("figure-save").press("Enter")
+    with page.expect_download() as saving:
+        page.locator("[role=menuitem][data-format=csv]").press("Enter")
+    rows = list(csv.reader(io.StringIO(Path(saving.value.path()).read_text(encoding="utf-8"))))
+    assert rows[0] == ["token", "role", "position", "kind", "sentence", "x", "y"]
+    assert len(rows) - 1 == len(data["x"])  # the CSV has every point
+    assert [float(row[5]) for row in rows[1:]] == data["x"]
+    assert [row[0] for row in rows[1:]] == data["tokens"]
+    page.get_by_test_id("figure-save").press("Enter")
+    with page.expect_download() as saving:
+        page.locator("[role=menuitem][data-format=svg]").press("Enter")
+    drawing = ElementTree.parse(saving.value.path()).getroot()
+    title = drawing.find("{http://www.w3.org/2000/svg}title").text
+    assert title == data["title"]
+    assert drawing.find(".//{http://www.w3.org/2000/svg}image") is not None  # the plane
+
+
+def js_float(value: float) -> str:
+    """A float as JavaScript's String() writes it."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
