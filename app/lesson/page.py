@@ -26,7 +26,7 @@ from app.lesson.steps import STEPS, TITLES
 from app.lesson.text import Lesson, Paragraph, Said, Step
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
-from app.streamlit_private import presenter_style
+from app.streamlit_private import announce, presenter_style
 from app.user_text import literal, quoted
 from app.views.layout import wide_table
 from app.views.widgets import pick_sentence, show
@@ -76,6 +76,7 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     if present:
         presenter_style()
     st.header(f"{number}. {TITLES[number - 1]}")
+    announce(f"Step {number} of {len(STEPS)}: {TITLES[number - 1]}.")
     class_bar(number, present)
     question = STEPS[number - 1].question
     prediction = question(lesson) if question else None
