@@ -22,13 +22,18 @@ ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
     sys.path.insert(0, ROOT)
 
-from app import logs, registry, session_end, training_session  # noqa: E402
+from app import i18n, logs, registry, session_end, training_session  # noqa: E402
 from app.charts.common import plural  # noqa: E402
 from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
-from app.streamlit_private import announce, page_script, page_style  # noqa: E402
+from app.streamlit_private import (  # noqa: E402
+    announce,
+    page_language,
+    page_script,
+    page_style,
+)
 from app.user_text import literal  # noqa: E402
 from encoder.inspect import ablation  # noqa: E402
 from encoder.inspect.limits import MAX_SENTENCES  # noqa: E402
@@ -100,6 +105,9 @@ def input_messages(line_count: int, run: Run) -> None:
         )
 
 
+i18n.speak_with(sidebar.spoken_language)
+
+
 def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
@@ -138,6 +146,7 @@ def frame(make_run, page_start: float) -> None:
     )
     page_style()
     page_script()
+    page_language(i18n.language(), i18n.direction())
     held = Frame(make_run, page_start)
     pages = {
         view.title: st.Page(partial(draw_page, view, held), title=view.title, url_path=view.path)

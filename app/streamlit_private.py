@@ -101,7 +101,8 @@ PAGE_CSS = f"""<style>
 .katex-display {{ padding: 0 2px; }}
 .katex-display > .katex {{ white-space: normal; }}
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script),
-[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-announce]) {{
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-announce]),
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-page-language]) {{
   display: none; }}
 .visually-hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }}
@@ -183,6 +184,12 @@ PAGE_SCRIPT = "\n".join(
 def page_script() -> None:
     """Every page's own script, run once in the browser (it keeps watching the page)."""
     st.html(f"<script>{PAGE_SCRIPT}</script>", unsafe_allow_javascript=True)
+
+
+def page_language(language: str, direction: str) -> None:
+    """Tell the page's script (app/assets/page/language.js) the page's language and direction,
+    for the document's `lang` and `dir`; nothing shows."""
+    st.html(f'<p data-page-language="{language}" data-page-direction="{direction}" hidden></p>')
 
 
 def announce(news: str) -> None:

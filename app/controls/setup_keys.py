@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from app.i18n import LANGUAGES, PSEUDO
 from app.keys import Key
 from app.sources import BUILT_IN
 from encoder import EncoderConfig
@@ -45,6 +46,9 @@ KEYS: tuple[Key, ...] = (
     Key("text", EXAMPLES[0]["text"], in_url=True),
     *SETUP_A_KEYS,
     Key("device", "cpu", in_url=True),
+    # the page's language (None: the browser's, if the page speaks it); a link carries it
+    Key("lang", None, in_url=True, choices=(*LANGUAGES, PSEUDO)),
+    Key("_language"),  # the sidebar's language control
     # setup B: on or off, and each of A's keys (absent: it follows A)
     Key("compare", False, in_url=True),
     *(replace(key, name=b_key(key.name), default=None, follows=key.name) for key in SETUP_A_KEYS),

@@ -20,6 +20,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app.controls import model_files, session_models, setup_keys, state, url
+from app.i18n import LANGUAGES, _, choose_language
 from app.keys import MAX_HEADS, MAX_LAYERS
 from app.settings import (
     ARCHITECTURE_KEYS,
@@ -450,13 +451,38 @@ def _acts(prefix: str, key: str) -> bool:
     return True
 
 
+def spoken_language() -> str:
+    """The language this session's page speaks: the one chosen (the sidebar, the link's
+    `lang`), else the browser's if the page has it, else English."""
+    return choose_language(state.get("lang"), st.context.locale)
+
+
+def _language_chosen() -> None:
+    state.put("lang", state.get("_language"))
+
+
+def _language_control() -> None:
+    """The page's language, in each language's own name; the link carries it as `lang`."""
+    names = list(LANGUAGES)
+    spoken = spoken_language()
+    st.selectbox(
+        "Language · Idioma · 语言 · اللغة",
+        names,
+        index=names.index(spoken) if spoken in names else 0,
+        format_func=LANGUAGES.get,
+        key="_language",
+        on_change=_language_chosen,
+    )
+
+
 def render(notices: list[str]) -> Settings:
     """Draw every control and return what they say."""
     source = state.get("source")
     if source != "random" and state.get("_saved_architecture") is None:
         select_source(source)  # e.g. a link that names MiniLM: show its architecture
     with st.sidebar:
-        st.header("Input")
+        _language_control()
+        st.header(_("Input"))
         input_area = st.container()  # drawn after the source control, which may change the text
         st.header("Model")
         source = _source_control(notices)

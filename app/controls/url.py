@@ -32,7 +32,13 @@ FIRST_VIEW = "Attention"  # the view a link opens when it names none (and names 
 # A page opened with no settings (no URL parameters, or only the lesson's own) starts the lesson
 # on the pretrained model; a link that names any setting opens exactly those, the rest at their
 # defaults (random weights, the Attention view).
-LESSON_URL_KEYS = ("lesson", "lesson_query", "present", "class")  # a student link: the Lesson
+LESSON_URL_KEYS = (
+    "lesson",
+    "lesson_query",
+    "present",
+    "class",
+    "lang",
+)  # a student link: the Lesson
 FIRST_VISIT_SOURCE = "pretrained"
 
 
@@ -104,7 +110,14 @@ def load(
                 overrides[keys[name].follows] = value
         except ValueError as error:
             follows = keys[name].follows
-            instead = f"A's {follows}" if follows else f"{name}={keys[name].default!r}"
+            default = keys[name].default
+            instead = (
+                f"A's {follows}"
+                if follows
+                else f"{name}={default!r}"
+                if default is not None
+                else "the page's own choice"
+            )
             notices.append(literal(f"The link's {error}; using {instead} instead."))
     return notices
 

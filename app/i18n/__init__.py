@@ -1,0 +1,79 @@
+"""The page's languages and the one `_()` every string a user reads goes through.
+
+    from app.i18n import _, n_, number
+    _("Layer {layer}, head {head} gives {weight} to {token}",
+      layer=2, head=1, weight=number(0.715, 3), token=quoted(token))
+    n_("{count} token", "{count} tokens", count)   # the language's plural forms
+
+Catalogues are gettext .po files, one per domain and language
+(app/i18n/locale/<lang>/LC_MESSAGES/<domain>.po, made from app/i18n/<domain>.pot by
+`python -m app.i18n extract`), read with Babel and compiled once per process (catalogue.py).
+A message is English, the source; its placeholders are named, and the values (numbers already
+formatted by `number`, tokens the user typed) are put in after translation, so a translation
+orders them as its language does and never translates them. The pseudo-language
+(PSEUDO) wraps and lengthens every marked message, for the test that finds unmarked text.
+
+Which language a run speaks comes from `speaking` (main.py points it at the session's choice:
+the sidebar, the URL's `lang`, the browser's language); this module imports no Streamlit, so
+charts and views use it alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from babel.numbers import format_decimal
+
+from app.i18n.catalogue import PSEUDO, SOURCE, translations
+
+LANGUAGES = {"en": "English", "es": "Español", "zh": "简体中文", "ar": "العربية"}
+RIGHT_TO_LEFT = frozenset({"ar"})
+NUMBER_LOCALES = {"en": "en", "es": "es", "zh": "zh_Hans_CN", "ar": "ar", PSEUDO: "en"}
+
+_speaking: Callable[[], str] = lambda: SOURCE  # noqa: E731  (set by main.py, once)
+
+
+def speak_with(language_of_this_run: Callable[[], str]) -> None:
+    """Where `_()` learns this run's language (a key of LANGUAGES, or PSEUDO)."""
+    global _speaking
+    _speaking = language_of_this_run
+
+
+def language() -> str:
+    """This run's language: a key of LANGUAGES, or PSEUDO."""
+    spoken = _speaking()
+    return spoken if spoken in LANGUAGES or spoken == PSEUDO else SOURCE
+
+
+def direction() -> str:
+    """ "rtl" or "ltr": how this run's language is written."""
+    return "rtl" if language() in RIGHT_TO_LEFT else "ltr"
+
+
+def _(message: str, **values: object) -> str:
+    """`message` in this run's language, with `values` put in its named placeholders."""
+    said = translations(language()).gettext(message)
+    return said.format(**values) if values else said
+
+
+def n_(singular: str, plural: str, count: int, **values: object) -> str:
+    """The form of `singular`/`plural` that `count` takes in this run's language, with `count`
+    (formatted) and `values` put in its placeholders."""
+    said = translations(language()).ngettext(singular, plural, count)
+    return said.format(count=number(count), **values)
+
+
+def number(value: float, digits: int = 0) -> str:
+    """`value` written as this run's language writes numbers ("0,715" in Spanish), with
+    `digits` decimals and grouped thousands."""
+    pattern = "#,##0" + ("." + "0" * digits if digits > 0 else "")
+    return format_decimal(value, format=pattern, locale=NUMBER_LOCALES[language()])
+
+
+def choose_language(asked: str | None, browser_locale: str | None) -> str:
+    """The language to speak: the one asked for (the URL's `lang`, the sidebar), if we have it;
+    else the browser's, if we have it; else English."""
+    for wanted in (asked, (browser_locale or "").replace("_", "-").split("-")[0].lower()):
+        if wanted in LANGUAGES or (wanted == PSEUDO and asked == PSEUDO):
+            return wanted
+    return SOURCE

@@ -1,0 +1,183 @@
+"""The catalogues' domains (which files' messages each holds), their extraction with Babel, and
+the checks every shipped catalogue passes: complete (nothing untranslated or fuzzy), each
+translation's placeholders the source's, a plural form for each of the language's forms."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from babel import Locale
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_file
+from babel.messages.pofile import read_po, write_po
+
+from app.i18n import LANGUAGES
+from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled
+
+ROOT = HERE.parent.parent
+KEYWORDS = {"_": None, "n_": (1, 2)}
+# domain -> the files (or folders, every .py below) whose messages it holds
+DOMAINS: dict[str, tuple[str, ...]] = {
+    # the page around the views: the sidebar, the navigation, the class, the messages
+    "frame": (
+        *(
+            f"app/{name}.py"
+            for name in (
+                "main",
+                "registry",
+                "runs",
+                "memory",
+                "sources",
+                "settings",
+                "downloads",
+                "explorer_payloads",
+                "training_session",
+                "user_text",
+                "corpus_stats",
+            )
+        ),
+        "app/controls",
+    ),  # fmt: skip
+    "lesson": ("app/lesson",),
+    # the views of one run's numbers, and their charts
+    "views": (
+        *(
+            f"app/views/{name}.py"
+            for name in (
+                "tokens",
+                "attention",
+                "steps",
+                "layernorm",
+                "readings",
+                "widgets",
+                "layout",
+                "changes",
+                "figures",
+            )
+        ),
+        *(f"app/charts/{name}.py" for name in ("attention", "steps", "norms", "common")),
+    ),  # fmt: skip
+    # the views that analyse, measure, train and export, and their charts
+    "analysis": (
+        *(
+            f"app/views/{name}.py"
+            for name in (
+                "activations",
+                "shapes",
+                "cost",
+                "corpus",
+                "exercises",
+                "export",
+                "training",
+            )
+        ),
+        *(
+            f"app/charts/{name}.py"
+            for name in (
+                "activations",
+                "cost",
+                "heads",
+                "ablation",
+                "training",
+                "diagram",
+            )
+        ),
+    ),  # fmt: skip
+}
+TRANSLATED = tuple(language for language in LANGUAGES if language != SOURCE)
+
+
+def files_of(domain: str) -> Iterator[Path]:
+    for name in DOMAINS[domain]:
+        path = ROOT / name
+        yield from sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def template(domain: str) -> Catalog:
+    """Every message marked in the domain's files, with where it is."""
+    catalog = Catalog(project="Encoder Explorer", domain=domain)
+    for path in files_of(domain):
+        for line, message, comments, _context in extract_from_file(
+            "python", str(path), keywords=KEYWORDS, comment_tags=("i18n:",)
+        ):
+            where = (path.relative_to(ROOT).as_posix(), line)
+            catalog.add(message, locations=[where], auto_comments=comments)
+    return catalog
+
+
+def po_path(language: str, domain: str) -> Path:
+    return LOCALE / language / "LC_MESSAGES" / f"{domain}.po"
+
+
+def extract_all() -> dict[str, int]:
+    """Write each domain's .pot and update each language's .po: {domain: message count}."""
+    counts = {}
+    for domain in DOMAINS:
+        pot = template(domain)
+        with (HERE / f"{domain}.pot").open("wb") as out:
+            write_po(out, pot, sort_output=True, include_lineno=False)
+        for language in TRANSLATED:
+            path = po_path(language, domain)
+            if path.exists():
+                with path.open("rb") as po:
+                    catalog = read_po(po, locale=language)
+            else:
+                catalog = Catalog(locale=language, domain=domain, project="Encoder Explorer")
+            catalog.update(pot, no_fuzzy_matching=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("wb") as out:
+                write_po(out, catalog, sort_output=True, ignore_obsolete=True, include_lineno=False)
+        counts[domain] = len(pot)
+    return counts
+
+
+def placeholders(text: str) -> list[str]:
+    return sorted(PLACEHOLDER.findall(text))
+
+
+def problems_of(language: str, domain: str) -> Iterator[str]:
+    """What is wrong with one catalogue, one line each."""
+    path = po_path(language, domain)
+    if not path.exists():
+        yield f"{language}/{domain}: no catalogue"
+        return
+    with path.open("rb") as po:
+        catalog = read_po(po, locale=language)
+    forms = Locale.parse(language).plural_form.tags
+    with (HERE / f"{domain}.pot").open("rb") as pot:
+        wanted = {message.id for message in read_po(pot) if message.id}
+    have = {message.id for message in catalog if message.id}
+    for missing in sorted(wanted - have, key=str):
+        yield f"{language}/{domain}: not in the catalogue: {missing!r}"
+    for message in catalog:
+        if not message.id:
+            continue
+        name = f"{language}/{domain}: {message.id!r}"
+        if message.fuzzy:
+            yield f"{name}: fuzzy"
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if not all(strings):
+            yield f"{name}: untranslated"
+            continue
+        sources = message.id if isinstance(message.id, tuple) else (message.id,)
+        if isinstance(message.id, tuple) and len(strings) != len(forms):
+            yield f"{name}: {len(strings)} plural forms, {language} has {len(forms)}"
+        allowed = {p for source in sources for p in placeholders(source)}
+        for text in strings:  # a plural form may leave out the count ("one token")
+            plural_ok = isinstance(message.id, tuple) and set(placeholders(text)) <= allowed
+            if not plural_ok and placeholders(text) not in [placeholders(s) for s in sources]:
+                yield f"{name}: placeholders {placeholders(text)} not the source's"
+    try:
+        compiled(path)
+    except Exception as error:  # noqa: BLE001 - any failure to compile is the problem itself
+        yield f"{language}/{domain}: does not compile: {error}"
+
+
+def check_all() -> list[str]:
+    return [
+        problem
+        for domain in DOMAINS
+        for language in TRANSLATED
+        for problem in problems_of(language, domain)
+    ]

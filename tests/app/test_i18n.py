@@ -1,0 +1,80 @@
+"""The page's languages (app.i18n): every shipped catalogue complete, its placeholders the
+source's and its plural forms the language's; every catalogue's template up to date with the
+messages marked in the code; numbers written as each language writes them and read back; the
+pseudo-language wraps every marked message; the language a session speaks."""
+
+from __future__ import annotations
+
+import pytest
+from babel.messages.pofile import read_po
+from babel.numbers import parse_decimal
+
+from app import i18n
+from app.i18n.catalogue import HERE, PSEUDO, translations
+from app.i18n.domains import DOMAINS, check_all, template
+from tests.app.helpers import assert_no_exception, open_page, shown
+
+
+@pytest.fixture
+def speaking():
+    """speaking(language): this test's runs speak `language`."""
+    yield lambda language: i18n.speak_with(lambda: language)
+    i18n.speak_with(lambda: "en")
+
+
+def test_every_catalogue_is_complete_and_keeps_its_placeholders() -> None:
+    assert check_all() == []
+
+
+@pytest.mark.parametrize("domain", sorted(DOMAINS))
+def test_every_template_holds_the_messages_marked_in_the_code(domain) -> None:
+    with (HERE / f"{domain}.pot").open("rb") as pot:
+        shipped = {message.id for message in read_po(pot) if message.id}
+    marked = {message.id for message in template(domain) if message.id}
+    assert marked == shipped, "run `python -m app.i18n extract`, then translate what is new"
+
+
+@pytest.mark.parametrize(
+    ("language", "written", "locale"),
+    [("en", "1,234.715", "en"), ("es", "1.234,715", "es"), ("zh", "1,234.715", "zh_Hans_CN"),
+     ("ar", "1,234.715", "ar")],
+)  # fmt: skip
+def test_numbers_are_written_as_the_language_writes_them(speaking, language, written, locale):
+    speaking(language)
+    said = i18n.number(1234.7149, 3)
+    assert said == written
+    assert float(parse_decimal(said, locale=locale)) == pytest.approx(1234.715)
+
+
+def test_a_translation_keeps_the_values_it_is_given(speaking) -> None:
+    speaking("es")
+    assert i18n._("Input") == translations("es").gettext("Input") != "Input"
+    speaking("en")
+    assert i18n._("{layer} of {count}", layer=2, count=i18n.number(6)) == "2 of 6"
+
+
+def test_the_pseudo_language_wraps_and_lengthens_every_message(speaking) -> None:
+    speaking(PSEUDO)
+    said = i18n._("Layer {layer}, head {head}", layer=2, head=1)
+    assert said.startswith("⟦Layer 2, head 1") and said.endswith("⟧")
+    assert len(said) > len("Layer 2, head 1") + 2
+
+
+@pytest.mark.parametrize(
+    ("asked", "browser", "spoken"),
+    [(None, "es-MX", "es"), (None, "de-DE", "en"), ("ar", "es-ES", "ar"), (None, None, "en"),
+     ("xx", "zh-CN", "zh"), (PSEUDO, None, PSEUDO), (None, "en-XA", "en")],
+)  # fmt: skip
+def test_the_page_speaks_the_language_asked_else_the_browsers(asked, browser, spoken) -> None:
+    assert i18n.choose_language(asked, browser) == spoken
+
+
+def test_a_link_with_a_language_opens_the_page_in_it() -> None:
+    at = open_page(lang="es")
+    assert_no_exception(at)
+    assert at.sidebar.header[0].value == translations("es").gettext("Input")
+    assert at.query_params["lang"] == "es"  # the link keeps it
+    at = open_page(lang="klingon")
+    said = [shown(warning.value) for warning in at.warning]
+    assert any("klingon" in text and "the page's own choice" in text for text in said), said
+    assert at.sidebar.header[0].value == "Input"
