@@ -63,10 +63,11 @@ def n_(singular: str, plural: str, count: int, **values: object) -> str:
     return said.format(count=number(count), **values)
 
 
-def number(value: float, digits: int = 0) -> str:
+def number(value: float, digits: int = 0, grouped: bool = True) -> str:
     """`value` written as this run's language writes numbers ("0,715" in Spanish), with
-    `digits` decimals and grouped thousands."""
-    pattern = "#,##0" + ("." + "0" * digits if digits > 0 else "")
+    `digits` decimals, its thousands grouped unless `grouped` is False (in English, as
+    f"{value:,.3f}" or, ungrouped, f"{value:.3f}")."""
+    pattern = ("#,##0" if grouped else "0") + ("." + "0" * digits if digits > 0 else "")
     return format_decimal(value, format=pattern, locale=NUMBER_LOCALES[language()])
 
 
