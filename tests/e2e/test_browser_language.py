@@ -1,0 +1,48 @@
+"""The page's language in a real browser (app/i18n, app/assets/page/language.js): the document
+declares the language it shows, Arabic reads right to left with the sidebar on the right, and
+the sidebar's control switches the language and puts it in the link."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.i18n.catalogue import translations
+from tests.e2e.harness import PROJECTOR
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+DOCUMENT = "() => [document.documentElement.lang, document.documentElement.dir]"
+SIDEBAR_HEADER = "[data-testid=stSidebar] h2"
+
+
+def test_arabic_reads_right_to_left_with_the_sidebar_on_the_right(open_page):
+    page, _ = open_page({"viewport": PROJECTOR}, view="Tokens", source="pretrained", lang="ar")
+    page.wait_for_function(f"() => ({DOCUMENT})()[1] === 'rtl'")
+    assert page.evaluate(DOCUMENT) == ["ar", "rtl"]
+    sidebar = page.get_by_test_id("stSidebar").bounding_box()
+    main = page.get_by_test_id("stMain").bounding_box()
+    assert sidebar["x"] > main["x"] + main["width"] / 2  # the sidebar on the right
+    heading = page.locator(SIDEBAR_HEADER).first
+    assert heading.inner_text() == translations("ar").gettext("Input")
+    assert heading.evaluate("(h) => getComputedStyle(h).direction") == "rtl"
+
+
+def test_the_sidebar_switches_the_language_and_the_link_keeps_it(open_page):
+    page, _ = open_page({"viewport": PROJECTOR}, view="Tokens", source="pretrained")
+    assert page.evaluate(DOCUMENT) == ["en", "ltr"]
+    assert page.locator(SIDEBAR_HEADER).first.inner_text() == "Input"
+    page.locator(".st-key-_language input").click()
+    page.get_by_role("option", name="Español", exact=True).click()
+    spanish = translations("es").gettext("Input")
+    page.locator(SIDEBAR_HEADER).filter(has_text=spanish).wait_for()
+    page.wait_for_function(f"() => ({DOCUMENT})()[0] === 'es'")
+    assert page.evaluate(DOCUMENT) == ["es", "ltr"]
+    page.wait_for_url(lambda url: "lang=es" in url)
+
+
+def test_a_browser_in_spanish_gets_the_page_in_spanish(open_page):
+    browsing = {"viewport": PROJECTOR, "locale": "es-MX"}
+    page, _ = open_page(browsing, view="Tokens", source="pretrained")
+    page.wait_for_function(f"() => ({DOCUMENT})()[0] === 'es'")
+    assert page.locator(SIDEBAR_HEADER).first.inner_text() == translations("es").gettext("Input")
+    assert "lang=" not in page.url  # the browser's choice, not a link's
