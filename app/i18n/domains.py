@@ -84,14 +84,20 @@ DOMAINS: dict[str, tuple[str, ...]] = {
             )
         ),
     ),  # fmt: skip
+    # the browser's own words: the explorer, the scatter, a figure's tools, the page's scripts
+    "browser": ("encoder/web", "app/assets/page"),
 }
+METHODS = {".py": "python", ".js": "javascript"}  # how Babel reads each kind of file
 TRANSLATED = tuple(language for language in LANGUAGES if language != SOURCE)
 
 
 def files_of(domain: str) -> Iterator[Path]:
     for name in DOMAINS[domain]:
         path = ROOT / name
-        yield from sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in METHODS)
+        else:
+            yield path
 
 
 def template(domain: str) -> Catalog:
@@ -99,7 +105,7 @@ def template(domain: str) -> Catalog:
     catalog = Catalog(project="Encoder Explorer", domain=domain)
     for path in files_of(domain):
         for line, message, comments, _context in extract_from_file(
-            "python", str(path), keywords=KEYWORDS, comment_tags=("i18n:",)
+            METHODS[path.suffix], str(path), keywords=KEYWORDS, comment_tags=("i18n:",)
         ):
             where = (path.relative_to(ROOT).as_posix(), line)
             catalog.add(message, locations=[where], auto_comments=comments)
@@ -115,6 +121,11 @@ def extract_all() -> dict[str, int]:
     counts = {}
     for domain in DOMAINS:
         pot = template(domain)
+        counts[domain] = len(pot)
+        if shipped(domain) == {message.id for message in pot if message.id} and all(
+            po_path(language, domain).exists() for language in TRANSLATED
+        ):
+            continue  # unchanged: its files are left as they are (no new date in their header)
         with (HERE / f"{domain}.pot").open("wb") as out:
             write_po(out, pot, sort_output=True, include_lineno=False)
         for language in TRANSLATED:
@@ -128,8 +139,16 @@ def extract_all() -> dict[str, int]:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("wb") as out:
                 write_po(out, catalog, sort_output=True, ignore_obsolete=True, include_lineno=False)
-        counts[domain] = len(pot)
     return counts
+
+
+def shipped(domain: str) -> set:
+    """The message ids of a domain's template as it is on disk (empty if there is none)."""
+    path = HERE / f"{domain}.pot"
+    if not path.exists():
+        return set()
+    with path.open("rb") as pot:
+        return {message.id for message in read_po(pot) if message.id}
 
 
 def placeholders(text: str) -> list[str]:
