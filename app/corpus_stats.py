@@ -6,6 +6,7 @@ import hashlib
 
 import streamlit as st
 
+from app.i18n import _
 from app.memory import CACHE
 from app.runs import Run
 from encoder.inspect.corpus import (
@@ -27,8 +28,10 @@ def corpus_for(run: Run, sentences: list[str]) -> Corpus:
     source = run.source
     if source is None or source.check is not None or run.task_model is not None:
         raise ValueError(
-            "Heads across a corpus reads English sentences; this model reads a toy task's "
-            "symbols. Pick MiniLM or random weights with MiniLM's vocabulary."
+            _(
+                "Heads across a corpus reads English sentences; this model reads a toy task's "
+                "symbols. Pick MiniLM or random weights with MiniLM's vocabulary."
+            )
         )
     return corpus_of(tokenize(sentences, source.reader, min(MAX_TOKENS, run.cfg.max_len)))
 
@@ -59,16 +62,21 @@ def stats_for(run: Run, sentences: list[str]) -> tuple[Corpus, CorpusStats]:
         _corpus_bytes,
         # at most a token a character, and the two special tokens
         reserve=BYTES_PER_TOKEN * sum(len(sentence) + 2 for sentence in sentences),
-        what=f"The corpus' {len(sentences)} sentences as tokens",
+        what=_("The corpus' {count} sentences as tokens", count=len(sentences)),
         tag=run.source.tag,
     )
     model = run.model()
 
     def build() -> CorpusStats:
-        bar = st.progress(0.0, text=f"Reading {len(sentences)} sentences with every head…")
+        bar = st.progress(
+            0.0, text=_("Reading {count} sentences with every head…", count=len(sentences))
+        )
 
         def report(done: int, total: int) -> None:
-            bar.progress(done / total, text=f"Reading the corpus: {done} of {total} sentences")
+            bar.progress(
+                done / total,
+                text=_("Reading the corpus: {done} of {total} sentences", done=done, total=total),
+            )
 
         try:
             return corpus_statistics(model, corpus, progress=report)
@@ -80,7 +88,7 @@ def stats_for(run: Run, sentences: list[str]) -> tuple[Corpus, CorpusStats]:
         build,
         lambda found: found.nbytes,
         reserve=_reserve(run, corpus),
-        what=f"Heads across {len(sentences)} sentences",
+        what=_("Heads across {count} sentences", count=len(sentences)),
         tag=run.source.tag,
     )
     return corpus, stats

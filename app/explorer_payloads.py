@@ -7,6 +7,7 @@ them) and builds nothing."""
 
 from __future__ import annotations
 
+from app.i18n import _
 from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
 from encoder.inspect import moves
@@ -54,9 +55,8 @@ def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
                 )
             )
         except ValueError as error:
-            raise ValueError(
-                f"Setup {name}: {error}" if runs.b is not None else str(error)
-            ) from None
+            said = _("Setup {name}: {error}", name=name, error=error)
+            raise ValueError(said if runs.b is not None else str(error)) from None
     return encode(setups, stretch=stretch)
 
 
@@ -65,14 +65,14 @@ def explorer_payload(runs: Runs, sentence: int, layer: int, head: int, stretch: 
     when the attention cannot be drawn (a NaN, too many tokens or heads), RunTooLarge when it
     does not fit in the memory budget."""
     named = runs.named()
-    chosen = [_chosen(run, sentence, layer, head) for _, run in named]
-    reserve = sum(BUILD_COPIES * 4 * run.attention[:, sentence].size for _, run in named)
+    chosen = [_chosen(run, sentence, layer, head) for _name, run in named]
+    reserve = sum(BUILD_COPIES * 4 * run.attention[:, sentence].size for _name, run in named)
     return CACHE.get_or_build(
-        ("explorer", tuple(run.key for _, run in named), sentence, tuple(chosen), stretch),
+        ("explorer", tuple(run.key for _name, run in named), sentence, tuple(chosen), stretch),
         lambda: _build(runs, sentence, chosen, stretch),
         len,
         reserve=reserve,
-        what="The attention explorer's data",
-        keep=tuple(("run", run.key) for _, run in named),
-        tag=derived_tag(*(run for _, run in named)),
+        what=_("The attention explorer's data"),
+        keep=tuple(("run", run.key) for _name, run in named),
+        tag=derived_tag(*(run for _name, run in named)),
     )

@@ -23,8 +23,8 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
     sys.path.insert(0, ROOT)
 
 from app import i18n, logs, registry, session_end, training_session  # noqa: E402
-from app.charts.common import plural  # noqa: E402
 from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
+from app.i18n import _, n_, number  # noqa: E402
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
@@ -43,12 +43,18 @@ from encoder.inspect.token_kinds import UNKNOWN  # noqa: E402
 def status_line(runs: Runs, page_start: float) -> str:
     page_ms = (time.perf_counter() - page_start) * 1000
     run = runs.a
-    parameters = " vs ".join(f"{r.parameters:,}" for _, r in runs.named())
-    forward = " + ".join(f"{r.forward_ms:.0f}" for _, r in runs.named())
-    return (
-        f"Device {run.device} · {len(run.sentences)} sentence(s), "
-        f"{int(run.attention_mask.sum())} tokens · {parameters} parameters · "
-        f"traced forward pass {forward} ms (once, hooks capturing) · page {page_ms:.0f} ms"
+    counts = [number(r.parameters) for _name, r in runs.named()]
+    parameters = counts[0] if len(counts) == 1 else _("{a} vs {b}", a=counts[0], b=counts[1])
+    forward = " + ".join(number(r.forward_ms, grouped=False) for _name, r in runs.named())
+    return _(
+        "Device {device} · {sentences} sentence(s), {tokens} tokens · {parameters} parameters · "
+        "traced forward pass {forward} ms (once, hooks capturing) · page {page} ms",
+        device=run.device,
+        sentences=len(run.sentences),
+        tokens=int(run.attention_mask.sum()),
+        parameters=parameters,
+        forward=forward,
+        page=number(page_ms, grouped=False),
     )
 
 
@@ -56,9 +62,17 @@ def run_finished(title: str, runs: Runs) -> str:
     """What a screen reader hears once a view is drawn from a new run (nothing that changes
     from one rerun to the next, such as a time, so that it is said once)."""
     run = runs.a
-    tokens = plural(int(run.attention_mask.sum()), "token")
-    setups = " and ".join(f"{r.parameters:,} parameters" for _, r in runs.named())
-    return f"{title} drawn: {tokens}, {plural(len(run.sentences), 'sentence')}, {setups}."
+    tokens = n_("{count} token", "{count} tokens", int(run.attention_mask.sum()))
+    sentences = n_("{count} sentence", "{count} sentences", len(run.sentences))
+    setups = [n_("{count} parameter", "{count} parameters", r.parameters) for _n, r in runs.named()]
+    both = setups[0] if len(setups) == 1 else _("{a} and {b}", a=setups[0], b=setups[1])
+    return _(
+        "{view} drawn: {tokens}, {sentences}, {setups}.",
+        view=title,
+        tokens=tokens,
+        sentences=sentences,
+        setups=both,
+    )
 
 
 def _heads_off(setup: Setup, name: str) -> tuple[tuple[int, int], ...]:
@@ -66,42 +80,57 @@ def _heads_off(setup: Setup, name: str) -> tuple[tuple[int, int], ...]:
     cfg = setup.cfg
     heads, problems = ablation.parse_heads(setup.heads_off, cfg.num_layers, cfg.num_heads)
     for problem in problems:
-        st.warning(literal(f"Setup {name}: left out {problem}."))
+        st.warning(literal(_("Setup {name}: left out {problem}.", name=name, problem=problem)))
     return heads
 
 
 def _with_setup_b(run: Run, b: Setup, run_b) -> Runs:
     """A's run with B's, or with why B cannot be drawn (A is drawn either way)."""
     if b.cfg is None:
-        return Runs(run, b_problem=f"Setup B is impossible: {b.error}")
+        return Runs(run, b_problem=_("Setup B is impossible: {error}", error=b.error))
     try:
         return Runs(run, run_b())
     except ValueError as error:
-        return Runs(run, b_problem=f"Setup B cannot run: {error}")
+        return Runs(run, b_problem=_("Setup B cannot run: {error}", error=error))
     except RuntimeError as error:
-        return Runs(run, b_problem=f"Setup B's forward pass failed: {error}")
+        return Runs(run, b_problem=_("Setup B's forward pass failed: {error}", error=error))
 
 
 def input_messages(line_count: int, run: Run) -> None:
     """Say what was cut, dropped or unknown in the input."""
     if line_count > MAX_SENTENCES:
         st.warning(
-            f"Only the first {MAX_SENTENCES} of {line_count} lines are used "
-            f"(at most {MAX_SENTENCES} sentences per run)."
+            _(
+                "Only the first {most} of {lines} lines are used (at most {most} sentences per "
+                "run).",
+                most=MAX_SENTENCES,
+                lines=line_count,
+            )
         )
     for cut in run.truncations:
         kept = run.sentences[cut.sentence_index][: cut.kept_chars]
         st.warning(
-            f"Sentence {cut.sentence_index + 1} has {cut.total_tokens:,} tokens; only the first "
-            f"{cut.kept_tokens} are used (the model's max_len is {run.cfg.max_len}). "
-            f"It was cut after: …{literal(kept[-60:])}"
+            _(
+                "Sentence {number} has {total} tokens; only the first {kept} are used (the "
+                "model's max_len is {max_len}). It was cut after: …{text}",
+                number=cut.sentence_index + 1,
+                total=number(cut.total_tokens),
+                kept=cut.kept_tokens,
+                max_len=run.cfg.max_len,
+                text=literal(kept[-60:]),
+            )
         )
     unknown = [token for tokens in run.tokens for token in tokens if token in UNKNOWN]
     if unknown:
         st.info(
-            f"{len(unknown)} {'token is' if len(unknown) == 1 else 'tokens are'} "
-            f"{literal(unknown[0])}: pieces of the text that this tokenizer's vocabulary does "
-            "not hold."
+            n_(
+                "{count} token is {token}: pieces of the text that this tokenizer's vocabulary "
+                "does not hold.",
+                "{count} tokens are {token}: pieces of the text that this tokenizer's "
+                "vocabulary does not hold.",
+                len(unknown),
+                token=literal(unknown[0]),
+            )
         )
 
 
@@ -132,6 +161,15 @@ class Frame:
     settings: Settings | None = None
 
 
+def view_title(current, pages: dict) -> str:
+    """The English title (the view's identity, a key) of the page being shown: the navigation
+    shows it in the page's language."""
+    for title, page in pages.items():
+        if page.url_path == current.url_path:
+            return title
+    return current.title
+
+
 def frame(make_run, page_start: float) -> None:
     """The frame around every page: the link, the navigation, the sidebar; then the page."""
     first, notices, linked_view = url.start_page(
@@ -148,8 +186,11 @@ def frame(make_run, page_start: float) -> None:
     page_script()
     page_language(i18n.language(), i18n.direction())
     held = Frame(make_run, page_start)
+    titles = registry.shown_titles()  # what the navigation shows; the pages stay English inside
     pages = {
-        view.title: st.Page(partial(draw_page, view, held), title=view.title, url_path=view.path)
+        view.title: st.Page(
+            partial(draw_page, view, held), title=titles[view.title], url_path=view.path
+        )
         for view in registry.VIEWS
     }
     # The root ("/"): no view of its own; a link there opens the view it names, or by its
@@ -164,9 +205,9 @@ def frame(make_run, page_start: float) -> None:
     wanted = state.view_to_open() or linked_view
     if current is start and wanted is None:
         wanted = "Lesson" if url.first_visit() else url.FIRST_VIEW
-    if wanted is not None and wanted != current.title:
+    if wanted is not None and wanted != view_title(current, pages):
         state.switch_to(pages[wanted], notices)
-    state.put("view", current.title)
+    state.put("view", view_title(current, pages))
     held.settings = sidebar.render(notices)
     url.sync(held.settings.text)
     st.title("Encoder Explorer")
@@ -183,11 +224,11 @@ def draw_page(view: registry.View, held: Frame) -> None:
         view.draw(settings, *training_session.lab_and_actions())
         return
     if settings.error:
-        st.error(f"This architecture is impossible: {settings.error}")
+        st.error(_("This architecture is impossible: {error}", error=settings.error))
         return
     sentences, line_count = split_lines(settings.text)
     if not sentences:
-        st.info("The text box is empty: type a sentence in the sidebar (one per line).")
+        st.info(_("The text box is empty: type a sentence in the sidebar (one per line)."))
         return
     setups = [settings.a] + ([settings.b] if settings.b is not None else [])
     chosen = state.selection([setup.cfg for setup in setups if setup.cfg is not None])
@@ -204,7 +245,9 @@ def draw_page(view: registry.View, held: Frame) -> None:
         st.error(literal(str(error)))
         return
     except RuntimeError as error:  # e.g. out of memory on a GPU
-        st.error(f"The forward pass failed on {settings.device}: {error}")
+        st.error(
+            _("The forward pass failed on {device}: {error}", device=settings.device, error=error)
+        )
         return
     runs = Runs(run)
     if settings.b is not None:
@@ -214,7 +257,7 @@ def draw_page(view: registry.View, held: Frame) -> None:
         st.error(literal(runs.b_problem))
     chosen = state.fit_to_sentences(chosen, run.lengths)
     view.draw(runs, chosen)
-    announce(run_finished(view.title, runs))
+    announce(run_finished(registry.shown_titles()[view.title], runs))
     if not (view.title == "Lesson" and chosen.present):
         st.caption(status_line(runs, held.page_start))
 

@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from torch import nn
 
+from app.i18n import _, number
 from encoder.inspect.limits import RunTooLarge
 
 log = logging.getLogger(__name__)
@@ -281,22 +282,31 @@ class ByteBudgetCache:
             short, why = 0, ""
             if over_kept > 0:
                 short = max(over_kept, over_budget)
-                why = (
-                    f"{what} needs about {size_text(kept)} of memory; the models that browser "
-                    f"sessions keep may take {size_text(self.kept_limit)} together on this "
-                    f"server ({self.kept_share:.0%} of its memory limit of "
-                    f"{size_text(self.budget)}), and they take "
-                    f"{size_text(kept_now)} now ({size_text(own)} of them this session's). Try "
-                    "again when other sessions have ended."
+                why = _(
+                    "{what} needs about {size} of memory; the models that browser sessions "
+                    "keep may take {limit} together on this server ({share} of its memory "
+                    "limit of {budget}), and they take {now} now ({own} of them this "
+                    "session's). Try again when other sessions have ended.",
+                    what=what,
+                    size=size_text(kept),
+                    limit=size_text(self.kept_limit),
+                    share=number(100 * self.kept_share) + "%",
+                    budget=size_text(self.budget),
+                    now=size_text(kept_now),
+                    own=size_text(own),
                 )
             elif over_budget > 0:
                 short = over_budget
-                why = (
-                    f"{what} needs about {size_text(nbytes)} of memory at its peak; the "
-                    f"server's memory is limited to {size_text(self.budget)}, and "
-                    f"models that browser sessions keep take {size_text(kept_now)} of it, "
-                    f"pages being drawn right now {size_text(self.held)}. Try again in a "
-                    "moment, or once other sessions have ended."
+                why = _(
+                    "{what} needs about {size} of memory at its peak; the server's memory is "
+                    "limited to {budget}, and models that browser sessions keep take {kept} of "
+                    "it, pages being drawn right now {held}. Try again in a moment, or once "
+                    "other sessions have ended.",
+                    what=what,
+                    size=size_text(nbytes),
+                    budget=size_text(self.budget),
+                    kept=size_text(kept_now),
+                    held=size_text(self.held),
                 )
             if check_only:
                 return short, why
@@ -351,9 +361,14 @@ class ByteBudgetCache:
                 what, size_text(reserve), size_text(self.budget), BUDGET_ENV,
             )  # fmt: skip
             raise RunTooLarge(
-                f"{what} would need about {gigabytes(reserve)} of memory while it runs; this "
-                f"server's memory is limited to {gigabytes(self.budget)}. Use shorter or fewer "
-                "sentences, or a smaller model."
+                _(
+                    "{what} would need about {size} of memory while it runs; this server's "
+                    "memory is limited to {budget}. Use shorter or fewer sentences, or a "
+                    "smaller model.",
+                    what=what,
+                    size=gigabytes(reserve),
+                    budget=gigabytes(self.budget),
+                )
             )
         with self._building:
             found, value = self._lookup(key)  # built by another session meanwhile
@@ -368,8 +383,12 @@ class ByteBudgetCache:
                     what, size_text(nbytes), size_text(self.budget), BUDGET_ENV,
                 )  # fmt: skip
                 raise RunTooLarge(
-                    f"{what} holds {gigabytes(nbytes)}; this server's memory is limited to "
-                    f"{gigabytes(self.budget)}."
+                    _(
+                        "{what} holds {size}; this server's memory is limited to {budget}.",
+                        what=what,
+                        size=gigabytes(nbytes),
+                        budget=gigabytes(self.budget),
+                    )
                 )
             self.make_room(nbytes, what, keep)
             with self._lock:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from app.controls import classroom, setup_keys, sidebar, state, url
+from app.i18n import _
 from app.keys import SHARED_KEYS, Key, Selection
 from app.lesson import page as lesson
 from app.lesson import questions
@@ -108,5 +109,27 @@ VIEWS: tuple[View, ...] = (  # the navigation offers them in this order
     View("Training", "training", training.draw, keys=training.KEYS, trains=True),
 )
 BY_TITLE = {view.title: view for view in VIEWS}
+
+
+def shown_titles() -> dict[str, str]:
+    """Each view's title as the navigation shows it, in this run's language ({English title:
+    shown}); the English title stays the view's identity (keys, links, BY_TITLE)."""
+    shown = {
+        "Lesson": _("Lesson"),
+        "Tokens": _("Tokens"),
+        "Attention": _("Attention"),
+        "Attention steps": _("Attention steps"),
+        "LayerNorm": _("LayerNorm"),
+        "Activations": _("Activations"),
+        "Shapes": _("Shapes"),
+        "Cost": _("Cost"),
+        "Heads across a corpus": _("Heads across a corpus"),
+        "Exercises": _("Exercises"),
+        "Export": _("Export"),
+        "Training": _("Training"),
+    }
+    return {view.title: shown[view.title] for view in VIEWS}
+
+
 KEYS = (*setup_keys.KEYS, *SHARED_KEYS, *(key for view in VIEWS for key in view.keys))
 state.register(KEYS)

@@ -33,6 +33,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from app.i18n import _
 from app.memory import CACHE, tensor_bytes
 from app.sources import BUILT_IN, ModelSource, built_in, pretrained_config
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
@@ -83,7 +84,7 @@ def _same_weights(model: TransformerEncoder, cfg: EncoderConfig) -> TransformerE
     if model.cfg == cfg:
         return model
     other = TransformerEncoder(cfg).eval()
-    missing, _ = other.load_state_dict(model.state_dict(), strict=False)
+    missing, _unexpected = other.load_state_dict(model.state_dict(), strict=False)
     if any(not name.startswith("norm.") for name in missing):
         raise ValueError(f"the model's weights do not fit {cfg}: {missing}")
     return other
@@ -102,7 +103,7 @@ def model_for(cfg: EncoderConfig, source: ModelSource, device: str) -> Transform
         lambda: _build_model(cfg, source, device),
         lambda model: tensor_bytes([model]),
         reserve=2 * BYTES_PER_VALUE * block.parameters(cfg),  # the model and its init
-        what="This model",
+        what=_("This model"),
         tag=source.tag,
     )
 
@@ -290,17 +291,33 @@ class Runs:
             return ""
         a, b = self.a, self.b
         if a.tokens == b.tokens and a.lengths == b.lengths:
-            return (
-                f"A and B read the same {_counts(a)} tokens under different ids "
-                f"({a.tokenizer_name} in A, {b.tokenizer_name} in B): token-by-token differences "
-                "are not drawn"
+            return _(
+                "A and B read the same {counts} tokens under different ids ({a_reader} in A, "
+                "{b_reader} in B): token-by-token differences are not drawn",
+                counts=_counts(a),
+                a_reader=a.tokenizer_name,
+                b_reader=b.tokenizer_name,
             )
-        which = "" if a.lengths != b.lengths else ", not the same ones"
-        return (
-            f"A reads {_counts(a)} tokens ({a.tokenizer_name}), B {_counts(b)} "
-            f"({b.tokenizer_name}){which}: token-by-token differences (B − A of attention "
-            "weights, the streams' cosines) are not drawn; numbers per layer and per head are "
-            "compared where both setups have them"
+        values = {
+            "a_counts": _counts(a),
+            "a_reader": a.tokenizer_name,
+            "b_counts": _counts(b),
+            "b_reader": b.tokenizer_name,
+        }
+        if a.lengths != b.lengths:
+            return _(
+                "A reads {a_counts} tokens ({a_reader}), B {b_counts} ({b_reader}): "
+                "token-by-token differences (B − A of attention weights, the streams' cosines) "
+                "are not drawn; numbers per layer and per head are compared where both setups "
+                "have them",
+                **values,
+            )
+        return _(
+            "A reads {a_counts} tokens ({a_reader}), B {b_counts} ({b_reader}), not the same "
+            "ones: token-by-token differences (B − A of attention weights, the streams' cosines) "
+            "are not drawn; numbers per layer and per head are compared where both setups have "
+            "them",
+            **values,
         )
 
     @cached_property
@@ -328,7 +345,9 @@ class Runs:
 def _counts(run: Run) -> str:
     """A run's real tokens per sentence: "20", or "20, 9 and 14" for several sentences."""
     counts = [str(n) for n in run.lengths]
-    return counts[0] if len(counts) == 1 else f"{', '.join(counts[:-1])} and {counts[-1]}"
+    if len(counts) == 1:
+        return counts[0]
+    return _("{first} and {last}", first=", ".join(counts[:-1]), last=counts[-1])
 
 
 def split_lines(text: str) -> tuple[list[str], int]:
@@ -369,7 +388,11 @@ def compare_runs(a: Run, b: Run) -> TraceComparison:
         lambda: compare_traces(a.trace, b.trace),
         _arrays_bytes,
         reserve=_comparison_reserve(a, b),
-        what=f"Comparing A with B ({len(a.sentences)} sentence(s) x {a.input_ids.shape[1]} tokens)",
+        what=_(
+            "Comparing A with B ({sentences} sentence(s) x {tokens} tokens)",
+            sentences=len(a.sentences),
+            tokens=a.input_ids.shape[1],
+        ),
         keep=(("run", a.key), ("run", b.key)),
         tag=derived_tag(a, b),
     )
@@ -385,7 +408,7 @@ def ablation_effect(run: Run, heads_off: tuple[tuple[int, int], ...]) -> ablatio
         lambda: ablation.compare(run.trace, ablated.trace),
         _arrays_bytes,
         reserve=_comparison_reserve(run, ablated),
-        what=f"The effect of switching off {len(ablated.key.ablate)} head(s)",
+        what=_("The effect of switching off {count} head(s)", count=len(ablated.key.ablate)),
         keep=(("run", run.key), ("run", ablated.key)),
         tag=derived_tag(run),
     )
@@ -400,7 +423,9 @@ def tokenize_for(source: ModelSource, cfg: EncoderConfig, sentences: list[str]) 
             try:
                 source.check(sentence)
             except ValueError as error:
-                raise ValueError(f"Sequence {number}: {error}.") from None
+                raise ValueError(
+                    _("Sequence {number}: {error}.", number=number, error=error)
+                ) from None
     return tokenize(sentences, source.reader, cfg.max_len)
 
 
@@ -574,7 +599,12 @@ def run_for(
         lambda: _build_run(key, source, batch, model),
         _run_bytes,
         reserve=estimate_trace_bytes(cfg, B, T, wanted.__contains__),
-        what=f"This run ({B} sentence(s) x {T} tokens, {cfg.num_layers} layers)",
+        what=_(
+            "This run ({sentences} sentence(s) x {tokens} tokens, {layers} layers)",
+            sentences=B,
+            tokens=T,
+            layers=cfg.num_layers,
+        ),
         keep=(_model_key(cfg, source, device),),
         tag=source.tag,
     )
@@ -586,7 +616,7 @@ def warm_landing(text: str) -> threading.Thread:
     kept (the Lesson's), built in the background into the shared cache, so that a room opening
     the student link at once finds it there instead of each waiting on a forward pass."""
     cfg = pretrained_config()
-    sentences, _ = split_lines(text)
+    sentences, _count = split_lines(text)
     thread = threading.Thread(
         target=run_for,
         args=(cfg, built_in("pretrained", cfg), "cpu", sentences, None),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import streamlit as st
 import tokenizers
 
+from app.i18n import _, number
 from app.memory import CACHE, size_text, tensor_bytes
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.limits import MAX_PARAMETERS
@@ -118,11 +119,16 @@ def found_label(model: FoundModel) -> str:
     size = []
     if model.parameters is not None:
         count = model.parameters
-        size.append(f"{count / 1e6:,.1f}M parameters" if count >= 1e6 else f"{count:,} parameters")
+        if count >= 1e6:
+            size.append(_("{count}M parameters", count=number(count / 1e6, 1)))
+        else:
+            size.append(_("{count} parameters", count=number(count)))
     if model.weight_bytes is not None:
         size.append(size_text(model.weight_bytes))
-    fits = "" if not too_large(model, MAX_PARAMETERS, CACHE.budget) else ", too large here"
-    return f"{model.name} ({', '.join([model.family, *size])}{fits})"
+    details = ", ".join([model.family, *size])
+    if too_large(model, MAX_PARAMETERS, CACHE.budget):
+        return _("{name} ({details}, too large here)", name=model.name, details=details)
+    return _("{name} ({details})", name=model.name, details=details)
 
 
 def found_model(source: str) -> FoundModel:
@@ -131,12 +137,17 @@ def found_model(source: str) -> FoundModel:
     model = found_models().get(source)
     if model is None:
         raise ValueError(
-            f"{source.removeprefix(FOUND_PREFIX)!r} is not among the models found on this "
-            "machine (in ENCODER_EXPLORER_MODELS or the Hugging Face cache)"
+            _(
+                "{name} is not among the models found on this machine (in "
+                "ENCODER_EXPLORER_MODELS or the Hugging Face cache)",
+                name=repr(source.removeprefix(FOUND_PREFIX)),
+            )
         )
     problem = found_problem(model)
     if problem:
-        raise ValueError(f"{model.name} cannot be used here: {problem}")
+        raise ValueError(
+            _("{name} cannot be used here: {problem}", name=model.name, problem=problem)
+        )
     return model
 
 
@@ -156,10 +167,12 @@ def found_checkpoint(source: str) -> Checkpoint:
             load,
             checkpoint_bytes,
             reserve=load_peak_bytes(model),
-            what=f"The model {model.name}",
+            what=_("The model {name}", name=model.name),
         )
     except OSError as error:
-        raise ValueError(f"{model.name} cannot be read: {error}") from error
+        raise ValueError(
+            _("{name} cannot be read: {error}", name=model.name, error=error)
+        ) from error
 
 
 def found_source(source: str) -> ModelSource:

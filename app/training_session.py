@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from app import session_end
 from app.controls import session_models, sidebar, state, url
+from app.i18n import _
 from app.memory import MemoryRefused
 from app.runs import checkpoint_cost
 from app.settings import architecture_values
@@ -19,9 +20,9 @@ from encoder.train.trainer import TrainConfig, TrainResult
 
 
 def _training_what(runs: int) -> str:
-    return "Training this architecture " + (
-        "once" if runs == 1 else f"{runs} times ({JOB_NAMES[runs]})"
-    )
+    if runs == 1:
+        return _("Training this architecture once")
+    return _("Training this architecture {count} times ({jobs})", count=runs, jobs=JOB_NAMES[runs])
 
 
 def _memory_check(cfg: TrainConfig, runs: int) -> str:

@@ -38,6 +38,7 @@ from app.classroom.store import (
 )
 from app.controls import state
 from app.controls.url import VIEW_PARAM
+from app.i18n import _
 from app.keys import Key
 from app.lesson.questions import (
     PAIRED_KINDS,
@@ -75,11 +76,6 @@ KEYS = (
     Key("_class_away", False),
 )
 log = logging.getLogger(__name__)
-UNAVAILABLE = " (the class is unavailable right now)"  # added to a refusal while the store is away
-AWAY = (  # the teacher's question panel while the store is away
-    "The class is unavailable right now (its store cannot be reached): the tally and Reveal come "
-    "back by themselves when it is back."
-)
 
 
 @st.cache_resource(show_spinner=False)
@@ -115,7 +111,7 @@ def _guarded(action: Callable[[], object], away: str = "") -> object | None:
         st.warning(literal(str(error)))
     except ValueError as error:  # a bad setting of the server's (app.classroom.backend)
         log.error("classes are unavailable: %s", error)
-        st.error("Classes are unavailable on this server: its class settings are wrong.")
+        st.error(_("Classes are unavailable on this server: its class settings are wrong."))
     return None
 
 
@@ -173,10 +169,10 @@ def ask_alone(prediction: Prediction) -> None:
     """Outside a class: the guess, Reveal and Skip (the page reruns with the reveal)."""
     guess = guess_widget(prediction)
     check, skip = st.columns([1, 1])
-    if check.button("Reveal", type="primary", key="predict_reveal", disabled=guess is None):
+    if check.button(_("Reveal"), type="primary", key="predict_reveal", disabled=guess is None):
         mark_answered(prediction, guess or "")
         st.rerun()
-    if skip.button("Skip", key="predict_skip"):
+    if skip.button(_("Skip"), key="predict_skip"):
         mark_answered(prediction, "")
         st.rerun()
 
@@ -249,17 +245,23 @@ def bar(number: int, present: bool, below: bool = False) -> None:
 
 def _invitation() -> None:
     """Start a class, or join one with its code."""
-    with st.expander("Teach a class, or join one"):
+    with st.expander(_("Teach a class, or join one")):
         left, right = st.columns(2)
-        if left.button("Start a class", key="class_start", icon=":material/groups:"):
+        if left.button(_("Start a class"), key="class_start", icon=":material/groups:"):
             made = _guarded(lambda: class_store().create())
             if made is not None:
                 state.put("_class_teacher", (made.code, made.secret))
                 st.rerun()
-        right.text_input("Class code", key="class_code", max_chars=12, placeholder="e.g. K7MPQR")
-        right.text_input("Nickname (optional, only your teacher sees it)", key="class_nickname",
-                         max_chars=24)  # fmt: skip
-        if right.button("Join", key="class_join") and state.get("class_code"):
+        right.text_input(
+            _("Class code"),
+            key="class_code",
+            max_chars=12,
+            placeholder=_("e.g. {example}", example="K7MPQR"),
+        )
+        right.text_input(
+            _("Nickname (optional, only your teacher sees it)"), key="class_nickname", max_chars=24
+        )
+        if right.button(_("Join"), key="class_join") and state.get("class_code"):
             state.put("class", state.get("class_code"))
             st.rerun()
 
@@ -280,9 +282,13 @@ def _teacher_card(code: str, present: bool) -> None:
         f"letter-spacing:0.2em;line-height:1.1'>{code}</div>",
         unsafe_allow_html=True,  # the code is ours: CODE_ALPHABET only
     )
-    text.caption(literal(f"Class code {code}: students open {link} or type the code."))
-    image.image(qr_png(link, scale=4 if present else 3), caption="The student link")
-    if end.button("End the class", key="class_end"):
+    text.caption(
+        literal(
+            _("Class code {code}: students open {link} or type the code.", code=code, link=link)
+        )
+    )
+    image.image(qr_png(link, scale=4 if present else 3), caption=_("The student link"))
+    if end.button(_("End the class"), key="class_end"):
         secret = teacher()[1]
         _guarded(lambda: class_store().end(code, secret))
         state.put("_class_teacher", None)
@@ -298,15 +304,15 @@ def _follow_line(code: str) -> None:
     """A student's switch between following the teacher and exploring freely."""
     current = _guarded(lambda: class_store().state(code))
     st.toggle(
-        "Follow the teacher",
+        _("Follow the teacher"),
         value=bool(state.get("_class_following")),
         key="class_follow",
         on_change=_follow_switched,
-        help="Off: explore freely; on: back to the teacher's step.",
+        help=_("Off: explore freely; on: back to the teacher's step."),
     )
     if current is not None:
-        st.caption(f"Class {code} · the teacher is on step {current.step}")
-        announce(f"The class is on step {current.step}.")
+        st.caption(_("Class {code} · the teacher is on step {step}", code=code, step=current.step))
+        announce(_("The class is on step {step}.", step=current.step))
 
 
 def _student_poll() -> None:
@@ -357,31 +363,36 @@ def class_question(prediction: Prediction) -> bool:
 
 def _teacher_question(prediction: Prediction) -> None:
     code, secret = still(teacher())
-    current = _guarded(lambda: class_store().state(code), away=AWAY)
+    away = _(
+        "The class is unavailable right now (its store cannot be reached): the tally and Reveal "
+        "come back by themselves when it is back."
+    )
+    current = _guarded(lambda: class_store().state(code), away=away)
     if current is None:
         return
     qid = prediction.question_id
     if current.question != qid:
-        if st.button("Ask the class", key="class_open", type="primary"):
+        if st.button(_("Ask the class"), key="class_open", type="primary"):
             _guarded(lambda: class_store().open_question(code, secret, qid))
             st.rerun()
         return
-    tally = _guarded(lambda: class_store().tally(code, qid, secret), away=AWAY)
+    tally = _guarded(lambda: class_store().tally(code, qid, secret), away=away)
     if tally is None:
         return
-    joined = _guarded(lambda: class_store().students(code), away=AWAY) or 0
-    st.markdown(f"**{tally.count} of {joined}** students answered")
+    joined = _guarded(lambda: class_store().students(code), away=away) or 0
+    st.markdown(_("**{count} of {joined}** students answered", count=tally.count, joined=joined))
     _tally_chart(tally, prediction if current.revealed else None)
-    revealing = not current.revealed and st.button("Reveal to everyone", key="class_reveal")
+    revealing = not current.revealed and st.button(_("Reveal to everyone"), key="class_reveal")
     if revealing and _guarded(lambda: class_store().reveal(code, secret)) is not None:
         mark_answered(prediction, "")
         st.rerun()
 
 
 def _tally_chart(tally, prediction: Prediction | None) -> None:
-    table = pd.DataFrame(tally.counts, columns=["answer", "students"])
+    answer, students = _("answer"), _("students")
+    table = pd.DataFrame(tally.counts, columns=[answer, students])
     if prediction is not None:
-        table["true"] = table["answer"] == prediction.truth
+        table[_("true")] = table[answer] == prediction.truth
     st.dataframe(table, hide_index=True)
 
 
@@ -391,16 +402,16 @@ def _student_question(prediction: Prediction) -> None:
     current = _state_unsaid(code)  # the follow line says what is wrong with the class
     away = current is None and state.get("_class_away")  # the question stays; Send is refused
     if not away and (current is None or current.question != qid):
-        st.info("Wait for your teacher to open the question.")
+        st.info(_("Wait for your teacher to open the question."))
         return
     if current is not None and current.revealed:  # revealed since this page was drawn
         st.rerun()
     with st.form("class_answer", border=False):  # choosing sends nothing: one rerun, on Send
-        guess = guess_widget(prediction, "Your answer")
-        sent = st.form_submit_button("Send", key="class_send", type="primary")
+        guess = guess_widget(prediction, _("Your answer"))
+        sent = st.form_submit_button(_("Send"), key="class_send", type="primary")
     if sent:
         if guess is None:
-            st.warning("Choose an answer first (or leave it: skipping is fine).")
+            st.warning(_("Choose an answer first (or leave it: skipping is fine)."))
         else:
             counted = not away and _guarded(
                 lambda: class_store().answer(code, me, qid, guess) or True
@@ -408,8 +419,17 @@ def _student_question(prediction: Prediction) -> None:
             state.put("_class_refused", None if counted else qid)
     mine = None if away else _guarded(lambda: class_store().my_answer(code, me, qid))
     if mine:
-        st.success(literal(f"Counted: {mine} (you can change it until the reveal)."))
-        announce(f"Your answer was counted: {mine}.")
+        counted = _("Counted: {answer} (you can change it until the reveal).", answer=mine)
+        st.success(literal(counted))
+        announce(_("Your answer was counted: {answer}.", answer=mine))
     elif state.get("_class_refused") == qid:  # said until it is counted, the page redrawn too
-        st.info(f"Your answer was not counted{UNAVAILABLE if away else ''}: send it again.")
-        announce("Your answer was not counted: send it again.")
+        if away:
+            st.info(
+                _(
+                    "Your answer was not counted (the class is unavailable right now): send it "
+                    "again."
+                )
+            )
+        else:
+            st.info(_("Your answer was not counted: send it again."))
+        announce(_("Your answer was not counted: send it again."))

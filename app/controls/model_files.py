@@ -16,6 +16,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.controls import session_models, state, url
+from app.i18n import _, number
 from app.memory import CACHE, MemoryRefused, size_text
 from app.streamlit_private import remove_uploaded
 from app.user_text import literal
@@ -28,14 +29,16 @@ def download_button(model: session_models.SessionModel) -> None:
     if model.task_model is None:
         return
     st.download_button(
-        "Download this model (.zip)",
+        _("Download this model (.zip)"),
         model.archive,
         file_name=f"{model.file_name}.zip",
         mime="application/zip",
         on_click="ignore",
         key="download_model",
-        help="config.json, model.safetensors and tokenizer.json: upload the zip here again, or "
-        "unzip it and run `python -m encoder trace --checkpoint DIR`.",
+        help=_(
+            "config.json, model.safetensors and tokenizer.json: upload the zip here again, or "
+            "unzip it and run `python -m encoder trace --checkpoint DIR`."
+        ),
     )
 
 
@@ -54,7 +57,9 @@ def _on_upload(key: str, select: Callable[[str], None]) -> None:
         return
     except ValueError as error:
         log.warning("upload refused: %s", error)
-        state.put("_upload_error", f"This upload cannot be used: {literal(str(error))}")
+        state.put(
+            "_upload_error", _("This upload cannot be used: {error}", error=literal(str(error)))
+        )
         return
     state.pop("_upload_error")
     select(model_id)
@@ -62,12 +67,16 @@ def _on_upload(key: str, select: Callable[[str], None]) -> None:
 
 def memory_text() -> str:
     """What this session and all sessions keep in the memory budget, and their limits."""
-    return (
-        f"Memory: this session keeps {size_text(session_models.session_models().nbytes)} of "
-        f"models, of the {size_text(session_models.SESSION_BUDGET)} it may keep; all sessions "
-        f"keep {size_text(CACHE.kept())}, of the {size_text(CACHE.kept_limit)} they may keep "
-        f"together; the server counts {size_text(CACHE.used)} in all, of its limit of "
-        f"{size_text(CACHE.budget)}."
+    return _(
+        "Memory: this session keeps {own} of models, of the {own_limit} it may keep; all "
+        "sessions keep {kept}, of the {kept_limit} they may keep together; the server counts "
+        "{used} in all, of its limit of {budget}.",
+        own=size_text(session_models.session_models().nbytes),
+        own_limit=size_text(session_models.SESSION_BUDGET),
+        kept=size_text(CACHE.kept()),
+        kept_limit=size_text(CACHE.kept_limit),
+        used=size_text(CACHE.used),
+        budget=size_text(CACHE.budget),
     )
 
 
@@ -75,9 +84,9 @@ def upload_control(select: Callable[[str], None]) -> None:
     """A file uploader; a loaded checkpoint becomes a model source and `select(its id)` runs."""
     key = state.upload_key()
     limit_mb = session_models.UPLOAD_LIMIT / 1e6
-    with st.expander("Load a checkpoint"):
+    with st.expander(_("Load a checkpoint")):
         st.file_uploader(
-            "A .zip, or its three files",
+            _("A .zip, or its three files"),
             type=["zip", "json", "safetensors"],
             accept_multiple_files=True,
             key=key,
@@ -85,9 +94,12 @@ def upload_control(select: Callable[[str], None]) -> None:
             args=(key, select),
         )
         st.caption(
-            "config.json, model.safetensors and tokenizer.json: a model trained here (its "
-            f"download) or a BERT-style checkpoint; at most {limit_mb:,.0f} MB per file. The "
-            "weights are read with safetensors only: nothing in the files is executed."
+            _(
+                "config.json, model.safetensors and tokenizer.json: a model trained here (its "
+                "download) or a BERT-style checkpoint; at most {limit} MB per file. The weights "
+                "are read with safetensors only: nothing in the files is executed.",
+                limit=number(limit_mb),
+            )
         )
         with st.container(key="kept_memory"):
             st.caption(memory_text())

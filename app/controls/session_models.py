@@ -28,6 +28,7 @@ from tokenizers import Tokenizer
 
 from app import session_end
 from app.controls import state
+from app.i18n import _
 from app.memory import (
     CACHE,
     DEFAULT_SESSION_BUDGET,
@@ -175,8 +176,13 @@ class ModelShelf(Mapping[str, SessionModel]):
         if kept > cap:
             log.info("refused: %s needs %s, over %s", what, size_text(kept), SESSION_BUDGET_ENV)
             raise MemoryRefused(
-                f"{what} needs about {size_text(kept)} of memory; a browser session may keep "
-                f"at most {size_text(cap)} of models on this server."
+                _(
+                    "{what} needs about {size} of memory; a browser session may keep at most "
+                    "{limit} of models on this server.",
+                    what=what,
+                    size=size_text(kept),
+                    limit=size_text(cap),
+                )
             )
         fixed = set(in_use) | set(protect)
         droppable = [model for model_id, model in self._models.items() if model_id not in fixed]
@@ -186,10 +192,17 @@ class ModelShelf(Mapping[str, SessionModel]):
         if over_cap > can_free:
             log.info("refused: %s needs %s, over %s", what, size_text(kept), SESSION_BUDGET_ENV)
             raise MemoryRefused(
-                f"{what} needs about {size_text(kept)} of memory; this session keeps "
-                f"{size_text(own)} of models ({size_text(own - can_free)} of them in use or "
-                f"being trained) and may keep at most {size_text(cap)} on this server. "
-                "Choose other weights for setups A and B to let their models go."
+                _(
+                    "{what} needs about {size} of memory; this session keeps {own} of models "
+                    "({fixed} of them in use or being trained) and may keep at most {limit} on "
+                    "this server. Choose other weights for setups A and B to let their models "
+                    "go.",
+                    what=what,
+                    size=size_text(kept),
+                    own=size_text(own),
+                    fixed=size_text(own - can_free),
+                    limit=size_text(cap),
+                )
             )
         over_server, why = self._cache.make_room(
             peak, what, kept=kept, kept_by=self.owner, check_only=True
@@ -228,7 +241,7 @@ class ModelShelf(Mapping[str, SessionModel]):
         `label(checkpoint)`; its new id. `kept`: the estimate of its bytes; `peak`: of the memory
         loading takes. Past MAX_SESSION_MODELS the oldest models go, never those `in_use` nor
         `protect`ed."""
-        what = f"This {'upload' if kind == 'uploaded' else 'model'}"
+        what = _("This upload") if kind == "uploaded" else _("This model")
         in_use, protect = tuple(in_use), tuple(protect)
         with self._cache.building():
             self.make_room(what, kept, peak, in_use, protect)
@@ -277,7 +290,13 @@ class ModelShelf(Mapping[str, SessionModel]):
                 try:
                     kept[name] = self._add_trained(result, in_use, protect=kept.values())
                 except MemoryRefused as refusal:
-                    refusals.append(f"The {name} run's model was not kept: {refusal}")
+                    refusals.append(
+                        _(
+                            "The {name} run's model was not kept: {refusal}",
+                            name=name,
+                            refusal=refusal,
+                        )
+                    )
                     left += tensor_bytes([result.model])
             if left:
                 self._cache.keep(("training", self.owner), left, self.owner, tag=self._training)
@@ -294,7 +313,7 @@ class ModelShelf(Mapping[str, SessionModel]):
         nbytes = checkpoint_bytes(checkpoint)  # it exists already: loading it takes nothing more
         return self.add(
             "trained",
-            lambda _: trained_label(model),
+            lambda _checkpoint: trained_label(model),
             lambda: checkpoint,
             file_name,
             kept=nbytes,
@@ -332,8 +351,12 @@ def find(source: str) -> SessionModel | None:
     model = session_models().get(source)
     if model is None:
         raise ValueError(
-            "That model is not in this browser session any more: a session keeps the last "
-            f"{MAX_SESSION_MODELS} models trained or uploaded in it, {kept_limit_text()}."
+            _(
+                "That model is not in this browser session any more: a session keeps the last "
+                "{count} models trained or uploaded in it, {limit}.",
+                count=MAX_SESSION_MODELS,
+                limit=kept_limit_text(),
+            )
         )
     return model
 
@@ -349,7 +372,7 @@ def resolve(source: str, cfg: EncoderConfig) -> ModelSource:
 
 
 def kept_limit_text() -> str:
-    return f"at most {size_text(SESSION_BUDGET)} on this server"
+    return _("at most {size} on this server", size=size_text(SESSION_BUDGET))
 
 
 def trained_label(model: TaskModel) -> str:
@@ -368,7 +391,7 @@ def checkpoint_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Checkpoint
 def files_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Files, str]:
     """(files, name) of an upload, each file within UPLOAD_LIMIT (see checkpoint_from_upload)."""
     if not uploads:
-        raise ValueError("No file was uploaded.")
+        raise ValueError(_("No file was uploaded."))
     for name, data in uploads:
         check_size(name, len(data), UPLOAD_LIMIT)
     if len(uploads) == 1 and uploads[0][0].lower().endswith(".zip"):
@@ -377,7 +400,7 @@ def files_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Files, str]:
     files: Files = {}
     for name, data in uploads:
         if name in files:
-            raise ValueError(f"{name} was uploaded twice")
+            raise ValueError(_("{name} was uploaded twice", name=name))
         files[name] = data
     return files, "upload"
 

@@ -21,6 +21,7 @@ import streamlit as st
 
 from app.controls import model_files, session_models, setup_keys, state, url
 from app.i18n import LANGUAGES, _, choose_language
+from app.i18n.catalogue import SOURCE
 from app.keys import MAX_HEADS, MAX_LAYERS
 from app.settings import (
     ARCHITECTURE_KEYS,
@@ -30,6 +31,8 @@ from app.settings import (
     Settings,
     Setup,
     architecture_values,
+    say,
+    shown,
 )
 from app.sources import (
     found_checkpoint,
@@ -39,6 +42,7 @@ from app.sources import (
     pretrained_config,
     tokenizer,
 )
+from app.streamlit_private import session_id
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
 from encoder.core.options import BY_KEY, OPTIONS, ArchOption, config_values, head_counts
@@ -46,11 +50,13 @@ from encoder.io.task_model import TaskModel
 from encoder.tasks.task_tokenizer import known_symbols
 from encoder.tasks.tasks import example_sequence
 
-COMPARE_HELP = (
-    "Setup B reads the same text. It follows A's controls until you change one of B's, so a "
-    "pair differs in what you changed; every view shows A and B side by side, and their "
-    "difference where the shapes allow."
-)
+
+def compare_help() -> str:
+    return _(
+        "Setup B reads the same text. It follows A's controls until you change one of B's, so "
+        "a pair differs in what you changed; every view shows A and B side by side, and their "
+        "difference where the shapes allow."
+    )
 
 
 # The controls drawn first, in this order; the other options go in "More architecture choices".
@@ -76,8 +82,14 @@ def _offered_sources(*extra: str) -> tuple[str, ...]:
     return (*setup_keys.SOURCES, *found, *session_models.session_models(), *extra)
 
 
+def source_names() -> dict[str, str]:
+    """How the Weights controls name every source they may offer, in this run's language (a
+    dict made as the control is drawn: its format_func is also called after the run)."""
+    return {source: shown(label) for source, label in source_labels().items()}
+
+
 def source_labels() -> dict[str, str]:
-    """How the Weights controls name every source they may offer."""
+    """How the Weights controls name every source they may offer (in English)."""
     models = session_models.session_models()
     return {
         **LABELS,
@@ -136,7 +148,10 @@ def select_source(source: str) -> None:
 
 def _refuse_found(error: ValueError) -> None:
     """A found model could not be loaded: the page says why, and the weights are random."""
-    state.put("_source_error", f"{literal(str(error).rstrip('.'))}. The weights are random again.")
+    state.put(
+        "_source_error",
+        _("{error}. The weights are random again.", error=literal(str(error).rstrip("."))),
+    )
     select_source("random")
 
 
@@ -160,21 +175,27 @@ def _source_control(notices: list[str]) -> str:
             _refuse_found(error)
     elif chosen not in _offered_sources():
         notices.append(
-            "The model that was chosen is not in this browser session any more (a session "
-            f"keeps the last {session_models.MAX_SESSION_MODELS} models trained or uploaded in "
-            f"it, {session_models.kept_limit_text()}); back to random weights."
+            _(
+                "The model that was chosen is not in this browser session any more (a session "
+                "keeps the last {count} models trained or uploaded in it, {limit}); back to "
+                "random weights.",
+                count=session_models.MAX_SESSION_MODELS,
+                limit=session_models.kept_limit_text(),
+            )
         )
         select_source("random")
     source = st.radio(
-        "Weights",
+        _("Weights"),
         _offered_sources(),
         key="source",
         persist_state="session",
-        format_func=source_labels().get,
+        format_func=source_names().get,
         on_change=lambda: select_source(state.get("source")),
-        help="Models found on this machine: the checkpoint directories named in "
-        "ENCODER_EXPLORER_MODELS and the local Hugging Face cache, with their family, size "
-        "and whether they fit in this server's memory.",
+        help=_(
+            "Models found on this machine: the checkpoint directories named in "
+            "ENCODER_EXPLORER_MODELS and the local Hugging Face cache, with their family, size "
+            "and whether they fit in this server's memory."
+        ),
     )
     error = state.pop("_source_error")
     if error is not None:
@@ -182,9 +203,12 @@ def _source_control(notices: list[str]) -> str:
     _found_list()
     if models:
         st.caption(
-            f"Models trained or uploaded here stay in this browser session only (the last "
-            f"{session_models.MAX_SESSION_MODELS}, {session_models.kept_limit_text()}); "
-            "download one to keep it."
+            _(
+                "Models trained or uploaded here stay in this browser session only (the last "
+                "{count}, {limit}); download one to keep it.",
+                count=session_models.MAX_SESSION_MODELS,
+                limit=session_models.kept_limit_text(),
+            )
         )
     if source in models:
         model_files.download_button(models[source])
@@ -197,7 +221,7 @@ def _found_list() -> None:
     refused = [model for model in found_models().values() if model.problem]
     if not refused:
         return
-    with st.expander(f"Found on this machine, not offered ({len(refused)})"):
+    with st.expander(_("Found on this machine, not offered ({count})", count=len(refused))):
         st.caption(
             "\n".join(
                 f"- {literal(model.name)} ({literal(model.family)}): {literal(model.problem)}"
@@ -214,6 +238,7 @@ def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -
             if item["label"] == state.get(key):
                 state.update(values(item))
 
+    names = picker_labels()  # made now: the format_func is also called after the run
     st.selectbox(
         label,
         [item["label"] for item in items],
@@ -222,7 +247,36 @@ def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -
         key=key,
         persist_state="session",
         on_change=apply,
+        format_func=lambda label: names.get(label, label),
     )
+
+
+def picker_labels() -> dict[str, str]:
+    """The example sentences' and presets' names (app/assets' examples.json and presets.json),
+    as this run's language says them (the sentences themselves stay as they are)."""
+    return {
+        "Coreference: 'it' = the animal": _("Coreference: 'it' = the animal"),
+        "Coreference: 'it' = the street": _("Coreference: 'it' = the street"),
+        "Two sentences (padding)": _("Two sentences (padding)"),
+        "Ambiguous 'bank'": _("Ambiguous 'bank'"),
+        "Agreement across distance": _("Agreement across distance"),
+        "Garden path": _("Garden path"),
+        "Classroom (pre-norm, 4 layers x 4 heads, d 256)": _(
+            "Classroom (pre-norm, 4 layers x 4 heads, d 256)"
+        ),
+        "Original Transformer base (post-norm, ReLU, 6 x 8, d 512)": _(
+            "Original Transformer base (post-norm, ReLU, 6 x 8, d 512)"
+        ),
+        "Modern pre-norm with RMSNorm (6 x 8, d 512)": _(
+            "Modern pre-norm with RMSNorm (6 x 8, d 512)"
+        ),
+        "Tiny, readable on a projector (2 layers x 2 heads, d 32)": _(
+            "Tiny, readable on a projector (2 layers x 2 heads, d 32)"
+        ),
+        "BERT-base shape (post-norm, 12 x 12, d 768, learned positions)": _(
+            "BERT-base shape (post-norm, 12 x 12, d 768, learned positions)"
+        ),
+    }
 
 
 def _with_value(choices: list[int], value: int) -> list[int]:
@@ -238,8 +292,13 @@ def _fitting_heads(d_model: int, notices: list[str]) -> list[int]:
     if wanted not in options:
         nearest = min(options, key=lambda h: (abs(h - wanted), h))
         notices.append(
-            f"num_heads={wanted} does not divide d_model={d_model} (each head gets "
-            f"d_model / num_heads dimensions), so {nearest} heads are used instead."
+            _(
+                "num_heads={wanted} does not divide d_model={d_model} (each head gets "
+                "d_model / num_heads dimensions), so {nearest} heads are used instead.",
+                wanted=wanted,
+                d_model=d_model,
+                nearest=nearest,
+            )
         )
         state.put("num_heads", nearest)
     return options
@@ -248,15 +307,16 @@ def _fitting_heads(d_model: int, notices: list[str]) -> list[int]:
 def describe_b(overrides: dict[str, object]) -> str:
     """Setup B in words: "A with post-norm, 8 heads", or "the same as A"."""
     words = {
-        "source": lambda v: source_labels().get(v, "a model of this session"),
-        "ablate": lambda v: f"heads {v} off" if v else "no head off",
+        "source": lambda v: source_names().get(v) or _("a model of this session"),
+        "ablate": lambda v: _("heads {heads} off", heads=v) if v else _("no head off"),
     }
     if not overrides:
-        return "the same as A (change one of B's controls, or pick a pair)"
-    return "A with " + ", ".join(
-        words[name](value) if name in words else BY_KEY[name].say(value)
+        return _("the same as A (change one of B's controls, or pick a pair)")
+    changes = [
+        words[name](value) if name in words else say(name, value)
         for name, value in overrides.items()
-    )
+    ]
+    return _("A with {changes}", changes=_(", ").join(changes))
 
 
 # The activation the pair button gives B: ReLU and GELU swap, GELU's tanh form goes to ReLU,
@@ -274,7 +334,7 @@ def _pairs(a: Setup) -> None:
     """One click to the common pairs: each makes B = A but for one thing."""
     a_values = url.sidebar_values()
     locked = a.source != "random"
-    fixed = "A's trained weights fit only their own architecture" if locked else None
+    fixed = _("A's trained weights fit only their own architecture") if locked else None
     other = {"pre": "post", "post": "pre"}
     activation = a_values["activation"]
     other_activation = OTHER_ACTIVATION[activation]
@@ -282,39 +342,41 @@ def _pairs(a: Setup) -> None:
     if a.cfg is not None:
         layer, head = min(layer, a.cfg.num_layers - 1), min(head, a.cfg.num_heads - 1)
     st.button(
-        "Pre ↔ post",
+        _("Pre ↔ post"),
         key="pair_norm",
         on_click=url.set_b,
         args=({"norm": other[a_values["norm"]]},),
         disabled=locked,
-        help=fixed or "B = A with the other norm placement.",
+        help=fixed or _("B = A with the other norm placement."),
         width="stretch",
     )
     option = BY_KEY["activation"]
     pair = sorted((activation, other_activation), key=option.choices.index)  # "ReLU ↔ GELU"
     st.button(
-        " ↔ ".join(option.name(value) for value in pair),
+        _("{first} ↔ {second}", first=option.name(pair[0]), second=option.name(pair[1])),
         key="pair_activation",
         on_click=url.set_b,
         args=({"activation": other_activation},),
         disabled=locked,
-        help=fixed or "B = A with the other activation.",
+        help=fixed or _("B = A with the other activation."),
         width="stretch",
     )
     st.button(
-        f"Layer {layer}, head {head} off",
+        _("Layer {layer}, head {head} off", layer=layer, head=head),
         key="pair_head_off",
         on_click=url.set_b,
         args=({"ablate": f"{layer}.{head}"},),
-        help="B = A with the Attention view's chosen head switched off.",
+        help=_("B = A with the Attention view's chosen head switched off."),
         width="stretch",
     )
     st.button(
-        "Trained ↔ random",
+        _("Trained ↔ random"),
         key="pair_random",
         on_click=_trained_vs_random,
-        help="A = trained weights (MiniLM unless A already has trained ones), B = random "
-        "weights with the same architecture.",
+        help=_(
+            "A = trained weights (MiniLM unless A already has trained ones), B = random "
+            "weights with the same architecture."
+        ),
         width="stretch",
     )
 
@@ -331,12 +393,16 @@ def _device_control(notices: list[str]) -> str:
     if wanted not in devices:
         notices.append(
             literal(
-                f"Device {wanted!r} is not available on this machine (torch sees: "
-                f"{', '.join(devices)}); running on cpu."
+                _(
+                    "Device {device} is not available on this machine (torch sees: {devices}); "
+                    "running on cpu.",
+                    device=repr(wanted),
+                    devices=", ".join(devices),
+                )
             )
         )
         state.put("device", "cpu")
-    return st.selectbox("Device", devices, key="device", persist_state="session")
+    return st.selectbox(_("Device"), devices, key="device", persist_state="session")
 
 
 def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
@@ -350,16 +416,16 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
 
     norm, d_ff = BY_KEY["norm"], BY_KEY["d_ff"]
     st.radio(
-        norm.label,
+        shown(norm.label),
         norm.choices,
         key=prefix + "norm",
         persist_state="session",
-        format_func=LABELS.get,
+        format_func=_labels(norm.choices).get,
         disabled=locked,
         **changes("norm"),
     )
     d_model = st.select_slider(
-        "d_model",
+        shown("d_model"),
         _with_value(D_MODEL_CHOICES, state.get(prefix + "d_model")),
         key=prefix + "d_model",
         persist_state="session",
@@ -371,17 +437,17 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     else:
         heads = _fitting_heads(d_model, notices)
     st.selectbox(
-        BY_KEY["num_heads"].label,
+        shown(BY_KEY["num_heads"].label),
         heads,
         key=prefix + "num_heads",
         persist_state="session",
         disabled=locked,
-        help="Only divisors of d_model are offered: each head gets d_model / heads dimensions.",
+        help=_("Only divisors of d_model are offered: each head gets d_model / heads dimensions."),
         **changes("num_heads"),
     )
     layers = max(MAX_LAYERS, state.get(prefix + "num_layers"))  # uploads may have more
     st.slider(
-        BY_KEY["num_layers"].label,
+        shown(BY_KEY["num_layers"].label),
         1,
         layers,
         key=prefix + "num_layers",
@@ -390,7 +456,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         **changes("num_layers"),
     )
     st.select_slider(
-        d_ff.label,
+        shown(d_ff.label),
         _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
         key=prefix + "d_ff",
         persist_state="session",
@@ -401,7 +467,7 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         _named_control(prefix, BY_KEY[key], locked, changes)
     seed = BY_KEY["seed"]
     st.number_input(
-        seed.label,
+        shown(seed.label),
         *seed.bounds,
         key=prefix + "seed",
         persist_state="session",
@@ -410,18 +476,18 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     )
     more = [o for o in OPTIONS if o.architecture and o.key not in FIRST_CONTROLS]
     changed = any(state.get(prefix + o.key) != setup_keys.DEFAULTS[o.key] for o in more)
-    with st.expander("More architecture choices", expanded=changed):
+    with st.expander(_("More architecture choices"), expanded=changed):
         for option in more:
             if option.named:
                 _named_control(prefix, option, locked, changes)
                 continue
             st.select_slider(
-                option.label,
+                shown(option.label),
                 _with_value(list(option.choices), state.get(prefix + option.key)),
                 key=prefix + option.key,
                 persist_state="session",
                 disabled=locked or not _acts(prefix, option.key),
-                help=option.help,
+                help=shown(option.help),
                 **changes(option.key),
             )
 
@@ -429,16 +495,22 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
 def _named_control(prefix: str, option: ArchOption, locked: bool, changes) -> None:
     """A radio of a named option's values (activation, positions, biases, shared layers...)."""
     st.radio(
-        option.label,
+        shown(option.label),
         option.choices,
         key=prefix + option.key,
         persist_state="session",
-        format_func=LABELS.get,
+        format_func=_labels(option.choices).get,
         horizontal=True,
         disabled=locked,
-        help=option.help,
+        help=shown(option.help),
         **changes(option.key),
     )
+
+
+def _labels(values) -> dict[str, str]:
+    """A named option's values as its control shows them, in this run's language (a dict made
+    as the control is drawn: its format_func is also called after the run)."""
+    return {value: shown(LABELS.get(value)) for value in values}
 
 
 def _acts(prefix: str, key: str) -> bool:
@@ -454,6 +526,8 @@ def _acts(prefix: str, key: str) -> bool:
 def spoken_language() -> str:
     """The language this session's page speaks: the one chosen (the sidebar, the link's
     `lang`), else the browser's if the page has it, else English."""
+    if session_id() is None:  # a background thread (a warm run, a measure): shared, English
+        return SOURCE
     return choose_language(state.get("lang"), st.context.locale)
 
 
@@ -484,20 +558,22 @@ def render(notices: list[str]) -> Settings:
         _language_control()
         st.header(_("Input"))
         input_area = st.container()  # drawn after the source control, which may change the text
-        st.header("Model")
+        st.header(_("Model"))
         source = _source_control(notices)
         with input_area:
             text = _text_control(_task_model(source))
         locked = source != "random"
         if locked:
             st.caption(
-                "The architecture controls show this model's values and are locked: trained "
-                "weights only fit the architecture they were trained with."
+                _(
+                    "The architecture controls show this model's values and are locked: "
+                    "trained weights only fit the architecture they were trained with."
+                )
             )
         else:
             _picker(
-                "Preset",
-                "Start from a preset…",
+                _("Preset"),
+                _("Start from a preset…"),
                 setup_keys.ARCHITECTURE_PRESETS,
                 "preset",
                 lambda preset: preset["settings"],
@@ -505,9 +581,12 @@ def render(notices: list[str]) -> Settings:
         _architecture_controls("", locked, notices)
         device = _device_control(notices)
         a = Setup(source, *_config(source, url.sidebar_values()))
-        st.header("Compare")
+        st.header(_("Compare"))
         if st.toggle(
-            "Compare with a second setup", key="compare", persist_state="session", help=COMPARE_HELP
+            _("Compare with a second setup"),
+            key="compare",
+            persist_state="session",
+            help=compare_help(),
         ):
             a = replace(a, heads_off=_heads_off_control(""))
             b = _setup_b(a, notices)
@@ -530,11 +609,11 @@ def _config(source: str, values: dict[str, object], like: EncoderConfig | None =
 def _heads_off_control(prefix: str) -> str:
     name = "B" if prefix else "A"
     return st.text_input(
-        f"Heads switched off in {name}, as layer.head",
+        _("Heads switched off in {name}, as layer.head", name=name),
         key=prefix + "ablate",
-        placeholder="e.g. 0.2,1.8",
+        placeholder=_("e.g. {example}", example="0.2,1.8"),
         persist_state="session",
-        help=f"Setup {name}'s run zeroes these heads' output before W_O.",
+        help=_("Setup {name}'s run zeroes these heads' output before W_O.", name=name),
         **({"on_change": url.on_b_change, "args": ("ablate",)} if prefix else {}),
     )
 
@@ -542,10 +621,10 @@ def _heads_off_control(prefix: str) -> str:
 def _setup_b(a: Setup, notices: list[str]) -> Setup:
     """Setup B: one-click pairs, then every control A has (keys b_...), following A's values
     until changed."""
-    st.caption(f"Setup B: {describe_b(url.b_overrides())}.")
+    st.caption(_("Setup B: {setup}.", setup=describe_b(url.b_overrides())))
     _pairs(a)
     url.show_setup_b()
-    with st.expander("Setup B's controls", expanded=bool(url.b_overrides())):
+    with st.expander(_("Setup B's controls"), expanded=bool(url.b_overrides())):
         sources = _offered_sources(state.get("source"))  # A's, even a refused found model
         problem = _b_source_problem(sources)
         if problem:
@@ -553,11 +632,11 @@ def _setup_b(a: Setup, notices: list[str]) -> Setup:
             url.b_overrides().pop("source", None)
             url.show_setup_b()
         source = st.radio(
-            "Weights (B)",
+            _("Weights (B)"),
             tuple(dict.fromkeys(sources)),
             key="b_source",
             persist_state="session",
-            format_func=source_labels().get,
+            format_func=source_names().get,
             on_change=url.on_b_change,
             args=("source",),
         )
@@ -582,10 +661,10 @@ def _b_source_problem(sources: tuple[str, ...]) -> str:
         try:
             source_config(b_source)
         except ValueError as error:
-            return f"Setup B's model: {literal(str(error).rstrip('.'))}. B uses A's."
+            return _("Setup B's model: {error}. B uses A's.", error=literal(str(error).rstrip(".")))
         return ""
     if b_source not in sources:
-        return "Setup B's model is not in this session any more; B uses A's."
+        return _("Setup B's model is not in this session any more; B uses A's.")
     return ""
 
 
@@ -593,32 +672,38 @@ def _text_control(task_model: TaskModel | None) -> str:
     """The text box (with example sentences, or for a task model, what its sequences are)."""
     if task_model is None:
         _picker(
-            "Example sentences",
-            "Pick an example…",
+            _("Example sentences"),
+            _("Pick an example…"),
             setup_keys.EXAMPLES,
             "example",
             lambda example: {"text": example["text"]},
         )
         return st.text_area(
-            "Sentences (one per line)",
+            _("Sentences (one per line)"),
             key="text",
             persist_state="session",
             height=120,
-            help="Each line is one sentence.",
+            help=_("Each line is one sentence."),
         )
     symbols = known_symbols(task_model.tokenizer)
     example = example_sequence(task_model.seq_len, task_model.vocab)
     st.caption(
-        f"This model was trained on the {task_model.task} task: it reads sequences of exactly "
-        f"{task_model.seq_len} symbols from {symbols[0]} to {symbols[-1]}, separated by spaces, "
-        f"such as {example}."
+        _(
+            "This model was trained on the {task} task: it reads sequences of exactly {length} "
+            "symbols from {first} to {last}, separated by spaces, such as {example}.",
+            task=task_model.task,
+            length=task_model.seq_len,
+            first=symbols[0],
+            last=symbols[-1],
+            example=example,
+        )
     )
     return st.text_area(
-        "Sequences (one per line)",
+        _("Sequences (one per line)"),
         key="text",
         persist_state="session",
         height=120,
-        help="Each line is one sequence.",
+        help=_("Each line is one sequence."),
     )
 
 

@@ -22,6 +22,7 @@ import streamlit as st
 
 from app.controls import state
 from app.controls.setup_keys import SETUP_KEYS, b_key
+from app.i18n import _
 from app.sources import is_found_source
 from app.user_text import literal
 from encoder.core.options import parse_value
@@ -70,7 +71,10 @@ def _view_of(params: Mapping[str, str], views: tuple[str, ...], notices: list[st
     try:
         return parse_value(VIEW_PARAM, params[VIEW_PARAM], views)
     except ValueError as error:
-        notices.append(literal(f"The link's {error}; using {VIEW_PARAM}={FIRST_VIEW!r} instead."))
+        instead = f"{VIEW_PARAM}={FIRST_VIEW!r}"
+        notices.append(
+            literal(_("The link's {error}; using {instead} instead.", error=error, instead=instead))
+        )
         return FIRST_VIEW
 
 
@@ -96,9 +100,11 @@ def load(
         raw = params[name]
         if name in ("source", b_key("source")) and is_session_source(raw):
             notices.append(
-                "The link names a model trained or uploaded in another browser session; such "
-                "models stay in their session (download it there, upload it here). Using random "
-                "weights with the link's architecture."
+                _(
+                    "The link names a model trained or uploaded in another browser session; such "
+                    "models stay in their session (download it there, upload it here). Using "
+                    "random weights with the link's architecture."
+                )
             )
             continue
         try:  # a found model's id is checked by the sidebar, against what this machine has
@@ -111,14 +117,16 @@ def load(
         except ValueError as error:
             follows = keys[name].follows
             default = keys[name].default
-            instead = (
-                f"A's {follows}"
-                if follows
-                else f"{name}={default!r}"
-                if default is not None
-                else "the page's own choice"
-            )
-            notices.append(literal(f"The link's {error}; using {instead} instead."))
+            if follows:
+                said = _("The link's {error}; using A's {key} instead.", error=error, key=follows)
+            elif default is not None:
+                instead = f"{name}={default!r}"
+                said = _(
+                    "The link's {error}; using {instead} instead.", error=error, instead=instead
+                )
+            else:
+                said = _("The link's {error}; using the page's own choice instead.", error=error)
+            notices.append(literal(said))
     return notices
 
 

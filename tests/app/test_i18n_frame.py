@@ -1,0 +1,112 @@
+"""The frame in every language (app.i18n, domain "frame"): the sidebar, the navigation's titles,
+the messages and the status line, the class's invitation. Each language draws the page without an
+exception; in the pseudo-language every text the frame draws is wrapped in ⟦ ⟧ (an unmarked
+string shows as bare English); a Spanish status line writes the run's numbers as Spanish does."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from babel.numbers import parse_decimal
+
+from app import i18n, registry, settings
+from app.controls import setup_keys, sidebar
+from app.i18n.catalogue import PSEUDO
+from encoder.core.options import OPTIONS
+from tests.app.helpers import assert_no_exception, open_page
+
+SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
+# the sidebar's widgets whose labels (and options, where they are words) the frame draws
+WIDGETS = ("radio", "selectbox", "select_slider", "slider", "number_input", "text_area",
+           "text_input", "toggle", "button")  # fmt: skip
+LANGUAGE_KEY = "_language"  # its label is in every language on purpose; options: their own names
+# options that are values, not words (numbers are left out too)
+VALUE_OPTIONS = ("device", "b_device")
+
+
+@pytest.fixture
+def speaking():
+    yield lambda language: i18n.speak_with(lambda: language)
+    i18n.speak_with(lambda: "en")
+
+
+def wrapped(text: str) -> bool:
+    return text.startswith("⟦") and text.endswith("⟧")
+
+
+@pytest.mark.parametrize("language", ["es", "zh", "ar", PSEUDO])
+def test_the_frame_draws_in_every_language(language):
+    at = open_page(view="Attention", lang=language, compare="1", b_norm="post", **SMALL)
+    assert_no_exception(at)
+    assert at.sidebar.header[0].value != "Input"
+    assert at.main.caption[-1].value.split(" ")[0] != "Device"  # the status line
+
+
+def test_every_text_of_the_sidebar_and_the_status_line_is_marked():
+    at = open_page(view="Attention", lang=PSEUDO, compare="1", b_norm="post", **SMALL)
+    assert_no_exception(at)
+    bare = [h.value for h in at.sidebar.header if not wrapped(h.value)]
+    # a caption that lists found models gives their names and the finder's reasons ("- name")
+    bare += [c.value for c in at.sidebar.caption if not c.value.startswith("- ")]
+    bare = [text for text in bare if not wrapped(text)]
+    for kind in WIDGETS:
+        for widget in at.sidebar.get(kind):
+            if widget.key == LANGUAGE_KEY:
+                continue
+            texts = [
+                widget.label,
+                getattr(widget, "help", "") or "",
+                getattr(widget, "placeholder", "") or "",
+            ]
+            words = kind in ("radio", "selectbox") and widget.key not in VALUE_OPTIONS
+            options = [str(option) for option in getattr(widget, "options", ())]
+            texts += [option for option in options if not option.isdigit()] if words else []
+            bare += [text for text in texts if text and not wrapped(text)]
+    assert bare == []
+    assert wrapped(at.main.caption[-1].value)  # the status line
+
+
+def test_the_class_invitation_is_marked():
+    at = open_page(view="Lesson", lang=PSEUDO)
+    assert_no_exception(at)
+    labels = [e.label for e in at.main.expander]
+    assert any(label.startswith("⟦Teach a class") for label in labels), labels
+    buttons = {b.key: b.label for b in at.main.button}
+    assert wrapped(buttons["class_start"]) and wrapped(buttons["class_join"])
+    inputs = {t.key: t for t in at.main.text_input}
+    assert wrapped(inputs["class_code"].label) and wrapped(inputs["class_nickname"].label)
+
+
+def test_a_spanish_status_line_writes_the_runs_numbers_in_spanish():
+    english = open_page(view="Attention", **SMALL).main.caption[-1].value
+    spanish = open_page(view="Attention", lang="es", **SMALL).main.caption[-1].value
+    parameters = int(re.search(r"([\d,]+) parameters", english).group(1).replace(",", ""))
+    said = re.search(r"([\d.]+) parámetros", spanish).group(1)
+    assert parameters >= 1000 and "." in said  # grouped as Spanish groups thousands
+    assert int(parse_decimal(said, locale="es")) == parameters
+
+
+def test_the_navigation_shows_titles_in_the_language_and_keeps_english_ones_inside(speaking):
+    speaking("es")
+    shown = registry.shown_titles()
+    assert list(shown) == list(registry.BY_TITLE)  # the views' identities stay English
+    assert shown["Lesson"] == "Lección" and shown["Attention"] == "Atención"
+    speaking(PSEUDO)
+    assert all(wrapped(title) for title in registry.shown_titles().values())
+
+
+def test_every_word_the_controls_take_from_elsewhere_has_a_message(speaking):
+    """encoder.core.options' labels, helps, value names and phrases, the sources' names, the
+    examples' and presets' names: a new one is marked here (app.settings, app.controls.sidebar)."""
+    speaking(PSEUDO)
+    words = settings._words()
+    for option in OPTIONS:
+        texts = [option.label, option.help, option.phrase, *option.names.values()]
+        texts += [option.labels.get(v, option.name(v)) for v in option.choices if option.named]
+        texts += [option.name(v) for v in option.choices if option.named]
+        assert set(texts) <= set(words), option.key
+    assert set(settings.LABELS.values()) <= set(words)
+    pickers = sidebar.picker_labels()
+    for item in (*setup_keys.EXAMPLES, *setup_keys.ARCHITECTURE_PRESETS):
+        assert wrapped(pickers[item["label"]])
