@@ -16,9 +16,10 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from app.i18n import _, direction, language
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
-from app.lesson.text import ExplorerAt, Lesson, Paragraph, Said, Step
+from app.lesson.text import ExplorerAt, Lesson, Paragraph, Said, Step, shown_table
 from encoder.web.offline import explorer_element, explorer_scripts
 
 STYLE = """
@@ -42,7 +43,9 @@ def paragraph_html(paragraph: Paragraph) -> str:
 
 def table_html(table: pd.DataFrame) -> str:
     """A table with its cells escaped; floats to 6 significant digits."""
-    return table.to_html(index=False, escape=True, float_format=lambda value: f"{value:.6g}")
+    return shown_table(table).to_html(
+        index=False, escape=True, float_format=lambda value: f"{value:.6g}"
+    )
 
 
 def explorer_html(lesson: Lesson, number: int, at: ExplorerAt) -> str | None:
@@ -67,7 +70,7 @@ def step_html(number: int, title: str, step: Step, explorer: str | None = None) 
         parts.append(f'<p class="caption">{html.escape(caption)}</p>{table_html(table)}')
     if step.code is not None:
         parts.append(f"<pre><code>{html.escape(step.code)}</code></pre>")
-    parts.append('<p class="caption">The numbers behind this step</p>')
+    parts.append(f'<p class="caption">{html.escape(_("The numbers behind this step"))}</p>')
     parts.append(table_html(step.numbers()))
     return "\n".join(parts) + "</section>"
 
@@ -75,7 +78,7 @@ def step_html(number: int, title: str, step: Step, explorer: str | None = None) 
 def lesson_html(lesson: Lesson) -> str:
     """Every step of the lesson for this run and sentence, as one HTML page."""
     sentence = lesson.run.sentences[lesson.sentence]
-    heading = f"Encoder Explorer: a lesson on {lesson.model_name}"
+    heading = _("Encoder Explorer: a lesson on {model}", model=lesson.model_name)
     steps = []
     for number, listed in enumerate(STEPS, 1):
         step = listed.build(lesson)
@@ -84,14 +87,18 @@ def lesson_html(lesson: Lesson) -> str:
     return "\n".join(
         [
             "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
+            f'<html lang="{language()}" dir="{direction()}"><head><meta charset="utf-8">',
             f"<title>{html.escape(heading)}</title>",
             f"<style>{STYLE}</style>",
             f'<script type="text/javascript">{get_plotlyjs()}</script>',
             explorer_scripts(),
             "</head><body>",
             f"<h1>{html.escape(heading)}</h1>",
-            f"<p>The {lesson.unit}: “{html.escape(sentence)}”</p>",
+            "<p>"
+            + html.escape(_("The {unit}: “{sentence}”")).format(
+                unit=html.escape(lesson.unit), sentence=html.escape(sentence)
+            )
+            + "</p>",
             *steps,
             "</body></html>",
         ]

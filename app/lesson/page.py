@@ -19,11 +19,12 @@ import streamlit as st
 
 from app.charts.common import PRESENTER_TEXT
 from app.components.attention_explorer import attention_explorer
+from app.i18n import _
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout
 from app.lesson.explorer import step_payload
-from app.lesson.steps import STEPS, TITLES
-from app.lesson.text import Lesson, Paragraph, Said, Step
+from app.lesson.steps import STEPS
+from app.lesson.text import Lesson, Paragraph, Said, Step, shown_table
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.streamlit_private import announce, presenter_style
@@ -75,8 +76,9 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     _top_bar(lesson, number, present, follow)
     if present:
         presenter_style()
-    st.header(f"{number}. {TITLES[number - 1]}")
-    announce(f"Step {number} of {len(STEPS)}: {TITLES[number - 1]}.")
+    title = STEPS[number - 1].title
+    st.header(f"{number}. {title}")
+    announce(_("Step {number} of {count}: {title}.", number=number, count=len(STEPS), title=title))
     class_bar(number, present)
     question = STEPS[number - 1].question
     prediction = question(lesson) if question else None
@@ -89,8 +91,10 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
     """The step's text, figures, controls and numbers."""
     if runs.compare:
         st.caption(
-            "The lesson follows setup A; every other view shows A and B side by side, and the "
-            "Attention, LayerNorm and Activations views say what B changes."
+            _(
+                "The lesson follows setup A; every other view shows A and B side by side, and the "
+                "Attention, LayerNorm and Activations views say what B changes."
+            )
         )
     step = STEPS[number - 1].build(lesson)  # the query is the picker's value (Selection's)
     if step.wide:  # the text, the wide table below it, then the controls
@@ -107,7 +111,7 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
         if step.uses_query:
             _query_picker(lesson)
         _open_buttons(step, follow)
-        with st.expander("The numbers behind this step"):
+        with st.expander(_("The numbers behind this step")):
             st.dataframe(step.numbers(), hide_index=True, width="stretch")
 
 
@@ -116,15 +120,23 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
     button out of it) and the handout: one row that wraps (on a phone, the tools go below)."""
     bar = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     bar.button(
-        "◀ Previous",
+        _("◀ Previous"),
         key="lesson_previous",
         disabled=number == 1,
         on_click=follow,
         args=("Lesson", {"lesson": number - 1}),
     )
-    bar.progress(number / len(STEPS), text=f"Step {number} of {len(STEPS)} · {TITLES[number - 1]}")
+    bar.progress(
+        number / len(STEPS),
+        text=_(
+            "Step {number} of {count} · {title}",
+            number=number,
+            count=len(STEPS),
+            title=STEPS[number - 1].title,
+        ),
+    )
     bar.button(
-        "Next ▶",
+        _("Next ▶"),
         key="lesson_next",
         type="primary",
         disabled=number == len(STEPS),
@@ -133,59 +145,79 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
     )
     if present:
         bar.button(
-            "Exit presenter mode",
+            _("Exit presenter mode"),
             key="lesson_exit_presenter",
             type="tertiary",
             on_click=follow,
             args=("Lesson", {"present": False}),
-            help="Back to the page with its views, sidebar and normal type.",
+            help=_("Back to the page with its views, sidebar and normal type."),
         )
     else:
         bar.toggle(
-            "Presenter",
+            _("Presenter"),
             key="present",
             persist_state="session",
-            help="Large type and the sidebar and views folded away, for a projector. In the "
-            "link as present=1.",
+            help=_(
+                "Large type and the sidebar and views folded away, for a projector. In the link "
+                "as present=1."
+            ),
         )
     bar.download_button(
-        "Handout (HTML)",
+        _("Handout (HTML)"),
         lambda: handout.lesson_html(lesson).encode("utf-8"),
         file_name="encoder-lesson.html",
         mime="text/html",
         on_click="ignore",
         key="lesson_handout",
-        help="Every step's text, numbers, tables and figures for this sentence and model, in "
-        "one file that opens offline.",
+        help=_(
+            "Every step's text, numbers, tables and figures for this sentence and model, in one "
+            "file that opens offline."
+        ),
     )
 
 
 def _query_picker(lesson: Lesson) -> None:
     tokens, rule = lesson.tokens, lesson.rule_query
     st.selectbox(
-        "Query token",
+        _("Query token"),
         [LESSON_RULE_QUERY, *range(lesson.n)],
         key="lesson_query",
         persist_state="session",
         format_func=lambda i: (
-            f"the lesson's pick: {rule} {tokens[rule]}"
+            _("the lesson's pick: {position} {token}", position=rule, token=tokens[rule])
             if i == LESSON_RULE_QUERY
             else f"{i}: {tokens[i]}"
         ),
-        help="The token whose attention the lesson follows. The lesson picks the last pronoun, "
-        "else the last content word. In the link as lesson_query.",
+        help=_(
+            "The token whose attention the lesson follows. The lesson picks the last pronoun, "
+            "else the last content word. In the link as lesson_query."
+        ),
     )
+
+
+def view_name(view: str) -> str:
+    """A view the lesson opens, by its page title in this run's language."""
+    names = {
+        "Tokens": _("Tokens"),
+        "Attention": _("Attention"),
+        "Attention steps": _("Attention steps"),
+        "LayerNorm": "LayerNorm",
+        "Activations": _("Activations"),
+        "Shapes": _("Shapes"),
+        "Training": _("Training"),
+    }
+    return names.get(view, view)
 
 
 def _open_buttons(step: Step, follow: Follow) -> None:
     for index, link in enumerate(step.links):
         st.button(
-            f"Open in {link.view}",
+            _("Open in {view}", view=view_name(link.view)),
             key=f"lesson_open_{index}",
             icon=":material/open_in_full:",
             on_click=follow,
             args=(link.view, link.values),
-            help="The full view at this step's selection (the page's link then reopens it).",
+            help=_("The full view at this step's selection (the page's link then reopens it)."),
         )
 
 
@@ -210,7 +242,7 @@ def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> No
     for caption, table in step.tables:  # HTML: its cells wrap in the column, none hidden
         st.caption(caption)
         rows = PRESENTER_TABLE_ROWS if present else TABLE_ROWS
-        wide_table(_rounded(table), TABLE_ROW_PX * rows if len(table) > rows else None)
+        wide_table(_rounded(shown_table(table)), TABLE_ROW_PX * rows if len(table) > rows else None)
     if step.code is not None:
         st.code(step.code, language="python", height=300 if present else "content")
 

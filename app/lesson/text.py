@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from string import Formatter
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from babel.numbers import get_decimal_symbol, get_group_symbol
 
+from app.i18n import NUMBER_LOCALES, SOURCE, _, language
 from app.runs import Run
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
 from encoder.inspect.predictions import Prediction
@@ -45,6 +48,49 @@ class OpenIn:
     values: dict[str, object]
 
 
+def localised(shown: str) -> str:
+    """A number written in English (format(value, spec)) as this run's language writes it: the
+    same digits, the language's decimal and group symbols ("0.715" is "0,715" in Spanish). The
+    English is left as it is, byte for byte."""
+    if language() == SOURCE:
+        return shown
+    locale = NUMBER_LOCALES[language()]
+    decimal, group = get_decimal_symbol(locale), get_group_symbol(locale)
+    if (decimal, group) == (".", ","):
+        return shown
+    return "".join(decimal if c == "." else group if c == "," else c for c in shown)
+
+
+def sentence(message: str, **values: object) -> tuple[Part, ...]:
+    """A translated message (`_(message)` without values) with its placeholders filled as parts:
+    a Said stays a Said, a tuple of parts is spliced in, anything else is put in as text."""
+    parts: list[Part] = []
+    for literal_text, name, spec, _conversion in Formatter().parse(message):
+        if literal_text:
+            parts.append(literal_text)
+        if name is None:
+            continue
+        value = values[name]
+        if isinstance(value, Said):
+            parts.append(value)
+        elif isinstance(value, tuple):
+            parts.extend(value)
+        else:
+            parts.append(format(value, spec or ""))
+    merged: list[Part] = []
+    for part in parts:  # neighbouring strings joined, as the English wrote them
+        if merged and isinstance(part, str) and isinstance(merged[-1], str):
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return tuple(merged)
+
+
+def placement_name(norm_first: bool) -> str:
+    """ "pre-norm" or "post-norm", in this run's language."""
+    return _("pre-norm") if norm_first else _("post-norm")
+
+
 class Text:
     """A step's paragraphs and every number they show."""
 
@@ -60,6 +106,8 @@ class Text:
         shown = format(value, spec)
         if shown.startswith("-") and not shown.strip("-0.,%e+"):  # -0.000: a rounded zero
             shown = shown[1:]
+        if not isinstance(value, str):
+            shown = localised(shown)
         if name in self.shown and self.shown[name] != shown:
             raise ValueError(f"{name!r} shown as {self.shown[name]} and as {shown}")
         self.values[name], self.shown[name] = value, shown
@@ -102,11 +150,40 @@ class Step:
         """The numbers behind this step: each one the text shows, its value and how it is shown."""
         return pd.DataFrame(
             {
-                "number": list(self.text.values),
-                "value": [_full(value) for value in self.text.values.values()],
-                "in the text": list(self.text.shown.values()),
+                _("number"): list(self.text.values),
+                _("value"): [_full(value) for value in self.text.values.values()],
+                _("in the text"): list(self.text.shown.values()),
             }
         )
+
+
+def column_names() -> dict[str, str]:
+    """The step tables' column (and row) names that are words, in this run's language (the
+    others are names in the code, the same in every language)."""
+    return {
+        "token": _("token"),
+        "layer": _("layer"),
+        "head": _("head"),
+        "query": _("query"),
+        "key": _("key"),
+        "weight": _("weight"),
+        "position": _("position"),
+        "scaled": _("scaled"),
+        "role": _("role"),
+        "value": _("value"),
+        "even": _("even"),
+        "component": _("component"),
+        "params": _("params"),
+    }
+
+
+def shown_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A step's table as the page and the handout show it: its word names translated."""
+    names = column_names()
+    return table.rename(
+        columns=lambda name: names.get(name, name) if isinstance(name, str) else name,
+        index=lambda name: names.get(name, name) if isinstance(name, str) else name,
+    )
 
 
 def _full(value: object) -> str:
@@ -150,12 +227,14 @@ class Lesson:
 
     @property
     def model_name(self) -> str:
-        return {
-            "pretrained": "MiniLM",
-            "random": "this random model",
-            "task": f"this {self.run.task_model.task if self.run.task_model else ''} model",
-            "uploaded": "this loaded model",  # uploaded, or found on this machine
-        }[self.kind]
+        if self.kind == "pretrained":
+            return "MiniLM"
+        if self.kind == "random":
+            return _("this random model")
+        if self.kind == "task":
+            task = self.run.task_model.task if self.run.task_model else ""
+            return _("this {task} model", task=task)
+        return _("this loaded model")  # uploaded, or found on this machine
 
     @property
     def model_title(self) -> str:
@@ -164,8 +243,8 @@ class Lesson:
 
     @property
     def unit(self) -> str:
-        """What the model reads: a sentence, or a toy task's sequence."""
-        return "sequence" if self.kind == "task" else "sentence"
+        """What the model reads: a sentence, or a toy task's sequence (a noun, translated)."""
+        return _("sequence") if self.kind == "task" else _("sentence")
 
     @cached_property
     def rule_query(self) -> int:
@@ -200,14 +279,18 @@ class Lesson:
     def end_name(self, end: str) -> str:
         """The first or last token by name: [CLS] / [SEP] where the model has them."""
         token = self.tokens[0 if end == "first" else -1]
-        return token if is_special(token) else f"the {end} token"
+        if is_special(token):
+            return token
+        return _("the first token") if end == "first" else _("the last token")
 
     def said(self, position: int) -> Said:
         return Said(self.tokens[position])
 
     def query_said(self, text: Text) -> tuple[Part, ...]:
         """'“it” (position 10)'."""
-        return self.said(self.query), f" (position {text.num('query position', self.query)})"
+        position = text.num("query position", self.query)
+        return sentence(_("{token} (position {position})"), token=self.said(self.query),
+                        position=position)  # fmt: skip
 
     def attention_steps_link(self, layer: int | None = None) -> OpenIn:
         """The Attention steps view on the lesson's head and query, in `layer` (default: the
@@ -227,6 +310,10 @@ class LessonStep:
     app.lesson.questions), its truth from the lesson's run; None where it asks none, and the
     question None for a run it does not apply to (the step then says why)."""
 
-    title: str
+    name: Callable[[], str]  # the title in this run's language (a lambda around _())
     build: Callable[[Lesson], Step]
     question: Callable[[Lesson], Prediction | None] | None = None
+
+    @property
+    def title(self) -> str:
+        return self.name()

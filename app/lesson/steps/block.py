@@ -6,11 +6,13 @@ from __future__ import annotations
 import inspect
 
 from app.charts.activations import GATED_INNER
-from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text
+from app.i18n import _
+from app.lesson import questions
+from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name, sentence
 from app.views.changes import norm_does, stream_growth, stream_held, stream_size
 from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import activations, numpy_block, predictions
+from encoder.inspect import activations, numpy_block
 from encoder.inspect.lesson import numpy_block_check
 from encoder.inspect.predictions import Prediction
 from encoder.measure import scaling
@@ -22,16 +24,25 @@ def layernorm_step(lesson: Lesson) -> Step:
     kind = NORM_TYPE_NAMES[cfg.norm_type]
     if cfg.norm_first:
         text.say(
-            f"This model is pre-norm: x + f({kind}(x)). Each block normalises a copy of the "
-            "residual stream before attention and before the feed-forward, and adds the result "
-            "back; the stream itself is never normalised, so nothing holds its size: the mean "
-            f"length of a token's vector {stream_growth(size, text.num)}. A final {kind} closes it."
+            _(
+                "This model is pre-norm: x + f({norm}(x)). Each block normalises a copy of the "
+                "residual stream before attention and before the feed-forward, and adds the "
+                "result back; the stream itself is never normalised, so nothing holds its size: "
+                "the mean length of a token's vector {growth}. A final {norm} closes it.",
+                norm=kind,
+                growth=stream_growth(size, text.num),
+            )
         )
     else:
         text.say(
-            f"This model is post-norm, like BERT and the original Transformer: {kind}(x + f(x)). "
-            "The stream is normalised after every residual add: the mean length of a token's "
-            f"vector {stream_growth(size, text.num)}, and it is {stream_held(size, text.num)}."
+            _(
+                "This model is post-norm, like BERT and the original Transformer: "
+                "{norm}(x + f(x)). The stream is normalised after every residual add: the mean "
+                "length of a token's vector {growth}, and it is {held}.",
+                norm=kind,
+                growth=stream_growth(size, text.num),
+                held=stream_held(size, text.num),
+            )
         )
     stats = run.layernorm_stats
     rows = stats[
@@ -42,27 +53,38 @@ def layernorm_step(lesson: Lesson) -> Step:
     ]
     if rows.empty:  # ModernBERT's block 0: the embeddings' norm already normalised its input
         text.say(
-            f"Block {text.num('layer', layer)} has no ln1: its attention reads the stream as it "
-            "is, which the embeddings' norm has just normalised."
+            _(
+                "Block {layer} has no ln1: its attention reads the stream as it is, which the "
+                "embeddings' norm has just normalised.",
+                layer=text.num("layer", layer),
+            )
         )
     else:
         row = rows.iloc[0]
         text.say(
-            f"Inside block {text.num('layer', layer)}, ln1 "
-            f"{norm_does(cfg.norm_type, bias=cfg.norm_bias)}: ",
-            *lesson.query_said(text),
-            f" goes in with mean {text.num('ln1 input mean', float(row['in_mean']), '.3f')} and "
-            f"std {text.num('ln1 input std', float(row['in_std']), '.3f')}, and comes out with "
-            f"mean {text.num('ln1 output mean', float(row['out_mean']), '.3f')} and std "
-            f"{text.num('ln1 output std', float(row['out_std']), '.3f')}.",
+            *sentence(
+                _(
+                    "Inside block {layer}, ln1 {does}: {query} goes in with mean {in_mean} and "
+                    "std {in_std}, and comes out with mean {out_mean} and std {out_std}."
+                ),
+                layer=text.num("layer", layer),
+                does=norm_does(cfg.norm_type, bias=cfg.norm_bias),
+                query=lesson.query_said(text),
+                in_mean=text.num("ln1 input mean", float(row["in_mean"]), ".3f"),
+                in_std=text.num("ln1 input std", float(row["in_std"]), ".3f"),
+                out_mean=text.num("ln1 output mean", float(row["out_mean"]), ".3f"),
+                out_std=text.num("ln1 output std", float(row["out_std"]), ".3f"),
+            )
         )
     other = placement_of(not cfg.norm_first)
     if not cfg.has_attention_norm(0):
         text.say(
-            "The first block of this model has no norm before its attention, so its weights "
-            f"cannot be placed {other}-norm, which needs a norm after every attention: the "
-            "comparison "
-            "with the other placement does not apply to this model."
+            _(
+                "The first block of this model has no norm before its attention, so its weights "
+                "cannot be placed {placement}, which needs a norm after every attention: the "
+                "comparison with the other placement does not apply to this model.",
+                placement=placement_name(not cfg.norm_first),
+            )
         )
     else:
         swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
@@ -71,8 +93,13 @@ def layernorm_step(lesson: Lesson) -> Step:
             return text.num(f"{other}-norm: {name}", value, spec)
 
         text.say(
-            f"The same weights placed {other}-norm, on the same {lesson.unit}: the mean length "
-            f"{stream_growth(swapped, other_num)}."
+            _(
+                "The same weights placed {placement}, on the same {unit}: the mean length "
+                "{growth}.",
+                placement=placement_name(not cfg.norm_first),
+                unit=lesson.unit,
+                growth=stream_growth(swapped, other_num),
+            )
         )
     return Step(
         text,
@@ -94,7 +121,7 @@ def norm_growth_question(lesson: Lesson) -> Prediction | None:
         return None
     first = run.cfg.norm_first
     traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
-    return predictions.norm_growths(traces, lesson.sentence)
+    return questions.norm_growths(traces, lesson.sentence)
 
 
 def feed_forward_step(lesson: Lesson) -> Step:
@@ -103,52 +130,83 @@ def feed_forward_step(lesson: Lesson) -> Step:
     name = ACTIVATION_NAMES[cfg.activation]
     row = run.activation_summary(s).feed_forward.iloc[layer]
     d, ff = text.num("d_model", cfg.d_model), text.num("d_ff", cfg.d_ff)
+    inner = GATED_INNER.get(cfg.activation, "") if cfg.gated else ""
     if cfg.gated:
-        inner = GATED_INNER[cfg.activation]
         text.say(
-            "After attention, every token goes through the same gated network on its own: "
-            f"from d_model = {d}, the first layer makes two sets of d_ff = {ff} numbers, x and a "
-            f"gate g; {name} is {inner}(x)·g, and the second layer brings it back down."
+            _(
+                "After attention, every token goes through the same gated network on its own: "
+                "from d_model = {d_model}, the first layer makes two sets of d_ff = {d_ff} "
+                "numbers, x and a gate g; {name} is {inner}(x)·g, and the second layer brings it "
+                "back down.",
+                d_model=d,
+                d_ff=ff,
+                name=name,
+                inner=inner,
+            )
         )
     else:
         text.say(
-            "After attention, every token goes through the same two-layer network on its own: "
-            f"from d_model = {d} up to d_ff = {ff} numbers, through {name}, and back down."
+            _(
+                "After attention, every token goes through the same two-layer network on its "
+                "own: from d_model = {d_model} up to d_ff = {d_ff} numbers, through {name}, and "
+                "back down.",
+                d_model=d,
+                d_ff=ff,
+                name=name,
+            )
         )
     negative = text.num("share below 0", float(row["share_negative"]), ".1%")
     zero = text.num("share exactly 0", float(row["share_zero"]), ".2%")
+    values = {"layer": text.num("layer", layer), "negative": negative, "zero": zero}
     if cfg.gated:
         text.say(
-            f"In block {text.num('layer', layer)}, {negative} of the values before {inner} are "
-            f"negative, and {zero} of the hidden values {inner}(x)·g are exactly zero: the gate "
-            "scales each value by a number of either sign instead of cutting it off. The "
-            "question of ReLU or GELU does not apply to a gated layer: its weights make two "
-            "halves where ReLU and GELU read one."
+            _(
+                "In block {layer}, {negative} of the values before {inner} are negative, and "
+                "{zero} of the hidden values {inner}(x)·g are exactly zero: the gate scales each "
+                "value by a number of either sign instead of cutting it off. The question of ReLU "
+                "or GELU does not apply to a gated layer: its weights make two halves where ReLU "
+                "and GELU read one.",
+                inner=inner,
+                **values,
+            )
         )
     elif cfg.activation == "relu":
         text.say(
-            f"In block {text.num('layer', layer)}, {negative} of the values before ReLU are "
-            "negative, and ReLU sets each of them to zero: "
-            f"{zero} of the hidden values are exactly zero, units that are off for that token. "
-            "GELU would bend them toward zero instead, keeping small negative values."
+            _(
+                "In block {layer}, {negative} of the values before ReLU are negative, and ReLU "
+                "sets each of them to zero: {zero} of the hidden values are exactly zero, units "
+                "that are off for that token. GELU would bend them toward zero instead, keeping "
+                "small negative values.",
+                **values,
+            )
+        )
+    elif cfg.activation == "gelu":
+        text.say(
+            _(
+                "In block {layer}, {negative} of the values before GELU are negative. "
+                "GELU(x) = x·Φ(x) bends them toward zero without cutting them off: only {zero} "
+                "end exactly at zero. ReLU would set all {negative} to zero.",
+                **values,
+            )
         )
     else:
-        formula = (
-            "GELU(x) = x·Φ(x)"
-            if cfg.activation == "gelu"
-            else "GELU, here computed with its tanh approximation (the Shapes view writes it out),"
-        )
         text.say(
-            f"In block {text.num('layer', layer)}, {negative} of the values before GELU are "
-            f"negative. {formula} bends them toward zero without cutting them off: only "
-            f"{zero} end exactly at zero. ReLU would set all {negative} to zero."
+            _(
+                "In block {layer}, {negative} of the values before GELU are negative. GELU, here "
+                "computed with its tanh approximation (the Shapes view writes it out), bends "
+                "them toward zero without cutting them off: only {zero} end exactly at zero. ReLU "
+                "would set all {negative} to zero.",
+                **values,
+            )
         )
     top = activations.top_units(run.trace, s, layer, q, k=1)
     text.say(
-        "For ",
-        *lesson.query_said(text),
-        f", the most active unit is number {text.num('top unit', int(top.units[0]))}, at "
-        f"{text.num('top unit value', float(top.values[0]), '.2f')}.",
+        *sentence(
+            _("For {query}, the most active unit is number {unit}, at {value}."),
+            query=lesson.query_said(text),
+            unit=text.num("top unit", int(top.units[0])),
+            value=text.num("top unit value", float(top.values[0]), ".2f"),
+        )
     )
     return Step(
         text,
@@ -170,7 +228,7 @@ def zero_share_question(lesson: Lesson) -> Prediction | None:
         name: run.trace if name == own else run.variant(activation=name).trace
         for name in ("relu", "gelu")
     }
-    return predictions.zero_shares(traces, lesson.sentence)
+    return questions.zero_shares(traces, lesson.sentence)
 
 
 def numpy_step(lesson: Lesson) -> Step:
@@ -180,33 +238,50 @@ def numpy_step(lesson: Lesson) -> Step:
     lines = sum(1 for line in code.splitlines() if line.strip())  # not counting blank ones
     check = numpy_block_check(cfg, run.weights, run.trace)
     worst = check["max_abs_diff"].max()
-    placement = placement_of(cfg.norm_first)
     extras = [
         what
         for what, used in (
-            ("RoPE's turn of q and k", cfg.positional == "rope"),
-            ("a local window", cfg.attention_window > 0),
+            (_("RoPE's turn of q and k"), cfg.positional == "rope"),
+            (_("a local window"), cfg.attention_window > 0),
         )
         if used
     ]
     text.say(
-        f"The whole block fits in {text.num('lines of NumPy', lines)} lines of "
-        f"plain NumPy, no torch: {NORM_TYPE_NAMES[cfg.norm_type]}, multi-head attention with a "
-        "padding mask" + "".join(f", {what}" for what in extras) + ", a feed-forward with "
-        f"{ACTIVATION_NAMES[cfg.activation]}, residual adds, {placement}-norm as this model."
+        _(
+            "The whole block fits in {lines} lines of plain NumPy, no torch: {norm}, multi-head "
+            "attention with a padding mask{extras}, a feed-forward with {activation}, residual "
+            "adds, {placement} as this model.",
+            lines=text.num("lines of NumPy", lines),
+            norm=NORM_TYPE_NAMES[cfg.norm_type],
+            extras="".join(f", {what}" for what in extras),
+            activation=ACTIVATION_NAMES[cfg.activation],
+            placement=placement_name(cfg.norm_first),
+        )
     )
     padded = bool((run.attention_mask == 0).any())
+    values = {
+        "blocks": text.num("blocks", cfg.num_layers),
+        "difference": text.num("max_abs_diff", float(worst), ".1e"),
+        "largest": text.num("largest value", float(check["max_abs_value"].max()), ".1f"),
+    }
     text.say(
-        "Fed each block's input from this run and the model's own weights, it gives the "
-        f"model's output for all {text.num('blocks', cfg.num_layers)} blocks, every token"
-        + (", padding included" if padded else "")
-        + f": the largest difference is {text.num('max_abs_diff', float(worst), '.1e')}, on "
-        f"numbers up to {text.num('largest value', float(check['max_abs_value'].max()), '.1f')} "
-        "in size."
+        _(
+            "Fed each block's input from this run and the model's own weights, it gives the "
+            "model's output for all {blocks} blocks, every token, padding included: the largest "
+            "difference is {difference}, on numbers up to {largest} in size.",
+            **values,
+        )
+        if padded
+        else _(
+            "Fed each block's input from this run and the model's own weights, it gives the "
+            "model's output for all {blocks} blocks, every token: the largest difference is "
+            "{difference}, on numbers up to {largest} in size.",
+            **values,
+        )
     )
     return Step(
         text,
-        tables=[("NumPy against the model, block by block", check)],
+        tables=[(_("NumPy against the model, block by block"), check)],
         code=code,
         links=[OpenIn("Shapes", {})],
     )
@@ -217,51 +292,69 @@ def cost_step(lesson: Lesson) -> Step:
     cost = run.cost
     B, T = run.input_ids.shape
     d = cfg.d_model
+    batch = text.num("batch", B)
+    padded_tokens = text.num("padded tokens", T)
     text.say(
-        f"A block takes [batch, tokens, d_model] = [{text.num('batch', B)}, "
-        f"{text.num('padded tokens', T)}, {text.num('d_model', d)}] and returns the same shape. "
-        f"Inside, attention makes a [tokens x tokens] table per head: "
-        f"{text.num('heads', cfg.num_heads)} of [{text.num('padded tokens', T)} x "
-        f"{text.num('padded tokens', T)}]; the feed-forward widens each token to "
-        f"{text.num('d_ff', cfg.d_ff)}."
+        _(
+            "A block takes [batch, tokens, d_model] = [{batch}, {tokens}, {d_model}] and returns "
+            "the same shape. Inside, attention makes a [tokens x tokens] table per head: {heads} "
+            "of [{tokens} x {tokens}]; the feed-forward widens each token to {d_ff}.",
+            batch=batch,
+            tokens=padded_tokens,
+            d_model=text.num("d_model", d),
+            heads=text.num("heads", cfg.num_heads),
+            d_ff=text.num("d_ff", cfg.d_ff),
+        )
     )
     counts = run.parameter_counts.set_index("component")["params"]
     text.say(
-        f"The model has {text.num('parameters', int(cost['params']), ',')} parameters: "
-        f"{text.num('attention parameters', int(counts['attention (all layers)']), ',')} in "
-        "attention, "
-        f"{text.num('feed-forward parameters', int(counts['feed-forward (all layers)']), ',')} "
-        f"in the feed-forward layers, "
-        f"{text.num('token embedding parameters', int(counts['token embedding']), ',')} in the "
-        "token embedding."
+        _(
+            "The model has {params} parameters: {attention} in attention, {feed_forward} in the "
+            "feed-forward layers, {embedding} in the token embedding.",
+            params=text.num("parameters", int(cost["params"]), ","),
+            attention=text.num("attention parameters", int(counts["attention (all layers)"]), ","),
+            feed_forward=text.num(
+                "feed-forward parameters", int(counts["feed-forward (all layers)"]), ","
+            ),
+            embedding=text.num("token embedding parameters", int(counts["token embedding"]), ","),
+        )
     )
     attention_flops = cost["attention_flops"]
     doubled = scaling.flops_at(cfg, B, 2 * T)
     doubled_attention, doubled_ffn = doubled["attention_flops"], doubled["ffn_flops"]
     mflops = 1e6
     text.say(
-        f"One pass over this input costs {text.num('MFLOPs', cost['flops'] / mflops, ',.1f')} "
-        f"MFLOPs. Attention's scores and weighted sums are "
-        f"{text.num('attention MFLOPs', attention_flops / mflops, ',.2f')} of them and grow "
-        f"with tokens²: twice the tokens, "
-        f"{text.num('attention MFLOPs at twice the tokens', doubled_attention / mflops, ',.2f')}. "
-        f"The feed-forward's {text.num('feed-forward MFLOPs', cost['ffn_flops'] / mflops, ',.2f')}"
-        f" grow with tokens: twice the tokens, "
-        f"{text.num('feed-forward MFLOPs at twice the tokens', doubled_ffn / mflops, ',.2f')}."
+        _(
+            "One pass over this input costs {flops} MFLOPs. Attention's scores and weighted sums "
+            "are {attention} of them and grow with tokens²: twice the tokens, "
+            "{attention_doubled}. The feed-forward's {feed_forward} grow with tokens: twice the "
+            "tokens, {feed_forward_doubled}.",
+            flops=text.num("MFLOPs", cost["flops"] / mflops, ",.1f"),
+            attention=text.num("attention MFLOPs", attention_flops / mflops, ",.2f"),
+            attention_doubled=text.num(
+                "attention MFLOPs at twice the tokens", doubled_attention / mflops, ",.2f"
+            ),
+            feed_forward=text.num("feed-forward MFLOPs", cost["ffn_flops"] / mflops, ",.2f"),
+            feed_forward_doubled=text.num(
+                "feed-forward MFLOPs at twice the tokens", doubled_ffn / mflops, ",.2f"
+            ),
+        )
     )
     return Step(
         text,
         figures=[("lesson_block", block_figure(run))],
-        tables=[("Parameters by component", run.parameter_counts)],
+        tables=[(_("Parameters by component"), run.parameter_counts)],
         links=[OpenIn("Shapes", {})],
     )
 
 
 LAYERNORM = LessonStep(
-    "LayerNorm and the residual stream", layernorm_step, question=norm_growth_question
+    lambda: _("LayerNorm and the residual stream"), layernorm_step, question=norm_growth_question
 )
 FEED_FORWARD = LessonStep(
-    "The feed-forward layer and its activation", feed_forward_step, question=zero_share_question
+    lambda: _("The feed-forward layer and its activation"),
+    feed_forward_step,
+    question=zero_share_question,
 )
-NUMPY_BLOCK = LessonStep("The whole block in NumPy", numpy_step)
-COST = LessonStep("Shapes and what the block costs", cost_step)
+NUMPY_BLOCK = LessonStep(lambda: _("The whole block in NumPy"), numpy_step)
+COST = LessonStep(lambda: _("Shapes and what the block costs"), cost_step)

@@ -9,7 +9,9 @@ import numpy as np
 
 from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.heads import norm_weighted_figure
-from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text
+from app.i18n import _
+from app.lesson import questions
+from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, localised, sentence
 from app.runs import ablation_effect
 from app.views import readings
 from app.views.figures import head_figure, overview_figure
@@ -25,38 +27,65 @@ def heads_step(lesson: Lesson) -> Step:
     roles = head_roles(lesson.metrics, n).set_index("role")
     total = text.num("heads in all", lesson.cfg.num_layers * lesson.cfg.num_heads)
     text.say(
-        f"Each of the {total} heads has its own pattern. Read from the head metrics of this "
-        f"{lesson.unit}:"
+        _(
+            "Each of the {count} heads has its own pattern. Read from the head metrics of this "
+            "{unit}:",
+            count=total,
+            unit=lesson.unit,
+        )
     )
     where = {
-        "previous token": "the token just before",
-        "next token": "the token just after",
+        "previous token": _("the token just before"),
+        "next token": _("the token just after"),
         "first token": lesson.end_name("first"),
         "last token": lesson.end_name("last"),
     }
     for role, target in where.items():
         r = roles.loc[role]
         value = text.num(f"{role}: share", float(r["value"]), ".1%")
-        who = (
-            f"layer {text.num(f'{role}: layer', int(r['layer']))}, "
-            f"head {text.num(f'{role}: head', int(r['head']))}"
-        )
+        layer = text.num(f"{role}: layer", int(r["layer"]))
+        head = text.num(f"{role}: head", int(r["head"]))
         count = int(r["heads"])
         clear = text.num(f"{role}: heads above half", count)
         if count:
-            heads = f"{clear} head puts" if count == 1 else f"{clear} heads put"
-            its = "its" if count == 1 else "their"
+            values = {"count": clear, "target": target, "layer": layer, "head": head}
             text.say(
-                f"{heads} more than half of {its} weight on {target}; the most, {who}, {value}."
+                _(
+                    "{count} head puts more than half of its weight on {target}; the most, "
+                    "layer {layer}, head {head}, {value}.",
+                    value=value,
+                    **values,
+                )
+                if count == 1
+                else _(
+                    "{count} heads put more than half of their weight on {target}; the most, "
+                    "layer {layer}, head {head}, {value}.",
+                    value=value,
+                    **values,
+                )
             )
         else:
-            text.say(f"No head puts more than half on {target}; the most, {who}, {value}.")
+            text.say(
+                _(
+                    "No head puts more than half on {target}; the most, layer {layer}, head "
+                    "{head}, {value}.",
+                    target=target,
+                    layer=layer,
+                    head=head,
+                    value=value,
+                )
+            )
     broad = roles.loc["broad"]
     text.say(
-        f"The broadest, layer {text.num('broad: layer', int(broad['layer']))}, head "
-        f"{text.num('broad: head', int(broad['head']))}, has entropy "
-        f"{text.num('broad: entropy', float(broad['value']), '.2f')} nats; an even spread over "
-        f"{text.num('n', n)} tokens has ln n = {text.num('ln n', math.log(n), '.2f')}."
+        _(
+            "The broadest, layer {layer}, head {head}, has entropy {entropy} nats; an even "
+            "spread over {count} tokens has ln n = {ln_n}.",
+            layer=text.num("broad: layer", int(broad["layer"])),
+            head=text.num("broad: head", int(broad["head"])),
+            entropy=text.num("broad: entropy", float(broad["value"]), ".2f"),
+            count=text.num("n", n),
+            ln_n=text.num("ln n", math.log(n), ".2f"),
+        )
     )
     even = text.num("even spread 1/n", 1 / n, ".1%")
     shares = roles.drop(index="broad")
@@ -65,21 +94,26 @@ def heads_step(lesson: Lesson) -> Step:
     if lesson.random:
         times = text.num("largest share over 1/n", float(best["value"]) * n, ".1f")
         text.say(
-            f"With random weights no head has learned a role: the largest of these shares is "
-            f"{times} times the {even} of an even spread. Trained models grow previous- and "
-            "next-token heads, heads that park on [CLS] or [SEP] when they have nothing to do, "
-            "and broad heads that average."
+            _(
+                "With random weights no head has learned a role: the largest of these shares is "
+                "{times} times the {even} of an even spread. Trained models grow previous- and "
+                "next-token heads, heads that park on [CLS] or [SEP] when they have nothing to "
+                "do, and broad heads that average.",
+                times=times,
+                even=even,
+            )
         )
     else:
-        text.say(f"For comparison, an even spread gives each token {even}.")
+        text.say(_("For comparison, an even spread gives each token {even}.", even=even))
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
-    table = table.rename(columns={"heads": f"heads above {CLEAR_SHARE:g} (broad: 0.9 ln n)"})
+    above = _("heads above {share} (broad: 0.9 ln n)", share=localised(f"{CLEAR_SHARE:g}"))
+    table = table.rename(columns={"heads": above})
     figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
     layer, head = int(best["layer"]), int(best["head"])
     return Step(
         text,
         figures=[("lesson_overview", figure)],
-        tables=[("The head that plays each role most", table)],
+        tables=[(_("The head that plays each role most"), table)],
         links=[OpenIn("Attention", {"layer": layer, "head": head})],
         explorer=ExplorerAt("lesson_overview", layer, head, "heads"),
     )
@@ -89,56 +123,83 @@ def ablation_step(lesson: Lesson) -> Step:
     text, run, n = Text(), lesson.run, lesson.n
     layer, head, q, s = lesson.layer, lesson.head, lesson.query, lesson.sentence
     effect = ablation_effect(run, ((layer, head),))
+    values = {"layer": text.num("layer", layer), "head": text.num("head", head)}
     text.say(
-        f"Switch off layer {text.num('layer', layer)}, head {text.num('head', head)}, the head of "
-        f"the attention step, and run the {lesson.unit} again: its output is zeroed, so "
-        + (
-            f"nothing before block {text.num('layer', layer)} changes."
-            if layer
-            else "the embeddings stay as they were."
+        _(
+            "Switch off layer {layer}, head {head}, the head of the attention step, and run the "
+            "{unit} again: its output is zeroed, so nothing before block {layer} changes.",
+            unit=lesson.unit,
+            **values,
+        )
+        if layer
+        else _(
+            "Switch off layer {layer}, head {head}, the head of the attention step, and run the "
+            "{unit} again: its output is zeroed, so the embeddings stay as they were.",
+            unit=lesson.unit,
+            **values,
         )
     )
     change = effect.output_change[s, :n]
     cosine = effect.output_cosine[s, :n]
     text.say(
-        "At the model's output, ",
-        *lesson.query_said(text),
-        f" changes by {text.num('query change', float(change[q]), '.1%')} (cosine "
-        f"{text.num('query cosine', float(cosine[q]), '.4f')}); the mean cosine over the "
-        f"{lesson.unit} is {text.num('mean cosine', float(np.mean(cosine)), '.4f')}.",
+        *sentence(
+            _(
+                "At the model's output, {query} changes by {change} (cosine {cosine}); the mean "
+                "cosine over the {unit} is {mean}."
+            ),
+            query=lesson.query_said(text),
+            change=text.num("query change", float(change[q]), ".1%"),
+            cosine=text.num("query cosine", float(cosine[q]), ".4f"),
+            unit=lesson.unit,
+            mean=text.num("mean cosine", float(np.mean(cosine)), ".4f"),
+        )
     )
     most = int(np.nanargmax(change))
     text.say(
-        "The token that moved most: ",
-        lesson.said(most),
-        f" (position {text.num('most moved position', most)}), by "
-        f"{text.num('most moved change', float(change[most]), '.1%')}.",
+        *sentence(
+            _("The token that moved most: {token} (position {position}), by {change}."),
+            token=lesson.said(most),
+            position=text.num("most moved position", most),
+            change=text.num("most moved change", float(change[most]), ".1%"),
+        )
     )
     if layer < lesson.cfg.num_layers - 1:
         moved = effect.head_changes(s, n).iloc[0]
         text.say(
-            "Later heads read the changed stream, so their attention moves: most, layer "
-            f"{text.num('moved layer', int(moved['layer']))}, head "
-            f"{text.num('moved head', int(moved['head']))}, which sends "
-            f"{text.num('moved share', float(moved['moved']), '.1%')} of its attention elsewhere."
+            _(
+                "Later heads read the changed stream, so their attention moves: most, layer "
+                "{layer}, head {head}, which sends {share} of its attention elsewhere.",
+                layer=text.num("moved layer", int(moved["layer"])),
+                head=text.num("moved head", int(moved["head"])),
+                share=text.num("moved share", float(moved["moved"]), ".1%"),
+            )
         )
     else:
-        text.say("It is in the last layer, so no later head can change.")
+        text.say(_("It is in the last layer, so no later head can change."))
     if lesson.kind == "pretrained":
         text.say(
-            "The sentence embedding (the mean of the outputs) keeps a cosine of "
-            f"{text.num('sentence cosine', float(effect.sentence_cosine[s]), '.4f')}."
+            _(
+                "The sentence embedding (the mean of the outputs) keeps a cosine of {cosine}.",
+                cosine=text.num("sentence cosine", float(effect.sentence_cosine[s]), ".4f"),
+            )
         )
     if lesson.random:
         text.say(
-            "With random weights the head carried no skill: what changes is its random share of "
-            "the sum. In a trained model, switching off a head with a role can break what it did."
+            _(
+                "With random weights the head carried no skill: what changes is its random "
+                "share of the sum. In a trained model, switching off a head with a role can "
+                "break what it did."
+            )
         )
     stream = residual_cosine_chart(
         effect.residual_cosine[:, s, :n],
         effect.mean_residual_cosine[:, s],
         lesson.tokens,
-        title=f"Without layer {layer}, head {head}: cosine of each token's stream with vs without",
+        title=_(
+            "Without layer {layer}, head {head}: cosine of each token's stream with vs without",
+            layer=layer,
+            head=head,
+        ),
     )
     return Step(
         text,
@@ -157,7 +218,7 @@ def strongest_head_question(lesson: Lesson) -> Prediction:
     effects = predictions.head_effects(
         run.trace, lambda head: run.heads_off((head,)).trace, lesson.sentence
     )
-    return predictions.strongest_head(effects)
+    return questions.strongest_head(effects)
 
 
 def moves_step(lesson: Lesson) -> Step:
@@ -170,64 +231,110 @@ def moves_step(lesson: Lesson) -> Step:
     total = text.num("heads in all", len(raw))
     if float(raw["sinks"].max()) == 0:  # a toy task's sequences: no [CLS], [SEP], punctuation
         text.say(
-            f"{lesson.model_title}'s {lesson.unit}s have no [CLS], [SEP] or punctuation for a "
-            "head to park its weight on. In MiniLM, much of the weight sits on [CLS] yet moves "
-            "little: switch to MiniLM to see weight and what is moved part."
+            _(
+                "{model}'s sequences have no [CLS], [SEP] or punctuation for a head to park its "
+                "weight on. In MiniLM, much of the weight sits on [CLS] yet moves little: switch "
+                "to MiniLM to see weight and what is moved part.",
+                model=lesson.model_title,
+            )
+            if lesson.kind == "task"
+            else _(
+                "{model}'s sentences have no [CLS], [SEP] or punctuation for a head to park its "
+                "weight on. In MiniLM, much of the weight sits on [CLS] yet moves little: switch "
+                "to MiniLM to see weight and what is moved part.",
+                model=lesson.model_title,
+            )
         )
         return Step(text, links=[OpenIn("Attention", {"layer": lesson.layer, "head": lesson.head})])
     # the sentence's own opening and closing tokens ([CLS] and [SEP], <s> and </s>, ...)
     opening, closing = (
         next((t for t in lesson.tokens if token_kind(t) == kind), kind) for kind in (CLS, SEP)
     )
-    sinks_named = f"{opening}, {closing} and punctuation"
     over_half = text.num(
         "heads above half on the opening token", int((raw[CLS] > CLEAR_SHARE).sum())
     )
     text.say(
-        f"A head's weights say where it looks, not what it takes. In this {lesson.unit}, "
-        f"{over_half} of the {total} heads put more than half of their weight on {opening}. "
-        f"Averaged over the heads, {text.num('weight on sinks', float(raw['sinks'].mean()), '.0%')}"
-        f" of the weight goes to {sinks_named}."
+        _(
+            "A head's weights say where it looks, not what it takes. In this {unit}, {count} of "
+            "the {total} heads put more than half of their weight on {opening}. Averaged over "
+            "the heads, {share} of the weight goes to {opening}, {closing} and punctuation.",
+            unit=lesson.unit,
+            count=over_half,
+            total=total,
+            opening=opening,
+            closing=closing,
+            share=text.num("weight on sinks", float(raw["sinks"].mean()), ".0%"),
+        )
     )
     weight_share, moved_share = float(raw["sinks"].mean()), float(moved["sinks"].mean())
     weighed = text.num("weight on sinks", weight_share, ".0%")
+    moved_from = text.num("moved from sinks", moved_share, ".0%")
+    values = {"opening": opening, "closing": closing, "moved": moved_from, "weight": weighed}
     if moved_share < MOVES_LITTLE * weight_share:
-        why = (
-            f"less than the {weighed} of the weight: part of that weight is parked on tokens "
-            "whose f(key) is short, and moves little"
+        said = _(
+            "Each key hands over weight × f(key), f being the head's value projection and its "
+            "part of the output projection. Count the size of that instead of the weight alone "
+            "and the share that comes from {opening}, {closing} and punctuation is {moved}, less "
+            "than the {weight} of the weight: part of that weight is parked on tokens whose "
+            "f(key) is short, and moves little.",
+            **values,
         )
     elif moved_share > weight_share / MOVES_LITTLE:
-        why = f"more than the {weighed} of the weight: these tokens' f(key) is long"
+        said = _(
+            "Each key hands over weight × f(key), f being the head's value projection and its "
+            "part of the output projection. Count the size of that instead of the weight alone "
+            "and the share that comes from {opening}, {closing} and punctuation is {moved}, more "
+            "than the {weight} of the weight: these tokens' f(key) is long.",
+            **values,
+        )
     else:
-        why = f"about the {weighed} of the weight: f(key) is about as long there as elsewhere"
-    text.say(
-        "Each key hands over weight × f(key), f being the head's value projection and its part "
-        "of the output projection. Count the size of that instead of the weight alone and the "
-        f"share that comes from {sinks_named} is "
-        f"{text.num('moved from sinks', moved_share, '.0%')}, {why}."
-    )
+        said = _(
+            "Each key hands over weight × f(key), f being the head's value projection and its "
+            "part of the output projection. Count the size of that instead of the weight alone "
+            "and the share that comes from {opening}, {closing} and punctuation is {moved}, "
+            "about the {weight} of the weight: f(key) is about as long there as elsewhere.",
+            **values,
+        )
+    text.say(said)
     best = int(raw["sinks"].idxmax())
     layer, head = int(raw.loc[best, "layer"]), int(raw.loc[best, "head"])
     head_weight, head_moved = float(raw.loc[best, "sinks"]), float(moved.loc[best, "sinks"])
+    values = {
+        "layer": text.num("sink layer", layer),
+        "head": text.num("sink head", head),
+        "weight": text.num("sink head weight", head_weight, ".0%"),
+        "moved": text.num("sink head moved", head_moved, ".0%"),
+    }
     text.say(
-        f"The most extreme: layer {text.num('sink layer', layer)}, head "
-        f"{text.num('sink head', head)} puts "
-        f"{text.num('sink head weight', head_weight, '.0%')} of its weight there, "
-        + ("yet only " if head_moved < MOVES_LITTLE * head_weight else "and ")
-        + f"{text.num('sink head moved', head_moved, '.0%')} of what it moves comes from there."
+        _(
+            "The most extreme: layer {layer}, head {head} puts {weight} of its weight there, yet "
+            "only {moved} of what it moves comes from there.",
+            **values,
+        )
+        if head_moved < MOVES_LITTLE * head_weight
+        else _(
+            "The most extreme: layer {layer}, head {head} puts {weight} of its weight there, and "
+            "{moved} of what it moves comes from there.",
+            **values,
+        )
     )
     if lesson.random:
         sinks = sum(token_kind(token) in SINK_KINDS for token in lesson.tokens)
         text.say(
-            "With random weights no head has learned to park its weight: an even spread would "
-            f"give these {text.num('sink tokens', sinks)} tokens "
-            f"{text.num('even spread on sinks', sinks / n, '.0%')}. Switch to MiniLM to see the "
-            "two readings part."
+            _(
+                "With random weights no head has learned to park its weight: an even spread "
+                "would give these {count} tokens {share}. Switch to MiniLM to see the two "
+                "readings part.",
+                count=text.num("sink tokens", sinks),
+                share=text.num("even spread on sinks", sinks / n, ".0%"),
+            )
         )
     tokens = run.padded_tokens[s]
     weights = head_figure(run, s, layer, head, stretch=False)
     moved_matrix = readings.norm_weighted_head(run, layer, s, head)
-    title = f"Layer {layer}, head {head}: what is moved, ||weight x f(key)||"
+    title = _(
+        "Layer {layer}, head {head}: what is moved, ||weight x f(key)||", layer=layer, head=head
+    )
     return Step(
         text,
         figures=[
@@ -238,6 +345,8 @@ def moves_step(lesson: Lesson) -> Step:
     )
 
 
-HEADS_DIFFER = LessonStep("Heads differ", heads_step)
-HEAD_OFF = LessonStep("Switching that head off", ablation_step, question=strongest_head_question)
-MOVES = LessonStep("Weights are not the whole story", moves_step)
+HEADS_DIFFER = LessonStep(lambda: _("Heads differ"), heads_step)
+HEAD_OFF = LessonStep(
+    lambda: _("Switching that head off"), ablation_step, question=strongest_head_question
+)
+MOVES = LessonStep(lambda: _("Weights are not the whole story"), moves_step)

@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from app.charts.steps import token_matrix, vector_strips
-from app.lesson.text import Lesson, LessonStep, OpenIn, Said, Step, Text
+from app.i18n import _
+from app.lesson.text import Lesson, LessonStep, OpenIn, Said, Step, Text, sentence
 from app.views.figures import token_table
 from encoder import hooks
 from encoder.core.options import NORM_TYPE_NAMES
@@ -22,45 +23,67 @@ def tokens_step(lesson: Lesson) -> Step:
     vocab = text.num("vocabulary size", lesson.cfg.vocab_size, ",")
     if lesson.kind == "task":
         text.say(
-            f"This model reads sequences, not sentences: {text.num('tokens', n)} symbols, each "
-            f"its own token, and symbol i is id i. Its vocabulary has {vocab} ids, and there is "
-            "no [CLS] or [SEP]: the model answers one class per position."
+            _(
+                "This model reads sequences, not sentences: {count} symbols, each its own token, "
+                "and symbol i is id i. Its vocabulary has {vocab} ids, and there is no [CLS] or "
+                "[SEP]: the model answers one class per position.",
+                count=text.num("tokens", n),
+                vocab=vocab,
+            )
         )
     else:
         text.say(
-            f"The tokenizer cut this sentence into {text.num('tokens', n)} tokens; each is a row "
-            f"number, its id, in a vocabulary of {vocab} entries."
+            _(
+                "The tokenizer cut this sentence into {count} tokens; each is a row number, its "
+                "id, in a vocabulary of {vocab} entries.",
+                count=text.num("tokens", n),
+                vocab=vocab,
+            )
         )
         if is_special(tokens[0]) and is_special(tokens[-1]):
             text.say(
-                Said(tokens[0]),
-                f" (id {text.num('first id', int(ids[0]))}) opens every sentence and ",
-                Said(tokens[-1]),
-                f" (id {text.num('last id', int(ids[-1]))}) closes it.",
+                *sentence(
+                    _(
+                        "{first} (id {first_id}) opens every sentence and {last} (id {last_id}) "
+                        "closes it."
+                    ),
+                    first=Said(tokens[0]),
+                    first_id=text.num("first id", int(ids[0])),
+                    last=Said(tokens[-1]),
+                    last_id=text.num("last id", int(ids[-1])),
+                )
             )
         pieces = [i for i, token in enumerate(tokens) if token.startswith("##")]
         if pieces:
             text.say(
-                f"{text.num('word pieces', len(pieces))} token(s) continue the word before them "
-                "(they start with ##), such as ",
-                Said(tokens[pieces[0]]),
-                ".",
+                *sentence(
+                    _(
+                        "{count} token(s) continue the word before them (they start with ##), "
+                        "such as {token}."
+                    ),
+                    count=text.num("word pieces", len(pieces)),
+                    token=Said(tokens[pieces[0]]),
+                )
             )
     text.say(
-        "The lesson follows one token, ",
-        *lesson.query_said(text),
-        f", id {text.num('query id', int(ids[lesson.query]))}.",
+        *sentence(
+            _("The lesson follows one token, {query}, id {id}."),
+            query=lesson.query_said(text),
+            id=text.num("query id", int(ids[lesson.query])),
+        )
     )
     if lesson.random:
         text.say(
-            "The weights are random, but the tokens and ids are MiniLM's: they do not depend on "
-            "the weights."
+            _(
+                "The weights are random, but the tokens and ids are MiniLM's: they do not depend "
+                "on the weights."
+            )
         )
     table = token_table(run, lesson.sentence).T.astype(str)
     table.columns = [str(position) for position in table.columns]
     return Step(
         text,
-        tables=[(f"The {lesson.unit}'s tokens by position", table)],
+        tables=[(_("The {unit}'s tokens by position", unit=lesson.unit), table)],
         links=[OpenIn("Tokens", {})],
         uses_query=True,
         wide=True,
@@ -75,19 +98,31 @@ def embedding_step(lesson: Lesson) -> Step:
     token_norm = text.num("length of the token vector", float(np.linalg.norm(parts.token)), ".2f")
     if cfg.scale_embeddings:
         root = text.num("sqrt d_model", math.sqrt(cfg.d_model), ".2f")
-        scale = f" after the multiplication by √d_model = {root}, as in the original Transformer."
+        gets = _(
+            "{query} gets a vector of length {length} after the multiplication by √d_model = "
+            "{root}, as in the original Transformer."
+        )
     else:
-        scale = ": this model does not multiply by √d_model (BERT and MiniLM do not)."
-    row = (
-        f"a vector of d_model = {width} numbers"
-        if not cfg.embedding_size
-        else f"a vector of {width} numbers, narrower than d_model = "
-        f"{text.num('d_model', cfg.d_model)}"
-    )
+        root = ""
+        gets = _(
+            "{query} gets a vector of length {length}: this model does not multiply by "
+            "√d_model (BERT and MiniLM do not)."
+        )
+    if not cfg.embedding_size:
+        row = _(
+            "Each id picks one row of the embedding table: a vector of d_model = {width} numbers.",
+            width=width,
+        )
+    else:
+        row = _(
+            "Each id picks one row of the embedding table: a vector of {width} numbers, "
+            "narrower than d_model = {d_model}.",
+            width=width,
+            d_model=text.num("d_model", cfg.d_model),
+        )
     text.say(
-        f"Each id picks one row of the embedding table: {row}. ",
-        *lesson.query_said(text),
-        f" gets a vector of length {token_norm}{scale}",
+        row + " ",
+        *sentence(gets, query=lesson.query_said(text), length=token_norm, root=root),
     )
     rotary = cfg.positional == "rope"
     position_norm = text.num(
@@ -95,47 +130,112 @@ def embedding_step(lesson: Lesson) -> Step:
     )
     if rotary:
         text.say(
-            "Nothing is added for its position: this model has no position table. Each block's "
-            "attention turns q and k by their positions instead (RoPE, base "
-            f"{text.num('RoPE base', cfg.rope_base, 'g')}), so positions enter where tokens "
-            "meet; Attention steps shows the turn."
+            _(
+                "Nothing is added for its position: this model has no position table. Each "
+                "block's attention turns q and k by their positions instead (RoPE, base {base}), "
+                "so positions enter where tokens meet; Attention steps shows the turn.",
+                base=text.num("RoPE base", cfg.rope_base, "g"),
+            )
         )
     elif cfg.positional == "sinusoidal":
         text.say(
-            f"Its position adds a fixed vector of sines and cosines at "
-            f"{text.num('wavelengths', cfg.embedding_width // 2)} wavelengths (length "
-            f"{position_norm}): no weights, the same for every model."
+            _(
+                "Its position adds a fixed vector of sines and cosines at {count} wavelengths "
+                "(length {length}): no weights, the same for every model.",
+                count=text.num("wavelengths", cfg.embedding_width // 2),
+                length=position_norm,
+            )
+        )
+    elif lesson.random:
+        text.say(
+            _(
+                "Its position adds one of {count} random rows, not yet learned (length {length}).",
+                count=text.num("max_len", cfg.max_len),
+                length=position_norm,
+            )
         )
     else:
-        learned = "random rows, not yet learned" if lesson.random else "rows learned in training"
         text.say(
-            f"Its position adds one of {text.num('max_len', cfg.max_len)} {learned} (length "
-            f"{position_norm})."
+            _(
+                "Its position adds one of {count} rows learned in training (length {length}).",
+                count=text.num("max_len", cfg.max_len),
+                length=position_norm,
+            )
         )
     out_norm = text.num("length of the block input", float(np.linalg.norm(parts.output)), ".2f")
-    summed = "the token vector" if rotary else "the sum"
+    summed = _("the token vector") if rotary else _("the sum")
+    norm = NORM_TYPE_NAMES[cfg.norm_type]
     if cfg.embedding_norm:
-        token_type = "" if rotary or not cfg.type_vocab_size else "adds a token-type vector and "
-        text.say(
-            f"This model also {token_type}normalises {summed} with "
-            f"{NORM_TYPE_NAMES[cfg.norm_type]}"
-            + (f", then projects it to d_model = {text.num('d_model', cfg.d_model)}"
-               if cfg.embedding_size else "")
-            + f": the first block reads a vector of length {out_norm}."
-        )  # fmt: skip
+        token_type = not rotary and bool(cfg.type_vocab_size)
+        if cfg.embedding_size:
+            d_model = text.num("d_model", cfg.d_model)
+            said = (
+                _(
+                    "This model also adds a token-type vector and normalises {what} with {norm}, "
+                    "then projects it to d_model = {d_model}: the first block reads a vector of "
+                    "length {length}.",
+                    what=summed,
+                    norm=norm,
+                    d_model=d_model,
+                    length=out_norm,
+                )
+                if token_type
+                else _(
+                    "This model also normalises {what} with {norm}, then projects it to "
+                    "d_model = {d_model}: the first block reads a vector of length {length}.",
+                    what=summed,
+                    norm=norm,
+                    d_model=d_model,
+                    length=out_norm,
+                )
+            )
+        else:
+            said = (
+                _(
+                    "This model also adds a token-type vector and normalises {what} with {norm}: "
+                    "the first block reads a vector of length {length}.",
+                    what=summed,
+                    norm=norm,
+                    length=out_norm,
+                )
+                if token_type
+                else _(
+                    "This model also normalises {what} with {norm}: the first block reads a "
+                    "vector of length {length}.",
+                    what=summed,
+                    norm=norm,
+                    length=out_norm,
+                )
+            )
+        text.say(said)
     elif cfg.embedding_size:
         text.say(
-            f"A linear layer projects {summed} to d_model = {text.num('d_model', cfg.d_model)}: "
-            f"the first block reads a vector of length {out_norm}."
+            _(
+                "A linear layer projects {what} to d_model = {d_model}: the first block reads a "
+                "vector of length {length}.",
+                what=summed,
+                d_model=text.num("d_model", cfg.d_model),
+                length=out_norm,
+            )
         )
     else:
-        text.say(f"The first block reads {summed}, a vector of length {out_norm}.")
-    rows = [("token", parts.token)] + ([] if rotary else [("position", parts.position)])
+        text.say(
+            _(
+                "The first block reads {what}, a vector of length {length}.",
+                what=summed,
+                length=out_norm,
+            )
+        )
+    rows = [(_("token"), parts.token)] + ([] if rotary else [(_("position"), parts.position)])
     if not cfg.embedding_size:  # the block input is as wide as the rest
-        rows.append(("block input", parts.output))
+        rows.append((_("block input"), parts.output))
     strips = vector_strips(
         rows,
-        title=f"Position {q}: " + ", ".join(name for name, _ in rows),
+        title=_(
+            "Position {position}: {rows}",
+            position=q,
+            rows=", ".join(name for name, _vector in rows),
+        ),
         robust=True,
     )
     title = strips.layout.title.text  # the colour note on a line of its own
@@ -151,8 +251,12 @@ def embedding_step(lesson: Lesson) -> Step:
                     positions,
                     lesson.tokens,
                     lesson.n,
-                    title=f"The position vectors of these {lesson.n} positions ({cfg.positional})",
-                    colour_title="value",
+                    title=_(
+                        "The position vectors of these {count} positions ({kind})",
+                        count=lesson.n,
+                        kind=cfg.positional,
+                    ),
+                    colour_title=_("value"),
                 ),
             )
         )
@@ -164,5 +268,5 @@ def embedding_step(lesson: Lesson) -> Step:
     )
 
 
-TOKENS = LessonStep("The tokens and their ids", tokens_step)
-EMBEDDINGS = LessonStep("Embeddings and positions", embedding_step)
+TOKENS = LessonStep(lambda: _("The tokens and their ids"), tokens_step)
+EMBEDDINGS = LessonStep(lambda: _("Embeddings and positions"), embedding_step)

@@ -7,12 +7,12 @@ import math
 from dataclasses import replace
 
 from app.charts.diagram import block_diagram
-from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text
+from app.i18n import _
+from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, localised, placement_name
 from app.settings import architecture_values
 from app.views.figures import head_figure
 from encoder.core import block
-from encoder.core.options import placement_of
-from encoder.train.duration import duration_text, training_seconds
+from encoder.train.duration import training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
@@ -28,6 +28,16 @@ def _training_values(preset: str) -> dict[str, object]:
     return {"source": "random", **architecture_values(cfg.encoder_config()), "train_preset": preset}
 
 
+def _duration(seconds: float) -> str:
+    """'about 40 s', 'about 3 min', 'about 2.5 h' (encoder.train.duration.duration_text, in this
+    run's language)."""
+    if seconds < 90:
+        return _("about {count} s", count=max(1, round(seconds)))
+    if seconds < 90 * 60:
+        return _("about {count} min", count=round(seconds / 60))
+    return _("about {count} h", count=localised(f"{seconds / 3600:.1f}"))
+
+
 def training_step(lesson: Lesson) -> Step:
     text, n = Text(), lesson.n
     metrics = lesson.metrics
@@ -36,30 +46,47 @@ def training_step(lesson: Lesson) -> Step:
     layer, head = int(row["layer"]), int(row["head"])
     peak = text.num("sharpest head: mean largest weight", float(row["max_weight"]), ".3f")
     even = text.num("even spread 1/n", 1 / n, ".3f")
-    who = f"layer {text.num('sharpest layer', layer)}, head {text.num('sharpest head', head)}"
+    values = {
+        "layer": text.num("sharpest layer", layer),
+        "head": text.num("sharpest head", head),
+        "peak": peak,
+        "even": even,
+    }
     if lesson.random:
         text.say(
-            f"These weights are random, and so is their attention: the sharpest head, {who}, "
-            f"gives its favourite key only {peak} of a row on average, where an even spread "
-            f"gives {even} and a head that has learned to pick one key gives it the whole row. "
-            "Patterns are learned."
+            _(
+                "These weights are random, and so is their attention: the sharpest head, layer "
+                "{layer}, head {head}, gives its favourite key only {peak} of a row on average, "
+                "where an even spread gives {even} and a head that has learned to pick one key "
+                "gives it the whole row. Patterns are learned.",
+                **values,
+            )
         )
     else:
         text.say(
-            f"{lesson.model_title} is trained: its sharpest head, {who}, gives its "
-            f"favourite key {peak} of a row on average, "
-            f"{text.num('times an even spread', float(row['max_weight']) * n, '.1f')} times the "
-            f"{even} of an even spread."
+            _(
+                "{model} is trained: its sharpest head, layer {layer}, head {head}, gives its "
+                "favourite key {peak} of a row on average, {times} times the {even} of an even "
+                "spread.",
+                model=lesson.model_title,
+                times=text.num("times an even spread", float(row["max_weight"]) * n, ".1f"),
+                **values,
+            )
         )
     tiny = TrainConfig(**TRAINING_PRESETS[TINY_PRESET])
     text.say(
-        f"Train a tiny model and watch a head form: {text.num('tiny layers', tiny.num_layers)} "
-        f"layers x {text.num('tiny heads', tiny.num_heads)} heads learn the {tiny.task} task on "
-        f"sequences of {text.num('tiny sequence length', tiny.seq_len)} digits in "
-        f"{text.num('tiny steps', tiny.steps)} steps, "
-        f"{text.num('tiny training time', training_seconds(tiny), '.0f')} s by the estimate. "
-        "Press Train in the Training view; when it is done, open the trained model and come "
-        "back to the Lesson: every step then reads the model you trained."
+        _(
+            "Train a tiny model and watch a head form: {layers} layers x {heads} heads learn the "
+            "{task} task on sequences of {length} digits in {steps} steps, {seconds} s by the "
+            "estimate. Press Train in the Training view; when it is done, open the trained model "
+            "and come back to the Lesson: every step then reads the model you trained.",
+            layers=text.num("tiny layers", tiny.num_layers),
+            heads=text.num("tiny heads", tiny.num_heads),
+            task=tiny.task,
+            length=text.num("tiny sequence length", tiny.seq_len),
+            steps=text.num("tiny steps", tiny.steps),
+            seconds=text.num("tiny training time", training_seconds(tiny), ".0f"),
+        )
     )
     figure = head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
     return Step(
@@ -73,30 +100,45 @@ def race_step(lesson: Lesson) -> Step:
     text, cfg = Text(), lesson.cfg
     race = TrainConfig(**TRAINING_PRESETS[RACE_PRESET])
     runs = comparison_configs(race)
-    placement = placement_of(cfg.norm_first)
     text.say(
-        f"{lesson.model_title} is {placement}-norm. Pre-norm, x + f(LN(x)), leaves "
-        "the residual stream a straight path from the loss back to every layer; post-norm, "
-        "LN(x + f(x)), sends the gradient through a norm in every block, which makes deep "
-        "models hard to start training without a warmup."
+        _(
+            "{model} is {placement}. Pre-norm, x + f(LN(x)), leaves the residual stream a "
+            "straight path from the loss back to every layer; post-norm, LN(x + f(x)), sends the "
+            "gradient through a norm in every block, which makes deep models hard to start "
+            "training without a warmup.",
+            model=lesson.model_title,
+            placement=placement_name(cfg.norm_first),
+        )
     )
     text.say(
-        f"The race trains one {text.num('race layers', race.num_layers)}-layer model on the "
-        f"{race.task} task both ways, at learning rate {text.num('learning rate', race.lr, 'g')}, "
-        f"with and without {text.num('warmup steps', comparison_warmup(race))} warmup steps: "
-        f"{text.num('runs', len(runs))} runs of {text.num('race steps', race.steps)} steps, "
-        f"{text.num('race time', duration_text(training_seconds(race, len(runs))))} here by the "
-        "estimate."
+        _(
+            "The race trains one {layers}-layer model on the {task} task both ways, at learning "
+            "rate {rate}, with and without {warmup} warmup steps: {runs} runs of {steps} steps, "
+            "{time} here by the estimate.",
+            layers=text.num("race layers", race.num_layers),
+            task=race.task,
+            rate=text.num("learning rate", race.lr, "g"),
+            warmup=text.num("warmup steps", comparison_warmup(race)),
+            runs=text.num("runs", len(runs)),
+            steps=text.num("race steps", race.steps),
+            time=text.num("race time", _duration(training_seconds(race, len(runs)))),
+        )
     )
     chance = math.log(race.num_classes)
     text.say(
-        f"Watch which losses leave ln {text.num('classes', race.num_classes)} = "
-        f"{text.num('chance loss', chance, '.2f')}, the loss of guessing, and which stay there."
+        _(
+            "Watch which losses leave ln {classes} = {loss}, the loss of guessing, and which stay "
+            "there.",
+            classes=text.num("classes", race.num_classes),
+            loss=text.num("chance loss", chance, ".2f"),
+        )
     )
     other = not cfg.norm_first
     text.say(
-        f"The figure shows this model's block as it would be {placement_of(other)}-norm, with the "
-        "same shapes."
+        _(
+            "The figure shows this model's block as it would be {placement}, with the same shapes.",
+            placement=placement_name(other),
+        )
     )
     B, T = lesson.run.input_ids.shape
     # the other placement; post-norm has a norm after every attention, block 0's too
@@ -111,5 +153,5 @@ def race_step(lesson: Lesson) -> Step:
     )
 
 
-TRAIN_ONE = LessonStep("Random weights have no pattern: train one", training_step)
-RACE = LessonStep("The pre- vs post-norm training race", race_step)
+TRAIN_ONE = LessonStep(lambda: _("Random weights have no pattern: train one"), training_step)
+RACE = LessonStep(lambda: _("The pre- vs post-norm training race"), race_step)
