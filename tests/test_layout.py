@@ -196,17 +196,24 @@ def test_a_link_reaches_every_lesson_step_and_no_further() -> None:
 
 def test_the_lesson_s_chapters_import_the_text_model_but_not_each_other() -> None:
     """A chapter of the lesson (app/lesson/steps/*.py) builds its steps on the text model
-    (app.lesson.text) alone: no other chapter, nothing of the page, no session (app.controls);
-    the package lists the chapters' steps. The text model imports nothing else of the lesson."""
+    (app.lesson.text) and its questions on app.lesson.asked alone: no other chapter, nothing of
+    the page, no session (app.controls); the package lists the chapters' steps. The text model
+    imports nothing else of the lesson, and the questions' text only the text model and no
+    Streamlit."""
     chapters = [path for path in files("app/lesson/steps") if path.name != "__init__.py"]
     assert len(chapters) > 1
+    allowed = ("app.lesson.text", "app.lesson.asked")
     for path in chapters:
         lesson = {name for name in app_imports(path) if name.startswith("app.lesson")}
         assert "app.lesson.text" in lesson, f"{path.name} does not import the text model"
-        assert all(name.startswith("app.lesson.text") for name in lesson), (path.name, lesson)
+        assert all(name.startswith(allowed) for name in lesson), (path.name, lesson)
         assert not any(name.startswith("app.controls") for name in app_imports(path)), path.name
     text = app_imports(ROOT / "app" / "lesson" / "text.py")
     assert not any(name.startswith("app.lesson") for name in text), text
+    asked = ROOT / "app" / "lesson" / "asked.py"
+    of_the_lesson = [name for name in app_imports(asked) if name.startswith("app.lesson")]
+    assert all(name.startswith("app.lesson.text") for name in of_the_lesson), of_the_lesson
+    assert not any(name.split(".")[0] == "streamlit" for name in imports_of(asked))
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.charts.steps import softmax_comparison
 from app.i18n import _
-from app.lesson import questions
+from app.lesson.asked import top_key
 from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, sentence
 from app.views.figures import head_figure
 from encoder.inspect.lesson import MIN_DISTANCE, is_pronoun, is_special
@@ -138,7 +138,7 @@ def top_key_question(lesson: Lesson) -> Prediction:
     """Which token the step's head attends to most from the lesson's token."""
     n = lesson.n
     attention = lesson.run.attention[:, lesson.sentence, :, :n, :n]  # [L, H, n, n]
-    return questions.top_key(attention, lesson.tokens, lesson.query, lesson.layer, lesson.head)
+    return top_key(attention, lesson.tokens, lesson.query, lesson.layer, lesson.head)
 
 
 def weight_step(lesson: Lesson) -> Step:

@@ -7,7 +7,7 @@ import inspect
 
 from app.charts.activations import GATED_INNER
 from app.i18n import _
-from app.lesson import questions
+from app.lesson.asked import norm_growths, zero_shares
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name, sentence
 from app.views.changes import norm_does, stream_growth, stream_held, stream_size
 from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
@@ -121,7 +121,7 @@ def norm_growth_question(lesson: Lesson) -> Prediction | None:
         return None
     first = run.cfg.norm_first
     traces = {first: run.trace, not first: run.variant(norm_first=not first).trace}
-    return questions.norm_growths(traces, lesson.sentence)
+    return norm_growths(traces, lesson.sentence)
 
 
 def feed_forward_step(lesson: Lesson) -> Step:
@@ -228,7 +228,7 @@ def zero_share_question(lesson: Lesson) -> Prediction | None:
         name: run.trace if name == own else run.variant(activation=name).trace
         for name in ("relu", "gelu")
     }
-    return questions.zero_shares(traces, lesson.sentence)
+    return zero_shares(traces, lesson.sentence)
 
 
 def numpy_step(lesson: Lesson) -> Step:

@@ -10,7 +10,7 @@ import numpy as np
 from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.heads import norm_weighted_figure
 from app.i18n import _
-from app.lesson import questions
+from app.lesson.asked import strongest_head
 from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, localised, sentence
 from app.runs import ablation_effect
 from app.views import readings
@@ -218,7 +218,7 @@ def strongest_head_question(lesson: Lesson) -> Prediction:
     effects = predictions.head_effects(
         run.trace, lambda head: run.heads_off((head,)).trace, lesson.sentence
     )
-    return questions.strongest_head(effects)
+    return strongest_head(effects)
 
 
 def moves_step(lesson: Lesson) -> Step:
