@@ -20,7 +20,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app.controls import model_files, session_models, setup_keys, state, url
-from app.i18n import LANGUAGES, _, choose_language
+from app.i18n import LANGUAGES, _, choose_language, language
 from app.i18n.catalogue import SOURCE
 from app.keys import MAX_HEADS, MAX_LAYERS
 from app.settings import (
@@ -523,6 +523,15 @@ def _acts(prefix: str, key: str) -> bool:
     return True
 
 
+def english_only_note() -> str:
+    """Beside the text box while MiniLM runs and the page speaks another language."""
+    return _(
+        "MiniLM was trained on English text only. For sentences in your class's language, "
+        "load a multilingual encoder from disk (XLM-R or multilingual E5, under Load a "
+        "checkpoint)."
+    )
+
+
 def spoken_language() -> str:
     """The language this session's page speaks: the one chosen (the sidebar, the link's
     `lang`), else the browser's if the page has it, else English."""
@@ -562,6 +571,8 @@ def render(notices: list[str]) -> Settings:
         source = _source_control(notices)
         with input_area:
             text = _text_control(_task_model(source))
+            if source == "pretrained" and language() != SOURCE:
+                st.caption(english_only_note())
         locked = source != "random"
         if locked:
             st.caption(

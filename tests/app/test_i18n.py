@@ -10,6 +10,7 @@ from babel.messages.pofile import read_po
 from babel.numbers import parse_decimal
 
 from app import i18n
+from app.controls.sidebar import english_only_note
 from app.i18n.catalogue import HERE, PSEUDO, translations
 from app.i18n.domains import DOMAINS, check_all, template
 from tests.app.helpers import assert_no_exception, open_page, shown
@@ -78,3 +79,14 @@ def test_a_link_with_a_language_opens_the_page_in_it() -> None:
     said = [shown(warning.value) for warning in at.warning]
     assert any("klingon" in text and "the page's own choice" in text for text in said), said
     assert at.sidebar.header[0].value == "Input"
+
+
+def test_minilm_in_another_language_points_to_a_multilingual_encoder(speaking) -> None:
+    english = english_only_note()
+    at = open_page(lang="es", source="pretrained")
+    speaking("es")
+    spanish = english_only_note()
+    assert spanish != english and "XLM-R" in spanish
+    assert spanish in [caption.value for caption in at.sidebar.caption]
+    at = open_page(source="pretrained")  # English, MiniLM's own language: nothing to say
+    assert english not in [caption.value for caption in at.sidebar.caption]
