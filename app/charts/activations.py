@@ -24,6 +24,7 @@ from app.charts.common import (
     short,
     visible_ticks,
 )
+from app.charts.cost import percent
 from app.i18n import _
 
 DIGITS = 4  # decimals sent to the browser
@@ -444,10 +445,12 @@ def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]
     ratio = np.asarray(explained, dtype=float)
     fig.update_layout(
         xaxis=dict(
-            title_text=_("PC1 ({share} of the variance)", share=f"{ratio[0]:.1%}"), zeroline=False
+            title_text=_("PC1 ({share} of the variance)", share=percent(ratio[0], 1)),
+            zeroline=False,
         ),
         yaxis=dict(
-            title_text=_("PC2 ({share} of the variance)", share=f"{ratio[1]:.1%}"), zeroline=False
+            title_text=_("PC2 ({share} of the variance)", share=percent(ratio[1], 1)),
+            zeroline=False,
         ),
     )
     title = _(

@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts.common import FONT_SIZE, MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
-from app.i18n import _, number
+from app.i18n import _, language, number
 from encoder.inspect.measures import log_log_slope
 
 PLACEMENT_COLOURS = {"pre": SERIES_COLOURS[0], "post": SERIES_COLOURS[1]}
@@ -37,6 +37,15 @@ LARGE_FONT = FONT_SIZE + 4  # axis titles and labels read from the back of a roo
 SPLIT_PATTERN = dict(fgcolor="white", solidity=0.3)  # hatching: time split by FLOPs
 REFERENCE_POINTS = 40  # points per reference curve
 LIGHT_KINDS = ("norm", "softmax", "activation")  # few FLOPs, but every value read and written
+
+
+def percent(share: float, digits: int = 0) -> str:
+    """A share as a percentage in the run's language: in English f"{share:.{digits}%}" ("42.2%"),
+    in Spanish "42,2 %"; the number as number() writes it."""
+    if language() not in ("es", "zh", "ar"):
+        return f"{share:.{digits}%}"
+    space = "\u00a0" if language() == "es" else ""
+    return f"{number(100 * share, digits, grouped=False)}{space}%"
 
 
 def light_shares(by_operation: list[dict]) -> tuple[float, float]:
@@ -113,15 +122,15 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
             "Time per operation: {operation} takes {time} of the summed time for {flops} of the "
             "FLOPs",
             operation=escape(slowest["operation"]),
-            time=f"{slowest['time_share']:.0%}",
-            flops=f"{slowest['flop_share']:.0%}",
+            time=percent(slowest["time_share"]),
+            flops=percent(slowest["flop_share"]),
         )
         + "<br><sup>"
         + _(
             "norms, softmax and activation: {time} of the time for {flops} of the FLOPs. All "
             "layers together; hatched: split by FLOPs",
-            time=f"{light_time:.0%}",
-            flops=f"{light_flops:.1%}",
+            time=percent(light_time),
+            flops=percent(light_flops, 1),
         )
         + "</sup>"
     )
@@ -156,7 +165,7 @@ def flop_chart(by_operation: list[dict]) -> go.Figure:
         _(
             "FLOPs per operation: {operation} does {share} of them",
             operation=escape(most["operation"]),
-            share=f"{most['flop_share']:.0%}",
+            share=percent(most["flop_share"]),
         )
         + "<br><sup>"
         + _("from the shapes, before any timing; all layers together")

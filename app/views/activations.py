@@ -13,6 +13,7 @@ import streamlit as st
 from app.charts import activations as charts
 from app.charts.activations import GATED_INNER
 from app.charts.common import depth_name
+from app.charts.cost import percent
 from app.i18n import _, number
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.runs import Run, Runs
@@ -62,8 +63,8 @@ def _activation_note(activation: str, row: pd.Series) -> str:
             "values (tokens x units) are exactly 0: those units are off for that token and pass "
             "nothing on.",
             layer=layer,
-            negative=f"{negative:.1%}",
-            zero=f"{zero:.1%}",
+            negative=percent(negative, 1),
+            zero=percent(zero, 1),
         )
     if activation in GATED_INNER:
         return _(
@@ -75,8 +76,8 @@ def _activation_note(activation: str, row: pd.Series) -> str:
             activation=ACTIVATION_NAMES[activation],
             inner=GATED_INNER[activation],
             layer=layer,
-            negative=f"{negative:.1%}",
-            zero=f"{zero:.2%}",
+            negative=percent(negative, 1),
+            zero=percent(zero, 2),
         )
     return _(
         "{formula} keeps large positive values, and bends negative ones toward "
@@ -86,8 +87,8 @@ def _activation_note(activation: str, row: pd.Series) -> str:
         "{below}).",
         formula=GELU_FORMULA[activation](),
         layer=layer,
-        negative=f"{negative:.1%}",
-        zero=f"{zero:.2%}",
+        negative=percent(negative, 1),
+        zero=percent(zero, 2),
         below=number(GELU_ZERO_BELOW[activation], 1, grouped=False),
     )
 
@@ -351,7 +352,7 @@ def _geometry(run: Run, sentence: int, layer: int, summary, name: str) -> None:
             "follows one token from the embeddings (dark) to the last block (yellow, labelled). "
             "The two axes keep {kept} of the variance; the rest is flattened away.",
             states=pca.coords.shape[0] * pca.coords.shape[1],
-            kept=f"{pca.explained_variance_ratio.sum():.1%}",
+            kept=percent(pca.explained_variance_ratio.sum(), 1),
         )
     )
 

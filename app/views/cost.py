@@ -23,6 +23,7 @@ from app.charts.cost import (
     gradient_flow_chart,
     light_shares,
     operation_time_chart,
+    percent,
     scaling_chart,
     train_memory_chart,
 )
@@ -70,10 +71,10 @@ def known_sentence(cfg: EncoderConfig, batch: int, tokens: int) -> str:
         batch=batch,
         tokens=tokens,
         flops=number(flops),
-        projection=f"{shares['projection']:.1%}",
-        attention=f"{shares['attention']:.1%}",
-        feed_forward=f"{shares['feed-forward']:.1%}",
-        rest=f"{rest:.1%}",
+        projection=percent(shares["projection"], 1),
+        attention=percent(shares["attention"], 1),
+        feed_forward=percent(shares["feed-forward"], 1),
+        rest=percent(rest, 1),
     )
 
 
@@ -82,6 +83,10 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
     slowest = report["slowest_operation"]
     light_time, light_flops = light_shares(report["by_operation"])
     clock = report["clock"].split(" (")[0]
+    clock = {  # encoder.measure.timing.CLOCK_NAMES's, in the run's language
+        "CPU time of the thread running the pass": _("CPU time of the thread running the pass"),
+        "wall-clock time, device synchronized": _("wall-clock time, device synchronized"),
+    }.get(clock, clock)
     batch, tokens = report["batch"]
     where = (
         _("this batch")
@@ -93,15 +98,15 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
         _(
             "The norms, softmax and activation do {flops} of the FLOPs but take {time} of the "
             "time: they read and write every value and do little with it.",
-            flops=f"{light_flops:.1%}",
-            time=f"{light_time:.0%}",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
         )
         if light_time > light_flops
         else _(
             "The norms, softmax and activation do {flops} of the FLOPs and take {time} of the "
             "time.",
-            flops=f"{light_flops:.1%}",
-            time=f"{light_time:.0%}",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
         )
     )
     sentences = (
@@ -127,15 +132,15 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
             "a sum of medians is not the median of a sum, so they need not agree exactly.",
             repeats=report["repeats"],
             ms=number(report["ops_ms"], 1, grouped=False),
-            ratio=f"{ratio:.0%}",
+            ratio=percent(ratio),
         ),
         _("The chart's shares are of the operations' sum."),
         _(
             "The slowest operation is {operation}: {time} of that sum for "
             "{flops} of the FLOPs, at {rate} GFLOP/s.",
             operation=slowest["operation"],
-            time=f"{slowest['time_share']:.0%}",
-            flops=f"{slowest['flop_share']:.0%}",
+            time=percent(slowest["time_share"]),
+            flops=percent(slowest["flop_share"]),
             rate=number(slowest["gflops_per_s"], 1, grouped=False),
         ),
         light,
@@ -205,7 +210,7 @@ def memory_sentence(report: dict) -> str:
         pre=_megabytes(pre["saved_bytes"]),
         post=_megabytes(post["saved_bytes"]),
         checkpointed=_megabytes(own["saved_bytes_checkpointed"]),
-        kept=f"{kept:.0%}",
+        kept=percent(kept),
         factor=number(own["ms_checkpointed"] / own["ms"], 2, grouped=False),
         plain_ms=number(own["ms"], 1, grouped=False),
         checkpointed_ms=number(own["ms_checkpointed"], 1, grouped=False),

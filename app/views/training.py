@@ -32,6 +32,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
+from app.charts.cost import percent
 from app.i18n import _, number
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
@@ -390,6 +391,13 @@ def _change_text(chosen: TrainConfig, planned: TrainConfig) -> str:
     128)" or "300 of the 5000 steps"."""
     if planned.steps != chosen.steps:
         return _("{steps} of the {chosen} steps", steps=planned.steps, chosen=chosen.steps)
+    if planned.num_layers == 1:
+        return _(
+            "a 1-layer, d_model {d_model} copy ({heads} heads, d_ff {d_ff})",
+            d_model=planned.d_model,
+            heads=planned.num_heads,
+            d_ff=planned.d_ff,
+        )
     return _(
         "a {layers}-layer, d_model {d_model} copy ({heads} heads, d_ff {d_ff})",
         layers=planned.num_layers,
@@ -675,7 +683,7 @@ def race_sizes(runs: dict[str, TrainConfig]) -> str:
         modern_count=number(counts[modern_name]),
         modern_d_ff=modern.d_ff,
         wide=2 * modern.d_ff,
-        apart=f"{abs(apart):.2%}",
+        apart=percent(abs(apart), 2),
     )
     if apart > 0:
         return _(
@@ -693,7 +701,7 @@ def race_sizes(runs: dict[str, TrainConfig]) -> str:
 
 
 def _share(value: float) -> str:
-    return _("not measured") if math.isnan(value) else f"{value:.1%}"
+    return _("not measured") if math.isnan(value) else percent(value, 1)
 
 
 def race_said(results: dict[str, TrainResult]) -> str:
@@ -821,7 +829,7 @@ def window_sentence(cfg: TrainConfig) -> str:
         reach=reach,
         masked=masked,
         pairs=T * T,
-        share=f"{masked / (T * T):.0%}",
+        share=percent(masked / (T * T)),
         local=_layers(local),
     )
     if global_layers:

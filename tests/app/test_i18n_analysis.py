@@ -16,6 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import i18n
+from app.charts.cost import percent
 from app.i18n.catalogue import PSEUDO
 from app.views import exercises, training
 from encoder import EncoderConfig
@@ -152,6 +153,12 @@ def test_the_race_sentences_in_english_are_the_librarys(seq_len) -> None:
     assert training.race_sizes(runs) == race_sizes(runs)
     modern = runs["ModernBERT-style"]
     assert training.window_sentence(modern) == window_sentence(modern)
+
+
+def test_a_spanish_percentage_is_written_the_spanish_way(speaking) -> None:
+    assert percent(0.5333, 1) == "53.3%" and percent(0.125) == f"{0.125:.0%}"
+    speaking("es")
+    assert percent(0.5333, 1) == "53,3\u00a0%"
 
 
 def test_a_translated_sentence_keeps_its_numbers(speaking) -> None:
