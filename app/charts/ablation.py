@@ -18,10 +18,10 @@ from app.charts.common import (
     depth_labels,
     escape,
     new_figure,
-    plural,
     signed_scale,
     visible_ticks,
 )
+from app.i18n import _
 
 
 def cell_text(cosine: float) -> str:
@@ -47,13 +47,13 @@ def residual_cosine_chart(
         zmin=min(lowest, 0.999),
         zmax=1,
         colorscale="Viridis",
-        colorbar=dict(title=dict(text="cosine", side="right"), thickness=14, x=0.69),
+        colorbar=dict(title=dict(text=_("cosine"), side="right"), thickness=14, x=0.69),
         text=[[cell_text(c) for c in row] for row in cosine] if show_text else None,
         texttemplate="%{text}" if show_text else None,
         textfont=dict(size=12),
         customdata=[[escape(label) for label in labels]] * len(depths),
-        hovertemplate="%{y} · token %{customdata}<br>cosine %{z:.6f}<extra></extra>",
-        name="cosine per token",
+        hovertemplate=_("%{y} · token %{customdata}<br>cosine %{z:.6f}") + "<extra></extra>",
+        name=_("cosine per token"),
         xaxis="x",
         yaxis="y",
     )
@@ -64,8 +64,8 @@ def residual_cosine_chart(
         text=[f"{value:.4f}" for value in mean],
         textposition="middle left",
         marker=dict(color=SERIES_COLOURS[0], size=10),
-        hovertemplate="%{y}<br>mean cosine %{x:.6f}<extra></extra>",
-        name="mean over tokens",
+        hovertemplate=_("%{y}<br>mean cosine %{x:.6f}") + "<extra></extra>",
+        name=_("mean over tokens"),
         xaxis="x2",
         yaxis="y",
     )
@@ -77,14 +77,14 @@ def residual_cosine_chart(
             tickvals=positions,
             ticktext=ticks,
             tickangle=-45,
-            title_text="token",
+            title_text=_("token"),
             showgrid=False,
         ),
         xaxis2=dict(
             domain=[0.8, 1.0],
             anchor="y",
             range=[1 - 1.6 * span, 1 + 0.1 * span],
-            title_text="mean cosine",
+            title_text=_("mean cosine"),
         ),
         yaxis=dict(autorange="reversed", type="category", showgrid=False),
         showlegend=False,
@@ -105,15 +105,16 @@ def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str
             customdata=np.stack(
                 [[escape(label) for label in labels], [f"{c:.6f}" for c in cosine]], axis=-1
             ),
-            hovertemplate="token %{customdata[0]}<br>relative change %{y:.4f}<br>"
-            "cosine %{customdata[1]}<extra></extra>",
+            hovertemplate=_("token %{customdata[0]}<br>relative change %{y:.4f}<br>")
+            + _("cosine %{customdata[1]}")
+            + "<extra></extra>",
         )
     )
     fig.update_layout(
-        xaxis=dict(tickvals=positions, ticktext=ticks, tickangle=-45, title_text="token"),
+        xaxis=dict(tickvals=positions, ticktext=ticks, tickangle=-45, title_text=_("token")),
         yaxis=dict(title_text="‖out without − out‖ / ‖out‖", rangemode="tozero"),
     )
-    return base_layout(fig, "Change of the final output, per token", height=400)
+    return base_layout(fig, _("Change of the final output, per token"), height=400)
 
 
 ABLATION_DIFFERENCE = "weight: without − with"
@@ -127,8 +128,8 @@ def _difference_heatmap(z: np.ndarray, real: np.ndarray, colour_title: str) -> g
         z=np.round(z, 5),
         **signed_scale(z, limit, colour_title),
         hoverongaps=False,
-        hovertemplate="%{y}<br>%{x}<br>change %{z:+.4f}<extra></extra>",
-        name="difference",
+        hovertemplate="%{y}<br>%{x}<br>" + _("change %{z:+.4f}") + "<extra></extra>",
+        name=_("difference"),
     )
 
 
@@ -145,9 +146,11 @@ def attention_difference(
     default title is the ablation's (later layers, without minus with)."""
     mosaic = attention_mosaic(difference, n_valid, max_tokens=max_tokens, layers=layers)
     n_heads = difference.shape[1]
-    title = title or (
-        f"Attention change in the later {plural(len(layers), 'layer')} x "
-        f"{plural(n_heads, 'head')}: red = more weight than before, blue = less"
+    title = title or _(
+        "Attention change in the later {layers} x {heads}: red = more weight than before, "
+        "blue = less",
+        layers=_("1 layer") if len(layers) == 1 else _("{count} layers", count=len(layers)),
+        heads=_("1 head") if n_heads == 1 else _("{count} heads", count=n_heads),
     )
     heatmap = _difference_heatmap(mosaic.z, mosaic.real, colour_title)
     return mosaic_figure(mosaic, heatmap, title)
@@ -165,8 +168,8 @@ def difference_head(
     difference = np.asarray(difference, dtype=np.float64)  # [query, key]
     heatmap = _difference_heatmap(difference, difference[:n_valid, :n_valid], colour_title)
     heatmap.update(
-        hovertemplate="query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>change %{z:+.4f}"
-        "<extra></extra>"
+        hovertemplate=_("query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>change %{z:+.4f}")
+        + "<extra></extra>"
     )
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
 
@@ -183,11 +186,14 @@ def divergence_chart(moved: np.ndarray, *, title: str) -> go.Figure:
         zmin=0,
         zmax=max(float(moved.max()), 1e-6),
         colorscale="Reds",
-        colorbar=dict(title=dict(text="moved", side="right"), thickness=14, tickformat=".0%"),
+        colorbar=dict(title=dict(text=_("moved"), side="right"), thickness=14, tickformat=".0%"),
         text=[[f"{v:.0%}" for v in row] for row in moved] if L * H <= 144 else None,
         texttemplate="%{text}" if L * H <= 144 else None,
-        hovertemplate="layer %{y}, head %{x}<br>%{z:.1%} of the attention moved<extra></extra>",
+        hovertemplate=_("layer %{y}, head %{x}<br>%{z:.1%} of the attention moved")
+        + "<extra></extra>",
     )
     fig = new_figure([heatmap])
-    fig.update_layout(yaxis=dict(autorange="reversed", title_text="layer"), xaxis_title="head")
+    fig.update_layout(
+        yaxis=dict(autorange="reversed", title_text=_("layer")), xaxis_title=_("head")
+    )
     return base_layout(fig, title, height=max(260, 46 * L + 120))

@@ -21,10 +21,11 @@ from app.charts.common import (
     depth_name,
     escape,
     new_figure,
-    plural,
     short,
     visible_ticks,
 )
+from app.charts.cost import percent
+from app.i18n import _
 
 DIGITS = 4  # decimals sent to the browser
 TOKEN_LABEL_CHARS = 14
@@ -66,7 +67,8 @@ def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: s
         "opacity": 0.75,
         "name": name,
         "customdata": np.stack([rounded(edges[:-1][keep]), rounded(edges[1:][keep])], axis=1),
-        "hovertemplate": "x from %{customdata[0]} to %{customdata[1]}: %{y} values<extra></extra>",
+        "hovertemplate": _("x from %{customdata[0]} to %{customdata[1]}: %{y} values")
+        + "<extra></extra>",
     }
 
 
@@ -86,15 +88,15 @@ def pre_activation_chart(
     centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
     below = centres < 0
     traces = [
-        _bars(centres, counts, widths, edges, below, "values below 0", BELOW_ZERO),
-        _bars(centres, counts, widths, edges, ~below, "values 0 or above", ABOVE_ZERO),
+        _bars(centres, counts, widths, edges, below, _("values below 0"), BELOW_ZERO),
+        _bars(centres, counts, widths, edges, ~below, _("values 0 or above"), ABOVE_ZERO),
         {
             "type": "scatter",
             "x": rounded(curve_x),
             "y": rounded(curve_y),
             "yaxis": "y2",
             "mode": "lines",
-            "name": f"{name}(x) (right axis)",
+            "name": _("{name}(x) (right axis)", name=name),
             "line": {"color": "#111111", "width": 3},
             "hovertemplate": f"{name}(%{{x:.3f}}) = %{{y:.4f}}<extra></extra>",
         },
@@ -117,8 +119,8 @@ def pre_activation_chart(
         ],
         "bargap": 0,
         "barmode": "overlay",
-        "xaxis": {"title": {"text": "pre-activation value x"}, "zeroline": False},
-        "yaxis": {"title": {"text": "how many values"}, "range": counts_range, "zeroline": True},
+        "xaxis": {"title": {"text": _("pre-activation value x")}, "zeroline": False},
+        "yaxis": {"title": {"text": _("how many values")}, "range": counts_range, "zeroline": True},
         "yaxis2": {
             "title": {"text": f"{name}(x)"},
             "overlaying": "y",
@@ -151,7 +153,7 @@ def top_units_chart(
     """Left: the chosen token's top units (bars, largest on top). Right: the same units on every
     token (heatmap [units, tokens]), the chosen token's column outlined; one unit axis (built as
     plain dicts: app.charts.common.new_figure)."""
-    rows = [f"unit {u}" for u in np.asarray(units).tolist()]
+    rows = [_("unit {unit}", unit=u) for u in np.asarray(units).tolist()]
     columns = token_labels(tokens)
     across = rounded(across_tokens)  # [units, tokens]
     traces = [
@@ -173,8 +175,8 @@ def top_units_chart(
             "y": rows,
             "colorscale": VIRIDIS,
             "zmin": float(min(across.min(), 0.0)),
-            "colorbar": {"title": {"text": "value", "side": "right"}, "thickness": 14},
-            "hovertemplate": "%{y}, token %{x}: %{z:.4f}<extra></extra>",
+            "colorbar": {"title": {"text": _("value"), "side": "right"}, "thickness": 14},
+            "hovertemplate": _("%{y}, token %{x}: %{z:.4f}") + "<extra></extra>",
             "xaxis": "x2",
             "yaxis": "y2",
         },
@@ -188,10 +190,22 @@ def top_units_chart(
     heatmap_start = bars_end + TOP_UNITS_GAP
     units_axis = {"domain": [0.0, 1.0], "autorange": "reversed", "type": "category"}
     name = escape(tokens[token])
+    about = dict(name=name, token=token, layer=layer)
     title = (
-        f"The {plural(len(rows), 'most active unit')} of '{name}' ({token}) in block {layer}"
-        "<br><sup>left: its values after the activation;</sup>"
-        "<br><sup>right: the same units on every token (its column outlined)</sup>"
+        (
+            _("The 1 most active unit of '{name}' ({token}) in block {layer}", **about)
+            if len(rows) == 1
+            else _(
+                "The {count} most active units of '{name}' ({token}) in block {layer}",
+                count=len(rows),
+                **about,
+            )
+        )
+        + "<br><sup>"
+        + _("left: its values after the activation;")
+        + "</sup><br><sup>"
+        + _("right: the same units on every token (its column outlined)")
+        + "</sup>"
     )
     layout = {
         **base_spec(title, height=250 + 26 * len(rows)),
@@ -244,7 +258,7 @@ def residual_stream_chart(
         shared_yaxes=True,
         column_widths=[0.84, 0.16],
         horizontal_spacing=0.02,
-        subplot_titles=("", "L2 norm"),
+        subplot_titles=("", _("L2 norm")),
     )
     fig.add_heatmap(
         z=values,
@@ -253,8 +267,8 @@ def residual_stream_chart(
         zmin=-limit,
         zmax=limit,
         colorscale=DIVERGING,
-        colorbar=dict(title=dict(text="value", side="right"), thickness=14, x=1.02),
-        hovertemplate="token %{y}<br>dimension %{x}: %{z:.4f}<extra></extra>",
+        colorbar=dict(title=dict(text=_("value"), side="right"), thickness=14, x=1.02),
+        hovertemplate=_("token %{y}<br>dimension %{x}: %{z:.4f}") + "<extra></extra>",
         row=1,
         col=1,
     )
@@ -263,7 +277,7 @@ def residual_stream_chart(
         y=rows,
         orientation="h",
         marker_color=SERIES_COLOURS[2],
-        hovertemplate="token %{y}: L2 norm %{x:.3f}<extra></extra>",
+        hovertemplate=_("token %{y}: L2 norm %{x:.3f}") + "<extra></extra>",
         showlegend=False,
         row=1,
         col=2,
@@ -277,18 +291,20 @@ def residual_stream_chart(
             xref="x",
             yref="paper",
             yanchor="bottom",
-            text=f"dim {dimension}: {times:.0f}x",
+            text=_("dim {dimension}: {times}x", dimension=dimension, times=f"{times:.0f}"),
             showarrow=True,
             arrowhead=2,
             ax=0,
             ay=-22,
             font=dict(color=BELOW_ZERO),
         )
-    y_ticks, _ = visible_ticks(tokens)
+    y_ticks, _labels = visible_ticks(tokens)
     fig.update_yaxes(
         autorange="reversed", type="category", tickvals=[rows[i] for i in y_ticks], row=1, col=1
     )
-    fig.update_xaxes(title_text="dimension of the residual stream", type="category", row=1, col=1)
+    fig.update_xaxes(
+        title_text=_("dimension of the residual stream"), type="category", row=1, col=1
+    )
     fig.update_xaxes(rangemode="tozero", row=1, col=2)
     base_layout(fig, title, height=int(np.clip(200 + 22 * len(rows), 360, 900)))
     return fig.update_layout(margin=dict(l=60, r=20, t=130, b=60))
@@ -305,11 +321,11 @@ def cosine_chart(matrix: np.ndarray, tokens: list[str], title: str) -> go.Figure
             zmin=-1,
             zmax=1,
             colorscale=DIVERGING,
-            colorbar=dict(title=dict(text="cosine", side="right"), thickness=14),
-            hovertemplate="%{y} · %{x}<br>cosine %{z:.3f}<extra></extra>",
+            colorbar=dict(title=dict(text=_("cosine"), side="right"), thickness=14),
+            hovertemplate=_("%{y} · %{x}<br>cosine %{z:.3f}") + "<extra></extra>",
         )
     )
-    ticks, _ = visible_ticks(tokens)
+    ticks, _labels = visible_ticks(tokens)
     shown = [labels[i] for i in ticks]
     fig.update_layout(
         xaxis=dict(type="category", tickangle=-45, tickvals=shown, constrain="domain"),
@@ -330,17 +346,18 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
     depths = np.asarray(depths).tolist()
     means = rounded(mean_cosine)
     names = [depth_name(d) for d in depths]
+    after = [_("after {depth}", depth=name) for name in names]
     fig = new_figure(
         [
             go.Scatter(
                 x=depths,
                 y=means,
-                customdata=names,
+                customdata=after,
                 mode="lines+markers",
                 line=dict(color=SERIES_COLOURS[0], width=3),
                 marker=dict(size=9),
-                name="mean cosine",
-                hovertemplate="after %{customdata}: %{y:.3f}<extra></extra>",
+                name=_("mean cosine"),
+                hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
             ),
             go.Scatter(
                 x=[depths[chosen]],
@@ -349,34 +366,36 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
                 marker=dict(
                     size=20, color="rgba(0,0,0,0)", line=dict(color=SERIES_COLOURS[1], width=3)
                 ),
-                name="chosen layer",
+                name=_("chosen layer"),
                 hoverinfo="skip",
             ),
         ]
     )
     fig.update_layout(
-        xaxis=dict(title_text="residual stream after", tickvals=depths, ticktext=names),
+        xaxis=dict(title_text=_("residual stream after"), tickvals=depths, ticktext=names),
         yaxis=dict(
-            title_text="mean cosine between different tokens",
+            title_text=_("mean cosine between different tokens"),
             range=[min(-0.05, float(np.nanmin(means, initial=0.0)) - 0.05), 1.05],
         ),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
-    return base_layout(fig, "Do the tokens become alike with depth?", height=420)
+    return base_layout(fig, _("Do the tokens become alike with depth?"), height=420)
 
 
 def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]) -> go.Figure:
     """One path per token through a 2-D PCA of its states, embedding to last layer: grey lines,
     markers coloured by depth, the token named at its last point."""
     coords = rounded(coords)  # [depth, token, 2]
-    depths, n, _ = coords.shape
+    depths, n, _pair = coords.shape
     path_x, path_y = [], []
     for t in range(n):  # None breaks the line between tokens
         path_x += coords[:, t, 0].tolist() + [None]
         path_y += coords[:, t, 1].tolist() + [None]
     escaped = [escape(token) for token in tokens]
     point_text = [
-        f"'{escaped[t]}' ({t}) after {depth_name(d)}" for d in range(depths) for t in range(n)
+        _("'{token}' ({position}) after {depth}", token=escaped[t], position=t, depth=depth_name(d))
+        for d in range(depths)
+        for t in range(n)
     ]
     path_text = [f"'{token}' ({t})" for t, token in enumerate(escaped)]
     fig = new_figure(
@@ -400,7 +419,7 @@ def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]
                     cmin=0,
                     cmax=depths - 1,
                     colorbar=dict(
-                        title=dict(text="depth", side="right"),
+                        title=dict(text=_("depth"), side="right"),
                         thickness=14,
                         tickvals=list(range(depths)),
                         ticktext=[depth_name(d) for d in range(depths)],
@@ -418,18 +437,25 @@ def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]
                 customdata=path_text,
                 textposition="top center",
                 textfont=dict(size=13, color="#222222"),
-                hovertemplate="%{customdata} after the last block<extra></extra>",
+                hovertemplate=_("%{customdata} after the last block") + "<extra></extra>",
                 showlegend=False,
             ),
         ]
     )
     ratio = np.asarray(explained, dtype=float)
     fig.update_layout(
-        xaxis=dict(title_text=f"PC1 ({ratio[0]:.1%} of the variance)", zeroline=False),
-        yaxis=dict(title_text=f"PC2 ({ratio[1]:.1%} of the variance)", zeroline=False),
+        xaxis=dict(
+            title_text=_("PC1 ({share} of the variance)", share=percent(ratio[0], 1)),
+            zeroline=False,
+        ),
+        yaxis=dict(
+            title_text=_("PC2 ({share} of the variance)", share=percent(ratio[1], 1)),
+            zeroline=False,
+        ),
     )
-    title = (
-        f"Each token's path from the embeddings to the last block ({plural(n, 'token')}, "
-        f"{plural(depths, 'depth')})"
+    title = _(
+        "Each token's path from the embeddings to the last block ({tokens}, {depths})",
+        tokens=_("1 token") if n == 1 else _("{count} tokens", count=n),
+        depths=_("1 depth") if depths == 1 else _("{count} depths", count=depths),
     )
     return base_layout(fig, title, height=600)

@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts.common import FONT_SIZE, MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
+from app.i18n import _, language, number
 from encoder.inspect.measures import log_log_slope
 
 PLACEMENT_COLOURS = {"pre": SERIES_COLOURS[0], "post": SERIES_COLOURS[1]}
@@ -36,6 +37,15 @@ LARGE_FONT = FONT_SIZE + 4  # axis titles and labels read from the back of a roo
 SPLIT_PATTERN = dict(fgcolor="white", solidity=0.3)  # hatching: time split by FLOPs
 REFERENCE_POINTS = 40  # points per reference curve
 LIGHT_KINDS = ("norm", "softmax", "activation")  # few FLOPs, but every value read and written
+
+
+def percent(share: float, digits: int = 0) -> str:
+    """A share as a percentage in the run's language: in English f"{share:.{digits}%}" ("42.2%"),
+    in Spanish "42,2 %"; the number as number() writes it."""
+    if language() not in ("es", "zh", "ar"):
+        return f"{share:.{digits}%}"
+    space = "\u00a0" if language() == "es" else ""
+    return f"{number(100 * share, digits, grouped=False)}{space}%"
 
 
 def light_shares(by_operation: list[dict]) -> tuple[float, float]:
@@ -63,16 +73,17 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
     names = [escape(row["operation"]) for row in rows]
     time_share = np.round([100 * row["time_share"] for row in rows], 2)
     flop_share = np.round([100 * row["flop_share"] for row in rows], 2)
+    split = "<br>" + _("time split from a fused kernel by FLOPs")
     detail = [
-        [f"{row['ms']:.3f}", f"{row['gflops_per_s']:.1f}",
-         "" if row["measured"] else "<br>time split from a fused kernel by FLOPs"]
+        [number(row["ms"], 3, grouped=False), number(row["gflops_per_s"], 1, grouped=False),
+         "" if row["measured"] else split]
         for row in rows
     ]  # fmt: skip
     time_bars = go.Bar(
         y=names,
         x=time_share,
         orientation="h",
-        name="share of the time (measured)",
+        name=_("share of the time (measured)"),
         marker=dict(
             color=TIME_COLOUR,
             pattern=SPLIT_PATTERN | {"shape": ["" if row["measured"] else "/" for row in rows]},
@@ -81,16 +92,16 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         textposition="outside",
         textfont_size=LARGE_FONT,
         customdata=detail,
-        hovertemplate="%{y}<br>%{x:.1f}% of the time, %{customdata[0]} ms<br>"
-        "%{customdata[1]} GFLOP/s%{customdata[2]}<extra></extra>",
+        hovertemplate=_("%{y}<br>%{x:.1f}% of the time, %{customdata[0]} ms<br>")
+        + "%{customdata[1]} GFLOP/s%{customdata[2]}<extra></extra>",
     )
     flop_bars = go.Bar(
         y=names,
         x=flop_share,
         orientation="h",
-        name="share of the FLOPs",
+        name=_("share of the FLOPs"),
         marker_color=FLOP_COLOUR,
-        hovertemplate="%{y}<br>%{x:.1f}% of the FLOPs<extra></extra>",
+        hovertemplate=_("%{y}<br>%{x:.1f}% of the FLOPs") + "<extra></extra>",
     )
     fig = new_figure([flop_bars, time_bars])
     slowest = rows[-1]
@@ -98,7 +109,7 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         barmode="group",
         bargap=0.25,
         xaxis=dict(
-            title_text="% of the operations' summed time, % of the FLOPs",
+            title_text=_("% of the operations' summed time, % of the FLOPs"),
             ticksuffix="%",
             range=[0, 1.2 * max(time_share.max(), flop_share.max())],  # room for the labels
         ),
@@ -107,11 +118,21 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
     )
     light_time, light_flops = light_shares(rows)
     title = (
-        f"Time per operation: {escape(slowest['operation'])} takes "
-        f"{slowest['time_share']:.0%} of the summed time for {slowest['flop_share']:.0%} of the "
-        "FLOPs"
-        f"<br><sup>norms, softmax and activation: {light_time:.0%} of the time for "
-        f"{light_flops:.1%} of the FLOPs. All layers together; hatched: split by FLOPs</sup>"
+        _(
+            "Time per operation: {operation} takes {time} of the summed time for {flops} of the "
+            "FLOPs",
+            operation=escape(slowest["operation"]),
+            time=percent(slowest["time_share"]),
+            flops=percent(slowest["flop_share"]),
+        )
+        + "<br><sup>"
+        + _(
+            "norms, softmax and activation: {time} of the time for {flops} of the FLOPs. All "
+            "layers together; hatched: split by FLOPs",
+            time=percent(light_time),
+            flops=percent(light_flops, 1),
+        )
+        + "</sup>"
     )
     return _layout(fig, title, height=180 + 46 * len(rows))
 
@@ -125,24 +146,30 @@ def flop_chart(by_operation: list[dict]) -> go.Figure:
         y=[escape(row["operation"]) for row in rows],
         x=shares,
         orientation="h",
-        name="share of the FLOPs",
+        name=_("share of the FLOPs"),
         marker_color=TIME_COLOUR,
         text=[f"{share:.1f}%" for share in shares],
         textposition="outside",
         textfont_size=LARGE_FONT,
-        customdata=[f"{row['flops']:,}" for row in rows],
-        hovertemplate="%{y}<br>%{x:.1f}% of the FLOPs, %{customdata} FLOPs<extra></extra>",
+        customdata=[number(row["flops"]) for row in rows],
+        hovertemplate=_("%{y}<br>%{x:.1f}% of the FLOPs, %{customdata} FLOPs") + "<extra></extra>",
     )
     fig = new_figure([bars])
     fig.update_layout(
-        xaxis=dict(title_text="% of the FLOPs", ticksuffix="%", range=[0, 1.2 * shares.max()]),
+        xaxis=dict(title_text=_("% of the FLOPs"), ticksuffix="%", range=[0, 1.2 * shares.max()]),
         yaxis=dict(automargin=True),
         showlegend=False,
     )
     most = rows[-1]
     title = (
-        f"FLOPs per operation: {escape(most['operation'])} does {most['flop_share']:.0%} of them"
-        "<br><sup>from the shapes, before any timing; all layers together</sup>"
+        _(
+            "FLOPs per operation: {operation} does {share} of them",
+            operation=escape(most["operation"]),
+            share=percent(most["flop_share"]),
+        )
+        + "<br><sup>"
+        + _("from the shapes, before any timing; all layers together")
+        + "</sup>"
     )
     return _layout(fig, title, height=180 + 30 * len(rows))
 
@@ -169,10 +196,10 @@ def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
         x=[p["tokens"] for p in points],
         y=np.round([p["ms"] for p in points], 4),
         mode="lines+markers",
-        name="measured forward pass",
+        name=_("measured forward pass"),
         line=dict(color=TIME_COLOUR, width=4),
         marker=dict(size=12),
-        hovertemplate="%{x} tokens<br>%{y:.2f} ms<extra></extra>",
+        hovertemplate=_("%{x} tokens<br>%{y:.2f} ms") + "<extra></extra>",
     )
     references = [
         go.Scatter(
@@ -181,11 +208,11 @@ def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
             mode="lines",
             name=name,
             line=dict(color=colour, dash=dash, width=3),
-            hovertemplate=f"{name}<br>%{{x:.0f}} tokens: %{{y:.3g}} ms<extra></extra>",
+            hovertemplate=f"{name}<br>" + _("%{x:.0f} tokens: %{y:.3g} ms") + "<extra></extra>",
         )
         for key, name, colour, dash in (
-            ("attention", "attention n²·d (at the measured rate)", SERIES_COLOURS[4], "dash"),
-            ("ffn", "feed-forward n·d·d_ff (at the measured rate)", SERIES_COLOURS[2], "dot"),
+            ("attention", _("attention n²·d (at the measured rate)"), SERIES_COLOURS[4], "dash"),
+            ("ffn", _("feed-forward n·d·d_ff (at the measured rate)"), SERIES_COLOURS[2], "dot"),
         )
     ]
     fig = new_figure([measured, *references])
@@ -194,7 +221,7 @@ def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
         x=math.log10(crossover_tokens),
         y=1,
         yref="paper",
-        text=f"n = {crossover_tokens:,}",
+        text=f"n = {number(crossover_tokens)}",
         showarrow=False,
         xanchor="left",
         yanchor="top",
@@ -202,15 +229,24 @@ def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
     )
     ticks = sorted({p["tokens"] for p in points} | {crossover_tokens})
     fig.update_layout(
-        xaxis=dict(type="log", title_text="tokens n (log scale)", tickvals=ticks),
-        yaxis=dict(type="log", title_text="ms (log scale)", dtick=1),
+        xaxis=dict(type="log", title_text=_("tokens n (log scale)"), tickvals=ticks),
+        yaxis=dict(type="log", title_text=_("ms (log scale)"), dtick=1),
     )
     exponent = log_log_slope([p["tokens"] for p in points], [p["ms"] for p in points])
     title = (
-        f"Cost against length: attention overtakes the feed-forward at n = {crossover_tokens:,}"
-        f"<br><sup>measured time grows like n^{exponent:.2f} from {points[0]['tokens']} to "
-        f"{points[-1]['tokens']} tokens; FLOPs: n²·d for attention, n·d·d_ff for the "
-        "feed-forward</sup>"
+        _(
+            "Cost against length: attention overtakes the feed-forward at n = {crossover}",
+            crossover=number(crossover_tokens),
+        )
+        + "<br><sup>"
+        + _(
+            "measured time grows like n^{exponent} from {first} to {last} tokens; FLOPs: n²·d "
+            "for attention, n·d·d_ff for the feed-forward",
+            exponent=number(exponent, 2, grouped=False),
+            first=points[0]["tokens"],
+            last=points[-1]["tokens"],
+        )
+        + "</sup>"
     )
     return _layout(fig, title, height=620)
 
@@ -219,7 +255,7 @@ def _byte_unit(largest: float) -> tuple[float, str]:
     for size, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if largest >= size:
             return size, unit
-    return 1.0, "bytes"
+    return 1.0, _("bytes")
 
 
 def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
@@ -229,20 +265,24 @@ def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
     size, unit = _byte_unit(max(m["saved_bytes"] for m in memory.values()))
     bars = []
     for key, name, colour, ms_key, peak_key in (
-        ("saved_bytes", "plain", PLAIN_COLOUR, "ms", "cuda_peak_bytes"),
-        ("saved_bytes_checkpointed", "every block checkpointed", CHECKPOINTED_COLOUR,
+        ("saved_bytes", _("plain"), PLAIN_COLOUR, "ms", "cuda_peak_bytes"),
+        ("saved_bytes_checkpointed", _("every block checkpointed"), CHECKPOINTED_COLOUR,
          "ms_checkpointed", "cuda_peak_bytes_checkpointed"),
     ):  # fmt: skip
         values = [memory[p][key] / size for p in placements]
         peaks = [memory[p].get(peak_key) for p in placements]
         hover = [
-            f"forward + backward {memory[p][ms_key]:.1f} ms"
-            + ("" if peak is None else f"<br>CUDA peak {peak / size:.3g} {unit}")
+            _("forward + backward {ms} ms", ms=number(memory[p][ms_key], 1, grouped=False))
+            + (
+                ""
+                if peak is None
+                else "<br>" + _("CUDA peak {peak} {unit}", peak=f"{peak / size:.3g}", unit=unit)
+            )
             for p, peak in zip(placements, peaks, strict=True)
         ]
         bars.append(
             go.Bar(
-                x=[f"{p}-norm" for p in placements],
+                x=[_("pre-norm") if p == "pre" else _("post-norm") for p in placements],
                 y=np.round(values, 4),
                 name=name,
                 marker_color=colour,
@@ -250,21 +290,31 @@ def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
                 textposition="outside",
                 textfont_size=LARGE_FONT,
                 customdata=hover,
-                hovertemplate=f"%{{x}}, {name}<br>%{{y:.3g}} {unit} saved<br>%{{customdata}}"
-                "<extra></extra>",
+                hovertemplate=f"%{{x}}, {name}<br>"
+                + _("{value} {unit} saved", value="%{y:.3g}", unit=unit)
+                + "<br>%{customdata}<extra></extra>",
             )
         )
     fig = new_figure(bars)
     fig.update_layout(
         barmode="group",
-        yaxis=dict(title_text=f"{unit} kept for backward", rangemode="tozero"),
+        yaxis=dict(title_text=_("{unit} kept for backward", unit=unit), rangemode="tozero"),
     )
     less = [m["saved_bytes"] / m["saved_bytes_checkpointed"] for m in memory.values()]
     slower = [m["ms_checkpointed"] / m["ms"] for m in memory.values()]
     title = (
-        f"Training memory: checkpointing keeps {min(less):.1f}-{max(less):.1f}x less for backward"
-        f"<br><sup>for {min(slower):.2f}-{max(slower):.2f}x the time of forward + backward "
-        "(each block runs twice)</sup>"
+        _(
+            "Training memory: checkpointing keeps {low}-{high}x less for backward",
+            low=number(min(less), 1, grouped=False),
+            high=number(max(less), 1, grouped=False),
+        )
+        + "<br><sup>"
+        + _(
+            "for {low}-{high}x the time of forward + backward (each block runs twice)",
+            low=number(min(slower), 2, grouped=False),
+            high=number(max(slower), 2, grouped=False),
+        )
+        + "</sup>"
     )
     return _layout(fig, title, height=480)
 
@@ -281,21 +331,25 @@ def gradient_flow_chart(
         rows=1,
         cols=2,
         horizontal_spacing=0.12,
-        subplot_titles=(f"{weight.upper()} gradient per layer (L = {depth})",
-                        "last layer's W2 gradient against depth"),
+        subplot_titles=(_("{weight} gradient per layer (L = {depth})", weight=weight.upper(),
+                          depth=depth),
+                        _("last layer's W2 gradient against depth")),
     )  # fmt: skip
+    names = {"pre": _("pre-norm"), "post": _("post-norm")}
     for placement, rows in per_layer.items():
         colour = PLACEMENT_COLOURS[placement]
+        name = names.get(placement, f"{placement}-norm")
         fig.add_trace(
             go.Scatter(
                 x=[row["layer"] for row in rows],
                 y=np.round([row[weight] for row in rows], 6),
                 mode="lines+markers",
-                name=f"{placement}-norm",
+                name=name,
                 legendgroup=placement,
                 line=dict(color=colour, width=4),
                 marker=dict(size=11),
-                hovertemplate=f"{placement}-norm, layer %{{x}}<br>%{{y:.4f}}<extra></extra>",
+                hovertemplate=_("{name}, layer {layer}", name=name, layer="%{x}")
+                + "<br>%{y:.4f}<extra></extra>",
             ),
             row=1,
             col=1,
@@ -305,17 +359,18 @@ def gradient_flow_chart(
     for placement in per_layer:
         values = [row[placement] for row in by_depth]
         slopes[placement] = log_log_slope(depths, values)
+        name = names.get(placement, f"{placement}-norm")
         fig.add_trace(
             go.Scatter(
                 x=depths,
                 y=np.round(values, 6),
                 mode="lines+markers",
-                name=f"{placement}-norm",
+                name=name,
                 legendgroup=placement,
                 showlegend=False,
                 line=dict(color=PLACEMENT_COLOURS[placement], width=4),
                 marker=dict(size=11),
-                hovertemplate=f"{placement}-norm, L = %{{x}}<br>%{{y:.4f}}<extra></extra>",
+                hovertemplate=f"{name}, L = %{{x}}<br>%{{y:.4f}}<extra></extra>",
             ),
             row=1,
             col=2,
@@ -327,26 +382,28 @@ def gradient_flow_chart(
                 x=depths,
                 y=np.round([anchor["pre"] * math.sqrt(anchor["layers"] / L) for L in depths], 6),
                 mode="lines",
-                name="1/sqrt(L): the paper's pre-norm",
+                name=_("1/sqrt(L): the paper's pre-norm"),
                 line=REFERENCE_LINE,
                 hovertemplate="1/sqrt(L), L = %{x}<br>%{y:.4f}<extra></extra>",
             ),
             row=1,
             col=2,
         )
-    fig.update_xaxes(title_text="layer", dtick=1, row=1, col=1)
-    fig.update_yaxes(title_text="gradient norm", rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(type="log", title_text="layers L (log)", tickvals=depths, row=1, col=2)
-    fig.update_yaxes(type="log", title_text="gradient norm (log)", nticks=6, tickformat=".2f",
+    fig.update_xaxes(title_text=_("layer"), dtick=1, row=1, col=1)
+    fig.update_yaxes(title_text=_("gradient norm"), rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(type="log", title_text=_("layers L (log)"), tickvals=depths, row=1, col=2)
+    fig.update_yaxes(type="log", title_text=_("gradient norm (log)"), nticks=6, tickformat=".2f",
                      row=1, col=2)  # fmt: skip
     fig.update_annotations(font_size=LARGE_FONT)
     trend = ", ".join(
-        f"{placement}-norm L^{slope:+.2f}"
+        f"{names.get(placement, f'{placement}-norm')} L^{slope:+.2f}"
         for placement, slope in slopes.items()
         if not math.isnan(slope)
     )
-    title = "Gradients at initialisation, against Xiong et al. 2020" + (
-        f"<br><sup>last layer's W2 against depth: {trend} (paper: pre -0.5, post 0)</sup>"
+    title = _("Gradients at initialisation, against Xiong et al. 2020") + (
+        "<br><sup>"
+        + _("last layer's W2 against depth: {trend} (paper: pre -0.5, post 0)", trend=trend)
+        + "</sup>"
         if trend
         else ""
     )

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from app.charts.activations import GATED_INNER
 from app.charts.common import FONT_SIZE, MARGIN, SMALLEST_TEXT, base_layout, escape, new_figure
+from app.i18n import _
 from encoder.core import hooks
 from encoder.core.block import Op, shape_text
 from encoder.core.config import EncoderConfig
@@ -53,37 +54,42 @@ STAGE_KINDS = {
     "linear2": "ffn",
     "add2": "add",
 }
-STAGE_TEXT = {
-    "qkv": ("Q, K, V, split into heads", "Q, K, V  "),
-    "weights": ("softmax(Q Kᵀ / √dₖ)", "weights  "),
-    "mix": ("weights × V, concat, W_O", ""),
-    "linear1": ("linear1  (d → d_ff)", ""),
-    "linear2": ("linear2  (d_ff → d)", ""),
-}
+
+
+def _stage_texts() -> dict[str, tuple[str, str]]:
+    """{stage: (box text, edge label)}, in the run's language."""
+    return {
+        "qkv": (_("Q, K, V, split into heads"), "Q, K, V  "),
+        "weights": ("softmax(Q Kᵀ / √dₖ)", _("weights") + "  "),
+        "mix": (_("weights × V, concat, W_O"), ""),
+        "linear1": ("linear1  (d → d_ff)", ""),
+        "linear2": ("linear2  (d_ff → d)", ""),
+    }
+
+
 # What a config changes in a box's text: RoPE turns q and k before the scores; a gated
 # feed-forward's linear1 gives the activation's input and its gate, which the activation multiplies.
-ROPE_TEXT = ("Q, K, V; RoPE turns Q, K", "Q, K, V  ")
-GATED_TEXT = {
-    "linear1": ("linear1  (d → 2·d_ff)", "input, gate  "),
-    "activation": ("{act}: {inner}(input) × gate", ""),
-}
+GATED_STAGES = ("linear1", "activation")
 
 
 def _stage_text(stage: str, cfg: EncoderConfig | None, default: str) -> tuple[str, str]:
     """A box's text and the label before the shape on its edge."""
     if cfg is not None and cfg.positional == "rope" and stage == "qkv":
-        return ROPE_TEXT
-    if cfg is not None and cfg.gated and stage in GATED_TEXT:
-        text, label = GATED_TEXT[stage]
+        return _("Q, K, V; RoPE turns Q, K"), "Q, K, V  "
+    if cfg is not None and cfg.gated and stage in GATED_STAGES:
+        if stage == "linear1":
+            return "linear1  (d → 2·d_ff)", _("input, gate") + "  "
         act = ACTIVATION_NAMES[cfg.activation]
-        return text.format(act=act, inner=GATED_INNER[cfg.activation]), label
-    return STAGE_TEXT.get(stage, (default, ""))
+        return _("{act}: {inner}(input) × gate", act=act, inner=GATED_INNER[cfg.activation]), ""
+    return _stage_texts().get(stage, (default, ""))
 
 
 def _listed(layers: list[int]) -> str:
     """'1, 2, 4 and 5'."""
     words = [str(layer) for layer in layers]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    if len(words) == 1:
+        return words[0]
+    return _("{layers} and {last}", layers=", ".join(words[:-1]), last=words[-1])
 
 
 def architecture_notes(cfg: EncoderConfig) -> list[str]:
@@ -92,32 +98,52 @@ def architecture_notes(cfg: EncoderConfig) -> list[str]:
     notes = []
     if cfg.positional == "rope":
         notes.append(
-            "No positions added to the embeddings: each block turns q and k by position (RoPE)"
+            _("No positions added to the embeddings: each block turns q and k by position (RoPE)")
         )
     local = [layer for layer in range(cfg.num_layers) if cfg.is_local(layer)]
     if local:
         rest = [layer for layer in range(cfg.num_layers) if layer not in local]
+        values = dict(
+            local=_listed(local), reach=cfg.attention_window // 2, window=cfg.attention_window
+        )
         notes.append(
-            f"Layers {_listed(local)} attend only to keys within {cfg.attention_window // 2} "
-            f"positions (window {cfg.attention_window})"
-            + (f"; {_listed(rest)} to all" if rest else "")
+            _(
+                "Layers {local} attend only to keys within {reach} positions (window {window}); "
+                "{rest} to all",
+                rest=_listed(rest),
+                **values,
+            )
+            if rest
+            else _(
+                "Layers {local} attend only to keys within {reach} positions (window {window})",
+                **values,
+            )
         )
     if not cfg.linear_bias or not cfg.norm_bias:
-        where = [name for name, has in (("linear layers", cfg.linear_bias),
-                                        ("norms", cfg.norm_bias)) if not has]  # fmt: skip
-        notes.append(f"No biases in the {' or the '.join(where)}")
+        if not cfg.linear_bias and not cfg.norm_bias:
+            notes.append(_("No biases in the linear layers or the norms"))
+        elif not cfg.linear_bias:
+            notes.append(_("No biases in the linear layers"))
+        else:
+            notes.append(_("No biases in the norms"))
     if cfg.embedding_size:
         notes.append(
-            f"Embeddings are {cfg.embedding_size} wide, projected to d_model = {cfg.d_model} "
-            "before block 0"
+            _(
+                "Embeddings are {size} wide, projected to d_model = {d_model} before block 0",
+                size=cfg.embedding_size,
+                d_model=cfg.d_model,
+            )
         )
     if not cfg.has_attention_norm(0):
         notes.append(
-            "Block 0, drawn here, has no norm before its attention"
-            + ("; the other blocks have one" if cfg.num_layers > 1 else "")
+            _("Block 0, drawn here, has no norm before its attention; the other blocks have one")
+            if cfg.num_layers > 1
+            else _("Block 0, drawn here, has no norm before its attention")
         )
     if cfg.shared_layers:
-        notes.append(f"All {cfg.num_layers} blocks use these same weights (one set)")
+        notes.append(
+            _("All {layers} blocks use these same weights (one set)", layers=cfg.num_layers)
+        )
     return notes
 
 
@@ -126,7 +152,7 @@ def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[Node]:
     input and output; a residual path leaves from the input and from the stream between the
     two halves (resid_mid)."""
     resid_mid = hooks.block(int(ops[0].layer)).resid_mid
-    nodes = [Node("io", "block input x", escape(shape_text(ops[0].inputs[0])), branch=True)]
+    nodes = [Node("io", _("block input x"), escape(shape_text(ops[0].inputs[0])), branch=True)]
     for stage, group in groupby(ops, key=lambda op: op.stage):
         group = list(group)
         last = group[-1]
@@ -139,7 +165,7 @@ def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[Node]:
                 branch=resid_mid in last.hooks,
             )
         )
-    return [*nodes, Node("io", "block output")]
+    return [*nodes, Node("io", _("block output"))]
 
 
 def _arrow(
@@ -191,7 +217,7 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
                 dict(
                     x=SKIP_X - 0.25,
                     y=(skip_from + y) / 2,
-                    text="residual",
+                    text=_("residual"),
                     textangle=-90,
                     showarrow=False,
                     font=dict(color=SKIP_INK),
@@ -243,7 +269,10 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
             )
         if node.branch:
             skip_from = y - 0.5 if node.kind == "add" else bottom - 0.14
-    for kind, name in (("attn", "multi-head self-attention"), ("ffn", "feed-forward network")):
+    for kind, name in (
+        ("attn", _("multi-head self-attention")),
+        ("ffn", _("feed-forward network")),
+    ):
         rows = [-i for i, node in enumerate(nodes) if node.kind == kind]
         top, bottom = max(rows) + BOX_HALF_HEIGHT + 0.06, min(rows) - BOX_HALF_HEIGHT - 0.06
         layout_shapes.append(
@@ -290,9 +319,9 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
         plot_bgcolor="white",
     )
     title = (
-        "Pre-norm block: normalise first, then attention / feed-forward, then add"
+        _("Pre-norm block: normalise first, then attention / feed-forward, then add")
         if cfg.norm_first
-        else "Post-norm block: attention / feed-forward, add, then normalise"
+        else _("Post-norm block: attention / feed-forward, add, then normalise")
     )
     rows = len(nodes) + NOTE_ROW * len(notes) + 0.2 * bool(notes)
     base_layout(fig, title, height=round(ROW_PX * rows) + 70)

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from app.charts.attention import ATTENTION_COLORSCALE, token_grid_figure
 from app.charts.common import base_spec, colour_scale, new_figure
+from app.i18n import _
 from encoder.inspect.corpus import FINGERPRINT
 
 FINGERPRINT_SCALE = colour_scale(ATTENTION_COLORSCALE)  # shares of attention, as the heatmaps'
@@ -32,7 +33,7 @@ def norm_weighted_figure(
     heatmap = _share_heatmap(
         np.asarray(moved, dtype=np.float32),
         "||α f(x)||",
-        "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>norm-weighted %{z:.4f}",
+        _("query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>norm-weighted %{z:.4f}"),
     )
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
 
@@ -49,7 +50,7 @@ def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) ->
         "zmin": 0,
         "zmax": 1,
         "colorscale": FINGERPRINT_SCALE,
-        "colorbar": {"title": {"text": "mean share", "side": "right"}, "thickness": 14},
+        "colorbar": {"title": {"text": _("mean share"), "side": "right"}, "thickness": 14},
         "hovertemplate": "%{x}: %{y} %{z:.3f}<extra></extra>",
     }
     num_heads = max(heads) + 1
@@ -66,7 +67,9 @@ def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) ->
         }
         for boundary in range(num_heads, len(labels), num_heads)
     ]
-    title = "Fingerprint of every head: its mean attention over the corpus (spread: entropy / ln n)"
+    title = _(
+        "Fingerprint of every head: its mean attention over the corpus (spread: entropy / ln n)"
+    )
     layout = {
         **base_spec(title, height=380),
         "shapes": between_layers,

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts.common import MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
+from app.i18n import _, number
 
 MAX_POINTS = 300  # points per curve sent to the browser; longer histories are thinned
 
@@ -50,8 +51,12 @@ def training_curves(
     chance_loss: ln(classes), drawn as a grey line: a loss stuck there means nothing is learned.
     """
     fig = make_subplots(
-        figure=new_figure(), rows=1, cols=2, subplot_titles=("loss (training batch)", "accuracy")
+        figure=new_figure(),
+        rows=1,
+        cols=2,
+        subplot_titles=(_("loss (training batch)"), _("accuracy")),
     )
+    measures = {"loss": _("loss"), "accuracy": _("accuracy")}
     colour_index = -1
     for name, history in histories.items():
         if name not in dashed:
@@ -73,7 +78,9 @@ def training_curves(
                     legendgroup=label,
                     showlegend=col == 1,
                     line=line,
-                    hovertemplate=f"{label}<br>step %{{x}}<br>{column} %{{y:.4f}}<extra></extra>",
+                    hovertemplate=f"{label}<br>"
+                    + _("step {step}", step="%{x}")
+                    + f"<br>{measures[column]} %{{y:.4f}}<extra></extra>",
                 ),
                 row=1,
                 col=col,
@@ -87,14 +94,16 @@ def training_curves(
         fig.add_hline(
             y=chance_loss,
             line=dict(color="grey", dash="dot"),
-            annotation_text=f"chance: ln(classes) = {chance_loss:.2f}",
+            annotation_text=_(
+                "chance: ln(classes) = {loss}", loss=number(chance_loss, 2, grouped=False)
+            ),
             row=1,
             col=1,
         )
-    fig.update_xaxes(title_text="step", range=[0, max(total_steps, 1)])
-    fig.update_yaxes(type="log", title_text="cross-entropy", row=1, col=1)
-    fig.update_yaxes(range=[0, 1.02], title_text="fraction of tokens right", row=1, col=2)
-    return _layout(fig, "Training curves", height=440)
+    fig.update_xaxes(title_text=_("step"), range=[0, max(total_steps, 1)])
+    fig.update_yaxes(type="log", title_text=_("cross-entropy"), row=1, col=1)
+    fig.update_yaxes(range=[0, 1.02], title_text=_("fraction of tokens right"), row=1, col=2)
+    return _layout(fig, _("Training curves"), height=440)
 
 
 def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.Figure:
@@ -108,11 +117,15 @@ def layer_grad_norms_chart(norms: dict[str, list[float]], *, title: str) -> go.F
                 y=np.round(values, 5),
                 name=label,
                 marker_color=SERIES_COLOURS[index % len(SERIES_COLOURS)],
-                hovertemplate=f"{label}<br>block %{{x}}<br>gradient norm %{{y:.4f}}<extra></extra>",
+                hovertemplate=f"{label}<br>"
+                + _("block %{x}<br>gradient norm %{y:.4f}")
+                + "<extra></extra>",
             )
         )
     fig.update_layout(
-        barmode="group", xaxis_title_text="encoder block", yaxis_title_text="gradient norm"
+        barmode="group",
+        xaxis_title_text=_("encoder block"),
+        yaxis_title_text=_("gradient norm"),
     )
     return _layout(fig, escape(title), height=360)
 
@@ -124,13 +137,13 @@ def held_out_bars(accuracy: dict[str, float], *, title: str) -> go.Figure:
         go.Bar(
             x=names,
             y=np.round(list(accuracy.values()), 4),
-            text=[f"{value:.3f}" for value in accuracy.values()],
+            text=[number(value, 3, grouped=False) for value in accuracy.values()],
             textposition="outside",
             marker_color=[SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(names))],
-            hovertemplate="%{x}<br>held-out accuracy %{y:.4f}<extra></extra>",
+            hovertemplate=_("%{x}<br>held-out accuracy %{y:.4f}") + "<extra></extra>",
         )
     )
-    fig.update_layout(yaxis=dict(range=[0, 1.1], title_text="held-out accuracy (per token)"))
+    fig.update_layout(yaxis=dict(range=[0, 1.1], title_text=_("held-out accuracy (per token)")))
     return _layout(fig, escape(title), height=360)
 
 
@@ -149,10 +162,10 @@ def grad_norm_heatmap(history: list[dict[str, float]]) -> go.Figure:
             y=[f"L{i}" for i in range(len(columns))],
             customdata=np.round(values, 5),
             colorscale="Viridis",
-            colorbar=dict(title=dict(text="log10 norm")),
-            hovertemplate="block %{y}<br>step %{x}<br>gradient norm %{customdata:.4f}"
-            "<extra></extra>",
+            colorbar=dict(title=dict(text=_("log10 norm"))),
+            hovertemplate=_("block %{y}<br>step %{x}<br>gradient norm %{customdata:.4f}")
+            + "<extra></extra>",
         )
     )
-    fig.update_layout(xaxis_title_text="step", yaxis_title_text="encoder block")
-    return _layout(fig, "Gradient norm of each block during training", height=320)
+    fig.update_layout(xaxis_title_text=_("step"), yaxis_title_text=_("encoder block"))
+    return _layout(fig, _("Gradient norm of each block during training"), height=320)

@@ -12,9 +12,11 @@ import streamlit as st
 from app.charts.heads import fingerprint_figure
 from app.components.head_scatter import head_scatter
 from app.corpus_stats import stats_for
+from app.i18n import _, number
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.runs import Runs
+from app.views.activations import column_names, shown
 from app.views.changes import what_changed
 from app.views.layout import missing, number_table, show_for, side_by_side
 from app.views.widgets import pick_index
@@ -33,7 +35,14 @@ from encoder.inspect.corpus import (
 )
 from encoder.web.scatter import scatter_data
 
-BUNDLED, PASTED = "the bundled corpus", "my own sentences"
+BUNDLED, PASTED = "the bundled corpus", "my own sentences"  # the radio's values (keys)
+
+
+def _source_name(choice: str) -> str:
+    """The radio's option as the reader sees it."""
+    return _("the bundled corpus") if choice == BUNDLED else _("my own sentences")
+
+
 LABELS = ("setup", "layer", "head", "group")
 
 KEYS = (  # the bundled corpus or the user's own sentences
@@ -45,14 +54,30 @@ KEYS = (  # the bundled corpus or the user's own sentences
 def chosen_sentences() -> list[str] | None:
     """The corpus the user picked, or None after saying what is wrong with a pasted one."""
     choice = st.radio(
-        "Corpus", (BUNDLED, PASTED), key="corpus_source", persist_state="session", horizontal=True
+        _("Corpus"),
+        (BUNDLED, PASTED),
+        format_func=_source_name,
+        key="corpus_source",
+        persist_state="session",
+        horizontal=True,
     )
     if choice == BUNDLED:
         sentences = bundled_corpus()
-        st.caption(f"{len(sentences)} sentences. {bundled_corpus_source()}")
+        st.caption(
+            (
+                _("1 sentence.")
+                if len(sentences) == 1
+                else _("{count} sentences.", count=number(len(sentences)))
+            )
+            + f" {bundled_corpus_source()}"
+        )
         return sentences
     text = st.text_area(
-        f"Your sentences, one a line (2 to {MAX_SENTENCES:,}, at most {MAX_TOKENS} tokens each)",
+        _(
+            "Your sentences, one a line (2 to {most}, at most {tokens} tokens each)",
+            most=number(MAX_SENTENCES),
+            tokens=MAX_TOKENS,
+        ),
         key="corpus_text",
         persist_state="session",
         height=160,
@@ -60,7 +85,10 @@ def chosen_sentences() -> list[str] | None:
     try:
         return parse_corpus(text)
     except ValueError as error:
-        st.info(f"{str(error)[0].upper()}{str(error)[1:]}. (At most {MAX_CHARS:,} characters.)")
+        st.info(
+            f"{str(error)[0].upper()}{str(error)[1:]}. "
+            + _("(At most {chars} characters.)", chars=number(MAX_CHARS))
+        )
         return None
 
 
@@ -76,32 +104,37 @@ def roles_sentence(counts: pd.DataFrame, name: str) -> str:
         for row in counts.itertuples()
         if row.heads and row.group not in (BROAD, MIXED)
     )
-    who = f"Setup {name}: " if name else ""
-    return (
-        f"{who}{clear_roles(counts)} of {int(counts['heads'].sum())} heads have a clear role over "
-        "this corpus" + (f" ({roles})." if roles else ".")
+    values = dict(clear=clear_roles(counts), heads=int(counts["heads"].sum()), roles=roles)
+    said = (
+        _("{clear} of {heads} heads have a clear role over this corpus ({roles}).", **values)
+        if roles
+        else _("{clear} of {heads} heads have a clear role over this corpus.", **values)
     )
+    return _("Setup {name}: {said}", name=name, said=said) if name else said
 
 
 def compare_sentence(counts: dict[str, pd.DataFrame], random: Collection[str]) -> str:
     """Setup A against setup B: heads with a role, and, where the setup without any has random
     weights (`random`: the names of the setups that have), why."""
     roles = {name: clear_roles(counts[name]) for name in ("A", "B")}
-    text = f"Heads with a clear role: {roles['A']} in setup A, {roles['B']} in setup B."
+    text = _("Heads with a clear role: {a} in setup A, {b} in setup B.", a=roles["A"], b=roles["B"])
     none = [name for name, count in roles.items() if count == 0]
     if len(none) == 1 and none[0] in random:
-        text += (
-            f" Random weights give heads no roles: setup {none[0]}'s weights were never "
-            "trained, and roles such as previous token or parking on [CLS] are learned."
+        text += " " + _(
+            "Random weights give heads no roles: setup {name}'s weights were never "
+            "trained, and roles such as previous token or parking on [CLS] are learned.",
+            name=none[0],
         )
     return text
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
     st.markdown(
-        "One sentence cannot show what a head is for. Here every head reads a whole corpus: "
-        "its mean attention to the previous token, the next token, itself, [CLS], [SEP] and "
-        "punctuation, and how spread out it is."
+        _(
+            "One sentence cannot show what a head is for. Here every head reads a whole corpus: "
+            "its mean attention to the previous token, the next token, itself, [CLS], [SEP] and "
+            "punctuation, and how spread out it is."
+        )
     )
     what_changed(runs)
     sentences = chosen_sentences()
@@ -112,7 +145,11 @@ def draw(runs: Runs, chosen: Selection) -> None:
         try:
             computed[name] = stats_for(run, sentences)
         except (ValueError, RunTooLarge) as error:
-            st.warning(f"Setup {name}: {error}" if runs.b is not None else str(error))
+            st.warning(
+                _("Setup {name}: {said}", name=name, said=error)
+                if runs.b is not None
+                else str(error)
+            )
     if not computed:
         return
     st.caption(GROUP_RULE)
@@ -121,23 +158,35 @@ def draw(runs: Runs, chosen: Selection) -> None:
         st.markdown(
             compare_sentence({n: group_counts(c[1].table) for n, c in computed.items()}, random)
         )
-    for name, _ in side_by_side(runs):
+    for name, _run in side_by_side(runs):
         if (name or "A") not in computed:
             continue
         corpus, stats = computed[name or "A"]
         counts = group_counts(stats.table)
         st.markdown(roles_sentence(counts, name))
         if corpus.truncated:
-            st.caption(f"{corpus.truncated} sentence(s) were cut to {MAX_TOKENS} tokens.")
+            st.caption(
+                _(
+                    "{count} sentence(s) were cut to {tokens} tokens.",
+                    count=corpus.truncated,
+                    tokens=MAX_TOKENS,
+                )
+            )
         st.caption(
-            f"{corpus.token_count:,} tokens; computed in {stats.seconds:.1f} s, kept for the next "
-            "look."
+            _(
+                "{tokens} tokens; computed in {seconds} s, kept for the next look.",
+                tokens=number(corpus.token_count),
+                seconds=number(stats.seconds, 1, grouped=False),
+            )
         )
         st.dataframe(counts.set_index("group").T, width="stretch")
         grid = fingerprint(stats.table)
         fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
         show_for(fig, "corpus_fingerprint", name)
-        number_table(stats.table, LABELS, height=300)
+        names = column_names()
+        number_table(
+            shown(stats.table), tuple(names.get(name, name) for name in LABELS), height=300
+        )
     st.fragment(_one_head)(runs, computed)
 
 
@@ -146,8 +195,8 @@ def _one_head(runs: Runs, computed: dict) -> None:
     (a fragment)."""
     setups = runs.named()
     left, right = st.columns(2)
-    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "layer", left)
-    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "head", right)
+    layer = pick_index(_("Layer"), max(r.cfg.num_layers for _n, r in setups), "layer", left)
+    head = pick_index(_("Head"), max(r.cfg.num_heads for _n, r in setups), "head", right)
     for name, run in side_by_side(runs):
         if (name or "A") not in computed:
             continue
@@ -157,9 +206,13 @@ def _one_head(runs: Runs, computed: dict) -> None:
             continue
         corpus, stats = computed[name or "A"]
         st.markdown(
-            f"**Layer {layer}, head {head}**: every query (●) and key (○) of the corpus, projected "
-            "together to two dimensions (PCA). Keys are shifted to the queries' centre, which "
-            "changes no attention weight."
+            _(
+                "**Layer {layer}, head {head}**: every query (●) and key (○) of the corpus, "
+                "projected together to two dimensions (PCA). Keys are shifted to the queries' "
+                "centre, which changes no attention weight.",
+                layer=layer,
+                head=head,
+            )
         )
         head_scatter(
             scatter_data(stats, corpus.sentences, layer, head), key=f"head_scatter_{name or 'A'}"

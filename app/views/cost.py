@@ -23,9 +23,11 @@ from app.charts.cost import (
     gradient_flow_chart,
     light_shares,
     operation_time_chart,
+    percent,
     scaling_chart,
     train_memory_chart,
 )
+from app.i18n import _, number
 from app.keys import Selection
 from app.runs import CostJob, Run, Runs
 from app.views.changes import what_changed
@@ -34,7 +36,6 @@ from encoder import EncoderConfig
 from encoder.core import block
 from encoder.inspect.ledger import matmul_flops_by_kind
 from encoder.inspect.limits import BYTES_PER_VALUE
-from encoder.measure.gradients import LOSS
 from encoder.measure.op_times import flops_by_operation
 
 BUDGET_S = 60.0  # measuring time of one setup on the page (the command line's default is 120 s)
@@ -44,7 +45,7 @@ TRAINING_COPIES = 4  # Adam: the weights, their gradients and two moments, each 
 
 
 def _megabytes(n: float) -> str:
-    return f"{n / 1e6:,.2f} MB"
+    return f"{number(n / 1e6, 2)} MB"
 
 
 def known_sentence(cfg: EncoderConfig, batch: int, tokens: int) -> str:
@@ -57,13 +58,23 @@ def known_sentence(cfg: EncoderConfig, batch: int, tokens: int) -> str:
     shares = {kind: value / flops for kind, value in parts.items()}
     rest = 1 - sum(shares.values())
     weights = BYTES_PER_VALUE * parameters
-    return (
-        f"This architecture has {parameters:,} parameters: {_megabytes(weights)} as float32, and "
-        f"{_megabytes(TRAINING_COPIES * weights)} to train it with Adam (weights, gradients and "
-        f"two moments). One forward pass of this batch ({batch} × {tokens} tokens, padding "
-        f"included) does {flops:,} FLOPs: projections {shares['projection']:.1%}, attention's "
-        f"scores and weighted sum {shares['attention']:.1%}, the feed-forward "
-        f"{shares['feed-forward']:.1%}, the rest (norms, softmax, activation, adds) {rest:.1%}."
+    return _(
+        "This architecture has {parameters} parameters: {weights} as float32, and "
+        "{training} to train it with Adam (weights, gradients and "
+        "two moments). One forward pass of this batch ({batch} × {tokens} tokens, padding "
+        "included) does {flops} FLOPs: projections {projection}, attention's "
+        "scores and weighted sum {attention}, the feed-forward "
+        "{feed_forward}, the rest (norms, softmax, activation, adds) {rest}.",
+        parameters=number(parameters),
+        weights=_megabytes(weights),
+        training=_megabytes(TRAINING_COPIES * weights),
+        batch=batch,
+        tokens=tokens,
+        flops=number(flops),
+        projection=percent(shares["projection"], 1),
+        attention=percent(shares["attention"], 1),
+        feed_forward=percent(shares["feed-forward"], 1),
+        rest=percent(rest, 1),
     )
 
 
@@ -72,58 +83,115 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
     slowest = report["slowest_operation"]
     light_time, light_flops = light_shares(report["by_operation"])
     clock = report["clock"].split(" (")[0]
+    clock = {  # encoder.measure.timing.CLOCK_NAMES's, in the run's language
+        "CPU time of the thread running the pass": _("CPU time of the thread running the pass"),
+        "wall-clock time, device synchronized": _("wall-clock time, device synchronized"),
+    }.get(clock, clock)
     batch, tokens = report["batch"]
     where = (
-        "this batch"
+        _("this batch")
         if (batch, tokens) == tuple(status_batch)
-        else "the text that was in the box when this architecture was first measured"
+        else _("the text that was in the box when this architecture was first measured")
     )
     ratio = report["ops_over_total"]
     light = (
-        f"but take {light_time:.0%} of the time: they read and write every value and do little "
-        "with it"
+        _(
+            "The norms, softmax and activation do {flops} of the FLOPs but take {time} of the "
+            "time: they read and write every value and do little with it.",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
+        )
         if light_time > light_flops
-        else f"and take {light_time:.0%} of the time"
+        else _(
+            "The norms, softmax and activation do {flops} of the FLOPs and take {time} of the "
+            "time.",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
+        )
     )
-    return (
-        f"A forward pass without hooks of {batch} × {tokens} tokens ({where}) takes "
-        f"{report['total_ms']:.1f} ms: the median of {report['repeats']} timed passes "
-        f"({clock}). The status line's traced forward pass is another measure: one pass of the "
-        "text in the box with the inspection hooks capturing every tensor, timed once when its "
-        "run was made (a single pass, so it varies more than a median). Timed operation by "
-        f"operation (a timing hook after each, medians of {report['repeats']} passes with them), "
-        f"the operations add up to {report['ops_ms']:.1f} ms, {ratio:.0%} of the pass without "
-        "hooks: the two come from different passes (with and without the timing hooks) and "
-        "a sum of medians is not the median of a sum, so they need not agree exactly. "
-        "The chart's shares are of the operations' sum. The slowest operation is "
-        f"{slowest['operation']}: {slowest['time_share']:.0%} of that sum for "
-        f"{slowest['flop_share']:.0%} of the FLOPs, at {slowest['gflops_per_s']:.1f} GFLOP/s. "
-        f"The norms, softmax and activation do {light_flops:.1%} of the FLOPs {light}."
+    sentences = (
+        _(
+            "A forward pass without hooks of {batch} × {tokens} tokens ({where}) takes "
+            "{ms} ms: the median of {repeats} timed passes ({clock}).",
+            batch=batch,
+            tokens=tokens,
+            where=where,
+            ms=number(report["total_ms"], 1, grouped=False),
+            repeats=report["repeats"],
+            clock=clock,
+        ),
+        _(
+            "The status line's traced forward pass is another measure: one pass of the "
+            "text in the box with the inspection hooks capturing every tensor, timed once when "
+            "its run was made (a single pass, so it varies more than a median)."
+        ),
+        _(
+            "Timed operation by operation (a timing hook after each, medians of {repeats} "
+            "passes with them), the operations add up to {ms} ms, {ratio} of the pass without "
+            "hooks: the two come from different passes (with and without the timing hooks) and "
+            "a sum of medians is not the median of a sum, so they need not agree exactly.",
+            repeats=report["repeats"],
+            ms=number(report["ops_ms"], 1, grouped=False),
+            ratio=percent(ratio),
+        ),
+        _("The chart's shares are of the operations' sum."),
+        _(
+            "The slowest operation is {operation}: {time} of that sum for "
+            "{flops} of the FLOPs, at {rate} GFLOP/s.",
+            operation=slowest["operation"],
+            time=percent(slowest["time_share"]),
+            flops=percent(slowest["flop_share"]),
+            rate=number(slowest["gflops_per_s"], 1, grouped=False),
+        ),
+        light,
     )
+    return " ".join(sentences)
 
 
 def scaling_sentence(report: dict) -> str:
     exponents = report["scaling_exponents"]
     fitted = exponents.get("ms", math.nan)
-    growth = f"n^{fitted:.2f}" if math.isfinite(fitted) else "(too few lengths to fit)"
+    growth = (
+        f"n^{number(fitted, 2, grouped=False)}"
+        if math.isfinite(fitted)
+        else _("(too few lengths to fit)")
+    )
     points, crossover = report["scaling"], report["crossover_tokens"]
     longest = points[-1]["tokens"]
     if not math.isfinite(fitted):
         trend = ""
     elif fitted > 1.1:
-        trend = ", faster than linear"
+        trend = _(", faster than linear")
     elif fitted < 0.9:
-        trend = ", slower than linear (fixed costs still weigh at these lengths)"
+        trend = _(", slower than linear (fixed costs still weigh at these lengths)")
     else:
-        trend = ", about linear"
-    side = "below" if longest < crossover else "past"
-    return (
-        f"Per layer, attention's scores and weighted sum cost 4·n²·d FLOPs and the feed-forward "
-        f"4·n·d·d_ff, so attention overtakes the feed-forward at n = {crossover:,} tokens for "
-        f"this architecture (where n = d_ff). Measured from {points[0]['tokens']} to {longest} "
-        f"tokens, the time grows like {growth}{trend}; by FLOPs, {longest} tokens is {side} "
-        "the crossover."
+        trend = _(", about linear")
+    crossing = _(
+        "Per layer, attention's scores and weighted sum cost 4·n²·d FLOPs and the feed-forward "
+        "4·n·d·d_ff, so attention overtakes the feed-forward at n = {crossover} tokens for "
+        "this architecture (where n = d_ff).",
+        crossover=number(crossover),
     )
+    measured = (
+        _(
+            "Measured from {first} to {longest} tokens, the time grows like {growth}{trend}; by "
+            "FLOPs, {longest} tokens is below the crossover.",
+            first=points[0]["tokens"],
+            longest=longest,
+            growth=growth,
+            trend=trend,
+        )
+        if longest < crossover
+        else _(
+            "Measured from {first} to {longest} tokens, the time grows like {growth}{trend}; by "
+            "FLOPs, {longest} tokens is past the crossover.",
+            first=points[0]["tokens"],
+            longest=longest,
+            growth=growth,
+            trend=trend,
+        )
+    )
+    return f"{crossing} {measured}"
 
 
 def memory_sentence(report: dict) -> str:
@@ -131,14 +199,21 @@ def memory_sentence(report: dict) -> str:
     pre, post = by_norm["pre"], by_norm["post"]
     own = report["train_memory"]
     kept = own["saved_bytes_checkpointed"] / max(own["saved_bytes"], 1)
-    return (
-        f"One forward pass with gradients on keeps {_megabytes(pre['saved_bytes'])} for the "
-        f"backward pass in pre-norm and {_megabytes(post['saved_bytes'])} in post-norm (counted "
-        f"tensor by tensor, weights left out). Checkpointing every block keeps only the blocks' "
-        f"inputs: {_megabytes(own['saved_bytes_checkpointed'])} for this model ({kept:.0%} of "
+    return _(
+        "One forward pass with gradients on keeps {pre} for the "
+        "backward pass in pre-norm and {post} in post-norm (counted "
+        "tensor by tensor, weights left out). Checkpointing every block keeps only the blocks' "
+        "inputs: {checkpointed} for this model ({kept} of "
         "the plain pass's), and recomputes each block during the backward pass, which made "
-        f"forward + backward {own['ms_checkpointed'] / own['ms']:.2f}x as long here "
-        f"({own['ms']:.1f} → {own['ms_checkpointed']:.1f} ms)."
+        "forward + backward {factor}x as long here "
+        "({plain_ms} → {checkpointed_ms} ms).",
+        pre=_megabytes(pre["saved_bytes"]),
+        post=_megabytes(post["saved_bytes"]),
+        checkpointed=_megabytes(own["saved_bytes_checkpointed"]),
+        kept=percent(kept),
+        factor=number(own["ms_checkpointed"] / own["ms"], 2, grouped=False),
+        plain_ms=number(own["ms"], 1, grouped=False),
+        checkpointed_ms=number(own["ms_checkpointed"], 1, grouped=False),
     )
 
 
@@ -149,14 +224,32 @@ def _gradients(report: dict, name: str) -> None:
         name,
     )
     st.caption(
-        f'Loss: {LOSS}; averaged over several seeds and batches. Xiong et al. (2020), "On Layer '
-        "Normalization in the Transformer Architecture\": post-norm's gradient is largest near "
-        "the output and does not depend on depth; pre-norm's is about flat across layers and "
-        "shrinks like 1/sqrt(L)."
+        _(
+            "Loss: {loss}; averaged over several seeds and batches. Xiong et al. (2020), "
+            '"On Layer Normalization in the Transformer Architecture": post-norm\'s gradient is '
+            "largest near the output and does not depend on depth; pre-norm's is about flat "
+            "across layers and shrinks like 1/sqrt(L).",
+            loss=_(
+                "mean squared error between the encoder's output and standard-normal targets "
+                "(F.mse_loss, mean over batch, tokens and features), random token ids"
+            ),
+        )
     )
     lines = [
-        f"- **{'Agrees' if finding['agrees'] else 'Differs'}.** The paper: {finding['claim']} "
-        f"This model: {finding['measured']}"
+        "- "
+        + (
+            _(
+                "**Agrees.** The paper: {claim} This model: {measured}",
+                claim=finding["claim"],
+                measured=finding["measured"],
+            )
+            if finding["agrees"]
+            else _(
+                "**Differs.** The paper: {claim} This model: {measured}",
+                claim=finding["claim"],
+                measured=finding["measured"],
+            )
+        )
         for finding in report["findings"]
     ]
     st.markdown("\n".join(lines))  # our own sentences, no user text
@@ -169,25 +262,37 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
     if not job.finished:
         st.progress(
             job.done,
-            text=f"Measuring {job.what} ({name or 'this model'}) in the background: the "
-            "measured numbers appear here when they are ready…",
+            text=_(
+                "Measuring {what} ({name}) in the background: the "
+                "measured numbers appear here when they are ready…",
+                what=job.what,
+                name=name or _("this model"),
+            ),
         )
         return
     if polling:
         st.rerun(scope="app")
     if job.error is not None:
-        st.error(f"The measurement failed: {job.error}")
+        st.error(_("The measurement failed: {error}", error=job.error))
         return
     report = job.report.to_dict()
-    sections = st.tabs(list(SECTIONS), key=f"cost_section_{name or 'A'}", on_change="rerun")
-    for tab, (heading, draw_section) in zip(sections, SECTIONS.items(), strict=True):
+    headings = section_headings()
+    sections = st.tabs(
+        [headings[key] for key in SECTIONS], key=f"cost_section_{name or 'A'}", on_change="rerun"
+    )
+    for tab, (key, draw_section) in zip(sections, SECTIONS.items(), strict=True):
         if tab.open:  # only the open tab is computed and sent
             with tab:
-                st.header(heading)
+                st.header(headings[key])
                 draw_section(report, run, name)
     st.caption(
-        f"Measured on {report['device']} in {report['seconds']:.0f} s (at most about "
-        f"{budget_s:.0f} s: a tight budget measures fewer repeats, lengths and depths)."
+        _(
+            "Measured on {device} in {seconds} s (at most about "
+            "{budget} s: a tight budget measures fewer repeats, lengths and depths).",
+            device=report["device"],
+            seconds=number(report["seconds"], 0, grouped=False),
+            budget=number(budget_s, 0, grouped=False),
+        )
     )
 
 
@@ -210,7 +315,17 @@ def _gradient_section(report: dict, run: Run, name: str) -> None:
     _gradients(report, name)
 
 
-SECTIONS = {  # the measured part's tabs: heading -> what draws it
+def section_headings() -> dict[str, str]:
+    """The measured part's tabs' headings, in the run's language."""
+    return {
+        "Time per operation": _("Time per operation"),
+        "Time against length": _("Time against length"),
+        "Memory for training": _("Memory for training"),
+        "Gradient flow at initialisation": _("Gradient flow at initialisation"),
+    }
+
+
+SECTIONS = {  # the measured part's tabs: heading (English, a key) -> what draws it
     "Time per operation": _time_section,
     "Time against length": _scaling_section,
     "Memory for training": _memory_section,
@@ -223,14 +338,14 @@ def _panel(run: Run, name: str, budget_s: float) -> None:
     it, drawn at once, what the shapes tell."""
     batch, tokens = run.input_ids.shape
     if run.measure_cost is None:
-        st.info("This run has no model to measure.")
+        st.info(_("This run has no model to measure."))
     else:
         job = run.measure_cost(budget_s)
         polling = not job.finished
         st.fragment(_measured, run_every=POLL_S if polling else None)(
             job, run, name, budget_s, polling
         )
-    st.header("What the shapes tell")
+    st.header(_("What the shapes tell"))
     st.info(known_sentence(run.cfg, batch, tokens))
     show_for(flop_chart(flops_by_operation(run.cfg, batch, tokens)), "cost_flops", name)
 
@@ -239,9 +354,12 @@ def draw(runs: Runs, chosen: Selection) -> None:
     what_changed(runs)
     budget_s = BUDGET_S / len(runs.named())
     st.caption(
-        "What the shapes tell is drawn at once. The time, memory and gradients are measured live "
-        f"on this architecture in the background, within about {budget_s:.0f} s per setup, once "
-        "per architecture and device: coming back is instant."
+        _(
+            "What the shapes tell is drawn at once. The time, memory and gradients are measured "
+            "live on this architecture in the background, within about {budget} s per setup, "
+            "once per architecture and device: coming back is instant.",
+            budget=number(budget_s, 0, grouped=False),
+        )
     )
     for name, run in side_by_side(runs):
         _panel(run, name, budget_s)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from app import downloads as files
 from app.charts.common import figure_to_html
+from app.i18n import _
 from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
@@ -35,26 +36,31 @@ def _run_files(name: str, run: Run, sentence: int, chosen: Selection) -> list[tu
     label, tag = (f"{name}: ", f"_{name}") if name else ("", "")
     return [  # (button label, file name, mime type, bytes builder)
         (
-            f"{label}Attention of layer {layer}, head {head} (CSV)",
+            label + _("Attention of layer {layer}, head {head} (CSV)", layer=layer, head=head),
             f"attention_s{sentence}_l{layer}_h{head}{tag}.csv",
             "text/csv",
             lambda: files.head_csv(run, sentence, layer, head),
         ),
         (
-            f"{label}Attention steps of layer {step[0]}, head {step[1]}, query {step[2]}: the "
-            "table (CSV)",
+            label
+            + _(
+                "Attention steps of layer {layer}, head {head}, query {query}: the table (CSV)",
+                layer=step[0],
+                head=step[1],
+                query=step[2],
+            ),
             f"attention_steps_s{sentence}_l{step[0]}_h{step[1]}_q{step[2]}{tag}.csv",
             "text/csv",
             lambda: files.steps_csv(run, sentence, *step),
         ),
         (
-            f"{label}The whole run: attention and statistics (NPZ)",
+            label + _("The whole run: attention and statistics (NPZ)"),
             f"encoder_run{tag}.npz",
             "application/octet-stream",
             lambda: files.run_npz(run),
         ),
         (
-            f"{label}The whole run: attention and statistics (JSON)",
+            label + _("The whole run: attention and statistics (JSON)"),
             f"encoder_run{tag}.json",
             "application/json",
             lambda: files.run_json(run),
@@ -65,11 +71,11 @@ def _run_files(name: str, run: Run, sentence: int, chosen: Selection) -> list[tu
 def table_files(runs: Runs, sentence: int) -> list[tuple]:
     """The views' tables as CSV, every setup's rows (with a column `setup` in compare mode)."""
     found = {
-        "Every head's attention metrics": (
+        _("Every head's attention metrics"): (
             "head_metrics",
             lambda run: run.head_metrics(sentence),
         ),
-        "The residual stream's size per depth": (
+        _("The residual stream's size per depth"): (
             "residual_stream",
             lambda run: residual_table(run, sentence),
         ),
@@ -77,7 +83,7 @@ def table_files(runs: Runs, sentence: int) -> list[tuple]:
     }
     return [
         (
-            f"{label}, sentence {sentence + 1} (CSV)",
+            _("{table}, sentence {sentence} (CSV)", table=label, sentence=sentence + 1),
             f"{stem}_s{sentence}.csv",
             "text/csv",
             lambda table=table: files.table_csv(stacked(runs, table)),
@@ -113,14 +119,16 @@ def draw(runs: Runs, chosen: Selection) -> None:
     sentence = pick_sentence(runs.a.sentences, chosen.sentence)
     named = runs.named() if runs.b is not None else [("", runs.a)]
     what_changed(runs)
-    st.header("Data")
+    st.header(_("Data"))
     _download_buttons([f for name, run in named for f in _run_files(name, run, sentence, chosen)])
     st.caption(
-        "Tables" + (" (both setups' rows, with a column setup)" if runs.b is not None else "") + ":"
+        _("Tables (both setups' rows, with a column setup):")
+        if runs.b is not None
+        else _("Tables:")
     )
     _download_buttons(table_files(runs, sentence), first=100)
-    st.header("Figures (self-contained HTML, work offline)")
-    st.caption("Every figure on the page also has plotly's own camera button for a PNG.")
+    st.header(_("Figures (self-contained HTML, work offline)"))
+    st.caption(_("Every figure on the page also has plotly's own camera button for a PNG."))
     _download_buttons(
         [f for name, run in named for f in _figures(name, run, sentence, chosen)], first=200
     )

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.i18n import _, number
 from app.keys import Selection
 from app.runs import Run, Runs
+from app.views.activations import shown
 from app.views.changes import what_changed
 from app.views.figures import block_figure
 from app.views.layout import key_for, setup_title, side_by_side, stacked, wide_table
 from app.views.widgets import show
-from encoder.core.options import placement_of
 
 EQUATIONS = {
     True: r"""\begin{aligned}
@@ -31,11 +32,13 @@ NORM_EQUATIONS = {
 }
 
 
-METRICS = (  # label, cost key, how it is written
-    ("Parameters", "params", lambda v: f"{v:,}"),
-    ("FLOPs (forward)", "flops", lambda v: f"{v / 1e6:,.1f} M"),
-    ("Activation memory", "activation_bytes", lambda v: f"{v / 1e6:,.2f} MB"),
-)
+def metrics() -> tuple:
+    """(label, cost key, how it is written), in the run's language."""
+    return (
+        (_("Parameters"), "params", lambda v: number(v)),
+        (_("FLOPs (forward)"), "flops", lambda v: f"{number(v / 1e6, 1)} M"),
+        (_("Activation memory"), "activation_bytes", lambda v: f"{number(v / 1e6, 2)} MB"),
+    )
 
 
 def _costs(run: Run, against: Run | None, narrow: bool) -> None:
@@ -43,19 +46,23 @@ def _costs(run: Run, against: Run | None, narrow: bool) -> None:
     it has half the page."""
     cost = run.cost
     columns = [*st.columns(2), *st.columns(2)] if narrow else st.columns(4)
-    for column, (label, key, written) in zip(columns, METRICS, strict=False):
+    for column, (label, key, written) in zip(columns, metrics(), strict=False):
         change = None if against is None else cost[key] - against.cost[key]
         column.metric(
             label,
             written(cost[key]),
             delta=None if change is None else written(change),
             delta_color="off",
-            help="B − A below the value" if against is not None else None,
+            help=_("B − A below the value") if against is not None else None,
         )
-    columns[3].metric("Tokens (with padding)", f"{cost['tokens']} ({cost['padded_tokens']})")
+    columns[3].metric(_("Tokens (with padding)"), f"{cost['tokens']} ({cost['padded_tokens']})")
     st.caption(
-        f"Attention scores and weighted sums grow as n² d: {cost['attention_flops'] / 1e6:,.2f} "
-        f"MFLOPs here; the feed-forward grows as n d d_ff: {cost['ffn_flops'] / 1e6:,.2f} MFLOPs."
+        _(
+            "Attention scores and weighted sums grow as n² d: {attention} "
+            "MFLOPs here; the feed-forward grows as n d d_ff: {ffn} MFLOPs.",
+            attention=number(cost["attention_flops"] / 1e6, 2),
+            ffn=number(cost["ffn_flops"] / 1e6, 2),
+        )
     )
 
 
@@ -111,14 +118,23 @@ def _equations(run: Run) -> None:
     notes = []
     if cfg.positional == "rope":
         notes.append(
-            "RoPE turns each pair of dimensions (j, j + d_k/2) of q and k at position p by "
-            f"p · {cfg.rope_base:g}^(−2j/{cfg.head_dim}); nothing is added to the embeddings."
+            _(
+                "RoPE turns each pair of dimensions (j, j + d_k/2) of q and k at position p by "
+                "p · {base}^(−2j/{head_dim}); nothing is added to the embeddings.",
+                base=f"{cfg.rope_base:g}",
+                head_dim=cfg.head_dim,
+            )
         )
     if local := _local_layers(cfg):
         notes.append(
-            f"M is −∞ where a key is more than {cfg.attention_window // 2} positions from its "
-            f"query (window {cfg.attention_window}), 0 elsewhere, in layers "
-            f"{', '.join(map(str, local))}; the other layers are global (M = 0)."
+            _(
+                "M is −∞ where a key is more than {reach} positions from its "
+                "query (window {window}), 0 elsewhere, in layers "
+                "{layers}; the other layers are global (M = 0).",
+                reach=cfg.attention_window // 2,
+                window=cfg.attention_window,
+                layers=", ".join(map(str, local)),
+            )
         )
     for note in notes:
         st.caption(note)
@@ -129,13 +145,20 @@ def _equations(run: Run) -> None:
     st.latex(norm if cfg.norm_bias else norm.removesuffix(r" + \beta"))
     if cfg.embedding_size:
         st.caption(
-            f"The embeddings are {cfg.embedding_size} numbers wide; a linear layer projects them "
-            f"to d_model = {cfg.d_model} before block 0."
+            _(
+                "The embeddings are {size} numbers wide; a linear layer projects them "
+                "to d_model = {d_model} before block 0.",
+                size=cfg.embedding_size,
+                d_model=cfg.d_model,
+            )
         )
     if cfg.shared_layers:
         st.caption(
-            f"Every one of the {cfg.num_layers} blocks applies the same weights: the parameters "
-            "above count them once."
+            _(
+                "Every one of the {layers} blocks applies the same weights: the parameters "
+                "above count them once.",
+                layers=cfg.num_layers,
+            )
         )
 
 
@@ -145,12 +168,16 @@ def draw(runs: Runs, chosen: Selection) -> None:
         _costs(run, runs.a if name == "B" else None, narrow=bool(name))
     for name, run in runs.named():  # a diagram needs the whole width: one after the other
         setup = f"{setup_title(name, run)} · " if runs.b is not None else ""
-        placement = placement_of(run.cfg.norm_first)
-        st.header(f"{setup}One block ({placement}-norm), with this run's shapes")
+        header = (
+            _("One block (pre-norm), with this run's shapes")
+            if run.cfg.norm_first
+            else _("One block (post-norm), with this run's shapes")
+        )
+        st.header(f"{setup}{header}")
         show(block_figure(run), key_for("block_diagram", name if runs.b is not None else ""))
         _equations(run)
-    st.header("Shape trace: every operation, in the order the data flows")
-    wide_table(stacked(runs, lambda run: run.ledger), height=420)
-    with st.expander("Parameters by component", key="shape_params", on_change="rerun") as box:
+    st.header(_("Shape trace: every operation, in the order the data flows"))
+    wide_table(shown(stacked(runs, lambda run: run.ledger)), height=420)
+    with st.expander(_("Parameters by component"), key="shape_params", on_change="rerun") as box:
         if box.open:  # computed and sent only once opened
-            st.dataframe(stacked(runs, lambda run: run.parameter_counts), hide_index=True)
+            st.dataframe(shown(stacked(runs, lambda run: run.parameter_counts)), hide_index=True)

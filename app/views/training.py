@@ -32,12 +32,14 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
+from app.charts.cost import percent
+from app.i18n import _, number
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.user_text import literal
 from app.views.widgets import show
 from encoder.core.config import EncoderConfig
-from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
+from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.measure.train_memory import TrainMemory
 from encoder.tasks.tasks import TASKS
 from encoder.train.duration import (
@@ -55,12 +57,14 @@ from encoder.train.jobs import (
     TrainingJob,
     comparison_configs,
     comparison_job,
+    encoder_parameters,
+    placement_findings,
     placement_job,
     race_configs,
+    race_findings,
     race_job,
-    race_sizes,
     single_job,
-    window_sentence,
+    window_masked_pairs,
 )
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
@@ -83,6 +87,57 @@ JOB_NAMES = {
     PLACEMENT_RUNS: "Dropout placement",
 }
 JOB_RUNS = tuple(sorted(JOB_NAMES))
+
+
+def job_name(runs: int) -> str:
+    """The button's name of the job of `runs` runs (JOB_NAMES's), in the run's language."""
+    return {
+        1: _("Train"),
+        RACE_RUNS: _("BERT vs ModernBERT"),
+        COMPARISON_RUNS: _("Pre vs post"),
+        PLACEMENT_RUNS: _("Dropout placement"),
+    }[runs]
+
+
+def preset_name(name: str) -> str:
+    """A training preset's display name (its id, TRAINING_PRESETS's key, stays in the link)."""
+    names = {
+        "default": _("default"),
+        "pre vs post: deep, high lr": _("pre vs post: deep, high lr"),
+        "pre vs post: 6 layers, lr 1e-3": _("pre vs post: 6 layers, lr 1e-3"),
+        "BERT vs ModernBERT: 6 layers, sequences of 16": _(
+            "BERT vs ModernBERT: 6 layers, sequences of 16"
+        ),
+    }
+    return names.get(name, name)
+
+
+def task_description(name: str) -> str:
+    """A task's description (encoder.tasks.tasks's), in the run's language."""
+    descriptions = {
+        "reverse": _("Output the token at the mirrored position (first <-> last)."),
+        "sort": _("Output the sequence sorted: position i gets the i-th smallest token."),
+        "histogram": _("Output how many times this position's token occurs in the whole sequence."),
+        "shift": _("Output the previous token; the first position outputs 'none'."),
+    }
+    return descriptions.get(name, TASKS[name].description if name in TASKS else name)
+
+
+def norm_name(norm_first: bool) -> str:
+    """'pre-norm' or 'post-norm', in the run's language."""
+    return _("pre-norm") if norm_first else _("post-norm")
+
+
+def duration_words(seconds: float) -> str:
+    """encoder.train.duration.duration_text's 'about 40 s', 'about 3 min', 'about 2.5 h', in the
+    run's language."""
+    if seconds < 90:
+        return _("about {seconds} s", seconds=max(1, round(seconds)))
+    if seconds < 90 * 60:
+        return _("about {minutes} min", minutes=round(seconds / 60))
+    return _("about {hours} h", hours=number(seconds / 3600, 1, grouped=False))
+
+
 DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
 # Training widget key -> the TrainConfig field it sets.
 TRAINING_FIELDS = {
@@ -185,9 +240,16 @@ class TrainingActions:
 
 def _preset_label(name: str) -> str:
     cfg = TrainConfig(**TRAINING_PRESETS[name])
-    return (
-        f"{name}: {cfg.task}, {placement_of(cfg.norm_first)}-norm {cfg.num_layers} x "
-        f"{cfg.num_heads}, d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.steps} steps"
+    return _(
+        "{name}: {task}, {norm} {layers} x {heads}, d_model {d_model}, d_ff {d_ff}, {steps} steps",
+        name=preset_name(name),
+        task=cfg.task,
+        norm=norm_name(cfg.norm_first),
+        layers=cfg.num_layers,
+        heads=cfg.num_heads,
+        d_model=cfg.d_model,
+        d_ff=cfg.d_ff,
+        steps=cfg.steps,
     )
 
 
@@ -195,38 +257,40 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
     """The controls: the TrainConfig fields other than the architecture (the widgets', and the
     chosen preset's hidden ones, such as `decay`), and the dropout placement runs' rate."""
     preset = st.selectbox(
-        "Preset",
+        _("Preset"),
         list(TRAINING_PRESETS),
         index=None,
-        placeholder="Start from a training preset…",
+        placeholder=_("Start from a training preset…"),
         format_func=_preset_label,
         key="train_preset",
         persist_state="session",
         on_change=actions.apply_preset,
-        help="Fills in the controls below and the sidebar's architecture (and hidden settings "
-        "such as the learning-rate decay).",
+        help=_(
+            "Fills in the controls below and the sidebar's architecture (and hidden settings "
+            "such as the learning-rate decay)."
+        ),
     )
     left, middle, right = st.columns(3)
     with left:
         task = st.selectbox(
-            "Task",
+            _("Task"),
             list(TASKS),
             key="train_task",
             persist_state="session",
-            help="\n".join(f"- **{t.name}**: {t.description}" for t in TASKS.values()),
+            help="\n".join(f"- **{t.name}**: {task_description(t.name)}" for t in TASKS.values()),
         )
         seq_len = st.number_input(
-            "Sequence length", min_value=2, max_value=MAX_SEQ_LEN, key="train_seq_len"
+            _("Sequence length"), min_value=2, max_value=MAX_SEQ_LEN, key="train_seq_len"
         )
         seed = st.number_input(
-            "Seed", min_value=0, max_value=2**31 - 1, key="train_seed", persist_state="session"
+            _("Seed"), min_value=0, max_value=2**31 - 1, key="train_seed", persist_state="session"
         )
     with middle:
         steps = st.number_input(
-            "Steps", min_value=1, max_value=MAX_STEPS, key="train_steps", persist_state="session"
+            _("Steps"), min_value=1, max_value=MAX_STEPS, key="train_steps", persist_state="session"
         )
         lr = st.select_slider(
-            "Learning rate",
+            _("Learning rate"),
             LEARNING_RATES,
             key="train_lr",
             persist_state="session",
@@ -234,24 +298,32 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
         )
     with right:
         warmup = st.number_input(
-            "Warmup steps", min_value=0, max_value=MAX_STEPS, key="train_warmup"
+            _("Warmup steps"), min_value=0, max_value=MAX_STEPS, key="train_warmup"
         )
-        batch = st.select_slider("Batch", BATCH_SIZES, key="train_batch", persist_state="session")
+        batch = st.select_slider(
+            _("Batch"), BATCH_SIZES, key="train_batch", persist_state="session"
+        )
         rate = st.select_slider(
-            "Dropout rate (placement runs)",
+            _("Dropout rate (placement runs)"),
             DROPOUT_RATES,
             key="train_dropout_rate",
             persist_state="session",
-            help="**Dropout placement** trains with dropout at this rate on the attention "
-            "weights, on each sublayer's output before its residual add, on the feed-forward's "
-            "hidden layer, and in all of torch's places, beside a run without dropout.",
+            help=_(
+                "**{job}** trains with dropout at this rate on the attention "
+                "weights, on each sublayer's output before its residual add, on the "
+                "feed-forward's hidden layer, and in all of torch's places, beside a run without "
+                "dropout.",
+                job=job_name(PLACEMENT_RUNS),
+            ),
         )
     checkpoint = st.toggle(
-        "Checkpoint every block",
+        _("Checkpoint every block"),
         key="train_checkpoint",
         persist_state="session",
-        help="Keep only each block's input for the backward pass and recompute the rest while "
-        "going back: less memory, more time. The losses are the same.",
+        help=_(
+            "Keep only each block's input for the backward pass and recompute the rest while "
+            "going back: less memory, more time. The losses are the same."
+        ),
     )
     chosen = dict(
         task=task,
@@ -272,10 +344,17 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
 
 
 def architecture_text(cfg: EncoderConfig) -> str:
-    return (
-        f"{placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x {cfg.num_heads} heads, "
-        f"d_model {cfg.d_model}, d_ff {cfg.d_ff}, {cfg.activation.upper()}, {cfg.norm_type}, "
-        f"{cfg.positional} positions"
+    return _(
+        "{norm}, {layers} layers x {heads} heads, d_model {d_model}, d_ff {d_ff}, {activation}, "
+        "{norm_type}, {positional} positions",
+        norm=norm_name(cfg.norm_first),
+        layers=cfg.num_layers,
+        heads=cfg.num_heads,
+        d_model=cfg.d_model,
+        d_ff=cfg.d_ff,
+        activation=cfg.activation.upper(),
+        norm_type=cfg.norm_type,
+        positional=cfg.positional,
     )
 
 
@@ -311,10 +390,20 @@ def _change_text(chosen: TrainConfig, planned: TrainConfig) -> str:
     """How a plan differs from the chosen settings: "a 2-layer, d_model 64 copy (4 heads, d_ff
     128)" or "300 of the 5000 steps"."""
     if planned.steps != chosen.steps:
-        return f"{planned.steps} of the {chosen.steps} steps"
-    return (
-        f"a {planned.num_layers}-layer, d_model {planned.d_model} copy ({planned.num_heads} "
-        f"heads, d_ff {planned.d_ff})"
+        return _("{steps} of the {chosen} steps", steps=planned.steps, chosen=chosen.steps)
+    if planned.num_layers == 1:
+        return _(
+            "a 1-layer, d_model {d_model} copy ({heads} heads, d_ff {d_ff})",
+            d_model=planned.d_model,
+            heads=planned.num_heads,
+            d_ff=planned.d_ff,
+        )
+    return _(
+        "a {layers}-layer, d_model {d_model} copy ({heads} heads, d_ff {d_ff})",
+        layers=planned.num_layers,
+        d_model=planned.d_model,
+        heads=planned.num_heads,
+        d_ff=planned.d_ff,
     )
 
 
@@ -325,25 +414,49 @@ def _plan_sentence(cfg: TrainConfig, plans: dict[int, Plan], model: str, scale: 
     if not changed:
         return ""
     first = min(changed)
-    what = "once" if first == 1 else f"{first} times ({JOB_NAMES[first]})"
+    what = _("once") if first == 1 else _("{count} times ({job})", count=first, job=job_name(first))
     seconds = training_seconds(cfg, first, scale)
-    took, limit = duration_text(seconds), f"{MAX_TRAINING_SECONDS // 60} min"
-    if took == f"about {limit}":  # just over: in whole minutes it would read as the limit
-        took, limit = f"about {round(seconds)} s", f"{MAX_TRAINING_SECONDS} s"
-    parts = [
-        f"**{JOB_NAMES[runs]}**"
-        + ("" if runs == 1 else f" ({runs} runs)")
-        + (
-            f" trains {_change_text(cfg, p.cfg)} in {duration_text(p.seconds)}"
-            if p.cfg is not None
-            else " is off: even one step of the smallest architecture would take longer"
+    took, limit = duration_words(seconds), _("{minutes} min", minutes=MAX_TRAINING_SECONDS // 60)
+    if duration_text(seconds) == f"about {MAX_TRAINING_SECONDS // 60} min":  # just over: in
+        # whole minutes it would read as the limit
+        took = _("about {seconds} s", seconds=round(seconds))
+        limit = _("{seconds} s", seconds=MAX_TRAINING_SECONDS)
+    parts = [_part(runs, cfg, p) for runs, p in changed.items()]
+    return _(
+        "Training {model} {what} would take {took} here, and training is limited to {limit} "
+        "on this server: {parts}.",
+        model=model,
+        what=what,
+        took=took,
+        limit=limit,
+        parts="; ".join(parts),
+    )
+
+
+def _part(runs: int, cfg: TrainConfig, p: Plan) -> str:
+    """What one button trains instead of the chosen settings, or that it is off."""
+    job = job_name(runs)
+    if p.cfg is None:
+        if runs == 1:
+            return _(
+                "**{job}** is off: even one step of the smallest architecture would take longer",
+                job=job,
+            )
+        return _(
+            "**{job}** ({runs} runs) is off: even one step of the smallest architecture would "
+            "take longer",
+            job=job,
+            runs=runs,
         )
-        for runs, p in changed.items()
-    ]
-    return (
-        f"Training {model} {what} would take {took} here, and training is limited to {limit} "
-        "on this server: "
-        f"{'; '.join(parts)}."
+    change, took = _change_text(cfg, p.cfg), duration_words(p.seconds)
+    if runs == 1:
+        return _("**{job}** trains {change} in {took}", job=job, change=change, took=took)
+    return _(
+        "**{job}** ({runs} runs) trains {change} in {took}",
+        job=job,
+        runs=runs,
+        change=change,
+        took=took,
     )
 
 
@@ -355,15 +468,34 @@ def _time_check(
     scale = lab.scale or 1.0
     seconds = {runs: training_seconds(cfg, runs, scale) for runs in JOB_RUNS}
     cost = step_cost(cfg)
-    basis = f"modelled from {cost.parameters:,} weights x {cost.tokens:,} tokens per step"
-    if lab.scale is not None:
-        basis += f", scaled by this session's last training ({scale:.2g}x the model)"
+    weights, tokens = number(cost.parameters), number(cost.tokens)
+    basis = (
+        _(
+            "modelled from {weights} weights x {tokens} tokens per step",
+            weights=weights,
+            tokens=tokens,
+        )
+        if lab.scale is None
+        else _(
+            "modelled from {weights} weights x {tokens} tokens per step, scaled by this "
+            "session's last training ({scale}x the model)",
+            weights=weights,
+            tokens=tokens,
+            scale=f"{scale:.2g}",
+        )
+    )
     estimates = ", ".join(
-        f"**{JOB_NAMES[runs]}**{'' if runs == 1 else f' ({runs} runs)'} "
-        f"{duration_text(seconds[runs])}"
+        _("**{job}** {took}", job=job_name(runs), took=duration_words(seconds[runs]))
+        if runs == 1
+        else _(
+            "**{job}** ({runs} runs) {took}",
+            job=job_name(runs),
+            runs=runs,
+            took=duration_words(seconds[runs]),
+        )
         for runs in JOB_RUNS
     )
-    st.caption(f"Estimated time here: {estimates} ({basis}).")
+    st.caption(_("Estimated time here: {estimates} ({basis}).", estimates=estimates, basis=basis))
     plans = {runs: plan(cfg, architecture, runs, scale) for runs in JOB_RUNS}
     sentence = _plan_sentence(cfg, plans, model, scale)
     if sentence:
@@ -374,11 +506,15 @@ def _time_check(
 def _checkpointing_note(memory: TrainMemory) -> str:
     """What checkpointing saves and costs for one step of this training, measured."""
     kept, checkpointed = memory.saved_bytes / 1e6, memory.saved_bytes_checkpointed / 1e6
-    return (
-        f"Checkpointing: each step keeps {checkpointed:,.2f} MB for the backward pass instead of "
-        f"{kept:,.2f} MB ({kept / max(checkpointed, 1e-9):.1f}x less), and a forward + backward "
-        f"pass takes {memory.checkpointing_time_factor:.2f}x as long (measured here on this "
-        "architecture and batch)."
+    return _(
+        "Checkpointing: each step keeps {checkpointed} MB for the backward pass instead of "
+        "{kept} MB ({less}x less), and a forward + backward "
+        "pass takes {factor}x as long (measured here on this "
+        "architecture and batch).",
+        checkpointed=number(checkpointed, 2),
+        kept=number(kept, 2),
+        less=number(kept / max(checkpointed, 1e-9), 1, grouped=False),
+        factor=number(memory.checkpointing_time_factor, 2, grouped=False),
     )
 
 
@@ -387,7 +523,12 @@ def _draw_progress(job: TrainingJob) -> None:
     total = job.total_steps * len(job.trainers)
     st.progress(
         min(1.0, job.steps_done / total),
-        text=f"step {first.step} / {first.cfg.steps} · {job.seconds:.1f} s of training",
+        text=_(
+            "step {step} / {steps} · {seconds} s of training",
+            step=first.step,
+            steps=first.cfg.steps,
+            seconds=number(job.seconds, 1, grouped=False),
+        ),
     )
     show(
         training_charts.training_curves(
@@ -426,23 +567,30 @@ def _sharpest_head(result: TrainResult) -> tuple[int, int]:
 def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> None:
     rows = [
         {
-            "run": name,
-            "held-out accuracy": round(r.held_out_accuracy, 4),
-            "whole sequences right": round(r.held_out_sequence_accuracy, 4),
-            "final loss": round(r.final_loss, 4),
-            "steps": len(r.history),
-            "seconds": round(r.seconds, 1),
-            "stopped": r.stopped,
+            _("run"): name,
+            _("held-out accuracy"): round(r.held_out_accuracy, 4),
+            _("whole sequences right"): round(r.held_out_sequence_accuracy, 4),
+            _("final loss"): round(r.final_loss, 4),
+            _("steps"): len(r.history),
+            _("seconds"): round(r.seconds, 1),
+            _("stopped"): r.stopped,
         }
         for name, r in job.results.items()
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     counted = next(iter(job.results.values())).held_out_examples
-    st.caption(f"Held-out accuracy: per token, on {counted} fresh sequences never trained on.")
-    st.subheader("Open it in the views")
     st.caption(
-        "Each run is now a model source in the sidebar (Weights): every view reads it, and the "
-        "text box takes its task's sequences."
+        _(
+            "Held-out accuracy: per token, on {count} fresh sequences never trained on.",
+            count=counted,
+        )
+    )
+    st.subheader(_("Open it in the views"))
+    st.caption(
+        _(
+            "Each run is now a model source in the sidebar (Weights): every view reads it, and "
+            "the text box takes its task's sequences."
+        )
     )
 
     def open_model(model_id: str, result: TrainResult) -> None:  # read its sharpest head
@@ -453,12 +601,12 @@ def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions)
     columns = st.columns(len(models))
     for index, (column, (name, model_id)) in enumerate(zip(columns, models.items(), strict=True)):
         column.button(
-            f"Open {name}" if len(models) > 1 else "Open the trained model",
+            _("Open {name}", name=name) if len(models) > 1 else _("Open the trained model"),
             key=f"train_open_{index}",
             on_click=open_model,
             args=(model_id, job.results[name]),
             disabled=model_id not in actions.kept,
-            help=actions.kept.get(model_id, "No longer kept in this session."),
+            help=actions.kept.get(model_id, _("No longer kept in this session.")),
         )
 
 
@@ -467,27 +615,34 @@ def _placement_results(job: TrainingJob) -> None:
     show(
         training_charts.held_out_bars(
             {name: r.held_out_accuracy for name, r in job.results.items()},
-            title=f"Held-out accuracy with dropout {job.dropout_rate:g} in each place",
+            title=_(
+                "Held-out accuracy with dropout {rate} in each place",
+                rate=f"{job.dropout_rate:g}",
+            ),
         ),
         key="train_placement_accuracy",
     )
     st.caption(
-        "One run per placement, one seed: the same initial weights and batches, dropout the only "
-        "difference. Another seed can order them differently; dropout is off when measuring "
-        "held-out accuracy."
+        _(
+            "One run per placement, one seed: the same initial weights and batches, dropout the "
+            "only difference. Another seed can order them differently; dropout is off when "
+            "measuring held-out accuracy."
+        )
     )
 
 
 def _comparison_results(job: TrainingJob) -> None:
     show(
         training_charts.layer_grad_norms_chart(
-            job.init_grad_norms, title="Gradient norm of each block at initialisation"
+            job.init_grad_norms, title=_("Gradient norm of each block at initialisation")
         ),
         key="train_init_grads",
     )
     st.caption(
-        "Same batch, same seed, untrained weights: how much each block's gradient asks it to "
-        "change at step 1."
+        _(
+            "Same batch, same seed, untrained weights: how much each block's gradient asks it to "
+            "change at step 1."
+        )
     )
 
 
@@ -496,44 +651,247 @@ def race_text(cfg: TrainConfig) -> str:
     counts, and what the local window masks at the task's sequence length."""
     runs = race_configs(cfg)
     modern = runs["ModernBERT-style"]
-    return (
-        f"**{JOB_NAMES[RACE_RUNS]}** trains BERT's architecture (post-norm, learned positions, "
+    race = _(
+        "**{job}** trains BERT's architecture (post-norm, learned positions, "
         "GELU, biases, global attention) against ModernBERT's (pre-norm, RoPE, GeGLU, no biases "
-        f"in the linear layers or the norms, a local window of {modern.attention_window}, every "
-        f"layer whose index is a multiple of {modern.global_every} global) on {cfg.task}, seed "
-        f"{cfg.seed}, the same "
-        f"batches, {cfg.num_layers} layers x {cfg.num_heads} heads, d_model {cfg.d_model}. "
-        f"{race_sizes(runs)} {window_sentence(modern)}"
+        "in the linear layers or the norms, a local window of {window}, every "
+        "layer whose index is a multiple of {every} global) on {task}, seed "
+        "{seed}, the same batches, {layers} layers x {heads} heads, d_model {d_model}.",
+        job=job_name(RACE_RUNS),
+        window=modern.attention_window,
+        every=modern.global_every,
+        task=cfg.task,
+        seed=cfg.seed,
+        layers=cfg.num_layers,
+        heads=cfg.num_heads,
+        d_model=cfg.d_model,
+    )
+    return f"{race} {race_sizes(runs)} {window_sentence(modern)}"
+
+
+def race_sizes(runs: dict[str, TrainConfig]) -> str:
+    """encoder.train.jobs.race_sizes in the run's language: the race's two parameter counts and
+    how far apart they are."""
+    (bert_name, bert), (modern_name, modern) = runs.items()
+    counts = {name: encoder_parameters(run) for name, run in runs.items()}
+    apart = counts[modern_name] / counts[bert_name] - 1
+    values = dict(
+        bert=bert_name,
+        bert_count=number(counts[bert_name]),
+        bert_d_ff=bert.d_ff,
+        modern=modern_name,
+        modern_count=number(counts[modern_name]),
+        modern_d_ff=modern.d_ff,
+        wide=2 * modern.d_ff,
+        apart=percent(abs(apart), 2),
+    )
+    if apart > 0:
+        return _(
+            "{bert} has {bert_count} encoder parameters (d_ff {bert_d_ff}); {modern} "
+            "{modern_count} with d_ff {modern_d_ff} (GeGLU's linear1 is 2 x {modern_d_ff} = "
+            "{wide} wide): {apart} more.",
+            **values,
+        )
+    return _(
+        "{bert} has {bert_count} encoder parameters (d_ff {bert_d_ff}); {modern} "
+        "{modern_count} with d_ff {modern_d_ff} (GeGLU's linear1 is 2 x {modern_d_ff} = "
+        "{wide} wide): {apart} fewer.",
+        **values,
+    )
+
+
+def _share(value: float) -> str:
+    return _("not measured") if math.isnan(value) else percent(value, 1)
+
+
+def race_said(results: dict[str, TrainResult]) -> str:
+    """encoder.train.jobs.race_findings in the run's language: which run reached what loss in
+    how many steps and seconds, and when the leader first got down to the other's final loss."""
+    said = "; ".join(
+        _(
+            "{name} reached a training loss of {loss} after {steps} steps in {seconds} s "
+            "(held-out accuracy {accuracy})",
+            name=name,
+            loss=number(r.final_loss, 3, grouped=False),
+            steps=len(r.history),
+            seconds=number(r.seconds, 1, grouped=False),
+            accuracy=_share(r.held_out_accuracy),
+        )
+        for name, r in results.items()
+    )
+    (leader, led), (other, behind) = sorted(results.items(), key=lambda item: item[1].final_loss)
+    if led.final_loss == behind.final_loss:
+        return _("{said}: a tie.", said=said)
+    step = next((row["step"] for row in led.history if row["loss"] <= behind.final_loss), None)
+    if step is None:
+        return _("{said}. {leader} ends lower.", said=said, leader=leader)
+    return _(
+        "{said}. {leader} ends lower. {leader} first got down to {other}'s final loss at step "
+        "{step}, after {seconds} s.",
+        said=said,
+        leader=leader,
+        other=other,
+        step=step,
+        seconds=number(led.elapsed[step - 1], 1, grouped=False),
+    )
+
+
+def placement_said(results: dict[str, TrainResult]) -> str:
+    """encoder.train.jobs.placement_findings in the run's language: the held-out accuracies (the
+    best, or that they tie), and where the final training loss was highest and lowest."""
+    accuracy = {name: r.held_out_accuracy for name, r in results.items()}
+    loss = {name: r.final_loss for name, r in results.items()}
+    best = max(accuracy.values())
+    leaders = [name for name, value in accuracy.items() if round(value, 3) == round(best, 3)]
+    highest, lowest = max(loss, key=loss.get), min(loss, key=loss.get)
+    values = dict(
+        steps=max(len(r.history) for r in results.values()),
+        best=number(best, 3, grouped=False),
+        highest=highest,
+        highest_loss=number(loss[highest], 3, grouped=False),
+        lowest=lowest,
+        lowest_loss=number(loss[lowest], 3, grouped=False),
+    )
+    if len(leaders) == len(accuracy):
+        return _(
+            "In this run of {steps} steps, every placement reached {best} held-out accuracy; "
+            "the final training loss (measured with dropout on) was highest with {highest} "
+            "({highest_loss}) and lowest with {lowest} ({lowest_loss}).",
+            **values,
+        )
+    others = ", ".join(
+        f"{name} {number(value, 3, grouped=False)}"
+        for name, value in accuracy.items()
+        if name not in leaders
+    )
+    return _(
+        "In this run of {steps} steps, {leaders} reached the best held-out accuracy, {best} "
+        "({others}); the final training loss (measured with dropout on) was highest with "
+        "{highest} ({highest_loss}) and lowest with {lowest} ({lowest_loss}).",
+        leaders=_listed(leaders),
+        others=others,
+        **values,
+    )
+
+
+def _listed(names: list[str]) -> str:
+    """'a', 'a and b', 'a and b and c' (as encoder.train.jobs writes the leaders)."""
+    said = names[0]
+    for name in names[1:]:
+        said = _("{names} and {last}", names=said, last=name)
+    return said
+
+
+def findings_said(job: TrainingJob) -> str:
+    """What the finished job showed, in the run's language (the library's sentence for a job
+    this view does not know)."""
+    if job.findings is race_findings:
+        return race_said(job.results)
+    if job.findings is placement_findings:
+        return placement_said(job.results)
+    return job.findings(job.results)
+
+
+def _layers(numbers: list[int]) -> str:
+    """ "layer 1" or "layers 1, 2 and 4", in the run's language."""
+    if len(numbers) == 1:
+        return _("layer {layer}", layer=numbers[0])
+    return _(
+        "layers {layers} and {last}",
+        layers=", ".join(str(n) for n in numbers[:-1]),
+        last=numbers[-1],
+    )
+
+
+def window_sentence(cfg: TrainConfig) -> str:
+    """encoder.train.jobs.window_sentence in the run's language: whether cfg's local window
+    masks anything at its task's sequence length, in numbers."""
+    encoder = cfg.encoder_config()
+    local = [i for i in range(cfg.num_layers) if encoder.is_local(i)]
+    if not local:
+        return _("Every layer attends globally.")
+    width, reach, T = cfg.attention_window, cfg.attention_window // 2, cfg.seq_len
+    masked = window_masked_pairs(cfg)
+    global_layers = [i for i in range(cfg.num_layers) if i not in local]
+    if masked == 0:
+        return _(
+            "At sequence length {length}, the window of {width} ({reach} positions either side) "
+            "masks nothing: every query already sees every key, so {local} attend as "
+            "global ones do.",
+            length=T,
+            width=width,
+            reach=reach,
+            local=_layers(local),
+        )
+    values = dict(
+        length=T,
+        width=width,
+        reach=reach,
+        masked=masked,
+        pairs=T * T,
+        share=percent(masked / (T * T)),
+        local=_layers(local),
+    )
+    if global_layers:
+        return _(
+            "At sequence length {length}, the window of {width} lets a query see only the keys "
+            "within {reach} positions: it masks {masked} of the {pairs} query-key pairs "
+            "({share}) in {local}; {others} stay global.",
+            others=_layers(global_layers),
+            **values,
+        )
+    return _(
+        "At sequence length {length}, the window of {width} lets a query see only the keys "
+        "within {reach} positions: it masks {masked} of the {pairs} query-key pairs "
+        "({share}) in {local}.",
+        **values,
     )
 
 
 def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None:
     """The whole Training view (its widget keys start with `train_`) for the sidebar's
     architecture (`settings.cfg`; None, with `settings.error` saying why, when impossible)."""
-    st.header("Training lab")
+    st.header(_("Training lab"))
     st.caption(
-        "Train the architecture in the sidebar on a toy task and watch its heads turn from noise "
-        "into a pattern; then open the trained model in every view. **BERT vs ModernBERT** races "
-        "the two architectures at one size; **Pre vs post** trains "
-        "pre-norm and post-norm (each with and without warmup) on the same data side by side; "
-        "**Dropout placement** trains with dropout in one place at a time (the attention "
-        "weights, the sublayer outputs, the feed-forward's hidden layer, all of them) beside a "
-        "run without."
+        _(
+            "Train the architecture in the sidebar on a toy task and watch its heads turn from "
+            "noise into a pattern; then open the trained model in every view. **{race}** races "
+            "the two architectures at one size; **{compare}** trains "
+            "pre-norm and post-norm (each with and without warmup) on the same data side by "
+            "side; **{placement}** trains with dropout in one place at a time (the attention "
+            "weights, the sublayer outputs, the feed-forward's hidden layer, all of them) beside "
+            "a run without.",
+            race=job_name(RACE_RUNS),
+            compare=job_name(COMPARISON_RUNS),
+            placement=job_name(PLACEMENT_RUNS),
+        )
     )
     chosen, rate = _controls(actions)
     architecture = settings.cfg
     if architecture is None:
-        st.error(f"The sidebar's architecture is impossible: {literal(settings.error)}")
+        st.error(
+            _(
+                "The sidebar's architecture is impossible: {error}",
+                error=literal(settings.error),
+            )
+        )
         return
-    st.caption(f"Architecture (from the sidebar): {architecture_text(architecture)}.")
+    st.caption(
+        _(
+            "Architecture (from the sidebar): {architecture}.",
+            architecture=architecture_text(architecture),
+        )
+    )
     try:
         cfg = TrainConfig.from_architecture(architecture, **chosen)
     except ValueError as problem:
-        st.error(f"These settings cannot be trained: {literal(str(problem))}")
+        st.error(_("These settings cannot be trained: {error}", error=literal(str(problem))))
         return
     job = lab.job
     running = job is not None and job.running
-    model = "MiniLM's architecture" if settings.a.source == "pretrained" else "this architecture"
+    model = (
+        _("MiniLM's architecture") if settings.a.source == "pretrained" else _("this architecture")
+    )
     plans = _time_check(cfg, architecture, lab, model)
     room = dict.fromkeys(JOB_RUNS, "")  # {runs: why their plan's memory does not fit}
     if not running:  # (a running job's memory is counted already)
@@ -556,7 +914,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     ):
         planned = plans[runs].cfg
         column.button(
-            JOB_NAMES[runs],
+            job_name(runs),
             key=key,
             type="primary" if runs == 1 else "secondary",
             disabled=running or planned is None or bool(room[runs]),
@@ -564,7 +922,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
             args=(lab, make_job, planned, runs),
         )
     right.button(
-        "Stop",
+        _("Stop"),
         key="train_stop",
         disabled=not running,
         on_click=lab.stop,
@@ -573,14 +931,14 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     if lab.note and lab.note not in room.values():  # not twice
         st.warning(literal(lab.note))
     if job is None:
-        st.info("Choose a task, then press **Train**.")
+        st.info(_("Choose a task, then press **{button}**.", button=job_name(1)))
         return
     st.fragment(_live_training, run_every=REFRESH_SECONDS if running else None)(lab, actions)
     if job.running:
         return
     _results(job, lab.models or {}, actions)
     if job.findings is not None:
-        st.info(job.findings(job.results))
+        st.info(findings_said(job))
     if job.init_grad_norms:
         _comparison_results(job)
         return
