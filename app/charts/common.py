@@ -15,6 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from app.i18n import _
+
 FONT_SIZE = 14  # a figure's body text (px); its ticks and subtitles are SMALLEST_TEXT
 SMALLEST_TEXT = 12  # no figure text under this (px), ticks and subtitles included
 PRESENTER_TEXT = 16  # presenter mode's smallest figure text (px): read from the back of a room
@@ -48,12 +50,14 @@ def plural(count: int, word: str) -> str:
 def depth_name(depth: int) -> str:
     """The residual stream at `depth` (hidden_states[depth]): 'embeddings' for 0, 'block k' for
     the stream after block k."""
-    return "embeddings" if depth == 0 else f"block {depth - 1}"
+    return _("embeddings") if depth == 0 else _("block {block}", block=depth - 1)
 
 
 def depth_labels(num_layers: int) -> list[str]:
     """Axis labels for every depth: 'embeddings', then 'after block k'."""
-    return [depth_name(0)] + [f"after {depth_name(d)}" for d in range(1, num_layers + 1)]
+    return [depth_name(0)] + [
+        _("after block {block}", block=d - 1) for d in range(1, num_layers + 1)
+    ]
 
 
 def short(text: str, max_chars: int) -> str:

@@ -144,7 +144,9 @@ def problems_of(language: str, domain: str) -> Iterator[str]:
         return
     with path.open("rb") as po:
         catalog = read_po(po, locale=language)
-    forms = Locale.parse(language).plural_form.tags
+    # CLDR's plural tags leave out "other", which every language has: es one/many/other (3, as
+    # the catalogue's Plural-Forms says), zh other (1), ar zero/one/two/few/many/other (6)
+    forms = [*Locale.parse(language).plural_form.tags, "other"]
     with (HERE / f"{domain}.pot").open("rb") as pot:
         wanted = {message.id for message in read_po(pot) if message.id}
     have = {message.id for message in catalog if message.id}
