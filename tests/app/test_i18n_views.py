@@ -132,3 +132,14 @@ def test_a_spanish_sentence_writes_the_runs_numbers_as_spanish_does() -> None:
     assert float(parse_decimal(written, locale="es")) == pytest.approx(weights.max(), abs=5e-4)
     total = re.search(r"suman ([\d.,]+);", shown(at.info[0].value)).group(1)
     assert float(parse_decimal(total, locale="es")) == pytest.approx(weights.sum(), abs=5e-6)
+
+
+def test_a_chinese_title_wraps_between_characters_in_a_narrow_place() -> None:
+    from app.charts.common import _width, new_figure, wrap_title
+
+    title = "第 2 层，第 1 个头：每一行是一个查询词元在各个键上的注意力"  # no space to break at
+    lines = wrap_title(new_figure(layout={"title": {"text": title}}), 24).layout.title.text
+    lines = lines.split("<br>")
+    assert len(lines) >= 3 and all(_width(line) <= 24 for line in lines)
+    assert "".join(lines) == title  # nothing lost, nothing added
+    assert not any(line.startswith(("，", "：")) for line in lines)  # punctuation ends a line
