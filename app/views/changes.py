@@ -270,11 +270,56 @@ def differences(runs: Runs) -> list[str]:
     for option in OPTIONS:
         va, vb = option.value_of(a.cfg), option.value_of(b.cfg)
         if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
-            found.append(f"{option.noun}: {option.name(va)} → {option.name(vb)}")
+            found.append(
+                _(
+                    "{option}: {a} → {b}",
+                    option=option_noun(option.key, option.noun),
+                    a=option_value(option.name(va)),
+                    b=option_value(option.name(vb)),
+                )
+            )
     if a.key.ablate != b.key.ablate:
         off_a, off_b = (heads_named(run.key.ablate) or _("none") for run in (a, b))
         found.append(_("heads switched off: {a} → {b}", a=off_a, b=off_b))
     return found
+
+
+def option_noun(key: str, noun: str) -> str:
+    """An option's noun (encoder.core.options' words) in the page's language."""
+    nouns = {
+        "norm": _("norm placement"),
+        "num_heads": _("heads"),
+        "num_layers": _("layers"),
+        "activation": _("activation"),
+        "norm_type": _("norm type"),
+        "positional": _("positions"),
+        "rope_base": _("RoPE base"),
+        "bias": _("linear biases"),
+        "norm_bias": _("norm biases"),
+        "window": _("attention window"),
+        "global_every": _("global layers"),
+        "embedding_size": _("embedding size"),
+        "shared": _("layer weights"),
+        "seed": _("seed"),
+    }
+    return nouns.get(key, noun)
+
+
+def option_value(name: str) -> str:
+    """An option's value as the page names it (encoder.core.options' words: "pre-norm", "on")
+    in the page's language; names (GELU, LayerNorm) and numbers as they are."""
+    words = {
+        "pre-norm": _("pre-norm"),
+        "post-norm": _("post-norm"),
+        "sinusoidal": _("sinusoidal"),
+        "learned": _("learned"),
+        "rotary (RoPE)": _("rotary (RoPE)"),
+        "on": _("on"),
+        "off": _("off"),
+        "separate weights per layer": _("separate weights per layer"),
+        "one layer's weights shared": _("one layer's weights shared"),
+    }
+    return words.get(name, name)
 
 
 def heads_named(heads: Iterable[tuple[int, int]]) -> str:
