@@ -20,10 +20,10 @@ from app.charts.common import (
     base_layout,
     escape,
     new_figure,
-    plural,
     short,
     visible_ticks,
 )
+from app.i18n import _, n_
 
 ATTENTION_COLORSCALE = "Viridis"  # perceptually uniform, colour-blind safe
 OVERVIEW_MAX_TOKENS = 48  # per head tile of an overview; longer inputs are block-averaged
@@ -59,7 +59,7 @@ def _padding_mask(x_segments: list[Segment], y_segments: list[Segment]) -> go.He
         colorscale=[[0, PAD_FILL], [1, PAD_FILL]],
         showscale=False,
         hoverinfo="skip",
-        name="padding",
+        name=_("padding"),
     )
 
 
@@ -109,7 +109,11 @@ def _heatmap_axes(
 def _attention_heatmap(z: np.ndarray, colour_title: str, hover: str, zmax: float) -> go.Heatmap:
     """Weights on a 0..zmax scale (1 unless stretched); NaN cells (gaps) get no hover."""
     if zmax < 1:
-        colour_title += f" (scale stretched to {zmax:.3g})"
+        colour_title = _(
+            "{title} (scale stretched to {largest})",
+            title=colour_title,
+            largest=format(zmax, ".3g"),
+        )
     return go.Heatmap(
         z=z,
         zmin=0,
@@ -131,13 +135,39 @@ def _block_sum(values: np.ndarray, starts: np.ndarray, axis: int) -> np.ndarray:
     return np.add.reduceat(values, starts, axis=axis)
 
 
-def _block_labels(starts: np.ndarray, n_total: int, n_valid: int, one: str, many: str) -> list[str]:
-    """'query 5', 'queries 22-32', with '(padding)' on padded blocks."""
+def _block_labels(starts: np.ndarray, n_total: int, n_valid: int, queries: bool) -> list[str]:
+    """'query 5', 'queries 22-32', with '(padding)' on padded blocks; keys' alike."""
     stops = np.append(starts[1:], n_total)
     labels = []
     for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
-        label = f"{one} {start}" if stop - start == 1 else f"{many} {start}-{stop - 1}"
-        labels.append(label + (" (padding)" if start >= n_valid else ""))
+        last, padding = stop - 1, start >= n_valid
+        if stop - start == 1:
+            label = (
+                (
+                    _("query {index} (padding)", index=start)
+                    if padding
+                    else _("query {index}", index=start)
+                )
+                if queries
+                else (
+                    _("key {index} (padding)", index=start)
+                    if padding
+                    else _("key {index}", index=start)
+                )
+            )
+        elif queries:
+            label = (
+                _("queries {first}-{last} (padding)", first=start, last=last)
+                if padding
+                else _("queries {first}-{last}", first=start, last=last)
+            )
+        else:
+            label = (
+                _("keys {first}-{last} (padding)", first=start, last=last)
+                if padding
+                else _("keys {first}-{last}", first=start, last=last)
+            )
+        labels.append(label)
     return labels
 
 
@@ -181,7 +211,7 @@ def attention_mosaic(
     (default 0..L-1). Past max_tokens, cells are blocks: the mean over a block of queries of the
     values summed over a block of keys, so weight rows still sum to 1."""
     values = np.asarray(values, dtype=np.float32)  # [layer, head, query, key]
-    n_layers, n_heads, n_tokens, _ = values.shape
+    n_layers, n_heads, n_tokens = values.shape[:3]
     layers = list(range(n_layers)) if layers is None else list(layers)
     factor = math.ceil(n_tokens / max_tokens) if n_tokens > max_tokens else 1
     starts = _block_starts(n_valid, n_tokens, factor)
@@ -196,8 +226,8 @@ def attention_mosaic(
     z = tiles.transpose(0, 2, 1, 3).reshape(n_layers * stride, n_heads * stride)[:-1, :-1]
 
     n_valid_blocks = int(np.searchsorted(starts, n_valid))
-    queries = _block_labels(starts, n_tokens, n_valid, "query", "queries") + [""]
-    keys = _block_labels(starts, n_tokens, n_valid, "key", "keys") + [""]
+    queries = _block_labels(starts, n_tokens, n_valid, queries=True) + [""]
+    keys = _block_labels(starts, n_tokens, n_valid, queries=False) + [""]
     centre = (tile - 1) / 2
 
     def segments(count: int) -> list[Segment]:
@@ -218,8 +248,14 @@ def attention_mosaic(
         n_tokens=n_tokens,
         n_valid=n_valid,
         n_valid_blocks=n_valid_blocks,
-        hover_x=[f"head {j // stride} · {keys[j % stride]}" for j in range(z.shape[1])],
-        hover_y=[f"layer {layers[i // stride]} · {queries[i % stride]}" for i in range(z.shape[0])],
+        hover_x=[
+            _("head {head} · {key}", head=j // stride, key=keys[j % stride])
+            for j in range(z.shape[1])
+        ],
+        hover_y=[
+            _("layer {layer} · {query}", layer=layers[i // stride], query=queries[i % stride])
+            for i in range(z.shape[0])
+        ],
         x_segments=segments(n_heads),
         y_segments=segments(n_layers),
         x_ticks=([h * stride + centre for h in range(n_heads)], [f"H{h}" for h in range(n_heads)]),
@@ -233,12 +269,17 @@ def mosaic_figure(mosaic: Mosaic, heatmap: go.Heatmap, title: str) -> go.Figure:
     _heatmap_axes(fig, mosaic.hover_x, mosaic.hover_y, mosaic.x_ticks, mosaic.y_ticks)
     padding = mosaic.n_tokens - mosaic.n_valid
     if padding:
-        title += f" + {padding} padding (grey)"
+        title = _("{title} + {padding} padding (grey)", title=title, padding=padding)
     if mosaic.factor > 1:
         title += (
-            f"<br><sup>{mosaic.n_tokens} positions in blocks of {mosaic.factor}: a cell is the "
-            "attention a block of queries gives a block of keys (summed over keys, averaged over "
-            "queries)</sup>"
+            "<br><sup>"
+            + _(
+                "{positions} positions in blocks of {factor}: a cell is the attention a block of "
+                "queries gives a block of keys (summed over keys, averaged over queries)",
+                positions=mosaic.n_tokens,
+                factor=mosaic.factor,
+            )
+            + "</sup>"
         )
     # about 850 px of plot width on a wide page: as tall as the mosaic needs, never a screenful
     rows, columns = mosaic.z.shape
@@ -256,15 +297,19 @@ def attention_overview(
     """Every layer x head of one sentence as one mosaic heatmap; attention is [L, H, T, T]."""
     mosaic = attention_mosaic(attention, n_valid, max_tokens=max_tokens)
     n_layers, n_heads = mosaic.tiles.shape[:2]
-    weight = "block weight" if mosaic.factor > 1 else "weight"
+    weight = _("block weight") if mosaic.factor > 1 else _("weight")
     heatmap = _attention_heatmap(
         mosaic.z,
         weight,
-        f"%{{y}}<br>%{{x}}<br>{weight} %{{z:.4f}}",
+        "%{y}<br>%{x}<br>" + weight + " %{z:.4f}",
         _colour_max(mosaic.real, stretch),
     )
-    layers, heads = plural(n_layers, "layer"), plural(n_heads, "head")
-    title = f"Attention of every head: {layers} x {heads}, {plural(n_valid, 'token')}"
+    title = _(
+        "Attention of every head: {layers} x {heads}, {tokens}",
+        layers=n_("{count} layer", "{count} layers", n_layers),
+        heads=n_("{count} head", "{count} heads", n_heads),
+        tokens=n_("{count} token", "{count} tokens", n_valid),
+    )
     return mosaic_figure(mosaic, heatmap, title)
 
 
@@ -275,8 +320,8 @@ def attention_head(
     pattern = np.asarray(pattern, dtype=np.float32)  # [query, key]
     heatmap = _attention_heatmap(
         pattern,
-        "weight",
-        "query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}",
+        _("weight"),
+        _("query '%{y}' (%{y:d}) -> key '%{x}' (%{x:d})<br>weight %{z:.6f}"),
         _colour_max(pattern[:n_valid, :n_valid], stretch),
     )
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
@@ -300,8 +345,8 @@ def token_grid_figure(
     visible = visible_ticks(tokens)
     _heatmap_axes(fig, labels, labels, visible, visible)
     fig.update_layout(
-        xaxis2_title_text="key (attended to)",
-        yaxis2_title_text="query (attending)",
+        xaxis2_title_text=_("key (attended to)"),
+        yaxis2_title_text=_("query (attending)"),
         xaxis2_tickangle=-60,
     )
     return base_layout(fig, escape(title), height=int(np.clip(22 * n_valid, 420, 900)) + 150)
@@ -326,23 +371,23 @@ def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.F
             showscale=False,
             xgap=2,
             ygap=2,
-            hovertemplate="%{y}, position %{x}<br>token %{customdata}<br>attention mask %{z}"
-            "<extra></extra>",
+            hovertemplate=_("%{y}, position %{x}<br>token %{customdata}<br>attention mask %{z}")
+            + "<extra></extra>",
         )
     )
     fig.update_layout(
         xaxis=dict(
-            title_text="position",
+            title_text=_("position"),
             showgrid=False,
             zeroline=False,
             dtick=1 if n_tokens <= 40 else None,
         ),
         yaxis=dict(
             tickvals=list(range(n_sentences)),
-            ticktext=[f"sentence {s + 1}" for s in range(n_sentences)],
+            ticktext=[_("sentence {number}", number=s + 1) for s in range(n_sentences)],
             autorange="reversed",
             showgrid=False,
         ),
     )
-    title = "Padded batch: blue = token (mask 1), grey = padding (mask 0)"
+    title = _("Padded batch: blue = token (mask 1), grey = padding (mask 0)")
     return base_layout(fig, title, height=150 + 44 * n_sentences)

@@ -15,6 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from app.i18n import _
+
 FONT_SIZE = 14  # a figure's body text (px); its ticks and subtitles are SMALLEST_TEXT
 SMALLEST_TEXT = 12  # no figure text under this (px), ticks and subtitles included
 PRESENTER_TEXT = 16  # presenter mode's smallest figure text (px): read from the back of a room
@@ -48,12 +50,14 @@ def plural(count: int, word: str) -> str:
 def depth_name(depth: int) -> str:
     """The residual stream at `depth` (hidden_states[depth]): 'embeddings' for 0, 'block k' for
     the stream after block k."""
-    return "embeddings" if depth == 0 else f"block {depth - 1}"
+    return _("embeddings") if depth == 0 else _("block {block}", block=depth - 1)
 
 
 def depth_labels(num_layers: int) -> list[str]:
     """Axis labels for every depth: 'embeddings', then 'after block k'."""
-    return [depth_name(0)] + [f"after {depth_name(d)}" for d in range(1, num_layers + 1)]
+    return [depth_name(0)] + [
+        _("after block {block}", block=d - 1) for d in range(1, num_layers + 1)
+    ]
 
 
 def short(text: str, max_chars: int) -> str:
@@ -204,21 +208,45 @@ def legible(fig: go.Figure, smallest: int) -> go.Figure:
 TAG = re.compile(r"<[^>]+>")  # plotly's markup in a title: no width of its own
 
 
+WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")  # CJK, full-width
+
+
+def _width(text: str) -> int:
+    """How many characters' room a title's text takes: its markup none, a CJK or full-width
+    character two (as wide as two Latin letters)."""
+    plain = TAG.sub("", text)
+    return len(plain) + len(WIDE.findall(plain))
+
+
+def _words(text: str) -> list[tuple[str, str]]:
+    """A title line's words, each with what joins it to the one before: a space between words;
+    nothing between the characters of Chinese (written without spaces, and broken anywhere but
+    before its closing punctuation)."""
+    words = []
+    for word in text.split(" "):
+        parts = re.findall(
+            r"[\u2e80-\u9fff\uf900-\ufaff][\u3000-\u303f\uff00-\uffef]*|[^\u2e80-\u9fff\uf900-\ufaff]+",
+            word,
+        ) or [word]
+        words += [(part, " " if i == 0 else "") for i, part in enumerate(parts)]
+    return words
+
+
 def _wrapped(title: str, chars: int) -> str:
-    """A title with lines longer than `chars` characters broken at spaces; a subtitle line
-    (<sup>, drawn at SUP_SCALE of the size) takes proportionally more, and stays one on each
-    line it is broken into. The markup counts no characters."""
+    """A title with lines longer than `chars` characters broken at spaces (or between Chinese
+    characters); a subtitle line (<sup>, drawn at SUP_SCALE of the size) takes proportionally
+    more, and stays one on each line it is broken into. The markup counts no characters."""
     lines = []
     for line in title.split("<br>"):
         sup = line.startswith("<sup>") and line.endswith("</sup>")
         text, budget = (line[5:-6], int(chars / SUP_SCALE)) if sup else (line, chars)
         pieces, current = [], ""
-        for word in text.split(" "):
-            if current and len(TAG.sub("", current)) + 1 + len(TAG.sub("", word)) > budget:
+        for word, joint in _words(text):
+            if current and _width(current) + len(joint) + _width(word) > budget:
                 pieces.append(current)
                 current = word
             else:
-                current = f"{current} {word}" if current else word
+                current = f"{current}{joint}{word}" if current else word
         pieces.append(current)
         lines += [f"<sup>{piece}</sup>" for piece in pieces] if sup else pieces
     return "<br>".join(lines)

@@ -15,6 +15,7 @@ from app.charts.common import (
     new_figure,
     visible_ticks,
 )
+from app.i18n import _
 
 
 def _token_at(tokens: list[str], position: int) -> str:
@@ -42,8 +43,11 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
     rows = stats[stats["layer"] == layer]
     if rows.empty:
         raise ValueError(
-            f"no LayerNorm statistics for layer={layer}; layers present: "
-            f"{sorted(stats['layer'].unique().tolist())}"
+            _(
+                "no LayerNorm statistics for layer={layer}; layers present: {present}",
+                layer=layer,
+                present=sorted(stats["layer"].unique().tolist()),
+            )
         )
     traces = []
     norms = [n for n in NORM_ORDER if n in set(rows["norm"])]
@@ -52,7 +56,8 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
         positions = part["position"].to_numpy()
         labels = [escape(_token_at(tokens, p)) for p in positions.tolist()]
         for side, dash, symbol in (("in", "dot", "circle-open"), ("out", "solid", "circle")):
-            name = f"{norm} {side}put"
+            name = _("{norm} input", norm=norm) if side == "in" else _("{norm} output", norm=norm)
+            said = {"mean": _("{name} mean", name=name), "std": _("{name} std", name=name)}
             for axis, stat in (("", "mean"), ("2", "std")):
                 traces.append({
                     "type": "scatter",
@@ -65,13 +70,18 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
                     "showlegend": axis == "",
                     "line": {"color": colour, "dash": dash, "width": 2},
                     "marker": {"symbol": symbol, "size": 8, "color": colour},
-                    "hovertemplate": f"'%{{customdata}}' (%{{x}})<br>{name} {stat} %{{y:.4f}}"
+                    "hovertemplate": f"'%{{customdata}}' (%{{x}})<br>{said[stat]} %{{y:.4f}}"
                     "<extra></extra>",
                     "xaxis": f"x{axis}",
                     "yaxis": f"y{axis}",
                 })  # fmt: skip
-    place = {"embed.ln": "the embeddings", "final_norm": "the final norm"}.get(norms[0])
-    title = f"Norm statistics in {place or f'block {layer}'}: input (dotted) vs output (solid)"
+    titles = {
+        "embed.ln": _("Norm statistics in the embeddings: input (dotted) vs output (solid)"),
+        "final_norm": _("Norm statistics in the final norm: input (dotted) vs output (solid)"),
+    }
+    title = titles.get(norms[0]) or _(
+        "Norm statistics in block {layer}: input (dotted) vs output (solid)", layer=layer
+    )
     middle = (1 - SUBPLOT_GAP) / 2  # each plot's share of the height
     layout = {
         **base_spec(title, height=640),
@@ -84,8 +94,8 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
         },
         "yaxis2": {"anchor": "x2", "domain": [0.0, middle]},
         "annotations": [
-            {**SUBPLOT_TITLE, "text": "mean over the d features", "y": 1.0},
-            {**SUBPLOT_TITLE, "text": "standard deviation over the d features", "y": middle},
+            {**SUBPLOT_TITLE, "text": _("mean over the d features"), "y": 1.0},
+            {**SUBPLOT_TITLE, "text": _("standard deviation over the d features"), "y": middle},
         ],
         "legend": {"orientation": "h", "x": 0, "y": 1.06, "yanchor": "bottom"},
         "margin": {**MARGIN, "t": 110},  # room for the legend above the plots
@@ -110,29 +120,29 @@ def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
             "y": ys,
             "customdata": labels,
             "mode": "lines",
-            "name": "each token",
+            "name": _("each token"),
             "line": {"color": "rgba(0, 114, 178, 0.35)", "width": 1},
-            "hovertemplate": "%{customdata} after %{x}: %{y:.3f}<extra></extra>",
+            "hovertemplate": _("%{customdata} after %{x}: %{y:.3f}") + "<extra></extra>",
         },
         {
             "type": "scatter",
             "x": mean.index.to_numpy(),
             "y": mean.to_numpy(),
             "mode": "lines+markers",
-            "name": "mean over tokens",
+            "name": _("mean over tokens"),
             "line": {"color": "#D55E00", "width": 5},
             "marker": {"size": 10},
-            "hovertemplate": "mean after %{x}: %{y:.3f}<extra></extra>",
+            "hovertemplate": _("mean after %{x}: %{y:.3f}") + "<extra></extra>",
         },
     ]
     layout = {
-        **base_spec("Size of each token's residual stream vector across depth", 460),
+        **base_spec(_("Size of each token's residual stream vector across depth"), 460),
         "xaxis": {
-            "title": {"text": "residual stream after"},
+            "title": {"text": _("residual stream after")},
             "tickvals": depths,
             "ticktext": [depth_name(d) for d in depths],
         },
-        "yaxis": {"title": {"text": "L2 norm"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": _("L2 norm")}, "rangemode": "tozero"},
         "legend": {"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"},
     }
     return new_figure(traces, layout)

@@ -19,6 +19,7 @@ from app.charts.common import (
     signed_scale,
     visible_ticks,
 )
+from app.i18n import _, number
 
 PAD_SHADE = "rgba(120, 120, 120, 0.55)"
 HIGHLIGHT = "#111111"
@@ -43,7 +44,7 @@ def _signed_heatmap(z: np.ndarray, hover: str, colour_title: str, robust: bool =
         "z": np.round(z, 5),
         **signed_scale(z, limit, colour_title),
         "hovertemplate": hover + "<extra></extra>",
-        "name": "values",
+        "name": _("values"),
     }
 
 
@@ -65,7 +66,7 @@ def vector_strips(
     labels = [escape(label) for label, _ in rows]
     z = np.stack([np.asarray(values, dtype=np.float64) for _, values in rows])  # [rows, dims]
     width = z.shape[1]
-    heatmap = _signed_heatmap(z, "%{y}<br>dimension %{x}: %{z:.4f}", "value", robust)
+    heatmap = _signed_heatmap(z, _("%{y}<br>dimension %{x}: %{z:.4f}"), _("value"), robust)
     fig = new_figure([{**heatmap, "y": labels, "x": np.arange(width), "ygap": 3}])
     if group_size:
         for boundary in range(group_size, width, group_size):
@@ -84,17 +85,21 @@ def vector_strips(
             x=start + group_size / 2,
             y=-0.5,
             yanchor="bottom",
-            text=f"head {highlight_group}",
+            text=_("head {head}", head=highlight_group),
             showarrow=False,
             font=dict(size=FONT_SIZE, color=HIGHLIGHT),
         )
     fig.update_layout(
-        xaxis=dict(title_text="dimension", showgrid=False, zeroline=False),
+        xaxis=dict(title_text=_("dimension"), showgrid=False, zeroline=False),
         yaxis=dict(autorange="reversed", showgrid=False, type="category"),
     )
     limit = fig.data[0].zmax
     if limit < np.abs(z).max():
-        title += f" · colours stop at ±{limit:.2g} (the few larger values get the end colours)"
+        title = _(
+            "{title} · colours stop at ±{limit} (the few larger values get the end colours)",
+            title=title,
+            limit=format(limit, ".2g"),
+        )
     fig = base_layout(fig, title, height=130 + 48 * len(rows))
     return fig.update_layout(margin=dict(l=150))
 
@@ -109,12 +114,12 @@ def token_matrix(
     if len(tokens) != n_tokens:
         raise ValueError(f"{len(tokens)} tokens for {n_tokens} rows")
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
-    heatmap = _signed_heatmap(values, "%{customdata}<br>dimension %{x}: %{z:.4f}", colour_title)
+    heatmap = _signed_heatmap(values, _("%{customdata}<br>dimension %{x}: %{z:.4f}"), colour_title)
     heatmap["customdata"] = [[escape(label)] * width for label in labels]
     positions, ticks = visible_ticks(labels)
     layout = {
         **base_spec(title, height=int(np.clip(24 * n_tokens, 260, 900)) + 110),
-        "xaxis": {"title": {"text": "dimension"}, "showgrid": False, "zeroline": False},
+        "xaxis": {"title": {"text": _("dimension")}, "showgrid": False, "zeroline": False},
         "yaxis": {
             "tickvals": positions,
             "ticktext": ticks,
@@ -139,7 +144,7 @@ def token_matrix(
             {
                 "x": (width - 1) / 2,
                 "y": (n_valid + n_tokens - 1) / 2,
-                "text": "padding (masked)",
+                "text": _("padding (masked)"),
                 "showarrow": False,
                 "font": {"size": FONT_SIZE + 2, "color": "white"},
             }
@@ -150,9 +155,9 @@ def token_matrix(
 def weight_matrix(weights: np.ndarray, *, title: str, row_title: str) -> go.Figure:
     """A [rows, d] weight matrix, signed colours."""
     weights = np.asarray(weights, dtype=np.float64)
-    fig = new_figure([_signed_heatmap(weights, "row %{y}, column %{x}: %{z:.4f}", "weight")])
+    fig = new_figure([_signed_heatmap(weights, _("row %{y}, column %{x}: %{z:.4f}"), _("weight"))])
     fig.update_layout(
-        xaxis=dict(title_text="input dimension (d_model)", showgrid=False, zeroline=False),
+        xaxis=dict(title_text=_("input dimension (d_model)"), showgrid=False, zeroline=False),
         yaxis=dict(title_text=row_title, autorange="reversed", showgrid=False, zeroline=False),
     )
     return base_layout(fig, title, height=int(np.clip(6 * weights.shape[0], 180, 420)) + 120)
@@ -172,18 +177,23 @@ def softmax_comparison(
     positions = list(range(len(tokens)))
     root = f"√{head_dim}"
     bars = [
-        (f"softmax(q·k / {root}): the model's weights", scaled, SERIES_COLOURS[0], entropies[0]),
-        ("softmax(q·k): no scaling", unscaled, SERIES_COLOURS[4], entropies[1]),
-    ]
+        (_("softmax(q·k / {root}): the model's weights", root=root), scaled, SERIES_COLOURS[0],
+         entropies[0]),
+        (_("softmax(q·k): no scaling"), unscaled, SERIES_COLOURS[4], entropies[1]),
+    ]  # fmt: skip
     fig = new_figure(
         [
             go.Bar(
                 x=positions,
                 y=np.round(np.asarray(values, dtype=np.float64), 6),
-                name=f"{name} — entropy {entropy:.4f} nats",
+                name=_(
+                    "{name} — entropy {entropy} nats",
+                    name=name,
+                    entropy=number(entropy, 4, grouped=False),
+                ),
                 marker_color=colour,
                 customdata=hover,
-                hovertemplate="key %{customdata}<br>weight %{y:.4f}<extra></extra>",
+                hovertemplate=_("key %{customdata}<br>weight %{y:.4f}") + "<extra></extra>",
             )
             for name, values, colour, entropy in bars
         ]
@@ -193,7 +203,7 @@ def softmax_comparison(
         barmode="group",
         # no axis title under the keys' labels: a narrow figure's legend goes there
         xaxis=dict(tickvals=tick_positions, ticktext=ticks, tickangle=-45),
-        yaxis=dict(title_text="weight on each key", range=[0, 1.05]),
+        yaxis=dict(title_text=_("weight on each key"), range=[0, 1.05]),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     fig = base_layout(fig, "", height=460)
@@ -229,29 +239,31 @@ def window_matrix(
                 zmin=0,
                 zmax=1,
                 colorscale="Viridis",
-                colorbar=dict(title=dict(text="weight", side="right"), thickness=14),
+                colorbar=dict(title=dict(text=_("weight"), side="right"), thickness=14),
                 customdata=[[[q, k] for k in hover] for q in hover],
-                hovertemplate="query %{customdata[0]}<br>key %{customdata[1]}<br>"
-                "weight %{z:.4f}<extra></extra>",
-                name="weights",
+                hovertemplate=_("query %{customdata[0]}<br>key %{customdata[1]}<br>weight %{z:.4f}")
+                + "<extra></extra>",
+                name=_("weights"),
             ),
             go.Heatmap(
                 z=np.where(outside, 1.0, np.nan),
                 colorscale=[[0, WINDOW_FILL], [1, WINDOW_FILL]],
                 showscale=False,
                 hoverinfo="skip",
-                name="outside the window",
+                name=_("outside the window"),
             ),
             go.Scatter(
                 x=keys,
                 y=queries,
                 mode="markers",
                 marker=dict(symbol="x-thin", size=8, line=dict(width=1.5, color=WINDOW_MARK)),
-                name=f"outside the window: {len(keys)} cells masked (−∞, weight 0)",
+                name=_("outside the window: {cells} cells masked (−∞, weight 0)", cells=len(keys)),
                 showlegend=True,
                 customdata=[[hover[q], hover[k]] for q, k in zip(queries, keys, strict=True)],
-                hovertemplate="query %{customdata[0]}<br>key %{customdata[1]}<br>"
-                "outside the window: masked<extra></extra>",
+                hovertemplate=_(
+                    "query %{customdata[0]}<br>key %{customdata[1]}<br>outside the window: masked"
+                )
+                + "<extra></extra>",
             ),
         ]
     )
@@ -264,7 +276,7 @@ def window_matrix(
         fig.add_annotation(
             x=(n_valid + n_tokens - 1) / 2,
             y=(n_tokens - 1) / 2,
-            text="padding",
+            text=_("padding"),
             textangle=-90,
             showarrow=False,
             font=dict(size=FONT_SIZE + 2, color="white"),
@@ -280,8 +292,8 @@ def window_matrix(
     positions, ticks = visible_ticks(labels)
     axis = dict(tickvals=positions, ticktext=ticks, showgrid=False, zeroline=False)
     fig.update_layout(
-        xaxis=dict(axis, title_text="key", tickangle=-45, constrain="domain"),
-        yaxis=dict(axis, title_text="query", autorange="reversed", scaleanchor="x"),
+        xaxis=dict(axis, title_text=_("key"), tickangle=-45, constrain="domain"),
+        yaxis=dict(axis, title_text=_("query"), autorange="reversed", scaleanchor="x"),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     fig = base_layout(fig, title, height=int(np.clip(22 * n_tokens, 300, 760)) + 200)
@@ -298,23 +310,23 @@ def rope_turns(turned: np.ndarray, formula: np.ndarray, *, position: int) -> go.
             go.Bar(
                 x=pairs,
                 y=np.round(np.degrees(turned), 4),
-                name="turned (read from q_i before and after)",
+                name=_("turned (read from q_i before and after)"),
                 marker_color=SERIES_COLOURS[0],
-                hovertemplate="pair %{x}: turned %{y:.3f}°<extra></extra>",
+                hovertemplate=_("pair %{x}: turned %{y:.3f}°") + "<extra></extra>",
             ),
             go.Scatter(
                 x=pairs,
                 y=np.round(wrapped, 4),
                 mode="markers",
-                name=f"{position} × base^(−2j/d_k), within ±180°",
+                name=_("{position} × base^(−2j/d_k), within ±180°", position=position),
                 marker=dict(symbol="x", size=10, color=SERIES_COLOURS[4]),
-                hovertemplate="pair %{x}: formula %{y:.3f}°<extra></extra>",
+                hovertemplate=_("pair %{x}: formula %{y:.3f}°") + "<extra></extra>",
             ),
         ]
     )
     fig.update_layout(
-        xaxis=dict(title_text="pair j of dimensions (j, j + d_k/2)"),
-        yaxis=dict(title_text="turn (degrees)", range=[-185, 185]),
+        xaxis=dict(title_text=_("pair j of dimensions (j, j + d_k/2)")),
+        yaxis=dict(title_text=_("turn (degrees)"), range=[-185, 185]),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     fig = base_layout(fig, "", height=380)

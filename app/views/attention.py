@@ -27,32 +27,40 @@ from app.charts.ablation import (
     output_change_chart,
     residual_cosine_chart,
 )
-from app.charts.common import depth_labels, plural
+from app.charts.common import depth_labels
 from app.components.attention_explorer import attention_explorer
 from app.explorer_payloads import explorer_payload
+from app.i18n import _, n_, number
 from app.keys import Key, Selection
 from app.runs import Run, Runs, ablation_effect
 from app.user_text import literal, quoted
 from app.views import readings
 from app.views.changes import (
+    head_label,
     head_switched_off,
     no_difference_panel,
+    percent,
     random_vs_trained,
     say,
     what_changed,
 )
-from app.views.layout import deltas, number_table, setup_title, stacked
+from app.views.layout import deltas, headers, number_table, setup_title, stacked
 from app.views.widgets import pick_sentence, show
 from encoder.inspect import ablation
-from encoder.inspect.predictions import head_label
 from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
 EXPLORER_KEY = "explorer"
-# the sections below the explorer: (expander key, label); each computes only while open
+# the sections below the explorer: (expander key, label); each computes only while open (the
+# label is a message, translated where it is drawn)
 METRICS = ("attention_metrics", "Every head's metrics: entropy, focus, distance, sinks")
 DIVERGENCE = ("attention_divergence", "Where A and B part, layer by layer")
 READINGS = ("attention_readings", "What the heads move and where tokens draw from, in numbers")
+SECTION_LABELS = {  # the sections' labels in the page's language
+    METRICS[0]: lambda: _("Every head's metrics: entropy, focus, distance, sinks"),
+    DIVERGENCE[0]: lambda: _("Where A and B part, layer by layer"),
+    READINGS[0]: lambda: _("What the heads move and where tokens draw from, in numbers"),
+}
 KEYS = (
     Key("stretch", False, selects=True),
     Key(EXPLORER_KEY),  # the attention explorer's component state: its settled {layer, head}
@@ -65,16 +73,23 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
     run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
     stretch = st.toggle(
-        "Stretch the colours to the largest weight",
+        _("Stretch the colours to the largest weight"),
         key="stretch",
         persist_state="session",
-        help="Random weights spread attention almost evenly; stretching shows its structure.",
+        help=_("Random weights spread attention almost evenly; stretching shows its structure."),
     )
     what_changed(runs)
     say(head_switched_off(runs, sentence) + random_vs_trained(runs, sentence))
     cfg = run.cfg
-    layers, heads = plural(cfg.num_layers, "layer"), plural(cfg.num_heads, "head")
-    st.header(f"Every head at once: {layers} x {heads}" if runs.b is None else "Every head")
+    st.header(
+        _(
+            "Every head at once: {layers} x {heads}",
+            layers=n_("{count} layer", "{count} layers", cfg.num_layers),
+            heads=n_("{count} head", "{count} heads", cfg.num_heads),
+        )
+        if runs.b is None
+        else _("Every head")
+    )
     for name, setup in runs.named() if runs.b is not None else ():
         st.markdown(f"**{setup_title(name, setup)}**")
     _explorer(runs, sentence, chosen, stretch, follow)
@@ -92,8 +107,8 @@ def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
 def _section(section: tuple[str, str], draw_open: Callable[[], None]) -> None:
     """A section's expander, with `draw_open` drawn inside it only while it is open, so that its
     content is computed and sent only then (opening or closing it reruns the page)."""
-    key, label = section
-    box = st.expander(label, key=key, on_change="rerun")
+    key, _label = section
+    box = st.expander(SECTION_LABELS[key](), key=key, on_change="rerun")
     with box:
         if box.open:
             draw_open()
@@ -103,41 +118,45 @@ def _explorer(
     runs: Runs, sentence: int, chosen: Selection, stretch: bool, follow: Callable[[], None]
 ) -> None:
     """The explorer of one sentence (every setup in one payload), and its offline download."""
-    sizes = [
-        f"{name}'s {run.n_valid(sentence)} x {run.n_valid(sentence)}" for name, run in runs.named()
-    ]
     n = runs.a.n_valid(sentence)
-    matrix = (
-        f"one head's {n} x {n} weights (query rows, key columns)"
-        if runs.b is None
-        else f"one head's weights (query rows, key columns: {' and '.join(sizes)})"
-    )
+    if runs.b is None:
+        matrix = _("one head's {n} x {n} weights (query rows, key columns)", n=n)
+    else:
+        matrix = _(
+            "one head's weights (query rows, key columns: A's {a} x {a} and B's {b} x {b})",
+            a=runs.a.n_valid(sentence),
+            b=runs.b.n_valid(sentence),
+        )
     differs = runs.b is not None and runs.same_tokens and _grid(runs.a) == _grid(runs.b)
-    st.caption(
-        f"Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
-        f"token or pin it with a click; the chips overlay other heads. Matrix: {matrix}. Every "
-        "head: one tile per head; click one "
-        "to open it. What it moves: the head's weight times the length of what each key sends, "
-        "‖weight × f(key)‖ (Kobayashi et al., 2020). Rollout: what each token draws on after "
-        "the chosen layer, the layers composed with the residual (Abnar & Zuidema, 2020). "
-        "Keyboard: ←/→ heads, PageUp/PageDown layers, ↑/↓ query tokens, Enter pins."
-        + (" B − A: red where B puts more weight than A, blue less." if differs else "")
+    said = _(
+        "Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
+        "token or pin it with a click; the chips overlay other heads. Matrix: {matrix}. Every "
+        "head: one tile per head; click one to open it. What it moves: the head's weight times "
+        "the length of what each key sends, ‖weight × f(key)‖ (Kobayashi et al., 2020). "
+        "Rollout: what each token draws on after the chosen layer, the layers composed with the "
+        "residual (Abnar & Zuidema, 2020). Keyboard: ←/→ heads, PageUp/PageDown layers, ↑/↓ "
+        "query tokens, Enter pins.",
+        matrix=matrix,
     )
+    if differs:
+        said += " " + _("B − A: red where B puts more weight than A, blue less.")
+    st.caption(said)
     try:
         payload = explorer_payload(runs, sentence, chosen.layer, chosen.head, stretch)
     except ValueError as error:  # a NaN in the weights, too many tokens, the budget
-        st.error(literal(f"The attention cannot be drawn: {error}"))
+        st.error(literal(_("The attention cannot be drawn: {error}", error=error)))
         return
     attention_explorer(payload, key=EXPLORER_KEY, on_select=follow)
+    page_title = _("Attention explorer")
     st.download_button(
-        "Download this explorer (HTML)",
+        _("Download this explorer (HTML)"),
         data=lambda: explorer_html(
-            payload, "Attention explorer", layer=chosen.layer, head=chosen.head
+            payload, page_title, layer=chosen.layer, head=chosen.head
         ).encode("utf-8"),
         file_name="attention_explorer.html",
         mime="text/html",
         key="download_explorer",
-        help="The same explorer in one file: it works offline, with no server.",
+        help=_("The same explorer in one file: it works offline, with no server."),
         on_click="ignore",
     )
 
@@ -162,28 +181,56 @@ def _metrics_tables(runs: Runs, sentence: int, chosen: Selection) -> None:
     layer, head = chosen.layer, chosen.head
     ends = _ends(runs, sentence)
     metrics = stacked(runs, lambda run: _metrics(run, sentence, ends))
-    first, last = ends
-    st.caption(
-        "Every head: entropy (nats; low = focused), mean max weight, mean distance to the "
-        "attended token, and the share of attention going to itself, the previous and next "
-        f"token, the {first} and the {last} token. The first row is the head chosen in the "
-        "explorer" + (" (of each setup)." if runs.b is not None else ".")
-    )
+    if ends == ("first", "last"):
+        caption = (
+            _(
+                "Every head: entropy (nats; low = focused), mean max weight, mean distance to "
+                "the attended token, and the share of attention going to itself, the previous "
+                "and next token, the first and the last token. The first row is the head chosen "
+                "in the explorer (of each setup)."
+            )
+            if runs.b is not None
+            else _(
+                "Every head: entropy (nats; low = focused), mean max weight, mean distance to "
+                "the attended token, and the share of attention going to itself, the previous "
+                "and next token, the first and the last token. The first row is the head chosen "
+                "in the explorer."
+            )
+        )
+    else:
+        caption = (
+            _(
+                "Every head: entropy (nats; low = focused), mean max weight, mean distance to "
+                "the attended token, and the share of attention going to itself, the previous "
+                "and next token, the {first} and the {last} token. The first row is the head "
+                "chosen in the explorer (of each setup)."
+            )
+            if runs.b is not None
+            else _(
+                "Every head: entropy (nats; low = focused), mean max weight, mean distance to "
+                "the attended token, and the share of attention going to itself, the previous "
+                "and next token, the {first} and the {last} token. The first row is the head "
+                "chosen in the explorer."
+            )
+        ).format(first=ends[0], last=ends[1])
+    st.caption(caption)
     selected = (metrics["layer"] == layer) & (metrics["head"] == head)
     number_table(pd.concat([metrics[selected], metrics[~selected]]), HEAD_LABELS, height=300)
     if runs.b is None or _grid(runs.a) != _grid(runs.b):
         return
     n_a, n_b = runs.a.n_valid(sentence), runs.b.n_valid(sentence)
     st.caption(
-        "The same metrics, B − A, head by head"
-        + (
-            ""
-            if n_a == n_b
-            else f" (each over its own setup's tokens, {n_a} in A and {n_b} in B: entropy's "
-            f"ceiling ln n is {math.log(n_a):.2f} in A and {math.log(n_b):.2f} in B, and "
-            "distances count tokens of different sizes)"
+        _("The same metrics, B − A, head by head:")
+        if n_a == n_b
+        else _(
+            "The same metrics, B − A, head by head (each over its own setup's tokens, {n_a} in A "
+            "and {n_b} in B: entropy's ceiling ln n is {ceiling_a} in A and {ceiling_b} in B, "
+            "and distances count tokens of different sizes):",
+            n_a=n_a,
+            n_b=n_b,
+            ceiling_a=number(math.log(n_a), 2, grouped=False),
+            ceiling_b=number(math.log(n_b), 2, grouped=False),
         )
-        + ":"
     )
     change = deltas(runs, lambda run: _metrics(run, sentence, ends), on=["layer", "head"])
     number_table(change, HEAD_LABELS, height=240)
@@ -209,7 +256,7 @@ def _divergence(runs: Runs, sentence: int) -> None:
             show(
                 divergence_chart(
                     moved["moved"].to_numpy().reshape(L, H),
-                    title="Share of each head's attention that moved (mean |Δ weight| / 2)",
+                    title=_("Share of each head's attention that moved (mean |Δ weight| / 2)"),
                 ),
                 "divergence",
             )
@@ -222,7 +269,7 @@ def _divergence(runs: Runs, sentence: int) -> None:
                     cosine,
                     mean,
                     runs.a.tokens[sentence],
-                    title="Residual stream: cosine of B's with A's, per token and depth",
+                    title=_("Residual stream: cosine of B's with A's, per token and depth"),
                 ),
                 "divergence_cosine",
             )
@@ -230,22 +277,28 @@ def _divergence(runs: Runs, sentence: int) -> None:
 
 def _ablation_section(run: Run, sentence: int) -> None:
     cfg = run.cfg
-    st.header("Switch heads off")
+    st.header(_("Switch heads off"))
     text = st.text_input(
-        "Heads to switch off, as layer.head separated by commas",
+        _("Heads to switch off, as layer.head separated by commas"),
         key="ablate",
         persist_state="session",
-        placeholder="e.g. 0.2,1.8",
-        help="A head switched off contributes nothing to its layer's output (its z is zeroed "
-        "before W_O, as if its columns of W_O were zero). The choice is part of the link.",
+        placeholder=_("e.g. 0.2,1.8"),
+        help=_(
+            "A head switched off contributes nothing to its layer's output (its z is zeroed "
+            "before W_O, as if its columns of W_O were zero). The choice is part of the link."
+        ),
     )
     heads, problems = ablation.parse_heads(text, cfg.num_layers, cfg.num_heads)
     for problem in problems:
-        st.warning(literal(f"Left out: {problem}."))
+        st.warning(literal(_("Left out: {problem}.", problem=problem)))
     if not heads:
         st.caption(
-            f"Type heads above (layers 0..{cfg.num_layers - 1}, heads 0..{cfg.num_heads - 1}) "
-            "to compare the model with and without them."
+            _(
+                "Type heads above (layers 0..{last_layer}, heads 0..{last_head}) to compare the "
+                "model with and without them.",
+                last_layer=cfg.num_layers - 1,
+                last_head=cfg.num_heads - 1,
+            )
         )
         return
     try:
@@ -254,7 +307,13 @@ def _ablation_section(run: Run, sentence: int) -> None:
         st.error(str(error))
         return
     except RuntimeError as error:
-        st.error(f"The forward pass without those heads failed on {run.device}: {error}")
+        st.error(
+            _(
+                "The forward pass without those heads failed on {device}: {error}",
+                device=run.device,
+                error=error,
+            )
+        )
         return
     _effect(run, effect, sentence)
 
@@ -267,52 +326,86 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
     output_cosine = effect.output_cosine[sentence, :n]
     output_change = effect.output_change[sentence, :n]
     columns = st.columns(3 if run.key.source == "pretrained" else 2)
-    columns[0].metric("Mean cosine of the final output", f"{np.mean(output_cosine):.4f}")
-    columns[1].metric("Mean change of the final output", f"{np.mean(output_change):.1%}")
+    columns[0].metric(
+        _("Mean cosine of the final output"), number(np.mean(output_cosine), 4, grouped=False)
+    )
+    columns[1].metric(_("Mean change of the final output"), percent(np.mean(output_change), 1))
     if run.key.source == "pretrained":
         columns[2].metric(
-            "Sentence-embedding cosine",
-            f"{effect.sentence_cosine[sentence]:.4f}",
-            help="The cosine between the sentence embeddings with and without the heads: the "
-            "mean over real tokens of the output, as sentence-transformers pools MiniLM.",
+            _("Sentence-embedding cosine"),
+            number(effect.sentence_cosine[sentence], 4, grouped=False),
+            help=_(
+                "The cosine between the sentence embeddings with and without the heads: the "
+                "mean over real tokens of the output, as sentence-transformers pools MiniLM."
+            ),
         )
     first = effect.first_layer
-    before = "the embeddings" if first == 0 else f"the stream up to block {first}'s input"
     st.caption(
-        f"Without {names}: cosine similarity between the residual stream with and without them, "
-        f"token by token (1 = same direction). Nothing before block {first} changes, so "
-        f"{before} is identical (cosine 1)."
+        _(
+            "Without {names}: cosine similarity between the residual stream with and without "
+            "them, token by token (1 = same direction). Nothing before block 0 changes, so the "
+            "embeddings are identical (cosine 1).",
+            names=names,
+        )
+        if first == 0
+        else _(
+            "Without {names}: cosine similarity between the residual stream with and without "
+            "them, token by token (1 = same direction). Nothing before block {first} changes, so "
+            "the stream up to block {first}'s input is identical (cosine 1).",
+            names=names,
+            first=first,
+        )
     )
     cosine = effect.residual_cosine[:, sentence, :n]  # [depth, token]
     show(
         residual_cosine_chart(
-            cosine, mean, tokens, title="Residual stream with vs without, per token and mean"
+            cosine, mean, tokens, title=_("Residual stream with vs without, per token and mean")
         ),
         "ablation_cosine",
     )
     depths = depth_labels(run.cfg.num_layers)
     depth, token = np.unravel_index(np.nanargmin(cosine), cosine.shape)
     st.caption(
-        f"The token that moved most: {quoted(tokens[token])} {depths[depth]}, cosine "
-        f"{cosine[depth, token]:.4f}."
+        _(
+            "The token that moved most: {token} {depth}, cosine {cosine}.",
+            token=quoted(tokens[token]),
+            depth=depths[depth],
+            cosine=number(cosine[depth, token], 4, grouped=False),
+        )
     )
     table = pd.DataFrame(
         {"stream": depths, "mean cosine": mean, "lowest cosine": np.nanmin(cosine, axis=-1)}
     )
     st.dataframe(
-        table.style.format(precision=6, subset=["mean cosine", "lowest cosine"]), hide_index=True
+        table.style.format(precision=6, subset=["mean cosine", "lowest cosine"]),
+        hide_index=True,
+        column_config=headers(table),
     )
     show(output_change_chart(output_change, output_cosine, tokens), "ablation_output")
     later = list(range(effect.first_layer + 1, run.cfg.num_layers))
     if not later:
         st.caption(
-            f"Layer {effect.first_layer} is the last: no later layer's attention can change."
+            _(
+                "Layer {layer} is the last: no later layer's attention can change.",
+                layer=effect.first_layer,
+            )
         )
         return
-    which = f"layer {later[0]}" if len(later) == 1 else f"layers {later[0]}..{later[-1]}"
     st.caption(
-        "A head switched off still computes its attention; what changes is the stream that the "
-        f"later layers read, so their attention moves. Here {which}, without minus with:"
+        _(
+            "A head switched off still computes its attention; what changes is the stream that "
+            "the later layers read, so their attention moves. Here layer {layer}, without minus "
+            "with:",
+            layer=later[0],
+        )
+        if len(later) == 1
+        else _(
+            "A head switched off still computes its attention; what changes is the stream that "
+            "the later layers read, so their attention moves. Here layers {first}..{last}, "
+            "without minus with:",
+            first=later[0],
+            last=later[-1],
+        )
     )
     show(
         attention_difference(effect.attention_difference[later[0] :, sentence], n, layers=later),
@@ -322,14 +415,22 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
     moved = changes.iloc[0]
     layer, head = int(moved["layer"]), int(moved["head"])
     st.caption(
-        f"The heads whose attention moved most (moved = the share of a query's attention that "
-        f"went to other keys, averaged over queries). Most: layer {layer}, head {head}, "
-        f"{moved['moved']:.1%} moved, a single weight by up to {moved['largest']:.3f}."
+        _(
+            "The heads whose attention moved most (moved = the share of a query's attention "
+            "that went to other keys, averaged over queries). Most: layer {layer}, head {head}, "
+            "{moved} moved, a single weight by up to {largest}.",
+            layer=layer,
+            head=head,
+            moved=percent(moved["moved"], 1),
+            largest=number(moved["largest"], 3, grouped=False),
+        )
     )
     left, right = st.columns([2, 3])
+    top = changes.head(10)
     left.dataframe(
-        changes.head(10).style.format(precision=4, subset=["moved", "largest"]),
+        top.style.format(precision=4, subset=["moved", "largest"]),
         hide_index=True,
+        column_config=headers(top),
     )
     with right:
         show(
@@ -337,7 +438,11 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
                 effect.attention_difference[layer, sentence, head],
                 run.padded_tokens[sentence],
                 n,
-                title=f"Layer {layer}, head {head}: attention without minus with",
+                title=_(
+                    "Layer {layer}, head {head}: attention without minus with",
+                    layer=layer,
+                    head=head,
+                ),
             ),
             "ablation_head_difference",
         )

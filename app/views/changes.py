@@ -12,6 +12,7 @@ module's pre vs post sentence and the lesson.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app.i18n import _, number
 from app.runs import Run, Runs
 from app.sources import FOUND_PREFIX, is_found_source
 from app.sources import LABELS as SOURCE_LABELS
@@ -26,7 +28,7 @@ from app.user_text import literal
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, OPTIONS
 from encoder.inspect import norms
 from encoder.inspect.lesson import BROAD_ENTROPY
-from encoder.inspect.predictions import growth, head_label
+from encoder.inspect.predictions import GROWS, SHRINKS, growth
 
 # (name, value, format spec) -> the value as the sentence shows it; the lesson's Text.num also
 # registers it under its name
@@ -34,7 +36,15 @@ Number = Callable[[str, object, str], str]
 
 
 def _plain(name: str, value: object, spec: str = "") -> str:
+    """The value as this run's language writes it (".2f": two decimals, ungrouped)."""
+    if spec.startswith(".") and spec.endswith("f"):
+        return number(float(value), int(spec[1:-1]), grouped=False)
     return format(value, spec)
+
+
+def head_label(layer: int, head: int) -> str:
+    """How the page names a head: "layer 2, head 1" (both from 0), in the page's language."""
+    return _("layer {layer}, head {head}", layer=layer, head=head)
 
 
 def norm_does(
@@ -45,19 +55,28 @@ def norm_does(
     subtracts; `spread`: its standard deviation, or RMSNorm's root mean square); `bias`: whether
     a LayerNorm has one (EncoderConfig.norm_bias)."""
 
-    def number(value: float | None) -> str:
-        return "" if value is None else f" ({value:.4f})"
-
     if norm_type == "rmsnorm":
-        return (
-            f"divides by its root mean square{number(spread)} without subtracting any mean, "
-            "then applies its gain (RMSNorm has no bias)"
+        if spread is None:
+            return _(
+                "divides by its root mean square without subtracting any mean, then applies its "
+                "gain (RMSNorm has no bias)"
+            )
+        return _(
+            "divides by its root mean square ({spread}) without subtracting any mean, then "
+            "applies its gain (RMSNorm has no bias)",
+            spread=number(spread, 4, grouped=False),
         )
-    return (
-        f"subtracts its mean{number(mean)}, divides by its standard deviation{number(spread)}, "
-        "then applies its gain and bias"
-        if bias
-        else "then applies its gain (no bias)"
+    if not bias:
+        return _("then applies its gain (no bias)")
+    if mean is None and spread is None:
+        return _(
+            "subtracts its mean, divides by its standard deviation, then applies its gain and bias"
+        )
+    return _(
+        "subtracts its mean ({mean}), divides by its standard deviation ({spread}), then "
+        "applies its gain and bias",
+        mean="?" if mean is None else number(mean, 4, grouped=False),
+        spread="?" if spread is None else number(spread, 4, grouped=False),
     )
 
 
@@ -122,11 +141,29 @@ def stream_size(run: Run, sentence: int) -> StreamSize:
 def stream_growth(size: StreamSize, num: Number = _plain) -> str:
     """'goes from 9.27 after the embeddings to 7.95 after block 5 (x0.86: here it stays about
     the same)'."""
-    return (
-        f"goes from {num('stream after the embeddings', size.first, '.2f')} after the "
-        f"embeddings to {num('stream after the last block', size.last, '.2f')} after block "
-        f"{num('last block', size.blocks - 1, '')} (x{num('last over first', size.ratio, '.2f')}"
-        f": here it {growth(size.ratio)})"
+    values = dict(
+        first=num("stream after the embeddings", size.first, ".2f"),
+        last=num("stream after the last block", size.last, ".2f"),
+        block=num("last block", size.blocks - 1, ""),
+        ratio=num("last over first", size.ratio, ".2f"),
+    )
+    verdict = growth(size.ratio)
+    if verdict == GROWS:
+        return _(
+            "goes from {first} after the embeddings to {last} after block {block} (x{ratio}: "
+            "here it grows)",
+            **values,
+        )
+    if verdict == SHRINKS:
+        return _(
+            "goes from {first} after the embeddings to {last} after block {block} (x{ratio}: "
+            "here it shrinks)",
+            **values,
+        )
+    return _(
+        "goes from {first} after the embeddings to {last} after block {block} (x{ratio}: here "
+        "it stays about the same)",
+        **values,
     )
 
 
@@ -138,23 +175,58 @@ def stream_held(size: StreamSize, num: Number = _plain) -> str:
     low = num("smallest after a block", float(size.after_blocks.min()), ".2f")
     high = num("largest after a block", float(size.after_blocks.max()), ".2f")
     count = num("blocks", size.blocks, "")
-    where = low if low == high else f"between {low} and {high}"
+    where = low if low == high else _("between {low} and {high}", low=low, high=high)
     root = num("sqrt d_model", size.unit, ".2f")
     if size.unit_gains:
-        return (
-            f"{where} after each of the {count} blocks, sqrt(d_model) = {root}: every ln2 has "
-            f"unit gain and zero bias, and a {kind} output with unit gain and zero bias has that "
-            "length"
+        return _(
+            "{where} after each of the {count} blocks, sqrt(d_model) = {root}: every ln2 has "
+            "unit gain and zero bias, and a {kind} output with unit gain and zero bias has that "
+            "length",
+            where=where,
+            count=count,
+            root=root,
+            kind=kind,
         )
     smallest = num("ln2 mean gain, smallest", float(size.gains.min()), ".2f")
     largest = num("ln2 mean gain, largest", float(size.gains.max()), ".2f")
-    gains = smallest if smallest == largest else f"{smallest} to {largest}"
-    learned = "learned gain" if size.norm_type == "rmsnorm" else "learned gain and bias"
-    return (
-        f"{where} after each of the {count} blocks. A {kind} output with unit gain and zero bias "
-        f"has length sqrt(d_model) = {root}; ln2's {learned} (mean gain {gains} per block) put "
-        f"the stream {size.against_unit} that"
+    gains = (
+        smallest
+        if smallest == largest
+        else _("{smallest} to {largest}", smallest=smallest, largest=largest)
     )
+    said = {
+        (True, "below"): _(
+            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
+            "bias has length sqrt(d_model) = {root}; ln2's learned gain (mean gain {gains} per "
+            "block) put the stream below that"
+        ),
+        (True, "above"): _(
+            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
+            "bias has length sqrt(d_model) = {root}; ln2's learned gain (mean gain {gains} per "
+            "block) put the stream above that"
+        ),
+        (True, "around"): _(
+            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
+            "bias has length sqrt(d_model) = {root}; ln2's learned gain (mean gain {gains} per "
+            "block) put the stream around that"
+        ),
+        (False, "below"): _(
+            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
+            "bias has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain "
+            "{gains} per block) put the stream below that"
+        ),
+        (False, "above"): _(
+            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
+            "bias has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain "
+            "{gains} per block) put the stream above that"
+        ),
+        (False, "around"): _(
+            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
+            "bias has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain "
+            "{gains} per block) put the stream around that"
+        ),
+    }[(size.norm_type == "rmsnorm", size.against_unit)]
+    return said.format(where=where, count=count, kind=kind, root=root, gains=gains)
 
 
 def _trained(run: Run) -> bool:
@@ -167,8 +239,11 @@ def source_name(run: Run) -> str:
     of this session"."""
     source = run.key.source
     if is_found_source(source):
-        return f"{source.removeprefix(FOUND_PREFIX)} (found on this machine)"
-    return SOURCE_LABELS.get(source, "a model of this session").split(",")[0]
+        return _("{name} (found on this machine)", name=source.removeprefix(FOUND_PREFIX))
+    if source not in SOURCE_LABELS:
+        return _("a model of this session")
+    # the sources' labels are the frame's messages: translated where its catalogue has them
+    return re.split("[,，،]", _(SOURCE_LABELS[source]))[0]
 
 
 def differences(runs: Runs) -> list[str]:
@@ -176,25 +251,75 @@ def differences(runs: Runs) -> list[str]:
     a, b = runs.a, runs.b
     found = []
     if _trained(a) != _trained(b):
-        words = {True: "trained weights", False: "random weights"}
-        found.append(f"weights: {words[_trained(a)]} → {words[_trained(b)]}")
+        found.append(
+            _("weights: trained weights → random weights")
+            if _trained(a)
+            else _("weights: random weights → trained weights")
+        )
     elif a.key.source != b.key.source:
         named = source_name(a), source_name(b)
         found.append(
-            f"weights: {named[0]} → {named[1]}"
+            _("weights: {a} → {b}", a=named[0], b=named[1])
             if named[0] != named[1]
-            else f"weights: one {named[0].removeprefix('a ')} → another"
+            else _("weights: one model of this session → another")
+            if named[0] == _("a model of this session")
+            else _("weights: one {name} → another", name=named[0])
         )
     if a.tokenizer_name != b.tokenizer_name:
-        found.append(f"tokenizer: {a.tokenizer_name} → {b.tokenizer_name}")
+        found.append(_("tokenizer: {a} → {b}", a=a.tokenizer_name, b=b.tokenizer_name))
     for option in OPTIONS:
         va, vb = option.value_of(a.cfg), option.value_of(b.cfg)
         if va != vb and not (option.key == "seed" and _trained(a) and _trained(b)):
-            found.append(f"{option.noun}: {option.name(va)} → {option.name(vb)}")
+            found.append(
+                _(
+                    "{option}: {a} → {b}",
+                    option=option_noun(option.key, option.noun),
+                    a=option_value(option.name(va)),
+                    b=option_value(option.name(vb)),
+                )
+            )
     if a.key.ablate != b.key.ablate:
-        off_a, off_b = (heads_named(run.key.ablate) or "none" for run in (a, b))
-        found.append(f"heads switched off: {off_a} → {off_b}")
+        off_a, off_b = (heads_named(run.key.ablate) or _("none") for run in (a, b))
+        found.append(_("heads switched off: {a} → {b}", a=off_a, b=off_b))
     return found
+
+
+def option_noun(key: str, noun: str) -> str:
+    """An option's noun (encoder.core.options' words) in the page's language."""
+    nouns = {
+        "norm": _("norm placement"),
+        "num_heads": _("heads"),
+        "num_layers": _("layers"),
+        "activation": _("activation"),
+        "norm_type": _("norm type"),
+        "positional": _("positions"),
+        "rope_base": _("RoPE base"),
+        "bias": _("linear biases"),
+        "norm_bias": _("norm biases"),
+        "window": _("attention window"),
+        "global_every": _("global layers"),
+        "embedding_size": _("embedding size"),
+        "shared": _("layer weights"),
+        "seed": _("seed"),
+    }
+    return nouns.get(key, noun)
+
+
+def option_value(name: str) -> str:
+    """An option's value as the page names it (encoder.core.options' words: "pre-norm", "on")
+    in the page's language; names (GELU, LayerNorm) and numbers as they are."""
+    words = {
+        "pre-norm": _("pre-norm"),
+        "post-norm": _("post-norm"),
+        "sinusoidal": _("sinusoidal"),
+        "learned": _("learned"),
+        "rotary (RoPE)": _("rotary (RoPE)"),
+        "on": _("on"),
+        "off": _("off"),
+        "separate weights per layer": _("separate weights per layer"),
+        "one layer's weights shared": _("one layer's weights shared"),
+    }
+    return words.get(name, name)
 
 
 def heads_named(heads: Iterable[tuple[int, int]]) -> str:
@@ -210,9 +335,11 @@ def what_changed(runs: Runs) -> None:
         return
     found = differences(runs)
     st.caption(
-        "B differs from A in " + "; ".join(found) + "."
+        _("B differs from A in {differences}.", differences="; ".join(found))
         if found
-        else "B is the same setup as A: change one of B's controls, or pick a pair in the sidebar."
+        else _(
+            "B is the same setup as A: change one of B's controls, or pick a pair in the sidebar."
+        )
     )
     if runs.token_difference:
         st.caption(runs.token_difference + ".")
@@ -231,9 +358,15 @@ def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
     pre, post = runs.named() if runs.a.cfg.norm_first else runs.named()[::-1]
     grow, held = stream_size(pre[1], sentence), stream_size(post[1], sentence)
     return [
-        f"Pre-norm ({pre[0]}) never normalises the residual stream itself: its mean L2 norm "
-        f"per token {stream_growth(grow)}. Post-norm ({post[0]}) renormalises it after every "
-        f"block, and its mean L2 norm per token is {stream_held(held)}."
+        _(
+            "Pre-norm ({pre}) never normalises the residual stream itself: its mean L2 norm per "
+            "token {growth}. Post-norm ({post}) renormalises it after every block, and its mean "
+            "L2 norm per token is {held}.",
+            pre=pre[0],
+            growth=stream_growth(grow),
+            post=post[0],
+            held=stream_held(held),
+        )
     ]
 
 
@@ -252,12 +385,26 @@ def relu_vs_gelu(runs: Runs, sentence: int) -> list[str]:
     )
     smooth_name = ACTIVATION_NAMES[smooth[1].cfg.activation]
     return [
-        f"ReLU ({relu_name}) cuts every negative pre-activation to exactly 0: {relu_zero:.1%} of "
-        f"the feed-forward's hidden values are exactly zero (mean over the blocks; "
-        f"{relu_negative:.1%} of the pre-activations are below 0). {smooth_name} ({name}) bends "
-        f"negative values toward 0 instead: {zero:.2%} are exactly zero, though {negative:.1%} "
-        "of its pre-activations are below 0."
+        _(
+            "ReLU ({relu}) cuts every negative pre-activation to exactly 0: {relu_zero} of the "
+            "feed-forward's hidden values are exactly zero (mean over the blocks; "
+            "{relu_negative} of the pre-activations are below 0). {smooth} ({name}) bends "
+            "negative values toward 0 instead: {zero} are exactly zero, though {negative} of "
+            "its pre-activations are below 0.",
+            relu=relu_name,
+            relu_zero=percent(relu_zero, 1),
+            relu_negative=percent(relu_negative, 1),
+            smooth=smooth_name,
+            name=name,
+            zero=percent(zero, 2),
+            negative=percent(negative, 1),
+        )
     ]
+
+
+def percent(share: float, digits: int) -> str:
+    """A share as a percentage in the page's language ("12.5%" in English, as f"{share:.1%}")."""
+    return _("{value}%", value=number(100 * share, digits, grouped=False))
 
 
 def _zeros(name: str, run: Run, sentence: int) -> tuple[str, float, float]:
@@ -281,18 +428,31 @@ def head_switched_off(runs: Runs, sentence: int) -> list[str]:
     output = runs.comparison.output_cosine[sentence, :n]
     if first + 1 >= runs.a.cfg.num_layers:
         return [
-            f"Switching off {heads} changes no later head (layer {first} is the last); the "
-            f"output keeps a mean cosine of {np.mean(output):.4f} with the other setup's."
+            _(
+                "Switching off {heads} changes no later head (layer {layer} is the last); the "
+                "output keeps a mean cosine of {cosine} with the other setup's.",
+                heads=heads,
+                layer=first,
+                cosine=number(np.mean(output), 4, grouped=False),
+            )
         ]
     changes = runs.comparison.head_changes(sentence, n, first + 1)
     top = changes.iloc[0]
     others = int((changes["moved"] >= 0.5 * top["moved"]).sum()) - 1
     return [
-        f"Switching off {heads} changes the heads after layer {first}: most "
-        f"{head_label(int(top['layer']), int(top['head']))}, where {top['moved']:.1%} of a "
-        f"query's attention moved to other keys on average (a single weight by up to "
-        f"{top['largest']:.3f}); {others} other head(s) moved at least half as much. The output "
-        f"keeps a mean cosine of {np.mean(output):.4f} with the other setup's."
+        _(
+            "Switching off {heads} changes the heads after layer {layer}: most {top}, where "
+            "{moved} of a query's attention moved to other keys on average (a single weight by "
+            "up to {largest}); {others} other head(s) moved at least half as much. The output "
+            "keeps a mean cosine of {cosine} with the other setup's.",
+            heads=heads,
+            layer=first,
+            top=head_label(int(top["layer"]), int(top["head"])),
+            moved=percent(top["moved"], 1),
+            largest=number(top["largest"], 3, grouped=False),
+            others=others,
+            cosine=number(np.mean(output), 4, grouped=False),
+        )
     ]
 
 
@@ -303,18 +463,47 @@ def random_vs_trained(runs: Runs, sentence: int) -> list[str]:
         return []
     trained, random = runs.named() if _trained(runs.a) else runs.named()[::-1]
     said = []
-    for (name, run), words in ((random, "Random weights"), (trained, "The trained weights")):
+    for (name, run), trained_weights in ((random, False), (trained, True)):
         n = run.n_valid(sentence)
         metrics = run.head_metrics(sentence)
         entropy = metrics["entropy"].mean()
         sharpest = metrics.loc[metrics["max_weight"].idxmax()]
-        spread = "almost evenly" if entropy > BROAD_ENTROPY * math.log(n) else "unevenly"
+        even = entropy > BROAD_ENTROPY * math.log(n)
+        message = {
+            (False, True): _(
+                "Random weights ({name}) spread each query's attention almost evenly: mean "
+                "entropy {entropy} nats over the heads, against ln {n} = {ceiling} for a "
+                "perfectly even spread over the {n} tokens; the sharpest head, {head}, puts "
+                "{weight} of a query's weight on one key on average."
+            ),
+            (False, False): _(
+                "Random weights ({name}) spread each query's attention unevenly: mean entropy "
+                "{entropy} nats over the heads, against ln {n} = {ceiling} for a perfectly even "
+                "spread over the {n} tokens; the sharpest head, {head}, puts {weight} of a "
+                "query's weight on one key on average."
+            ),
+            (True, True): _(
+                "The trained weights ({name}) spread each query's attention almost evenly: mean "
+                "entropy {entropy} nats over the heads, against ln {n} = {ceiling} for a "
+                "perfectly even spread over the {n} tokens; the sharpest head, {head}, puts "
+                "{weight} of a query's weight on one key on average."
+            ),
+            (True, False): _(
+                "The trained weights ({name}) spread each query's attention unevenly: mean "
+                "entropy {entropy} nats over the heads, against ln {n} = {ceiling} for a "
+                "perfectly even spread over the {n} tokens; the sharpest head, {head}, puts "
+                "{weight} of a query's weight on one key on average."
+            ),
+        }[(trained_weights, even)]
         said.append(
-            f"{words} ({name}) spread each query's attention {spread}: mean entropy "
-            f"{entropy:.2f} nats over the heads, against ln {n} = {math.log(n):.2f} for a "
-            f"perfectly even spread over the {n} tokens; the sharpest head, "
-            f"{head_label(int(sharpest['layer']), int(sharpest['head']))}, puts "
-            f"{sharpest['max_weight']:.2f} of a query's weight on one key on average."
+            message.format(
+                name=name,
+                entropy=number(entropy, 2, grouped=False),
+                n=n,
+                ceiling=number(math.log(n), 2, grouped=False),
+                head=head_label(int(sharpest["layer"]), int(sharpest["head"])),
+                weight=number(sharpest["max_weight"], 2, grouped=False),
+            )
         )
     return [" ".join(said)]
 
@@ -322,10 +511,11 @@ def random_vs_trained(runs: Runs, sentence: int) -> list[str]:
 def no_difference_panel(runs: Runs) -> None:
     """Why a view draws A and B side by side only."""
     if runs.token_difference:  # said at the top of the view, with each setup's token count
-        reasons = ["A and B read different tokens (above)"]
+        reasons = [_("A and B read different tokens (above)")]
     else:
         reasons = [runs.why_no_comparison] if runs.comparison is None else []
     if runs.comparison is not None:
         reasons += list(runs.comparison.why_not)
     if reasons and runs.b is not None:
-        st.caption(literal("No difference panel: " + "; ".join(r for r in reasons if r) + "."))
+        said = "; ".join(r for r in reasons if r)
+        st.caption(literal(_("No difference panel: {reasons}.", reasons=said)))

@@ -14,13 +14,18 @@ from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
+from app.i18n import _, number
 from app.runs import Run
 from encoder.core.options import ACTIVATION_NAMES
 from encoder.inspect import activations, norms
 
 
 def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
-    title = f"Layer {layer}, head {head}: each row is a query token's attention over the keys"
+    title = _(
+        "Layer {layer}, head {head}: each row is a query token's attention over the keys",
+        layer=layer,
+        head=head,
+    )
     return attention_head(
         run.attention[layer, sentence, head],  # [query, key]
         run.padded_tokens[sentence],
@@ -64,19 +69,19 @@ def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.
         return table.assign(token=[run.tokens[sentence][p] for p in table["position"]])
 
     return {
-        "Feed-forward units per layer": (
+        _("Feed-forward units per layer"): (
             "feed_forward",
             lambda run: run.activation_summary(sentence).feed_forward,
         ),
-        "Outlier dimensions per depth": (
+        _("Outlier dimensions per depth"): (
             "outlier_dimensions",
             lambda run: run.activation_summary(sentence).outliers,
         ),
-        "Mean cosine between tokens per depth": (
+        _("Mean cosine between tokens per depth"): (
             "mean_cosine",
             lambda run: run.activation_summary(sentence).mean_cosine,
         ),
-        "PCA paths of every token": ("pca_paths", pca_table),
+        _("PCA paths of every token"): ("pca_paths", pca_table),
     }
 
 
@@ -86,22 +91,35 @@ def histogram_figure(run: Run, sentence: int, layer: int):
     cfg, tokens = run.cfg, run.tokens[sentence]
     # a gated feed-forward: the half that goes through GELU or SiLU, before the gate multiplies it
     name = GATED_INNER.get(cfg.activation, ACTIVATION_NAMES[cfg.activation])
-    gate = f" (the input half of {ACTIVATION_NAMES[cfg.activation]}, before its gate)"
     histogram = activations.pre_activation_histogram(run.trace, sentence, layer)
     curve_x, curve_y = activations.activation_curve(
         cfg.activation, float(histogram.edges[0]), float(histogram.edges[-1])
     )
+    values = dict(layer=layer, tokens=len(tokens), units=cfg.d_ff, name=name)
     title = (
-        f"Block {layer}: {len(tokens)} tokens x {cfg.d_ff} units before {name}"
-        + (gate if cfg.gated else "")
-        + f"<br><sup>{histogram.share_negative:.1%} of these values are below 0</sup>"
-    )
-    if histogram.below or histogram.above:
-        title += (
-            f"<br><sup>the end bars also count the {histogram.below + histogram.above} "
-            f"values beyond the axis (min {histogram.minimum:.2f}, max "
-            f"{histogram.maximum:.2f})</sup>"
+        _(
+            "Block {layer}: {tokens} tokens x {units} units before {name} (the input half of "
+            "{gated}, before its gate)",
+            gated=ACTIVATION_NAMES[cfg.activation],
+            **values,
         )
+        if cfg.gated
+        else _("Block {layer}: {tokens} tokens x {units} units before {name}", **values)
+    )
+    below = _(
+        "{share}% of these values are below 0",
+        share=number(100 * histogram.share_negative, 1, grouped=False),
+    )
+    title += f"<br><sup>{below}</sup>"
+    if histogram.below or histogram.above:
+        beyond = _(
+            "the end bars also count the {count} values beyond the axis (min {minimum}, max "
+            "{maximum})",
+            count=histogram.below + histogram.above,
+            minimum=number(histogram.minimum, 2, grouped=False),
+            maximum=number(histogram.maximum, 2, grouped=False),
+        )
+        title += f"<br><sup>{beyond}</sup>"
     return activation_charts.pre_activation_chart(
         histogram.edges, histogram.counts, curve_x, curve_y, name, title
     )

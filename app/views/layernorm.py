@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.i18n import _, number
 from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
 from app.runs import Run, Runs
 from app.views.changes import (
@@ -19,7 +20,15 @@ from app.views.changes import (
     what_changed,
 )
 from app.views.figures import layernorm_figure, residual_figure, residual_table
-from app.views.layout import deltas, missing, number_table, show_for, side_by_side, stacked
+from app.views.layout import (
+    deltas,
+    headers,
+    missing,
+    number_table,
+    show_for,
+    side_by_side,
+    stacked,
+)
 from app.views.widgets import pick_index, pick_sentence
 from encoder import EncoderConfig
 from encoder.core.options import NORM_TYPE_NAMES
@@ -44,56 +53,70 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
     size = stream_size(run, sentence)
     kind = NORM_TYPE_NAMES[cfg.norm_type]
     if cfg.norm_first:
-        placement = (
-            f"Pre-norm: in every block ln1 normalises a copy of the residual stream just before "
-            f"attention and ln2 just before the feed-forward network; the stream itself is never "
-            f"normalised: its mean L2 norm per token {stream_growth(size)}. A final {kind} "
-            "normalises the output."
+        placement = _(
+            "Pre-norm: in every block ln1 normalises a copy of the residual stream just before "
+            "attention and ln2 just before the feed-forward network; the stream itself is never "
+            "normalised: its mean L2 norm per token {growth}. A final {kind} normalises the "
+            "output.",
+            growth=stream_growth(size),
+            kind=kind,
         )
     else:
-        placement = (
-            f"Post-norm: ln1 sits after attention's residual add and ln2 after the feed-forward's, "
-            f"so the residual stream itself is renormalised twice per block: its mean L2 norm per "
-            f"token is {size.first:.2f} after the embeddings and {stream_held(size)}."
+        placement = _(
+            "Post-norm: ln1 sits after attention's residual add and ln2 after the "
+            "feed-forward's, so the residual stream itself is renormalised twice per block: its "
+            "mean L2 norm per token is {first} after the embeddings and {held}.",
+            first=number(size.first, 2, grouped=False),
+            held=stream_held(size),
         )
-    numbers = (
-        f" In block {layer}, ln1's input has mean {ln1['in_mean']:.3f} and std "
-        f"{ln1['in_std']:.3f} (averaged over tokens); its output has mean {ln1['out_mean']:.3f} "
-        f"and std {ln1['out_std']:.3f}"
+    numbers = _(
+        "In block {layer}, ln1's input has mean {in_mean} and std {in_std} (averaged over "
+        "tokens); its output has mean {out_mean} and std {out_std} — {kind} {does}.",
+        layer=layer,
+        in_mean=number(ln1["in_mean"], 3, grouped=False),
+        in_std=number(ln1["in_std"], 3, grouped=False),
+        out_mean=number(ln1["out_mean"], 3, grouped=False),
+        out_std=number(ln1["out_std"], 3, grouped=False),
+        kind=kind,
+        does=norm_does(cfg.norm_type, bias=cfg.norm_bias),
     )
-    return placement + numbers + f" — {kind} {norm_does(cfg.norm_type, bias=cfg.norm_bias)}."
+    return placement + " " + numbers
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
     run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
-    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in runs.named()), "ln_layer")
+    layer = pick_index(_("Layer"), max(r.cfg.num_layers for __, r in runs.named()), "ln_layer")
     what_changed(runs)
     say(pre_vs_post(runs, sentence))
-    st.header(f"LayerNorm statistics in block {layer}, per token")
+    st.header(_("LayerNorm statistics in block {layer}, per token", layer=layer))
     for name, setup in side_by_side(runs):
         if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
             show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
-    st.header("Size of the residual stream across depth")
+    st.header(_("Size of the residual stream across depth"))
     for name, setup in side_by_side(runs):
         show_for(residual_figure(setup, sentence), "residual", name)
     _stream_table(runs, sentence)  # below its chart, full width: every column shows
     _stream_deltas(runs, sentence)
     for name, setup in runs.named():
         if setup.cfg.num_layers > layer:
-            prefix = f"{name}: " if runs.b is not None else ""
-            st.info(prefix + layernorm_sentence(setup, sentence, layer))
-    with st.expander("Gain and bias of every norm", key="ln_gains", on_change="rerun") as box:
+            said = layernorm_sentence(setup, sentence, layer)
+            st.info(_("{setup}: {said}", setup=name, said=said) if runs.b is not None else said)
+    with st.expander(_("Gain and bias of every norm"), key="ln_gains", on_change="rerun") as box:
         if box.open:  # computed and sent only once opened
             table = stacked(runs, lambda setup: setup.norm_parameters)
-            st.dataframe(table.style.format(precision=4), hide_index=True)
+            st.dataframe(
+                table.style.format(precision=4), hide_index=True, column_config=headers(table)
+            )
 
 
 def _stream_table(runs: Runs, sentence: int) -> None:
     st.caption(
-        "The stream's L2 norm at each depth, averaged over the sentence's real tokens (min and "
-        "max over them); growth = over the depth before; over_sqrt_d = over sqrt(d_model), the "
-        "size of a LayerNorm output with unit gain."
+        _(
+            "The stream's L2 norm at each depth, averaged over the sentence's real tokens (min "
+            "and max over them); growth = over the depth before; over_sqrt_d = over "
+            "sqrt(d_model), the size of a LayerNorm output with unit gain."
+        )
     )
     _table(stacked(runs, lambda setup: residual_table(setup, sentence)))
 
@@ -108,9 +131,13 @@ def _stream_deltas(runs: Runs, sentence: int) -> None:
     change = deltas(runs, lambda setup: residual_table(setup, sentence), on=["depth", "stream"])
     if comparison is not None and comparison.mean_residual_cosine is not None:
         change["cosine of B's with A's"] = comparison.mean_residual_cosine[: len(change), sentence]
-        st.caption("B − A at every depth both have, and the mean cosine between the two streams:")
+        st.caption(
+            _("B − A at every depth both have, and the mean cosine between the two streams:")
+        )
     else:
-        st.caption("B − A at every depth both have (each an average over its own setup's tokens):")
+        st.caption(
+            _("B − A at every depth both have (each an average over its own setup's tokens):")
+        )
     _table(change)
 
 

@@ -9,10 +9,11 @@ import pandas as pd
 import streamlit as st
 
 from app.charts.common import MARGIN, PLOTLY_HEIGHT, fit_narrow
+from app.i18n import _
 from app.runs import Run, Runs
 from app.views.changes import heads_named, source_name
 from app.views.widgets import show
-from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
 
 
 def key_for(key: str, name: str) -> str:
@@ -24,12 +25,31 @@ def setup_title(name: str, run: Run) -> str:
     """'A · random weights: pre-norm, 4 x 4 heads, d_model 256, GELU' (plain text)."""
     cfg = run.cfg
     source = source_name(run)
-    heads_off = f"; heads off: {heads_named(run.key.ablate)}" if run.key.ablate else ""
-    return (
-        f"{name} · {source}: {placement_of(cfg.norm_first)}-norm, {cfg.num_layers} layers x "
-        f"{cfg.num_heads} heads, d_model {cfg.d_model}, {ACTIVATION_NAMES[cfg.activation]}, "
-        f"{NORM_TYPE_NAMES[cfg.norm_type]}{heads_off}"
+    values = dict(
+        name=name,
+        source=source,
+        layers=cfg.num_layers,
+        heads=cfg.num_heads,
+        d_model=cfg.d_model,
+        activation=ACTIVATION_NAMES[cfg.activation],
+        norm=NORM_TYPE_NAMES[cfg.norm_type],
     )
+    title = (
+        _(
+            "{name} · {source}: pre-norm, {layers} layers x {heads} heads, d_model {d_model}, "
+            "{activation}, {norm}",
+            **values,
+        )
+        if cfg.norm_first
+        else _(
+            "{name} · {source}: post-norm, {layers} layers x {heads} heads, d_model {d_model}, "
+            "{activation}, {norm}",
+            **values,
+        )
+    )
+    if run.key.ablate:
+        title += _("; heads off: {heads}", heads=heads_named(run.key.ablate))
+    return title
 
 
 def side_by_side(runs: Runs) -> Iterator[tuple[str, Run]]:
@@ -49,7 +69,12 @@ def missing(name: str, what: str, index: int, count: int) -> bool:
     """Say so, and return True, when setup `name` has no such layer or head."""
     if index < count:
         return False
-    st.info(f"Setup {name} has no {what} {index}: it has {what}s 0..{count - 1}.")
+    said = {
+        "layer": _("Setup {name} has no layer {index}: it has layers 0..{last}."),
+        "head": _("Setup {name} has no head {index}: it has heads 0..{last}."),
+        "token": _("Setup {name} has no token {index}: it has tokens 0..{last}."),
+    }[what]
+    st.info(said.format(name=name, index=index, last=count - 1))
     return True
 
 
@@ -112,17 +137,70 @@ def pair(name: str, widths=(1, 1)) -> tuple:
     return (st.container(), st.container()) if name else tuple(st.columns(list(widths)))
 
 
+def header(column: str) -> str:
+    """A table's column as the reader sees it, in the page's language: the tables keep their
+    own column names (the code and the tests read them), their headers are translated where
+    they are words (names in code, such as max_weight or over_sqrt_d, stay)."""
+    if not isinstance(column, str):
+        return column
+    if column.startswith("Δ "):
+        return "Δ " + header(column.removeprefix("Δ "))
+    words = {
+        "setup": _("setup"),
+        "layer": _("layer"),
+        "head": _("head"),
+        "depth": _("depth"),
+        "stream": _("stream"),
+        "position": _("position"),
+        "token": _("token"),
+        "id": _("id"),
+        "key": _("key"),
+        "reading": _("reading"),
+        "norm": _("norm"),
+        "entropy": _("entropy"),
+        "growth": _("growth"),
+        "sinks": _("sinks"),
+        "moved": _("moved"),
+        "largest": _("largest"),
+        "task asks": _("task asks"),
+        "model answers": _("model answers"),
+        "mean cosine": _("mean cosine"),
+        "lowest cosine": _("lowest cosine"),
+        "weight A": _("weight A"),
+        "weight B": _("weight B"),
+        "cosine of B's with A's": _("cosine of B's with A's"),
+        "to first": _("to first"),
+        "to last": _("to last"),
+    }
+    if column in words:
+        return words[column]
+    if column.startswith("to ["):  # "to [CLS]": a token's name stays
+        return _("to {token}", token=column.removeprefix("to "))
+    return column
+
+
+def headers(table: pd.DataFrame) -> dict:
+    """st.dataframe's column_config that shows each column under its header()."""
+    config = {name: header(name) for name in table.columns if header(name) != name}
+    if isinstance(table.index.name, str) and header(table.index.name) != table.index.name:
+        config["_index"] = header(table.index.name)
+    return config
+
+
 def number_table(
     table: pd.DataFrame, labels: tuple[str, ...], height: int, digits: int = 3
 ) -> None:
     """A table whose numbers show `digits` decimals (but the `labels` columns: names, layers,
-    positions)."""
+    positions), under headers in the page's language."""
     st.dataframe(
         table,
         column_config={
-            name: st.column_config.NumberColumn(format=f"%.{digits}f")
+            name: (
+                st.column_config.NumberColumn(header(name), format=f"%.{digits}f")
+                if name not in labels
+                else header(name)
+            )
             for name in table.columns
-            if name not in labels
         },
         hide_index=True,
         width="stretch",

@@ -21,6 +21,7 @@ from app.charts.steps import (
     weight_matrix,
     window_matrix,
 )
+from app.i18n import _, number
 from app.keys import (
     FITS_HEAD,
     FITS_LAYER,
@@ -34,7 +35,7 @@ from app.keys import (
 from app.runs import Runs
 from app.user_text import quoted
 from app.views.changes import norm_does, what_changed
-from app.views.layout import missing, pair, show_for, side_by_side
+from app.views.layout import headers, missing, pair, show_for, side_by_side
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
@@ -62,19 +63,24 @@ def norm(values: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(values, dtype=np.float64)))
 
 
+def said(value: float, digits: int = 3) -> str:
+    """A number in a sentence, as the page's language writes it (f"{value:.3f}" in English)."""
+    return number(value, digits, grouped=False)
+
+
 def draw(runs: Runs, chosen: Selection) -> None:
     run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
     setups = runs.named()
     left, middle, right = st.columns(3)
-    layer = pick_index("Layer", max(r.cfg.num_layers for _, r in setups), "step_layer", left)
-    head = pick_index("Head", max(r.cfg.num_heads for _, r in setups), "step_head", middle)
+    layer = pick_index(_("Layer"), max(r.cfg.num_layers for __, r in setups), "step_layer", left)
+    head = pick_index(_("Head"), max(r.cfg.num_heads for __, r in setups), "step_head", middle)
     query = pick_token(
-        "Query token (position)",
+        _("Query token (position)"),
         run.tokens[sentence],
         "step_query",
         right,
-        help="The token whose attention is computed; positions count from 0.",
+        help=_("The token whose attention is computed; positions count from 0."),
     )
     what_changed(runs)
     shown = []  # (name, steps, padded tokens) of each setup that has this layer, head and query
@@ -92,9 +98,9 @@ def draw(runs: Runs, chosen: Selection) -> None:
         shown.append((name, steps, tokens))
     for step in STEPS:
         label, open_at_first, key = STEP_LABELS[step]
-        if step is _rope_step and not any(steps.rotated_q is not None for _, steps, _ in shown):
+        if step is _rope_step and not any(s.rotated_q is not None for __, s, ___ in shown):
             continue  # positions are added to the embeddings: nothing turns q and k
-        with st.expander(label, expanded=open_at_first, key=key, on_change="rerun") as box:
+        with st.expander(label(), expanded=open_at_first, key=key, on_change="rerun") as box:
             if not box.open:  # a closed step is neither computed nor sent
                 continue
             for (name, steps, tokens), where in zip(shown, _places(len(shown)), strict=True):
@@ -117,19 +123,32 @@ def _introduction(steps: AttentionSteps, tokens: list[str]) -> None:
     top = int(table["weight"].idxmax())
     query = steps.query
     st.header(
-        f"Layer {steps.layer}, head {steps.head}: how query {query} {quoted(tokens[query])} attends"
+        _(
+            "Layer {layer}, head {head}: how query {query} {token} attends",
+            layer=steps.layer,
+            head=steps.head,
+            query=query,
+            token=quoted(tokens[query]),
+        )
     )
     st.markdown(
-        f"It gives its largest weight, **{table['weight'][top]:.3f}**, to key {top} "
-        f"{quoted(tokens[top])}. Below, every step from the block's input to the stream after "
-        f"attention, with this model's numbers (d_model = {steps.d_model}, "
-        f"{steps.num_heads} heads of d_k = {steps.head_dim})."
+        _(
+            "It gives its largest weight, **{weight}**, to key {index} {token}. Below, every "
+            "step from the block's input to the stream after attention, with this model's "
+            "numbers (d_model = {d_model}, {heads} heads of d_k = {d_k}).",
+            weight=said(table["weight"][top]),
+            index=top,
+            token=quoted(tokens[top]),
+            d_model=steps.d_model,
+            heads=steps.num_heads,
+            d_k=steps.head_dim,
+        )
     )
 
 
 def _weights_compared(shown: list) -> None:
     """The two setups' weights of this query, key by key, and B − A (when the keys agree)."""
-    (_, a, tokens_a), (_, b, tokens_b) = shown
+    (__, a, tokens_a), (___, b, tokens_b) = shown
     if tokens_a != tokens_b:
         return
     weights = pd.DataFrame(
@@ -141,10 +160,11 @@ def _weights_compared(shown: list) -> None:
         }
     )
     weights["B − A"] = weights["weight B"] - weights["weight A"]
-    st.caption("This query's weights in A and in B, key by key:")
+    st.caption(_("This query's weights in A and in B, key by key:"))
     st.dataframe(
         weights.style.format(precision=4, subset=["weight A", "weight B", "B − A"]),
         hide_index=True,
+        column_config=headers(weights),
         width="stretch",
         height=min(35 * len(weights) + 38, 320),
     )
@@ -152,36 +172,59 @@ def _weights_compared(shown: list) -> None:
 
 def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     d, i = steps.d_model, steps.query
-    st.subheader(f"1 · The query token's row entering the block, x_i {shape_text((d,))}")
-    rows = [("x_i (block input)", steps.block_input)]
+    st.subheader(
+        _("1 · The query token's row entering the block, x_i {shape}", shape=shape_text((d,)))
+    )
+    rows = [(_("x_i (block input)"), steps.block_input)]
     if steps.norm_first and math.isnan(steps.ln1_std):
         st.caption(
-            f"Pre-norm, but block {steps.layer} has no norm before its attention (the "
-            f"embeddings' norm already normalised its input): attention reads row {i} "
-            f"({quoted(tokens[i])}) as it is, ‖x_i‖ = {norm(steps.block_input):.3f}."
+            _(
+                "Pre-norm, but block {layer} has no norm before its attention (the embeddings' "
+                "norm already normalised its input): attention reads row {i} ({token}) as it "
+                "is, ‖x_i‖ = {length}.",
+                layer=steps.layer,
+                i=i,
+                token=quoted(tokens[i]),
+                length=said(norm(steps.block_input)),
+            )
         )
     elif steps.norm_first:
-        rows.append(("LN1(x_i) (attention reads this)", steps.normalised))
+        rows.append((_("LN1(x_i) (attention reads this)"), steps.normalised))
         st.caption(
-            f"Pre-norm: attention reads a normalised copy of row {i} ({quoted(tokens[i])}). "
-            f"LN1 {norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias)}: "
-            f"‖x_i‖ = {norm(steps.block_input):.3f} becomes ‖LN1(x_i)‖ = "
-            f"{norm(steps.normalised):.3f}."
+            _(
+                "Pre-norm: attention reads a normalised copy of row {i} ({token}). LN1 {does}: "
+                "‖x_i‖ = {before} becomes ‖LN1(x_i)‖ = {after}.",
+                i=i,
+                token=quoted(tokens[i]),
+                does=norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias),
+                before=said(norm(steps.block_input)),
+                after=said(norm(steps.normalised)),
+            )
         )
     else:
         st.caption(
-            f"Post-norm: attention reads row {i} ({quoted(tokens[i])}) of the block input as it "
-            f"is (‖x_i‖ = {norm(steps.block_input):.3f}); the norm comes after the residual add "
-            "(step 8)."
+            _(
+                "Post-norm: attention reads row {i} ({token}) of the block input as it is "
+                "(‖x_i‖ = {length}); the norm comes after the residual add (step 8).",
+                i=i,
+                token=quoted(tokens[i]),
+                length=said(norm(steps.block_input)),
+            )
         )
-    show_for(vector_strips(rows, title=f"{d} numbers per token", robust=True), "step_input", name)
+    show_for(
+        vector_strips(rows, title=_("{d} numbers per token", d=d), robust=True), "step_input", name
+    )
 
 
 def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     dk, d = steps.head_dim, steps.d_model
     reads = r"\mathrm{LN}_1(x_i)" if steps.norm_first and not math.isnan(steps.ln1_std) else "x_i"
     st.subheader(
-        f"2 · The query vector q_i {shape_text((dk,))}: head {steps.head} projects with W_Q"
+        _(
+            "2 · The query vector q_i {shape}: head {head} projects with W_Q",
+            shape=shape_text((dk,)),
+            head=steps.head,
+        )
     )
     st.latex(
         rf"q_i = W_Q^{{({steps.head})}}\,{reads} + b_Q^{{({steps.head})}}"
@@ -192,38 +235,53 @@ def _query_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         show_for(
             weight_matrix(
                 steps.w_q,
-                title=f"W_Q slice of head {steps.head}: {dk} rows x {d} columns",
-                row_title="query dimension",
+                title=_(
+                    "W_Q slice of head {head}: {rows} rows x {columns} columns",
+                    head=steps.head,
+                    rows=dk,
+                    columns=d,
+                ),
+                row_title=_("query dimension"),
             ),
             "step_wq",
             name,
         )
     with right:
         show_for(
-            vector_strips([("q_i", steps.q), ("b_Q", steps.b_q)], title=f"q_i: {dk} numbers"),
+            vector_strips(
+                [("q_i", steps.q), ("b_Q", steps.b_q)], title=_("q_i: {dk} numbers", dk=dk)
+            ),
             "step_q",
             name,
         )
     st.caption(
-        f"Each of q_i's {dk} numbers is one row of W_Q times the {d} input numbers, plus a bias. "
-        f"‖q_i‖ = {norm(steps.q):.3f}. The keys and values below are made the same way from "
-        "every token with W_K and W_V."
+        _(
+            "Each of q_i's {dk} numbers is one row of W_Q times the {d} input numbers, plus a "
+            "bias. ‖q_i‖ = {length}. The keys and values below are made the same way from every "
+            "token with W_K and W_V.",
+            dk=dk,
+            d=d,
+            length=said(norm(steps.q)),
+        )
     )
 
 
 def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     T, dk = steps.keys.shape
-    st.subheader(f"3 · Every token's key k_j and value v_j, {shape_text((T, dk))} each")
+    st.subheader(
+        _("3 · Every token's key k_j and value v_j, {shape} each", shape=shape_text((T, dk)))
+    )
     padding = T - steps.n_valid
-    note = (
-        f" The {padding} padding rows (grey) are computed too, but step 4 masks them out."
-        if padding
-        else ""
+    note = _(
+        "One row per token of the sentence: the key says what a token offers to be found by, the "
+        "value what it passes on when attended to."
     )
-    st.caption(
-        f"One row per token of the sentence: the key says what a token offers to be found by, "
-        f"the value what it passes on when attended to.{note}"
-    )
+    if padding:
+        note += " " + _(
+            "The {padding} padding rows (grey) are computed too, but step 4 masks them out.",
+            padding=padding,
+        )
+    st.caption(note)
     left, right = pair(name)
     with left:
         show_for(
@@ -231,7 +289,7 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") 
                 steps.keys,
                 tokens,
                 steps.n_valid,
-                title=f"Keys K {shape_text((T, dk))}",
+                title=_("Keys K {shape}", shape=shape_text((T, dk))),
                 colour_title="k",
             ),
             "step_keys",
@@ -243,7 +301,7 @@ def _keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") 
                 steps.values,
                 tokens,
                 steps.n_valid,
-                title=f"Values V {shape_text((T, dk))}",
+                title=_("Values V {shape}", shape=shape_text((T, dk))),
                 colour_title="v",
             ),
             "step_values",
@@ -256,11 +314,18 @@ def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None
     i, half = steps.query, dk // 2
     if steps.rotated_q is None:  # compare mode: the other setup rotates, this one does not
         st.caption(
-            "This setup adds its positions to the embeddings before block 0: nothing turns q "
-            "and k here."
+            _(
+                "This setup adds its positions to the embeddings before block 0: nothing turns q "
+                "and k here."
+            )
         )
         return
-    st.subheader(f"3b · RoPE: q_i and every k_j turned by their position {shape_text((dk,))}")
+    st.subheader(
+        _(
+            "3b · RoPE: q_i and every k_j turned by their position {shape}",
+            shape=shape_text((dk,)),
+        )
+    )
     st.latex(
         r"\mathrm{RoPE}_p\begin{pmatrix} x_j \\ x_{j + d_k/2} \end{pmatrix} = "
         r"\begin{pmatrix} \cos p\theta_j & -\sin p\theta_j \\ \sin p\theta_j & \cos p\theta_j"
@@ -269,26 +334,46 @@ def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None
     )
     gap = float(np.max(np.abs(np.angle(np.exp(1j * (steps.q_turned - steps.rope_angles))))))
     before, after = norm(steps.q), norm(steps.rotated_q)
+    values = dict(
+        half=half,
+        base=f"{steps.rope_base:g}",
+        gap=f"{gap:.1e}",
+        before=said(before),
+        after=said(after),
+    )
     if i == 0:
-        turns = "At position 0 nothing turns: RoPE(q_0) = q_0"
+        caption = _(
+            "Nothing was added to the embeddings for positions: this layer turns each of the "
+            "{half} pairs of dimensions (j, j + {half}) of q_i and k_j by its position times θ_j "
+            "(base {base}). At position 0 nothing turns: RoPE(q_0) = q_0; read from this run's "
+            "vectors, every pair turned by the formula's angle to within {gap} rad (a full turn "
+            "aside). A turn keeps lengths: ‖q_i‖ = {before} before, {after} after. Each key k_j "
+            "turns by its own position j, so the score q_i · k_j sees how far apart i and j are.",
+            **values,
+        )
     else:
         first, last = steps.rope_angles[0], steps.rope_angles[-1]
-        turns = (
-            f"At position {i}, pair 0 turns by {first:.3f} rad ({math.degrees(first):.1f}°), "
-            f"pair {half - 1} by {last:.3g} rad ({math.degrees(last):.3g}°)"
+        caption = _(
+            "Nothing was added to the embeddings for positions: this layer turns each of the "
+            "{half} pairs of dimensions (j, j + {half}) of q_i and k_j by its position times θ_j "
+            "(base {base}). At position {i}, pair 0 turns by {first} rad ({first_degrees}°), "
+            "pair {last_pair} by {last} rad ({last_degrees}°); read from this run's vectors, "
+            "every pair turned by the formula's angle to within {gap} rad (a full turn aside). A "
+            "turn keeps lengths: ‖q_i‖ = {before} before, {after} after. Each key k_j turns by "
+            "its own position j, so the score q_i · k_j sees how far apart i and j are.",
+            i=i,
+            first=said(first),
+            first_degrees=said(math.degrees(first), 1),
+            last_pair=half - 1,
+            last=format(last, ".3g"),
+            last_degrees=format(math.degrees(last), ".3g"),
+            **values,
         )
-    st.caption(
-        f"Nothing was added to the embeddings for positions: this layer turns each of the "
-        f"{half} pairs of dimensions (j, j + {half}) of q_i and k_j by its position times "
-        f"θ_j (base {steps.rope_base:g}). {turns}; read from this run's vectors, every pair "
-        f"turned by the formula's angle to within {gap:.1e} rad (a full turn aside). A turn keeps "
-        f"lengths: ‖q_i‖ = {before:.3f} before, {after:.3f} after. Each key k_j turns by its "
-        f"own position j, so the score q_i · k_j sees how far apart i and j are."
-    )
+    st.caption(caption)
     show_for(
         vector_strips(
             [("q_i (W_Q x + b_Q)", steps.q), (f"RoPE_{i}(q_i)", steps.rotated_q)],
-            title=f"q_i before and after the turn: {dk} numbers",
+            title=_("q_i before and after the turn: {dk} numbers", dk=dk),
         ),
         "step_rope_q",
         name,
@@ -301,7 +386,7 @@ def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None
                 steps.keys,
                 tokens,
                 steps.n_valid,
-                title=f"Keys before {shape_text((T, dk))}",
+                title=_("Keys before {shape}", shape=shape_text((T, dk))),
                 colour_title="k",
             ),
             "step_rope_keys",
@@ -313,7 +398,9 @@ def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None
                 steps.rotated_keys,
                 tokens,
                 steps.n_valid,
-                title=f"Keys after, each turned by its position {shape_text((T, dk))}",
+                title=_(
+                    "Keys after, each turned by its position {shape}", shape=shape_text((T, dk))
+                ),
                 colour_title="k",
             ),
             "step_rope_rotated_keys",
@@ -325,8 +412,8 @@ def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
     """The step table for the page: padding rows grey and labelled, the top weight highlighted,
     numbers rounded for display only."""
     shown = table.assign(
-        padding=np.where(table["padding"], "PADDING", ""),
-        outside_window=np.where(table["outside_window"], "OUTSIDE", ""),
+        padding=np.where(table["padding"], _("PADDING"), ""),
+        outside_window=np.where(table["outside_window"], _("OUTSIDE"), ""),
     )
     top = int(table["weight"].idxmax())
 
@@ -352,7 +439,7 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     table, T, dk = steps.table, steps.keys.shape[0], steps.head_dim
     real = table[~table["padding"]]
     seen = real[~real["outside_window"]]
-    st.subheader(f"4 · Scores and weights: one row per key ({T} rows)")
+    st.subheader(_("4 · Scores and weights: one row per key ({rows} rows)", rows=T))
     # two equations a line on the whole page's width, one a line in half of it
     between = r" \\ " if name else r" & \qquad "
     st.latex(
@@ -374,9 +461,9 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         _styled_table(table),
         column_config={
             "position": "j",
-            "key": "key token",
-            "padding": "padding?",
-            "outside_window": "outside the window?",
+            "key": _("key token"),
+            "padding": _("padding?"),
+            "outside_window": _("outside the window?"),
             "contribution_norm": "‖weight_j v_j‖",
         },
         hide_index=True,
@@ -386,17 +473,36 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     top = int(table["weight"].idxmax())
     padding = T - steps.n_valid
     pad_note = (
-        f" The {padding} padding keys get −∞ and so weight exactly 0."
+        _("The {padding} padding keys get −∞ and so weight exactly 0.", padding=padding)
         if padding
-        else " This sentence has no padding."
+        else _("This sentence has no padding.")
     )
-    st.info(
-        f"The weight column equals the head's attention row for this query: row {steps.query} "
-        f"of layer {steps.layer}, head {steps.head} in the Attention view. Its {len(seen)} "
-        f"keys{' inside the window' if len(seen) < len(real) else ''} sum to "
-        f"{seen['weight'].sum():.6f}; the largest (highlighted) is "
-        f"{table['weight'][top]:.4f} on key {top} {quoted(tokens[top])}.{pad_note}"
+    values = dict(
+        query=steps.query,
+        layer=steps.layer,
+        head=steps.head,
+        keys=len(seen),
+        total=said(seen["weight"].sum(), 6),
+        largest=said(table["weight"][top], 4),
+        index=top,
+        token=quoted(tokens[top]),
     )
+    row = (
+        _(
+            "The weight column equals the head's attention row for this query: row {query} of "
+            "layer {layer}, head {head} in the Attention view. Its {keys} keys inside the window "
+            "sum to {total}; the largest (highlighted) is {largest} on key {index} {token}.",
+            **values,
+        )
+        if len(seen) < len(real)
+        else _(
+            "The weight column equals the head's attention row for this query: row {query} of "
+            "layer {layer}, head {head} in the Attention view. Its {keys} keys sum to {total}; "
+            "the largest (highlighted) is {largest} on key {index} {token}.",
+            **values,
+        )
+    )
+    st.info(row + " " + pad_note)
     if steps.model_window:
         _window(steps, tokens, name)
 
@@ -409,24 +515,46 @@ def _window(steps: AttentionSteps, tokens: list[str], name: str) -> None:
     every = len(steps.local_layers) == steps.num_layers  # no global layer
     if not steps.window:
         st.caption(
-            f"Layer {layer} is global: every query sees every key (this model's window of "
-            f"{steps.model_window} acts in layers {local})."
+            _(
+                "Layer {layer} is global: every query sees every key (this model's window of "
+                "{window} acts in layers {local}).",
+                layer=layer,
+                window=steps.model_window,
+                local=local,
+            )
         )
         return
     removed = int(steps.outside_window[:n, :n].sum())
     in_row = int(steps.table["outside_window"].sum())
+    values = dict(
+        layer=layer,
+        local=local,
+        reach=steps.window // 2,
+        window=steps.window,
+        removed=removed,
+        n=n,
+        pairs=n * n,
+        i=i,
+        in_row=in_row,
+    )
     st.caption(
-        f"Layer {layer} is local"
-        + (
-            ", as every layer of this model is"
-            if every
-            else f" (this model's local layers: {local})"
+        _(
+            "Layer {layer} is local, as every layer of this model is: a query sees only the keys "
+            "within {reach} positions of it (window {window}). In this sentence the window "
+            "removes {removed} of the {n} × {n} = {pairs} query-key pairs of layer {layer} "
+            "(every head alike); in query {i}'s row, {in_row} keys get −∞ and weight exactly 0 "
+            "(rows marked OUTSIDE).",
+            **values,
         )
-        + ": a query sees only the "
-        f"keys within {steps.window // 2} positions of it (window {steps.window}). In this "
-        f"sentence the window removes {removed} of the {n} × {n} = {n * n} query-key pairs of "
-        f"layer {layer} (every head alike); in query {i}'s row, {in_row} keys get −∞ and weight "
-        f"exactly 0 (rows marked OUTSIDE)."
+        if every
+        else _(
+            "Layer {layer} is local (this model's local layers: {local}): a query sees only the "
+            "keys within {reach} positions of it (window {window}). In this sentence the window "
+            "removes {removed} of the {n} × {n} = {pairs} query-key pairs of layer {layer} "
+            "(every head alike); in query {i}'s row, {in_row} keys get −∞ and weight exactly 0 "
+            "(rows marked OUTSIDE).",
+            **values,
+        )
     )
     show_for(
         window_matrix(
@@ -435,8 +563,14 @@ def _window(steps: AttentionSteps, tokens: list[str], name: str) -> None:
             n,
             steps.outside_window,
             query=i,
-            title=f"Layer {layer}, head {steps.head}: every query's weights; crossed cells are "
-            f"outside the window ({removed} of {n * n})",
+            title=_(
+                "Layer {layer}, head {head}: every query's weights; crossed cells are outside "
+                "the window ({removed} of {pairs})",
+                layer=layer,
+                head=steps.head,
+                removed=removed,
+                pairs=n * n,
+            ),
         ),
         "step_window",
         name,
@@ -448,19 +582,40 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> N
     real = steps.table[~steps.table["padding"]]
     seen = int((~real["outside_window"]).sum())  # the keys the softmax spreads over
     root = math.sqrt(dk)
-    st.subheader(f"5 · Why divide by √d_k = √{dk} = {root:.2f}?")
+    st.subheader(_("5 · Why divide by √d_k = √{dk} = {root}?", dk=dk, root=said(root, 2)))
     unscaled_top = int(np.argmax(steps.unscaled_weight))
     spread = real["q_dot_k"].max() - real["q_dot_k"].min()
     unscaled = steps.unscaled_weight[unscaled_top]
-    peakier = "peakier" if steps.unscaled_entropy < steps.entropy else "no peakier"
+    values = dict(
+        dk=dk,
+        spread=said(spread, 2),
+        scaled=said(spread / root, 2),
+        unscaled=said(unscaled, 4),
+        token=quoted(tokens[unscaled_top]),
+        rest=said(1 - unscaled, 4),
+        unscaled_entropy=said(steps.unscaled_entropy, 4),
+        entropy=said(steps.entropy, 4),
+        seen=seen,
+        even=said(math.log(seen), 3),
+    )
     st.caption(
-        f"A dot product of two {dk}-number vectors grows with d_k: here the raw scores q·k span "
-        f"{spread:.2f}, the scaled ones {spread / root:.2f}. Without the division the softmax "
-        f"is {peakier}: it would give {unscaled:.4f} to {quoted(tokens[unscaled_top])} and "
-        f"{1 - unscaled:.4f} to the rest (entropy "
-        f"{steps.unscaled_entropy:.4f} nats instead of {steps.entropy:.4f}; an even spread over "
-        f"{seen} keys is ln {seen} = {math.log(seen):.3f}). Peaky softmaxes learn slowly: their "
-        "gradients are nearly zero."
+        _(
+            "A dot product of two {dk}-number vectors grows with d_k: here the raw scores q·k "
+            "span {spread}, the scaled ones {scaled}. Without the division the softmax is "
+            "peakier: it would give {unscaled} to {token} and {rest} to the rest (entropy "
+            "{unscaled_entropy} nats instead of {entropy}; an even spread over {seen} keys is ln "
+            "{seen} = {even}). Peaky softmaxes learn slowly: their gradients are nearly zero.",
+            **values,
+        )
+        if steps.unscaled_entropy < steps.entropy
+        else _(
+            "A dot product of two {dk}-number vectors grows with d_k: here the raw scores q·k "
+            "span {spread}, the scaled ones {scaled}. Without the division the softmax is no "
+            "peakier: it would give {unscaled} to {token} and {rest} to the rest (entropy "
+            "{unscaled_entropy} nats instead of {entropy}; an even spread over {seen} keys is ln "
+            "{seen} = {even}). Peaky softmaxes learn slowly: their gradients are nearly zero.",
+            **values,
+        )
     )
     show_for(
         softmax_comparison(
@@ -478,25 +633,30 @@ def _scaling_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> N
 def _mix_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     T, dk = steps.values.shape
     top = int(steps.table["contribution_norm"].idxmax())
-    st.subheader(f"6 · Mix the values: z_i = Σ_j weight_j v_j {shape_text((dk,))}")
+    st.subheader(_("6 · Mix the values: z_i = Σ_j weight_j v_j {shape}", shape=shape_text((dk,))))
     st.caption(
-        f"Each value row is scaled by its weight; z_i is the sum of the rows (‖z_i‖ = "
-        f"{norm(steps.z):.3f}). The largest row is key {top} {quoted(tokens[top])}: "
-        f"‖weight v‖ = {steps.table['contribution_norm'][top]:.3f}."
+        _(
+            "Each value row is scaled by its weight; z_i is the sum of the rows (‖z_i‖ = "
+            "{length}). The largest row is key {index} {token}: ‖weight v‖ = {largest}.",
+            length=said(norm(steps.z)),
+            index=top,
+            token=quoted(tokens[top]),
+            largest=said(steps.table["contribution_norm"][top]),
+        )
     )
     show_for(
         token_matrix(
             steps.weighted_values,
             tokens,
             steps.n_valid,
-            title=f"weight_j v_j {shape_text((T, dk))}: the rows that are summed",
+            title=_("weight_j v_j {shape}: the rows that are summed", shape=shape_text((T, dk))),
             colour_title="w·v",
         ),
         "step_weighted",
         name,
     )
     show_for(
-        vector_strips([("z_i", steps.z)], title=f"z_i = the column sums: {dk} numbers"),
+        vector_strips([("z_i", steps.z)], title=_("z_i = the column sums: {dk} numbers", dk=dk)),
         "step_z",
         name,
     )
@@ -504,7 +664,13 @@ def _mix_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
 
 def _output_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     H, dk, d, h = steps.num_heads, steps.head_dim, steps.d_model, steps.head
-    st.subheader(f"7 · All {H} heads side by side, projected by W_O {shape_text((d,))}")
+    st.subheader(
+        _(
+            "7 · All {heads} heads side by side, projected by W_O {shape}",
+            heads=H,
+            shape=shape_text((d,)),
+        )
+    )
     st.latex(
         rf"\mathrm{{attn}}_i = \mathrm{{concat}}(z_i^{{(0)}},\dots,z_i^{{({H - 1})}})\,W_O^\top"
         rf" + b_O \qquad [{d}] = [{H} \cdot {dk}]\,[{d} \times {d}] + [{d}]"
@@ -512,8 +678,14 @@ def _output_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> No
     concat = steps.all_z.reshape(-1)
     show_for(
         vector_strips(
-            [("concat of every head's z_i", concat)],
-            title=f"{H} heads x {dk} numbers = {d}; head {h} outlined",
+            [(_("concat of every head's z_i"), concat)],
+            title=_(
+                "{heads} heads x {dk} numbers = {d}; head {head} outlined",
+                heads=H,
+                dk=dk,
+                d=d,
+                head=h,
+            ),
             group_size=dk,
             highlight_group=h,
         ),
@@ -523,41 +695,55 @@ def _output_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> No
     show_for(
         vector_strips(
             [
-                (f"head {h}'s share: W_O[:, head {h}] z_i", steps.head_share),
+                (_("head {head}'s share: W_O[:, head {head}] z_i", head=h), steps.head_share),
                 ("attn_i", steps.attention_out),
             ],
-            title=f"The attention output: {d} numbers",
+            title=_("The attention output: {d} numbers", d=d),
             robust=True,
         ),
         "step_attn_out",
         name,
     )
     st.caption(
-        f"Head {h}'s z_i meets only its {dk} columns of W_O: its share of the output has length "
-        f"{norm(steps.head_share):.3f}, the whole attention output {norm(steps.attention_out):.3f}"
-        f" (every head's share plus the bias b_O, ‖b_O‖ = {norm(steps.b_o):.3f}). Switching the "
-        "head off (Attention view) zeroes exactly this share."
+        _(
+            "Head {head}'s z_i meets only its {dk} columns of W_O: its share of the output has "
+            "length {share}, the whole attention output {output} (every head's share plus the "
+            "bias b_O, ‖b_O‖ = {bias}). Switching the head off (Attention view) zeroes exactly "
+            "this share.",
+            head=h,
+            dk=dk,
+            share=said(norm(steps.head_share)),
+            output=said(norm(steps.attention_out)),
+            bias=said(norm(steps.b_o)),
+        )
     )
 
 
 def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     d = steps.d_model
     if steps.norm_first:
-        st.subheader(f"8 · Residual add: the stream after attention {shape_text((d,))}")
+        st.subheader(
+            _("8 · Residual add: the stream after attention {shape}", shape=shape_text((d,)))
+        )
         st.latex(r"h_i = x_i + \mathrm{attn}_i")
         rows = [
             ("x_i", steps.block_input),
             ("attn_i", steps.attention_out),
             ("h_i = x_i + attn_i", steps.block_mid),
         ]
-        note = (
-            f"Pre-norm adds the attention output to the un-normalised stream: ‖x_i‖ = "
-            f"{norm(steps.block_input):.3f}, ‖attn_i‖ = {norm(steps.attention_out):.3f}, "
-            f"‖h_i‖ = {norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
+        note = _(
+            "Pre-norm adds the attention output to the un-normalised stream: ‖x_i‖ = {x}, "
+            "‖attn_i‖ = {attn}, ‖h_i‖ = {h}. The feed-forward half of the block follows.",
+            x=said(norm(steps.block_input)),
+            attn=said(norm(steps.attention_out)),
+            h=said(norm(steps.block_mid)),
         )
     else:
         st.subheader(
-            f"8 · Residual add, then the norm: the stream after attention {shape_text((d,))}"
+            _(
+                "8 · Residual add, then the norm: the stream after attention {shape}",
+                shape=shape_text((d,)),
+            )
         )
         st.latex(r"h_i = \mathrm{LN}_1(x_i + \mathrm{attn}_i)")
         rows = [
@@ -566,29 +752,38 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
             ("x_i + attn_i", steps.residual_sum),
             ("h_i = LN1(sum)", steps.block_mid),
         ]
-        note = (
-            f"Post-norm normalises the sum: LN1 "
-            f"{norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias)}: "
-            f"‖x_i + attn_i‖ = {norm(steps.residual_sum):.3f} becomes ‖h_i‖ = "
-            f"{norm(steps.block_mid):.3f}. The feed-forward half of the block follows."
+        note = _(
+            "Post-norm normalises the sum: LN1 {does}: ‖x_i + attn_i‖ = {before} becomes ‖h_i‖ "
+            "= {after}. The feed-forward half of the block follows.",
+            does=norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias),
+            before=said(norm(steps.residual_sum)),
+            after=said(norm(steps.block_mid)),
         )
-    show_for(vector_strips(rows, title=f"{d} numbers per row", robust=True), "step_residual", name)
+    show_for(
+        vector_strips(rows, title=_("{d} numbers per row", d=d), robust=True),
+        "step_residual",
+        name,
+    )
     st.caption(note)
 
 
 # Each step in data-flow order, its expander's label, whether it opens at first and its key: the
 # keys, RoPE's turn and the scores-and-weights table are the view's main figures; every other
 # step is computed and sent only once its expander is opened.
-STEP_LABELS = {  # step: its label, whether it opens at first, its expander's key
-    _input_step: ("1 · The query token's row entering the block", False, "step_open_0"),
-    _query_step: ("2 · Its query q_i", False, "step_open_1"),
-    _keys_values_step: ("3 · Every token's key and value", True, "step_open_2"),
+STEP_LABELS = {  # step: its label (in the page's language), whether it opens at first, its key
+    _input_step: (
+        lambda: _("1 · The query token's row entering the block"),
+        False,
+        "step_open_0",
+    ),
+    _query_step: (lambda: _("2 · Its query q_i"), False, "step_open_1"),
+    _keys_values_step: (lambda: _("3 · Every token's key and value"), True, "step_open_2"),
     # RoPE models only: where the positions enter
-    _rope_step: ("3b · RoPE turns q and k by position", True, "step_open_rope"),
-    _table_step: ("4 · Scores and weights, one row per key", True, "step_open_3"),
-    _scaling_step: ("5 · Why divide by √d_k?", False, "step_open_4"),
-    _mix_step: ("6 · Mix the values", False, "step_open_5"),
-    _output_step: ("7 · All heads, projected by W_O", False, "step_open_6"),
-    _residual_step: ("8 · The residual add", False, "step_open_7"),
+    _rope_step: (lambda: _("3b · RoPE turns q and k by position"), True, "step_open_rope"),
+    _table_step: (lambda: _("4 · Scores and weights, one row per key"), True, "step_open_3"),
+    _scaling_step: (lambda: _("5 · Why divide by √d_k?"), False, "step_open_4"),
+    _mix_step: (lambda: _("6 · Mix the values"), False, "step_open_5"),
+    _output_step: (lambda: _("7 · All heads, projected by W_O"), False, "step_open_6"),
+    _residual_step: (lambda: _("8 · The residual add"), False, "step_open_7"),
 }
 STEPS = tuple(STEP_LABELS)

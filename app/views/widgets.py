@@ -19,6 +19,7 @@ from app.charts.common import (
     legible,
     text_layout,
 )
+from app.i18n import _
 
 # No Plotly toolbar: each chart's "Save as…" (SVG, PNG, CSV) and "Show as a table" come from
 # app/assets/page/figure_text.js; zoom by dragging and a double click to reset need no button,
@@ -77,7 +78,7 @@ def show(fig, key: str, smallest: int = SMALLEST_TEXT, title_chars: int | None =
 def pick_index(label: str, count: int, key: str, where=st) -> int:
     """A slider over 0..count-1; with one choice, a line instead."""
     if count == 1:
-        where.caption(f"{label}: 0 (the only one)")
+        where.caption(_("{label}: 0 (the only one)", label=label))
         return 0
     return where.slider(label, 0, count - 1, key=key, persist_state="session")
 
@@ -87,7 +88,7 @@ def pick_sentence(sentences: list[str], chosen: int) -> int:
     if len(sentences) == 1:
         return chosen
     return st.selectbox(
-        "Sentence",
+        _("Sentence"),
         range(len(sentences)),
         key="sentence",
         persist_state="session",

@@ -1,0 +1,145 @@
+"""The Tokens, Attention, Attention steps and LayerNorm views in every language the page speaks
+(the "views" catalogue): each opens without an exception, with every section and step open, one
+setup or two; in the pseudo-language every text these views draw (headers, captions, sentences,
+labels, chart titles and axes) is a marked message, wrapped in ⟦ ⟧; in Spanish a sentence's
+numbers are written as Spanish writes them and are the run's numbers."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from babel.numbers import parse_decimal
+from streamlit.testing.v1 import AppTest
+
+from app.i18n.catalogue import PSEUDO
+from app.views.attention import DIVERGENCE, METRICS, READINGS
+from tests.app.helpers import assert_no_exception, open_page, shown
+
+VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm")
+LANGUAGES = ("es", "zh", "ar", PSEUDO)
+TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
+SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
+COMPARE = {"compare": "1", "b_norm": "post", **SMALL}
+STEPS = 8  # the Attention steps view's expanders: step_open_0 .. step_open_7
+LABELLED = ("expander", "toggle", "slider", "selectbox", "text_input", "button", "metric", "tabs")
+TEXTS = ("header", "subheader", "caption", "markdown", "info", "warning", "error", "text")
+
+
+def open_view(view: str, language: str, **query: str) -> AppTest:
+    """`view` in `language` with every section below it open (each opening reruns the page)."""
+    at = open_page(view=view, lang=language, text=TWO, **query)
+    assert_no_exception(at)
+    if view == "Attention":
+        for key, _label in (METRICS, DIVERGENCE, READINGS):
+            at.session_state[key] = True
+    if view == "Attention steps":
+        for index in range(STEPS):
+            at.session_state[f"step_open_{index}"] = True
+    if view == "LayerNorm":
+        at.session_state["ln_gains"] = True
+    at.run()
+    assert_no_exception(at)
+    return at
+
+
+def drawn(at: AppTest) -> list[str]:
+    """Every text of the main area but the frame's own (the page's title, its status line)."""
+    said = []
+    for kind in TEXTS:
+        said += [shown(str(element.value)) for element in at.main.get(kind)]
+    for kind in LABELLED:
+        said += [shown(str(element.label)) for element in at.main.get(kind)]
+    return [text for text in said if "traced forward pass" not in text]
+
+
+# charts of app/charts/ablation.py (the "analysis" catalogue's): these views give some their
+# title, and draw others whole
+TITLED_HERE = ("divergence", "divergence_cosine", "ablation_cosine", "ablation_head_difference")
+DRAWN_ELSEWHERE = ("ablation_output", "ablation_difference")
+
+
+def title_of(part: dict) -> str:
+    title = part.get("title", "")
+    return title.get("text", "") if isinstance(title, dict) else title
+
+
+def chart_texts(at: AppTest) -> list[str]:
+    """Each chart's title and axis titles (the words of a figure, not its ticks: tokens), of the
+    charts these views' own builders draw."""
+    said = []
+    for chart in at.get("plotly_chart"):
+        key = chart.proto.id.split("-")[-1]
+        if key.removesuffix("_b") in DRAWN_ELSEWHERE:
+            continue
+        layout = json.loads(chart.proto.spec)["layout"]
+        said.append(title_of(layout))
+        if key.removesuffix("_b") in TITLED_HERE:
+            continue
+        for name, axis in layout.items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                said.append(title_of(axis))
+    return [text for text in said if text]
+
+
+NOT_WORDS = re.compile(r"^[\d\s.,:·x×−\-+%()\[\]]*$")  # numbers, a shape, nothing to translate
+
+
+def marked(text: str) -> bool:
+    """A pseudo-language text is a marked message, or holds one (a setup's bold title before
+    it, a token after it), or has no words of its own."""
+    return "⟦" in text or bool(NOT_WORDS.match(text))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_view_opens_in_each_language(view: str, language: str) -> None:
+    at = open_view(view, language)
+    assert drawn(at)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_view_compares_two_setups_in_arabic(view: str) -> None:
+    at = open_view(view, "ar", **COMPARE)
+    assert any("الإعداد" in text or "B" in text for text in drawn(at))
+
+
+@pytest.mark.parametrize("query", [{}, COMPARE], ids=["one setup", "compare"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_text_these_views_draw_is_a_marked_message(view: str, query: dict) -> None:
+    at = open_view(view, PSEUDO, **query)
+    texts = drawn(at) + chart_texts(at)
+    unmarked = [text for text in texts if not marked(text)]
+    assert not unmarked, unmarked
+
+
+def test_switching_heads_off_is_said_in_the_pseudo_language() -> None:
+    at = open_page(view="Attention", lang=PSEUDO, ablate="0.1")
+    assert_no_exception(at)
+    texts = drawn(at) + chart_texts(at)
+    assert any("⟦Without" in text for text in texts)
+    assert not [text for text in texts if not marked(text)]
+
+
+def test_a_spanish_sentence_writes_the_runs_numbers_as_spanish_does() -> None:
+    at = open_page(view="Attention steps", lang="es", step_layer="2", step_head="1", step_query="4")
+    assert_no_exception(at)
+    weights = at.dataframe[0].value["weight"]  # the step table: the run's own numbers
+    said = shown(at.markdown[0].value)
+    (written,) = re.findall(r"Da su mayor peso, \*\*([\d.,]+)\*\*", said)
+    assert "," in written and "." not in written  # "0,715", not "0.715"
+    assert float(parse_decimal(written, locale="es")) == pytest.approx(weights.max(), abs=5e-4)
+    total = re.search(r"suman ([\d.,]+);", shown(at.info[0].value)).group(1)
+    assert float(parse_decimal(total, locale="es")) == pytest.approx(weights.sum(), abs=5e-6)
+
+
+def test_a_chinese_title_wraps_between_characters_in_a_narrow_place() -> None:
+    from app.charts.common import _width, new_figure, wrap_title
+
+    title = "第 2 层，第 1 个头：每一行是一个查询词元在各个键上的注意力"  # no space to break at
+    lines = wrap_title(new_figure(layout={"title": {"text": title}}), 24).layout.title.text
+    lines = lines.split("<br>")
+    assert len(lines) >= 3 and all(_width(line) <= 24 for line in lines)
+    assert "".join(lines) == title  # nothing lost, nothing added
+    assert not any(line.startswith(("，", "：")) for line in lines)  # punctuation ends a line
