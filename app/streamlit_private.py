@@ -69,6 +69,8 @@ def remove_uploaded(uploaded: list) -> None:
 # breakpoint, 640 px) the content first: the page's title hidden (the browser's tab names the
 # app), the unlabelled "»" that opens the sidebar labelled. Streamlit's DOM: a caption is
 # [data-testid=stCaptionContainer], the sidebar's opener [data-testid=stExpandSidebarButton].
+# A collapsed sidebar is [data-testid=stSidebar][data-collapsed=true], moved off the page to the
+# left: right to left it would sit over the page, so it is hidden there.
 # A locked control's label (a model's architecture) stays readable: Streamlit draws a disabled
 # widget's label, label[disabled], at 40 % of the text colour, 2.3:1 on the sidebar. A formula
 # (KaTeX's .katex-display scrolls sideways) neither scrolls for a 2 px overhang of its glyphs,
@@ -104,6 +106,7 @@ PAGE_CSS = f"""<style>
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-announce]),
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-page-language]) {{
   display: none; }}
+html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: none; }}
 .visually-hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }}
 @media (prefers-reduced-motion: reduce) {{
