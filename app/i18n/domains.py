@@ -163,7 +163,7 @@ def problems_of(language: str, domain: str) -> Iterator[str]:
         return
     with path.open("rb") as po:
         catalog = read_po(po, locale=language)
-    forms = Locale.parse(language).plural_form.tags
+    forms = Locale.parse(language).plural_form.tags | {"other"}  # CLDR leaves "other" out
     with (HERE / f"{domain}.pot").open("rb") as pot:
         wanted = {message.id for message in read_po(pot) if message.id}
     have = {message.id for message in catalog if message.id}
