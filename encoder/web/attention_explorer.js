@@ -260,7 +260,8 @@ function paint(canvas, weights, signed, scale, masked = () => false) {
   return count;
 }
 
-const quote = (token) => `"${token}"`;
+/** A token in quotes; right to left, isolated (FSI … PDI) so that its own direction keeps it whole. */
+const quote = (token) => (rightToLeft() ? `\u2068"${token}"\u2069` : `"${token}"`);
 const fixed = (value) => number(Math.abs(value) < 5e-4 ? 0 : value, 3, false);
 /** A difference with its sign: "+0.120", "−0.080" ("0.000" for none to three decimals). */
 const signedFixed = (value) => {
@@ -277,7 +278,7 @@ function legendOf(signed, scale, measure, kind = "cells") {
   const stops = signed ? [diverging(-1), [255, 255, 255], diverging(1)].map(rgb)
     : kind === "lines" ? ["rgba(27,27,27,0.08)", "rgb(27,27,27)"] : VIRIDIS.map(rgb);
   const bar = element("span", { class: "aex-legend-bar", "aria-hidden": "true",
-    style: `background:linear-gradient(to right,${stops.join(",")})` });
+    style: `background:linear-gradient(to ${rightToLeft() ? "left" : "right"},${stops.join(",")})` });
   if (signed) {
     box.append(element("span", {}, _("B − A {measure}: B less", { measure })),
       element("span", {}, `${MINUS}${fixed(scale)}`), bar, element("span", {}, `+${fixed(scale)}`),
@@ -1046,8 +1047,7 @@ export function mount(host, payload, options = {}) {
   /** The bar's and the regions' words, and the direction, in the payload's language. */
   function speak() {
     speakWith(data.words, data.lang);
-    root.setAttribute("dir", ["ar", "fa", "he", "ur"].includes(data.lang.split("-")[0])
-      ? "rtl" : "ltr");
+    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
     root.setAttribute("lang", data.lang);
     root.setAttribute("aria-label", _("Attention explorer"));
     stage.setAttribute("aria-label", _("Attention explorer"));

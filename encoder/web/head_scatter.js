@@ -411,8 +411,7 @@ export function mount(host, data, options = {}) {
     root.dataset.points = problem ? "0" : String(next.x.length);
     speakWith(next && next.words, next && next.lang);
     root.setAttribute("lang", spoken());
-    root.setAttribute("dir", ["ar", "fa", "he", "ur"].includes(spoken().split("-")[0]) ? "rtl"
-      : "ltr");
+    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
     canvas.setAttribute("aria-roledescription", _("scatter plot"));
     for (const button of buttons.children) button.textContent = COLOUR_BY[button.dataset.colour]();
     tools.relabel();

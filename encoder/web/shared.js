@@ -70,6 +70,9 @@ function speakWith(words, lang) {
 /** The language spoken now ("en" when none was given). */
 const spoken = () => LANG;
 
+/** Whether the language spoken is written right to left (Arabic). */
+const rightToLeft = () => ["ar", "fa", "he", "ur"].includes(LANG.split("-")[0].toLowerCase());
+
 /** `text` with each {name} replaced by values[name] (a name not given is left as it is). */
 function fillIn(text, values) {
   if (!values) return text;
