@@ -11,6 +11,7 @@ import pytest
 from app.i18n.browser import browser_words
 from encoder.web.offline import explorer_html
 from encoder.web.payload import build_setup, encode, full_weights, with_words
+from tests.e2e.harness import PROJECTOR
 
 pytestmark = pytest.mark.browser
 
@@ -104,3 +105,22 @@ def test_english_without_words_is_unchanged(browser, tmp_path) -> None:
     assert query["x"] + query["width"] < key_box["x"]
     assert errors == []
     context.close()
+
+
+@pytest.mark.timeout(300)
+def test_the_page_in_spanish_gives_the_explorer_and_the_figure_tools_its_words(open_page):
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, 60_000, view="Attention", source="pretrained", lang="es"
+    )
+    explorer = page.locator("[data-testid=attention-explorer]").first
+    explorer.wait_for(timeout=60_000)
+    assert explorer.get_attribute("lang") == "es"
+    assert explorer.locator("[data-role=mode][data-mode=matrix]").inner_text() == "Matriz"
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, 60_000, view="Attention steps", source="pretrained", lang="es"
+    )
+    page.wait_for_selector(".st-key-step_keys .js-plotly-plot[aria-label]")
+    tools = page.locator(".st-key-step_keys [data-testid=figure-table-toggle]")
+    tools.filter(has_text="Mostrar como tabla").wait_for(timeout=30_000)
+    label = page.locator(".st-key-step_keys .js-plotly-plot").get_attribute("aria-label")
+    assert "mapa de calor de" in label
