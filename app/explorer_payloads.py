@@ -3,16 +3,18 @@ setup A, and of B in compare mode, with each layer's local window and its two mo
 each head moves: the value norms of encoder.inspect.moves; and attention rollout,
 encoder.inspect.rollout), built once and kept in the shared cache (app.memory.CACHE) with its real
 bytes, so a rerun that changes nothing the explorer draws sends the same bytes (the browser keeps
-them) and builds nothing."""
+them) and builds nothing; the page's language and the browser's words in it are put in its header
+after the cache (encoder.web.payload.with_words), so a session of each language gets its own."""
 
 from __future__ import annotations
 
-from app.i18n import _
+from app.i18n import _, language
+from app.i18n.browser import words_now
 from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
 from encoder.inspect import moves
 from encoder.inspect.rollout import rollout
-from encoder.web.payload import build_setup, encode, every_head_fits, layer_windows
+from encoder.web.payload import build_setup, encode, every_head_fits, layer_windows, with_words
 
 BUILD_COPIES = 4  # float32 weights, their uint16 copy, the block sums and the rollout, per setup
 
@@ -67,7 +69,7 @@ def explorer_payload(runs: Runs, sentence: int, layer: int, head: int, stretch: 
     named = runs.named()
     chosen = [_chosen(run, sentence, layer, head) for _name, run in named]
     reserve = sum(BUILD_COPIES * 4 * run.attention[:, sentence].size for _name, run in named)
-    return CACHE.get_or_build(
+    built = CACHE.get_or_build(
         ("explorer", tuple(run.key for _name, run in named), sentence, tuple(chosen), stretch),
         lambda: _build(runs, sentence, chosen, stretch),
         len,
@@ -76,3 +78,4 @@ def explorer_payload(runs: Runs, sentence: int, layer: int, head: int, stretch: 
         keep=tuple(("run", run.key) for _name, run in named),
         tag=derived_tag(*(run for _name, run in named)),
     )
+    return with_words(built, language(), words_now())  # the page's language, outside the cache

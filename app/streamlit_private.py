@@ -8,6 +8,7 @@ to mend, and each answers None / does nothing where the runtime is absent (AppTe
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -15,6 +16,7 @@ from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from app.i18n.browser import browser_words
 from encoder.web import asset
 
 
@@ -171,14 +173,15 @@ def page_style() -> None:
 
 
 # The page's own script: what CSS cannot do, such as letting a keyboard reach a region that
-# scrolls, or giving each chart its text. It is the figures' tools of the library
-# (encoder/web/figure_tools.js), then app/assets/page/*.js, in one block (their names are
-# shared, so no two files may declare the same one), once per browser page: Streamlit runs an
-# st.html element's script each time it is drawn.
+# scrolls, or giving each chart its text. It is the library's shared names (encoder/web/shared.js:
+# the palette, `element`, the words' `_()` in the page's language) and figures' tools
+# (encoder/web/figure_tools.js), then app/assets/page/*.js, in one block (their names are shared,
+# so no two files may declare the same one), once per browser page: Streamlit runs an st.html
+# element's script each time it is drawn.
 PAGE_SCRIPT_FILES = sorted((Path(__file__).parent / "assets" / "page").glob("*.js"))
 PAGE_SCRIPT = "\n".join(
     ["if (!window.encoderExplorerPage) {", "window.encoderExplorerPage = true;"]
-    + [asset("figure_tools.js")]
+    + [asset("shared.js"), asset("figure_tools.js")]
     + [path.read_text(encoding="utf-8") for path in PAGE_SCRIPT_FILES]
     + ["}"]
 )
@@ -191,8 +194,13 @@ def page_script() -> None:
 
 def page_language(language: str, direction: str) -> None:
     """Tell the page's script (app/assets/page/language.js) the page's language and direction,
-    for the document's `lang` and `dir`; nothing shows."""
-    st.html(f'<p data-page-language="{language}" data-page-direction="{direction}" hidden></p>')
+    for the document's `lang` and `dir`, and the browser's words in it (app.i18n.browser, as
+    JSON text that the script parses: never markup); nothing shows."""
+    said = html.escape(json.dumps(browser_words(language), ensure_ascii=False), quote=False)
+    st.html(
+        f'<p data-page-language="{language}" data-page-direction="{direction}" hidden></p>'
+        f"<p data-page-words hidden>{said}</p>"
+    )
 
 
 def announce(news: str) -> None:

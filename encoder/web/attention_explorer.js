@@ -163,7 +163,7 @@ export function decodePayload(data) {
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
   return { setups, stretch: Boolean(header.stretch), start: header.start || null,
-    largeText: Boolean(header.large_text) };
+    largeText: Boolean(header.large_text), lang: header.lang || "en", words: header.words || {} };
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
@@ -260,12 +260,13 @@ function paint(canvas, weights, signed, scale, masked = () => false) {
   return count;
 }
 
-const quote = (token) => `"${token}"`;
-const fixed = (value) => (Math.abs(value) < 5e-4 ? 0 : value).toFixed(3);
+/** A token in quotes; right to left, isolated (FSI … PDI) so that its own direction keeps it whole. */
+const quote = (token) => (rightToLeft() ? `\u2068"${token}"\u2069` : `"${token}"`);
+const fixed = (value) => number(Math.abs(value) < 5e-4 ? 0 : value, 3, false);
 /** A difference with its sign: "+0.120", "−0.080" ("0.000" for none to three decimals). */
 const signedFixed = (value) => {
   const text = fixed(Math.abs(value));
-  return text === "0.000" ? text : `${value > 0 ? "+" : MINUS}${text}`;
+  return text === number(0, 3, false) ? text : `${value > 0 ? "+" : MINUS}${text}`;
 };
 
 // ---------------------------------------------------------------------------- legends, SVG
@@ -277,15 +278,16 @@ function legendOf(signed, scale, measure, kind = "cells") {
   const stops = signed ? [diverging(-1), [255, 255, 255], diverging(1)].map(rgb)
     : kind === "lines" ? ["rgba(27,27,27,0.08)", "rgb(27,27,27)"] : VIRIDIS.map(rgb);
   const bar = element("span", { class: "aex-legend-bar", "aria-hidden": "true",
-    style: `background:linear-gradient(to right,${stops.join(",")})` });
+    style: `background:linear-gradient(to ${rightToLeft() ? "left" : "right"},${stops.join(",")})` });
   if (signed) {
-    box.append(element("span", {}, `B − A ${measure}: B less`), element("span", {}, `${MINUS}${fixed(scale)}`),
-      bar, element("span", {}, `+${fixed(scale)}`), element("span", {}, "B more"));
+    box.append(element("span", {}, _("B − A {measure}: B less", { measure })),
+      element("span", {}, `${MINUS}${fixed(scale)}`), bar, element("span", {}, `+${fixed(scale)}`),
+      element("span", {}, _("B more")));
   } else {
-    box.append(element("span", {}, `${measure}:`), element("span", {}, "0"), bar,
-      element("span", {}, fixed(scale)));
+    box.append(element("span", {}, _("{measure}:", { measure })), element("span", {}, number(0)),
+      bar, element("span", {}, fixed(scale)));
   }
-  box.dataset.key = `${signed}|${scale}|${measure}|${kind}`;
+  box.dataset.key = `${signed}|${scale}|${measure}|${kind}|${spoken()}`;
   return box;
 }
 
@@ -321,8 +323,9 @@ function svgLegend(signed, scale, measure, x, y, kind = "cells") {
   stops.forEach((colour, i) => gradient.append(svgNode("stop",
     { offset: i / (stops.length - 1), "stop-color": colour })));
   const words = signed
-    ? [`B − A ${measure}: B less`, `${MINUS}${fixed(scale)}`, null, `+${fixed(scale)}`, "B more"]
-    : [`${measure}:`, "0", null, fixed(scale)];
+    ? [_("B − A {measure}: B less", { measure }), `${MINUS}${fixed(scale)}`, null,
+      `+${fixed(scale)}`, _("B more")]
+    : [_("{measure}:", { measure }), number(0), null, fixed(scale)];
   group.append(svgNode("defs"));
   group.firstChild.append(gradient);
   let at = 0;
@@ -396,10 +399,11 @@ function linesMode(explorer) {
     let banner = null;
     const legend = element("div");
     if (end - start < setup.n) { // a long input: say which tokens these are
+      const said = _("Tokens {start}–{end} of {count}: a window of {window} around the chosen "
+        + "query (↑/↓ move it past its edge; the matrix shows every token).", { start,
+        end: end - 1, count: setup.n, window: WINDOW });
       banner = element("div", { class: "aex-note aex-window", "data-role": "window",
-        "data-start": String(start), "data-end": String(end) },
-      `Tokens ${start}–${end - 1} of ${setup.n}: a window of ${WINDOW} around the chosen `
-        + "query (↑/↓ move it past its edge; the matrix shows every token). ");
+        "data-start": String(start), "data-end": String(end) }, `${said} `);
       outside = element("span");
       banner.append(outside);
       explorer.stage.replaceChildren(banner, scroll, legend);
@@ -481,7 +485,7 @@ function linesMode(explorer) {
     context.globalAlpha = 1;
     context.setLineDash([]);
     built.look = look;
-    const measure = built.measure = signed() ? "line opacity" : "line opacity (weight)";
+    const measure = built.measure = signed() ? _("line opacity") : _("line opacity (weight)");
     const legend = legendOf(signed(), scale, measure, "lines");
     if (legend.dataset.key !== built.legend.dataset.key) {
       built.legend.replaceWith(legend);
@@ -497,18 +501,21 @@ function linesMode(explorer) {
       if (bottom > box.scrollTop) box.scrollTop = bottom;
     }
     built.seen = q0;
-    const number = signed() ? signedFixed : fixed; // B − A's weights say their sign
+    const written = signed() ? signedFixed : fixed; // B − A's weights say their sign
     keys.forEach((node, i) => {
-      node.lastChild.textContent = q0 !== null && selected ? number(selected.at(q0, start + i)) : "";
+      node.lastChild.textContent = q0 !== null && selected ? written(selected.at(q0, start + i)) : "";
     });
     if (built.outside) {
       let rest = 0;
       if (q0 !== null && selected) {
         for (let k = 0; k < n; k++) if (k < start || k >= end) rest += selected.at(q0, k);
       }
-      built.outside.textContent = `Lines stretched to the largest weight shown, ${fixed(scale)}.`
-        + (q0 !== null && selected ? ` Weight on the tokens outside the window: ${fixed(rest)}.`
-          : "");
+      const stretchedTo = _("Lines stretched to the largest weight shown, {scale}.",
+        { scale: fixed(scale) });
+      const outside = _("Weight on the tokens outside the window: {weight}.",
+        { weight: fixed(rest) });
+      built.outside.textContent = q0 !== null && selected ? `${stretchedTo} ${outside}`
+        : stretchedTo;
     }
   }
 
@@ -578,7 +585,7 @@ function linesMode(explorer) {
       height: y + 16 };
   }
 
-  return { label: "Lines", overlays: true, oneHead: true, pointed: () => null, build, draw, svg,
+  return { label: () => _("Lines"), overlays: true, oneHead: true, pointed: () => null, build, draw, svg,
     forget() { built = null; } };
 }
 
@@ -588,19 +595,35 @@ function linesMode(explorer) {
  * readout, its readout's verb for a whole row, what its legend says it measures, and the words
  * of the figure's sentence (`gives` 0.7 `to` a key; 3 of 9 tokens `drives` `towards` a key). */
 const READINGS = {
-  weights: { label: "Matrix", read: (explorer) => (layer, head) => explorer.full(layer, head)
-    || explorer.tile(layer, head), stretched: false, measure: "weight", drives: ["puts", "put"],
-  towards: "most weight on", gives: "gives", to: "to",
-  named: (explorer, layer, head) => explorer.headName(layer, head), verb: "attends most to" },
-  moves: { label: "What it moves", read: (explorer) => explorer.moved, stretched: true,
-    measure: "weight × value norm", drives: ["moves", "move"], towards: "most from",
-    gives: "moves", to: "from",
-    named: (explorer, layer, head) => `${explorer.headName(layer, head)} moves`,
-    verb: "moves most from" },
-  rollout: { label: "Rollout", read: (explorer) => (layer) => explorer.rolled(layer),
-    stretched: true, measure: "rollout share", drives: ["draws", "draw"], towards: "most on",
-    gives: "draws", to: "on", named: (explorer, layer) => `rollout after layer `
-      + `${explorer.shown().layerLabels[explorer.rolledLayer(layer)]}`, verb: "draws most on" },
+  weights: { label: () => _("Matrix"), read: (explorer) => (layer, head) => explorer.full(layer, head)
+    || explorer.tile(layer, head), stretched: false, measure: () => _("weight"),
+  named: (explorer, layer, head) => explorer.headName(layer, head),
+  best: (values) => _("{name}: {query} attends most to {key} {value}", values),
+  sentence: (values, count, n) => (n === 1
+    ? _("{head}: {query} gives {value} to {key}; 1 of 1 token puts most weight on {most}.", values)
+    : n_("{head}: {query} gives {value} to {key}; {count} of {total} tokens puts most weight "
+      + "on {most}.", "{head}: {query} gives {value} to {key}; {count} of {total} tokens put "
+      + "most weight on {most}.", count, values)) },
+  moves: { label: () => _("What it moves"), read: (explorer) => explorer.moved, stretched: true,
+    measure: () => _("weight × value norm"),
+    named: (explorer, layer, head) => _("layer {layer}, head {head} moves",
+      { layer: explorer.shown().layerLabels[layer], head }),
+    best: (values) => _("{name}: {query} moves most from {key} {value}", values),
+    sentence: (values, count, n) => (n === 1
+      ? _("{head}: {query} moves {value} from {key}; 1 of 1 token moves most from {most}.", values)
+      : n_("{head}: {query} moves {value} from {key}; {count} of {total} tokens moves most "
+        + "from {most}.", "{head}: {query} moves {value} from {key}; {count} of {total} tokens "
+        + "move most from {most}.", count, values)) },
+  rollout: { label: () => _("Rollout"), read: (explorer) => (layer) => explorer.rolled(layer),
+    stretched: true, measure: () => _("rollout share"),
+    named: (explorer, layer) => _("rollout after layer {layer}",
+      { layer: explorer.shown().layerLabels[explorer.rolledLayer(layer)] }),
+    best: (values) => _("{name}: {query} draws most on {key} {value}", values),
+    sentence: (values, count, n) => (n === 1
+      ? _("{head}: {query} draws {value} on {key}; 1 of 1 token draws most on {most}.", values)
+      : n_("{head}: {query} draws {value} on {key}; {count} of {total} tokens draws most on "
+        + "{most}.", "{head}: {query} draws {value} on {key}; {count} of {total} tokens draw "
+        + "most on {most}.", count, values)) },
 };
 
 /** A matrix of one reading: query rows × key columns as square cells filling the stage, token
@@ -644,11 +667,12 @@ function matrixMode(explorer, name) {
         row.addEventListener("click", () => explorer.pin(i));
         left.append(row);
       });
-      wrap.append(element("div", { class: "aex-corner" }, "query ↓ key →"), top, left, canvas);
+      wrap.append(element("div", { class: "aex-corner" }, _("query ↓ key →")), top, left, canvas);
       if (signs) wrap.append(signs);
     } else { // too many tokens for labels: no empty label bands, a note above the cells
-      wrap.append(element("div", { class: "aex-note" }, `${n} tokens (query ↓ key →): point `
-        + "at a cell, or use ↑/↓, to read its tokens and value."), canvas);
+      wrap.append(element("div", { class: "aex-note" }, n_("{count} token (query ↓ key →): point "
+        + "at a cell, or use ↑/↓, to read its tokens and value.", "{count} tokens (query ↓ key →): "
+        + "point at a cell, or use ↑/↓, to read its tokens and value.", n)), canvas);
     }
     canvas.addEventListener("mousemove", (event) => {
       const box = canvas.getBoundingClientRect();
@@ -702,8 +726,9 @@ function matrixMode(explorer, name) {
     const weights = read(state.layer, state.head);
     if (!weights) {
       explorer.message.textContent = explorer.signed()
-        ? "B − A needs both setups at the same resolution."
-        : `${reading.named(explorer, state.layer, state.head)}: not in this payload.`;
+        ? _("B − A needs both setups at the same resolution.")
+        : _("{name}: not in this payload.",
+          { name: reading.named(explorer, state.layer, state.head) });
     } else if (built.key !== key) {
       const scale = reading.stretched ? peak(weights) : explorer.colourScale([weights]);
       const width = explorer.window(state.layer, name);
@@ -716,16 +741,23 @@ function matrixMode(explorer, name) {
         built.signs.hidden = !explorer.signed();
         if (explorer.signed()) drawSigns(weights, scale);
       }
-      const legend = legendOf(explorer.signed(), scale, reading.measure);
+      const legend = legendOf(explorer.signed(), scale, reading.measure());
       built.legend.replaceWith(legend);
       built.legend = legend;
+      const values = { scale: fixed(scale), low: `${MINUS}${fixed(scale)}`,
+        high: `+${fixed(scale)}` };
+      built.greyNote = masked ? n_("Grey: the {count} cell outside layer {layer}'s local window "
+        + "of {width} (a query sees only the keys within {half} positions): masked, weight 0.",
+      "Grey: the {count} cells outside layer {layer}'s local window of {width} (a query sees "
+        + "only the keys within {half} positions): masked, weight 0.", masked,
+      { count: String(masked), layer: explorer.shown().layerLabels[state.layer], width,
+        half: Math.floor(width / 2) })
+        : "";
       built.scaleNote.textContent = (explorer.signed()
-        ? `Colours: blue −${fixed(scale)} (B less) to red +${fixed(scale)} (B more).`
-        : `Colours: dark 0 to yellow ${fixed(scale)}${scale < 1 ? ", the largest here" : ""}.`)
-        + (masked ? ` Grey: the ${masked} cells outside layer `
-          + `${explorer.shown().layerLabels[state.layer]}'s local window of ${width} (a query `
-          + `sees only the keys within ${Math.floor(width / 2)} positions): masked, weight 0.`
-          : "");
+        ? _("Colours: blue {low} (B less) to red {high} (B more).", values)
+        : scale < 1 ? _("Colours: dark 0 to yellow {scale}, the largest here.", values)
+          : _("Colours: dark 0 to yellow {scale}.", values))
+        + (masked ? ` ${built.greyNote}` : "");
       built.key = key;
     }
     const q0 = explorer.query();
@@ -776,14 +808,12 @@ function matrixMode(explorer, name) {
       }
       group.append(signs);
     }
-    const [legend, legendWidth] = svgLegend(explorer.signed(), built.scale, reading.measure, 0,
+    const [legend, legendWidth] = svgLegend(explorer.signed(), built.scale, reading.measure(), 0,
       band + side + 12);
     group.append(legend);
     let height = band + side + 30;
-    const note = built.scaleNote.textContent;
-    if (note.includes("Grey")) {
-      group.append(svgNode("text", { x: 0, y: height + 8, fill: "#555555" },
-        note.slice(note.indexOf("Grey"))));
+    if (built.greyNote) {
+      group.append(svgNode("text", { x: 0, y: height + 8, fill: "#555555" }, built.greyNote));
       height += 20;
     }
     return { group, width: Math.max(band + side, legendWidth), height };
@@ -803,7 +833,9 @@ function headsMode(explorer) {
     const grid = element("div", { class: "aex-heads",
       style: `grid-template-columns: auto repeat(${setup.heads}, 1fr)` });
     grid.append(element("div"));
-    for (let h = 0; h < setup.heads; h++) grid.append(element("div", { class: "aex-note" }, `H${h}`));
+    for (let h = 0; h < setup.heads; h++) {
+      grid.append(element("div", { class: "aex-note" }, _("H{head}", { head: h })));
+    }
     const tiles = [];
     const drawn = [];
     for (let l = 0; l < setup.layers; l++) {
@@ -811,14 +843,14 @@ function headsMode(explorer) {
     }
     const scale = drawn.length ? explorer.colourScale(drawn) : 1;
     for (let l = 0; l < setup.layers; l++) {
-      grid.append(element("div", { class: "aex-note" }, `L${setup.layerLabels[l]}`));
+      grid.append(element("div", { class: "aex-note" }, _("L{layer}", { layer: setup.layerLabels[l] })));
       for (let h = 0; h < setup.heads; h++) {
         const canvas = element("canvas", { "data-role": "tile", "data-layer": String(l),
           "data-head": String(h), title: headName(l, h), class: "aex-tile" });
         const weights = tile(l, h);
         if (weights) paint(canvas, weights, explorer.signed(), scale);
         canvas.addEventListener("mouseenter",
-          () => explorer.say(`${headName(l, h)}: click to open it`));
+          () => explorer.say(_("{head}: click to open it", { head: headName(l, h) })));
         canvas.addEventListener("click", () => { state.mode = "matrix"; explorer.choose(l, h); });
         grid.append(canvas);
         tiles.push(canvas);
@@ -827,11 +859,12 @@ function headsMode(explorer) {
     const outline = element("div", { class: "aex-outline", "aria-hidden": "true" });
     grid.append(outline);
     const note = setup.tiles
-      ? `Each tile is one head, drawn in blocks of ${Math.ceil(setup.n / setup.tiles.size)} `
-        + "tokens; click a tile to open it."
-      : "Each tile is one head's query × key weights; click a tile to open it.";
+      ? n_("Each tile is one head, drawn in blocks of {count} token; click a tile to open it.",
+        "Each tile is one head, drawn in blocks of {count} tokens; click a tile to open it.",
+        Math.ceil(setup.n / setup.tiles.size))
+      : _("Each tile is one head's query × key weights; click a tile to open it.");
     explorer.stage.replaceChildren(element("div", { class: "aex-note" }, note), grid,
-      legendOf(explorer.signed(), scale, "weight"));
+      legendOf(explorer.signed(), scale, _("weight")));
     built = { key: state.setup, setup, tiles, outline, chosen: null, scale };
   }
 
@@ -860,12 +893,12 @@ function headsMode(explorer) {
     const group = svgNode("g", { "font-size": 12, fill: "#1b1b1b" });
     for (let h = 0; h < setup.heads; h++) {
       group.append(svgNode("text", { x: left + h * (size + gap) + size / 2, y: 14,
-        "text-anchor": "middle" }, `H${h}`));
+        "text-anchor": "middle" }, _("H{head}", { head: h })));
     }
     for (let l = 0; l < setup.layers; l++) {
       const y = top + l * (size + gap);
       group.append(svgNode("text", { x: left - 6, y: y + size / 2, "text-anchor": "end",
-        "dominant-baseline": "central" }, `L${setup.layerLabels[l]}`));
+        "dominant-baseline": "central" }, _("L{layer}", { layer: setup.layerLabels[l] })));
       for (let h = 0; h < setup.heads; h++) {
         const canvas = tiles[l * setup.heads + h];
         if (!canvas.width || !explorer.tile(l, h)) continue;
@@ -878,13 +911,13 @@ function headsMode(explorer) {
       y: top + state.layer * (size + gap) - 1.5, width: size + 3, height: size + 3, fill: "none",
       stroke: "#D55E00", "stroke-width": 3, "data-role": "chosen" }));
     const bottom = top + setup.layers * (size + gap) + 10;
-    const [legend, legendWidth] = svgLegend(explorer.signed(), scale, "weight", 0, bottom);
+    const [legend, legendWidth] = svgLegend(explorer.signed(), scale, _("weight"), 0, bottom);
     group.append(legend);
     return { group, width: Math.max(left + setup.heads * (size + gap), legendWidth),
       height: bottom + 18 };
   }
 
-  return { label: "Every head", overlays: false, oneHead: false, pointed: () => null, build,
+  return { label: () => _("Every head"), overlays: false, oneHead: false, pointed: () => null, build,
     draw, svg, forget() { built = null; } };
 }
 
@@ -931,8 +964,9 @@ export function mount(host, payload, options = {}) {
   const layerPick = element("select", { "data-testid": "explorer-layer", "data-role": "layer",
     "aria-label": "Layer", class: "aex-layer" });
   layerPick.addEventListener("change", () => choose(Number(layerPick.value), state.head));
-  const layerLabel = element("label", { class: "aex-layer-label" }, "Layer ");
-  layerLabel.append(layerPick);
+  const layerLabel = element("label", { class: "aex-layer-label" });
+  const layerWord = document.createTextNode("Layer ");
+  layerLabel.append(layerWord, layerPick);
   const title = element("div", { class: "aex-title" });
   bar.append(modeButtons, setups, layerLabel, title);
   const chips = element("div", { class: "aex-chips", role: "group", "aria-label": "Heads drawn" });
@@ -973,7 +1007,8 @@ export function mount(host, payload, options = {}) {
    * tokens a weight is about 1/n: unstretched, every cell would be dark). */
   const stretched = () => data.stretch || signed() || shown().n > LINES_ALL;
   const colourScale = (drawn) => (stretched() ? Math.max(...drawn.map(peak)) : 1);
-  const headName = (layer, head) => `layer ${shown().layerLabels[layer]}, head ${head}`;
+  const headName = (layer, head) => _("layer {layer}, head {head}",
+    { layer: shown().layerLabels[layer], head });
   /** The local window a reading of `layer` marks (0: none; B − A and the rollout mark none). */
   const windowOf = (layer, reading = "weights") => (signed() || reading === "rollout" ? 0
     : shown().windows[layer] || 0);
@@ -990,7 +1025,7 @@ export function mount(host, payload, options = {}) {
 
   for (const [name, { label }] of Object.entries(modes)) {
     const button = element("button", { type: "button", "data-role": "mode", "data-mode": name },
-      label);
+      label());
     button.addEventListener("click", () => { state.mode = name; render(); settle(); });
     modeButtons.append(button);
   }
@@ -1009,6 +1044,22 @@ export function mount(host, payload, options = {}) {
     readout.textContent = text;
   }
 
+  /** The bar's and the regions' words, and the direction, in the payload's language. */
+  function speak() {
+    speakWith(data.words, data.lang);
+    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
+    root.setAttribute("lang", data.lang);
+    root.setAttribute("aria-label", _("Attention explorer"));
+    stage.setAttribute("aria-label", _("Attention explorer"));
+    modeButtons.setAttribute("aria-label", _("View"));
+    setups.setAttribute("aria-label", _("Setup"));
+    layerPick.setAttribute("aria-label", _("Layer"));
+    layerWord.textContent = _("Layer") + " ";
+    chips.setAttribute("aria-label", _("Heads drawn"));
+    for (const button of modeButtons.children) button.textContent = modes[button.dataset.mode].label();
+    controls.relabel();
+  }
+
   /** The readout of query `q` (and key `k`, or its largest key when null) in the mode's
    * reading (the weights in lines and every head). */
   function describe(layer, head, q, k) {
@@ -1016,19 +1067,23 @@ export function mount(host, payload, options = {}) {
     const weights = reading === READINGS.weights ? full(layer, head) : mode().read(layer, head);
     const tokens = shown().tokens;
     const named = reading.named(explorer, layer, head);
-    if (!weights) return `${named}: drawn in blocks; loading it in full`;
-    const prefix = `${named}${signed() ? " (B − A)" : ""}`;
-    const number = signed() ? signedFixed : fixed; // a difference says its sign
+    if (!weights) return _("{name}: drawn in blocks; loading it in full", { name: named });
+    const written = signed() ? signedFixed : fixed; // a difference says its sign
     if (k === null) {
       let best = 0;
       for (let j = 1; j < weights.n; j++) if (weights.at(q, j) > weights.at(q, best)) best = j;
-      const verb = signed() ? "gains most on" : reading.verb;
-      return `${prefix}: ${quote(tokens[q])} ${verb} ${quote(tokens[best])} `
-        + number(weights.at(q, best));
+      const values = { name: named, query: quote(tokens[q]), key: quote(tokens[best]),
+        value: written(weights.at(q, best)) };
+      return signed() ? _("{name} (B − A): {query} gains most on {key} {value}", values)
+        : reading.best(values);
     }
-    const value = masked(layer, q, k, reading === READINGS.rollout ? "rollout" : "weights")
-      ? "outside the window (masked)" : number(weights.at(q, k));
-    return `${prefix}: ${quote(tokens[q])} → ${quote(tokens[k])} ${value}`;
+    const values = { name: named, query: quote(tokens[q]), key: quote(tokens[k]),
+      value: written(weights.at(q, k)) };
+    if (masked(layer, q, k, reading === READINGS.rollout ? "rollout" : "weights")) {
+      return _("{name}: {query} → {key} outside the window (masked)", values);
+    }
+    return signed() ? _("{name} (B − A): {query} → {key} {value}", values)
+      : _("{name}: {query} → {key} {value}", values);
   }
 
   // ------------------------------------------------------------ the figure's text
@@ -1048,16 +1103,17 @@ export function mount(host, payload, options = {}) {
   function lookName() {
     const { reading } = lookMatrix();
     const layer = shown().layerLabels[state.layer];
-    const of = `of ${setupTitle()}`;
-    if (reading === READINGS.moves) return `What layer ${layer}, head ${state.head} ${of} moves`;
+    const values = { layer, head: state.head, setup: setupTitle() };
+    if (reading === READINGS.moves) return _("What layer {layer}, head {head} of {setup} moves", values);
     if (reading === READINGS.rollout) {
-      return `Rollout after layer ${shown().layerLabels[rolledLayer(state.layer)]} ${of}`;
+      return _("Rollout after layer {layer} of {setup}",
+        { ...values, layer: shown().layerLabels[rolledLayer(state.layer)] });
     }
     if (state.mode === "heads") {
-      return `Every head ${of} (${shown().layers} layers × ${shown().heads} heads), `
-        + `layer ${layer}, head ${state.head} chosen`;
+      return _("Every head of {setup} ({layers} layers × {heads} heads), layer {layer}, head "
+        + "{head} chosen", { ...values, layers: shown().layers, heads: shown().heads });
     }
-    return `Layer ${layer}, head ${state.head} ${of}`;
+    return _("Layer {layer}, head {head} of {setup}", values);
   }
 
   /** Labels of a matrix's rows and columns: "3 it" (index, token), or a block's tokens. */
@@ -1065,7 +1121,8 @@ export function mount(host, payload, options = {}) {
     const setup = shown();
     if (n === setup.n) return setup.tokens.map((token, i) => `${i} ${token}`);
     const starts = setup.tiles ? setup.tiles.starts : [];
-    return starts.map((start, i) => `tokens ${start}–${(i + 1 < starts.length ? starts[i + 1] : setup.n) - 1}`);
+    return starts.map((start, i) => _("tokens {start}–{end}",
+      { start, end: (i + 1 < starts.length ? starts[i + 1] : setup.n) - 1 }));
   }
 
   /** The look in one sentence of its own numbers (computed when it settles: O(T²)). Weights
@@ -1076,9 +1133,9 @@ export function mount(host, payload, options = {}) {
     const { reading, weights } = lookMatrix();
     const head = lookName();
     const tokens = shown().tokens;
-    if (!weights) return `${head}: not in this payload.`;
+    if (!weights) return _("{name}: not in this payload.", { name: head });
     if (weights.n !== tokens.length) {
-      return `${head}: drawn in blocks until its full resolution arrives.`;
+      return _("{head}: drawn in blocks until its full resolution arrives.", { head });
     }
     const n = weights.n;
     const pinned = state.pinned !== null && state.pinned < n ? state.pinned : null;
@@ -1093,8 +1150,13 @@ export function mount(host, payload, options = {}) {
         }
       }
       const pair = ([q, k]) => `${quote(tokens[q])} → ${quote(tokens[k])}`;
-      return `${head}: the largest increase ${signedFixed(up[2])} at ${pair(up)}, the largest `
-        + `decrease ${signedFixed(down[2])} at ${pair(down)}${pinned !== null ? " (pinned)" : ""}.`;
+      const values = { head, up: signedFixed(up[2]), upAt: pair(up), down: signedFixed(down[2]),
+        downAt: pair(down) };
+      return pinned !== null
+        ? _("{head}: the largest increase {up} at {upAt}, the largest decrease {down} at "
+          + "{downAt} (pinned).", values)
+        : _("{head}: the largest increase {up} at {upAt}, the largest decrease {down} at "
+          + "{downAt}.", values);
     }
     const chosen = new Array(n).fill(0); // how many queries put their largest value on each key
     let top = [0, 0, -Infinity];
@@ -1111,10 +1173,10 @@ export function mount(host, payload, options = {}) {
     let most = 0;
     for (let k = 1; k < n; k++) if (chosen[k] > chosen[most]) most = k;
     const count = chosen[most];
-    return `${head}: ${quote(tokens[top[0]])}${pinned !== null ? " (pinned)" : ""} `
-      + `${reading.gives} ${fixed(top[2])} ${reading.to} ${quote(tokens[top[1]])}; ${count} of ${n} `
-      + `${n === 1 ? "token" : "tokens"} ${reading.drives[count === 1 ? 0 : 1]} ${reading.towards} `
-      + `${quote(tokens[most])}.`;
+    const asked = quote(tokens[top[0]]);
+    return reading.sentence({ head, query: pinned !== null
+      ? _("{token} (pinned)", { token: asked }) : asked, value: fixed(top[2]),
+    key: quote(tokens[top[1]]), total: number(n), most: quote(tokens[most]) }, count, n);
   }
 
   /** The input's first TITLE_CHARS characters, from the tokens (word pieces joined, special
@@ -1129,24 +1191,28 @@ export function mount(host, payload, options = {}) {
   function figureTitle() {
     const { reading } = lookMatrix();
     const layer = shown().layerLabels[state.layer];
+    const values = { setup: setupTitle(), layer, head: state.head };
     const look = reading === READINGS.rollout
-      ? `rollout after layer ${shown().layerLabels[rolledLayer(state.layer)]}`
-      : `layer ${layer}, head ${state.head}, ${{ lines: "lines", matrix: "matrix",
-        heads: "every head", moves: "what it moves" }[state.mode]}`;
-    return `${setupTitle()}, ${look}: "${inputText()}"`;
+      ? _("{setup}, rollout after layer {layer}",
+        { ...values, layer: shown().layerLabels[rolledLayer(state.layer)] })
+      : { lines: () => _("{setup}, layer {layer}, head {head}, lines", values),
+        matrix: () => _("{setup}, layer {layer}, head {head}, matrix", values),
+        heads: () => _("{setup}, layer {layer}, head {head}, every head", values),
+        moves: () => _("{setup}, layer {layer}, head {head}, what it moves", values) }[state.mode]();
+    return `${look}: "${inputText()}"`;
   }
 
   /** The look's matrix as a table: a row per query (its index and token), a column per key. */
   function figureTable() {
     const { weights } = lookMatrix();
-    if (!weights) return { head: ["query \\ key"], body: [] };
+    if (!weights) return { head: [_("query \\ key")], body: [] };
     const labels = matrixLabels(weights.n);
     const body = labels.map((label, q) => {
       const row = [label];
       for (let k = 0; k < weights.n; k++) row.push(figureNumber(weights.at(q, k)));
       return row;
     });
-    return { head: ["query \\ key", ...labels], body };
+    return { head: [_("query \\ key"), ...labels], body };
   }
 
   /** The look as one SVG document: its title's lines above the mode's own drawing. */
@@ -1226,7 +1292,7 @@ export function mount(host, payload, options = {}) {
     for (const button of setups.children) {
       button.setAttribute("aria-pressed", String(button.dataset.setup === state.setup));
     }
-    title.textContent = `${shownName()}${signed() ? ": B − A" : ""}`;
+    title.textContent = signed() ? _("{name}: B − A", { name: shownName() }) : shownName();
   }
 
   /** What the stage shows, in words: "layer 2 head 1", "... moves", "rollout after layer 5". */
@@ -1254,12 +1320,13 @@ export function mount(host, payload, options = {}) {
     if (!mode().overlays) return;
     const on = overlaid();
     const colourOf = (layer, head) => on.findIndex(([l, h]) => l === layer && h === head);
-    chips.append(element("span", { class: "aex-note" }, `Layer ${shown().layerLabels[state.layer]}:`));
+    chips.append(element("span", { class: "aex-note" },
+      _("Layer {layer}:", { layer: shown().layerLabels[state.layer] })));
     for (let head = 0; head < shown().heads; head++) {
       const index = colourOf(state.layer, head);
       const chip = element("button", { type: "button", "data-role": "chip",
         "data-layer": String(state.layer), "data-head": String(head),
-        "aria-pressed": String(index >= 0) }, `head ${head}`);
+        "aria-pressed": String(index >= 0) }, _("head {head}", { head }));
       if (index >= 0) { // its line's colour, and a sample of its dash: the legend of the lines
         chip.style.setProperty("--chip", signed() ? "#1b1b1b" : HEAD_COLOURS[index]); // B − A:
         // the lines' colours are their signs
@@ -1289,7 +1356,7 @@ export function mount(host, payload, options = {}) {
     } else if (overlaid().length < MAX_OVERLAY) {
       state.overlay.push([layer, head]);
     } else {
-      say(`At most ${MAX_OVERLAY} heads at once: switch one off first.`);
+      say(_("At most {count} heads at once: switch one off first.", { count: MAX_OVERLAY }));
       return;
     }
     render();
@@ -1318,10 +1385,10 @@ export function mount(host, payload, options = {}) {
     if (cell && state.hovered !== null) {
       say(describe(state.layer, state.head, cell[0], cell[1]));
     } else if (q !== null) {
-      say(describe(state.layer, state.head, q, null)
-        + (state.pinned !== null ? " (pinned)" : ""));
+      const said = describe(state.layer, state.head, q, null);
+      say(state.pinned !== null ? _("{readout} (pinned)", { readout: said }) : said);
     } else {
-      say(`${shownName()}: point at a token, or use ↑/↓ and Enter`);
+      say(_("{name}: point at a token, or use ↑/↓ and Enter", { name: shownName() }));
     }
   }
 
@@ -1339,17 +1406,18 @@ export function mount(host, payload, options = {}) {
     state.head = Math.min(state.head, setup.heads - 1);
     if (query() !== null && query() >= setup.n) { state.pinned = null; state.hovered = null; }
     if (b() && !comparable()) {
-      message.textContent = "B − A needs the same layers, heads and tokens in both setups.";
+      message.textContent = _("B − A needs the same layers, heads and tokens in both setups.");
     }
     drawBar();
     if (mode().overlays || chips.firstChild) drawChips();
     for (const other of Object.values(modes)) if (other !== mode()) other.forget();
     if (state.mode === "rollout" && rolledLayer(state.layer) !== state.layer) {
-      message.textContent = `Only the rollout after the last layer was sent for ${setup.n} `
-        + "tokens: it is drawn whichever layer is chosen.";
+      message.textContent = n_("Only the rollout after the last layer was sent for {count} "
+        + "token: it is drawn whichever layer is chosen.", "Only the rollout after the last layer "
+        + "was sent for {count} tokens: it is drawn whichever layer is chosen.", setup.n);
     } else if (mode().oneHead && !full(state.layer, state.head)) {
-      message.textContent = `${headName(state.layer, state.head)} is drawn in blocks `
-        + "until its full resolution arrives.";
+      message.textContent = _("{head} is drawn in blocks until its full resolution arrives.",
+        { head: headName(state.layer, state.head) });
     }
     look();
   }
@@ -1398,12 +1466,13 @@ export function mount(host, payload, options = {}) {
     } catch (error) {
       data = null;
       stage.replaceChildren();
-      message.textContent = `Nothing to draw: ${error.message}`;
+      message.textContent = _("Nothing to draw: {error}", { error: error.message });
       return;
     }
     const at = data.start && JSON.stringify(data.start);
     if (at && at !== opened) openAt(data.start);
     opened = at || opened;
+    speak();
     for (const each of Object.values(modes)) each.forget();
     render();
     nameFigure();

@@ -19,15 +19,24 @@
 const FIGURE_MAX_CELLS = 20000; // a table's cells; beyond, its first rows and a line that says so
 const SVG_NS = "http://www.w3.org/2000/svg";
 const PNG_SCALE = 2; // a PNG at twice the figure's size on the page: sharp on a slide
-const SAVE_FORMATS = [ // what "Save as…" offers: its format, its item's words
-  ["svg", "SVG (drawing, any size)"],
-  ["png", `PNG (picture, ${PNG_SCALE}x)`],
-  ["csv", "CSV (its numbers)"],
+const SAVE_FORMATS = [ // what "Save as…" offers: its format, its item's words (in the language
+  // spoken, shared.js's `_`; the formats' names stay)
+  ["svg", () => _("SVG (drawing, any size)")],
+  ["png", () => _("PNG (picture, {scale}x)", { scale: PNG_SCALE })],
+  ["csv", () => _("CSV (its numbers)")],
 ];
 
 /** A number as a figure's table and sentence write it: three significant digits. */
 function figureNumber(value) {
   return Number.isFinite(value) ? Number(value.toPrecision(3)).toString() : String(value);
+}
+
+/** figureNumber's number as the language spoken writes it in a sentence ("0,715" in Spanish;
+ * in English figureNumber's own). */
+function figureSaid(value) {
+  const text = figureNumber(value);
+  if (!/^-?\d+(\.\d+)?$/.test(text)) return text;
+  return number(Number(text), (text.split(".")[1] || "").length, false);
 }
 
 function csvText(table) {
@@ -60,7 +69,8 @@ function drawTable(into, table) {
     });
   }
   if (rows < table.body.length) {
-    into.createCaption().textContent = `The first ${rows} of ${table.body.length} rows (the CSV has them all).`;
+    into.createCaption().textContent = _("The first {rows} of {total} rows (the CSV has them all).",
+      { rows: number(rows, 0, false), total: number(table.body.length, 0, false) });
   }
 }
 
@@ -136,13 +146,14 @@ function figureButton(words, attributes) {
 
 /** "Show as a table" and "Save as…" for `figure` ({title(), table(), svg()}, each read when
  * used, not on every redraw), in a new box for the caller to place. box.refresh() redraws an
- * open table from figure.table(), for a figure that changed. */
+ * open table from figure.table(), for a figure that changed; box.relabel() says its words again
+ * in the language spoken now (shared.js's speakWith). */
 function figureControls(figure) {
   const box = document.createElement("div");
   box.setAttribute("data-testid", "figure-text");
   box.className = "figure-text";
-  const toggle = figureButton("Show as a table", { "data-testid": "figure-table-toggle", "aria-expanded": "false" });
-  const save = figureButton("Save as…", { "data-testid": "figure-save", "aria-haspopup": "menu", "aria-expanded": "false" });
+  const toggle = figureButton(_("Show as a table"), { "data-testid": "figure-table-toggle", "aria-expanded": "false" });
+  const save = figureButton(_("Save as…"), { "data-testid": "figure-save", "aria-haspopup": "menu", "aria-expanded": "false" });
   const menu = document.createElement("div");
   menu.setAttribute("role", "menu");
   menu.setAttribute("data-testid", "figure-save-menu");
@@ -155,7 +166,7 @@ function figureControls(figure) {
     if (open) drawTable(table, figure.table());
     table.hidden = !open;
     toggle.setAttribute("aria-expanded", String(open));
-    toggle.textContent = open ? "Hide the table" : "Show as a table";
+    toggle.textContent = open ? _("Hide the table") : _("Show as a table");
   });
   const showMenu = (open) => {
     menu.hidden = !open;
@@ -166,7 +177,7 @@ function figureControls(figure) {
     if (!menu.hidden) menu.querySelector("button").focus();
   });
   for (const [format, words] of SAVE_FORMATS) {
-    const item = figureButton(words, { role: "menuitem", "data-role": "export", "data-format": format });
+    const item = figureButton(words(), { role: "menuitem", "data-role": "export", "data-format": format });
     item.addEventListener("click", () => {
       showMenu(false);
       save.focus();
@@ -184,6 +195,11 @@ function figureControls(figure) {
   box.append(toggle, save, menu, table);
   box.refresh = () => {
     if (!table.hidden) drawTable(table, figure.table());
+  };
+  box.relabel = () => { // the buttons' words in the language spoken now
+    toggle.textContent = table.hidden ? _("Show as a table") : _("Hide the table");
+    save.textContent = _("Save as…");
+    SAVE_FORMATS.forEach(([, words], i) => { menu.children[i].textContent = words(); });
   };
   return box;
 }

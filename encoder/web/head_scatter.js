@@ -11,8 +11,10 @@
  *
  * data: {title, x: number[], y: number[], role: (0 query | 1 key)[], sentence: int[],
  *        position: int[], kind: int[], kinds: string[], tokens: string[] (one per point),
- *        sentences: string[], axes?: [x's name, y's name] ("x", "y" without)}: every array of
- *        x's length but kinds, sentences and axes.
+ *        sentences: string[], axes?: [x's name, y's name] ("x", "y" without), layer?, head?,
+ *        lang?, words?}: every array of x's length but kinds, sentences and axes. With `lang`
+ *        and `words` (encoder/web/scatter.py) its words are in that language (shared.js's `_`),
+ *        the title made from `layer` and `head` in it; without, English and the data's title.
  * User text (tokens, sentences) is drawn with textContent only.
  *
  * Keyboard (the plane is one Tab stop): an arrow key selects the nearest point that way (for →,
@@ -56,11 +58,31 @@ const COLOURINGS = ["position", "kind", "role"];
 // arrow key -> [sign across, sign up] in the data's units (y grows upward on the screen)
 const ARROWS = { ArrowRight: [1, 0], ArrowLeft: [-1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
 const OFF_AXIS = 2; // an arrow's cost: distance along it + OFF_AXIS x distance across it
-const PROMPT =
-  "Hover a point, or Tab to the plane and use the arrow keys: its token and its sentence.";
+const promptWords = () =>
+  _("Hover a point, or Tab to the plane and use the arrow keys: its token and its sentence.");
+// the words the data sends in English (encoder/web/scatter.py, encoder.inspect.token_kinds), in
+// the language spoken; any other (a token kind such as "[CLS]") as it is
+const DATA_WORDS = {
+  "the first principal component": () => _("the first principal component"),
+  "the second principal component": () => _("the second principal component"),
+  punctuation: () => _("punctuation"),
+  word: () => _("word"),
+  special: () => _("special"),
+  query: () => _("query"),
+  key: () => _("key"),
+};
+const said = (word) => (Object.hasOwn(DATA_WORDS, word) ? DATA_WORDS[word]() : word);
+const COLOUR_BY = { // a colouring's button
+  position: () => _("colour by position"),
+  kind: () => _("colour by kind"),
+  role: () => _("colour by role"),
+};
 
 /** A coordinate for the readout: at most 4 decimals. */
-const coordinate = (value) => String(Number(value.toFixed(4)));
+const coordinate = (value) => {
+  const text = String(Number(value.toFixed(4)));
+  return /e/.test(text) ? text : number(Number(text), (text.split(".")[1] || "").length, false);
+};
 
 /** The data's axis names, or "x" and "y". */
 function axesOf(data) {
@@ -70,11 +92,21 @@ function axesOf(data) {
 
 function check(data) {
   const n = data && data.x ? data.x.length : 0;
-  if (!n) return "no points to draw";
+  if (!n) return _("no points to draw");
   for (const name of ["y", "role", "sentence", "position", "kind", "tokens"]) {
     if (!data[name] || data[name].length !== n) return `the scatter's ${name} does not match its ${n} points`;
   }
   return "";
+}
+
+/** The data's title: made from its layer and head in the language spoken, else as sent. */
+function scatterTitle(data) {
+  if (!data || !data.x || !Number.isInteger(data.layer) || !Number.isInteger(data.head)) {
+    return data && data.title ? data.title : "";
+  }
+  return n_("layer {layer}, head {head}: {count} query and key",
+    "layer {layer}, head {head}: {count} queries and keys", data.x.length,
+    { layer: data.layer, head: data.head });
 }
 
 /** Every point as a table's row: token, role, position, kind, sentence, x, y. */
@@ -82,7 +114,7 @@ function pointTable(d) {
   if (!d) return { head: ["point"], body: [] };
   const body = d.x.map((x, i) => [d.tokens[i], ROLES[d.role[i]], String(d.position[i]),
     d.kinds[d.kind[i]], d.sentences[d.sentence[i]] ?? "", String(x), String(d.y[i])]);
-  return { head: ["token", "role", "position", "kind", "sentence", "x", "y"], body };
+  return { head: [_("token"), _("role"), _("position"), _("kind"), _("sentence"), "x", "y"], body };
 }
 
 export function mount(host, data, options = {}) {
@@ -104,7 +136,7 @@ export function mount(host, data, options = {}) {
   const side = element("div", { class: "hsc-side" });
   const body = element("div", { class: "hsc-body" });
   const tools = figureControls({
-    title: () => title.textContent || "Head scatter",
+    title: () => title.textContent || _("Head scatter"),
     table: () => pointTable(state.data),
     svg: () => planeSvg(),
   });
@@ -130,7 +162,7 @@ export function mount(host, data, options = {}) {
 
   for (const name of COLOURINGS) {
     const button = element("button", { type: "button", "data-role": "colour", "data-colour": name },
-      `colour by ${name}`);
+      COLOUR_BY[name]());
     button.addEventListener("click", () => {
       colour = name;
       draw();
@@ -173,10 +205,11 @@ export function mount(host, data, options = {}) {
   function drawLegend() {
     legend.replaceChildren();
     const entries = colour === "role"
-      ? ROLES.map((r, k) => [r, ROLE_COLOURS[k]])
+      ? ROLES.map((r, k) => [said(r), ROLE_COLOURS[k]])
       : colour === "kind"
-        ? state.data.kinds.map((k, i) => [k, KIND_COLOURS[i % KIND_COLOURS.length]])
-        : [["first token", rgb(viridis(0))], [`position ${state.maxPosition}`, rgb(viridis(1))]];
+        ? state.data.kinds.map((k, i) => [said(k), KIND_COLOURS[i % KIND_COLOURS.length]])
+        : [[_("first token"), rgb(viridis(0))],
+          [_("position {position}", { position: state.maxPosition }), rgb(viridis(1))]];
     for (const [label, swatch] of entries) {
       const row = element("div", { class: "hsc-entry" });
       const dot = element("span", { class: "hsc-swatch" });
@@ -184,7 +217,7 @@ export function mount(host, data, options = {}) {
       row.append(dot, element("span", {}, label));
       legend.appendChild(row);
     }
-    legend.appendChild(element("div", { class: "hsc-entry" }, "● query   ○ key"));
+    legend.appendChild(element("div", { class: "hsc-entry" }, _("● query   ○ key")));
   }
 
   function draw() {
@@ -273,14 +306,16 @@ export function mount(host, data, options = {}) {
     const i = hovered < 0 ? selected : hovered;
     hover.replaceChildren();
     if (i < 0) {
-      hover.textContent = PROMPT;
+      hover.textContent = promptWords();
       return;
     }
-    const head = element("div", { class: "hsc-token" },
-      `“${d.tokens[i]}” as a ${ROLES[d.role[i]]}, position ${d.position[i]} (${d.kinds[d.kind[i]]})`);
+    const values = { token: d.tokens[i], position: d.position[i], kind: said(d.kinds[d.kind[i]]) };
+    const head = element("div", { class: "hsc-token" }, d.role[i] === 0
+      ? _("“{token}” as a query, position {position} ({kind})", values)
+      : _("“{token}” as a key, position {position} ({kind})", values));
     const sentence = element("div", { class: "hsc-sentence" }, d.sentences[d.sentence[i]] ?? "");
     const where = element("div", { class: "hsc-where" },
-      `x ${coordinate(d.x[i])}, y ${coordinate(d.y[i])}`);
+      _("x {x}, y {y}", { x: coordinate(d.x[i]), y: coordinate(d.y[i]) }));
     hover.append(head, sentence, where);
   }
 
@@ -345,19 +380,19 @@ export function mount(host, data, options = {}) {
       x0 = Math.min(x0, d.x[i]); x1 = Math.max(x1, d.x[i]);
       y0 = Math.min(y0, d.y[i]); y1 = Math.max(y1, d.y[i]);
     }
-    const count = (k) => k.toLocaleString("en-US");
-    const [xName, yName] = axesOf(d);
-    return `Scatter plot of ${count(n)} points, ${count(queries)} queries and ` +
-      `${count(n - queries)} keys. Across, x: ${xName}, from ${x0.toFixed(2)} to ` +
-      `${x1.toFixed(2)}. Up, y: ${yName}, from ${y0.toFixed(2)} to ${y1.toFixed(2)}. ` +
-      "Arrow keys select the nearest point that way, Home the first point, End the last, " +
-      "Escape clears.";
+    const [xName, yName] = axesOf(d).map(said);
+    return _("Scatter plot of {points} points, {queries} queries and {keys} keys. Across, x: "
+      + "{xName}, from {x0} to {x1}. Up, y: {yName}, from {y0} to {y1}. Arrow keys select the "
+      + "nearest point that way, Home the first point, End the last, Escape clears.",
+    { points: number(n), queries: number(queries), keys: number(n - queries), xName,
+      x0: number(x0, 2, false), x1: number(x1, 2, false), yName, y0: number(y0, 2, false),
+      y1: number(y1, 2, false) });
   }
 
   /** The plane as it is drawn, its title above and its legend's words beside it. */
   function planeSvg() {
     const layer = svgNode("g");
-    const heading = title.textContent || "Head scatter";
+    const heading = title.textContent || _("Head scatter");
     layer.append(svgNode("text", { x: PAD, y: 22, "font-size": 16, "font-family": "system-ui, sans-serif" }, heading));
     layer.append(svgNode("image", { href: canvas.toDataURL("image/png"), x: 0, y: 36, width: SIZE, height: SIZE }));
     [...legend.children].forEach((entry, k) => {
@@ -374,14 +409,20 @@ export function mount(host, data, options = {}) {
     const problem = check(next);
     message.textContent = problem;
     root.dataset.points = problem ? "0" : String(next.x.length);
-    title.textContent = next && next.title ? next.title : "";
-    root.setAttribute("aria-label", title.textContent || "Head scatter");
+    speakWith(next && next.words, next && next.lang);
+    root.setAttribute("lang", spoken());
+    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
+    canvas.setAttribute("aria-roledescription", _("scatter plot"));
+    for (const button of buttons.children) button.textContent = COLOUR_BY[button.dataset.colour]();
+    tools.relabel();
+    title.textContent = scatterTitle(next);
+    root.setAttribute("aria-label", title.textContent || _("Head scatter"));
     state.data = problem ? null : next;
     if (state.data) {
       layout();
       canvas.setAttribute("aria-label", label(state.data));
     } else {
-      canvas.setAttribute("aria-label", `Scatter plot: ${problem}`);
+      canvas.setAttribute("aria-label", _("Scatter plot: {problem}", { problem }));
     }
     draw();
     hovered = -1;

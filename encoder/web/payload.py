@@ -15,7 +15,8 @@ the local attention window of each layer ("windows": 0 = global; w > 0 = a query
 within w // 2 positions of it, as encoder.core.config's attention_window: the explorer marks the
 other cells as masked); and, optionally, where the explorer opens ("start": layer, head, mode,
 query; see `with_start`), the one way every host (the page, the offline file) sets it, and
-"large_text" (presenter mode: `with_large_text`). The body holds the weights and the rollout as
+"large_text" (presenter mode: `with_large_text`), and "lang" and "words" (the page's language and
+the browser's messages in it: `with_words`). The body holds the weights and the rollout as
 uint16: weight = value / 65535, so a weight read back is within 1/131070 (7.6e-6) of the model's,
 well inside the 1e-3 a readout promises (uint8 would give 1/510, about 0.002, which is not); the
 norms as float32. Every chunk of the body starts 8-aligned. B − A is computed in the browser from
@@ -315,6 +316,23 @@ def with_start(payload: bytes, start: dict | None) -> bytes:
 def with_large_text(payload: bytes, large: bool = True) -> bytes:
     """The payload drawn with large text (presenter mode: every label at least 16 px)."""
     return _with_header(payload, lambda header: header.update(large_text=bool(large)))
+
+
+def with_words(payload: bytes, lang: str, words: dict | None) -> bytes:
+    """The payload drawn in language `lang` (a BCP 47 tag: "es", "ar": right to left) with
+    `words`, the browser's messages in it ({English: translation, or for a plural message
+    {CLDR category: form}}, app.i18n.browser); English (no words) leaves the header without
+    either, as before."""
+
+    def change(header: dict) -> None:
+        header.pop("lang", None)
+        header.pop("words", None)
+        if words or lang != "en":
+            header.update(lang=lang, words=dict(words or {}))
+
+    if not words and lang == "en" and not {"lang", "words"} & decode_header(payload).keys():
+        return payload  # English as it was: the same bytes, no copy
+    return _with_header(payload, change)
 
 
 def encode(setups: Sequence[Setup], *, stretch: bool = False) -> bytes:

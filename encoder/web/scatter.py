@@ -11,7 +11,8 @@ ROLE_CODES = {"query": 0, "key": 1}
 def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int) -> dict:
     """head_scatter.js's `data` for head (layer, head): coordinates rounded to 4 decimals (in
     float64: float32 rounded reads 0.9822999835014343 in JSON) on the plane's two principal axes,
-    named in `axes`; user text (tokens, sentences) as data only."""
+    named in `axes` (in English: head_scatter.js says them in the page's language, see
+    scatter_words); user text (tokens, sentences) as data only."""
     points = head_points(stats, layer, head)
     codes = {kind: i for i, kind in enumerate(KINDS)}
     return {
@@ -26,4 +27,15 @@ def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int
         "tokens": points["token"].tolist(),
         "sentences": list(sentences),
         "axes": ["the first principal component", "the second principal component"],
+        "layer": layer,
+        "head": head,
     }
+
+
+def scatter_words(data: dict, lang: str, words: dict | None) -> dict:
+    """`data` drawn in language `lang` (a BCP 47 tag) with `words`, the browser's messages in it
+    (app.i18n.browser): head_scatter.js then writes its title, axes, legend and readouts in it
+    (its title from "layer" and "head"); English (no words) leaves `data` as it is."""
+    if not words and lang == "en":
+        return data
+    return {**data, "lang": lang, "words": dict(words or {})}

@@ -52,3 +52,74 @@ function element(tag, attributes = {}, text = null) {
   if (text !== null) node.textContent = text;
   return node;
 }
+
+// ---------------------------------------------------------------------------- words
+
+// The words of the page's language: {English message: its translation, or for a plural message
+// its forms by CLDR category ({"one": ..., "other": ...})}, from the explorer's payload header,
+// the scatter's data or the page's [data-page-words] (app/i18n/browser.py); none: English.
+let WORDS = {};
+let LANG = "en";
+
+/** Speak `lang` (a BCP 47 tag) with `words` (as above) from now on; none: English. */
+function speakWith(words, lang) {
+  WORDS = words && typeof words === "object" ? words : {};
+  LANG = typeof lang === "string" && lang ? lang : "en";
+}
+
+/** The language spoken now ("en" when none was given). */
+const spoken = () => LANG;
+
+/** Whether the language spoken is written right to left (Arabic). */
+const rightToLeft = () => ["ar", "fa", "he", "ur"].includes(LANG.split("-")[0].toLowerCase());
+
+/** `text` with each {name} replaced by values[name] (a name not given is left as it is). */
+function fillIn(text, values) {
+  if (!values) return text;
+  return text.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+    (whole, name) => (Object.hasOwn(values, name) ? String(values[name]) : whole));
+}
+
+/** `message` in the language spoken, with `values` put in its {placeholders}. */
+function _(message, values) {
+  const said = WORDS[message];
+  return fillIn(typeof said === "string" && said ? said : message, values);
+}
+
+/** The form of `singular`/`plural` that `count` takes in the language spoken (Intl.PluralRules),
+ * with `count` (as `number` writes it, unless `values` gives it written) and `values` put in its
+ * placeholders. */
+function n_(singular, plural, count, values = {}) {
+  const forms = WORDS[singular];
+  let said = count === 1 ? singular : plural;
+  if (forms && typeof forms === "object") {
+    let category = "other";
+    try {
+      category = new Intl.PluralRules(LANG).select(count);
+    } catch (error) { /* an unknown language: its "other" form */ }
+    said = forms[category] || forms.other || said;
+  }
+  return fillIn(said, { count: number(count), ...values });
+}
+
+const FORMATS = new Map(); // "lang|digits|grouped" -> Intl.NumberFormat
+/** `value` as the language spoken writes it ("0,715" in Spanish), with `digits` decimals, its
+ * thousands grouped unless `grouped` is false (in English, as value.toFixed(digits), grouped
+ * "1,234.500"); Western digits in every language, as the page's Python (app/i18n). */
+function number(value, digits = 0, grouped = true) {
+  const key = `${LANG}|${digits}|${grouped}`;
+  let format = FORMATS.get(key);
+  if (!format) {
+    const options = { minimumFractionDigits: digits, maximumFractionDigits: digits,
+      useGrouping: grouped, numberingSystem: "latn" };
+    try {
+      format = new Intl.NumberFormat(LANG, options);
+    } catch (error) {
+      format = new Intl.NumberFormat("en", options);
+    }
+    FORMATS.set(key, format);
+  }
+  // the digits as toFixed rounds them (the exact binary value: 1.0005 -> "1.000"), then written
+  // in the language's signs (a decimal string is formatted as it is, not rounded again)
+  return Number.isFinite(value) ? format.format(value.toFixed(digits)) : format.format(value);
+}

@@ -19,7 +19,8 @@ TOP_LEVEL = re.compile(r"^(?:function|const|let|class)\s+([A-Za-z_$][\w$]*)", re
 def test_every_file_is_in_the_one_guarded_block() -> None:
     assert len(PAGE_SCRIPT_FILES) >= 3
     assert PAGE_SCRIPT.startswith("if (!window.encoderExplorerPage) {")
-    texts = [asset("figure_tools.js")] + [p.read_text(encoding="utf-8") for p in PAGE_SCRIPT_FILES]
+    texts = [asset("shared.js"), asset("figure_tools.js")]
+    texts += [p.read_text(encoding="utf-8") for p in PAGE_SCRIPT_FILES]
     for text in texts:
         assert text in PAGE_SCRIPT
 

@@ -59,7 +59,7 @@ function tableOf(traces, layout) {
     const rows = decoded(heatmap.z) || [];
     const columns = (rows[0] || []).length;
     const axis = (letter, otherwise) => titleOf(axisOf(layout, heatmap, letter)) || otherwise;
-    const corner = `${axis("y", "rows")} / ${axis("x", "columns")}`; // a header cell is never empty
+    const corner = `${axis("y", _("rows"))} / ${axis("x", _("columns"))}`; // never an empty header
     const head = [corner, ...Array.from({ length: columns }, (_, j) => label(heatmap, layout, "x", j))];
     const body = rows.map((row, i) => [label(heatmap, layout, "y", i), ...Array.from(row, (value) => figureNumber(value))]);
     return { head, body };
@@ -80,7 +80,7 @@ function tableOf(traces, layout) {
     }
   }
   const layoutOf = traces[0] ? (letter) => titleOf(axisOf(layout, traces[0], letter)) : () => "";
-  return { head: ["series", layoutOf("x") || "x", layoutOf("y") || "y"], body };
+  return { head: [_("series"), layoutOf("x") || "x", layoutOf("y") || "y"], body };
 }
 
 function finite(values) {
@@ -97,30 +97,36 @@ function seriesClause(trace, layout) {
     }));
     if (best === null) return null;
     const values = finite(rows.map((row) => Array.from(row)));
-    return `heatmap of ${rows.length} rows by ${(rows[0] || []).length} columns, ` +
-      `from ${figureNumber(Math.min(...values))} to ${figureNumber(best[0])}; largest at row ` +
-      `${label(trace, layout, "y", best[1])}, column ${label(trace, layout, "x", best[2])}`;
+    return _("heatmap of {rows} rows by {columns} columns, from {low} to {high}; largest at row "
+      + "{row}, column {column}", { rows: rows.length, columns: (rows[0] || []).length,
+      low: figureSaid(Math.min(...values)), high: figureSaid(best[0]),
+      row: label(trace, layout, "y", best[1]), column: label(trace, layout, "x", best[2]) });
   }
   const ys = finite(Array.from(decoded(trace.y) || []));
   if (!ys.length) return null;
   const axis = titleOf(axisOf(layout, trace, "y"));
   const name = [plain(trace.name) || trace.type, axis].filter(Boolean).join(", ");
-  return `${name}: ${ys.length} values from ${figureNumber(Math.min(...ys))} to ${figureNumber(Math.max(...ys))}`;
+  return _("{name}: {count} values from {low} to {high}", { name, count: ys.length,
+    low: figureSaid(Math.min(...ys)), high: figureSaid(Math.max(...ys)) });
 }
 
 function sentenceOf(traces, layout) {
   const clauses = traces.filter((trace) => trace.visible !== false)
     .map((trace) => seriesClause(trace, layout)).filter(Boolean);
   const shown = clauses.slice(0, MAX_SERIES);
-  if (clauses.length > MAX_SERIES) shown.push(`and ${clauses.length - MAX_SERIES} more series`);
-  const title = titleOf(layout) || "Chart";
-  return shown.length ? `${title}: ${shown.join("; ")}.` : `${title}.`;
+  if (clauses.length > MAX_SERIES) {
+    shown.push(_("and {count} more series", { count: clauses.length - MAX_SERIES }));
+  }
+  const title = titleOf(layout) || _("Chart");
+  const between = _("; "); // between two series' clauses
+  return shown.length ? _("{title}: {clauses}.", { title, clauses: shown.join(between) })
+    : _("{title}.", { title });
 }
 
 // The chart as the figure that figureControls (encoder/web/figure_tools.js) saves and tabulates:
 // its numbers read, and Plotly's stacked layers (svg.main-svg) drawn, when used.
 function figureOf(plot) {
-  const title = () => titleOf(plot.layout) || "Chart";
+  const title = () => titleOf(plot.layout) || _("Chart");
   return {
     title,
     table: () => tableOf(plot.data, plot.layout || {}),
@@ -156,7 +162,7 @@ function describeAll() {
     try {
       describe(plot);
     } catch (error) {
-      plot.setAttribute("aria-label", titleOf(plot.layout) || "Chart");
+      plot.setAttribute("aria-label", titleOf(plot.layout) || _("Chart"));
     }
   }
 }

@@ -2,11 +2,11 @@
 // is one that a keyboard must reach (WCAG 2.1.1; axe: scrollable-region-focusable): while it
 // scrolls it takes the focus (tabindex 0) and has a name, and gives both back once it fits.
 // DOM contract: such a region carries data-keyboard-scroll.
-const SCROLLERS = [
-  [".katex-display", "Formula, scrollable"],
-  ['[data-testid="stTable"] > div', "Table, scrollable"],
-  ['[data-testid="stCode"] pre', "Code, scrollable"],
-  ["[data-testid=figure-table]", "A chart's table, scrollable"],
+const SCROLLERS = [ // a region's selector, its name (in the page's language: shared.js's `_`)
+  [".katex-display", () => _("Formula, scrollable")],
+  ['[data-testid="stTable"] > div', () => _("Table, scrollable")],
+  ['[data-testid="stCode"] pre', () => _("Code, scrollable")],
+  ["[data-testid=figure-table]", () => _("A chart's table, scrollable")],
 ];
 
 function scrolls(element) {
@@ -27,7 +27,7 @@ function markScrollers() {
         element.setAttribute("data-keyboard-scroll", "");
         element.setAttribute("tabindex", "0");
         element.setAttribute("role", "region");
-        element.setAttribute("aria-label", name);
+        element.setAttribute("aria-label", name());
       } else if (!scrolling && marked) {
         for (const attribute of ["data-keyboard-scroll", "tabindex", "role", "aria-label"]) {
           element.removeAttribute(attribute);

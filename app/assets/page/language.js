@@ -1,13 +1,28 @@
 // The page's language and direction on the document itself (WCAG 3.1.1; right to left for
 // Arabic): Streamlit's page says lang="en" whatever it shows, so each run's language, given in
 // a hidden [data-page-language][data-page-direction] (streamlit_private.page_language), is put
-// on the html element.
+// on the html element; and the page's scripts speak it: the browser's words in it come as JSON
+// text in the hidden [data-page-words] beside it (parsed, never read as markup; shared.js's
+// speakWith).
+let pageWordsRead = null; // the [data-page-words] text last spoken
+
 function declareLanguage() {
   const said = [...document.querySelectorAll("[data-page-language]")].pop();
   if (!said) return;
   const root = document.documentElement;
   if (root.lang !== said.dataset.pageLanguage) root.lang = said.dataset.pageLanguage;
   if (root.dir !== said.dataset.pageDirection) root.dir = said.dataset.pageDirection;
+  const words = [...document.querySelectorAll("[data-page-words]")].pop();
+  if (words && words.textContent !== pageWordsRead) {
+    pageWordsRead = words.textContent;
+    try {
+      speakWith(JSON.parse(pageWordsRead), root.lang);
+    } catch (error) {
+      speakWith({}, root.lang);
+    }
+  } else if (spoken() !== root.lang) {
+    speakWith(WORDS, root.lang);
+  }
 }
 
 whenStill(declareLanguage, 50);

@@ -12,7 +12,10 @@ function oneStopForTheViews() {
   const open = links.find((link) => link.getAttribute("aria-current") === "page") || links[0];
   for (const link of links) link.tabIndex = link === open ? 0 : -1;
   const nav = open?.closest("nav");
-  if (nav && !nav.hasAttribute("aria-label")) nav.setAttribute("aria-label", "Views");
+  if (nav && (!nav.hasAttribute("aria-label") || nav.hasAttribute("data-named-views"))) {
+    nav.setAttribute("data-named-views", ""); // named here: renamed in the page's language
+    if (nav.getAttribute("aria-label") !== _("Views")) nav.setAttribute("aria-label", _("Views"));
+  }
 }
 
 const VIEW_KEYS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
