@@ -21,10 +21,12 @@ from app.views.changes import relu_vs_gelu, say, what_changed
 from app.views.figures import histogram_figure
 from app.views.layout import (
     deltas,
+    header,
     missing,
     number_table,
     pair,
     show_for,
+    shown,
     side_by_side,
     stacked,
 )
@@ -187,40 +189,10 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
         _table(deltas(runs, feed_forward, on=["layer"]), "layer")
 
 
-def column_names() -> dict[str, str]:
-    """The tables' plain-word column names (a key, as code and the CSV files name them) as the
-    reader sees them, in the run's language; code-like names (share_zero) stay as they are."""
-    return {
-        "setup": _("setup"),
-        "layer": _("layer"),
-        "head": _("head"),
-        "depth": _("depth"),
-        "dimension": _("dimension"),
-        "after": _("after"),
-        "mean": _("mean"),
-        "std": _("std"),
-        "max": _("max"),
-        "operation": _("operation"),
-        "kind": _("kind"),
-        "params": _("params"),
-        "flops": _("flops"),
-        "component": _("component"),
-        "group": _("group"),
-        "entropy": _("entropy"),
-        "spread": _("spread"),
-    }
-
-
-def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with its column names as the reader sees them (column_names)."""
-    return table.rename(columns=column_names())
-
-
 def _table(table: pd.DataFrame, *integers: str) -> None:
-    names = column_names()
     number_table(
         shown(table),
-        tuple(names.get(name, name) for name in integers),
+        tuple(header(name) for name in integers),
         height=min(35 * len(table) + 38, 320),
         digits=4,
     )

@@ -16,9 +16,8 @@ from app.i18n import _, number
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.runs import Runs
-from app.views.activations import column_names, shown
 from app.views.changes import what_changed
-from app.views.layout import missing, number_table, show_for, side_by_side
+from app.views.layout import header, missing, number_table, show_for, shown, side_by_side
 from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
     BROAD,
@@ -183,10 +182,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         grid = fingerprint(stats.table)
         fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
         show_for(fig, "corpus_fingerprint", name)
-        names = column_names()
-        number_table(
-            shown(stats.table), tuple(names.get(name, name) for name in LABELS), height=300
-        )
+        number_table(shown(stats.table), tuple(header(name) for name in LABELS), height=300)
     st.fragment(_one_head)(runs, computed)
 
 

@@ -171,12 +171,29 @@ def header(column: str) -> str:
         "cosine of B's with A's": _("cosine of B's with A's"),
         "to first": _("to first"),
         "to last": _("to last"),
+        "dimension": _("dimension"),
+        "after": _("after"),
+        "mean": _("mean"),
+        "std": _("std"),
+        "max": _("max"),
+        "operation": _("operation"),
+        "kind": _("kind"),
+        "params": _("params"),
+        "flops": _("flops"),
+        "component": _("component"),
+        "group": _("group"),
+        "spread": _("spread"),
     }
     if column in words:
         return words[column]
     if column.startswith("to ["):  # "to [CLS]": a token's name stays
         return _("to {token}", token=column.removeprefix("to "))
     return column
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with each column renamed to its header(), for a table drawn by name."""
+    return table.rename(columns=header)
 
 
 def headers(table: pd.DataFrame) -> dict:

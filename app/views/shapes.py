@@ -8,10 +8,9 @@ import streamlit as st
 from app.i18n import _, number
 from app.keys import Selection
 from app.runs import Run, Runs
-from app.views.activations import shown
 from app.views.changes import what_changed
 from app.views.figures import block_figure
-from app.views.layout import key_for, setup_title, side_by_side, stacked, wide_table
+from app.views.layout import key_for, setup_title, shown, side_by_side, stacked, wide_table
 from app.views.widgets import show
 
 EQUATIONS = {
