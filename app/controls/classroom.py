@@ -421,7 +421,6 @@ def _student_question(prediction: Prediction) -> None:
     if mine:
         counted = _("Counted: {answer} (you can change it until the reveal).", answer=mine)
         st.success(literal(counted))
-        announce(_("Your answer was counted: {answer}.", answer=mine))
     elif state.get("_class_refused") == qid:  # said until it is counted, the page redrawn too
         if away:
             st.info(
@@ -432,4 +431,3 @@ def _student_question(prediction: Prediction) -> None:
             )
         else:
             st.info(_("Your answer was not counted: send it again."))
-        announce(_("Your answer was not counted: send it again."))

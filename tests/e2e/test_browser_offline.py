@@ -234,8 +234,12 @@ def test_the_explorers_figure_is_named_by_the_sentence_of_its_numbers(compared) 
     page.locator("[data-testid=attention-explorer]").focus()
     for _ in range(5):  # layer 1, head 2
         page.keyboard.press("ArrowRight")
-    label = figure_label(page, label)
-    assert label.startswith("Layer 1, head 2 of A: ")
+    page.wait_for_function(  # the last key's look, not one settled on the way under load
+        "([selector, start]) => document.querySelector(selector).getAttribute('aria-label')"
+        ".startsWith(start)",
+        arg=[FIGURE, "Layer 1, head 2 of A: "],
+    )
+    label = page.locator(FIGURE).get_attribute("aria-label")
     check_weights_sentence(label, as_sent(a[1, 2]))
     hovered = page.locator(FIGURE).get_attribute("aria-label")
     page.locator("[data-side=query][data-index='4']").hover()  # a hover names nothing anew

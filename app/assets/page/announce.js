@@ -1,8 +1,8 @@
 // Status changes that a screen reader should hear without moving the focus (WCAG 4.1.3): a run
-// finished, the class moved on, an answer counted. The page says them in hidden elements
-// [data-announce] (app/views/widgets.py: announce); this script reads each new one aloud,
-// politely, through one live region that outlives every rerun (a live region drawn anew with
-// its text already in it is not read by every screen reader).
+// finished, the class moved on, an answer counted. The page says them in the data-announce
+// attributes of hidden elements (app/streamlit_private.py: announce); this script reads each
+// new one aloud, politely, through one live region that outlives every rerun (a live region
+// drawn anew with its text already in it is not read by every screen reader).
 // DOM contract: the live region is [data-testid=page-announcer] (role="status"); its text is the
 // latest announcements, in page order.
 let announced = "";
@@ -22,7 +22,7 @@ function announcer() {
 
 function announceNews() {
   const said = [...document.querySelectorAll("[data-announce]")]
-    .map((element) => element.textContent.trim()).filter(Boolean).join(" ");
+    .map((element) => element.dataset.announce.trim()).filter(Boolean).join(" ");
   if (said === announced) return;
   announced = said;
   announcer().textContent = said;
