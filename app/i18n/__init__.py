@@ -21,8 +21,9 @@ charts and views use it alike.
 from __future__ import annotations
 
 from collections.abc import Callable
+from string import Formatter
 
-from babel.numbers import format_decimal
+from babel.numbers import format_decimal, get_decimal_symbol
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
 
@@ -69,6 +70,43 @@ def number(value: float, digits: int = 0, grouped: bool = True) -> str:
     f"{value:,.3f}" or, ungrouped, f"{value:.3f}")."""
     pattern = ("#,##0" if grouped else "0") + ("." + "0" * digits if digits > 0 else "")
     return format_decimal(value, format=pattern, locale=NUMBER_LOCALES[language()])
+
+
+def told(said: object) -> str:
+    """What the library said (an `encoder.core.said.Said`, or an error raised with one) in this
+    run's language: its template translated, its bare numbers written as the language writes
+    them; anything else, and everything in English, as `str` gives it."""
+    if isinstance(said, BaseException) and len(said.args) == 1:
+        said = said.args[0] if hasattr(said.args[0], "template") else said
+    template, values = getattr(said, "template", None), getattr(said, "values", {})
+    if template is None or language() == SOURCE:
+        return str(said)
+    bare = {name for _, name, spec, turn in Formatter().parse(template) if not (spec or turn)}
+    written = {name: _written(value) if name in bare else value for name, value in values.items()}
+    translated = translations(language()).gettext(template)
+    return translated.format(**written) if values else translated
+
+
+def _written(value: object) -> object:
+    """A number as the run's language writes it (whole numbers as f"{value}" does, others to
+    the digits `repr` gives); anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return _decimal_point(repr(value))
+
+
+def general(value: float, significant: int = 6) -> str:
+    """`value` to `significant` digits, as f"{value:.{significant}g}" writes it in English, with
+    the language's decimal point."""
+    return _decimal_point(f"{value:.{significant}g}")
+
+
+def _decimal_point(english: str) -> str:
+    """A number written in English with the language's decimal point (an exponent, inf and
+    nan as they are)."""
+    if any(letter in english for letter in "ein"):
+        return english
+    return english.replace(".", get_decimal_symbol(NUMBER_LOCALES[language()]))
 
 
 def choose_language(asked: str | None, browser_locale: str | None) -> str:

@@ -16,7 +16,7 @@ from app.i18n import LANGUAGES
 from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled
 
 ROOT = HERE.parent.parent
-KEYWORDS = {"_": None, "n_": (1, 2)}
+KEYWORDS = {"_": None, "n_": (1, 2), "Said": None}  # Said: the library's (encoder.core.said)
 # domain -> the files (or folders, every .py below) whose messages it holds
 DOMAINS: dict[str, tuple[str, ...]] = {
     # the page around the views: the sidebar, the navigation, the class, the messages
@@ -84,6 +84,15 @@ DOMAINS: dict[str, tuple[str, ...]] = {
             )
         ),
     ),  # fmt: skip
+    # what the library says: an architecture refused, a model on disk that cannot be read, a
+    # task's name, a measurement that cannot run (marked with encoder.core.said.Said)
+    "library": tuple(
+        f"encoder/{name}" for name in ("core", "tasks", "io", "inspect", "measure", "train")
+    ),
+    # what an exercise's checker tells the student
+    "exercises": ("encoder/exercises",),
+    # what the class's store refuses (a full class, a closed question, a store away)
+    "classroom": ("app/classroom",),
     # the browser's own words: the explorer, the scatter, a figure's tools, the page's scripts
     "browser": ("encoder/web", "app/assets/page"),
 }

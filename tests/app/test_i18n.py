@@ -5,6 +5,8 @@ pseudo-language wraps every marked message; the language a session speaks."""
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from babel.messages.pofile import read_po
 from babel.numbers import parse_decimal
@@ -13,6 +15,7 @@ from app import i18n
 from app.controls.sidebar import english_only_note
 from app.i18n.catalogue import HERE, PSEUDO, translations
 from app.i18n.domains import DOMAINS, check_all, template
+from encoder.core.said import Said
 from tests.app.helpers import assert_no_exception, open_page, shown
 
 
@@ -59,6 +62,24 @@ def test_the_pseudo_language_wraps_and_lengthens_every_message(speaking) -> None
     said = i18n._("Layer {layer}, head {head}", layer=2, head=1)
     assert said.startswith("⟦Layer 2, head 1") and said.endswith("⟧")
     assert len(said) > len("Layer 2, head 1") + 2
+
+
+def test_what_the_library_says_is_told_in_the_language_with_its_numbers(speaking) -> None:
+    error = ValueError(
+        Said("d_model={width} is {ratio} of {name!r}", width=1024, ratio=0.25, name="x")
+    )
+    speaking("en")
+    assert i18n.told(error) == str(error) == "d_model=1024 is 0.25 of 'x'"
+    speaking(PSEUDO)  # the template is what is translated; the values go in after
+    assert i18n.told(error).startswith("⟦d_model=1024 is 0.25 of 'x'")
+    speaking("es")  # a bare number in the language's way; one with a conversion as it is
+    assert i18n.told(error) == "d_model=1024 is 0,25 of 'x'"
+    assert i18n.told(Said("{x} and {y}", x=1e-12, y=2.5)) == "1e-12 and 2,5"
+    assert i18n.general(0.012345, 2) == "0,012"
+    assert i18n.told(KeyError("k")) == str(KeyError("k")) == "'k'"  # not the library's: as it is
+    assert i18n.told("plain") == "plain"
+    said = Said("{a} of {b}", a=1, b=2)
+    assert pickle.loads(pickle.dumps(said)).values == {"a": 1, "b": 2}
 
 
 @pytest.mark.parametrize(

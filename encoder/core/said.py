@@ -1,0 +1,32 @@
+"""A sentence the library says to a reader, in English, that keeps its template and values so
+that a front end can say it in the reader's language.
+
+    raise ValueError(Said("d_model={d_model} is not divisible by num_heads={heads}", ...))
+
+`Said(...)` is a `str` (the English sentence), so every caller that prints, logs or compares
+it is unchanged; `Said.template` is the message a catalogue translates (the app's `told`
+looks it up) and `Said.values` what goes into its named placeholders. The library imports no
+translation machinery: marking is all it does.
+"""
+
+from __future__ import annotations
+
+
+class Said(str):
+    """The English sentence, with the template and values it was made from."""
+
+    template: str
+    values: dict[str, object]
+
+    def __new__(cls, template: str, /, **values: object) -> Said:
+        made = super().__new__(cls, template.format(**values) if values else template)
+        made.template = template
+        made.values = values
+        return made
+
+    def __reduce__(self) -> tuple:  # pickled (a process pool, a cache) as it was made
+        return (_remade, (self.template, self.values))
+
+
+def _remade(template: str, values: dict[str, object]) -> Said:
+    return Said(template, **values)
