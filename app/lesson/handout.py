@@ -19,7 +19,7 @@ from plotly.offline import get_plotlyjs
 from app.i18n import _, direction, language
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
-from app.lesson.text import ExplorerAt, Lesson, Paragraph, Said, Step, shown_table
+from app.lesson.text import ExplorerAt, Lesson, Paragraph, Step, Typed, shown_table
 from encoder.web.offline import explorer_element, explorer_scripts
 
 STYLE = """
@@ -36,7 +36,7 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem
 
 def paragraph_html(paragraph: Paragraph) -> str:
     return "".join(
-        f"“{html.escape(part.text)}”" if isinstance(part, Said) else html.escape(part)
+        f"“{html.escape(part.text)}”" if isinstance(part, Typed) else html.escape(part)
         for part in paragraph
     )
 

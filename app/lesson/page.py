@@ -24,7 +24,7 @@ from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
-from app.lesson.text import Lesson, Paragraph, Said, Step, shown_table
+from app.lesson.text import Lesson, Paragraph, Step, Typed, shown_table
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.streamlit_private import announce, presenter_style
@@ -62,7 +62,7 @@ FIXED_HEIGHT = ("lesson_block", "lesson_other_block")  # figures drawn to their 
 def markdown(paragraph: Paragraph) -> str:
     """A paragraph for st.markdown: our text and the user's, both shown literally."""
     return "".join(
-        quoted(part.text) if isinstance(part, Said) else literal(part) for part in paragraph
+        quoted(part.text) if isinstance(part, Typed) else literal(part) for part in paragraph
     )
 
 

@@ -7,7 +7,7 @@ lays a step out on the page and app/lesson/handout.py writes every step into one
 Every number a step's text shows is computed from the run and registered with the step (`Text.num`),
 so the step's "numbers behind this step" table holds each of them, and a test checks that no
 number appears in a text without being in its table. User text (tokens) stays apart from ours
-(`Said`), so each renderer escapes it for its medium.
+(`Typed`), so each renderer escapes it for its medium.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from encoder.web.payload import start_at
 
 
 @dataclass(frozen=True)
-class Said:
+class Typed:
     """User text (a token) inside our sentences: each renderer shows it literally, in quotes."""
 
     text: str
 
 
-Part = str | Said
+Part = str | Typed
 Paragraph = tuple[Part, ...]
 
 
@@ -63,7 +63,7 @@ def localised(shown: str) -> str:
 
 def sentence(message: str, **values: object) -> tuple[Part, ...]:
     """A translated message (`_(message)` without values) with its placeholders filled as parts:
-    a Said stays a Said, a tuple of parts is spliced in, anything else is put in as text."""
+    a Typed stays a Typed, a tuple of parts is spliced in, anything else is put in as text."""
     parts: list[Part] = []
     for literal_text, name, spec, _conversion in Formatter().parse(message):
         if literal_text:
@@ -71,7 +71,7 @@ def sentence(message: str, **values: object) -> tuple[Part, ...]:
         if name is None:
             continue
         value = values[name]
-        if isinstance(value, Said):
+        if isinstance(value, Typed):
             parts.append(value)
         elif isinstance(value, tuple):
             parts.extend(value)
@@ -283,8 +283,8 @@ class Lesson:
             return token
         return _("the first token") if end == "first" else _("the last token")
 
-    def said(self, position: int) -> Said:
-        return Said(self.tokens[position])
+    def said(self, position: int) -> Typed:
+        return Typed(self.tokens[position])
 
     def query_said(self, text: Text) -> tuple[Part, ...]:
         """'“it” (position 10)'."""

@@ -8,7 +8,7 @@ import functools
 
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.lesson.text import Said
+from app.lesson.text import Typed
 from app.runs import run_for
 from app.settings import ARCHITECTURE_KEYS
 from app.sources import ModelSource, built_in
@@ -48,4 +48,4 @@ def trained_run():
 
 
 def our_text(paragraph) -> str:
-    return " ".join(part for part in paragraph if not isinstance(part, Said))
+    return " ".join(part for part in paragraph if not isinstance(part, Typed))

@@ -19,7 +19,7 @@ from app.lesson.steps import STEPS
 from app.lesson.steps.attention import ONE_QUERY
 from app.lesson.steps.block import LAYERNORM
 from app.lesson.steps.heads import HEAD_OFF
-from app.lesson.text import Lesson, Said
+from app.lesson.text import Lesson, Typed
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.app.lesson_runs import MODERN, random_run
 from tests.shared import SENTENCE
@@ -88,8 +88,8 @@ def test_every_sentence_of_every_step_is_marked(setup, runs, speaking) -> None:
             assert listed.title.startswith("⟦"), listed.title
             step = listed.build(lesson)
             for paragraph in step.text.paragraphs:
-                said = [part.text for part in paragraph if isinstance(part, Said)]
-                ours = "".join("" if isinstance(part, Said) else part for part in paragraph)
+                said = [part.text for part in paragraph if isinstance(part, Typed)]
+                ours = "".join("" if isinstance(part, Typed) else part for part in paragraph)
                 assert ours.startswith("⟦"), (listed.title, paragraph)
                 assert not unmarked(ours, (*said, *names, *run.tokens[sentence])), paragraph
             for caption, _table in step.tables:
@@ -106,7 +106,7 @@ def test_a_sentence_writes_the_runs_numbers_as_spanish_does(runs, speaking) -> N
     speaking("es")
     step = ONE_QUERY.build(lesson)
     said = " ".join(
-        "".join(part.text if isinstance(part, Said) else part for part in paragraph)
+        "".join(part.text if isinstance(part, Typed) else part for part in paragraph)
         for paragraph in step.text.paragraphs
     )
     spanish = f"{weight:.3f}".replace(".", ",")

@@ -9,7 +9,7 @@ import numpy as np
 
 from app.charts.steps import token_matrix, vector_strips
 from app.i18n import _
-from app.lesson.text import Lesson, LessonStep, OpenIn, Said, Step, Text, sentence
+from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, Typed, sentence
 from app.views.figures import token_table
 from encoder import hooks
 from encoder.core.options import NORM_TYPE_NAMES
@@ -47,9 +47,9 @@ def tokens_step(lesson: Lesson) -> Step:
                         "{first} (id {first_id}) opens every sentence and {last} (id {last_id}) "
                         "closes it."
                     ),
-                    first=Said(tokens[0]),
+                    first=Typed(tokens[0]),
                     first_id=text.num("first id", int(ids[0])),
-                    last=Said(tokens[-1]),
+                    last=Typed(tokens[-1]),
                     last_id=text.num("last id", int(ids[-1])),
                 )
             )
@@ -62,7 +62,7 @@ def tokens_step(lesson: Lesson) -> Step:
                         "such as {token}."
                     ),
                     count=text.num("word pieces", len(pieces)),
-                    token=Said(tokens[pieces[0]]),
+                    token=Typed(tokens[pieces[0]]),
                 )
             )
     text.say(
