@@ -48,36 +48,50 @@ def head_label(layer: int, head: int) -> str:
 
 
 def norm_does(
-    norm_type: str, mean: float | None = None, spread: float | None = None, bias: bool = True
+    name: str,
+    norm_type: str,
+    mean: float | None = None,
+    spread: float | None = None,
+    bias: bool = True,
 ) -> str:
-    """What a norm does to a row, in words, the one place that says it (the Attention steps,
-    the LayerNorm view, the lesson), with that row's numbers where given (`mean`: what LayerNorm
-    subtracts; `spread`: its standard deviation, or RMSNorm's root mean square); `bias`: whether
-    a LayerNorm has one (EncoderConfig.norm_bias)."""
-
-    if norm_type == "rmsnorm":
-        if spread is None:
-            return _(
-                "divides by its root mean square without subtracting any mean, then applies its "
-                "gain (RMSNorm has no bias)"
-            )
-        return _(
-            "divides by its root mean square ({spread}) without subtracting any mean, then "
-            "applies its gain (RMSNorm has no bias)",
-            spread=number(spread, 4, grouped=False),
-        )
-    if not bias:
-        return _("then applies its gain (no bias)")
-    if mean is None and spread is None:
-        return _(
-            "subtracts its mean, divides by its standard deviation, then applies its gain and bias"
-        )
-    return _(
-        "subtracts its mean ({mean}), divides by its standard deviation ({spread}), then "
-        "applies its gain and bias",
+    """What the norm `name` ("ln1", "LayerNorm") does to a row, as a sentence, the one place
+    that says it (the Attention steps, the LayerNorm view, the lesson), with that row's numbers
+    where given (`mean`: what LayerNorm subtracts; `spread`: its standard deviation, or
+    RMSNorm's root mean square); `bias`: whether a LayerNorm has one (EncoderConfig.norm_bias)."""
+    values = dict(
+        norm=name,
         mean="?" if mean is None else number(mean, 4, grouped=False),
         spread="?" if spread is None else number(spread, 4, grouped=False),
     )
+    with_numbers = mean is not None or spread is not None
+    said = {
+        ("rmsnorm", False): _(
+            "{norm} divides by its root mean square without subtracting any mean, then applies "
+            "its gain (RMSNorm has no bias)."
+        ),
+        ("rmsnorm", True): _(
+            "{norm} divides by its root mean square ({spread}) without subtracting any mean, "
+            "then applies its gain (RMSNorm has no bias)."
+        ),
+        ("no bias", False): _(
+            "{norm} subtracts its mean, divides by its standard deviation, then applies its "
+            "gain (no bias)."
+        ),
+        ("no bias", True): _(
+            "{norm} subtracts its mean ({mean}), divides by its standard deviation ({spread}), "
+            "then applies its gain (no bias)."
+        ),
+        ("bias", False): _(
+            "{norm} subtracts its mean, divides by its standard deviation, then applies its "
+            "gain and bias."
+        ),
+        ("bias", True): _(
+            "{norm} subtracts its mean ({mean}), divides by its standard deviation ({spread}), "
+            "then applies its gain and bias."
+        ),
+    }
+    kind = "rmsnorm" if norm_type == "rmsnorm" else "bias" if bias else "no bias"
+    return said[(kind, with_numbers)].format(**values)
 
 
 @dataclass(frozen=True)
@@ -138,95 +152,131 @@ def stream_size(run: Run, sentence: int) -> StreamSize:
     )
 
 
-def stream_growth(size: StreamSize, num: Number = _plain) -> str:
-    """'goes from 9.27 after the embeddings to 7.95 after block 5 (x0.86: here it stays about
-    the same)'."""
+def stream_growth(
+    size: StreamSize, num: Number = _plain, setup: str | None = None, placed: str | None = None
+) -> str:
+    """A sentence: 'The mean L2 norm per token goes from 9.27 after the embeddings to 7.95
+    after block 5 (x0.86: here it stays about the same).'; of `setup` where one is named ('In
+    A, …'), or of the same weights `placed` the other way ('The same weights placed post-norm,
+    on the same sentence: …'; `placed` a placement name and `setup` what they read)."""
     values = dict(
         first=num("stream after the embeddings", size.first, ".2f"),
         last=num("stream after the last block", size.last, ".2f"),
         block=num("last block", size.blocks - 1, ""),
         ratio=num("last over first", size.ratio, ".2f"),
+        setup=setup,
+        placement=placed,
     )
+    told = "placed" if placed is not None else "setup" if setup is not None else "plain"
+    said = {
+        ("plain", GROWS): _(
+            "The mean L2 norm per token goes from {first} after the embeddings to {last} after "
+            "block {block} (x{ratio}: here it grows)."
+        ),
+        ("plain", SHRINKS): _(
+            "The mean L2 norm per token goes from {first} after the embeddings to {last} after "
+            "block {block} (x{ratio}: here it shrinks)."
+        ),
+        ("plain", "same"): _(
+            "The mean L2 norm per token goes from {first} after the embeddings to {last} after "
+            "block {block} (x{ratio}: here it stays about the same)."
+        ),
+        ("setup", GROWS): _(
+            "In {setup}, the mean L2 norm per token goes from {first} after the embeddings to "
+            "{last} after block {block} (x{ratio}: here it grows)."
+        ),
+        ("setup", SHRINKS): _(
+            "In {setup}, the mean L2 norm per token goes from {first} after the embeddings to "
+            "{last} after block {block} (x{ratio}: here it shrinks)."
+        ),
+        ("setup", "same"): _(
+            "In {setup}, the mean L2 norm per token goes from {first} after the embeddings to "
+            "{last} after block {block} (x{ratio}: here it stays about the same)."
+        ),
+        ("placed", GROWS): _(
+            "The same weights placed {placement}, on the same {setup}: the mean L2 norm per "
+            "token goes from {first} after the embeddings to {last} after block {block} "
+            "(x{ratio}: here it grows)."
+        ),
+        ("placed", SHRINKS): _(
+            "The same weights placed {placement}, on the same {setup}: the mean L2 norm per "
+            "token goes from {first} after the embeddings to {last} after block {block} "
+            "(x{ratio}: here it shrinks)."
+        ),
+        ("placed", "same"): _(
+            "The same weights placed {placement}, on the same {setup}: the mean L2 norm per "
+            "token goes from {first} after the embeddings to {last} after block {block} "
+            "(x{ratio}: here it stays about the same)."
+        ),
+    }
     verdict = growth(size.ratio)
-    if verdict == GROWS:
-        return _(
-            "goes from {first} after the embeddings to {last} after block {block} (x{ratio}: "
-            "here it grows)",
-            **values,
-        )
-    if verdict == SHRINKS:
-        return _(
-            "goes from {first} after the embeddings to {last} after block {block} (x{ratio}: "
-            "here it shrinks)",
-            **values,
-        )
-    return _(
-        "goes from {first} after the embeddings to {last} after block {block} (x{ratio}: here "
-        "it stays about the same)",
-        **values,
-    )
+    return said[(told, verdict if verdict in (GROWS, SHRINKS) else "same")].format(**values)
 
 
-def stream_held(size: StreamSize, num: Number = _plain) -> str:
-    """Where a post-norm model's norms hold the stream after its blocks, and why there:
-    'between 7.95 and 11.55 after each of the 6 blocks. A LayerNorm output with unit gain
-    and zero bias has length ...'."""
+def stream_held(size: StreamSize, num: Number = _plain, setup: str | None = None) -> str:
+    """Where a post-norm model's norms hold the stream after its blocks, and why there, as a
+    sentence: 'The mean L2 norm per token is between 7.95 and 11.55 after each of the 6 blocks.
+    A LayerNorm output with unit gain and zero bias has length ...'; of `setup` where one is
+    named ('In B, …')."""
     kind = NORM_TYPE_NAMES[size.norm_type]
     low = num("smallest after a block", float(size.after_blocks.min()), ".2f")
     high = num("largest after a block", float(size.after_blocks.max()), ".2f")
-    count = num("blocks", size.blocks, "")
     where = low if low == high else _("between {low} and {high}", low=low, high=high)
-    root = num("sqrt d_model", size.unit, ".2f")
-    if size.unit_gains:
-        return _(
-            "{where} after each of the {count} blocks, sqrt(d_model) = {root}: every ln2 has "
-            "unit gain and zero bias, and a {kind} output with unit gain and zero bias has that "
-            "length",
-            where=where,
-            count=count,
-            root=root,
-            kind=kind,
-        )
     smallest = num("ln2 mean gain, smallest", float(size.gains.min()), ".2f")
     largest = num("ln2 mean gain, largest", float(size.gains.max()), ".2f")
-    gains = (
-        smallest
+    values = dict(
+        where=where,
+        count=num("blocks", size.blocks, ""),
+        root=num("sqrt d_model", size.unit, ".2f"),
+        kind=kind,
+        gains=smallest
         if smallest == largest
-        else _("{smallest} to {largest}", smallest=smallest, largest=largest)
+        else _("{smallest} to {largest}", smallest=smallest, largest=largest),
+        setup=setup,
     )
-    said = {
-        (True, "below"): _(
-            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
-            "bias has length sqrt(d_model) = {root}; ln2's learned gain (mean gain {gains} per "
-            "block) put the stream below that"
-        ),
-        (True, "above"): _(
-            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
-            "bias has length sqrt(d_model) = {root}; ln2's learned gain (mean gain {gains} per "
-            "block) put the stream above that"
-        ),
-        (True, "around"): _(
-            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
-            "bias has length sqrt(d_model) = {root}; ln2's learned gain (mean gain {gains} per "
-            "block) put the stream around that"
-        ),
-        (False, "below"): _(
-            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
-            "bias has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain "
-            "{gains} per block) put the stream below that"
-        ),
-        (False, "above"): _(
-            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
-            "bias has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain "
-            "{gains} per block) put the stream above that"
-        ),
-        (False, "around"): _(
-            "{where} after each of the {count} blocks. A {kind} output with unit gain and zero "
-            "bias has length sqrt(d_model) = {root}; ln2's learned gain and bias (mean gain "
-            "{gains} per block) put the stream around that"
-        ),
-    }[(size.norm_type == "rmsnorm", size.against_unit)]
-    return said.format(where=where, count=count, kind=kind, root=root, gains=gains)
+    subject = (
+        _("The mean L2 norm per token is {where} after each of the {count} blocks.")
+        if setup is None
+        else _(
+            "In {setup}, the mean L2 norm per token is {where} after each of the {count} blocks."
+        )
+    ).format(**values)
+    if size.unit_gains:
+        why = _(
+            "That is sqrt(d_model) = {root}: every ln2 has unit gain and zero bias, and a {kind} "
+            "output with unit gain and zero bias has that length."
+        )
+    else:
+        why = {
+            (True, "below"): _(
+                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+                "ln2's learned gain (mean gain {gains} per block) put the stream below that."
+            ),
+            (True, "above"): _(
+                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+                "ln2's learned gain (mean gain {gains} per block) put the stream above that."
+            ),
+            (True, "around"): _(
+                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+                "ln2's learned gain (mean gain {gains} per block) put the stream around that."
+            ),
+            (False, "below"): _(
+                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+                "ln2's learned gain and bias (mean gain {gains} per block) put the stream below "
+                "that."
+            ),
+            (False, "above"): _(
+                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+                "ln2's learned gain and bias (mean gain {gains} per block) put the stream above "
+                "that."
+            ),
+            (False, "around"): _(
+                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+                "ln2's learned gain and bias (mean gain {gains} per block) put the stream around "
+                "that."
+            ),
+        }[(size.norm_type == "rmsnorm", size.against_unit)]
+    return subject + " " + why.format(**values)
 
 
 def _trained(run: Run) -> bool:
@@ -358,14 +408,17 @@ def pre_vs_post(runs: Runs, sentence: int) -> list[str]:
     pre, post = runs.named() if runs.a.cfg.norm_first else runs.named()[::-1]
     grow, held = stream_size(pre[1], sentence), stream_size(post[1], sentence)
     return [
-        _(
-            "Pre-norm ({pre}) never normalises the residual stream itself: its mean L2 norm per "
-            "token {growth}. Post-norm ({post}) renormalises it after every block, and its mean "
-            "L2 norm per token is {held}.",
-            pre=pre[0],
-            growth=stream_growth(grow),
-            post=post[0],
-            held=stream_held(held),
+        " ".join(
+            (
+                _(
+                    "Pre-norm ({pre}) never normalises the residual stream itself; post-norm "
+                    "({post}) renormalises it after every block.",
+                    pre=pre[0],
+                    post=post[0],
+                ),
+                stream_growth(grow, setup=pre[0]),
+                stream_held(held, setup=post[0]),
+            )
         )
     ]
 

@@ -53,34 +53,35 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
     size = stream_size(run, sentence)
     kind = NORM_TYPE_NAMES[cfg.norm_type]
     if cfg.norm_first:
-        placement = _(
-            "Pre-norm: in every block ln1 normalises a copy of the residual stream just before "
-            "attention and ln2 just before the feed-forward network; the stream itself is never "
-            "normalised: its mean L2 norm per token {growth}. A final {kind} normalises the "
-            "output.",
-            growth=stream_growth(size),
-            kind=kind,
-        )
+        placement = [
+            _(
+                "Pre-norm: in every block ln1 normalises a copy of the residual stream just "
+                "before attention and ln2 just before the feed-forward network; the stream itself "
+                "is never normalised. A final {kind} normalises the output.",
+                kind=kind,
+            ),
+            stream_growth(size),
+        ]
     else:
-        placement = _(
-            "Post-norm: ln1 sits after attention's residual add and ln2 after the "
-            "feed-forward's, so the residual stream itself is renormalised twice per block: its "
-            "mean L2 norm per token is {first} after the embeddings and {held}.",
-            first=number(size.first, 2, grouped=False),
-            held=stream_held(size),
-        )
+        placement = [
+            _(
+                "Post-norm: ln1 sits after attention's residual add and ln2 after the "
+                "feed-forward's, so the residual stream itself is renormalised twice per block: "
+                "its mean L2 norm per token is {first} after the embeddings.",
+                first=number(size.first, 2, grouped=False),
+            ),
+            stream_held(size),
+        ]
     numbers = _(
         "In block {layer}, ln1's input has mean {in_mean} and std {in_std} (averaged over "
-        "tokens); its output has mean {out_mean} and std {out_std} — {kind} {does}.",
+        "tokens); its output has mean {out_mean} and std {out_std}.",
         layer=layer,
         in_mean=number(ln1["in_mean"], 3, grouped=False),
         in_std=number(ln1["in_std"], 3, grouped=False),
         out_mean=number(ln1["out_mean"], 3, grouped=False),
         out_std=number(ln1["out_std"], 3, grouped=False),
-        kind=kind,
-        does=norm_does(cfg.norm_type, bias=cfg.norm_bias),
     )
-    return placement + " " + numbers
+    return " ".join([*placement, numbers, norm_does(kind, cfg.norm_type, bias=cfg.norm_bias)])
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

@@ -192,11 +192,15 @@ def _input_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         rows.append((_("LN1(x_i) (attention reads this)"), steps.normalised))
         st.caption(
             _(
-                "Pre-norm: attention reads a normalised copy of row {i} ({token}). LN1 {does}: "
-                "‖x_i‖ = {before} becomes ‖LN1(x_i)‖ = {after}.",
+                "Pre-norm: attention reads a normalised copy of row {i} ({token}).",
                 i=i,
                 token=quoted(tokens[i]),
-                does=norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias),
+            )
+            + " "
+            + norm_does("LN1", steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias)
+            + " "
+            + _(
+                "‖x_i‖ = {before} becomes ‖LN1(x_i)‖ = {after}.",
                 before=said(norm(steps.block_input)),
                 after=said(norm(steps.normalised)),
             )
@@ -752,12 +756,17 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
             ("x_i + attn_i", steps.residual_sum),
             ("h_i = LN1(sum)", steps.block_mid),
         ]
-        note = _(
-            "Post-norm normalises the sum: LN1 {does}: ‖x_i + attn_i‖ = {before} becomes ‖h_i‖ "
-            "= {after}. The feed-forward half of the block follows.",
-            does=norm_does(steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias),
-            before=said(norm(steps.residual_sum)),
-            after=said(norm(steps.block_mid)),
+        note = " ".join(
+            (
+                _("Post-norm normalises the sum."),
+                norm_does("LN1", steps.norm_type, steps.ln1_mean, steps.ln1_std, steps.norm_bias),
+                _(
+                    "‖x_i + attn_i‖ = {before} becomes ‖h_i‖ = {after}. The feed-forward half of "
+                    "the block follows.",
+                    before=said(norm(steps.residual_sum)),
+                    after=said(norm(steps.block_mid)),
+                ),
+            )
         )
     show_for(
         vector_strips(rows, title=_("{d} numbers per row", d=d), robust=True),

@@ -336,8 +336,9 @@ def test_pre_vs_post_states_each_setups_own_numbers(runs) -> None:
         (said,) = pre_vs_post(pair, 0)
         pre_name, post_name = ("A", "B") if runs[a].cfg.norm_first else ("B", "A")
         pre_run, post_run = (runs[a], runs[b]) if pre_name == "A" else (runs[b], runs[a])
-        pre_part, post_part = said.split(f"Post-norm ({post_name})")
+        pre_part, post_part = said.split(f"In {post_name}, the mean L2 norm per token")
         assert pre_part.startswith(f"Pre-norm ({pre_name})")
+        assert f"In {pre_name}, the mean L2 norm per token goes from" in pre_part
         check_growth(pre_part, stream_means(pre_run.trace, pre_run.n_valid(0)))
         check_held(post_part, post_run, stream_means(post_run.trace, post_run.n_valid(0)))
         assert "between 16.00 and 16.00" not in said

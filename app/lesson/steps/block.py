@@ -27,22 +27,24 @@ def layernorm_step(lesson: Lesson) -> Step:
             _(
                 "This model is pre-norm: x + f({norm}(x)). Each block normalises a copy of the "
                 "residual stream before attention and before the feed-forward, and adds the "
-                "result back; the stream itself is never normalised, so nothing holds its size: "
-                "the mean length of a token's vector {growth}. A final {norm} closes it.",
+                "result back; the stream itself is never normalised, so nothing holds its size, "
+                "until a final {norm} closes the last block.",
                 norm=kind,
-                growth=stream_growth(size, text.num),
-            )
+            ),
+            " ",
+            stream_growth(size, text.num),
         )
     else:
         text.say(
             _(
                 "This model is post-norm, like BERT and the original Transformer: "
-                "{norm}(x + f(x)). The stream is normalised after every residual add: the mean "
-                "length of a token's vector {growth}, and it is {held}.",
+                "{norm}(x + f(x)). The stream is normalised after every residual add.",
                 norm=kind,
-                growth=stream_growth(size, text.num),
-                held=stream_held(size, text.num),
-            )
+            ),
+            " ",
+            stream_growth(size, text.num),
+            " ",
+            stream_held(size, text.num),
         )
     stats = run.layernorm_stats
     rows = stats[
@@ -64,17 +66,18 @@ def layernorm_step(lesson: Lesson) -> Step:
         text.say(
             *sentence(
                 _(
-                    "Inside block {layer}, ln1 {does}: {query} goes in with mean {in_mean} and "
-                    "std {in_std}, and comes out with mean {out_mean} and std {out_std}."
+                    "Inside block {layer}, {query} goes into ln1 with mean {in_mean} and std "
+                    "{in_std}, and comes out with mean {out_mean} and std {out_std}."
                 ),
                 layer=text.num("layer", layer),
-                does=norm_does(cfg.norm_type, bias=cfg.norm_bias),
                 query=lesson.query_said(text),
                 in_mean=text.num("ln1 input mean", float(row["in_mean"]), ".3f"),
                 in_std=text.num("ln1 input std", float(row["in_std"]), ".3f"),
                 out_mean=text.num("ln1 output mean", float(row["out_mean"]), ".3f"),
                 out_std=text.num("ln1 output std", float(row["out_std"]), ".3f"),
-            )
+            ),
+            " ",
+            norm_does("ln1", cfg.norm_type, bias=cfg.norm_bias),
         )
     other = placement_of(not cfg.norm_first)
     if not cfg.has_attention_norm(0):
@@ -93,12 +96,8 @@ def layernorm_step(lesson: Lesson) -> Step:
             return text.num(f"{other}-norm: {name}", value, spec)
 
         text.say(
-            _(
-                "The same weights placed {placement}, on the same {unit}: the mean length "
-                "{growth}.",
-                placement=placement_name(not cfg.norm_first),
-                unit=lesson.unit,
-                growth=stream_growth(swapped, other_num),
+            stream_growth(
+                swapped, other_num, setup=lesson.unit, placed=placement_name(not cfg.norm_first)
             )
         )
     return Step(
