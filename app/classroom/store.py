@@ -10,7 +10,10 @@ atomic primitives:
 The class code is public (in the student link); the teacher's secret is returned once, by
 `create`, and only its SHA-256 is stored: every teacher action checks it here, not in the page.
 Every failure is a ClassError whose message the page shows; a store that cannot be reached is
-ClassStoreUnavailable, so answers are refused with a message, never dropped.
+ClassStoreUnavailable, so answers are refused with a message, never dropped. A message a teacher
+or student reads is a `Said` (encoder.core.said): English here, told in the page's language by
+the page (app.i18n.told; the catalogue domain "classroom"). What only a lesson's author or the
+server's operator meets (a question's id, a store's own error) stays English.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+
+from encoder.core.said import Said
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +88,10 @@ class ClassStoreUnavailable(ClassError):
 
     def __init__(self, detail: str = "") -> None:
         super().__init__(
-            "The class is unavailable right now (its store cannot be reached); everything else "
-            "on the page works, and the class goes on when the store is back."
+            Said(
+                "The class is unavailable right now (its store cannot be reached); everything "
+                "else on the page works, and the class goes on when the store is back."
+            )
         )
         self.detail = detail  # what failed, for the operator: logged, never on the page
         if detail:
@@ -172,8 +179,22 @@ def clean_text(text: str, limit: int, what: str) -> str:
     ClassError if it is longer (text is shown literally by the page: escaping is the page's)."""
     cleaned = "".join(ch for ch in str(text) if unicodedata.category(ch)[0] != "C").strip()
     if len(cleaned) > limit:
-        raise ClassError(f"The {what} is {len(cleaned)} characters long; at most {limit}.")
+        raise ClassError(_too_long(what, len(cleaned), limit))
     return cleaned
+
+
+def _too_long(what: str, length: int, limit: int) -> str:
+    """The sentence that refuses a `what` of `length` characters, whole in each language (a
+    question's id is the lesson's own, never typed: its sentence stays English)."""
+    if what == "nickname":
+        return Said(
+            "The nickname is {length} characters long; at most {limit}.", length=length, limit=limit
+        )
+    if what == "answer":
+        return Said(
+            "The answer is {length} characters long; at most {limit}.", length=length, limit=limit
+        )
+    return f"The {what} is {length} characters long; at most {limit}."
 
 
 def normalize_code(code: str) -> str:
@@ -228,19 +249,26 @@ class ClassStore(ABC):
             if self._load_class(code) is None:
                 break  # not a clash: the store is full
         raise ClassFull(
-            f"The server already holds {self.limits.classes} classes, its limit; try again when "
-            "one has ended."
+            Said(
+                "The server already holds {classes} classes, its limit; try again when one has "
+                "ended.",
+                classes=self.limits.classes,
+            )
         )
 
     def _live(self, code: str) -> tuple[str, ClassRecord]:
         code = normalize_code(code)
         record = self._load_class(code) if len(code) == CODE_LENGTH else None
+        if record is None and not code:
+            raise ClassNotFound(Said("No class has the code (empty): check the code."))
         if record is None:
-            raise ClassNotFound(f"No class has the code {code or '(empty)'}: check the code.")
+            raise ClassNotFound(Said("No class has the code {code}: check the code.", code=code))
         if record.ended:
-            raise ClassEnded(f"The class {code} has ended.")
+            raise ClassEnded(Said("The class {code} has ended.", code=code))
         if record.expires <= self.clock():
-            raise ClassExpired(f"The class {code} has expired; ask your teacher for a new code.")
+            raise ClassExpired(
+                Said("The class {code} has expired; ask your teacher for a new code.", code=code)
+            )
         return code, record
 
     def state(self, code: str) -> ClassState:
@@ -254,14 +282,20 @@ class ClassStore(ABC):
         if not self._bounded_put(
             code, "students", student, name, self.limits.students, record.expires
         ):
-            raise ClassFull(f"The class {code} is full ({self.limits.students} students).")
+            raise ClassFull(
+                Said(
+                    "The class {code} is full ({students} students).",
+                    code=code,
+                    students=self.limits.students,
+                )
+            )
         return student
 
     def _teacher_change(self, code: str, secret: str, **changes) -> ClassState:
         for _ in range(20):
             code, record = self._live(code)
             if not hmac.compare_digest(record.secret_hash, hash_secret(str(secret))):
-                raise NotTeacher("Only the class's teacher can do that.")
+                raise NotTeacher(Said("Only the class's teacher can do that."))
             new = replace(record, **changes, version=record.version + 1)
             if self._swap_class(code, record, new):
                 return _public(code, new)
@@ -273,7 +307,7 @@ class ClassStore(ABC):
         setup = {str(k): str(v) for k, v in setup.items()}
         if len(json.dumps(setup)) > self.limits.setup:
             log.warning("a class's setup over %d bytes: %s", self.limits.setup, setup)
-            raise ClassError("The lesson's settings are too long to share with the class.")
+            raise ClassError(Said("The lesson's settings are too long to share with the class."))
         return self._teacher_change(
             code, secret, step=int(step), setup=setup, question="", revealed=False
         )
@@ -298,18 +332,27 @@ class ClassStore(ABC):
         """The student's answer to the open question (a second one replaces the first)."""
         code, record = self._live(code)
         if str(student) not in self._read_map(code, "students"):
-            raise ClassError("This browser has not joined the class: open the class link again.")
+            raise ClassError(
+                Said("This browser has not joined the class: open the class link again.")
+            )
         if not record.question or record.question != question:
-            raise QuestionClosed("This question is not open any more; your answer was not counted.")
+            raise QuestionClosed(
+                Said("This question is not open any more; your answer was not counted.")
+            )
         if record.revealed:
-            raise QuestionClosed("The answer has been revealed; answers are closed.")
+            raise QuestionClosed(Said("The answer has been revealed; answers are closed."))
         value = clean_text(value, self.limits.answer, "answer")
         if not value:
-            raise ClassError("An empty answer is not counted: choose one, or skip.")
+            raise ClassError(Said("An empty answer is not counted: choose one, or skip."))
         if not self._bounded_put(
             code, f"answers:{question}", student, value, self.limits.answers, record.expires
         ):
-            raise ClassFull(f"This question already has {self.limits.answers} answers, its limit.")
+            raise ClassFull(
+                Said(
+                    "This question already has {answers} answers, its limit.",
+                    answers=self.limits.answers,
+                )
+            )
 
     def my_answer(self, code: str, student: str, question: str) -> str | None:
         code, _ = self._live(code)
@@ -322,7 +365,7 @@ class ClassStore(ABC):
         if not revealed and not (
             secret is not None and hmac.compare_digest(record.secret_hash, hash_secret(secret))
         ):
-            raise NotTeacher("The class's answers are shown when the teacher reveals them.")
+            raise NotTeacher(Said("The class's answers are shown when the teacher reveals them."))
         answers = self._read_map(code, f"answers:{question}")
         counts = Counter(answers.values()).most_common()
         return Tally(question, len(answers), tuple(counts))
@@ -331,7 +374,7 @@ class ClassStore(ABC):
         """(nickname, answer) of every student who answered and gave a nickname: the teacher's
         only."""
         if not self.is_teacher(code, secret):
-            raise NotTeacher("Only the class's teacher sees nicknames.")
+            raise NotTeacher(Said("Only the class's teacher sees nicknames."))
         code = normalize_code(code)
         names = self._read_map(code, "students")
         answers = self._read_map(code, f"answers:{question}")

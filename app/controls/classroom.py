@@ -38,7 +38,7 @@ from app.classroom.store import (
 )
 from app.controls import state
 from app.controls.url import VIEW_PARAM
-from app.i18n import _
+from app.i18n import _, told
 from app.keys import Key
 from app.lesson.questions import (
     PAIRED_KINDS,
@@ -106,9 +106,9 @@ def _guarded(action: Callable[[], object], away: str = "") -> object | None:
         return action()
     except ClassStoreUnavailable as error:
         state.put("_class_away", True)
-        st.warning(away or literal(str(error)))
+        st.warning(away or literal(told(error)))
     except ClassError as error:
-        st.warning(literal(str(error)))
+        st.warning(literal(told(error)))
     except ValueError as error:  # a bad setting of the server's (app.classroom.backend)
         log.error("classes are unavailable: %s", error)
         st.error(_("Classes are unavailable on this server: its class settings are wrong."))
