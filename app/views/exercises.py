@@ -15,10 +15,11 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from app.i18n import _
+from app.i18n import _, language, told
 from app.keys import Key, Selection
 from app.runs import Runs
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
+from encoder.core.said import Said
 from encoder.exercises import by_hand
 from encoder.exercises.by_hand import AnswerError, HandNumbers, Question, number
 
@@ -231,15 +232,31 @@ def _answer(question: Question, index: int, numbers: HandNumbers) -> None:
             try:
                 verdict = question.check(by_hand.parse_answer(typed, question.count))
             except AnswerError as problem:
-                st.warning(str(problem))
+                st.warning(told(problem))
             else:
                 answered = True
-                (st.success if verdict.correct else st.error)(verdict.message)
+                (st.success if verdict.correct else st.error)(verdict_text(verdict))
         shown = st.toggle(
             _("Show me"), key=f"ex_show_{question.key}", persist_state="session", disabled=answered
         )
         if answered or shown:
             st.code("\n".join(question.steps), language=None, wrap_lines=True)
+
+
+def said(sentence: str) -> str:
+    """What by_hand says (a Said) in the run's language, a mistake's name inside it ("It looks
+    like {mistake}.", the mistake a Said of its own) told too."""
+    values = getattr(sentence, "values", {})
+    if any(isinstance(value, Said) for value in values.values()):
+        told_values = {k: told(v) if isinstance(v, Said) else v for k, v in values.items()}
+        sentence = Said(sentence.template, **told_values)
+    return told(sentence)
+
+
+def verdict_text(verdict: by_hand.Verdict) -> str:
+    """A verdict's sentences in the run's language (in English, `verdict.message`); Chinese
+    puts no space between sentences."""
+    return ("" if language() == "zh" else " ").join(said(s) for s in verdict.sentences)
 
 
 def _where_set(runs: Runs) -> str:

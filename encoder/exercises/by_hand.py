@@ -28,7 +28,9 @@ from encoder.core import hooks
 from encoder.core.config import GATED_ACTIVATIONS, EncoderConfig
 from encoder.core.model import ACTIVATION_FUNCTIONS, Norm
 from encoder.core.options import ACTIVATION_NAMES
+from encoder.core.said import Said
 from encoder.exercises.mistakes import OTHER_ACTIVATIONS
+from encoder.exercises.written import Written
 
 QUESTION_KEYS = ("score", "scaled", "softmax", "weighted", "norm", "activation")
 MAX_ANSWER = 1e6  # a number past this size is a typo: every answer here is below 100
@@ -44,6 +46,12 @@ def number(value: float) -> str:
     return "0" if text in ("-0", "") else text.replace("-", "−")
 
 
+def written(value: float) -> Written:
+    """`value` as `number` writes it, a number still (a sentence's front end may write it in
+    the reader's language)."""
+    return Written(value, number(value))
+
+
 def floats(values) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
@@ -54,10 +62,15 @@ def numbers(values) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    """How an answer compares with the expected one."""
+    """How an answer compares with the expected one: its sentences (each a Said; the mistake's
+    sentence holds the mistake, a Said, in its `mistake`), and `message`, all of them."""
 
     correct: bool
-    message: str
+    sentences: tuple[Said, ...]
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.sentences)
 
 
 @dataclass(frozen=True)
@@ -80,24 +93,38 @@ class Question:
         """Right when every number is within the tolerance; else where it first differs, and the
         mistake it looks like, if any."""
         if len(answer) != self.count:
-            return Verdict(False, f"Expected {self.count} numbers, got {len(answer)}.")
+            said = Said(
+                "Expected {count} numbers, got {given}.", count=self.count, given=len(answer)
+            )
+            return Verdict(False, (said,))
         wrong = [
             i
             for i, (a, e) in enumerate(zip(answer, self.expected, strict=True))
             if not self._near(a, e)
         ]
+        tolerance = written(self.tolerance)
         if not wrong:
-            return Verdict(True, f"Right (each within ±{number(self.tolerance)}).")
+            return Verdict(True, (Said("Right (each within ±{tolerance}).", tolerance=tolerance),))
         first = wrong[0]
-        where = f"number {first + 1} of {self.count}" if self.count > 1 else "your answer"
-        message = (
-            f"Not yet: {where} is {number(answer[first])}, off by more than "
-            f"±{number(self.tolerance)}."
-        )
+        given = written(answer[first])
+        if self.count > 1:
+            message = Said(
+                "Not yet: number {number} of {count} is {answer}, off by more than ±{tolerance}.",
+                number=first + 1,
+                count=self.count,
+                answer=given,
+                tolerance=tolerance,
+            )
+        else:
+            message = Said(
+                "Not yet: your answer is {answer}, off by more than ±{tolerance}.",
+                answer=given,
+                tolerance=tolerance,
+            )
         for why, values in self.mistakes:
             if all(self._near(a, v) for a, v in zip(answer, values, strict=True)):
-                return Verdict(False, f"{message} It looks like {why}.")
-        return Verdict(False, message)
+                return Verdict(False, (message, Said("It looks like {mistake}.", mistake=why)))
+        return Verdict(False, (message,))
 
     def _near(self, answer: float, expected: float) -> bool:
         return abs(answer - expected) <= self.tolerance + 1e-9
@@ -138,13 +165,24 @@ class AnswerError(ValueError):
 
 def parse_answer(text: str, count: int) -> tuple[float, ...]:
     """`count` numbers, separated by commas, semicolons or spaces (a − sign counts as minus).
-    AnswerError says what is wrong: empty, not a number, not finite, far too large, wrong count."""
+    AnswerError says what is wrong (a Said): empty, not a number, not finite, far too large,
+    wrong count."""
     text = (text or "").strip().replace("−", "-")
-    what = "one number" if count == 1 else f"{count} numbers separated by commas"
+    one = count == 1
     if not text:
-        raise AnswerError(f"Type your answer first: {what}.")
+        raise AnswerError(
+            Said("Type your answer first: one number.")
+            if one
+            else Said("Type your answer first: {count} numbers separated by commas.", count=count)
+        )
     if len(text) > MAX_ANSWER_CHARS:
-        raise AnswerError(f"That is too long: give {what} (at most {MAX_ANSWER_CHARS} characters).")
+        raise AnswerError(
+            Said("That is too long: give one number (at most {chars} characters).",
+                 chars=MAX_ANSWER_CHARS)
+            if one
+            else Said("That is too long: give {count} numbers separated by commas "
+                      "(at most {chars} characters).", count=count, chars=MAX_ANSWER_CHARS)
+        )  # fmt: skip
     values = []
     for part in SEPARATORS.split(text):
         if not part:
@@ -152,16 +190,32 @@ def parse_answer(text: str, count: int) -> tuple[float, ...]:
         try:
             value = float(part)
         except ValueError:
-            raise AnswerError(f"“{part}” is not a number: give {what}, such as 0.25.") from None
+            raise AnswerError(
+                Said("“{part}” is not a number: give one number, such as 0.25.", part=part)
+                if one
+                else Said("“{part}” is not a number: give {count} numbers separated by commas, "
+                          "such as 0.25.", part=part, count=count)
+            ) from None  # fmt: skip
         if not math.isfinite(value):
-            raise AnswerError(f"“{part}” is not a finite number: give {what}.")
+            raise AnswerError(
+                Said("“{part}” is not a finite number: give one number.", part=part)
+                if one
+                else Said("“{part}” is not a finite number: give {count} numbers separated by "
+                          "commas.", part=part, count=count)
+            )  # fmt: skip
         if abs(value) > MAX_ANSWER:
             raise AnswerError(
-                f"{part} is far too large: every answer here is a small number (below 100)."
-            )
+                Said("{part} is far too large: every answer here is a small number (below 100).",
+                     part=part)
+            )  # fmt: skip
         values.append(value)
     if len(values) != count:
-        raise AnswerError(f"Give {what}; you gave {len(values)}.")
+        raise AnswerError(
+            Said("Give one number; you gave {given}.", given=len(values))
+            if one
+            else Said("Give {count} numbers separated by commas; you gave {given}.",
+                      count=count, given=len(values))
+        )  # fmt: skip
     return tuple(values)
 
 
@@ -208,8 +262,8 @@ def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Questio
             f"{number(scores[key])} / {number(root)} = {number(scaled[key])}",
         ),
         mistakes=(
-            ("the score without dividing by √d_k", (float(scores[key]),)),
-            ("a division by d_k instead of √d_k", (float(scores[key] / d_k),)),
+            (Said("the score without dividing by √d_k"), (float(scores[key]),)),
+            (Said("a division by d_k instead of √d_k"), (float(scores[key] / d_k),)),
         ),
     )
     softmax = Question(
@@ -227,9 +281,12 @@ def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Questio
             f"each divided by the sum: {numbers(weights)} (they sum to 1)",
         ),
         mistakes=(
-            ("the softmax of the unscaled scores (no division by √d_k)", floats(_softmax(scores))),
             (
-                "the scores divided by their sum, without exponentials",
+                Said("the softmax of the unscaled scores (no division by √d_k)"),
+                floats(_softmax(scores)),
+            ),
+            (
+                Said("the scores divided by their sum, without exponentials"),
                 floats(scaled / scaled.sum()),
             ),
         ),
@@ -251,8 +308,11 @@ def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Questio
             f"output = {numbers(mixed)}",
         ),
         mistakes=(
-            ("the keys summed instead of the values", floats(weights @ keys)),
-            ("a plain average of the values, without the weights", floats(values.mean(axis=0))),
+            (Said("the keys summed instead of the values"), floats(weights @ keys)),
+            (
+                Said("a plain average of the values, without the weights"),
+                floats(values.mean(axis=0)),
+            ),
         ),
     )
     return score, scaled_question, softmax, weighted
@@ -287,8 +347,11 @@ def _norm_question(vector: np.ndarray, norm_type: str) -> Question:
                 f"(x − mean) / std = {numbers(out)}",
             ),
             mistakes=(
-                (f"the variance divided by {n - 1} (Bessel's correction)", floats(bessel)),
-                ("the mean subtracted but not divided by the std", floats(centered)),
+                (
+                    Said("the variance divided by {divisor} (Bessel's correction)", divisor=n - 1),
+                    floats(bessel),
+                ),
+                (Said("the mean subtracted but not divided by the std"), floats(centered)),
             ),
         )
     mean_square = (vector**2).mean()
@@ -306,7 +369,9 @@ def _norm_question(vector: np.ndarray, norm_type: str) -> Question:
             f"(ε = {cfg.layer_norm_eps:g} barely matters here)",
             f"x / rms = {numbers(out)}",
         ),
-        mistakes=(("LayerNorm: RMSNorm does not subtract the mean", floats(_layer_norm(vector))),),
+        mistakes=(
+            (Said("LayerNorm: RMSNorm does not subtract the mean"), floats(_layer_norm(vector))),
+        ),
     )
 
 
@@ -365,7 +430,10 @@ def _activation_question(hidden: np.ndarray, gate: np.ndarray | None, activation
             ()
             if activation == "relu"
             else (
-                ("ReLU: GELU lets a little of each negative number through", floats(relu(hidden))),
+                (
+                    Said("ReLU: GELU lets a little of each negative number through"),
+                    floats(relu(hidden)),
+                ),
             )
         )
         return Question(
@@ -399,13 +467,13 @@ def _activation_question(hidden: np.ndarray, gate: np.ndarray | None, activation
             f"{name}(h) · g = {numbers(out)}",
         ),
         mistakes=(
-            ("the gate left out: multiply each number by its g", floats(activated)),
+            (Said("the gate left out: multiply each number by its g"), floats(activated)),
             (
-                f"{name} of the gate times h: {name} takes h, g multiplies",
+                Said("{name} of the gate times h: {name} takes h, g multiplies", name=name),
                 floats(_through(activation, gate) * hidden),
             ),
             (
-                f"{ACTIVATION_FORMULAS[other][0]} in place of {name}",
+                Said("{other} in place of {name}", other=ACTIVATION_FORMULAS[other][0], name=name),
                 floats(_through(other, hidden) * gate),
             ),
         ),  # fmt: skip

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from encoder.core.options import ACTIVATION_NAMES
+from encoder.core.said import Said
 from encoder.exercises.result import Mistake
 from encoder.inspect.numpy_block import ACTIVATIONS, gelu, gelu_tanh
 
@@ -25,58 +26,74 @@ OTHER_ACTIVATIONS = {
     "swiglu": ("geglu",),
 }
 
-MISSING_SQRT = "missing sqrt(d_k): divide q·k by sqrt(d_k), the square root of the head size"
-BY_DK = "divided by d_k: the scale is sqrt(d_k), not d_k"
-WRONG_AXIS = (
+MISSING_SQRT = Said("missing sqrt(d_k): divide q·k by sqrt(d_k), the square root of the head size")
+BY_DK = Said("divided by d_k: the scale is sqrt(d_k), not d_k")
+WRONG_AXIS = Said(
     "softmax over the wrong axis: each query's row (the last axis, over keys) must sum to 1; "
     "yours normalises over the queries"
 )
-NOT_NORMALISED = "exp without the division: divide each row by its sum so it sums to 1"
-KEYS_QUERIES_SWAPPED = "rows are queries and columns keys: compute q @ k.T, not k @ q.T"
-MASK_AFTER_SOFTMAX = (
+NOT_NORMALISED = Said("exp without the division: divide each row by its sum so it sums to 1")
+KEYS_QUERIES_SWAPPED = Said("rows are queries and columns keys: compute q @ k.T, not k @ q.T")
+MASK_AFTER_SOFTMAX = Said(
     "the mask added after the softmax: set padded keys' scores to -inf BEFORE the softmax, so "
     "the real tokens' weights still sum to 1"
 )
-NO_MASK = "the padding mask is missing: padded keys must get weight 0 (score -inf before softmax)"
-MASK_ON_QUERIES = "the mask is on the queries (rows); it belongs on the keys (the last axis)"
-MASK_INVERTED = "the mask is inverted: attention_mask is 1 for a real token and 0 for padding"
-HEADS_RESHAPED = (
+NO_MASK = Said(
+    "the padding mask is missing: padded keys must get weight 0 (score -inf before softmax)"
+)
+MASK_ON_QUERIES = Said("the mask is on the queries (rows); it belongs on the keys (the last axis)")
+MASK_INVERTED = Said("the mask is inverted: attention_mask is 1 for a real token and 0 for padding")
+HEADS_RESHAPED = Said(
     "heads split by reshaping [B, T, d] straight to [B, H, T, dk]: reshape to [B, T, H, dk] "
     "first, then swap the T and H axes"
 )
-NO_OUTPUT_PROJECTION = "the output projection is missing: concatenate the heads, then apply W_O"
-BESSEL = (
+NO_OUTPUT_PROJECTION = Said(
+    "the output projection is missing: concatenate the heads, then apply W_O"
+)
+BESSEL = Said(
     "variance with Bessel's correction (dividing by d - 1): LayerNorm divides by d "
     "(np.var's default ddof=0; torch.var needs unbiased=False)"
 )
-NO_GAIN_BIAS = "the learned gain and bias are missing: multiply by gain, then add bias"
-NO_GAIN = "the learned gain is missing: multiply the normalised vector by gain"
-NORM_WRONG_AXIS = "normalised over the tokens: LayerNorm normalises each token over its features"
-RMS_MEAN_SUBTRACTED = "the mean subtracted: RMSNorm divides by the root mean square, no centring"
-RMS_NO_SQRT = "no square root: divide by sqrt(mean(x^2) + eps), not by mean(x^2) + eps"
-OTHER_ACTIVATION = "the other activation: this model's feed-forward uses {activation}"
-TANH_GELU = "the tanh approximation of GELU: this model uses the exact erf form"
-ERF_GELU = (
+NO_GAIN_BIAS = Said("the learned gain and bias are missing: multiply by gain, then add bias")
+NO_GAIN = Said("the learned gain is missing: multiply the normalised vector by gain")
+NORM_WRONG_AXIS = Said(
+    "normalised over the tokens: LayerNorm normalises each token over its features"
+)
+RMS_MEAN_SUBTRACTED = Said(
+    "the mean subtracted: RMSNorm divides by the root mean square, no centring"
+)
+RMS_NO_SQRT = Said("no square root: divide by sqrt(mean(x^2) + eps), not by mean(x^2) + eps")
+TANH_GELU = Said("the tanh approximation of GELU: this model uses the exact erf form")
+ERF_GELU = Said(
     "the exact erf form of GELU: this model uses its tanh approximation, "
     "0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))"
 )
-NO_GATE = (
+NO_GATE = Said(
     "the gate is missing: w1's first F rows go through the activation, and the result is "
     "multiplied by the last F rows' output (the gate)"
 )
-HALVES_SWAPPED = (
+HALVES_SWAPPED = Said(
     "the halves swapped: the activation takes w1's FIRST F rows' output, the gate is the last F"
 )
-NO_ACTIVATION = "the activation is missing between the two linear layers"
-NORM_SWAPPED = "pre- vs post-norm swapped: pre-norm is x + f(norm(x)); post-norm is norm(x + f(x))"
-SIN_COS_SWAPPED = "sine and cosine swapped: even features take sin, odd features cos"
-HALVES = (
+NO_ACTIVATION = Said("the activation is missing between the two linear layers")
+NORM_SWAPPED = Said(
+    "pre- vs post-norm swapped: pre-norm is x + f(norm(x)); post-norm is norm(x + f(x))"
+)
+SIN_COS_SWAPPED = Said("sine and cosine swapped: even features take sin, odd features cos")
+HALVES = Said(
     "sines and cosines side by side: they interleave (feature 2i is sin, 2i + 1 is cos of the "
     "same angle)"
 )
-EXPONENT_I = (
+EXPONENT_I = Said(
     "the exponent: the angle is pos / 10000^(2i / d) for the pair i, not pos / 10000^(i / d)"
 )
+
+
+def other_activation(name: str) -> Said:
+    """The hint for the other activation than the model's `name` ("GELU")."""
+    return Said(
+        "the other activation: this model's feed-forward uses {activation}", activation=name
+    )
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -164,7 +181,7 @@ def feed_forward_mistakes(
 
     times = 1 if gate is None else gate
     found = [
-        Mistake("other activation", OTHER_ACTIVATION.format(activation=name),
+        Mistake("other activation", other_activation(name),
                 out(ACTIVATIONS[other](pre) * times))
         for other in OTHER_ACTIVATIONS[activation]
     ]  # fmt: skip

@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from encoder.core.said import Said
+from encoder.exercises.written import general
+
 RTOL = 1e-4
 ATOL = 1e-4
 TOLERANCE = f"|received - expected| <= {ATOL:g} + {RTOL:g} * |expected|"
-GENERIC_HINT = (
+GENERIC_HINT = Said(
     "No common mistake gives these numbers: print a small slice of your result beside the "
     "expected one and walk through your function step by step."
 )
@@ -128,35 +131,53 @@ def precision_hint(
     compared: np.ndarray,
     largest: float,
 ) -> str:
-    """Why a result in a less precise `dtype` fails, with its numbers, and what to do."""
+    """Why a result in a less precise `dtype` fails, with its numbers, and what to do (a Said)."""
     name, model = _dtype_name(dtype), _dtype_name(reference)
-    difference = (
-        f"your largest difference is {largest:.3g}, the tolerance {ATOL:g} + {RTOL:g} × |expected|"
-    )
+    numbers = dict(
+        name=name, model=model, largest=general(largest, 3), atol=general(ATOL, 6),
+        rtol=general(RTOL, 6),
+    )  # fmt: skip
+    if dtype == torch.bool:
+        return Said(
+            "your result is {name}, which holds only True and False, coarser than the model's "
+            "{model}: your largest difference is {largest}, the tolerance {atol} + {rtol} × "
+            "|expected|. Return floats: build the array as float64 (np.zeros(shape), not "
+            "dtype=int) and divide with /, not //",
+            **numbers,
+        )
     if not dtype.is_floating_point:
-        holds = "only True and False" if dtype == torch.bool else "no fractions (0.84 becomes 0)"
-        return (
-            f"your result is {name}, which holds {holds}, coarser than the model's {model}: "
-            f"{difference}. Return floats: build the array as float64 "
-            f"(np.zeros(shape), not dtype=int) and divide with /, not //"
+        return Said(
+            "your result is {name}, which holds no fractions (0.84 becomes 0), coarser than the "
+            "model's {model}: your largest difference is {largest}, the tolerance {atol} + "
+            "{rtol} × |expected|. Return floats: build the array as float64 (np.zeros(shape), "
+            "not dtype=int) and divide with /, not //",
+            **numbers,
         )
     eps = torch.finfo(dtype).eps
     rounded = torch.from_numpy(expected).to(dtype).double().numpy()  # what `dtype` can hold
     finite = compared & np.isfinite(expected)
     with np.errstate(invalid="ignore"):
         rounding = float(np.abs(rounded - expected)[finite].max(initial=0.0))
+    numbers |= dict(digits=round(-math.log10(eps)), step=general(eps, 2))
     if (_close(rounded, expected) | ~finite).all():
-        cause = (
-            f"rounding the expected values to {name} stays within the tolerance, so the rest "
-            f"comes from steps computed in {name} or from another mistake"
+        return Said(
+            "your result is {name}, less precise than the model's {model}: {name} keeps about "
+            "{digits} significant digits (steps of {step} near 1); rounding the expected values "
+            "to {name} stays within the tolerance, so the rest comes from steps computed in "
+            "{name} or from another mistake; your largest difference is {largest}, the "
+            "tolerance {atol} + {rtol} × |expected|. Keep the float64 your inputs arrive in: "
+            "remove the .astype(...), dtype=..., .half() or .to(...) that makes {name}, then "
+            "check again",
+            **numbers,
         )
-    else:
-        cause = f"rounding the expected values to {name} alone moves them by up to {rounding:.2g}"
-    return (
-        f"your result is {name}, less precise than the model's {model}: {name} keeps about "
-        f"{round(-math.log10(eps))} significant digits (steps of {eps:.2g} near 1); {cause}; "
-        f"{difference}. Keep the float64 your inputs arrive in: remove the .astype(...), "
-        f"dtype=..., .half() or .to(...) that makes {name}, then check again"
+    return Said(
+        "your result is {name}, less precise than the model's {model}: {name} keeps about "
+        "{digits} significant digits (steps of {step} near 1); rounding the expected values to "
+        "{name} alone moves them by up to {rounding}; your largest difference is {largest}, the "
+        "tolerance {atol} + {rtol} × |expected|. Keep the float64 your inputs arrive in: remove "
+        "the .astype(...), dtype=..., .half() or .to(...) that makes {name}, then check again",
+        rounding=general(rounding, 2),
+        **numbers,
     )
 
 

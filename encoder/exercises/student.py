@@ -28,6 +28,9 @@ from types import FrameType, TracebackType
 import numpy as np
 import torch
 
+from encoder.core.said import Said
+from encoder.exercises.written import general
+
 TIME_LIMIT_S = 30.0  # a check's numbers are small: a slow loop-by-loop solution takes seconds
 STOP_WAIT_S = 1.0  # how long a stopped thread is given to finish
 
@@ -48,7 +51,7 @@ class Outcome:
 
     values: np.ndarray | None = None
     dtype: torch.dtype | None = None
-    problem: str = ""
+    problem: str = ""  # a Said, as the hint
     hint: str = ""
 
 
@@ -88,7 +91,11 @@ def students_line(tb: TracebackType | None) -> str:
         return ""
     frame, line = theirs[-1]
     source = linecache.getline(frame.f_code.co_filename, line, frame.f_globals).strip()
-    return f"in {frame.f_code.co_name}, line {line}" + (f": {source}" if source else "")
+    function = frame.f_code.co_name
+    if source:
+        return Said("in {function}, line {line}: {source}", function=function, line=line,
+                    source=source)  # fmt: skip
+    return Said("in {function}, line {line}", function=function, line=line)
 
 
 def raised_where(error: BaseException) -> str:
@@ -98,9 +105,11 @@ def raised_where(error: BaseException) -> str:
     innermost = frames[-1][0] if frames else None
     if innermost is None or _is_students(innermost.f_code.co_filename):
         return students_line(error.__traceback__)
-    library = f"raised inside {innermost.f_globals.get('__name__', '?').split('.')[0]}"
+    library = innermost.f_globals.get("__name__", "?").split(".")[0]
     line = students_line(error.__traceback__)
-    return f"{line} ({library})" if line else library
+    if line:  # the student's line, said whole in its own Said
+        return Said("{line} (raised inside {library})", line=line, library=library)
+    return Said("raised inside {library}", library=library)
 
 
 def _stop_thread(thread: threading.Thread) -> None:
@@ -197,18 +206,35 @@ def validate_time_limit(seconds: float) -> None:
 
 def _stopped(exercise: str, seconds: float, stopped: TimeLimitReached) -> Outcome:
     where = students_line(stopped.__traceback__)
-    problem = (
-        f"stopped after {seconds:g} s, the time limit of a check: your function for {exercise} "
-        f"was still running" + (f"\n{where}" if where else "")
-    )
-    hint = (
-        "look for a loop that never ends (a while whose condition never turns false); if your "
-        f"code is only slow, give your lab's checks longer, e.g. lab.time_limit = {4 * seconds:g}"
-    )
+    limit, longer = general(seconds, 6), general(4 * seconds, 6)
+    if where:
+        problem = Said(
+            "stopped after {seconds} s, the time limit of a check: your function for {exercise} "
+            "was still running\n{where}",
+            seconds=limit,
+            exercise=exercise,
+            where=where,
+        )
+    else:
+        problem = Said(
+            "stopped after {seconds} s, the time limit of a check: your function for {exercise} "
+            "was still running",
+            seconds=limit,
+            exercise=exercise,
+        )
     if isinstance(stopped, StillRunning):
-        hint += (
-            ". It could not be stopped and still runs in the background: restart Python "
-            "(in Jupyter: Kernel > Restart) to end it"
+        hint = Said(
+            "look for a loop that never ends (a while whose condition never turns false); if your "
+            "code is only slow, give your lab's checks longer, e.g. lab.time_limit = {longer}. "
+            "It could not be stopped and still runs in the background: restart Python "
+            "(in Jupyter: Kernel > Restart) to end it",
+            longer=longer,
+        )
+    else:
+        hint = Said(
+            "look for a loop that never ends (a while whose condition never turns false); if your "
+            "code is only slow, give your lab's checks longer, e.g. lab.time_limit = {longer}",
+            longer=longer,
         )
     return Outcome(problem=problem, hint=hint)
 
@@ -241,29 +267,36 @@ def call_student(
     expected shape's axes ("[B, T, d]")."""
     validate_time_limit(time_limit)
     if not callable(fn):
-        return Outcome(problem=f"expected your function, got {type(fn).__name__}")
+        return Outcome(problem=Said("expected your function, got {kind}", kind=type(fn).__name__))
     try:
         returned = call_within(fn, args, time_limit)
     except NotImplementedError:
-        return Outcome(problem="not written yet: your function raises NotImplementedError")
+        return Outcome(problem=Said("not written yet: your function raises NotImplementedError"))
     except TimeLimitReached as stopped:
         return _stopped(exercise, time_limit, stopped)
     except Exception as error:  # the student's code: any error is a result, not a traceback
-        where = raised_where(error)
-        raised = f"your function raised {type(error).__name__}: {error}"
-        return Outcome(problem=raised + (f"\n{where}" if where else ""))
+        where, kind = raised_where(error), type(error).__name__
+        if where:
+            raised = Said("your function raised {kind}: {error}\n{where}",
+                          kind=kind, error=str(error), where=where)  # fmt: skip
+        else:
+            raised = Said("your function raised {kind}: {error}", kind=kind, error=str(error))
+        return Outcome(problem=raised)
     if returned is None:
-        return Outcome(problem="your function returned None: did you forget `return`?")
+        return Outcome(problem=Said("your function returned None: did you forget `return`?"))
     try:
         values, dtype = _as_numbers(returned)
     except (TypeError, ValueError):
-        return Outcome(problem=f"your function returned {type(returned).__name__}, not numbers")
+        return Outcome(
+            problem=Said("your function returned {kind}, not numbers", kind=type(returned).__name__)
+        )
     if values.shape != expected_shape:
         hint = ""
         if sorted(values.shape) == sorted(expected_shape):
-            hint = "the axes are all there but in another order: check your transposes"
+            hint = Said("the axes are all there but in another order: check your transposes")
         return Outcome(
-            problem=f"wrong shape: expected {expected_shape} {axes}, received {values.shape}",
+            problem=Said("wrong shape: expected {expected} {axes}, received {received}",
+                         expected=expected_shape, axes=axes, received=values.shape),
             hint=hint,
-        )
+        )  # fmt: skip
     return Outcome(values=values, dtype=dtype)
