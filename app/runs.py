@@ -474,10 +474,11 @@ def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:
     block checkpointed: the encoder of `cfg`'s architecture on a batch of its task's shape
     (measured once per architecture, batch shape and device; steps, rates and seeds change
     nothing here)."""
-    return _checkpoint_cost(cfg.encoder_config(), cfg.batch_size, cfg.seq_len, cfg.device)
+    with st.spinner(_("Measuring what checkpointing saves…")):
+        return _checkpoint_cost(cfg.encoder_config(), cfg.batch_size, cfg.seq_len, cfg.device)
 
 
-@st.cache_resource(max_entries=16, show_spinner="Measuring what checkpointing saves…")
+@st.cache_resource(max_entries=16, show_spinner=False)
 def _checkpoint_cost(
     encoder_cfg: EncoderConfig, batch_size: int, seq_len: int, device: str
 ) -> TrainMemory:

@@ -61,8 +61,13 @@ class ModelSource:
         return self.id if self.encoder is not None else None
 
 
-@st.cache_resource(show_spinner="Loading the MiniLM tokenizer…")
 def tokenizer() -> tokenizers.Tokenizer:
+    with st.spinner(_("Loading the MiniLM tokenizer…")):
+        return _tokenizer()
+
+
+@st.cache_resource(show_spinner=False)
+def _tokenizer() -> tokenizers.Tokenizer:
     return load_tokenizer()
 
 
