@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from app.i18n import _
+from app.i18n import _, symbols
 
 FONT_SIZE = 14  # a figure's body text (px); its ticks and subtitles are SMALLEST_TEXT
 SMALLEST_TEXT = 12  # no figure text under this (px), ticks and subtitles included
@@ -87,13 +87,16 @@ def new_figure(data=None, layout: dict | None = None) -> go.Figure:
 
 
 def base_spec(title: str, height: int) -> dict:
-    """Every figure's title, body size, height, margins and hover text, as a layout."""
+    """Every figure's title, body size, height, margins and hover text, and the numbers in the
+    page's language (its decimal and group symbols), as a layout."""
+    written = symbols()
     return {
         "title": {"text": title, "x": 0, "xanchor": "left"},
         "font": {"size": FONT_SIZE},
         "height": height,
         "margin": dict(MARGIN),
         "hoverlabel": {"font": {"size": FONT_SIZE}},
+        **({"separators": written} if written != ".," else {}),
     }
 
 

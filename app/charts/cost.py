@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.charts.common import FONT_SIZE, MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
-from app.i18n import _, language, number
+from app.i18n import _, language, localised, number
 from encoder.inspect.measures import log_log_slope
 
 PLACEMENT_COLOURS = {"pre": SERIES_COLOURS[0], "post": SERIES_COLOURS[1]}
@@ -276,7 +276,8 @@ def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
             + (
                 ""
                 if peak is None
-                else "<br>" + _("CUDA peak {peak} {unit}", peak=f"{peak / size:.3g}", unit=unit)
+                else "<br>"
+                + _("CUDA peak {peak} {unit}", peak=localised(f"{peak / size:.3g}"), unit=unit)
             )
             for p, peak in zip(placements, peaks, strict=True)
         ]
@@ -286,7 +287,7 @@ def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
                 y=np.round(values, 4),
                 name=name,
                 marker_color=colour,
-                text=[f"{v:.3g} {unit}" for v in values],
+                text=[f"{localised(f'{v:.3g}')} {unit}" for v in values],
                 textposition="outside",
                 textfont_size=LARGE_FONT,
                 customdata=hover,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from string import Formatter
 
-from babel.numbers import format_decimal, get_decimal_symbol
+from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
 
@@ -92,21 +92,24 @@ def _written(value: object) -> object:
     the digits `repr` gives); anything else as it is."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
-    return _decimal_point(repr(value))
+    return localised(repr(value))
 
 
-def general(value: float, significant: int = 6) -> str:
-    """`value` to `significant` digits, as f"{value:.{significant}g}" writes it in English, with
-    the language's decimal point."""
-    return _decimal_point(f"{value:.{significant}g}")
+def symbols() -> str:
+    """The language's decimal and group symbols, as Plotly's layout.separators takes them
+    (".," in English, ",." in Spanish)."""
+    locale = NUMBER_LOCALES[language()]
+    return get_decimal_symbol(locale) + get_group_symbol(locale)
 
 
-def _decimal_point(english: str) -> str:
-    """A number written in English with the language's decimal point (an exponent, inf and
-    nan as they are)."""
-    if any(letter in english for letter in "ein"):
-        return english
-    return english.replace(".", get_decimal_symbol(NUMBER_LOCALES[language()]))
+def localised(shown: str) -> str:
+    """A number written in English (format(value, spec): ".3g", ",", ".1%"...) as this run's
+    language writes it: the same digits, the language's decimal and group symbols ("0.715" is
+    "0,715" in Spanish). The English is left as it is, byte for byte."""
+    decimal, group = symbols()
+    if language() == SOURCE or (decimal, group) == (".", ","):
+        return shown
+    return "".join(decimal if c == "." else group if c == "," else c for c in shown)
 
 
 def choose_language(asked: str | None, browser_locale: str | None) -> str:

@@ -12,8 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from app.i18n import _
-from app.lesson.text import localised
+from app.i18n import _, localised
 from encoder.core.capture import Trace
 from encoder.inspect import predictions
 from encoder.inspect.norms import mean_norm_by_depth, residual_norms

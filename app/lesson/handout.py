@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from app.i18n import _, direction, language
+from app.i18n import _, direction, language, localised
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
 from app.lesson.text import ExplorerAt, Lesson, Paragraph, Step, Typed, shown_table
@@ -44,7 +44,7 @@ def paragraph_html(paragraph: Paragraph) -> str:
 def table_html(table: pd.DataFrame) -> str:
     """A table with its cells escaped; floats to 6 significant digits."""
     return shown_table(table).to_html(
-        index=False, escape=True, float_format=lambda value: f"{value:.6g}"
+        index=False, escape=True, float_format=lambda value: localised(f"{value:.6g}")
     )
 
 

@@ -19,7 +19,7 @@ import streamlit as st
 
 from app.charts.common import PRESENTER_TEXT
 from app.components.attention_explorer import attention_explorer
-from app.i18n import _
+from app.i18n import _, localised
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout
 from app.lesson.explorer import step_payload
@@ -263,4 +263,6 @@ def _explorer(lesson: Lesson, step: Step, present: bool) -> bool:
 def _rounded(table: pd.DataFrame):
     """Floats with four significant decimals for display (the handout and numbers keep more)."""
     floats = [name for name in table.columns if pd.api.types.is_float_dtype(table[name])]
-    return table.style.format("{:.4g}", subset=floats) if floats else table
+    if not floats:
+        return table
+    return table.style.format(lambda value: localised(f"{value:.4g}"), subset=floats)

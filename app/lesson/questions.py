@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.i18n import _
+from app.i18n import _, localised
 from app.keys import Key
 from app.lesson.asked import choice_text, head_text, option_text
-from app.lesson.text import localised
 from app.streamlit_private import presenter_question_style
 from app.user_text import literal
 from encoder.inspect import predictions

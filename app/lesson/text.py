@@ -20,9 +20,8 @@ from string import Formatter
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from babel.numbers import get_decimal_symbol, get_group_symbol
 
-from app.i18n import NUMBER_LOCALES, SOURCE, _, language
+from app.i18n import _, localised
 from app.runs import Run
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
 from encoder.inspect.predictions import Prediction
@@ -46,19 +45,6 @@ class OpenIn:
 
     view: str
     values: dict[str, object]
-
-
-def localised(shown: str) -> str:
-    """A number written in English (format(value, spec)) as this run's language writes it: the
-    same digits, the language's decimal and group symbols ("0.715" is "0,715" in Spanish). The
-    English is left as it is, byte for byte."""
-    if language() == SOURCE:
-        return shown
-    locale = NUMBER_LOCALES[language()]
-    decimal, group = get_decimal_symbol(locale), get_group_symbol(locale)
-    if (decimal, group) == (".", ","):
-        return shown
-    return "".join(decimal if c == "." else group if c == "," else c for c in shown)
 
 
 def sentence(message: str, **values: object) -> tuple[Part, ...]:

@@ -14,7 +14,7 @@ from app.charts import activations as charts
 from app.charts.activations import GATED_INNER
 from app.charts.common import depth_name
 from app.charts.cost import percent
-from app.i18n import _, number
+from app.i18n import _, localised, number
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.runs import Run, Runs
 from app.views.changes import relu_vs_gelu, say, what_changed
@@ -202,7 +202,7 @@ def _outlier_note(largest: pd.Series, outliers: pd.DataFrame) -> str:
     rule = _(
         "A dimension is an outlier when its mean |value| over the tokens is more than "
         "{factor} times the median dimension's ({median} here).",
-        factor=f"{activations.OUTLIER_FACTOR:g}",
+        factor=localised(f"{activations.OUTLIER_FACTOR:g}"),
         median=number(largest["median_abs"], 3, grouped=False),
     )
     if outliers.empty:

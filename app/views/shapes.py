@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.i18n import _, number
+from app.i18n import _, localised, number
 from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
@@ -120,7 +120,7 @@ def _equations(run: Run) -> None:
             _(
                 "RoPE turns each pair of dimensions (j, j + d_k/2) of q and k at position p by "
                 "p · {base}^(−2j/{head_dim}); nothing is added to the embeddings.",
-                base=f"{cfg.rope_base:g}",
+                base=localised(f"{cfg.rope_base:g}"),
                 head_dim=cfg.head_dim,
             )
         )

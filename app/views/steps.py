@@ -21,7 +21,7 @@ from app.charts.steps import (
     weight_matrix,
     window_matrix,
 )
-from app.i18n import _, number
+from app.i18n import _, localised, number
 from app.keys import (
     FITS_HEAD,
     FITS_LAYER,
@@ -340,8 +340,8 @@ def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None
     before, after = norm(steps.q), norm(steps.rotated_q)
     values = dict(
         half=half,
-        base=f"{steps.rope_base:g}",
-        gap=f"{gap:.1e}",
+        base=localised(f"{steps.rope_base:g}"),
+        gap=localised(f"{gap:.1e}"),
         before=said(before),
         after=said(after),
     )

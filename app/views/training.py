@@ -33,7 +33,7 @@ import streamlit as st
 
 from app.charts import training as training_charts
 from app.charts.cost import percent
-from app.i18n import _, number
+from app.i18n import _, localised, number
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.user_text import literal
@@ -294,7 +294,7 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
             LEARNING_RATES,
             key="train_lr",
             persist_state="session",
-            format_func=lambda v: f"{v:g}",
+            format_func=lambda v: localised(f"{v:g}"),
         )
     with right:
         warmup = st.number_input(
@@ -481,7 +481,7 @@ def _time_check(
             "session's last training ({scale}x the model)",
             weights=weights,
             tokens=tokens,
-            scale=f"{scale:.2g}",
+            scale=localised(f"{scale:.2g}"),
         )
     )
     estimates = ", ".join(
@@ -617,7 +617,7 @@ def _placement_results(job: TrainingJob) -> None:
             {name: r.held_out_accuracy for name, r in job.results.items()},
             title=_(
                 "Held-out accuracy with dropout {rate} in each place",
-                rate=f"{job.dropout_rate:g}",
+                rate=localised(f"{job.dropout_rate:g}"),
             ),
         ),
         key="train_placement_accuracy",

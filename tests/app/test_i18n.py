@@ -12,6 +12,7 @@ from babel.messages.pofile import read_po
 from babel.numbers import parse_decimal
 
 from app import i18n
+from app.charts.common import base_spec
 from app.controls.sidebar import english_only_note
 from app.i18n.catalogue import HERE, PSEUDO, translations
 from app.i18n.domains import DOMAINS, check_all, template
@@ -75,11 +76,19 @@ def test_what_the_library_says_is_told_in_the_language_with_its_numbers(speaking
     speaking("es")  # a bare number in the language's way; one with a conversion as it is
     assert i18n.told(error) == "d_model=1024 is 0,25 of 'x'"
     assert i18n.told(Said("{x} and {y}", x=1e-12, y=2.5)) == "1e-12 and 2,5"
-    assert i18n.general(0.012345, 2) == "0,012"
+    assert i18n.localised(f"{12345.678:,.3g}") == "1,23e+04"  # an exponent kept
+    assert i18n.localised(f"{1234.5:,.1f}") == "1.234,5"
     assert i18n.told(KeyError("k")) == str(KeyError("k")) == "'k'"  # not the library's: as it is
     assert i18n.told("plain") == "plain"
     said = Said("{a} of {b}", a=1, b=2)
     assert pickle.loads(pickle.dumps(said)).values == {"a": 1, "b": 2}
+
+
+def test_charts_write_numbers_with_the_languages_symbols(speaking) -> None:
+    speaking("es")  # Plotly's own ticks and hover numbers: the layout's separators
+    assert base_spec("t", 100)["separators"] == ",."
+    speaking("en")
+    assert "separators" not in base_spec("t", 100)  # Plotly's default, the JSON as it was
 
 
 @pytest.mark.parametrize(

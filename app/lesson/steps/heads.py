@@ -9,9 +9,9 @@ import numpy as np
 
 from app.charts.ablation import output_change_chart, residual_cosine_chart
 from app.charts.heads import norm_weighted_figure
-from app.i18n import _
+from app.i18n import _, localised
 from app.lesson.asked import strongest_head
-from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, localised, sentence
+from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, sentence
 from app.runs import ablation_effect
 from app.views import readings
 from app.views.figures import head_figure, overview_figure

@@ -7,8 +7,8 @@ import math
 from dataclasses import replace
 
 from app.charts.diagram import block_diagram
-from app.i18n import _
-from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, localised, placement_name
+from app.i18n import _, localised
+from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name
 from app.settings import architecture_values
 from app.views.figures import head_figure
 from encoder.core import block
