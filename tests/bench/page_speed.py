@@ -698,6 +698,11 @@ SHOWN_JS = """main => {
     || !!area.querySelector("[data-testid=stDataFrame] table[aria-rowcount]")
     || !!area.querySelector("[data-testid=stTable]");
 }""".replace("FIND_EXPLORER", EXPLORER_IN_JS).replace("LOADED", LOADED_JS)
+# The page in Spanish: its document's language (app/assets/page/language.js) and the sidebar's
+# first header in Spanish words
+SPANISH_JS = """() => document.documentElement.lang === "es"
+  && [...document.querySelectorAll("[data-testid=stSidebar] h2, [data-testid=stSidebar] h3")]
+       .some(h => h.textContent.trim() === "Entrada")"""
 # Before a commit: watch the script's state, so that SHOWN_JS waits for the run it starts.
 WATCH_RUN_JS = """() => {
   window.benchCommitted = true;
@@ -720,6 +725,8 @@ class Visits:
     rerun: list[float] = field(default_factory=list)
     rerun_script_ms: list[float] = field(default_factory=list)
     rerun_received: list[int] = field(default_factory=list)
+    language: list[float] = field(default_factory=list)  # switching the page to Spanish
+    language_script_ms: list[float] = field(default_factory=list)
 
 
 def wait_shown(page, main: str | None, what: str) -> None:
@@ -733,9 +740,11 @@ def wait_shown(page, main: str | None, what: str) -> None:
         raise PlaywrightTimeout(message) from error
 
 
-def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visits) -> None:
+def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visits,
+          switch_language: bool = False) -> None:  # fmt: skip
     """A new browser session opens `url`, timed until its main figure shows; then the text
-    changes, timed until the page shows the rerun it brings."""
+    changes, timed until the page shows the rerun it brings; then (`switch_language`: the app)
+    the sidebar's language control switches the page to Spanish, timed until it shows in it."""
     page = browser.shared.new_page()
     session = Session(page, "", "")
     page.on("websocket", session.listen)
@@ -756,6 +765,16 @@ def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visit
         visits.rerun.append(time.perf_counter() - start)
         visits.rerun_script_ms.append(page.evaluate(SCRIPT_MS_JS))
         visits.rerun_received.append(session.received - before)
+        if switch_language:
+            page.locator(".st-key-_language input").click()
+            option = page.get_by_role("option", name="Español", exact=True)
+            page.evaluate(WATCH_RUN_JS)
+            start = time.perf_counter()
+            option.click()
+            page.wait_for_function(SPANISH_JS, timeout=TIMEOUT_MS, polling="raf")
+            wait_shown(page, main, "language switch")
+            visits.language.append(time.perf_counter() - start)
+            visits.language_script_ms.append(page.evaluate(SCRIPT_MS_JS))
     finally:
         page.close()
 
@@ -807,7 +826,7 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
                         url, main, into = app_url(view, first), MAIN_FIGURE.get(view), by_view[view]
                     else:
                         url, main, into = bare.page_url(text=first), None, bare_visits[when]
-                    visit(browser, url, main, second, into)
+                    visit(browser, url, main, second, into, switch_language=when == "views")
                 if when == "views" and view in SETTLES:
                     settle(browser, app_url(view, FIRST_TEXT), SETTLES[view])
     finally:
@@ -837,6 +856,14 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
                 f"{ms(measured.rerun_script_ms)} / {bare_ms}" if rerun else "-",
                 f"{kilobytes(measured.rerun_received)} / {bare_kb}" if rerun else "-",
             ))  # fmt: skip
+        own_rerun = statistics.median(measured.rerun)
+        rows.append(row(
+            f"{view}: switching the language (to Spanish)", seconds_spread(measured.language),
+            seconds_spread(measured.rerun), ratio_spread(measured.language, own_rerun),
+            f"<= {RATIO_GOAL}x (the view's rerun)",
+            verdict(statistics.median(measured.language) / own_rerun <= RATIO_GOAL),
+            f"{ms(measured.language_script_ms)} / {ms(measured.rerun_script_ms)}", "-",
+        ))  # fmt: skip
     notes.append(
         f"visits: bare page first render {bare_first:.2f} s, rerun {bare_rerun:.2f} s (median of "
         f"before and after); each view's visit opens its link with a new text (MiniLM)"

@@ -86,7 +86,7 @@ DRAWN_JS = """expected => {
 # the benchmark's floor page writes one alike), or null where there is none.
 SCRIPT_MS_JS = """() => {
   for (const caption of document.querySelectorAll("[data-testid=stCaptionContainer]")) {
-    const found = caption.textContent.match(/page (\\d+) ms/);
+    const found = caption.textContent.match(/(\\d+) ms\\s*$/);  // "… · page N ms", any language
     if (found) return Number(found[1]);
   }
   return null;
