@@ -8,7 +8,7 @@ after the cache (encoder.web.payload.with_words), so a session of each language 
 
 from __future__ import annotations
 
-from app.i18n import _, language
+from app.i18n import _, language, told
 from app.i18n.browser import words_now
 from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
@@ -57,8 +57,8 @@ def _build(runs: Runs, sentence: int, chosen: list, stretch: bool) -> bytes:
                 )
             )
         except ValueError as error:
-            said = _("Setup {name}: {error}", name=name, error=error)
-            raise ValueError(said if runs.b is not None else str(error)) from None
+            said = _("Setup {name}: {error}", name=name, error=told(error))
+            raise ValueError(said if runs.b is not None else told(error)) from None
     return encode(setups, stretch=stretch)
 
 

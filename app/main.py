@@ -24,7 +24,7 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
 
 from app import i18n, logs, registry, session_end, training_session  # noqa: E402
 from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
-from app.i18n import _, n_, number  # noqa: E402
+from app.i18n import _, n_, number, told  # noqa: E402
 from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
@@ -80,20 +80,22 @@ def _heads_off(setup: Setup, name: str) -> tuple[tuple[int, int], ...]:
     cfg = setup.cfg
     heads, problems = ablation.parse_heads(setup.heads_off, cfg.num_layers, cfg.num_heads)
     for problem in problems:
-        st.warning(literal(_("Setup {name}: left out {problem}.", name=name, problem=problem)))
+        st.warning(
+            literal(_("Setup {name}: left out {problem}.", name=name, problem=told(problem)))
+        )
     return heads
 
 
 def _with_setup_b(run: Run, b: Setup, run_b) -> Runs:
     """A's run with B's, or with why B cannot be drawn (A is drawn either way)."""
     if b.cfg is None:
-        return Runs(run, b_problem=_("Setup B is impossible: {error}", error=b.error))
+        return Runs(run, b_problem=_("Setup B is impossible: {error}", error=told(b.error)))
     try:
         return Runs(run, run_b())
     except ValueError as error:
-        return Runs(run, b_problem=_("Setup B cannot run: {error}", error=error))
+        return Runs(run, b_problem=_("Setup B cannot run: {error}", error=told(error)))
     except RuntimeError as error:
-        return Runs(run, b_problem=_("Setup B's forward pass failed: {error}", error=error))
+        return Runs(run, b_problem=_("Setup B's forward pass failed: {error}", error=told(error)))
 
 
 def input_messages(line_count: int, run: Run) -> None:
@@ -224,7 +226,7 @@ def draw_page(view: registry.View, held: Frame) -> None:
         view.draw(settings, *training_session.lab_and_actions())
         return
     if settings.error:
-        st.error(_("This architecture is impossible: {error}", error=settings.error))
+        st.error(_("This architecture is impossible: {error}", error=told(settings.error)))
         return
     sentences, line_count = split_lines(settings.text)
     if not sentences:
@@ -242,11 +244,15 @@ def draw_page(view: registry.View, held: Frame) -> None:
     try:
         run = run_of(settings.a, "A")
     except ValueError as error:  # RunTooLarge, a device that vanished, bad input (quoted)
-        st.error(literal(str(error)))
+        st.error(literal(told(error)))
         return
     except RuntimeError as error:  # e.g. out of memory on a GPU
         st.error(
-            _("The forward pass failed on {device}: {error}", device=settings.device, error=error)
+            _(
+                "The forward pass failed on {device}: {error}",
+                device=settings.device,
+                error=told(error),
+            )
         )
         return
     runs = Runs(run)

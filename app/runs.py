@@ -33,11 +33,12 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from app.i18n import _
+from app.i18n import _, told
 from app.memory import CACHE, tensor_bytes
 from app.sources import BUILT_IN, ModelSource, built_in, pretrained_config
 from encoder import EncoderConfig, Trace, TransformerEncoder, load_pretrained
 from encoder.core import block
+from encoder.core.said import said_of
 from encoder.inspect import ablation, activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
@@ -329,7 +330,7 @@ class Runs:
         try:
             return compare_runs(self.a, self.b), ""
         except RunTooLarge as error:  # the budget's message: nothing was computed
-            return None, str(error)
+            return None, told(error)
 
     @property
     def comparison(self) -> TraceComparison | None:
@@ -424,7 +425,7 @@ def tokenize_for(source: ModelSource, cfg: EncoderConfig, sentences: list[str]) 
                 source.check(sentence)
             except ValueError as error:
                 raise ValueError(
-                    _("Sequence {number}: {error}.", number=number, error=error)
+                    _("Sequence {number}: {error}.", number=number, error=told(error))
                 ) from None
     return tokenize(sentences, source.reader, cfg.max_len)
 
@@ -558,7 +559,7 @@ def cost_job(
             )
         except Exception as error:  # RunTooLarge, out of memory, a bug: the page stops waiting
             log.exception("measuring the cost of %s failed", cfg)
-            job.error = str(error) or type(error).__name__
+            job.error = said_of(error) or type(error).__name__  # told when shown
 
     threading.Thread(target=run, name="cost-measure", daemon=True).start()
     return job

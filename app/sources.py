@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import streamlit as st
 import tokenizers
 
-from app.i18n import _, number
+from app.i18n import _, number, told
 from app.memory import CACHE, size_text, tensor_bytes
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.limits import MAX_PARAMETERS
@@ -151,7 +151,7 @@ def found_model(source: str) -> FoundModel:
     problem = found_problem(model)
     if problem:
         raise ValueError(
-            _("{name} cannot be used here: {problem}", name=model.name, problem=problem)
+            _("{name} cannot be used here: {problem}", name=model.name, problem=told(problem))
         )
     return model
 
@@ -176,7 +176,7 @@ def found_checkpoint(source: str) -> Checkpoint:
         )
     except OSError as error:
         raise ValueError(
-            _("{name} cannot be read: {error}", name=model.name, error=error)
+            _("{name} cannot be read: {error}", name=model.name, error=told(error))
         ) from error
 
 

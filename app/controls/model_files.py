@@ -16,7 +16,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.controls import session_models, state, url
-from app.i18n import _, number
+from app.i18n import _, number, told
 from app.memory import CACHE, MemoryRefused, size_text
 from app.streamlit_private import remove_uploaded
 from app.user_text import literal
@@ -53,12 +53,12 @@ def _on_upload(key: str, select: Callable[[str], None]) -> None:
         model_id = session_models.add_upload(files, url.sources_in_use())
     except MemoryRefused as refusal:  # says what it needs and what the limit is
         log.warning("upload refused: %s", refusal)
-        state.put("_upload_error", literal(str(refusal)))
+        state.put("_upload_error", literal(told(refusal)))
         return
     except ValueError as error:
         log.warning("upload refused: %s", error)
         state.put(
-            "_upload_error", _("This upload cannot be used: {error}", error=literal(str(error)))
+            "_upload_error", _("This upload cannot be used: {error}", error=literal(told(error)))
         )
         return
     state.pop("_upload_error")

@@ -20,7 +20,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app.controls import model_files, session_models, setup_keys, state, url
-from app.i18n import LANGUAGES, _, choose_language, language
+from app.i18n import LANGUAGES, _, choose_language, language, told
 from app.i18n.catalogue import SOURCE
 from app.keys import MAX_HEADS, MAX_LAYERS
 from app.settings import (
@@ -46,6 +46,7 @@ from app.streamlit_private import session_id
 from app.user_text import literal
 from encoder import EncoderConfig, available_devices
 from encoder.core.options import BY_KEY, OPTIONS, ArchOption, config_values, head_counts
+from encoder.core.said import said_of
 from encoder.io.task_model import TaskModel
 from encoder.tasks.task_tokenizer import known_symbols
 from encoder.tasks.tasks import example_sequence
@@ -150,7 +151,7 @@ def _refuse_found(error: ValueError) -> None:
     """A found model could not be loaded: the page says why, and the weights are random."""
     state.put(
         "_source_error",
-        _("{error}. The weights are random again.", error=literal(str(error).rstrip("."))),
+        _("{error}. The weights are random again.", error=literal(told(error).rstrip("."))),
     )
     select_source("random")
 
@@ -224,7 +225,7 @@ def _found_list() -> None:
     with st.expander(_("Found on this machine, not offered ({count})", count=len(refused))):
         st.caption(
             "\n".join(
-                f"- {literal(model.name)} ({literal(model.family)}): {literal(model.problem)}"
+                f"- {literal(model.name)} ({literal(model.family)}): {literal(told(model.problem))}"
                 for model in refused
             )
         )
@@ -614,7 +615,7 @@ def _config(source: str, values: dict[str, object], like: EncoderConfig | None =
     try:
         return random_config(values, like), ""
     except ValueError as error:
-        return None, str(error)
+        return None, said_of(error)  # told where it is shown
 
 
 def _heads_off_control(prefix: str) -> str:
@@ -672,7 +673,9 @@ def _b_source_problem(sources: tuple[str, ...]) -> str:
         try:
             source_config(b_source)
         except ValueError as error:
-            return _("Setup B's model: {error}. B uses A's.", error=literal(str(error).rstrip(".")))
+            return _(
+                "Setup B's model: {error}. B uses A's.", error=literal(told(error).rstrip("."))
+            )
         return ""
     if b_source not in sources:
         return _("Setup B's model is not in this session any more; B uses A's.")

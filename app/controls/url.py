@@ -22,7 +22,7 @@ import streamlit as st
 
 from app.controls import state
 from app.controls.setup_keys import SETUP_KEYS, b_key
-from app.i18n import _
+from app.i18n import _, told
 from app.sources import is_found_source
 from app.user_text import literal
 from encoder.core.options import parse_value
@@ -73,7 +73,13 @@ def _view_of(params: Mapping[str, str], views: tuple[str, ...], notices: list[st
     except ValueError as error:
         instead = f"{VIEW_PARAM}={FIRST_VIEW!r}"
         notices.append(
-            literal(_("The link's {error}; using {instead} instead.", error=error, instead=instead))
+            literal(
+                _(
+                    "The link's {error}; using {instead} instead.",
+                    error=told(error),
+                    instead=instead,
+                )
+            )
         )
         return FIRST_VIEW
 
@@ -118,14 +124,20 @@ def load(
             follows = keys[name].follows
             default = keys[name].default
             if follows:
-                said = _("The link's {error}; using A's {key} instead.", error=error, key=follows)
+                said = _(
+                    "The link's {error}; using A's {key} instead.", error=told(error), key=follows
+                )
             elif default is not None:
                 instead = f"{name}={default!r}"
                 said = _(
-                    "The link's {error}; using {instead} instead.", error=error, instead=instead
+                    "The link's {error}; using {instead} instead.",
+                    error=told(error),
+                    instead=instead,
                 )
             else:
-                said = _("The link's {error}; using the page's own choice instead.", error=error)
+                said = _(
+                    "The link's {error}; using the page's own choice instead.", error=told(error)
+                )
             notices.append(literal(said))
     return notices
 

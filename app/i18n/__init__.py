@@ -89,7 +89,10 @@ def told(said: object) -> str:
 
 def _written(value: object) -> object:
     """A number as the run's language writes it (whole numbers as f"{value}" does, others to
-    the digits `repr` gives); anything else as it is."""
+    the digits `repr` gives); a sentence the library said inside another (a Said, an error
+    raised with one) told in the language too; anything else as it is."""
+    if hasattr(value, "template") or isinstance(value, BaseException):
+        return told(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
     return localised(repr(value))

@@ -30,7 +30,7 @@ from app.charts.ablation import (
 from app.charts.common import depth_labels
 from app.components.attention_explorer import attention_explorer
 from app.explorer_payloads import explorer_payload
-from app.i18n import _, n_, number
+from app.i18n import _, n_, number, told
 from app.keys import Key, Selection
 from app.runs import Run, Runs, ablation_effect
 from app.user_text import literal, quoted
@@ -144,7 +144,7 @@ def _explorer(
     try:
         payload = explorer_payload(runs, sentence, chosen.layer, chosen.head, stretch)
     except ValueError as error:  # a NaN in the weights, too many tokens, the budget
-        st.error(literal(_("The attention cannot be drawn: {error}", error=error)))
+        st.error(literal(_("The attention cannot be drawn: {error}", error=told(error))))
         return
     attention_explorer(payload, key=EXPLORER_KEY, on_select=follow)
     page_title = _("Attention explorer")
@@ -290,7 +290,7 @@ def _ablation_section(run: Run, sentence: int) -> None:
     )
     heads, problems = ablation.parse_heads(text, cfg.num_layers, cfg.num_heads)
     for problem in problems:
-        st.warning(literal(_("Left out: {problem}.", problem=problem)))
+        st.warning(literal(_("Left out: {problem}.", problem=told(problem))))
     if not heads:
         st.caption(
             _(
@@ -304,14 +304,14 @@ def _ablation_section(run: Run, sentence: int) -> None:
     try:
         effect = ablation_effect(run, heads)
     except ValueError as error:  # RunTooLarge: the memory budget's message, nothing computed
-        st.error(str(error))
+        st.error(told(error))
         return
     except RuntimeError as error:
         st.error(
             _(
                 "The forward pass without those heads failed on {device}: {error}",
                 device=run.device,
-                error=error,
+                error=told(error),
             )
         )
         return

@@ -12,7 +12,7 @@ import streamlit as st
 from app.charts.heads import fingerprint_figure
 from app.components.head_scatter import head_scatter
 from app.corpus_stats import stats_for
-from app.i18n import _, number
+from app.i18n import _, number, told
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.runs import Runs
@@ -84,8 +84,9 @@ def chosen_sentences() -> list[str] | None:
     try:
         return parse_corpus(text)
     except ValueError as error:
+        said = told(error)
         st.info(
-            f"{str(error)[0].upper()}{str(error)[1:]}. "
+            f"{said[0].upper()}{said[1:]}. "
             + _("(At most {chars} characters.)", chars=number(MAX_CHARS))
         )
         return None
@@ -145,13 +146,13 @@ def draw(runs: Runs, chosen: Selection) -> None:
             computed[name] = stats_for(run, sentences)
         except (ValueError, RunTooLarge) as error:
             st.warning(
-                _("Setup {name}: {said}", name=name, said=error)
+                _("Setup {name}: {said}", name=name, said=told(error))
                 if runs.b is not None
-                else str(error)
+                else told(error)
             )
     if not computed:
         return
-    st.caption(GROUP_RULE)
+    st.caption(told(GROUP_RULE))
     if len(computed) == 2:
         random = [name for name, run in runs.named() if run.key.source == "random"]
         st.markdown(

@@ -27,7 +27,7 @@ from app.charts.cost import (
     scaling_chart,
     train_memory_chart,
 )
-from app.i18n import _, number
+from app.i18n import _, number, told
 from app.keys import Selection
 from app.runs import CostJob, Run, Runs
 from app.views.changes import what_changed
@@ -273,7 +273,7 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
     if polling:
         st.rerun(scope="app")
     if job.error is not None:
-        st.error(_("The measurement failed: {error}", error=job.error))
+        st.error(_("The measurement failed: {error}", error=told(job.error)))
         return
     report = job.report.to_dict()
     headings = section_headings()

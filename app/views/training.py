@@ -33,7 +33,7 @@ import streamlit as st
 
 from app.charts import training as training_charts
 from app.charts.cost import percent
-from app.i18n import _, localised, number
+from app.i18n import _, localised, number, told
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
 from app.user_text import literal
@@ -113,14 +113,8 @@ def preset_name(name: str) -> str:
 
 
 def task_description(name: str) -> str:
-    """A task's description (encoder.tasks.tasks's), in the run's language."""
-    descriptions = {
-        "reverse": _("Output the token at the mirrored position (first <-> last)."),
-        "sort": _("Output the sequence sorted: position i gets the i-th smallest token."),
-        "histogram": _("Output how many times this position's token occurs in the whole sequence."),
-        "shift": _("Output the previous token; the first position outputs 'none'."),
-    }
-    return descriptions.get(name, TASKS[name].description if name in TASKS else name)
+    """A task's description (encoder.tasks.tasks's, a Said), in the run's language."""
+    return told(TASKS[name].description) if name in TASKS else name
 
 
 def norm_name(norm_first: bool) -> str:
@@ -872,7 +866,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         st.error(
             _(
                 "The sidebar's architecture is impossible: {error}",
-                error=literal(settings.error),
+                error=literal(told(settings.error)),
             )
         )
         return
@@ -885,7 +879,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     try:
         cfg = TrainConfig.from_architecture(architecture, **chosen)
     except ValueError as problem:
-        st.error(_("These settings cannot be trained: {error}", error=literal(str(problem))))
+        st.error(_("These settings cannot be trained: {error}", error=literal(told(problem))))
         return
     job = lab.job
     running = job is not None and job.running

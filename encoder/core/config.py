@@ -7,6 +7,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from encoder.core.options import OPTIONS
+from encoder.core.said import Said
 
 # The places dropout can sit in a block, each with its own rate (EncoderConfig.<place>_dropout):
 # the attention weights after the softmax, each sublayer's output before the residual add, the
@@ -138,64 +139,112 @@ class EncoderConfig:
         }
         for name, value in positive.items():
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name}={value!r} must be a whole number")
+                raise ValueError(
+                    Said("{name}={value!r} must be a whole number", name=name, value=value)
+                )
             if value < 1:
-                raise ValueError(f"{name}={value} must be at least 1")
+                raise ValueError(Said("{name}={value} must be at least 1", name=name, value=value))
         if self.d_model % self.num_heads != 0:
             raise ValueError(
-                f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}: "
-                f"each head gets d_model / num_heads dimensions, so num_heads must divide d_model"
+                Said(
+                    "d_model={d_model} is not divisible by num_heads={heads}: each head gets "
+                    "d_model / num_heads dimensions, so num_heads must divide d_model",
+                    d_model=self.d_model,
+                    heads=self.num_heads,
+                )
             )
         if self.positional == "sinusoidal" and self.embedding_width % 2 != 0:
             name = "embedding_size" if self.embedding_size else "d_model"
             raise ValueError(
-                f"{name}={self.embedding_width} must be even for positional='sinusoidal' "
-                f"(sine and cosine take one dimension each)"
+                Said(
+                    "{name}={width} must be even for positional='sinusoidal' (sine and cosine "
+                    "take one dimension each)",
+                    name=name,
+                    width=self.embedding_width,
+                )
             )
         for option in OPTIONS:  # the named options held as the config holds them (not flags)
             value = getattr(self, option.field)
             if option.named and option.holds_config_value and value not in option.choices:
-                raise ValueError(f"{option.field}={value!r} must be one of {option.choices}")
+                raise ValueError(
+                    Said(
+                        "{name}={value!r} must be one of {choices}",
+                        name=option.field,
+                        value=value,
+                        choices=option.choices,
+                    )
+                )
         if not isinstance(self.norm_first, bool):
-            raise ValueError(f"norm_first={self.norm_first!r} must be True (pre-norm) or False")
+            raise ValueError(
+                Said("norm_first={value!r} must be True (pre-norm) or False", value=self.norm_first)
+            )
         flags = ("scale_embeddings", "embedding_norm", "linear_bias", "norm_bias")
         for name in (*flags, "shared_layers", "first_attention_norm"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
+                raise ValueError(
+                    Said(
+                        "{name}={value!r} must be True or False",
+                        name=name,
+                        value=getattr(self, name),
+                    )
+                )
         value = self.layer_norm_eps
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"layer_norm_eps={value!r} must be a number")
+            raise ValueError(
+                Said("{name}={value!r} must be a number", name="layer_norm_eps", value=value)
+            )
         own_rates = [f"{place}_dropout" for place in DROPOUT_PLACES]
         for name in ("dropout", *own_rates):
             value = getattr(self, name)
             if value is None and name != "dropout":
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name}={value!r} must be a number")
+                raise ValueError(Said("{name}={value!r} must be a number", name=name, value=value))
             if not 0.0 <= value < 1.0:
-                raise ValueError(f"{name}={value} must be in [0, 1)")
+                raise ValueError(Said("{name}={value} must be in [0, 1)", name=name, value=value))
         if not 0 < self.layer_norm_eps < math.inf:
-            raise ValueError(f"layer_norm_eps={self.layer_norm_eps} must be positive and finite")
+            raise ValueError(
+                Said(
+                    "layer_norm_eps={value} must be positive and finite", value=self.layer_norm_eps
+                )
+            )
         if isinstance(self.type_vocab_size, bool) or not isinstance(self.type_vocab_size, int):
-            raise ValueError(f"type_vocab_size={self.type_vocab_size!r} must be a whole number")
+            raise ValueError(
+                Said(
+                    "{name}={value!r} must be a whole number",
+                    name="type_vocab_size",
+                    value=self.type_vocab_size,
+                )
+            )
         if self.type_vocab_size < 0:
-            raise ValueError(f"type_vocab_size={self.type_vocab_size} must be 0 or more")
+            raise ValueError(
+                Said("type_vocab_size={value} must be 0 or more", value=self.type_vocab_size)
+            )
         for name in ("attention_window", "global_every", "embedding_size", "position_offset"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name}={value!r} must be a whole number >= 0")
+                raise ValueError(
+                    Said("{name}={value!r} must be a whole number >= 0", name=name, value=value)
+                )
         for name in ("rope_base", "rope_local_base"):
             value = getattr(self, name)
             if value is None and name == "rope_local_base":
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name}={value!r} must be a number")
+                raise ValueError(Said("{name}={value!r} must be a number", name=name, value=value))
             if not 1 < value < math.inf:
-                raise ValueError(f"{name}={value} must be a finite number above 1")
+                raise ValueError(
+                    Said("{name}={value} must be a finite number above 1", name=name, value=value)
+                )
         if self.positional == "rope" and self.head_dim % 2 != 0:
             raise ValueError(
-                f"positional='rope' needs an even head dimension (d_model / num_heads = "
-                f"{self.head_dim}): RoPE rotates pairs of dimensions"
+                Said(
+                    "positional='rope' needs an even head dimension (d_model / num_heads = "
+                    "{head_dim}): RoPE rotates pairs of dimensions",
+                    head_dim=self.head_dim,
+                )
             )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed={self.seed!r} must be a whole number >= 0")
+            raise ValueError(
+                Said("{name}={value!r} must be a whole number >= 0", name="seed", value=self.seed)
+            )

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from encoder.core.said import Said
+
 # Where each block's norms sit, as people name it: "pre" (x + f(norm(x))) is norm_first=True,
 # "post" (norm(x + f(x)), the original paper and BERT) is norm_first=False.
 NORM_PLACEMENTS = ("pre", "post")
@@ -148,17 +150,26 @@ def parse_value(
     text itself; ValueError with a sentence that names the key and the value."""
     if choices:
         if raw not in choices:
-            raise ValueError(f"{key}={raw!r} is not one of {', '.join(choices)}")
+            raise ValueError(
+                Said(
+                    "{key}={raw!r} is not one of {choices}",
+                    key=key,
+                    raw=raw,
+                    choices=", ".join(choices),
+                )
+            )
         return raw
     if bounds is None:
         return raw
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{key}={raw!r} is not a whole number") from None
+        raise ValueError(Said("{key}={raw!r} is not a whole number", key=key, raw=raw)) from None
     low, high = bounds
     if not low <= value <= high:
-        raise ValueError(f"{key}={value} is outside {low}..{high}")
+        raise ValueError(
+            Said("{key}={value} is outside {low}..{high}", key=key, value=value, low=low, high=high)
+        )
     return value
 
 

@@ -30,3 +30,11 @@ class Said(str):
 
 def _remade(template: str, values: dict[str, object]) -> Said:
     return Said(template, **values)
+
+
+def said_of(error: BaseException) -> str:
+    """The sentence an error was raised with: its Said (template and values kept, for a front end
+    to say it in the reader's language) when it was raised with one, else `str(error)`."""
+    if len(error.args) == 1 and isinstance(error.args[0], Said):
+        return error.args[0]
+    return str(error)

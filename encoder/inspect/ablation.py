@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from encoder.core.capture import Trace
+from encoder.core.said import Said
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
 
 HEAD_PATTERN = re.compile(r"\s*(\d+)\.(\d+)\s*")
@@ -28,13 +29,20 @@ def parse_heads(text: str, num_layers: int, num_heads: int) -> tuple[tuple[Head,
             continue
         match = HEAD_PATTERN.fullmatch(item)
         if match is None:
-            problems.append(f"{item.strip()!r} is not written layer.head (e.g. 0.2)")
+            problems.append(
+                Said("{item!r} is not written layer.head (e.g. 0.2)", item=item.strip())
+            )
             continue
         layer, head = int(match[1]), int(match[2])
         if layer >= num_layers or head >= num_heads:
             problems.append(
-                f"{item.strip()!r} is not a head of this model (layers 0..{num_layers - 1}, "
-                f"heads 0..{num_heads - 1})"
+                Said(
+                    "{item!r} is not a head of this model (layers 0..{last_layer}, heads "
+                    "0..{last_head})",
+                    item=item.strip(),
+                    last_layer=num_layers - 1,
+                    last_head=num_heads - 1,
+                )
             )
             continue
         heads.add((layer, head))

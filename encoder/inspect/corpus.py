@@ -22,6 +22,7 @@ import torch
 
 from encoder.core import hooks
 from encoder.core.model import TransformerEncoder
+from encoder.core.said import Said
 from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE
 from encoder.inspect.measures import entropy
 from encoder.inspect.moves import WEIGHT, ShareSums, value_norms
@@ -38,10 +39,14 @@ POSITIONAL = ("previous", "next", "self")
 BEHAVIOURS = POSITIONAL + SINK_KINDS  # each a mean share of a query's attention
 BROAD, MIXED = "broad", "mixed"
 GROUPS = BEHAVIOURS + (BROAD, MIXED)
-GROUP_RULE = (
-    f"A head belongs to the behaviour with its largest mean share when that share is above "
-    f"{CLEAR_SHARE:.0%}; otherwise it is {BROAD} when its mean entropy is above "
-    f"{BROAD_ENTROPY:.0%} of an even spread's (ln n over a sentence's n tokens), else {MIXED}."
+GROUP_RULE = Said(
+    "A head belongs to the behaviour with its largest mean share when that share is above "
+    "{share}; otherwise it is {broad} when its mean entropy is above {entropy} of an even "
+    "spread's (ln n over a sentence's n tokens), else {mixed}.",
+    share=format(CLEAR_SHARE, ".0%"),
+    broad=BROAD,
+    entropy=format(BROAD_ENTROPY, ".0%"),
+    mixed=MIXED,
 )
 FINGERPRINT = BEHAVIOURS + ("spread",)  # the fingerprint grid's columns, each in [0, 1]
 
@@ -65,21 +70,31 @@ def parse_corpus(text: str) -> list[str]:
     is too long, empty, a single sentence or more than MAX_SENTENCES sentences."""
     if len(text) > MAX_CHARS:
         raise ValueError(
-            f"the pasted corpus has {len(text):,} characters; the limit is {MAX_CHARS:,}: "
-            "paste fewer sentences"
+            Said(
+                "the pasted corpus has {count} characters; the limit is {limit}: paste fewer "
+                "sentences",
+                count=format(len(text), ","),
+                limit=format(MAX_CHARS, ","),
+            )
         )
     sentences = [line.strip() for line in text.splitlines() if line.strip()]
     if not sentences:
-        raise ValueError("the corpus is empty: paste sentences, one a line")
+        raise ValueError(Said("the corpus is empty: paste sentences, one a line"))
     if len(sentences) < MIN_SENTENCES:
         raise ValueError(
-            f"one sentence is not a corpus: paste at least {MIN_SENTENCES}, one a line "
-            "(the Attention view looks at a single sentence)"
+            Said(
+                "one sentence is not a corpus: paste at least {least}, one a line (the Attention "
+                "view looks at a single sentence)",
+                least=MIN_SENTENCES,
+            )
         )
     if len(sentences) > MAX_SENTENCES:
         raise ValueError(
-            f"the corpus has {len(sentences):,} sentences; the limit is {MAX_SENTENCES:,}: "
-            "paste fewer"
+            Said(
+                "the corpus has {count} sentences; the limit is {limit}: paste fewer",
+                count=format(len(sentences), ","),
+                limit=format(MAX_SENTENCES, ","),
+            )
         )
     return sentences
 
@@ -105,7 +120,10 @@ def corpus_of(batch) -> Corpus:
     ids = [row[:n].tolist() for row, n in zip(batch.input_ids, batch.lengths, strict=True)]
     if all(token_kind(t) not in (WORD, PUNCTUATION) for s in batch.tokens for t in s):
         raise ValueError(
-            "the corpus holds only special tokens ([CLS], [SEP], ...): give sentences with words"
+            Said(
+                "the corpus holds only special tokens ([CLS], [SEP], ...): give sentences with "
+                "words"
+            )
         )
     return Corpus(list(batch.sentences), ids, batch.tokens, len(batch.truncations))
 

@@ -10,6 +10,7 @@ import math
 
 from encoder.core import block, hooks
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 
 MAX_SENTENCES = 16  # sentences per batch; further lines are dropped, and the page says so
 MAX_PARAMETERS = 150_000_000  # 600 MB of float32 weights
@@ -49,17 +50,34 @@ def check_run(cfg: EncoderConfig, batch: int, tokens: int) -> None:
     params = block.parameters(cfg)
     if params > MAX_PARAMETERS:
         raise RunTooLarge(
-            f"This model would have about {params / 1e6:,.0f} million parameters "
-            f"({params * BYTES_PER_VALUE / 1e9:.1f} GB of weights); the limit is "
-            f"{MAX_PARAMETERS / 1e6:,.0f} million. Use fewer layers, a smaller d_model or d_ff."
+            Said(
+                "This model would have about {count} million parameters ({size} GB of weights); "
+                "the limit is {limit} million. Use fewer layers, a smaller d_model or d_ff.",
+                count=format(params / 1e6, ",.0f"),
+                size=round(params * BYTES_PER_VALUE / 1e9, 1),  # as f"{:.1f}" writes it
+                limit=format(MAX_PARAMETERS / 1e6, ",.0f"),
+            )
         )
     if batch > MAX_SENTENCES:
-        raise RunTooLarge(f"{batch} sentences is more than the limit of {MAX_SENTENCES}.")
+        raise RunTooLarge(
+            Said(
+                "{count} sentences is more than the limit of {limit}.",
+                count=batch,
+                limit=MAX_SENTENCES,
+            )
+        )
     activations = estimate_activation_bytes(cfg, batch, tokens)
     if activations > MAX_ACTIVATION_BYTES:
         raise RunTooLarge(
-            f"This run would hold about {activations / 1e9:.1f} GB of intermediate tensors "
-            f"({batch} sentence(s) x {tokens} tokens, {cfg.num_layers} layers x "
-            f"{cfg.num_heads} heads); the limit is {MAX_ACTIVATION_BYTES / 1e9:.1f} GB. "
-            f"Use shorter or fewer sentences, or fewer layers or heads."
+            Said(
+                "This run would hold about {size} GB of intermediate tensors ({sentences} "
+                "sentence(s) x {tokens} tokens, {layers} layers x {heads} heads); the limit is "
+                "{limit} GB. Use shorter or fewer sentences, or fewer layers or heads.",
+                size=round(activations / 1e9, 1),  # as f"{:.1f}" writes it
+                sentences=batch,
+                tokens=tokens,
+                layers=cfg.num_layers,
+                heads=cfg.num_heads,
+                limit=round(MAX_ACTIVATION_BYTES / 1e9, 1),
+            )
         )

@@ -34,6 +34,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 from encoder.io.tokenize import TOKENIZER_FILE
 
 logger = logging.getLogger(__name__)
@@ -62,14 +63,21 @@ def listed(names: Iterable[str]) -> str:
     """Names for a message: the first MAX_LISTED, then how many more."""
     names = list(names)
     shown = ", ".join(names[:MAX_LISTED])
-    return shown if len(names) <= MAX_LISTED else f"{shown} and {len(names) - MAX_LISTED} more"
+    if len(names) <= MAX_LISTED:
+        return shown
+    return Said("{names} and {count} more", names=shown, count=len(names) - MAX_LISTED)
 
 
 def check_size(source: str, size: int, max_bytes: int) -> None:
     if size > max_bytes:
         raise ValueError(
-            f"{source} is {size:,} bytes, more than the limit of {max_bytes:,} bytes "
-            f"({max_bytes / 1e6:,.0f} MB)"
+            Said(
+                "{source} is {size} bytes, more than the limit of {limit} bytes ({megabytes} MB)",
+                source=source,
+                size=format(size, ","),
+                limit=format(max_bytes, ","),
+                megabytes=format(max_bytes / 1e6, ",.0f"),
+            )
         )
 
 
@@ -87,21 +95,36 @@ def read_config_file(directory: str | Path, max_bytes: int = MAX_DISK_FILE_BYTES
     is missing (the directory is then no checkpoint at all)."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise FileNotFoundError(f"checkpoint directory not found: {directory}")
+        raise FileNotFoundError(Said("checkpoint directory not found: {path}", path=str(directory)))
     path = directory / CONFIG_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"checkpoint file not found: {path}")
+        raise FileNotFoundError(Said("checkpoint file not found: {path}", path=str(path)))
     return read_file(path, max_bytes)
 
 
-def pickle_refusal(source: str, names: Iterable[str]) -> str:
+CONVERT_COMMAND = (
+    'python -c "from transformers import AutoModel; '
+    "AutoModel.from_pretrained('DIR').save_pretrained('DIR')\""
+)
+
+
+def pickle_refusal(source: str | None, names: Iterable[str]) -> str:
     """The message for weights that are only a pickle: what was found, why it is not read, how
-    to convert it."""
-    return (
-        f"{source} has its weights only as {listed(names)}, a Python pickle, which can run code "
-        f"when it is loaded, so it is never read here. Convert it to safetensors once, where you "
-        f'trust the file: python -c "from transformers import AutoModel; '
-        f"AutoModel.from_pretrained('DIR').save_pretrained('DIR')\" writes DIR/{WEIGHTS_FILE}"
+    to convert it (`source` None: the sentence says "it", of a directory already named)."""
+    values = {"names": listed(names), "command": CONVERT_COMMAND, "weights": WEIGHTS_FILE}
+    if source is None:
+        return Said(
+            "it has its weights only as {names}, a Python pickle, which can run code when it is "
+            "loaded, so it is never read here. Convert it to safetensors once, where you trust "
+            "the file: {command} writes DIR/{weights}",
+            **values,
+        )
+    return Said(
+        "{source} has its weights only as {names}, a Python pickle, which can run code when it "
+        "is loaded, so it is never read here. Convert it to safetensors once, where you trust "
+        "the file: {command} writes DIR/{weights}",
+        source=source,
+        **values,
     )
 
 
@@ -115,7 +138,9 @@ def _weight_names(directory: Path, source: str, max_bytes: int) -> list[str]:
     pickles = [name for name in PICKLE_FILES if (directory / name).is_file()]
     if pickles:
         raise ValueError(pickle_refusal(source, pickles))
-    raise FileNotFoundError(f"checkpoint file not found: {directory / WEIGHTS_FILE}")
+    raise FileNotFoundError(
+        Said("checkpoint file not found: {path}", path=str(directory / WEIGHTS_FILE))
+    )
 
 
 def read_checkpoint_dir(directory: str | Path, max_bytes: int = MAX_DISK_FILE_BYTES) -> Files:
@@ -128,13 +153,23 @@ def read_checkpoint_dir(directory: str | Path, max_bytes: int = MAX_DISK_FILE_BY
     for name in _weight_names(directory, str(directory), max_bytes):
         path = directory / name
         if not path.is_file():
-            raise FileNotFoundError(f"checkpoint file not found: {path} (named in {INDEX_FILE})")
+            raise FileNotFoundError(
+                Said(
+                    "checkpoint file not found: {path} (named in {index})",
+                    path=str(path),
+                    index=INDEX_FILE,
+                )
+            )
         files[name] = read_file(path, max_bytes)
     if not (directory / TOKENIZER_FILE).is_file():
         raise ValueError(
-            f"{directory} has no {TOKENIZER_FILE}: its tokenizer is read only from that file "
-            f"(the tokenizers library's format, which transformers' fast tokenizers save with "
-            f"AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR))"
+            Said(
+                "{path} has no {tokenizer}: its tokenizer is read only from that file (the "
+                "tokenizers library's format, which transformers' fast tokenizers save with "
+                "AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR))",
+                path=str(directory),
+                tokenizer=TOKENIZER_FILE,
+            )
         )
     files[TOKENIZER_FILE] = read_file(directory / TOKENIZER_FILE, max_bytes)
     return files
@@ -145,17 +180,30 @@ def shard_names(index: bytes, source: str) -> list[str]:
     that is not one, or names a shard outside its directory."""
     weight_map = read_json_object(index, source).get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map:
-        raise ValueError(f"{source} has no 'weight_map' of tensor names to shard files")
+        raise ValueError(
+            Said("{source} has no 'weight_map' of tensor names to shard files", source=source)
+        )
     names = sorted(set(map(str, weight_map.values())))
     odd = [
         name for name in names if "/" in name or "\\" in name or not name.endswith(".safetensors")
     ]
     if odd:
         raise ValueError(
-            f"{source} names shards that are not .safetensors files beside it: {listed(odd)}"
+            Said(
+                "{source} names shards that are not .safetensors files beside it: {names}",
+                source=source,
+                names=listed(odd),
+            )
         )
     if len(names) > MAX_SHARDS:
-        raise ValueError(f"{source} names {len(names)} shards, more than the {MAX_SHARDS} allowed")
+        raise ValueError(
+            Said(
+                "{source} names {count} shards, more than the {limit} allowed",
+                source=source,
+                count=len(names),
+                limit=MAX_SHARDS,
+            )
+        )
     return names
 
 
@@ -172,11 +220,16 @@ def check_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> N
         weights += shard_names(files[INDEX_FILE], file_source(source, INDEX_FILE))
     missing = [name for name in (CONFIG_FILE, *weights, TOKENIZER_FILE) if name not in files]
     if missing:
-        raise ValueError(f"{source} lacks {listed(missing)}")
+        raise ValueError(Said("{source} lacks {names}", source=source, names=listed(missing)))
     unexpected = sorted(set(files) - {CONFIG_FILE, TOKENIZER_FILE, *weights})
     if unexpected:
         raise ValueError(
-            f"{source} holds {listed(unexpected)}; a checkpoint is only {listed(CHECKPOINT_FILES)}"
+            Said(
+                "{source} holds {names}; a checkpoint is only {files}",
+                source=source,
+                names=listed(unexpected),
+                files=listed(CHECKPOINT_FILES),
+            )
         )
 
 
@@ -207,7 +260,9 @@ def _files_from_archive(data: bytes, source: str, max_bytes: int) -> Files:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as error:
-        raise ValueError(f"{source} is not a zip archive: {error}") from error
+        raise ValueError(
+            Said("{source} is not a zip archive: {error}", source=source, error=str(error))
+        ) from error
     files: Files = {}
     with archive:
         for info in archive.infolist():
@@ -219,18 +274,24 @@ def _files_from_archive(data: bytes, source: str, max_bytes: int) -> Files:
                 raise ValueError(pickle_refusal(source, [name]))
             if name not in CHECKPOINT_FILES and not _weights_name(name):
                 raise ValueError(
-                    f"{source} holds {info.filename!r}; a checkpoint archive holds only "
-                    f"{listed(CHECKPOINT_FILES)}"
+                    Said(
+                        "{source} holds {name!r}; a checkpoint archive holds only {files}",
+                        source=source,
+                        name=info.filename,
+                        files=listed(CHECKPOINT_FILES),
+                    )
                 )
             if name in files:
-                raise ValueError(f"{source} holds {name} twice")
+                raise ValueError(Said("{source} holds {name} twice", source=source, name=name))
             if info.flag_bits & 0x1:
-                raise ValueError(f"{where} is encrypted")
+                raise ValueError(Said("{source} is encrypted", source=where))
             check_size(where, info.file_size, max_bytes)
             try:
                 files[name] = archive.read(info)  # reads at most file_size bytes, checks CRC
             except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as error:
-                raise ValueError(f"{where} cannot be read: {error}") from error
+                raise ValueError(
+                    Said("{source} cannot be read: {error}", source=where, error=str(error))
+                ) from error
     check_files(files, source, max_bytes)
     return files
 
@@ -245,9 +306,17 @@ def read_json_object(data: bytes, source: str) -> dict:
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise ValueError(f"{source} is not valid JSON: {error}") from error
+        raise ValueError(
+            Said("{source} is not valid JSON: {error}", source=source, error=str(error))
+        ) from error
     if not isinstance(value, dict):
-        raise ValueError(f"{source} must hold a JSON object, not {type(value).__name__}")
+        raise ValueError(
+            Said(
+                "{source} must hold a JSON object, not {kind}",
+                source=source,
+                kind=type(value).__name__,
+            )
+        )
     return value
 
 
@@ -256,7 +325,11 @@ def read_safetensors(data: bytes, source: str) -> dict[str, torch.Tensor]:
     try:
         return load_safetensors(data)
     except (SafetensorError, ValueError, TypeError, OverflowError) as error:
-        raise ValueError(f"{source} is not a valid safetensors file: {error}") from error
+        raise ValueError(
+            Said(
+                "{source} is not a valid safetensors file: {error}", source=source, error=str(error)
+            )
+        ) from error
 
 
 def read_weights(files: Files, source: str) -> dict[str, torch.Tensor]:
@@ -273,12 +346,23 @@ def read_weights(files: Files, source: str) -> dict[str, torch.Tensor]:
         elsewhere = [name for name in shard_tensors if weight_map.get(name) != shard]
         if elsewhere:
             raise ValueError(
-                f"{shard_source} holds {listed(elsewhere)}, which {INDEX_FILE} does not place there"
+                Said(
+                    "{source} holds {names}, which {index} does not place there",
+                    source=shard_source,
+                    names=listed(elsewhere),
+                    index=INDEX_FILE,
+                )
             )
         tensors.update(shard_tensors)
     absent = [name for name in weight_map if name not in tensors]
     if absent:
-        raise ValueError(f"{index_source} lists {listed(absent)}, which no shard holds")
+        raise ValueError(
+            Said(
+                "{source} lists {names}, which no shard holds",
+                source=index_source,
+                names=listed(absent),
+            )
+        )
     return tensors
 
 
@@ -286,8 +370,13 @@ def check_layers(cfg: EncoderConfig, source: str) -> None:
     """Refuse a config with more than MAX_LAYERS blocks before anything is built for it."""
     if cfg.num_layers > MAX_LAYERS:
         raise ValueError(
-            f"{source}: num_layers={cfg.num_layers} is more than the {MAX_LAYERS} blocks a "
-            f"checkpoint may have"
+            Said(
+                "{source}: num_layers={layers} is more than the {limit} blocks a checkpoint may "
+                "have",
+                source=source,
+                layers=cfg.num_layers,
+                limit=MAX_LAYERS,
+            )
         )
 
 
@@ -321,16 +410,38 @@ def check_tensors(
     """The file's tensors are exactly the expected ones, each with the expected shape and dtype."""
     missing = [name for name in expected if name not in tensors]
     if missing:
-        raise ValueError(f"{source} lacks the tensors {listed(missing)}")
+        raise ValueError(
+            Said("{source} lacks the tensors {names}", source=source, names=listed(missing))
+        )
     unexpected = sorted(set(tensors) - set(expected))
     if unexpected:
-        raise ValueError(f"{source} has tensors this model does not use: {listed(unexpected)}")
+        raise ValueError(
+            Said(
+                "{source} has tensors this model does not use: {names}",
+                source=source,
+                names=listed(unexpected),
+            )
+        )
     for name, want in expected.items():
         got = tensors[name]
         if got.shape != want.shape:
             raise ValueError(
-                f"{source}: tensor {name} has shape {tuple(got.shape)}, but {CONFIG_FILE} "
-                f"implies {tuple(want.shape)}"
+                Said(
+                    "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
+                    source=source,
+                    name=name,
+                    shape=str(tuple(got.shape)),
+                    config=CONFIG_FILE,
+                    wanted=str(tuple(want.shape)),
+                )
             )
         if got.dtype != want.dtype:
-            raise ValueError(f"{source}: tensor {name} is {got.dtype}, expected {want.dtype}")
+            raise ValueError(
+                Said(
+                    "{source}: tensor {name} is {dtype}, expected {wanted}",
+                    source=source,
+                    name=name,
+                    dtype=str(got.dtype),
+                    wanted=str(want.dtype),
+                )
+            )

@@ -19,6 +19,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from encoder.core.model import TransformerEncoder
+from encoder.core.said import Said
 from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     MAX_DISK_FILE_BYTES,
@@ -84,7 +85,7 @@ def _family(config: dict, config_source: str) -> Family | None:
 def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
     config_source = file_source(source, CONFIG_FILE)
     if CONFIG_FILE not in files:
-        raise ValueError(f"{source} lacks {CONFIG_FILE}")
+        raise ValueError(Said("{source} lacks {names}", source=source, names=CONFIG_FILE))
     check_size(config_source, len(files[CONFIG_FILE]), max_bytes)
     config = read_json_object(files[CONFIG_FILE], config_source)
     family = _family(config, config_source)  # what the model is decides before its files do

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoder.core.said import Said, said_of
 from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     INDEX_FILE,
@@ -218,16 +219,20 @@ def _read_config(path: Path) -> tuple[dict | None, str]:
     try:
         size = path.stat().st_size
         if size > MAX_CONFIG_BYTES:
-            return None, f"its config.json is {size:,} bytes, too large for a config"
+            return None, Said(
+                "its config.json is {size} bytes, too large for a config", size=format(size, ",")
+            )
         config = json.loads(path.read_bytes())
     except FileNotFoundError:
-        return None, "its config.json is missing (a link to a file not downloaded?)"
+        return None, Said("its config.json is missing (a link to a file not downloaded?)")
     except OSError as error:
-        return None, f"its config.json cannot be read ({error.strerror or error})"
+        return None, Said(
+            "its config.json cannot be read ({error})", error=str(error.strerror or error)
+        )
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        return None, f"its config.json is not valid JSON ({error})"
+        return None, Said("its config.json is not valid JSON ({error})", error=str(error))
     if not isinstance(config, dict):
-        return None, "its config.json is not a JSON object"
+        return None, Said("its config.json is not a JSON object")
     return config, ""
 
 
@@ -240,7 +245,7 @@ def family_problem(config: dict) -> tuple[str, str]:
     try:
         return family_name(config, CONFIG_FILE), ""
     except ValueError as error:
-        return str(config.get("model_type", "unknown")), str(error)
+        return str(config.get("model_type", "unknown")), said_of(error)
 
 
 def safetensors_values(path: Path) -> int:
@@ -249,23 +254,33 @@ def safetensors_values(path: Path) -> int:
     with path.open("rb") as file:
         start = file.read(8)
         if len(start) < 8:
-            raise ValueError(f"{path.name} is too short to be a safetensors file")
+            raise ValueError(Said("{name} is too short to be a safetensors file", name=path.name))
         (length,) = struct.unpack("<Q", start)
         if length > MAX_HEADER_BYTES:
-            raise ValueError(f"{path.name}'s header claims {length:,} bytes: not safetensors")
+            raise ValueError(
+                Said(
+                    "{name}'s header claims {size} bytes: not safetensors",
+                    name=path.name,
+                    size=format(length, ","),
+                )
+            )
         header = file.read(length)
     try:
         tensors = json.loads(header)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValueError(f"{path.name}'s header is not JSON: not a safetensors file") from None
+        raise ValueError(
+            Said("{name}'s header is not JSON: not a safetensors file", name=path.name)
+        ) from None
     if not isinstance(tensors, dict):
-        raise ValueError(f"{path.name}'s header is not a JSON object")
+        raise ValueError(Said("{name}'s header is not a JSON object", name=path.name))
     try:
         return sum(
             math.prod(tensor["shape"]) for name, tensor in tensors.items() if name != "__metadata__"
         )
     except (KeyError, TypeError):
-        raise ValueError(f"{path.name}'s header has a tensor without a shape") from None
+        raise ValueError(
+            Said("{name}'s header has a tensor without a shape", name=path.name)
+        ) from None
 
 
 def _weight_files(directory: Path) -> tuple[list[Path], str]:
@@ -277,18 +292,29 @@ def _weight_files(directory: Path) -> tuple[list[Path], str]:
         try:
             size = index.stat().st_size
             if size > MAX_CONFIG_BYTES:
-                return [], f"its {INDEX_FILE} is {size:,} bytes, too large for an index"
+                return [], Said(
+                    "its {index} is {size} bytes, too large for an index",
+                    index=INDEX_FILE,
+                    size=format(size, ","),
+                )
             return [directory / name for name in shard_names(index.read_bytes(), INDEX_FILE)], ""
         except OSError as error:
-            return [], f"its {INDEX_FILE} cannot be read ({error.strerror or error})"
+            return [], Said(
+                "its {index} cannot be read ({error})",
+                index=INDEX_FILE,
+                error=str(error.strerror or error),
+            )
         except ValueError as error:
-            return [], str(error)
+            return [], said_of(error)
     if (directory / WEIGHTS_FILE).is_symlink():
-        return [], f"its {WEIGHTS_FILE} links to a file that is missing (an unfinished download?)"
+        return [], Said(
+            "its {weights} links to a file that is missing (an unfinished download?)",
+            weights=WEIGHTS_FILE,
+        )
     pickles = [name for name in PICKLE_FILES if (directory / name).exists()]
     if pickles:
-        return [], pickle_refusal("it", pickles)
-    return [], f"it has no weights ({WEIGHTS_FILE})"
+        return [], pickle_refusal(None, pickles)
+    return [], Said("it has no weights ({weights})", weights=WEIGHTS_FILE)
 
 
 def inspect_dir(name: str, directory: Path) -> FoundModel:
@@ -307,19 +333,22 @@ def inspect_dir(name: str, directory: Path) -> FoundModel:
             parameters = sum(safetensors_values(file) for file in files)
             weight_bytes, largest = sum(sizes), max(sizes)
         except FileNotFoundError as error:
-            weights_problem = (
-                f"{Path(str(error.filename)).name} is missing (an unfinished download?)"
+            weights_problem = Said(
+                "{name} is missing (an unfinished download?)", name=Path(str(error.filename)).name
             )
         except OSError as error:
-            weights_problem = f"its weights cannot be read ({error.strerror or error})"
+            weights_problem = Said(
+                "its weights cannot be read ({error})", error=str(error.strerror or error)
+            )
         except ValueError as error:
-            weights_problem = str(error)
+            weights_problem = said_of(error)
     if not problem:
         problem = weights_problem
     if not problem and not has_tokenizer:
-        problem = (
-            f"it has no {TOKENIZER_FILE} (a tokenizer saved by the tokenizers library: "
-            "tokenizer.save_pretrained(DIR) writes one)"
+        problem = Said(
+            "it has no {tokenizer} (a tokenizer saved by the tokenizers library: "
+            "tokenizer.save_pretrained(DIR) writes one)",
+            tokenizer=TOKENIZER_FILE,
         )
     return FoundModel(
         name=name,
@@ -343,19 +372,23 @@ def load_peak_bytes(model: FoundModel) -> int:
 def too_large(model: FoundModel, max_parameters: int, budget_bytes: int | None = None) -> str:
     """Why `model` is beyond these bounds, in a sentence; "" when it is within them."""
     if model.parameters is not None and model.parameters > max_parameters:
-        return (
-            f"it has {model.parameters / 1e6:,.0f} million parameters, more than the limit of "
-            f"{max_parameters / 1e6:,.0f} million"
+        return Said(
+            "it has {count} million parameters, more than the limit of {limit} million",
+            count=format(model.parameters / 1e6, ",.0f"),
+            limit=format(max_parameters / 1e6, ",.0f"),
         )
     if model.largest_file > MAX_DISK_FILE_BYTES:
-        return (
-            f"its weights file is {model.largest_file / 1e6:,.0f} MB, more than the "
-            f"{MAX_DISK_FILE_BYTES / 1e6:,.0f} MB a file may have"
+        return Said(
+            "its weights file is {size} MB, more than the {limit} MB a file may have",
+            size=format(model.largest_file / 1e6, ",.0f"),
+            limit=format(MAX_DISK_FILE_BYTES / 1e6, ",.0f"),
         )
     peak = load_peak_bytes(model)
     if budget_bytes is not None and peak > budget_bytes:
-        return (
-            f"loading it takes about {peak / 1e6:,.0f} MB of memory, more than this server's "
-            f"limit of {budget_bytes / 1e6:,.0f} MB"
+        return Said(
+            "loading it takes about {size} MB of memory, more than this server's limit of "
+            "{limit} MB",
+            size=format(peak / 1e6, ",.0f"),
+            limit=format(budget_bytes / 1e6, ",.0f"),
         )
     return ""

@@ -31,6 +31,7 @@ from tokenizers import Tokenizer
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.core.options import placement_of
+from encoder.core.said import Said, said_of
 from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     MAX_FILE_BYTES,
@@ -170,17 +171,28 @@ def _whole(value: object) -> bool:
 def _section(config: dict, key: str, source: str) -> dict:
     value = config[key]
     if not isinstance(value, dict):
-        raise ValueError(f"{source}: {key!r} must be a JSON object, not {type(value).__name__}")
+        raise ValueError(
+            Said(
+                "{source}: {key!r} must be a JSON object, not {kind}",
+                source=source,
+                key=key,
+                kind=type(value).__name__,
+            )
+        )
     return value
 
 
 def _check_keys(given: dict, allowed: tuple[str, ...], required: tuple[str, ...], where: str):
     unknown = [key for key in given if key not in allowed]
     if unknown:
-        raise ValueError(f"{where} has unknown keys {listed(map(repr, unknown))}")
+        raise ValueError(
+            Said("{source} has unknown keys {keys}", source=where, keys=listed(map(repr, unknown)))
+        )
     missing = [key for key in required if key not in given]
     if missing:
-        raise ValueError(f"{where} lacks the keys {listed(map(repr, missing))}")
+        raise ValueError(
+            Said("{path} lacks the keys {keys}", path=where, keys=listed(map(repr, missing)))
+        )
 
 
 def _encoder_config(config: dict, source: str) -> EncoderConfig:
@@ -189,7 +201,9 @@ def _encoder_config(config: dict, source: str) -> EncoderConfig:
     try:
         return EncoderConfig(**encoder)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{source} describes an invalid encoder: {error}") from error
+        raise ValueError(
+            Said("{path} describes an invalid encoder: {error}", path=source, error=said_of(error))
+        ) from error
 
 
 def _task(config: dict, cfg: EncoderConfig, source: str) -> tuple[str, int, int]:
@@ -198,27 +212,54 @@ def _task(config: dict, cfg: EncoderConfig, source: str) -> tuple[str, int, int]
     _check_keys(task, TASK_KEYS, TASK_KEYS, f"{source}: 'task'")
     name, seq_len, vocab, num_classes = (task[key] for key in TASK_KEYS)
     if not isinstance(name, str):
-        raise ValueError(f"{source}: task name {name!r} must be a string")
+        raise ValueError(
+            Said("{source}: task name {name!r} must be a string", source=source, name=name)
+        )
     try:
         spec = get_task(name)
     except ValueError as error:
-        raise ValueError(f"{source}: {error}") from error
+        raise ValueError(Said("{source}: {error}", source=source, error=said_of(error))) from error
     for key in ("seq_len", "vocab", "num_classes"):
         if not _whole(task[key]) or task[key] < 1:
-            raise ValueError(f"{source}: task {key}={task[key]!r} must be a whole number >= 1")
+            raise ValueError(
+                Said(
+                    "{source}: task {key}={value!r} must be a whole number >= 1",
+                    source=source,
+                    key=key,
+                    value=task[key],
+                )
+            )
     if vocab != cfg.vocab_size:
         raise ValueError(
-            f"{source}: task vocab={vocab} differs from the encoder's vocab_size={cfg.vocab_size}"
+            Said(
+                "{source}: task vocab={vocab} differs from the encoder's vocab_size={vocab_size}",
+                source=source,
+                vocab=vocab,
+                vocab_size=cfg.vocab_size,
+            )
         )
     if seq_len > cfg.max_len:
         raise ValueError(
-            f"{source}: task seq_len={seq_len} is more than the encoder's max_len={cfg.max_len}"
+            Said(
+                "{source}: task seq_len={seq_len} is more than the encoder's max_len={max_len}",
+                source=source,
+                seq_len=seq_len,
+                max_len=cfg.max_len,
+            )
         )
     expected = spec.num_classes(seq_len, vocab)
     if num_classes != expected:
         raise ValueError(
-            f"{source}: task num_classes={num_classes}, but {name} with seq_len={seq_len} and "
-            f"vocab={vocab} has {expected} classes"
+            Said(
+                "{source}: task num_classes={num_classes}, but {name} with seq_len={seq_len} and "
+                "vocab={vocab} has {expected} classes",
+                source=source,
+                num_classes=num_classes,
+                name=name,
+                seq_len=seq_len,
+                vocab=vocab,
+                expected=expected,
+            )
         )
     return name, seq_len, num_classes
 
@@ -232,7 +273,13 @@ def _training(config: dict, source: str) -> dict:
         number = isinstance(value, (int, float)) and math.isfinite(value)
         if value is not None and not number:
             raise ValueError(
-                f"{source}: training {key}={value!r} must be a finite number, true/false or null"
+                Said(
+                    "{source}: training {key}={value!r} must be a finite number, true/false or "
+                    "null",
+                    source=source,
+                    key=key,
+                    value=value,
+                )
             )
     return training
 
@@ -242,11 +289,22 @@ def task_model_from_config(config: dict, files: Files, source: str) -> TaskModel
     config_source = file_source(source, CONFIG_FILE)
     _check_keys(config, CONFIG_KEYS, CONFIG_KEYS[:-1], config_source)
     if config["format"] != FORMAT:
-        raise ValueError(f"{config_source}: format {config['format']!r} is not {FORMAT!r}")
+        raise ValueError(
+            Said(
+                "{source}: format {value!r} is not {wanted!r}",
+                source=config_source,
+                value=config["format"],
+                wanted=FORMAT,
+            )
+        )
     if config["format_version"] != FORMAT_VERSION:
         raise ValueError(
-            f"{config_source}: format_version {config['format_version']!r} is not "
-            f"{FORMAT_VERSION}, the one this version reads"
+            Said(
+                "{source}: format_version {value!r} is not {wanted}, the one this version reads",
+                source=config_source,
+                value=config["format_version"],
+                wanted=FORMAT_VERSION,
+            )
         )
     cfg = _encoder_config(config, config_source)
     name, seq_len, num_classes = _task(config, cfg, config_source)
@@ -264,8 +322,12 @@ def task_model_from_config(config: dict, files: Files, source: str) -> TaskModel
     given = tokenizer_from_json(files[TOKENIZER_FILE], tokenizer_source)
     if given.to_str() != tokenizer.to_str():
         raise ValueError(
-            f"{tokenizer_source} is not the tokenizer of a task with {cfg.vocab_size} symbols "
-            f"(one WordLevel token per symbol, split on whitespace)"
+            Said(
+                "{source} is not the tokenizer of a task with {count} symbols (one WordLevel "
+                "token per symbol, split on whitespace)",
+                source=tokenizer_source,
+                count=cfg.vocab_size,
+            )
         )
     return TaskModel(classifier.eval(), tokenizer, name, seq_len, training)
 
@@ -276,8 +338,11 @@ def task_model_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_B
     config = read_json_object(files[CONFIG_FILE], file_source(source, CONFIG_FILE))
     if not is_task_model_config(config):
         raise ValueError(
-            f"{file_source(source, CONFIG_FILE)} has no 'format' key: it is not a task model "
-            f"saved by this program (a BERT checkpoint loads with load_pretrained)"
+            Said(
+                "{source} has no 'format' key: it is not a task model saved by this program (a "
+                "BERT checkpoint loads with load_pretrained)",
+                source=file_source(source, CONFIG_FILE),
+            )
         )
     return task_model_from_config(config, files, source)
 

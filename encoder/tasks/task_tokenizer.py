@@ -17,6 +17,7 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import WhitespaceSplit
 
+from encoder.core.said import Said
 from encoder.tasks.tasks import input_symbols
 
 UNK = "[UNK]"
@@ -41,7 +42,13 @@ def known_symbols(tokenizer: Tokenizer) -> list[str]:
 def _describe(symbols: list[str]) -> str:
     if len(symbols) <= MAX_LISTED_SYMBOLS:
         return " ".join(symbols)
-    return f"{symbols[0]} {symbols[1]} ... {symbols[-1]} ({len(symbols)} symbols)"
+    return Said(
+        "{first} {second} ... {last} ({count} symbols)",
+        first=symbols[0],
+        second=symbols[1],
+        last=symbols[-1],
+        count=len(symbols),
+    )
 
 
 def check_task_text(text: str, tokenizer: Tokenizer, seq_len: int) -> list[int]:
@@ -55,14 +62,23 @@ def check_task_text(text: str, tokenizer: Tokenizer, seq_len: int) -> list[int]:
     for token_id, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
         if token_id == unk_id:
             raise ValueError(
-                f"{text[start:end]!r} is not a symbol this model knows; it reads "
-                f"{_describe(known_symbols(tokenizer))}, separated by spaces"
+                Said(
+                    "{symbol!r} is not a symbol this model knows; it reads {symbols}, separated by "
+                    "spaces",
+                    symbol=text[start:end],
+                    symbols=_describe(known_symbols(tokenizer)),
+                )
             )
     if len(encoding.ids) != seq_len:
         symbols = known_symbols(tokenizer)
         example = " ".join(symbols[i % len(symbols)] for i in range(seq_len))
         raise ValueError(
-            f"{len(encoding.ids)} symbols, but this model was trained on sequences of exactly "
-            f"{seq_len}, such as {example!r}"
+            Said(
+                "{count} symbols, but this model was trained on sequences of exactly {seq_len}, "
+                "such as {example!r}",
+                count=len(encoding.ids),
+                seq_len=seq_len,
+                example=example,
+            )
         )
     return list(encoding.ids)

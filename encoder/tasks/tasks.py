@@ -17,13 +17,15 @@ from dataclasses import dataclass
 
 import torch
 
+from encoder.core.said import Said
+
 
 @dataclass(frozen=True)
 class Task:
     """A named per-token task: how to label a batch and how many classes the labels span."""
 
     name: str
-    description: str
+    description: str  # a sentence for the reader (a Said: the front end says it in their language)
     targets: Callable[[torch.Tensor, int], torch.Tensor]  # (inputs [B, T], vocab) -> [B, T]
     num_classes: Callable[[int, int], int]  # (seq_len, vocab) -> classes
     class_name: Callable[[int, int], str]  # (class index, vocab) -> label shown to people
@@ -86,28 +88,28 @@ TASKS: dict[str, Task] = {
     for task in (
         Task(
             "reverse",
-            "Output the token at the mirrored position (first <-> last).",
+            Said("Output the token at the mirrored position (first <-> last)."),
             reverse_targets,
             lambda seq_len, vocab: vocab,
             _token_name,
         ),
         Task(
             "sort",
-            "Output the sequence sorted: position i gets the i-th smallest token.",
+            Said("Output the sequence sorted: position i gets the i-th smallest token."),
             sort_targets,
             lambda seq_len, vocab: vocab,
             _token_name,
         ),
         Task(
             "histogram",
-            "Output how many times this position's token occurs in the whole sequence.",
+            Said("Output how many times this position's token occurs in the whole sequence."),
             histogram_targets,
             lambda seq_len, vocab: seq_len + 1,  # counts 1 .. seq_len (class 0 never occurs)
             lambda index, vocab: f"×{index}",
         ),
         Task(
             "shift",
-            "Output the previous token; the first position outputs 'none'.",
+            Said("Output the previous token; the first position outputs 'none'."),
             shift_targets,
             lambda seq_len, vocab: vocab + 1,  # every token, plus 'none' for position 0
             lambda index, vocab: "none" if index == vocab else str(index),
@@ -119,5 +121,5 @@ TASKS: dict[str, Task] = {
 def get_task(name: str) -> Task:
     """The task called `name`; ValueError listing the known names otherwise."""
     if name not in TASKS:
-        raise ValueError(f"task={name!r} is not one of {tuple(TASKS)}")
+        raise ValueError(Said("task={name!r} is not one of {names}", name=name, names=tuple(TASKS)))
     return TASKS[name]

@@ -26,6 +26,7 @@ from encoder.core.capture import Trace
 from encoder.core.config import DROPOUT_PLACES, EncoderConfig
 from encoder.core.model import available_devices
 from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
+from encoder.core.said import Said
 from encoder.io.task_model import TaskModel
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import task_tokenizer
@@ -113,22 +114,47 @@ class TrainConfig:
         }
         for name, (value, least) in whole.items():
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name}={value!r} must be a whole number")
+                raise ValueError(
+                    Said("{name}={value!r} must be a whole number", name=name, value=value)
+                )
             if value < least:
-                raise ValueError(f"{name}={value} must be at least {least}")
+                raise ValueError(
+                    Said(
+                        "{name}={value} must be at least {least}",
+                        name=name,
+                        value=value,
+                        least=least,
+                    )
+                )
         positive = {"lr": self.lr}
         non_negative = {"weight_decay": self.weight_decay, "grad_clip": self.grad_clip}
         for name, value in {**positive, **non_negative}.items():
             if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"{name}={value!r} must be a finite number")
-            if value < 0 or (name in positive and value == 0):
                 raise ValueError(
-                    f"{name}={value} must be {'positive' if name in positive else '>= 0'}"
+                    Said("{name}={value!r} must be a finite number", name=name, value=value)
                 )
+            if value < 0 or (name in positive and value == 0):
+                if name in positive:
+                    raise ValueError(
+                        Said("{name}={value} must be positive", name=name, value=value)
+                    )
+                raise ValueError(Said("{name}={value} must be >= 0", name=name, value=value))
         if not isinstance(self.checkpoint_blocks, bool):
-            raise ValueError(f"checkpoint_blocks={self.checkpoint_blocks!r} must be True or False")
+            raise ValueError(
+                Said(
+                    "{name}={value!r} must be True or False",
+                    name="checkpoint_blocks",
+                    value=self.checkpoint_blocks,
+                )
+            )
         if self.device not in available_devices():
-            raise ValueError(f"device={self.device!r} is not one of {available_devices()}")
+            raise ValueError(
+                Said(
+                    "device={device!r} is not one of {devices}",
+                    device=self.device,
+                    devices=available_devices(),
+                )
+            )
         self.encoder_config()  # the architecture's rules (d_model / num_heads, activation, ...)
 
     @property

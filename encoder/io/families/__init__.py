@@ -12,6 +12,7 @@ a model_type is read as BERT's, as old BERT checkpoints have none.
 from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 from encoder.io.families.albert import ALBERT
 from encoder.io.families.bert import BERT
 from encoder.io.families.distilbert import DISTILBERT
@@ -78,12 +79,18 @@ ENCODER_DECODERS = frozenset(
 )
 # Encoders whose attention is not this model's, with what differs.
 OTHER_ATTENTION = {
-    "deberta": "DeBERTa's disentangled attention (separate content and relative-position terms "
-    "in every score) is not this model's attention",
-    "deberta-v2": "DeBERTa's disentangled attention (separate content and relative-position "
-    "terms in every score) is not this model's attention",
-    "mpnet": "MPNet's attention adds a learned relative-position bias to every score, which this "
-    "model's attention has not",
+    "deberta": Said(
+        "DeBERTa's disentangled attention (separate content and relative-position terms in every "
+        "score) is not this model's attention"
+    ),
+    "deberta-v2": Said(
+        "DeBERTa's disentangled attention (separate content and relative-position terms in every "
+        "score) is not this model's attention"
+    ),
+    "mpnet": Said(
+        "MPNet's attention adds a learned relative-position bias to every score, which this "
+        "model's attention has not"
+    ),
 }
 # The last words of architectures (config.json's "architectures") of decoders and of
 # encoder-decoders.
@@ -106,7 +113,8 @@ def family_of(config: dict, path: str) -> Family:
     """The family that reads this config.json (`path` names it); ValueError for a decoder, an
     encoder-decoder, an encoder whose attention differs, or a model_type no family reads."""
     model_type = config.get("model_type")
-    named = f"model_type {model_type!r}" if model_type is not None else "a model"
+    # a noun phrase, said in the reader's language inside each sentence below
+    named = Said("a model") if model_type is None else Said("model_type {type!r}", type=model_type)
     architectures = _architectures(config)
     if (
         config.get("is_encoder_decoder") is True
@@ -114,8 +122,13 @@ def family_of(config: dict, path: str) -> Family:
         or any(a.endswith(ENCODER_DECODER_HEADS) for a in architectures)
     ):
         raise ValueError(
-            f"{path}: {named} is an encoder-decoder (sequence-to-sequence) model; only encoders "
-            f"are read ({_supported()})"
+            Said(
+                "{path}: {named} is an encoder-decoder (sequence-to-sequence) model; only encoders "
+                "are read ({families})",
+                path=path,
+                named=named,
+                families=_supported(),
+            )
         )
     if (
         config.get("is_decoder") is True
@@ -123,16 +136,33 @@ def family_of(config: dict, path: str) -> Family:
         or any(a.endswith(DECODER_HEADS) for a in architectures)
     ):
         raise ValueError(
-            f"{path}: {named} is a decoder (each token attends only to the tokens before it); "
-            f"only encoders, whose tokens attend both ways, are read ({_supported()})"
+            Said(
+                "{path}: {named} is a decoder (each token attends only to the tokens before it); "
+                "only encoders, whose tokens attend both ways, are read ({families})",
+                path=path,
+                named=named,
+                families=_supported(),
+            )
         )
     if model_type in OTHER_ATTENTION:
-        raise ValueError(f"{path}: {named} is not read: {OTHER_ATTENTION[model_type]}")
+        raise ValueError(
+            Said(
+                "{path}: {named} is not read: {why}",
+                path=path,
+                named=named,
+                why=OTHER_ATTENTION[model_type],
+            )
+        )
     if model_type is None:
         return BERT
     if model_type not in BY_MODEL_TYPE:
         raise ValueError(
-            f"{path}: {named} is not a family this loader reads; it reads {_supported()}"
+            Said(
+                "{path}: {named} is not a family this loader reads; it reads {families}",
+                path=path,
+                named=named,
+                families=_supported(),
+            )
         )
     return BY_MODEL_TYPE[model_type]
 

@@ -8,6 +8,7 @@ into several groups (num_hidden_groups > 1) or stack several layers in a group
 from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 from encoder.io.families.bert import CONFIG_KEYS, bert_fields, embedding_tensors
 from encoder.io.families.family import (
     Family,
@@ -34,8 +35,13 @@ def albert_config(config: dict, path: str) -> EncoderConfig:
     for key in ("num_hidden_groups", "inner_group_num"):
         if config.get(key, 1) != 1:
             raise ValueError(
-                f"{path}: {key}={config[key]!r}; only ALBERT with one group of one shared layer "
-                f"(num_hidden_groups=1, inner_group_num=1, as every released ALBERT) is read"
+                Said(
+                    "{path}: {key}={value!r}; only ALBERT with one group of one shared layer "
+                    "(num_hidden_groups=1, inner_group_num=1, as every released ALBERT) is read",
+                    path=path,
+                    key=key,
+                    value=config[key],
+                )
             )
     fields = bert_fields(config, path, {**CONFIG_KEYS, "embedding_size": "embedding_size"})
     return encoder_config(path, **fields, shared_layers=True)

@@ -5,6 +5,7 @@ stacked into one `in_proj`. RoBERTa and ELECTRA keep this layout and build on it
 from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 from encoder.io.families.family import (
     Family,
     NameMap,
@@ -60,8 +61,12 @@ def bert_fields(config: dict, path: str, keys: dict[str, str] = CONFIG_KEYS) -> 
     fields = config_values(config, keys, path)
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise ValueError(
-            f"{path}: position_embedding_type={config['position_embedding_type']!r} is not "
-            f"supported; only 'absolute' (learned) positions are"
+            Said(
+                "{path}: position_embedding_type={value!r} is not supported; only 'absolute' "
+                "(learned) positions are",
+                path=path,
+                value=config["position_embedding_type"],
+            )
         )
     fields["activation"] = activation_of(config, "hidden_act", ACTIVATIONS, path)
     return {

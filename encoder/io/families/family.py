@@ -16,6 +16,7 @@ import torch
 
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder, block_path
+from encoder.core.said import Said, said_of
 from encoder.io.checkpoint_files import (
     CONFIG_FILE,
     INDEX_FILE,
@@ -70,7 +71,7 @@ def config_values(config: dict, keys: dict[str, str], path: str) -> dict:
     keys config.json lacks."""
     missing = [key for key in keys if key not in config]
     if missing:
-        raise ValueError(f"{path} lacks the keys {', '.join(missing)}")
+        raise ValueError(Said("{path} lacks the keys {keys}", path=path, keys=", ".join(missing)))
     return {ours: config[key] for key, ours in keys.items()}
 
 
@@ -78,7 +79,15 @@ def activation_of(config: dict, key: str, table: dict[str, str], path: str) -> s
     """Our activation for config[key] by `table` (their name -> ours); ValueError otherwise."""
     value = config.get(key)
     if not isinstance(value, str) or value not in table:
-        raise ValueError(f"{path}: {key}={value!r} is not supported; use one of {tuple(table)}")
+        raise ValueError(
+            Said(
+                "{path}: {key}={value!r} is not supported; use one of {choices}",
+                path=path,
+                key=key,
+                value=value,
+                choices=tuple(table),
+            )
+        )
     return table[value]
 
 
@@ -87,7 +96,9 @@ def encoder_config(path: str, **fields) -> EncoderConfig:
     try:
         return EncoderConfig(**fields)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{path} describes an invalid encoder: {error}") from error
+        raise ValueError(
+            Said("{path} describes an invalid encoder: {error}", path=path, error=said_of(error))
+        ) from error
 
 
 def parameter_names(ours: str, theirs: str) -> NameMap:
@@ -134,15 +145,27 @@ def map_weights(
     unmapped = [ours for ours in expected if ours not in name_map]
     if unmapped:
         raise ValueError(
-            f"{source}: no tensor of this family fills the encoder's {listed(unmapped)}"
+            Said(
+                "{source}: no tensor of this family fills the encoder's {names}",
+                source=source,
+                names=listed(unmapped),
+            )
         )
     used = {part for parts in name_map.values() for part in parts}
     missing = sorted(used - set(theirs))
     if missing:
-        raise ValueError(f"{source} lacks the tensors {listed(missing)}")
+        raise ValueError(
+            Said("{source} lacks the tensors {names}", source=source, names=listed(missing))
+        )
     unexpected = sorted(set(theirs) - used)
     if unexpected:
-        raise ValueError(f"{source} has tensors this encoder does not use: {listed(unexpected)}")
+        raise ValueError(
+            Said(
+                "{source} has tensors this encoder does not use: {names}",
+                source=source,
+                names=listed(unexpected),
+            )
+        )
 
     state: dict[str, torch.Tensor] = {}
     for ours, parts in name_map.items():
@@ -151,11 +174,24 @@ def map_weights(
         for part in parts:
             if tuple(theirs[part].shape) != part_shape:
                 raise ValueError(
-                    f"{source}: tensor {part} has shape {tuple(theirs[part].shape)}, "
-                    f"but {CONFIG_FILE} implies {part_shape}"
+                    Said(
+                        "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
+                        source=source,
+                        name=part,
+                        shape=str(tuple(theirs[part].shape)),
+                        config=CONFIG_FILE,
+                        wanted=str(part_shape),
+                    )
                 )
             if not theirs[part].is_floating_point():
-                raise ValueError(f"{source}: tensor {part} is {theirs[part].dtype}, not floats")
+                raise ValueError(
+                    Said(
+                        "{source}: tensor {name} is {dtype}, not floats",
+                        source=source,
+                        name=part,
+                        dtype=str(theirs[part].dtype),
+                    )
+                )
         pieces = [theirs[part] for part in parts]
         state[ours] = pieces[0] if len(pieces) == 1 else torch.cat(pieces)  # no needless copy
     return state

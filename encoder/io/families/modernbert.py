@@ -14,6 +14,7 @@ ModernBertConfig's defaults, as transformers does.
 from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 from encoder.io.families.family import (
     Family,
     NameMap,
@@ -67,19 +68,36 @@ def _setting(config: dict, key: str):
 def _rope_bases(config: dict, path: str) -> tuple[float, float]:
     """(global base, local base) from rope_parameters (transformers 5) or the *_rope_theta keys."""
     if config.get("rope_scaling") is not None:
-        raise ValueError(f"{path}: rope_scaling={config['rope_scaling']!r} is not supported")
+        raise ValueError(
+            Said(
+                "{path}: rope_scaling={value!r} is not supported",
+                path=path,
+                value=config["rope_scaling"],
+            )
+        )
     parameters = config.get("rope_parameters")
     if parameters is None:
         return _setting(config, "global_rope_theta"), _setting(config, "local_rope_theta")
     if not isinstance(parameters, dict):
-        raise ValueError(f"{path}: rope_parameters={parameters!r} must be a JSON object")
+        raise ValueError(
+            Said(
+                "{path}: rope_parameters={value!r} must be a JSON object",
+                path=path,
+                value=parameters,
+            )
+        )
     bases = []
     for kind, key in ROPE_KINDS.items():
         rope = parameters.get(key) or {}  # a kind left out takes the *_rope_theta key's base
         if not isinstance(rope, dict) or rope.get("rope_type", "default") != "default":
             raise ValueError(
-                f"{path}: rope_parameters[{key!r}]={rope!r} is not supported; only plain RoPE "
-                f"(rope_type 'default' with a rope_theta) is"
+                Said(
+                    "{path}: rope_parameters[{key!r}]={value!r} is not supported; only plain "
+                    "RoPE (rope_type 'default' with a rope_theta) is",
+                    path=path,
+                    key=key,
+                    value=rope,
+                )
             )
         bases.append(rope.get("rope_theta", _setting(config, f"{kind}_rope_theta")))
     return bases[0], bases[1]
@@ -92,7 +110,13 @@ def _global_every(config: dict, num_layers: int, path: str) -> int:
     if types is None:
         return every
     if not isinstance(types, list) or len(types) != num_layers:
-        raise ValueError(f"{path}: layer_types must list one type per layer ({num_layers})")
+        raise ValueError(
+            Said(
+                "{path}: layer_types must list one type per layer ({layers})",
+                path=path,
+                layers=num_layers,
+            )
+        )
     global_layers = [i for i, kind in enumerate(types) if kind == "full_attention"]
     if not global_layers:
         return 0
@@ -102,8 +126,12 @@ def _global_every(config: dict, num_layers: int, path: str) -> int:
     ]
     if types != expected:
         raise ValueError(
-            f"{path}: layer_types={types!r} is not global attention every n layers from layer 0 "
-            f"(the pattern this encoder's attention window takes)"
+            Said(
+                "{path}: layer_types={value!r} is not global attention every n layers from layer "
+                "0 (the pattern this encoder's attention window takes)",
+                path=path,
+                value=types,
+            )
         )
     return every
 
@@ -113,9 +141,13 @@ def modernbert_config(config: dict, path: str) -> EncoderConfig:
     biases = {key: _setting(config, key) for key in ("attention_bias", "mlp_bias")}
     if biases["attention_bias"] != biases["mlp_bias"]:
         raise ValueError(
-            f"{path}: attention_bias={biases['attention_bias']} and mlp_bias="
-            f"{biases['mlp_bias']} differ; this encoder has one switch for the biases of all "
-            f"its linear layers"
+            Said(
+                "{path}: attention_bias={attention} and mlp_bias={mlp} differ; this encoder has "
+                "one switch for the biases of all its linear layers",
+                path=path,
+                attention=biases["attention_bias"],
+                mlp=biases["mlp_bias"],
+            )
         )
     rope_base, rope_local_base = _rope_bases(config, path)
     return encoder_config(

@@ -7,6 +7,7 @@ tokens (514 rows, 512 tokens for roberta-base)."""
 from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
+from encoder.core.said import Said
 from encoder.io.families.bert import bert_fields, bert_tensors
 from encoder.io.families.family import Family, encoder_config
 
@@ -18,8 +19,12 @@ def roberta_config(config: dict, path: str) -> EncoderConfig:
     pad = config.get("pad_token_id")
     if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
         raise ValueError(
-            f"{path}: pad_token_id={pad!r} must be a whole number >= 0: RoBERTa's positions "
-            f"start after it"
+            Said(
+                "{path}: pad_token_id={pad!r} must be a whole number >= 0: RoBERTa's positions "
+                "start after it",
+                path=path,
+                pad=pad,
+            )
         )
     offset = pad + 1
     return encoder_config(
