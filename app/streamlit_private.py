@@ -16,6 +16,7 @@ from streamlit import runtime
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from app.i18n import _
 from app.i18n.browser import browser_words
 from encoder.web import asset
 
@@ -95,7 +96,6 @@ CODE_CSS = "\n".join(
     f'[data-testid="stCode"] pre .token.{token} {{ color: {colour}; }}'
     for token, colour in CODE_COLOURS.items()
 )
-PHONE_SIDEBAR_LABEL = "Text and model"  # the sidebar's opener on a phone
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
@@ -130,9 +130,7 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
   [data-testid="stMainBlockContainer"] h1 {{ display: none; }}
   [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; }}
   [data-testid="stExpandSidebarButton"] {{ width: auto; gap: 0.3rem; padding: 0 0.5rem; }}
-  [data-testid="stExpandSidebarButton"]::after {{
-    content: "{PHONE_SIDEBAR_LABEL}"; font-size: 1rem; color: {TEXT_GREY};
-  }}
+  [data-testid="stExpandSidebarButton"]::after {{ font-size: 1rem; color: {TEXT_GREY}; }}
 }}
 </style>"""
 
@@ -169,7 +167,13 @@ PRESENTER_QUESTION_CSS = """<style>
 
 def page_style() -> None:
     """Every page's look for this run: readable greys, and the content first on a phone."""
-    st.html(PAGE_CSS)  # style only: no space on the page
+    # style only: no space on the page; the sidebar's opener on a phone named in the page's words
+    said = json.dumps(_("Text and model"), ensure_ascii=False)  # a CSS string: "…", \" and \\
+    opener = (
+        "@media (max-width: 640px) "
+        f'{{ [data-testid="stExpandSidebarButton"]::after {{ content: {said}; }} }}'
+    )
+    st.html(f"{PAGE_CSS}<style>{opener}</style>")
 
 
 # The page's own script: what CSS cannot do, such as letting a keyboard reach a region that

@@ -35,6 +35,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "training_session",
                 "user_text",
                 "corpus_stats",
+                "streamlit_private",
             )
         ),
         "app/controls",

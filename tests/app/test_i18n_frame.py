@@ -110,3 +110,9 @@ def test_every_word_the_controls_take_from_elsewhere_has_a_message(speaking):
     pickers = sidebar.picker_labels()
     for item in (*setup_keys.EXAMPLES, *setup_keys.ARCHITECTURE_PRESETS):
         assert wrapped(pickers[item["label"]])
+
+
+def test_the_phones_sidebar_opener_is_named_in_the_pages_language():
+    at = open_page(view="Tokens", lang="es")
+    styles = [e.proto.body for e in at.get("html") if "stExpandSidebarButton" in e.proto.body]
+    assert len(styles) == 1 and 'content: "Texto y modelo"' in styles[0]
