@@ -46,7 +46,7 @@ def test_the_script_parses_and_runs_its_guard_once(tmp_path) -> None:
     script.write_text(twice, encoding="utf-8")
     ran = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=30)
     assert ran.returncode == 0, ran.stderr
-    watchers = len(re.findall(r"^whenStill\(", PAGE_SCRIPT, re.MULTILINE))
+    watchers = len(re.findall(r"^when(?:Still|Changed)\(", PAGE_SCRIPT, re.MULTILINE))
     assert watchers >= 4 and ran.stdout.strip() == str(watchers)  # each file's watcher, once
 
 

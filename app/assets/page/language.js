@@ -25,4 +25,7 @@ function declareLanguage() {
   }
 }
 
-whenStill(declareLanguage, 50);
+// At the next frame after the page changes, not once it is still: the run names its language
+// among its first elements, and the document says it as soon as they arrive (a language switch
+// redraws every label, and the page is not still again until its charts are drawn).
+whenChanged(declareLanguage);
