@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from app.i18n import _, language, told
+from app.i18n import _, language, localised, symbols, told
 from app.keys import Key, Selection
 from app.runs import Runs
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
@@ -213,7 +213,12 @@ def _answer(question: Question, index: int, numbers: HandNumbers) -> None:
     for."""
     with st.container(border=True):
         st.markdown(f"**{index}.** {ask(question, numbers)}")
-        example = "0.25" if question.count == 1 else ", ".join(["0.1"] * question.count)
+        between = "; " if symbols()[0] == "," else ", "  # as by_hand.parse_answer reads them
+        example = (
+            localised("0.25")
+            if question.count == 1
+            else between.join([localised("0.1")] * question.count)
+        )
         typed = st.text_input(
             _("Your answer"),
             key=f"ex_{question.key}",
@@ -230,7 +235,7 @@ def _answer(question: Question, index: int, numbers: HandNumbers) -> None:
         answered = False
         if typed.strip():
             try:
-                verdict = question.check(by_hand.parse_answer(typed, question.count))
+                verdict = question.check(by_hand.parse_answer(typed, question.count, symbols()[0]))
             except AnswerError as problem:
                 st.warning(told(problem))
             else:

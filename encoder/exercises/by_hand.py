@@ -37,7 +37,8 @@ MAX_ANSWER = 1e6  # a number past this size is a typo: every answer here is belo
 MAX_ANSWER_CHARS = 200
 MAX_SET = 999_999  # the sets of numbers a page offers: seeds 0..this
 NORM_SIZE = 4  # features of the vector to normalise
-SEPARATORS = re.compile(r"[\s,;]+")
+SEPARATORS = re.compile(r"[\s,;]+")  # between the numbers of an answer with a decimal point
+SEPARATORS_BESIDE_COMMAS = re.compile(r"[\s;]+")  # ... where a comma is the decimal mark
 
 
 def number(value: float) -> str:
@@ -163,11 +164,13 @@ class AnswerError(ValueError):
     """An answer that is not a list of usable numbers; its message says why, for the page."""
 
 
-def parse_answer(text: str, count: int) -> tuple[float, ...]:
-    """`count` numbers, separated by commas, semicolons or spaces (a − sign counts as minus).
-    AnswerError says what is wrong (a Said): empty, not a number, not finite, far too large,
-    wrong count."""
+def parse_answer(text: str, count: int, decimal: str = ".") -> tuple[float, ...]:
+    """`count` numbers, separated by commas, semicolons or spaces (a − sign counts as minus);
+    with `decimal` ",", as a Spanish student writes them: a comma or a point the decimal mark,
+    semicolons or spaces between the numbers ("0,3; −1,2"). AnswerError says what is wrong (a
+    Said): empty, not a number, not finite, far too large, wrong count."""
     text = (text or "").strip().replace("−", "-")
+    separators = SEPARATORS_BESIDE_COMMAS if decimal == "," else SEPARATORS
     one = count == 1
     if not text:
         raise AnswerError(
@@ -184,11 +187,11 @@ def parse_answer(text: str, count: int) -> tuple[float, ...]:
                       "(at most {chars} characters).", count=count, chars=MAX_ANSWER_CHARS)
         )  # fmt: skip
     values = []
-    for part in SEPARATORS.split(text):
+    for part in separators.split(text):
         if not part:
             continue
         try:
-            value = float(part)
+            value = float(part.replace(",", ".") if decimal == "," else part)
         except ValueError:
             raise AnswerError(
                 Said("“{part}” is not a number: give one number, such as 0.25.", part=part)

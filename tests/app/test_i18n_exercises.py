@@ -109,9 +109,9 @@ def test_a_right_answer_and_a_count_are_told(speaking) -> None:
     ("typed", "count", "english", "spanish"),
     [
         ("abc", 1, "“abc” is not a number: give one number, such as 0.25.",
-         "«abc» no es un número: da un solo número, como 0.25."),
+         "«abc» no es un número: da un solo número, como 0,25."),
         ("1 2", 3, "Give 3 numbers separated by commas; you gave 2.",
-         "Da 3 números separados por comas; diste 2."),
+         "Da 3 números separados por punto y coma; diste 2."),
         ("", 1, "Type your answer first: one number.",
          "Escribe primero tu respuesta: un solo número."),
     ],
@@ -173,20 +173,34 @@ def test_a_written_number_is_its_english_text_and_a_number() -> None:
 
 def test_the_page_in_spanish_tells_a_wrong_answer_its_hint_and_a_refusal() -> None:
     _, wrong = unscaled()
-    typed = f"{wrong:.3f}"
+    value = float(f"{wrong:.3f}")
+    typed = f"{value:.3f}".replace(".", ",")  # as a Spanish student writes it
     at = open_page(view="Exercises", lang="es", ex_set=str(SET), **TINY)
     at.text_input(key="ex_scaled").input(typed).run()
     assert_no_exception(at)
     (message,) = [e.value for e in at.error]
-    shown = answer_es(float(typed))
+    shown = answer_es(value)
     assert message == (
         f"Todavía no: tu respuesta es {shown}, se desvía más de ±0,01. "
         "Parece la puntuación sin dividir entre √d_k."
     )
-    assert float(shown.replace("−", "-").replace(",", ".")) == float(typed)
+    assert float(shown.replace("−", "-").replace(",", ".")) == value
     at.text_input(key="ex_score").input("abc").run()
     (warning,) = [w.value for w in at.warning]
-    assert warning == "«abc» no es un número: da un solo número, como 0.25."
+    assert warning == "«abc» no es un número: da un solo número, como 0,25."
+
+
+@pytest.mark.parametrize(
+    ("typed", "decimal", "read"),
+    [("0,3; −1,2", ",", (0.3, -1.2)), ("0.3 -1.2", ",", (0.3, -1.2)),
+     ("0.3, -1.2", ".", (0.3, -1.2)), ("0,3 1", ".", None)],
+)  # fmt: skip
+def test_an_answer_is_read_with_the_pages_decimal_mark(typed, decimal, read) -> None:
+    if read is None:  # with a decimal point, "0,3 1" is three numbers: 0, 3 and 1
+        with pytest.raises(AnswerError, match="you gave 3"):
+            parse_answer(typed, 2, decimal)
+    else:
+        assert parse_answer(typed, 2, decimal) == pytest.approx(read)
 
 
 def test_the_page_in_the_pseudo_language_wraps_the_verdict_and_its_hint() -> None:
