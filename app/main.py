@@ -143,6 +143,7 @@ def main(make_run=run_for) -> None:
     """The page; `make_run` builds the run a view draws (the benchmark's floor passes a
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
+    i18n.speak_now(None)  # not known until the link is read (frame)
     freeze_startup_heap()
     logs.configure()
     session_end.sweep()
@@ -178,6 +179,7 @@ def frame(make_run, page_start: float) -> None:
         tuple(registry.BY_TITLE), session_models.is_session_source
     )
     notices = state.carried_notices() + notices
+    i18n.speak_now(sidebar.spoken_language())  # the link and the sidebar have said
     st.set_page_config(
         page_title="Encoder Explorer",
         page_icon="🔍",

@@ -20,6 +20,7 @@ charts and views use it alike.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from string import Formatter
 
@@ -32,6 +33,7 @@ RIGHT_TO_LEFT = frozenset({"ar"})
 NUMBER_LOCALES = {"en": "en", "es": "es", "zh": "zh_Hans_CN", "ar": "ar", PSEUDO: "en"}
 
 _speaking: Callable[[], str] = lambda: SOURCE  # noqa: E731  (set by main.py, once)
+_this_run = threading.local()  # .language: what this thread's script run speaks, once known
 
 
 def speak_with(language_of_this_run: Callable[[], str]) -> None:
@@ -40,9 +42,18 @@ def speak_with(language_of_this_run: Callable[[], str]) -> None:
     _speaking = language_of_this_run
 
 
+def speak_now(spoken: str | None) -> None:
+    """This thread's script run speaks `spoken` from here on (main.py, once the link and the
+    sidebar have said; None: not known yet). A run then asks the session once, not at each of
+    its thousands of messages and numbers (about 25 µs each, 150 ms a run: 5,500 asks); a
+    thread never told (a fragment's own run, a background measurement) asks `speak_with`'s
+    function each time. Streamlit runs each session's script in a thread of its own."""
+    _this_run.language = spoken
+
+
 def language() -> str:
     """This run's language: a key of LANGUAGES, or PSEUDO."""
-    spoken = _speaking()
+    spoken = getattr(_this_run, "language", None) or _speaking()
     return spoken if spoken in LANGUAGES or spoken == PSEUDO else SOURCE
 
 
