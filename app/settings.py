@@ -7,8 +7,9 @@ values only (no Streamlit, no session), so views depend on this module and never
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
-from app.i18n import _
+from app.i18n import _, language
 from app.sources import LABELS as SOURCE_LABELS
 from encoder import EncoderConfig
 from encoder.core.options import BY_KEY, OPTIONS
@@ -27,9 +28,11 @@ LABELS = {  # how a control's value is named on the page
 }
 
 
-def _words() -> dict[str, str]:
+@cache
+def _words(spoken: str) -> dict[str, str]:
     """The controls' English words (encoder.core.options' labels, helps, value names and
-    phrases; the model sources' names) as this run's language says them."""
+    phrases; the model sources' names) as `spoken`, this run's language, says them (made once a
+    language: a run asks for them about 60 times)."""
     return {
         "Random weights, my architecture": _("Random weights, my architecture"),
         "Pretrained MiniLM (all-MiniLM-L6-v2)": _("Pretrained MiniLM (all-MiniLM-L6-v2)"),
@@ -148,7 +151,7 @@ def _words() -> dict[str, str]:
 def shown(text: str | None) -> str | None:
     """A control's English word (a label, a help, a value's name, a source's name) as this
     run's language says it; any other text (a model's own name) as it is."""
-    return _words().get(text, text) if text is not None else None
+    return _words(language()).get(text, text) if text is not None else None
 
 
 def say(key: str, value: object) -> str:
