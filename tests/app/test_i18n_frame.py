@@ -100,7 +100,7 @@ def test_every_word_the_controls_take_from_elsewhere_has_a_message(speaking):
     """encoder.core.options' labels, helps, value names and phrases, the sources' names, the
     examples' and presets' names: a new one is marked here (app.settings, app.controls.sidebar)."""
     speaking(PSEUDO)
-    words = settings._words()
+    words = settings._words(PSEUDO)
     for option in OPTIONS:
         texts = [option.label, option.help, option.phrase, *option.names.values()]
         texts += [option.labels.get(v, option.name(v)) for v in option.choices if option.named]
