@@ -8,7 +8,6 @@ import plotly.graph_objects as go
 from app.charts.attention import ATTENTION_COLORSCALE, token_grid_figure
 from app.charts.common import base_spec, colour_scale, new_figure
 from app.i18n import _
-from encoder.inspect.corpus import FINGERPRINT
 
 FINGERPRINT_SCALE = colour_scale(ATTENTION_COLORSCALE)  # shares of attention, as the heatmaps'
 
@@ -38,15 +37,17 @@ def norm_weighted_figure(
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
 
 
-def fingerprint_figure(grid: np.ndarray, layers: list[int], heads: list[int]) -> go.Figure:
-    """grid [heads, FINGERPRINT]: every head's behaviours over the corpus, heads left to right
-    (built as plain dicts: app.charts.common.new_figure)."""
+def fingerprint_figure(
+    grid: np.ndarray, layers: list[int], heads: list[int], behaviours: list[str]
+) -> go.Figure:
+    """grid [heads, FINGERPRINT]: every head's behaviours over the corpus, heads left to right,
+    each behaviour named as `behaviours` says (built as plain dicts: common.new_figure)."""
     labels = [f"L{layer} H{head}" for layer, head in zip(layers, heads, strict=True)]
     heatmap = {
         "type": "heatmap",
         "z": np.asarray(grid, dtype=np.float64).T,  # [behaviour, head]
         "x": labels,
-        "y": list(FINGERPRINT),
+        "y": behaviours,
         "zmin": 0,
         "zmax": 1,
         "colorscale": FINGERPRINT_SCALE,

@@ -21,6 +21,7 @@ from app.views.layout import header, missing, number_table, show_for, shown, sid
 from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
     BROAD,
+    FINGERPRINT,
     GROUP_RULE,
     MAX_CHARS,
     MAX_SENTENCES,
@@ -100,7 +101,7 @@ def clear_roles(counts: pd.DataFrame) -> int:
 def roles_sentence(counts: pd.DataFrame, name: str) -> str:
     """How many heads have a clear role, and which, in words."""
     roles = ", ".join(
-        f"{row.heads} {row.group}"
+        f"{row.heads} {header(row.group)}"
         for row in counts.itertuples()
         if row.heads and row.group not in (BROAD, MIXED)
     )
@@ -179,9 +180,10 @@ def draw(runs: Runs, chosen: Selection) -> None:
                 seconds=number(stats.seconds, 1, grouped=False),
             )
         )
-        st.dataframe(counts.set_index("group").T, width="stretch")
+        st.dataframe(shown(counts.set_index("group").T.rename(index=header)), width="stretch")
         grid = fingerprint(stats.table)
-        fig = fingerprint_figure(grid, stats.table["layer"].tolist(), stats.table["head"].tolist())
+        layers, heads = stats.table["layer"].tolist(), stats.table["head"].tolist()
+        fig = fingerprint_figure(grid, layers, heads, [header(name) for name in FINGERPRINT])
         show_for(fig, "corpus_fingerprint", name)
         number_table(shown(stats.table), tuple(header(name) for name in LABELS), height=300)
     st.fragment(_one_head)(runs, computed)

@@ -183,6 +183,14 @@ def header(column: str) -> str:
         "component": _("component"),
         "group": _("group"),
         "spread": _("spread"),
+        "heads": _("heads"),
+        # a head's behaviour over a corpus (encoder.inspect.corpus.GROUPS)
+        "previous": _("previous"),
+        "next": _("next"),
+        "self": _("self"),
+        "punctuation": _("punctuation"),
+        "broad": _("broad"),
+        "mixed": _("mixed"),
     }
     if column in words:
         return words[column]

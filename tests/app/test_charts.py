@@ -17,6 +17,7 @@ from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, residual_norm_chart
 from encoder import EncoderConfig
 from encoder.core.block import block_ops
+from encoder.inspect.corpus import FINGERPRINT
 
 EVIL = ["<b>x</b>", "<img src=x onerror=alert(1)>"]
 
@@ -373,7 +374,7 @@ def _legibility_figures() -> list[go.Figure]:
         attention_overview(softmax_attention(2, 2, 4, n_valid=3), 3),
         batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
         block_diagram(block_ops(cfg, 0, 1, 4), cfg),
-        fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1]),
+        fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1], list(FINGERPRINT)),
         top_units_chart(np.arange(3), np.ones(3), np.ones((3, 4)), tokens, 1, 0),
     ]
 

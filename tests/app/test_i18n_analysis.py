@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import i18n
 from app.charts.cost import percent
-from app.i18n.catalogue import PSEUDO
+from app.i18n.catalogue import PSEUDO, translations
 from app.views import exercises, training
 from encoder import EncoderConfig
 from encoder.exercises import by_hand
@@ -45,9 +45,8 @@ TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
 TEXTS = ("header", "subheader", "caption", "markdown", "info", "warning", "error", "success")
 LABELLED = ("button", "download_button", "radio", "selectbox", "number_input", "text_input",
             "text_area", "toggle", "select_slider", "expander", "tab")  # fmt: skip
-# drawn by other parts of the page (the status line, the title) or by the library
-# (encoder.inspect.corpus's rule and source): not this domain's to mark
-OTHERS = re.compile(r"^(Device |Encoder Explorer$|A head belongs to the behaviour)")
+# drawn by other parts of the page (the status line, the title): not this domain's to mark
+OTHERS = re.compile(r"^(Device |Encoder Explorer$)")
 # charts drawn by other parts of the page (app.views.figures, the views domain)
 OTHER_CHARTS = ("act_histogram",)
 NUMBERS_OR_FILES = re.compile(r"^[\d\s.,()×x%+−-]*[A-Za-z]{0,3}$|\.(html|csv|npz|json)$")
@@ -104,6 +103,16 @@ def test_each_view_opens_in_each_language(view, language) -> None:
     assert texts(at), "nothing drawn"
     headers = [header.value for header in at.main.header]
     assert not any(header in ENGLISH_HEADERS for header in headers), headers
+
+
+def test_the_corpus_view_names_each_behaviour_in_the_language() -> None:
+    at = open_page(view="Heads across a corpus", lang="es", **TINY)
+    assert_no_exception(at)
+    counts = at.main.dataframe[0].value
+    assert list(counts.columns)[:3] == ["anterior", "siguiente", "sí misma"]
+    assert list(counts.index) == [translations("es").gettext("heads")]
+    (fingerprint,) = [c for c in at.get("plotly_chart") if "corpus_fingerprint" in c.proto.id]
+    assert json.loads(fingerprint.proto.spec)["data"][0]["y"][:2] == ["anterior", "siguiente"]
 
 
 ENGLISH_HEADERS = {"Data", "Training lab", "What the shapes tell", "Exercises: attention by hand"}

@@ -11,6 +11,7 @@ import plotly.io
 import pytest
 
 from app.charts import common, heads, training
+from encoder.inspect.corpus import FINGERPRINT
 from tests.app.helpers import assert_no_exception, open_page
 from tests.shared import SENTENCE
 
@@ -69,7 +70,8 @@ def test_the_corpus_fingerprint_is_the_same_with_validation_on(monkeypatch):
     grid = np.linspace(0, 1, 6 * 7).reshape(6, 7)  # [heads, behaviours]
 
     def build() -> dict:
-        fig = heads.fingerprint_figure(grid, [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2])
+        layers, heads_ = [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2]
+        fig = heads.fingerprint_figure(grid, layers, heads_, list(FINGERPRINT))
         return json.loads(plotly.io.to_json(fig, validate=False))
 
     lean = build()
