@@ -35,7 +35,7 @@ from app.charts import training as training_charts
 from app.charts.cost import percent
 from app.i18n import _, localised, number, told
 from app.keys import Key
-from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings
+from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, say
 from app.user_text import literal
 from app.views.widgets import show
 from encoder.core.config import EncoderConfig
@@ -338,17 +338,19 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
 
 
 def architecture_text(cfg: EncoderConfig) -> str:
+    """The architecture in words, each option as the page names it ("post-norm, 4 layers x 4
+    heads, d_model 256, d_ff 1024, GELU, LayerNorm, sinusoidal positions")."""
     return _(
         "{norm}, {layers} layers x {heads} heads, d_model {d_model}, d_ff {d_ff}, {activation}, "
-        "{norm_type}, {positional} positions",
+        "{norm_type}, {positions}",
         norm=norm_name(cfg.norm_first),
         layers=cfg.num_layers,
         heads=cfg.num_heads,
         d_model=cfg.d_model,
         d_ff=cfg.d_ff,
-        activation=cfg.activation.upper(),
-        norm_type=cfg.norm_type,
-        positional=cfg.positional,
+        activation=say("activation", cfg.activation),
+        norm_type=say("norm_type", cfg.norm_type),
+        positions=say("positional", cfg.positional),
     )
 
 
