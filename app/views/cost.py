@@ -31,7 +31,7 @@ from app.i18n import _, number, told
 from app.keys import Selection
 from app.runs import CostJob, Run, Runs
 from app.views.changes import what_changed
-from app.views.layout import show_for, side_by_side
+from app.views.layout import operations_named, show_for, side_by_side
 from encoder import EncoderConfig
 from encoder.core import block
 from encoder.inspect.ledger import matmul_flops_by_kind
@@ -297,8 +297,11 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
 
 
 def _time_section(report: dict, run: Run, name: str) -> None:
-    show_for(operation_time_chart(report["by_operation"]), "cost_operations", name)
-    st.info(time_sentence(report, run.input_ids.shape))
+    (slowest,) = operations_named([report["slowest_operation"]], run.cfg)
+    named = report | {"by_operation": operations_named(report["by_operation"], run.cfg),
+                      "slowest_operation": slowest}  # fmt: skip
+    show_for(operation_time_chart(named["by_operation"]), "cost_operations", name)
+    st.info(time_sentence(named, run.input_ids.shape))
 
 
 def _scaling_section(report: dict, run: Run, name: str) -> None:
@@ -347,7 +350,8 @@ def _panel(run: Run, name: str, budget_s: float) -> None:
         )
     st.header(_("What the shapes tell"))
     st.info(known_sentence(run.cfg, batch, tokens))
-    show_for(flop_chart(flops_by_operation(run.cfg, batch, tokens)), "cost_flops", name)
+    rows = operations_named(flops_by_operation(run.cfg, batch, tokens), run.cfg)
+    show_for(flop_chart(rows), "cost_flops", name)
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

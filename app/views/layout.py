@@ -4,15 +4,18 @@ the keys of B's charts, and the tables that stack both setups with a `setup` col
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import cache
 
 import pandas as pd
 import streamlit as st
 
 from app.charts.common import MARGIN, PLOTLY_HEIGHT, fit_narrow
-from app.i18n import _
+from app.i18n import _, language, told
 from app.runs import Run, Runs
 from app.views.changes import heads_named, source_name
 from app.views.widgets import show
+from encoder import EncoderConfig
+from encoder.core.block import model_ops
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
 
 
@@ -197,6 +200,42 @@ def header(column: str) -> str:
     if column.startswith("to ["):  # "to [CLS]": a token's name stays
         return _("to {token}", token=column.removeprefix("to "))
     return column
+
+
+@cache
+def _operation_names(cfg: EncoderConfig, spoken: str) -> dict[str, str]:
+    """Every operation of a model with `cfg` (encoder.core.block's table): its English name, as
+    tables and measurements keep it, to the page's name for it in `spoken`."""
+    return {str(op.operation): told(op.operation) for op in model_ops(cfg, 1, 1)}
+
+
+def operation_kind(kind: str) -> str:
+    """An operation's kind (encoder.core.block.Op.kind) in the page's language."""
+    kinds = {
+        "lookup": _("lookup"),
+        "norm": _("norm"),
+        "projection": _("projection"),
+        "rotation": _("rotation"),
+        "attention": _("attention"),
+        "softmax": _("softmax"),
+        "feed-forward": _("feed-forward"),
+        "activation": _("activation"),
+        "residual": _("residual"),
+    }
+    return kinds.get(kind, kind)
+
+
+def operations_named(rows: pd.DataFrame | list[dict], cfg: EncoderConfig):
+    """Operations (a table of encoder.inspect.ledger's, with their kinds shown, or rows of
+    encoder.measure.op_times', whose kinds the charts read) named as the page names them, in its
+    language."""
+    names = _operation_names(cfg, language())
+    if isinstance(rows, pd.DataFrame):
+        return rows.assign(
+            operation=rows["operation"].map(lambda name: names.get(name, name)),
+            kind=rows["kind"].map(operation_kind),
+        )
+    return [{**row, "operation": names.get(row["operation"], row["operation"])} for row in rows]
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,15 @@ from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
 from app.views.figures import block_figure
-from app.views.layout import key_for, setup_title, shown, side_by_side, stacked, wide_table
+from app.views.layout import (
+    key_for,
+    operations_named,
+    setup_title,
+    shown,
+    side_by_side,
+    stacked,
+    wide_table,
+)
 from app.views.widgets import show
 
 EQUATIONS = {
@@ -176,7 +184,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         show(block_figure(run), key_for("block_diagram", name if runs.b is not None else ""))
         _equations(run)
     st.header(_("Shape trace: every operation, in the order the data flows"))
-    wide_table(shown(stacked(runs, lambda run: run.ledger)), height=420)
+    wide_table(shown(stacked(runs, lambda run: operations_named(run.ledger, run.cfg))), height=420)
     with st.expander(_("Parameters by component"), key="shape_params", on_change="rerun") as box:
         if box.open:  # computed and sent only once opened
             st.dataframe(shown(stacked(runs, lambda run: run.parameter_counts)), hide_index=True)

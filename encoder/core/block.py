@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from encoder.core import hooks
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
+from encoder.core.said import Said
 
 Shape = tuple[int, ...]
 
@@ -106,7 +107,7 @@ def _norm(
     )
     return Op(
         layer=layer,
-        operation=f"{label} ({NORM_TYPE_NAMES[cfg.norm_type]})",
+        operation=Said("{norm} ({kind})", norm=label, kind=NORM_TYPE_NAMES[cfg.norm_type]),
         kind="norm",
         stage=stage,
         output=names.out,
@@ -141,7 +142,7 @@ def _residual(layer: str, stage: str, hook: str, B: int, T: int, d: int) -> Op:
     stream = (B, T, d)
     return Op(
         layer=layer,
-        operation="residual add",
+        operation=Said("residual add"),
         kind="residual",
         stage=stage,
         output=hook,
@@ -162,7 +163,9 @@ def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
     ops = [
         Op(
             layer="embed",
-            operation=f"token embedding x sqrt({width})" if scaled else "token embedding lookup",
+            operation=Said("token embedding x sqrt({width})", width=width)
+            if scaled
+            else Said("token embedding lookup"),
             kind="lookup",
             stage="token embedding",
             output=names.token,
@@ -175,11 +178,16 @@ def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
     ]
     if cfg.positional != "rope":  # RoPE adds nothing here: the blocks turn q and k
         rows = cfg.max_len + cfg.position_offset
-        first = f", from row {cfg.position_offset}" if cfg.position_offset else ""
         ops.append(
             Op(
                 layer="embed",
-                operation=f"position embedding ({cfg.positional}{first})",
+                operation=Said(
+                    "position embedding ({kind}, from row {row})",
+                    kind=cfg.positional,
+                    row=cfg.position_offset,
+                )
+                if cfg.position_offset
+                else Said("position embedding ({kind})", kind=cfg.positional),
                 kind="lookup",
                 stage="position embedding",
                 output=names.position,
@@ -190,22 +198,23 @@ def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
             )
         )
         ops.append(
-            Op("embed", "add token + position", "residual", "add", "", (wide, table), wide,
+            Op("embed", Said("add token + position"), "residual", "add", "", (wide, table), wide,
                flops=B * T * E)
         )  # fmt: skip
     if cfg.type_vocab_size:
         ops.append(
-            Op("embed", "add token-type embedding", "lookup", "token-type embedding", "", (ids,),
-               wide, params=cfg.type_vocab_size * E, flops=B * T * E)
+            Op("embed", Said("add token-type embedding"), "lookup", "token-type embedding", "",
+               (ids,), wide, params=cfg.type_vocab_size * E, flops=B * T * E)
         )  # fmt: skip
     if cfg.embedding_norm:
         ops.append(
-            _norm(cfg, "embed", "embedding norm", "embedding norm", names.norm, B, T, width=E)
+            _norm(cfg, "embed", Said("embedding norm"), "embedding norm", names.norm, B, T, width=E)
         )
     if cfg.embedding_size:
         ops.append(
-            _linear("embed", "embedding projection E -> d", "projection", "embedding projection",
-                    names.out, wide, (B, T, d), B * T, E, d, bias=cfg.linear_bias)
+            _linear("embed", Said("embedding projection E -> d"), "projection",
+                    "embedding projection", names.out, wide, (B, T, d), B * T, E, d,
+                    bias=cfg.linear_bias)
         )  # fmt: skip
     last = ops[-1]  # its output is block 0's input
     ops[-1] = replace(
@@ -231,36 +240,42 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
     bias = cfg.linear_bias
     attention_matmul = 2 * B * H * T * T * dk
     projections = [
-        _linear(layer, f"{name} projection, split into heads", "projection", "qkv", hook,
-                stream, heads, B * T, d, d, bias=bias)
+        _linear(layer, Said("{name} projection, split into heads", name=name), "projection",
+                "qkv", hook, stream, heads, B * T, d, d, bias=bias)
         for name, hook in (("Q", a.q), ("K", a.k), ("V", a.v))
     ]  # fmt: skip
     rotations = [
-        Op(layer, f"rotate {name} by position (RoPE, base {cfg.rope_base_of(index):g})",
+        Op(layer, Said("rotate {name} by position (RoPE, base {base})", name=name,
+                       base=f"{cfg.rope_base_of(index):g}"),
            "rotation", "qkv", hook, (heads,), heads, {hook: heads},
            flops=ROTATION_FLOPS_PER_ELEMENT * B * H * T * dk)
         for name, hook in (("Q", a.rot_q), ("K", a.rot_k))
     ] if cfg.positional == "rope" else []  # fmt: skip
-    window = f", keys within {cfg.attention_window // 2}" if cfg.is_local(index) else ""
+    scores = (
+        Said("scores QK^T / sqrt(dk), keys within {reach}", reach=cfg.attention_window // 2)
+        if cfg.is_local(index)
+        else "scores QK^T / sqrt(dk)"
+    )
     attention = [
         *projections,
         *rotations,
-        Op(layer, f"scores QK^T / sqrt(dk){window}", "attention", "weights", a.scores,
+        Op(layer, scores, "attention", "weights", a.scores,
            (heads, (B, H, dk, T)), square, {a.scores: square},
            flops=B * H * T * T, matmul_flops=attention_matmul),
         Op(layer, "softmax", "softmax", "weights", a.pattern, (square,), square,
            {a.pattern: square}, flops=SOFTMAX_FLOPS_PER_SCORE * B * H * T * T),
         Op(layer, "weights x V", "attention", "mix", a.z, (square, heads), heads, {a.z: heads},
            matmul_flops=attention_matmul),
-        _linear(layer, "concat heads + out projection", "projection", "mix", a.out, heads,
+        _linear(layer, Said("concat heads + out projection"), "projection", "mix", a.out, heads,
                 stream, B * T, d, d, bias=bias),
     ]  # fmt: skip
     activation = ACTIVATION_NAMES[cfg.activation]
     if cfg.gated:  # linear1 gives the activation's input and the gate: [B, T, 2F]
-        linear1 = _linear(layer, "linear1 (input and gate)", "feed-forward", "linear1", m.pre,
+        linear1 = _linear(layer, Said("linear1 (input and gate)"), "feed-forward", "linear1", m.pre,
                           stream, (B, T, 2 * ff), B * T, d, 2 * ff, bias=bias)  # fmt: skip
         linear1 = replace(linear1, hooks={m.pre: hidden, m.gate: hidden})
-        activate = Op(layer, f"{activation}: activation(input) x gate", "activation",
+        activate = Op(layer, Said("{activation}: activation(input) x gate", activation=activation),
+                      "activation",
                       "activation", m.post, (hidden, hidden), hidden, {m.post: hidden},
                       flops=2 * B * T * ff)  # fmt: skip
     else:
@@ -306,7 +321,11 @@ def final_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
     """Pre-norm closes the stream with a final norm; post-norm has none."""
     if not cfg.norm_first:
         return []
-    return [_norm(cfg, "final", "final norm", "final norm", hooks.final_norm(cfg.num_layers), B, T)]
+    return [
+        _norm(
+            cfg, "final", Said("final norm"), "final norm", hooks.final_norm(cfg.num_layers), B, T
+        )
+    ]
 
 
 def model_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:

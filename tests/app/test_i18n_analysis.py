@@ -115,6 +115,18 @@ def test_the_corpus_view_names_each_behaviour_in_the_language() -> None:
     assert json.loads(fingerprint.proto.spec)["data"][0]["y"][:2] == ["anterior", "siguiente"]
 
 
+def test_the_operations_are_named_in_the_language() -> None:
+    at = open_page(view="Shapes", lang="es", **TINY)
+    assert_no_exception(at)
+    ledger = next(t.value for t in at.main.table if "operación" in t.value.columns)
+    assert {"suma residual", "proyección Q, dividida en cabezas"} <= set(ledger["operación"])
+    assert "proyección" in set(ledger["tipo"])
+    at = open_page(view="Cost", lang="es", **TINY)
+    (flops,) = [c for c in at.get("plotly_chart") if "cost_flops" in c.proto.id]
+    operations = json.loads(flops.proto.spec)["data"][0]["y"]
+    assert "concatenar cabezas + proyección de salida" in operations
+
+
 ENGLISH_HEADERS = {"Data", "Training lab", "What the shapes tell", "Exercises: attention by hand"}
 
 
