@@ -701,10 +701,20 @@ SHOWN_JS = """main => {
 # The page in Spanish: its document's language, which the run's first elements set
 # (app/assets/page/language.js); with SHOWN_JS after it, the run that speaks it is drawn
 SPANISH_JS = '() => document.documentElement.lang === "es"'
-# Before a commit: watch the script's state, so that SHOWN_JS waits for the run it starts.
+# Before a commit: watch the script's state, so that SHOWN_JS waits for the run it starts; and
+# note when the page first sends to the server after it (the commit's request: SINCE_REQUEST_JS)
 WATCH_RUN_JS = """() => {
   window.benchCommitted = true;
   window.benchRan = false;
+  window.benchSentAt = null;
+  if (!window.benchSendWatched) {
+    window.benchSendWatched = true;
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) {
+      if (window.benchSentAt === null) window.benchSentAt = performance.now();
+      return send.call(this, data);
+    };
+  }
   const app = document.querySelector("[data-testid=stApp]");
   // a quick run can be over before the callback reads the attribute: its old values say it ran
   new MutationObserver(records => {
@@ -713,6 +723,11 @@ WATCH_RUN_JS = """() => {
   }).observe(app, {attributes: true, attributeOldValue: true,
                    attributeFilter: ["data-test-script-state"]});
 }"""
+
+
+# Seconds from the commit's request (the first message the page sent since WATCH_RUN_JS) to now:
+# a rerun's or a language switch's time without the control's own (a key, a dropdown's option)
+SINCE_REQUEST_JS = "() => (performance.now() - window.benchSentAt) / 1000"
 
 
 @dataclass
@@ -725,6 +740,9 @@ class Visits:
     rerun_received: list[int] = field(default_factory=list)
     language: list[float] = field(default_factory=list)  # switching the page to Spanish
     language_script_ms: list[float] = field(default_factory=list)
+    # the rerun and the switch from their requests (without the key's or the option's time)
+    rerun_from_request: list[float] = field(default_factory=list)
+    language_from_request: list[float] = field(default_factory=list)
 
 
 def wait_shown(page, main: str | None, what: str) -> None:
@@ -761,6 +779,7 @@ def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visit
         box.press("Control+Enter")
         wait_shown(page, main, "rerun")
         visits.rerun.append(time.perf_counter() - start)
+        visits.rerun_from_request.append(page.evaluate(SINCE_REQUEST_JS))
         visits.rerun_script_ms.append(page.evaluate(SCRIPT_MS_JS))
         visits.rerun_received.append(session.received - before)
         if switch_language:
@@ -772,6 +791,7 @@ def visit(browser: Browser, url: str, main: str | None, text: str, visits: Visit
             page.wait_for_function(SPANISH_JS, timeout=TIMEOUT_MS, polling="raf")
             wait_shown(page, main, "language switch")
             visits.language.append(time.perf_counter() - start)
+            visits.language_from_request.append(page.evaluate(SINCE_REQUEST_JS))
             visits.language_script_ms.append(page.evaluate(SCRIPT_MS_JS))
     finally:
         page.close()
@@ -854,13 +874,16 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
                 f"{ms(measured.rerun_script_ms)} / {bare_ms}" if rerun else "-",
                 f"{kilobytes(measured.rerun_received)} / {bare_kb}" if rerun else "-",
             ))  # fmt: skip
-        own_rerun = statistics.median(measured.rerun)
+        own_rerun = statistics.median(measured.rerun_from_request)
         rows.append(row(
-            f"{view}: switching the language (to Spanish)", seconds_spread(measured.language),
-            seconds_spread(measured.rerun), ratio_spread(measured.language, own_rerun),
-            f"<= {RATIO_GOAL}x (the view's rerun)",
-            verdict(statistics.median(measured.language) / own_rerun <= RATIO_GOAL),
-            f"{ms(measured.language_script_ms)} / {ms(measured.rerun_script_ms)}", "-",
+            f"{view}: switching the language (to Spanish), from its request",
+            seconds_spread(measured.language_from_request),
+            seconds_spread(measured.rerun_from_request),
+            ratio_spread(measured.language_from_request, own_rerun),
+            f"<= {RATIO_GOAL}x (the view's rerun, from its request)",
+            verdict(statistics.median(measured.language_from_request) / own_rerun <= RATIO_GOAL),
+            f"{ms(measured.language_script_ms)} / {ms(measured.rerun_script_ms)}",
+            f"whole switch {seconds_spread(measured.language)}",
         ))  # fmt: skip
     notes.append(
         f"visits: bare page first render {bare_first:.2f} s, rerun {bare_rerun:.2f} s (median of "
