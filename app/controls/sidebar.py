@@ -543,6 +543,7 @@ def spoken_language() -> str:
 
 def _language_chosen() -> None:
     state.put("lang", state.get("_language"))
+    state.put_again()  # every choice named again, in the new language
 
 
 def _language_control() -> None:

@@ -64,6 +64,18 @@ def update(values: dict[str, object]) -> None:
         put(name, value)
 
 
+def put_again() -> None:
+    """Put every registered key's choice again as it is (a callback, as the page's language
+    changes): Streamlit knows a radio's or a selectbox's choice by its label, which the browser
+    keeps and sends back; a label in the old language is one the new run does not offer, and
+    the choice would become that label. Put again, each widget is drawn with its choice named in
+    the new language. Choices only (text and numbers): a button's key cannot be put."""
+    for name in REGISTRY:
+        value = st.session_state.get(name)
+        if isinstance(value, (str, int, float, list, tuple)) and not isinstance(value, bool):
+            st.session_state[name] = value
+
+
 def set_from_link(name: str, value: object) -> None:
     """A link's value into the session, with the other keys it fills in (a training preset)."""
     put(name, value)

@@ -46,3 +46,26 @@ def test_a_browser_in_spanish_gets_the_page_in_spanish(open_page):
     page.wait_for_function(f"() => ({DOCUMENT})()[0] === 'es'")
     assert page.locator(SIDEBAR_HEADER).first.inner_text() == translations("es").gettext("Input")
     assert "lang=" not in page.url  # the browser's choice, not a link's
+
+
+def test_switching_back_and_forth_keeps_every_choice(open_page):
+    # Streamlit knows a radio's choice by its label, which the browser sends back: a choice
+    # named in the old language was once read as a new choice (the weights' control's label
+    # "Pretrained MiniLM (…)"), and the page fell into a traceback on the second switch
+    page, _ = open_page({"viewport": PROJECTOR}, view="Shapes", source="pretrained")
+    for language, name in (("es", "Español"), ("en", "English"), ("zh", "简体中文")):
+        page.locator(".st-key-_language input").click()
+        page.get_by_role("option", name=name, exact=True).click()
+        page.wait_for_function(f"() => ({DOCUMENT})()[0] === '{language}'")
+        page.locator(SIDEBAR_HEADER).filter(
+            has_text=translations(language).gettext("Input")
+        ).wait_for()
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=stApp]')"
+            ".getAttribute('data-test-script-state') === 'notRunning'"
+        )
+        assert page.get_by_test_id("stException").count() == 0, language
+        assert page.locator(".st-key-source input:checked").count() == 1
+        chosen = page.locator(".st-key-source label", has=page.locator("input:checked"))
+        pretrained = translations(language).gettext("Pretrained MiniLM (all-MiniLM-L6-v2)")
+        assert chosen.inner_text() == pretrained
