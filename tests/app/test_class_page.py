@@ -25,16 +25,6 @@ TOKEN_STEP = STEPS.index(ONE_QUERY) + 1  # its question: a token
 SMALL = {"source": "random", "d_model": "64", "num_heads": "4", "num_layers": "2", "d_ff": "128"}
 
 
-@pytest.fixture
-def store_path(tmp_path, monkeypatch) -> str:
-    path = str(tmp_path / "classes.sqlite3")
-    monkeypatch.setenv("ENCODER_EXPLORER_CLASS_DB", path)
-    monkeypatch.delenv("ENCODER_EXPLORER_REDIS_URL", raising=False)
-    class_store.clear()
-    yield path
-    class_store.clear()
-
-
 def warnings(at: AppTest) -> list[str]:
     return [shown(w.value) for w in at.warning]
 

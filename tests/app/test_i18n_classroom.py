@@ -18,7 +18,6 @@ from app.classroom.store import (
     Limits,
     NotTeacher,
 )
-from app.controls.classroom import class_store
 from app.i18n.catalogue import PSEUDO, translations
 from app.lesson.steps import STEPS
 from app.lesson.steps.block import NUMPY_BLOCK
@@ -100,16 +99,6 @@ def test_the_store_s_own_error_stays_for_the_operator(speaking):
     for language in LANGUAGES:
         speaking(language)
         assert "Redis" not in i18n.told(away) and "Redis" in away.detail
-
-
-@pytest.fixture
-def store_path(tmp_path, monkeypatch) -> str:
-    path = str(tmp_path / "classes.sqlite3")
-    monkeypatch.setenv("ENCODER_EXPLORER_CLASS_DB", path)
-    monkeypatch.delenv("ENCODER_EXPLORER_REDIS_URL", raising=False)
-    class_store.clear()
-    yield path
-    class_store.clear()
 
 
 def join_with(language: str, code: str) -> list[str]:
