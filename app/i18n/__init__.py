@@ -27,6 +27,7 @@ from string import Formatter
 from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
+from encoder.core.said import said_of
 
 LANGUAGES = {"en": "English", "es": "Español", "zh": "简体中文", "ar": "العربية"}
 RIGHT_TO_LEFT = frozenset({"ar"})
@@ -87,8 +88,8 @@ def told(said: object) -> str:
     """What the library said (an `encoder.core.said.Said`, or an error raised with one) in this
     run's language: its template translated, its bare numbers written as the language writes
     them; anything else, and everything in English, as `str` gives it."""
-    if isinstance(said, BaseException) and len(said.args) == 1:
-        said = said.args[0] if hasattr(said.args[0], "template") else said
+    if isinstance(said, BaseException):
+        said = said_of(said)  # the Said it was raised with, else its str
     template, values = getattr(said, "template", None), getattr(said, "values", {})
     if template is None or language() == SOURCE:
         return str(said)
