@@ -96,6 +96,10 @@ CODE_CSS = "\n".join(
     f'[data-testid="stCode"] pre .token.{token} {{ color: {colour}; }}'
     for token, colour in CODE_COLOURS.items()
 )
+# Streamlit pads each view's link 8 px a side: at 1280 px with the sidebar open, Spanish's twelve
+# titles (1,004 px) overflow the navigation's 980 px and the last two hide behind Streamlit's own
+# "2 more", in English; 4 px a side fits them (908 px; at 5 px, 932 px, one still hid).
+NAV_LINK_PADDING = "4px"
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
@@ -124,6 +128,7 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
 {FIGURE_TOOLS_CSS}
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
+[data-testid="stTopNavLink"] {{ padding: 0 {NAV_LINK_PADDING}; }}
 [data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
 [data-testid="stMainBlockContainer"] h2 {{ font-size: 1.75rem; }}
 @media (max-width: 640px) {{

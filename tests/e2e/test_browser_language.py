@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from app.i18n.catalogue import translations
+from app.registry import VIEWS
 from tests.e2e.harness import PROJECTOR
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -25,6 +26,12 @@ def test_arabic_reads_right_to_left_with_the_sidebar_on_the_right(open_page):
     heading = page.locator(SIDEBAR_HEADER).first
     assert heading.inner_text() == translations("ar").gettext("Input")
     assert heading.evaluate("(h) => getComputedStyle(h).direction") == "rtl"
+    # the English sentence typed in it reads left to right, its full stop at its end
+    box = page.locator("[data-testid=stSidebar] .st-key-text textarea")
+    page.wait_for_function("() => document.querySelector('.st-key-text textarea').dir === 'auto'")
+    assert box.evaluate("(t) => getComputedStyle(t).direction") == "ltr"
+    box.fill("جملة عربية.")
+    assert box.evaluate("(t) => getComputedStyle(t).direction") == "rtl"
 
 
 def test_the_sidebar_switches_the_language_and_the_link_keeps_it(open_page):
@@ -38,6 +45,17 @@ def test_the_sidebar_switches_the_language_and_the_link_keeps_it(open_page):
     page.wait_for_function(f"() => ({DOCUMENT})()[0] === 'es'")
     assert page.evaluate(DOCUMENT) == ["es", "ltr"]
     page.wait_for_url(lambda url: "lang=es" in url)
+
+
+@pytest.mark.parametrize("language", ["es", "ar"])
+def test_every_view_is_in_the_navigation_at_a_projectors_width(open_page, language):
+    # Spanish's titles are the longest: with Streamlit's padding the last two hid behind its
+    # own "2 more", in English
+    page, _ = open_page({"viewport": PROJECTOR}, view="Tokens", source="pretrained", lang=language)
+    nav = page.get_by_test_id("stTopNav")
+    nav.get_by_role("link").nth(len(VIEWS) - 1).wait_for()
+    assert nav.get_by_role("link").count() == len(VIEWS)
+    assert "more" not in nav.inner_text()
 
 
 def test_a_browser_in_spanish_gets_the_page_in_spanish(open_page):

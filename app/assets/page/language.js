@@ -5,6 +5,10 @@
 // text in the hidden [data-page-words] beside it (parsed, never read as markup; shared.js's
 // speakWith).
 let pageWordsRead = null; // the [data-page-words] text last spoken
+// What a reader types (sentences, answers) runs in its own direction, whatever the page's: an
+// English sentence on an Arabic page reads left to right, its full stop at its end (dir="auto":
+// the direction of its first strong letter).
+const TYPED_TEXT = '[data-testid="stTextArea"] textarea, [data-testid="stTextInput"] input';
 
 function declareLanguage() {
   const said = [...document.querySelectorAll("[data-page-language]")].pop();
@@ -12,6 +16,9 @@ function declareLanguage() {
   const root = document.documentElement;
   if (root.lang !== said.dataset.pageLanguage) root.lang = said.dataset.pageLanguage;
   if (root.dir !== said.dataset.pageDirection) root.dir = said.dataset.pageDirection;
+  for (const field of document.querySelectorAll(TYPED_TEXT)) {
+    if (field.dir !== "auto") field.dir = "auto";
+  }
   const words = [...document.querySelectorAll("[data-page-words]")].pop();
   if (words && words.textContent !== pageWordsRead) {
     pageWordsRead = words.textContent;
