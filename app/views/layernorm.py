@@ -84,21 +84,33 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
     return " ".join([*placement, numbers, norm_does(kind, cfg.norm_type, bias=cfg.norm_bias)])
 
 
+def sections() -> tuple[str, str]:
+    """The two tabs' names, in the run's language."""
+    return (_("The norms, token by token"), _("The residual stream, depth by depth"))
+
+
 def draw(runs: Runs, chosen: Selection) -> None:
+    """Two sections as tabs, only the open one computed and sent (the norms' statistics at
+    first); the sentence below says what both show, with this run's numbers."""
     run = runs.a
     sentence = pick_sentence(run.sentences, chosen.sentence)
     layer = pick_index(_("Layer"), max(r.cfg.num_layers for __, r in runs.named()), "ln_layer")
     what_changed(runs)
     say(pre_vs_post(runs, sentence))
-    st.header(_("LayerNorm statistics in block {layer}, per token", layer=layer))
-    for name, setup in side_by_side(runs):
-        if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
-            show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
-    st.header(_("Size of the residual stream across depth"))
-    for name, setup in side_by_side(runs):
-        show_for(residual_figure(setup, sentence), "residual", name)
-    _stream_table(runs, sentence)  # below its chart, full width: every column shows
-    _stream_deltas(runs, sentence)
+    norms, stream = st.tabs(sections(), key="ln_section", on_change="rerun")
+    if norms.open:
+        with norms:
+            st.header(_("LayerNorm statistics in block {layer}, per token", layer=layer))
+            for name, setup in side_by_side(runs):
+                if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
+                    show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
+    if stream.open:
+        with stream:
+            st.header(_("Size of the residual stream across depth"))
+            for name, setup in side_by_side(runs):
+                show_for(residual_figure(setup, sentence), "residual", name)
+            _stream_table(runs, sentence)  # below its chart, full width: every column shows
+            _stream_deltas(runs, sentence)
     for name, setup in runs.named():
         if setup.cfg.num_layers > layer:
             said = layernorm_sentence(setup, sentence, layer)

@@ -777,8 +777,10 @@ def _residual_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> 
 
 
 # Each step in data-flow order, its expander's label, whether it opens at first and its key: the
-# keys, RoPE's turn and the scores-and-weights table are the view's main figures; every other
-# step is computed and sent only once its expander is opened.
+# scores-and-weights table, the view's answer (which key the query weighs most, and why), opens
+# at first under the outline of every step; each other step is computed and sent only once its
+# expander is opened, as a teacher walks through them (the keys' and values' heatmaps open at
+# first cost a rerun half as long again: docs/performance.md).
 STEP_LABELS = {  # step: its label (in the page's language), whether it opens at first, its key
     _input_step: (
         lambda: _("1 · The query token's row entering the block"),
@@ -786,9 +788,9 @@ STEP_LABELS = {  # step: its label (in the page's language), whether it opens at
         "step_open_0",
     ),
     _query_step: (lambda: _("2 · Its query q_i"), False, "step_open_1"),
-    _keys_values_step: (lambda: _("3 · Every token's key and value"), True, "step_open_2"),
+    _keys_values_step: (lambda: _("3 · Every token's key and value"), False, "step_open_2"),
     # RoPE models only: where the positions enter
-    _rope_step: (lambda: _("3b · RoPE turns q and k by position"), True, "step_open_rope"),
+    _rope_step: (lambda: _("3b · RoPE turns q and k by position"), False, "step_open_rope"),
     _table_step: (lambda: _("4 · Scores and weights, one row per key"), True, "step_open_3"),
     _scaling_step: (lambda: _("5 · Why divide by √d_k?"), False, "step_open_4"),
     _mix_step: (lambda: _("6 · Mix the values"), False, "step_open_5"),

@@ -35,6 +35,16 @@ def go(at: AppTest, view: str) -> AppTest:
     return at.run()
 
 
+def open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """Open the tab named `label` of the tabs keyed `key`, as a click would (the others are then
+    neither computed nor sent)."""
+    at.session_state[key] = label
+    return at.run()
+
+
+STREAM_TAB = ("ln_section", "The residual stream, depth by depth")  # the LayerNorm view's
+
+
 def shown(text: str) -> str:
     """A message as the reader sees it (markdown escapes removed)."""
     return re.sub(r"\\(.)", r"\1", text)

@@ -18,7 +18,7 @@ from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import array, assert_no_exception, figure, go, open_page
+from tests.app.helpers import array, assert_no_exception, figure, go, open_page, open_tab
 from tests.shared import SENTENCE
 
 
@@ -45,10 +45,8 @@ def hand_trace(model: TransformerEncoder, text: str = SENTENCE):
 
 
 def open_section(at, label: str):
-    """Open one of the view's tabs, as a click would (the others are then neither computed nor
-    sent)."""
-    at.session_state["act_section"] = label
-    return at.run()
+    """Open one of the view's tabs."""
+    return open_tab(at, "act_section", label)
 
 
 def chart_keys(at) -> set[str]:

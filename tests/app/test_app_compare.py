@@ -18,9 +18,11 @@ from encoder.inspect.heads import head_metrics
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_header
 from tests.app.helpers import (
+    STREAM_TAB,
     assert_no_exception,
     explorer,
     open_page,
+    open_tab,
     page_model,
     shown,
     upload,
@@ -85,7 +87,7 @@ def test_every_view_draws_both_setups(view: str) -> None:
 
 
 def test_residual_table_rows_are_each_models_numbers() -> None:
-    at = open_page(view="LayerNorm", compare="1", b_norm="post", **SMALL)
+    at = open_tab(open_page(view="LayerNorm", compare="1", b_norm="post", **SMALL), *STREAM_TAB)
     assert_no_exception(at)
     table = table_with(at, "mean_norm")
     for setup, norm in (("A", "pre"), ("B", "post")):

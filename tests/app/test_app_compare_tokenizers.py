@@ -23,7 +23,15 @@ from app.views.tokens import POSITIONS_PER_ROW
 from encoder.io.checkpoint_files import CHECKPOINT_FILES, checkpoint_archive
 from encoder.io.checkpoints import checkpoint_from_files
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import assert_no_exception, go, open_page, shown, upload
+from tests.app.helpers import (
+    STREAM_TAB,
+    assert_no_exception,
+    go,
+    open_page,
+    open_tab,
+    shown,
+    upload,
+)
 from tests.encoder.family_checkpoints import CORPUS, build_checkpoint, tokenizer_of
 from tests.shared import SENTENCE
 
@@ -154,7 +162,7 @@ def test_tokens_shows_both_tokenizations_one_above_the_other(page: AppTest) -> N
 def test_layernorm_draws_b_minus_a_of_the_streams_size_by_depth(
     page: AppTest, tiny_bert: dict[str, bytes], minilm
 ) -> None:
-    go(page, "LayerNorm")
+    open_tab(go(page, "LayerNorm"), *STREAM_TAB)
     checkpoint = checkpoint_from_files(tiny_bert, "tiny-bert")
     batch = tokenize([SENTENCE], checkpoint.tokenizer, 512)
     trace_a = checkpoint.encoder.trace(batch.input_ids, batch.attention_mask)

@@ -51,12 +51,12 @@ def test_steps_view_shows_the_chosen_querys_computation_with_the_models_numbers(
     # query 4 is the token "'": a straight quote, shown literally
     at = open_page(view="Attention steps", step_layer="2", step_head="1", step_query="4")
     assert_no_exception(at)
-    # at first, the main figures only: the keys and values, the scores and weights; each other
-    # step is a closed expander, its charts neither computed nor sent
+    # at first, the scores and weights only (the view's answer); each other step is a closed
+    # expander, its charts neither computed nor sent
     assert [e.label[:4] for e in at.main.expander] == STEP_HEADINGS
-    assert [h.value[:4] for h in at.subheader] == ["3 · ", "4 · "]
-    charts = [c.proto.id.split("-")[-1] for c in at.get("plotly_chart")]
-    assert charts == ["step_keys", "step_values"]
+    assert [h.value[:4] for h in at.subheader] == ["4 · "]
+    assert at.get("plotly_chart") == []
+    assert at.dataframe[0].value["key"].tolist() == tokens_of(SENTENCE)
     open_every_step(at)
     assert_no_exception(at)
     assert shown(at.header[0].value) == "Layer 2, head 1: how query 4 “'” attends"
@@ -99,6 +99,8 @@ def test_rope_shows_q_and_k_turned_by_their_position_as_the_model_turned_them():
     )  # fmt: skip
     assert_no_exception(at)
     assert at.main.expander[3].label.startswith("3b · RoPE")
+    at.session_state["step_open_rope"] = True  # a reader's click
+    at.run()
     rope = hooks.block(2).attn
     trace = traced(default_model(**ROPE_WINDOW), SENTENCE)
     strips = array(figure(at, "step_rope_q")["data"][0]["z"])

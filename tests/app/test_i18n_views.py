@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.i18n.catalogue import PSEUDO
 from app.views.attention import DIVERGENCE, METRICS, READINGS
-from tests.app.helpers import assert_no_exception, open_page, shown
+from tests.app.helpers import STREAM_TAB, assert_no_exception, open_page, shown
 
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm")
 LANGUAGES = ("es", "zh", "ar", PSEUDO)
@@ -40,6 +40,9 @@ def open_view(view: str, language: str, **query: str) -> AppTest:
     if view == "LayerNorm":
         at.session_state["ln_gains"] = True
     at.run()
+    if view == "LayerNorm":  # its second tab too (the first is open at first), by its label
+        at.session_state[STREAM_TAB[0]] = at.tabs[1].label
+        at.run()
     assert_no_exception(at)
     return at
 

@@ -96,11 +96,25 @@ def numbered_labels_json(labels: list[str]) -> str:
 # view -> (chart key, marker) pairs: the view is drawn for `labels` (the text's tokens as plotly
 # holds them, HTML-escaped) when each chart's layout, as JSON, contains marker(labels).
 # The key EXPLORER_KEY names the attention explorer instead: its marker is its query tokens (as
-# text, not HTML-escaped), and in compare mode it is one element for A and B.
+# text, not HTML-escaped), and in compare mode it is one element for A and B. The key TABLE_KEY
+# names a table of the main area whose first rows begin "position token", in order (the
+# Attention steps view's scores and weights); its marker is those beginnings, as JSON (the first
+# TABLE_ROWS: a long table's grid holds the rows it shows only).
 EXPLORER_KEY = "explorer"
+TABLE_KEY = "table"
+TABLE_ROWS = 4
+ONE_FOR_BOTH = (EXPLORER_KEY, TABLE_KEY)  # in compare mode, no twin keyed "..._b" to wait for
+
+
+def table_rows_json(labels: list[str]) -> str:
+    """The first rows' beginnings, "0[CLS]", "1the", ..., as the table's text holds them."""
+    first = labels[:TABLE_ROWS]
+    return labels_json([f"{j}{html.unescape(label)}" for j, label in enumerate(first)])
+
+
 DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
     "Attention": ((EXPLORER_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
-    "Attention steps": (("step_keys", numbered_labels_json),),
+    "Attention steps": ((TABLE_KEY, table_rows_json),),
     "LayerNorm": (("layernorm", labels_json),),
     "Activations": (("act_top_units", numbered_labels_json),),  # its first tab
     "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
@@ -131,10 +145,22 @@ VIEW_DRAWN_JS = """checks => {
       const all = span ? JSON.parse(marker).slice(+span.dataset.start, +span.dataset.end) : null;
       return !!root && JSON.stringify(tokens) === (span ? JSON.stringify(all) : marker);
     }
+    if (key === "TABLE_KEY") {
+      const rows = JSON.parse(marker);
+      const tables = "[data-testid=stMainBlockContainer] [data-testid=stDataFrame] table";
+      return [...document.querySelectorAll(tables)].some(table => {
+        const text = table.textContent;
+        let at = 0;
+        return rows.every(row => (at = text.indexOf(row, at)) >= 0 && (at += row.length));
+      });
+    }
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     return !!plot && !!plot._fullData && JSON.stringify(plot.layout).includes(marker);
   });
-}""".replace("EXPLORER_KEY", EXPLORER_KEY).replace("FIND_EXPLORER", EXPLORER_IN_JS)
+}"""
+for name, value in (("EXPLORER_KEY", EXPLORER_KEY), ("TABLE_KEY", TABLE_KEY),
+                    ("FIND_EXPLORER", EXPLORER_IN_JS)):  # fmt: skip
+    VIEW_DRAWN_JS = VIEW_DRAWN_JS.replace(name, value)
 STATUS_JS = """() => [...document.querySelectorAll("[data-testid=stCaptionContainer]")]
   .map(c => c.textContent).find(t => t.includes("page ")) || ''"""
 # Every element on the page, in order: its type, and for charts and tables their sizes.
@@ -264,7 +290,7 @@ def checks_for(session: Session, text: str) -> list[list[str]]:
     charts = session.drawn[session.view]
     keys = list(charts)
     if session.compare:
-        keys += [(f"{key}_b", marker) for key, marker in charts if key != EXPLORER_KEY]
+        keys += [(f"{key}_b", marker) for key, marker in charts if key not in ONE_FOR_BOTH]
     return [[key, marker(labels)] for key, marker in keys]
 
 

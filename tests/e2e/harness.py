@@ -413,6 +413,30 @@ def wait_for(page, key: str, condition: Callable[[dict], bool], timeout_s: float
     raise AssertionError(f"figure {key!r} never met the condition; last seen: {last}")
 
 
+# True once a step's expander is open with its step drawn inside: a closed step is not computed,
+# so its content comes only with the rerun its opening asked for.
+STEP_DRAWN_JS = """key => {
+  const box = document.querySelector(`.st-key-${key} details[open]`);
+  return !!box && box.querySelectorAll("[data-testid=stElementContainer]").length > 0;
+}"""
+
+
+def open_step(page, key: str, timeout_ms: float = 60_000) -> None:
+    """Click the Attention steps view's step (its expander's key, "step_open_2") open, if it is
+    closed, and wait until the rerun its opening asked for has drawn it (a click during a rerun
+    can be lost, so a next click waits too)."""
+    box = page.locator(f".st-key-{key} details")
+    box.wait_for(timeout=timeout_ms)
+    wait_ready(page, timeout_ms)
+    if box.get_attribute("open") is None:
+        box.locator("summary").click()
+        page.wait_for_function(STEP_DRAWN_JS, arg=key, timeout=timeout_ms)
+        wait_settled(page, timeout_ms)
+
+
+KEYS_STEP = "step_open_2"  # the Attention steps view's keys and values (step_keys, step_values)
+
+
 def type_text(page, text: str) -> None:
     box = page.locator(".st-key-text textarea")
     box.fill(text)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import LOADED_JS, open_view
+from tests.e2e.harness import KEYS_STEP, LOADED_JS, open_step, open_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -24,7 +24,7 @@ VIEWS = {
     "Tokens": "",
     "Attention": "",  # one explorer holds A and B; its setup titles say B is there
     "Attention steps": "step_keys",
-    "LayerNorm": "residual",
+    "LayerNorm": "layernorm",
     "Activations": "act_histogram",  # its first tab
     "Shapes": "block_diagram",
     "Export": "",
@@ -43,6 +43,8 @@ def test_every_view_draws_both_setups_in_compare_mode(open_page, pair, tmp_path)
     for view, chart in VIEWS.items():
         page.set_viewport_size({"width": 1400, "height": 1000})
         open_view(page, view, 120_000)
+        if view == "Attention steps":
+            open_step(page, KEYS_STEP, 120_000)
         if chart:
             page.wait_for_function(DRAWN_JS, arg=[chart, f"{chart}_b"], timeout=120_000)
         page.wait_for_function(LOADED_JS, timeout=60_000)

@@ -11,7 +11,7 @@ import pytest
 from app.i18n.browser import browser_words
 from encoder.web.offline import explorer_html
 from encoder.web.payload import build_setup, encode, full_weights, with_words
-from tests.e2e.harness import PROJECTOR
+from tests.e2e.harness import KEYS_STEP, PROJECTOR, open_step
 
 pytestmark = pytest.mark.browser
 
@@ -119,6 +119,7 @@ def test_the_page_in_spanish_gives_the_explorer_and_the_figure_tools_its_words(o
     page, _ = open_page(
         {"viewport": PROJECTOR}, 60_000, view="Attention steps", source="pretrained", lang="es"
     )
+    open_step(page, KEYS_STEP)
     page.wait_for_selector(".st-key-step_keys .js-plotly-plot[aria-label]")
     tools = page.locator(".st-key-step_keys [data-testid=figure-table-toggle]")
     tools.filter(has_text="Mostrar como tabla").wait_for(timeout=30_000)

@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from tests.e2e.harness import PROJECTOR, open_view, wait_ready
+from tests.e2e.harness import KEYS_STEP, PROJECTOR, open_step, open_view, wait_ready
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -56,6 +56,7 @@ def save_as(page, key: str, format: str) -> tuple[str, bytes]:
 
 def test_a_heatmap_is_named_by_its_range_and_its_largest_cell(open_page) -> None:
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Attention steps", **MINILM)
+    open_step(page, KEYS_STEP)
     page.wait_for_selector(".st-key-step_keys .js-plotly-plot[aria-label]")
     drawn = page.evaluate(HEATMAP_JS, "step_keys")
     values = [(value, i, j) for i, row in enumerate(drawn["z"]) for j, value in enumerate(row)]
@@ -71,6 +72,7 @@ def test_a_heatmap_is_named_by_its_range_and_its_largest_cell(open_page) -> None
 
 def test_the_table_is_one_key_away_and_saves_as_csv(open_page) -> None:
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Attention steps", **MINILM)
+    open_step(page, KEYS_STEP)
     chart = page.locator(".st-key-step_keys")
     toggle = chart.get_by_test_id("figure-table-toggle")
     table = chart.get_by_test_id("figure-table")
@@ -111,6 +113,7 @@ def test_every_chart_of_a_view_is_a_named_figure(open_page) -> None:
 
 def test_a_chart_saves_as_svg_and_as_a_png_twice_its_size(open_page) -> None:
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Attention steps", **MINILM)
+    open_step(page, KEYS_STEP)
     plot = page.locator(".st-key-step_keys .js-plotly-plot")
     plot.wait_for()
     width, height = plot.evaluate("p => [p.clientWidth, p.clientHeight]")

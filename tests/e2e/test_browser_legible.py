@@ -11,10 +11,12 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.harness import (
+    KEYS_STEP,
     LOAD_TIMEOUT_MS,
     PHONE,
     PHONE_BROWSING,
     PROJECTOR,
+    open_step,
     open_view,
     wait_ready,
 )
@@ -103,6 +105,8 @@ def test_views_at_1280x720_read_from_afar(open_page, tmp_path_factory) -> None:
     ):  # Attention: its explorer, tested in test_browser_explorer
         if view != "LayerNorm":
             open_view(page, view)
+        if view == "Attention steps":
+            open_step(page, KEYS_STEP)  # its heatmaps: closed at first
         _settle(page)
         page.screenshot(path=folder / f"{view}.png")
         smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)

@@ -85,9 +85,11 @@ def test_every_view_opens_without_errors(open_page):
         assert page.locator("[data-testid=stException]").count() == 0, view
     layernorm_tokens = expected_tokens("The cat sat on the mat.")[0]
     open_view(page, "LayerNorm")
+    norms = wait_for(page, "layernorm", lambda fig: fig["title"] != "")
+    assert norms["drawn_x2"] == layernorm_tokens  # the lower subplot's x
+    page.get_by_role("tab", name="The residual stream, depth by depth").click()  # the other tab
     chart = wait_for(page, "residual", lambda fig: fig["title"] != "")
     assert chart["traces"] == 2
-    assert figure(page, "layernorm")["drawn_x2"] == layernorm_tokens  # the lower subplot's x
     open_view(page, "Training")
     assert page.locator("[data-testid=stException]").count() == 0
 

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.harness import expected_tokens, wait_settled
+from tests.e2e.harness import expected_tokens, open_step
 from tests.shared import SENTENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -40,25 +40,10 @@ def wait_for_charts(page, keys: list[str]) -> None:
         page.wait_for_selector(f".st-key-{key} .js-plotly-plot .main-svg", timeout=60_000)
 
 
-# True once a step's expander is open with its step drawn inside: a closed step is not computed,
-# so its content comes only with the rerun its opening asked for.
-STEP_DRAWN_JS = """key => {
-  const box = document.querySelector(`.st-key-${key} details[open]`);
-  return !!box && box.querySelectorAll("[data-testid=stElementContainer]").length > 0;
-}"""
-
-
 def open_every_step(page) -> None:
-    """Click each closed step's expander open, one at a time: each opening reruns the page, and
-    the next click waits until that rerun has drawn its step (a click in a rerun can be lost)."""
-    wait_for_charts(page, ["step_keys"])
+    """Click each closed step's expander open, one at a time, as a reader would."""
     for index in range(8):
-        key = f"step_open_{index}"
-        box = page.locator(f".st-key-{key} details")
-        if box.get_attribute("open") is None:
-            box.locator("summary").click()
-            page.wait_for_function(STEP_DRAWN_JS, arg=key, timeout=60_000)
-            wait_settled(page, 60_000)
+        open_step(page, f"step_open_{index}")
 
 
 def test_steps_view_opens_from_a_link_with_every_step_drawn(open_page):
