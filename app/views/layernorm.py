@@ -86,7 +86,7 @@ def layernorm_sentence(run: Run, sentence: int, layer: int) -> str:
 
 def sections() -> tuple[str, str]:
     """The two tabs' names, in the run's language."""
-    return (_("The norms, token by token"), _("The residual stream, depth by depth"))
+    return (_("Norms per token"), _("Stream by depth"))
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

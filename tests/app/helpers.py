@@ -42,7 +42,7 @@ def open_tab(at: AppTest, key: str, label: str) -> AppTest:
     return at.run()
 
 
-STREAM_TAB = ("ln_section", "The residual stream, depth by depth")  # the LayerNorm view's
+STREAM_TAB = ("ln_section", "Stream by depth")  # the LayerNorm view's
 
 
 def shown(text: str) -> str:

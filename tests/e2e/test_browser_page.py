@@ -11,7 +11,6 @@ from tests.e2e.harness import (
     expected_tokens,
     explorer_heads,
     explorer_tokens,
-    figure,
     open_view,
     type_text,
     wait_for,
@@ -87,7 +86,7 @@ def test_every_view_opens_without_errors(open_page):
     open_view(page, "LayerNorm")
     norms = wait_for(page, "layernorm", lambda fig: fig["title"] != "")
     assert norms["drawn_x2"] == layernorm_tokens  # the lower subplot's x
-    page.get_by_role("tab", name="The residual stream, depth by depth").click()  # the other tab
+    page.get_by_role("tab", name="Stream by depth").click()  # the other tab
     chart = wait_for(page, "residual", lambda fig: fig["title"] != "")
     assert chart["traces"] == 2
     open_view(page, "Training")
