@@ -7,7 +7,7 @@ app.controls.state serves them. Plain values only (no Streamlit), so every layer
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from encoder.core.options import BY_KEY, parse_value
@@ -37,7 +37,9 @@ class Key:
     value may be (a key whose default is True or False is a switch, 1 or 0 in the URL); follows:
     setup B's key that takes the value of setup A's key of that name unless B overrides it;
     selects: a field of the views' Selection, brought within the run as `fits` says; fills: the
-    other keys a link's value sets (a training preset's controls)."""
+    other keys a link's value sets (a training preset's controls); labels: a set of tabs' key
+    (st.tabs keyed, whose value is the open tab's label), their labels in the run's language, so
+    that the open tab is named again when the language changes (app.controls.state.put_again)."""
 
     name: str
     default: object = None
@@ -48,6 +50,7 @@ class Key:
     selects: bool = False
     fits: str | None = None
     fills: Callable[[object], dict[str, object]] | None = None
+    labels: Callable[[], Sequence[str]] | None = None
 
     def parse(self, raw: str) -> object:
         """A URL value, checked; ValueError with a sentence for the page when it cannot be used."""

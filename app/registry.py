@@ -97,7 +97,7 @@ VIEWS: tuple[View, ...] = (  # the navigation offers them in this order
     View("LayerNorm", "layernorm", layernorm.draw, layernorm.hooks, layernorm.KEYS),
     View("Activations", "activations", activations.draw, activations.hooks, activations.KEYS),
     View("Shapes", "shapes", shapes.draw, every_hook),
-    View("Cost", "cost", cost.draw),
+    View("Cost", "cost", cost.draw, keys=cost.KEYS),
     View("Heads across a corpus", "heads-across-a-corpus", corpus.draw, keys=corpus.KEYS),
     View(
         "Exercises",

@@ -542,8 +542,9 @@ def spoken_language() -> str:
 
 
 def _language_chosen() -> None:
+    spoken_before = spoken_language()
     state.put("lang", state.get("_language"))
-    state.put_again()  # every choice named again, in the new language
+    state.put_again(spoken_before, spoken_language())  # every choice named again, in the new one
 
 
 def _language_control() -> None:

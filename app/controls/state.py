@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 import streamlit as st
 
+from app import i18n
 from app.keys import FITS_HEAD, FITS_LAYER, FITS_POSITION, FITS_QUERY, FITS_TOKEN, Key, Selection
 from app.settings import LESSON_RULE_QUERY
 from encoder import EncoderConfig
@@ -64,16 +65,29 @@ def update(values: dict[str, object]) -> None:
         put(name, value)
 
 
-def put_again() -> None:
+def put_again(spoken_before: str, spoken_now: str) -> None:
     """Put every registered key's choice again as it is (a callback, as the page's language
-    changes): Streamlit knows a radio's or a selectbox's choice by its label, which the browser
-    keeps and sends back; a label in the old language is one the new run does not offer, and
-    the choice would become that label. Put again, each widget is drawn with its choice named in
-    the new language. Choices only (text and numbers): a button's key cannot be put."""
-    for name in REGISTRY:
+    changes from `spoken_before` to `spoken_now`): Streamlit knows a radio's or a selectbox's
+    choice by its label, which the browser keeps and sends back; a label in the old language is
+    one the new run does not offer, and the choice would become that label. Put again, each
+    widget is drawn with its choice named in the new language. A set of tabs' choice is its open
+    tab's label itself: it is put as the label in the same place in the new language. Choices
+    only (text and numbers): a button's key cannot be put."""
+    for name, key in REGISTRY.items():
         value = st.session_state.get(name)
-        if isinstance(value, (str, int, float, list, tuple)) and not isinstance(value, bool):
+        if key.labels is not None and value is not None:
+            st.session_state[name] = _named_again(key.labels, value, spoken_before, spoken_now)
+        elif isinstance(value, (str, int, float, list, tuple)) and not isinstance(value, bool):
             st.session_state[name] = value
+
+
+def _named_again(labels: Callable, label: str, spoken_before: str, spoken_now: str) -> str:
+    """The label in `labels()`'s place of `label`, in `spoken_now` (as it is where the labels in
+    `spoken_before` do not hold it)."""
+    i18n.speak_now(spoken_before)
+    before = list(labels())
+    i18n.speak_now(spoken_now)
+    return list(labels())[before.index(label)] if label in before else label
 
 
 def set_from_link(name: str, value: object) -> None:

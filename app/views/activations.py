@@ -47,6 +47,7 @@ KEYS = (
     Key("act_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
     # None: the first word
     Key("act_token", None, in_url=True, bounds=POSITION_BOUNDS, selects=True, fits=FITS_TOKEN),
+    Key("act_section", labels=lambda: sections()),  # the open tab
 )
 
 

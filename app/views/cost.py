@@ -28,7 +28,7 @@ from app.charts.cost import (
     train_memory_chart,
 )
 from app.i18n import _, number, told
-from app.keys import Selection
+from app.keys import Key, Selection
 from app.runs import CostJob, Run, Runs
 from app.views.changes import what_changed
 from app.views.layout import operations_named, show_for, side_by_side
@@ -277,9 +277,7 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
         return
     report = job.report.to_dict()
     headings = section_headings()
-    sections = st.tabs(
-        [headings[key] for key in SECTIONS], key=f"cost_section_{name or 'A'}", on_change="rerun"
-    )
+    sections = st.tabs(section_labels(), key=f"cost_section_{name or 'A'}", on_change="rerun")
     for tab, (key, draw_section) in zip(sections, SECTIONS.items(), strict=True):
         if tab.open:  # only the open tab is computed and sent
             with tab:
@@ -334,6 +332,16 @@ SECTIONS = {  # the measured part's tabs: heading (English, a key) -> what draws
     "Memory for training": _memory_section,
     "Gradient flow at initialisation": _gradient_section,
 }
+
+
+def section_labels() -> list[str]:
+    """The measured part's tabs' labels, in their order and the run's language."""
+    headings = section_headings()
+    return [headings[key] for key in SECTIONS]
+
+
+# The open tab of each setup's measured part (A, and B beside it)
+KEYS = tuple(Key(f"cost_section_{setup}", labels=section_labels) for setup in "AB")
 
 
 def _panel(run: Run, name: str, budget_s: float) -> None:

@@ -34,7 +34,10 @@ from encoder import EncoderConfig
 from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect.norms import norm_hook_names
 
-KEYS = (Key("ln_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),)
+KEYS = (
+    Key("ln_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
+    Key("ln_section", labels=lambda: sections()),  # the open tab
+)
 
 
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,16 @@ def go(at: AppTest, view: str) -> AppTest:
     navigation to click: a switch the page itself makes, app.controls.state.open_view)."""
     at.session_state["_open_view"] = view
     return at.run()
+
+
+def measured_page(at, timeout_s: float = 120.0):
+    """Rerun the page (as the fragment's polling would) until no measurement is in progress."""
+    deadline = time.monotonic() + timeout_s
+    while any("in the background" in (p.proto.text or "") for p in at.get("progress")):
+        assert time.monotonic() < deadline, "the measurement did not finish"
+        time.sleep(0.5)
+        at.run()
+    return at
 
 
 def open_tab(at: AppTest, key: str, label: str) -> AppTest:

@@ -16,20 +16,18 @@ from encoder import TransformerEncoder
 from encoder.core import block
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.measure.scaling import crossover_tokens
-from tests.app.helpers import array, assert_no_exception, figure, open_page, page_model, shown
+from tests.app.helpers import (
+    array,
+    assert_no_exception,
+    figure,
+    measured_page,
+    open_page,
+    page_model,
+    shown,
+)
 
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
 TEXT = "The cat sat on the mat."
-
-
-def measured_page(at, timeout_s: float = 120.0):
-    """Rerun the page (as the fragment's polling would) until no measurement is in progress."""
-    deadline = time.monotonic() + timeout_s
-    while any("in the background" in (p.proto.text or "") for p in at.get("progress")):
-        assert time.monotonic() < deadline, "the measurement did not finish"
-        time.sleep(0.5)
-        at.run()
-    return at
 
 
 def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numbers(

@@ -13,9 +13,9 @@ import pytest
 from babel.numbers import parse_decimal
 from streamlit.testing.v1 import AppTest
 
-from app.i18n.catalogue import PSEUDO
+from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
-from tests.app.helpers import STREAM_TAB, assert_no_exception, open_page, shown
+from tests.app.helpers import STREAM_TAB, assert_no_exception, measured_page, open_page, shown
 
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm")
 LANGUAGES = ("es", "zh", "ar", PSEUDO)
@@ -146,3 +146,26 @@ def test_a_chinese_title_wraps_between_characters_in_a_narrow_place() -> None:
     assert len(lines) >= 3 and all(_width(line) <= 24 for line in lines)
     assert "".join(lines) == title  # nothing lost, nothing added
     assert not any(line.startswith(("，", "：")) for line in lines)  # punctuation ends a line
+
+
+TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
+
+
+@pytest.mark.parametrize(
+    ("view", "key", "label"),
+    [
+        ("LayerNorm", "ln_section", "Stream by depth"),
+        ("Activations", "act_section", "Token geometry across depth"),
+        ("Cost", "cost_section_A", "Memory for training"),
+    ],
+)
+def test_the_open_tab_is_named_again_in_the_new_language(view, key, label):
+    # a set of tabs keeps the open tab's label: in the old language it is no tab of the new one
+    at = measured_page(open_page(view=view, **TINY))  # Cost's tabs: once it has measured
+    at.session_state[key] = label
+    at.run()
+    assert label in [tab.label for tab in at.tabs]
+    for language in ("es", "ar", "en"):
+        at.selectbox(key="_language").set_value(language).run()
+        assert_no_exception(at)
+        assert at.session_state[key] == translations(language).gettext(label), language

@@ -87,3 +87,20 @@ def test_switching_back_and_forth_keeps_every_choice(open_page):
         chosen = page.locator(".st-key-source label", has=page.locator("input:checked"))
         pretrained = translations(language).gettext("Pretrained MiniLM (all-MiniLM-L6-v2)")
         assert chosen.inner_text() == pretrained
+
+
+def test_the_open_tab_stays_open_in_the_new_language(open_page):
+    # Streamlit knows the open tab by its label: the old language's label once opened the first
+    page, _ = open_page({"viewport": PROJECTOR}, view="LayerNorm", source="pretrained")
+    page.get_by_role("tab", name="Stream by depth").click()
+    page.locator(".st-key-residual .js-plotly-plot").wait_for()
+    page.locator(".st-key-_language input").click()
+    page.get_by_role("option", name="Español", exact=True).click()
+    spanish = translations("es").gettext("Stream by depth")
+    page.get_by_role("tab", name=spanish, selected=True).wait_for()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=stApp]')"
+        ".getAttribute('data-test-script-state') === 'notRunning'"
+    )
+    assert page.locator(".st-key-residual .js-plotly-plot").count() == 1
+    assert page.locator(".st-key-layernorm").count() == 0
