@@ -17,7 +17,8 @@ from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
 from tests.app.helpers import STREAM_TAB, assert_no_exception, measured_page, open_page, shown
 
-VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm")
+# each view, and LayerNorm's second tab as a view of its own (one tab is open at a time)
+VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "LayerNorm, stream")
 LANGUAGES = ("es", "zh", "ar", PSEUDO)
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
@@ -29,7 +30,7 @@ TEXTS = ("header", "subheader", "caption", "markdown", "info", "warning", "error
 
 def open_view(view: str, language: str, **query: str) -> AppTest:
     """`view` in `language` with every section below it open (each opening reruns the page)."""
-    at = open_page(view=view, lang=language, text=TWO, **query)
+    at = open_page(view=view.split(",")[0], lang=language, text=TWO, **query)
     assert_no_exception(at)
     if view == "Attention":
         for key, _label in (METRICS, DIVERGENCE, READINGS):
@@ -37,10 +38,10 @@ def open_view(view: str, language: str, **query: str) -> AppTest:
     if view == "Attention steps":
         for index in range(STEPS):
             at.session_state[f"step_open_{index}"] = True
-    if view == "LayerNorm":
+    if view.startswith("LayerNorm"):
         at.session_state["ln_gains"] = True
     at.run()
-    if view == "LayerNorm":  # its second tab too (the first is open at first), by its label
+    if view == "LayerNorm, stream":  # its second tab (the first is open at first), by its label
         at.session_state[STREAM_TAB[0]] = at.tabs[1].label
         at.run()
     assert_no_exception(at)

@@ -12,7 +12,7 @@ import pytest
 
 from app.charts import common, heads, training
 from encoder.inspect.corpus import FINGERPRINT
-from tests.app.helpers import assert_no_exception, open_page
+from tests.app.helpers import STREAM_TAB, assert_no_exception, open_page
 from tests.shared import SENTENCE
 
 TWO = f"{SENTENCE}\nIt was late."
@@ -21,22 +21,32 @@ PAGES = {
     "attention, ablation": {"view": "Attention", "source": "pretrained", "ablate": "3.1"},
     "steps": {"view": "Attention steps", "text": TWO, "norm": "post", "step_query": "3"},
     "layernorm": {"view": "LayerNorm", "norm_type": "rmsnorm"},
+    "layernorm, stream": {"view": "LayerNorm", "norm_type": "rmsnorm"},
     "activations relu": {"view": "Activations", "activation": "relu", "text": TWO},
     "shapes": {"view": "Shapes"},
 }
 
+OPENED = {  # what a reader opens on a page (its steps, a tab): closed, they draw nothing
+    "steps": {f"step_open_{index}": True for index in range(8)},
+    "layernorm, stream": dict([STREAM_TAB]),
+}
 
-def chart_specs(query: dict, validate: bool, monkeypatch) -> list[dict]:
+
+def chart_specs(page: str, validate: bool, monkeypatch) -> list[dict]:
     monkeypatch.setattr(common, "VALIDATE", validate)
-    at = open_page(**query)
+    at = open_page(**PAGES[page])
+    if page in OPENED:
+        for key, value in OPENED[page].items():
+            at.session_state[key] = value
+        at.run()
     assert_no_exception(at)
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_chart_is_the_same_with_validation_on(page, monkeypatch):
-    lean = chart_specs(PAGES[page], False, monkeypatch)
-    validated = chart_specs(PAGES[page], True, monkeypatch)
+    lean = chart_specs(page, False, monkeypatch)
+    validated = chart_specs(page, True, monkeypatch)
     assert lean, "the page drew no chart"
     assert lean == validated
 
