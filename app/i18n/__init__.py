@@ -121,8 +121,10 @@ def localised(shown: str) -> str:
     """A number written in English (format(value, spec): ".3g", ",", ".1%"...) as this run's
     language writes it: the same digits, the language's decimal and group symbols ("0.715" is
     "0,715" in Spanish). The English is left as it is, byte for byte."""
+    if language() == SOURCE:
+        return shown
     decimal, group = symbols()
-    if language() == SOURCE or (decimal, group) == (".", ","):
+    if (decimal, group) == (".", ","):
         return shown
     return "".join(decimal if c == "." else group if c == "," else c for c in shown)
 

@@ -4,7 +4,7 @@ the keys of B's charts, and the tables that stack both setups with a `setup` col
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import cache
+from functools import lru_cache
 
 import pandas as pd
 import streamlit as st
@@ -202,10 +202,14 @@ def header(column: str) -> str:
     return column
 
 
-@cache
+OPERATION_NAMES_KEPT = 64
+
+
+@lru_cache(maxsize=OPERATION_NAMES_KEPT)
 def _operation_names(cfg: EncoderConfig, spoken: str) -> dict[str, str]:
     """Every operation of a model with `cfg` (encoder.core.block's table): its English name, as
-    tables and measurements keep it, to the page's name for it in `spoken`."""
+    tables and measurements keep it, to the page's name for it in `spoken` (the latest
+    OPERATION_NAMES_KEPT architectures and languages kept: a server's sessions try many)."""
     return {str(op.operation): told(op.operation) for op in model_ops(cfg, 1, 1)}
 
 
