@@ -276,12 +276,12 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
         st.error(_("The measurement failed: {error}", error=told(job.error)))
         return
     report = job.report.to_dict()
-    headings = section_headings()
-    sections = st.tabs(section_labels(), key=f"cost_section_{name or 'A'}", on_change="rerun")
-    for tab, (key, draw_section) in zip(sections, SECTIONS.items(), strict=True):
+    labels = section_labels()
+    sections = st.tabs(labels, key=f"cost_section_{name or 'A'}", on_change="rerun")
+    for tab, label, draw_section in zip(sections, labels, SECTIONS.values(), strict=True):
         if tab.open:  # only the open tab is computed and sent
             with tab:
-                st.header(headings[key])
+                st.header(label)
                 draw_section(report, run, name)
     st.caption(
         _(
