@@ -5,7 +5,7 @@ and device), for both setups in compare mode; each sentence says what its number
 from __future__ import annotations
 
 import re
-import time
+import threading
 
 import pytest
 
@@ -35,10 +35,11 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
 ):
     measured = []
     real = runs.cost_report
+    drawn = threading.Event()  # the page's first run has been read
 
     def slow(*args, **kwargs):
         measured.append(1)
-        time.sleep(1.0)  # long enough for the page to be drawn before it ends
+        drawn.wait(timeout=60)  # the measurement ends only after the page was drawn without it
         return real(*args, **kwargs)
 
     monkeypatch.setattr(runs, "cost_report", slow)
@@ -59,6 +60,7 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
     [bar] = at.get("progress")
     assert "in the background" in bar.proto.text
     assert [s.value for s in at.main.header] == ["What the shapes tell"]
+    drawn.set()
     # then, with no action but the fragment's polling, the measured numbers
     measured_page(at)
     assert_no_exception(at)
