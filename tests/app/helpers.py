@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
+from app.views.steps import STEP_LABELS
 from encoder import TransformerEncoder
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_setup
@@ -54,6 +55,10 @@ def open_tab(at: AppTest, key: str, label: str) -> AppTest:
 
 
 STREAM_TAB = ("ln_section", "Stream by depth")  # the LayerNorm view's
+# A two-block model small enough to measure in a second (the Cost view's background measurement)
+TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
+# The Attention steps view's expanders, each step's key (app.views.steps), all to be opened
+EVERY_STEP_OPEN = {key: True for _label, _opens, key in STEP_LABELS.values()}
 
 
 def shown(text: str) -> str:

@@ -17,6 +17,7 @@ from encoder.core import block
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.measure.scaling import crossover_tokens
 from tests.app.helpers import (
+    TINY,
     array,
     assert_no_exception,
     figure,
@@ -26,7 +27,6 @@ from tests.app.helpers import (
     shown,
 )
 
-TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
 TEXT = "The cat sat on the mat."
 
 

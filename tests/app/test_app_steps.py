@@ -19,7 +19,16 @@ from app.sources import built_in
 from encoder import TransformerEncoder, hooks
 from encoder.inspect.attention_steps import step_table
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import array, assert_no_exception, figure, go, open_page, shown, tokens_of
+from tests.app.helpers import (
+    EVERY_STEP_OPEN,
+    array,
+    assert_no_exception,
+    figure,
+    go,
+    open_page,
+    shown,
+    tokens_of,
+)
 from tests.shared import SENTENCE
 
 STEP_HEADINGS = [f"{n} · " for n in range(1, 9)]
@@ -42,8 +51,8 @@ def step_frame(at) -> pd.DataFrame:
 
 def open_every_step(at):
     """Open each step's expander, as a reader's clicks would (each opening reruns the page)."""
-    for index in range(len(STEP_HEADINGS)):
-        at.session_state[f"step_open_{index}"] = True
+    for key, opened in EVERY_STEP_OPEN.items():
+        at.session_state[key] = opened
     return at.run()
 
 

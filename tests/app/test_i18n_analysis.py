@@ -30,7 +30,7 @@ from encoder.train.jobs import (
     window_sentence,
 )
 from encoder.train.trainer import TrainConfig
-from tests.app.helpers import assert_no_exception, open_page
+from tests.app.helpers import TINY, assert_no_exception, open_page
 
 VIEWS = (
     "Activations",
@@ -41,7 +41,6 @@ VIEWS = (
     "Export",
     "Training",
 )
-TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
 TEXTS = ("header", "subheader", "caption", "markdown", "info", "warning", "error", "success")
 LABELLED = ("button", "download_button", "radio", "selectbox", "number_input", "text_input",
             "text_area", "toggle", "select_slider", "expander", "tab")  # fmt: skip

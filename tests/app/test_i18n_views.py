@@ -15,7 +15,15 @@ from streamlit.testing.v1 import AppTest
 
 from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
-from tests.app.helpers import STREAM_TAB, assert_no_exception, measured_page, open_page, shown
+from tests.app.helpers import (
+    EVERY_STEP_OPEN,
+    STREAM_TAB,
+    TINY,
+    assert_no_exception,
+    measured_page,
+    open_page,
+    shown,
+)
 
 # each view, and LayerNorm's second tab as a view of its own (one tab is open at a time)
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "LayerNorm, stream")
@@ -23,7 +31,6 @@ LANGUAGES = ("es", "zh", "ar", PSEUDO)
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
 COMPARE = {"compare": "1", "b_norm": "post", **SMALL}
-STEPS = 8  # the Attention steps view's expanders: step_open_0 .. step_open_7
 LABELLED = ("expander", "toggle", "slider", "selectbox", "text_input", "button", "metric", "tabs")
 TEXTS = ("header", "subheader", "caption", "markdown", "info", "warning", "error", "text")
 
@@ -36,8 +43,8 @@ def open_view(view: str, language: str, **query: str) -> AppTest:
         for key, _label in (METRICS, DIVERGENCE, READINGS):
             at.session_state[key] = True
     if view == "Attention steps":
-        for index in range(STEPS):
-            at.session_state[f"step_open_{index}"] = True
+        for key, opened in EVERY_STEP_OPEN.items():
+            at.session_state[key] = opened
     if view.startswith("LayerNorm"):
         at.session_state["ln_gains"] = True
     at.run()
@@ -147,9 +154,6 @@ def test_a_chinese_title_wraps_between_characters_in_a_narrow_place() -> None:
     assert len(lines) >= 3 and all(_width(line) <= 24 for line in lines)
     assert "".join(lines) == title  # nothing lost, nothing added
     assert not any(line.startswith(("，", "：")) for line in lines)  # punctuation ends a line
-
-
-TINY = {"d_model": "32", "num_heads": "4", "num_layers": "2", "d_ff": "64"}
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import pytest
 
 from app.charts import common, heads, training
 from encoder.inspect.corpus import FINGERPRINT
-from tests.app.helpers import STREAM_TAB, assert_no_exception, open_page
+from tests.app.helpers import EVERY_STEP_OPEN, STREAM_TAB, assert_no_exception, open_page
 from tests.shared import SENTENCE
 
 TWO = f"{SENTENCE}\nIt was late."
@@ -27,7 +27,7 @@ PAGES = {
 }
 
 OPENED = {  # what a reader opens on a page (its steps, a tab): closed, they draw nothing
-    "steps": {f"step_open_{index}": True for index in range(8)},
+    "steps": EVERY_STEP_OPEN,
     "layernorm, stream": dict([STREAM_TAB]),
 }
 
