@@ -12,8 +12,8 @@ import streamlit as st
 
 from app.i18n import language
 from app.i18n.browser import words_now
+from encoder.web import spoken_in
 from encoder.web.hosts import host_module, scatter_style
-from encoder.web.scatter import scatter_words
 
 NAME = "encoder_explorer.head_scatter"
 
@@ -24,4 +24,4 @@ _scatter = st.components.v2.component(
 
 def head_scatter(data: dict, *, key: str) -> None:
     """Draw encoder.web.scatter.scatter_data's `data`, in the page's language."""
-    _scatter(key=key, data=scatter_words(data, language(), words_now()))
+    _scatter(key=key, data=spoken_in(data, language(), words_now()))

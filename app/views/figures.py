@@ -13,7 +13,7 @@ from app.charts.activations import GATED_INNER
 from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
 from app.charts.diagram import block_diagram
-from app.charts.norms import layernorm_chart, residual_norm_chart
+from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
 from app.i18n import _, number
 from app.runs import Run
 from encoder.core.options import ACTIVATION_NAMES
@@ -58,6 +58,12 @@ def residual_figure(run: Run, sentence: int):
 def layernorm_figure(run: Run, sentence: int, layer: int):
     stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
     return layernorm_chart(stats, run.tokens[sentence], layer)
+
+
+def layernorm_line_data(run: Run, sentence: int, layer: int) -> dict:
+    """layernorm_figure's lines as the token lines' data (app.components.token_lines)."""
+    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
+    return layernorm_lines(stats, run.tokens[sentence], layer)
 
 
 def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.DataFrame]]]:

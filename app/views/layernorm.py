@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.components.token_lines import token_lines
 from app.i18n import _, number
 from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
 from app.runs import Run, Runs
@@ -19,10 +20,11 @@ from app.views.changes import (
     stream_size,
     what_changed,
 )
-from app.views.figures import layernorm_figure, residual_figure, residual_table
+from app.views.figures import layernorm_line_data, residual_figure, residual_table
 from app.views.layout import (
     deltas,
     headers,
+    key_for,
     missing,
     number_table,
     show_for,
@@ -106,7 +108,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
             st.header(_("LayerNorm statistics in block {layer}, per token", layer=layer))
             for name, setup in side_by_side(runs):
                 if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
-                    show_for(layernorm_figure(setup, sentence, layer), "layernorm", name)
+                    data = layernorm_line_data(setup, sentence, layer)
+                    token_lines(data, key=key_for("layernorm", name))
     if stream.open:
         with stream:
             st.header(_("Size of the residual stream across depth"))

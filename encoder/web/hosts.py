@@ -6,7 +6,8 @@ neither can follow an `import`. The module is therefore the plain concatenation,
 
     shared.js            the DOM helper, the colour scales, the palette
     figure_tools.js      a figure's "Show as a table" and "Save as…" (SVG, PNG, CSV)
-    <module>.js          attention_explorer.js or head_scatter.js: exports `mount`
+    <module>.js          attention_explorer.js, head_scatter.js or token_lines.js: exports
+                         `mount`
     glue/<glue>.js       the host's few lines: its default export, or the offline mount calls
 
 and no file imports another: each uses the names of the files joined before it (its header says
@@ -22,12 +23,14 @@ SHARED = "shared.js"
 FIGURE_TOOLS = "figure_tools.js"
 EXPLORER = "attention_explorer.js"
 SCATTER = "head_scatter.js"
+LINES = "token_lines.js"
 
 # host -> (module, glue): every module a host loads
 HOSTS = {
     "streamlit_explorer": (EXPLORER, "streamlit_explorer.js"),  # reports its layer and head
     "streamlit_still_explorer": (EXPLORER, "streamlit.js"),  # the lesson's: reports nothing
     "streamlit_head_scatter": (SCATTER, "streamlit.js"),
+    "streamlit_token_lines": (LINES, "streamlit.js"),
     "anywidget_explorer": (EXPLORER, "anywidget.js"),
     "offline_explorer": (EXPLORER, "offline.js"),
 }
@@ -53,3 +56,8 @@ def explorer_style() -> str:
 def scatter_style() -> str:
     """The head scatter's stylesheet, with its figure tools'."""
     return asset("head_scatter.css") + asset("figure_tools.css")
+
+
+def lines_style() -> str:
+    """The token lines' stylesheet, with its figure tools'."""
+    return asset("token_lines.css") + asset("figure_tools.css")

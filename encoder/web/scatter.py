@@ -12,7 +12,7 @@ def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int
     """head_scatter.js's `data` for head (layer, head): coordinates rounded to 4 decimals (in
     float64: float32 rounded reads 0.9822999835014343 in JSON) on the plane's two principal axes,
     named in `axes` (in English: head_scatter.js says them in the page's language, see
-    scatter_words); user text (tokens, sentences) as data only."""
+    encoder.web.spoken_in); user text (tokens, sentences) as data only."""
     points = head_points(stats, layer, head)
     codes = {kind: i for i, kind in enumerate(KINDS)}
     return {
@@ -30,12 +30,3 @@ def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int
         "layer": layer,
         "head": head,
     }
-
-
-def scatter_words(data: dict, lang: str, words: dict | None) -> dict:
-    """`data` drawn in language `lang` (a BCP 47 tag) with `words`, the browser's messages in it
-    (app.i18n.browser): head_scatter.js then writes its title, axes, legend and readouts in it
-    (its title from "layer" and "head"); English (no words) leaves `data` as it is."""
-    if not words and lang == "en":
-        return data
-    return {**data, "lang": lang, "words": dict(words or {})}

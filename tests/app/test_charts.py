@@ -12,9 +12,9 @@ import plotly.graph_objects as go
 import pytest
 
 from app.charts.attention import attention_head, attention_overview, batch_mask_grid
-from app.charts.common import figure_to_html
+from app.charts.common import PAD_TOKEN, figure_to_html
 from app.charts.diagram import block_diagram
-from app.charts.norms import layernorm_chart, residual_norm_chart
+from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
 from encoder import EncoderConfig
 from encoder.core.block import block_ops
 from encoder.inspect.corpus import FINGERPRINT
@@ -206,6 +206,32 @@ def test_layernorm_chart_plots_input_and_output_mean_and_std_of_each_norm():
     assert {t.name for t in embedding.data} == {"embed.ln input", "embed.ln output"}
     with pytest.raises(ValueError, match="layer=5"):
         layernorm_chart(layernorm_stats(), tokens, 5)
+
+
+def test_layernorm_lines_are_the_charts_lines_as_token_lines_data():
+    tokens = ["[CLS]", "the", EVIL[0], "the"]
+    stats = layernorm_stats()
+    stats = stats[~((stats["norm"] == "ln2") & (stats["position"] == 3))]  # one value missing
+    data = layernorm_lines(stats, tokens, 1)
+    fig = layernorm_chart(stats, tokens, 1)
+    assert data["title"] == fig.layout.title.text
+    assert data["tokens"] == tokens  # as typed: the module draws them as text
+    legend = [t.name for t in fig.data if t.showlegend]
+    assert [s["name"] for s in data["series"]] == legend
+    assert [s["dashed"] for s in data["series"]] == [True, False, True, False]
+    assert [p["short"] for p in data["panels"]] == ["mean", "std"]
+    assert [a.text for a in fig.layout.annotations] == [p["title"] for p in data["panels"]]
+    layer = stats[stats["layer"] == 1]
+    ln2 = layer[layer["norm"] == "ln2"].sort_values("position")
+    mean, std = data["panels"]
+    assert std["values"][2] == [*ln2["in_std"].tolist(), None]  # ln2 input: 11.5, 12.5, 13.5
+    assert mean["values"][1] == [0.0, 0.0, 0.0, 0.0]  # ln1 output
+    thirds = layernorm_stats().assign(in_mean=lambda table: table["in_mean"] / 3)
+    embedding = layernorm_lines(thirds, ["[CLS]"], -1)  # positions past the sentence: padding
+    assert embedding["tokens"] == ["[CLS]", PAD_TOKEN, PAD_TOKEN, PAD_TOKEN]
+    assert embedding["panels"][0]["values"][0] == [-3.33333, -3.0, -2.66667, -2.33333]  # 6 digits
+    with pytest.raises(ValueError, match="layer=5"):
+        layernorm_lines(stats, tokens, 5)
 
 
 def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():

@@ -78,7 +78,7 @@ def title_of(part: dict) -> str:
 
 def chart_texts(at: AppTest) -> list[str]:
     """Each chart's title and axis titles (the words of a figure, not its ticks: tokens), of the
-    charts these views' own builders draw."""
+    charts these views' own builders draw; and the token lines' title, series and plots."""
     said = []
     for chart in at.get("plotly_chart"):
         key = chart.proto.id.split("-")[-1]
@@ -91,6 +91,12 @@ def chart_texts(at: AppTest) -> list[str]:
         for name, axis in layout.items():
             if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
                 said.append(title_of(axis))
+    for lines in at.get("bidi_component"):  # token_lines.js's data: its words come translated
+        if lines.proto.component_name == "encoder_explorer.token_lines":
+            data = json.loads(lines.proto.json)
+            said += [data["title"], *(series["name"] for series in data["series"])]
+            for panel in data["panels"]:
+                said += [panel["title"], panel["short"]]
     return [text for text in said if text]
 
 

@@ -57,6 +57,8 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
     BENCH_SETUP,
     BY_TITLE,
+    DEEP_ALL_JS,
+    DEEP_FIND_JS,
     EXPLORER,
     EXPLORER_IN_JS,
     LOADED_JS,
@@ -99,11 +101,15 @@ def numbered_labels_json(labels: list[str]) -> str:
 # text, not HTML-escaped), and in compare mode it is one element for A and B. The key TABLE_KEY
 # names a table of the main area whose first rows begin "position token", in order (the
 # Attention steps view's scores and weights); its marker is those beginnings, as JSON (the first
-# TABLE_ROWS: a long table's grid holds the rows it shows only).
+# TABLE_ROWS: a long table's grid holds the rows it shows only). The key LINES_KEY names the
+# token lines (encoder/web/token_lines.js, one for each setup): its marker is the tokens (as text),
+# which every token lines' labels must name at their positions.
 EXPLORER_KEY = "explorer"
 TABLE_KEY = "table"
+LINES_KEY = "lines"
 TABLE_ROWS = 4
-ONE_FOR_BOTH = (EXPLORER_KEY, TABLE_KEY)  # in compare mode, no twin keyed "..._b" to wait for
+# in compare mode, no twin keyed "..._b" to wait for
+ONE_FOR_BOTH = (EXPLORER_KEY, TABLE_KEY, LINES_KEY)
 
 
 def table_rows_json(labels: list[str]) -> str:
@@ -115,7 +121,7 @@ def table_rows_json(labels: list[str]) -> str:
 DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
     "Attention": ((EXPLORER_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
     "Attention steps": ((TABLE_KEY, table_rows_json),),
-    "LayerNorm": (("layernorm", labels_json),),
+    "LayerNorm": ((LINES_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
     "Activations": (("act_top_units", numbered_labels_json),),  # its first tab
     "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
 }
@@ -154,12 +160,20 @@ VIEW_DRAWN_JS = """checks => {
         return rows.every(row => (at = text.indexOf(row, at)) >= 0 && (at += row.length));
       });
     }
+    if (key === "LINES_KEY") {
+      const tokens = JSON.parse(marker);
+      const roots = DEEP_ALL(document, "[data-testid=token-lines]");
+      return roots.length > 0 && roots.every(root => +root.dataset.positions === tokens.length
+        && [...root.querySelectorAll("[data-role=tick]")]
+          .every(tick => tick.dataset.tokenText === tokens[+tick.dataset.position]));
+    }
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     return !!plot && !!plot._fullData && JSON.stringify(plot.layout).includes(marker);
   });
 }"""
 for name, value in (("EXPLORER_KEY", EXPLORER_KEY), ("TABLE_KEY", TABLE_KEY),
-                    ("FIND_EXPLORER", EXPLORER_IN_JS)):  # fmt: skip
+                    ("LINES_KEY", LINES_KEY), ("FIND_EXPLORER", EXPLORER_IN_JS),
+                    ("DEEP_ALL", DEEP_ALL_JS)):  # fmt: skip
     VIEW_DRAWN_JS = VIEW_DRAWN_JS.replace(name, value)
 STATUS_JS = """() => [...document.querySelectorAll("[data-testid=stCaptionContainer]")]
   .map(c => c.textContent).find(t => t.includes("page ")) || ''"""
@@ -697,6 +711,7 @@ VISIT_VIEWS = (
 # the attention explorer or a table, a grid or HTML (the Lesson's first step, the Tokens view),
 # whichever it draws.
 MAIN_FIGURE = {
+    "LayerNorm": "[data-testid=token-lines] [data-role=tick]",  # inside its component's shadow
     "Exercises": "[data-testid=stTable]",
     "Export": "[data-testid=stDownloadButton]",
     "Training": "[data-testid=stButton]",
@@ -718,12 +733,18 @@ SHOWN_JS = """main => {
   if (!area) return false;
   const plots = [...area.querySelectorAll(".js-plotly-plot")];
   if (plots.some(p => !p._fullData)) return false;
-  if (main) return !!area.querySelector(main);
+  if (main) return !!DEEP_FIND(area, main);
   const explorer = FIND_EXPLORER(area);
   return plots.length > 0 || (!!explorer && !!explorer.querySelector("[data-side=query]"))
     || !!area.querySelector("[data-testid=stDataFrame] table[aria-rowcount]")
     || !!area.querySelector("[data-testid=stTable]");
-}""".replace("FIND_EXPLORER", EXPLORER_IN_JS).replace("LOADED", LOADED_JS)
+}"""
+for _name, _js in (
+    ("FIND_EXPLORER", EXPLORER_IN_JS),
+    ("DEEP_FIND", DEEP_FIND_JS),
+    ("LOADED", LOADED_JS),
+):
+    SHOWN_JS = SHOWN_JS.replace(_name, _js)
 # The page in Spanish: its document's language, which the run's first elements set
 # (app/assets/page/language.js); with SHOWN_JS after it, the run that speaks it is drawn
 SPANISH_JS = '() => document.documentElement.lang === "es"'

@@ -57,19 +57,29 @@ FIGURE_JS = """key => {
   };
 }"""
 
+
 # True once the run for `expected` is drawn: the script is idle, nothing is stale, the overview's
 # title counts the new tokens, and the head detail names exactly those tokens.
 # The attention explorer's root under `within` (the document, or a page element): in the page, or
 # inside a component's shadow root (at any depth).
-EXPLORER_IN_JS = """(function find(within) {
-  const direct = within.querySelector("[data-testid=attention-explorer]");
-  if (direct) return direct;
+def js_number(value: float) -> str:
+    """A number as the browser's figures write it (figure_tools.js's figureNumber): three
+    significant digits, in JavaScript's own spelling ("0.427", "12", "1.45e-9")."""
+    text = repr(float(f"{value:.3g}")).removesuffix(".0")
+    return re.sub(r"e([+-])0*(\d+)", r"e\1\2", text)
+
+
+# Every element that `selector` finds in `within` and in the shadow roots below it (a Custom
+# Components v2 element's), in document order per root; DEEP_FIND_JS: the first, or null
+DEEP_ALL_JS = """(function all(within, selector, found = []) {
+  found.push(...within.querySelectorAll(selector));
   for (const node of within.querySelectorAll("*")) {
-    const found = node.shadowRoot && find(node.shadowRoot);
-    if (found) return found;
+    if (node.shadowRoot) all(node.shadowRoot, selector, found);
   }
-  return null;
+  return found;
 })"""
+DEEP_FIND_JS = f"""((within, selector) => {DEEP_ALL_JS}(within, selector)[0] || null)"""
+EXPLORER_IN_JS = f"""(within => {DEEP_FIND_JS}(within, "[data-testid=attention-explorer]"))"""
 # True once the Attention view shows a text: the script is idle, nothing is stale, and the
 # explorer's query tokens are the text's first sentence's tokens.
 DRAWN_JS = """expected => {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.harness import (
+    DEEP_ALL_JS,
     KEYS_STEP,
     LOAD_TIMEOUT_MS,
     PHONE,
@@ -26,7 +27,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 # The smallest figure text in the main area: [size px, its text], or null with no figure.
 SMALLEST_FIGURE_TEXT_JS = """() => {
   let smallest = null;
-  for (const text of document.querySelectorAll("[data-testid=stMain] .js-plotly-plot svg text")) {
+  const main = document.querySelector("[data-testid=stMain]");
+  const plotly = main.querySelectorAll(".js-plotly-plot svg text");
+  for (const text of [...plotly, ...DEEP_ALL(main, "[data-testid=token-lines] text")]) {
     for (const part of [text, ...text.querySelectorAll("tspan")]) {
       if (!part.textContent.trim() || !text.checkVisibility()) continue;
       const size = parseFloat(getComputedStyle(part).fontSize);
@@ -34,7 +37,7 @@ SMALLEST_FIGURE_TEXT_JS = """() => {
     }
   }
   return smallest;
-}"""
+}""".replace("DEEP_ALL", DEEP_ALL_JS)
 
 # What is wider than its place: with `tables`, a table's grid scrolled sideways (columns hidden
 # past its right edge) or an HTML table; a figure's title past its figure's right edge; the page
@@ -86,6 +89,8 @@ TOP_JS = """selector => {
   const found = [...document.querySelectorAll(selector)].find(e => e.checkVisibility());
   return found ? found.getBoundingClientRect().top : null;
 }"""
+# a Plotly chart, or a Custom Components v2 element's (the token lines')
+FIGURES = "[data-testid=stMain] .js-plotly-plot, [data-testid=stMain] .stBidiComponent"
 STATUS_LINE = "forward pass"  # app.main.status_line's words
 
 
@@ -166,7 +171,7 @@ def test_a_phone_sees_the_content_first_and_the_text_one_tap_away(
         wait_ready(page, LOAD_TIMEOUT_MS)
         _settle(page)
         page.screenshot(path=folder / f"{view}.png")
-        figure_top = page.evaluate(TOP_JS, "[data-testid=stMain] .js-plotly-plot")
+        figure_top = page.evaluate(TOP_JS, FIGURES)
         assert figure_top is not None and figure_top < PHONE["height"] * 0.6, view
         assert page.evaluate(TOO_WIDE_JS, False) == [], view  # titles wrap, none cut at the edge
         smallest = page.evaluate(SMALLEST_FIGURE_TEXT_JS)

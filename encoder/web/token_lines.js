@@ -1,0 +1,358 @@
+/**
+ * Token lines: a few statistics of several series over one sentence's tokens, one plot a
+ * statistic, stacked on one token axis, drawn as SVG (the LayerNorm view's figure: each norm's
+ * input and output, their mean and their std per token).
+ *
+ * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
+ * (element, number, _, speakWith, rightToLeft) and figure_tools.js (figureControls, svgNode,
+ * svgDocument), and before their glue, which calls `mount` (encoder/web/hosts.py). The
+ * stylesheet is token_lines.css beside this file.
+ *
+ *   const chart = mount(host, data);   // host: an element or shadow root
+ *   chart.update(newData);             // another sentence, layer or language
+ *   chart.destroy();
+ *
+ * data: {title, tokens: string[] (one per position), series: [{name, colour, dashed, open}],
+ *        panels: [{title, short, values: number[series][position]}], lang?, words?}. Every word
+ *        but the module's own (the readout's, the tools', the plot's label) comes translated;
+ *        with `lang` and `words` (app.i18n.browser) the module's own are in that language too.
+ * User text (tokens) is drawn with textContent only.
+ *
+ * Reading it: the mouse's position over the plot, or the keyboard (the plot is one Tab stop: ←
+ * and → the previous and next token, in the direction they are drawn; Home the first, End the
+ * last; Escape clears), chooses a token: a rule marks it in every plot and the readout below
+ * gives every series's values there. In a right-to-left language the first token is on the
+ * right and the values' axis on the right.
+ *
+ * DOM contract (it may sit inside a shadow root):
+ *   root     [data-testid="token-lines"] role="figure", named by the title, with data-positions
+ *            and data-series (how many), data-draw-ms (the last draw's time), data-token (the
+ *            chosen position, "" when none), data-width (the width it was drawn for)
+ *   plot     the svg [data-role="plot"]: tabindex="0", role="application",
+ *            aria-roledescription, aria-label (what it shows and how to read it); inside it
+ *            [data-role="panel"][data-panel=k] (a statistic's plot), [data-role="line"]
+ *            [data-series=i] (one per series and panel), [data-role="tick"] (the token labels
+ *            shown: data-position, and the whole token in data-token-text), [data-role="rule"] (the chosen token's mark, hidden when none) and the
+ *            legend [data-role="legend"]
+ *   readout  [data-role="readout"], aria-live="polite": the chosen token and every series's
+ *            values at it
+ *   tools    figure_tools.js's [data-testid=figure-text]: "Show as a table" (a row a token: its
+ *            position, the token, every series's every statistic) and "Save as…" (the plot as SVG
+ *            or PNG, the table as CSV)
+ *   message  [data-role="message"]: why nothing is drawn
+ */
+
+const LINES_TEXT = 14; // px: every label (none under 12 px: the page's rule)
+const LINES_TITLE = 15; // px: each plot's title
+const LINES_PANEL = 190; // px: each plot's height
+const LINES_GAP = 44; // px: above each plot, its title
+const LINES_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
+const LINES_TICK_CHARS = 12; // a token's label, cut beyond
+const LINES_MARKER = 3.5; // px: a point's radius
+const LINES_ARROWS = { ArrowRight: 1, ArrowLeft: -1 }; // in the drawing's direction
+const CHAR_WIDTH = 0.6; // of the font's size: a label's width, estimated
+
+const linesPrompt = () =>
+  _("Hover the plot, or Tab to it and use ← and →: every line's values at one token.");
+
+/** Why `data` cannot be drawn, or "". */
+function linesProblem(data) {
+  const count = data && Array.isArray(data.tokens) ? data.tokens.length : 0;
+  if (!count || !Array.isArray(data.series) || !data.series.length) return _("nothing to draw");
+  for (const panel of data.panels || []) {
+    const ok = panel.values.length === data.series.length
+      && panel.values.every((row) => row.length === count);
+    if (!ok) return `the plot "${panel.short}" does not have ${data.series.length} x ${count} values`;
+  }
+  return data.panels && data.panels.length ? "" : _("nothing to draw");
+}
+
+/** About `count` round steps spanning [low, high]: {low, high, ticks} (1, 2 or 5 times a power
+ * of ten apart, the ends on a step). */
+function niceScale(low, high, count = 4) {
+  if (!(high > low)) { // one value: a unit around it
+    const pad = Math.abs(low) > 0 ? Math.abs(low) * 0.1 : 1;
+    [low, high] = [low - pad, high + pad];
+  }
+  const raw = (high - low) / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= raw);
+  const start = Math.floor(low / step) * step;
+  const end = Math.ceil(high / step) * step;
+  const ticks = [];
+  for (let v = start; v <= end + step / 2; v += step) ticks.push(Number(v.toPrecision(12)));
+  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  return { low: start, high: end, ticks, digits };
+}
+
+/** A token as its axis label says it: cut beyond LINES_TICK_CHARS characters. */
+const tickLabel = (token) =>
+  ([...token].length > LINES_TICK_CHARS ? `${[...token].slice(0, LINES_TICK_CHARS - 1).join("")}…` : token);
+
+/** A statistic's value for the readout, as a figure's sentence writes it; "–" for none. */
+const lineValue = (value) => (Number.isFinite(value) ? figureSaid(value) : "–");
+
+/** Every token as a table's row: position, token, each series's each statistic. */
+function linesTable(d) {
+  if (!d) return { head: [_("position")], body: [] };
+  const head = [_("position"), _("token")];
+  for (const panel of d.panels) for (const s of d.series) head.push(`${s.name}, ${panel.short}`);
+  const body = d.tokens.map((token, p) => {
+    const row = [String(p), token];
+    for (const panel of d.panels) for (const values of panel.values) row.push(String(values[p]));
+    return row;
+  });
+  return { head, body };
+}
+
+export function mount(host, data) {
+  const root = element("div", { class: "tln", "data-testid": "token-lines", role: "figure",
+    "data-token": "" });
+  const title = element("div", { class: "tln-title" });
+  const message = element("div", { class: "tln-message", "data-role": "message" });
+  const plot = svgNode("svg", { class: "tln-plot", "data-role": "plot", tabindex: "0",
+    role: "application" });
+  const readout = element("div", { class: "tln-readout", "data-role": "readout",
+    "aria-live": "polite" });
+  const tools = figureControls({
+    title: () => title.textContent || "lines",
+    table: () => linesTable(state.data),
+    svg: () => svgDocument([plot], state.width, state.height, title.textContent),
+  });
+  root.append(title, message, plot, readout, tools);
+  host.appendChild(root);
+
+  let state = { data: null, width: 0, height: 0, xOf: null, plotLeft: 0, plotRight: 0 };
+  let chosen = -1;
+
+  /** The legend's entries in rows across `width`: its height. */
+  function drawLegend(into, d, width, rtl) {
+    const legend = svgNode("g", { "data-role": "legend" });
+    const longest = Math.max(...d.series.map((s) => [...s.name].length));
+    const column = Math.ceil(longest * CHAR_WIDTH * LINES_TEXT) + 46;
+    const columns = Math.max(1, Math.floor(width / column));
+    d.series.forEach((s, i) => {
+      const row = Math.floor(i / columns);
+      const slot = i % columns;
+      const x0 = rtl ? width - slot * column : slot * column;
+      const y = 14 + row * (LINES_TEXT + 10);
+      const sign = rtl ? -1 : 1;
+      legend.append(
+        svgNode("line", { x1: x0, x2: x0 + sign * 28, y1: y - 4, y2: y - 4, stroke: s.colour,
+          "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }),
+        svgNode("circle", { cx: x0 + sign * 14, cy: y - 4, r: LINES_MARKER, stroke: s.colour,
+          "stroke-width": 1.5, fill: s.open ? "#ffffff" : s.colour }),
+        svgNode("text", { x: x0 + sign * 36, y, direction: rtl ? "rtl" : "ltr",
+          "font-size": LINES_TEXT }, s.name),
+      );
+    });
+    into.appendChild(legend);
+    return Math.ceil(d.series.length / columns) * (LINES_TEXT + 10) + 8;
+  }
+
+  function draw() {
+    const start = performance.now();
+    plot.replaceChildren();
+    const d = state.data;
+    if (!d) return;
+    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
+    const canvas = svgNode("g", { "font-family": "system-ui, -apple-system, sans-serif",
+      fill: "#1b1b1b" });
+    plot.appendChild(canvas);
+    const rtl = rightToLeft();
+    const width = Math.max(LINES_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
+    const count = d.tokens.length;
+    const scales = d.panels.map((panel) => {
+      const all = panel.values.flat().filter(Number.isFinite);
+      return niceScale(Math.min(...all), Math.max(...all));
+    });
+    const widest = Math.max(...scales.flatMap((s) => s.ticks.map((t) => number(t, s.digits, false).length)));
+    const axis = Math.ceil(widest * CHAR_WIDTH * LINES_TEXT) + 14; // the values' labels
+    const [left, right] = rtl ? [12, axis] : [axis, 12];
+    const plotWidth = width - left - right;
+    const band = plotWidth / count;
+    const xOf = (p) => (rtl ? left + plotWidth - (p + 0.5) * band : left + (p + 0.5) * band);
+    const legendHeight = drawLegend(canvas, d, width, rtl);
+    const longest = Math.max(...d.tokens.map((t) => [...tickLabel(t)].length));
+    const labels = Math.ceil(longest * CHAR_WIDTH * LINES_TEXT * Math.SQRT1_2) + 24;
+    const height = legendHeight + d.panels.length * (LINES_GAP + LINES_PANEL) + labels;
+    plot.setAttribute("width", width);
+    plot.setAttribute("height", height);
+    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const rule = svgNode("line", { "data-role": "rule", stroke: "#1b1b1b", "stroke-width": 1.5,
+      y1: legendHeight, y2: height - labels, visibility: "hidden" });
+    d.panels.forEach((panel, k) => {
+      const scale = scales[k];
+      const top = legendHeight + k * (LINES_GAP + LINES_PANEL) + LINES_GAP;
+      const yOf = (v) => top + LINES_PANEL - ((v - scale.low) / (scale.high - scale.low)) * LINES_PANEL;
+      const group = svgNode("g", { "data-role": "panel", "data-panel": k });
+      group.appendChild(svgNode("text", { x: left + plotWidth / 2, y: top - 12,
+        "text-anchor": "middle", direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE,
+        "font-weight": 600 }, panel.title));
+      for (const tick of scale.ticks) {
+        const y = yOf(tick);
+        group.append(
+          svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
+          svgNode("text", { x: rtl ? left + plotWidth + 6 : left - 6, y: y + LINES_TEXT * 0.35,
+            "text-anchor": rtl ? "start" : "end", "font-size": LINES_TEXT },
+          number(tick, scale.digits, false)),
+        );
+      }
+      d.series.forEach((s, i) => {
+        const values = panel.values[i];
+        let path = "";
+        values.forEach((v, p) => {
+          if (Number.isFinite(v)) path += `${path ? "L" : "M"}${xOf(p).toFixed(1)},${yOf(v).toFixed(1)}`;
+        });
+        const line = svgNode("g", { "data-role": "line", "data-series": i });
+        line.appendChild(svgNode("path", { d: path, fill: "none", stroke: s.colour,
+          "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }));
+        values.forEach((v, p) => {
+          if (!Number.isFinite(v)) return;
+          line.appendChild(svgNode("circle", { cx: xOf(p).toFixed(1), cy: yOf(v).toFixed(1),
+            r: LINES_MARKER, stroke: s.colour, "stroke-width": 1.5,
+            fill: s.open ? "#ffffff" : s.colour }));
+        });
+        group.appendChild(line);
+      });
+      group.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: LINES_PANEL,
+        fill: "none", stroke: "#8c8c8c" }));
+      canvas.appendChild(group);
+    });
+    // the token labels, as many as fit side by side at an angle
+    const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(plotWidth / (LINES_TEXT * 1.3)))));
+    const base = height - labels + 8;
+    for (let p = 0; p < count; p += every) {
+      const x = xOf(p);
+      canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
+        "data-token-text": d.tokens[p], x,
+        y: base + LINES_TEXT * 0.7, "font-size": LINES_TEXT, "text-anchor": rtl ? "start" : "end",
+        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tickLabel(d.tokens[p])));
+    }
+    canvas.appendChild(rule);
+    Object.assign(state, { width, height, xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });
+    root.dataset.width = String(width);
+    root.dataset.drawMs = (performance.now() - start).toFixed(1);
+    show();
+  }
+
+  /** The rule and the readout at the chosen token. */
+  function show() {
+    const d = state.data;
+    root.dataset.token = chosen < 0 ? "" : String(chosen);
+    if (state.rule) {
+      state.rule.setAttribute("visibility", d && chosen >= 0 ? "visible" : "hidden");
+      if (d && chosen >= 0) {
+        const x = state.xOf(chosen).toFixed(1);
+        state.rule.setAttribute("x1", x);
+        state.rule.setAttribute("x2", x);
+      }
+    }
+    readout.replaceChildren();
+    if (!d || chosen < 0) {
+      readout.textContent = d ? linesPrompt() : "";
+      return;
+    }
+    readout.appendChild(element("div", { class: "tln-token" },
+      _("“{token}”, position {position}", { token: d.tokens[chosen], position: chosen })));
+    const table = element("table", { class: "tln-values" });
+    const head = table.createTHead().insertRow();
+    head.appendChild(element("th", { scope: "col" }, ""));
+    for (const panel of d.panels) head.appendChild(element("th", { scope: "col" }, panel.short));
+    const body = table.createTBody();
+    d.series.forEach((s, i) => {
+      const row = body.insertRow();
+      const name = element("th", { scope: "row" });
+      const swatch = element("span", { class: "tln-swatch", "aria-hidden": "true" });
+      swatch.style.borderColor = s.colour;
+      swatch.style.borderStyle = s.dashed ? "dotted" : "solid";
+      name.append(swatch, document.createTextNode(s.name));
+      row.appendChild(name);
+      for (const panel of d.panels) row.appendChild(element("td", {}, lineValue(panel.values[i][chosen])));
+    });
+    readout.appendChild(table);
+  }
+
+  function choose(position) {
+    if (position === chosen) return;
+    chosen = position;
+    show();
+  }
+
+  plot.addEventListener("mousemove", (event) => {
+    if (!state.data) return;
+    const box = plot.getBoundingClientRect();
+    const x = event.clientX - box.left;
+    if (x < state.plotLeft || x > state.plotRight) return;
+    const along = rightToLeft() ? state.plotRight - x : x - state.plotLeft;
+    choose(Math.min(state.data.tokens.length - 1, Math.floor(along / state.band)));
+  });
+
+  plot.addEventListener("keydown", (event) => {
+    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
+    const last = state.data.tokens.length - 1;
+    let next;
+    if (event.key in LINES_ARROWS) {
+      const step = LINES_ARROWS[event.key] * (rightToLeft() ? -1 : 1);
+      next = chosen < 0 ? 0 : Math.min(last, Math.max(0, chosen + step));
+    } else if (event.key === "Home") {
+      next = 0;
+    } else if (event.key === "End") {
+      next = last;
+    } else if (event.key === "Escape" && chosen >= 0) {
+      next = -1;
+    } else {
+      return;
+    }
+    event.preventDefault();
+    choose(next);
+  });
+
+  function label(d) {
+    const statistics = d.panels.map((panel) => panel.short).join(", ");
+    return _("Line chart of {series} lines over {tokens} tokens, one plot for each of: "
+      + "{statistics}. ← and → choose a token, Home the first, End the last; its values are "
+      + "read below the plot.", { series: number(d.series.length), tokens: number(d.tokens.length),
+      statistics });
+  }
+
+  let drawnWidth = 0;
+  const resized = new ResizeObserver(() => {
+    const width = Math.floor(root.clientWidth);
+    if (state.data && width && Math.abs(width - drawnWidth) > 1) {
+      drawnWidth = width;
+      draw();
+    }
+  });
+  resized.observe(root);
+
+  function update(next) {
+    const problem = linesProblem(next);
+    speakWith(next && next.words, next && next.lang);
+    message.textContent = problem;
+    root.setAttribute("lang", spoken());
+    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
+    title.textContent = next && next.title ? next.title : "";
+    root.setAttribute("aria-label", title.textContent);
+    plot.setAttribute("aria-roledescription", _("line chart"));
+    tools.relabel();
+    state.data = problem ? null : next;
+    root.dataset.positions = state.data ? String(next.tokens.length) : "0";
+    root.dataset.series = state.data ? String(next.series.length) : "0";
+    plot.setAttribute("aria-label", state.data ? label(state.data) : problem);
+    if (chosen >= (state.data ? state.data.tokens.length : 0)) chosen = -1;
+    drawnWidth = Math.floor(root.clientWidth);
+    draw();
+    if (!state.data) show();
+    tools.refresh(); // an open table follows the data
+  }
+
+  update(data);
+  return {
+    update,
+    destroy() {
+      resized.disconnect();
+      root.remove();
+    },
+  };
+}
