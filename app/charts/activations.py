@@ -6,8 +6,6 @@ rounded and stored as float32 before they reach the figure, so the browser gets 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -15,7 +13,6 @@ from plotly.subplots import make_subplots
 from app.charts.common import (
     DIVERGING,
     SERIES_COLOURS,
-    VIRIDIS,
     base_layout,
     base_spec,
     depth_name,
@@ -32,6 +29,7 @@ TOKEN_LABEL_CHARS = 14
 MAX_FLAGGED = 5  # outlier dimensions named on the heatmap (the table lists them all)
 BELOW_ZERO = SERIES_COLOURS[4]  # vermillion: the values the activation zeroes or bends
 ABOVE_ZERO = SERIES_COLOURS[0]
+CURVE_COLOUR = "#111111"  # the activation function's line over a histogram
 # A gated activation's own function, the one its input half goes through before the gate
 # multiplies it: GeGLU = GELU(x W_in) * (x W_gate), SwiGLU = SiLU(x W_in) * (x W_gate).
 GATED_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
@@ -39,6 +37,12 @@ GATED_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
 
 def rounded(values) -> np.ndarray:
     return np.round(np.asarray(values, dtype=np.float32), DIGITS)
+
+
+def plain(values) -> list:
+    """`rounded` values as plain Python floats (nested lists, as the array's shape), each its
+    shortest decimal: 0.1234, not float32's 0.12340000271797180 (an ES module's data)."""
+    return np.round(rounded(values).astype(np.float64), DIGITS).tolist()
 
 
 def token_labels(tokens: list[str]) -> list[str]:
@@ -54,6 +58,15 @@ def _zero_aligned_ranges(counts_max: float, curve_min: float, curve_max: float):
     zero_at = -curve_range[0] / (curve_range[1] - curve_range[0])  # 0..1 up the plot
     top = 1.05 * max(counts_max, 1)
     return [-zero_at / (1 - zero_at) * top, top], curve_range
+
+
+def histogram_ranges(counts: np.ndarray, curve_y: np.ndarray):
+    """The counts' (left) and the curve's (right) axis ranges of a histogram with `counts` and a
+    curve through `curve_y`, their zeros on one line (_zero_aligned_ranges)."""
+    counts = np.asarray(counts)
+    return _zero_aligned_ranges(
+        float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
+    )
 
 
 def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: str) -> dict:
@@ -97,13 +110,11 @@ def pre_activation_chart(
             "yaxis": "y2",
             "mode": "lines",
             "name": _("{name}(x) (right axis)", name=name),
-            "line": {"color": "#111111", "width": 3},
+            "line": {"color": CURVE_COLOUR, "width": 3},
             "hovertemplate": f"{name}(%{{x:.3f}}) = %{{y:.4f}}<extra></extra>",
         },
     ]
-    counts_range, curve_range = _zero_aligned_ranges(
-        float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
-    )
+    counts_range, curve_range = histogram_ranges(counts, curve_y)
     layout = {
         **base_spec(title, height=500),
         "shapes": [  # x = 0, the full height
@@ -133,105 +144,6 @@ def pre_activation_chart(
         },
         "legend": {"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
         "margin": {"l": 70, "r": 70, "t": 100, "b": 110},
-    }
-    return new_figure(traces, layout)
-
-
-TOP_UNITS_TICKS = 8  # at most about this many token labels under the top units' heatmap
-TOP_UNITS_WIDTHS = (0.28, 0.72)  # the bars' and the heatmap's shares of the width
-TOP_UNITS_GAP = 0.03  # between them
-
-
-def top_units_chart(
-    units: np.ndarray,
-    values: np.ndarray,
-    across_tokens: np.ndarray,
-    tokens: list[str],
-    token: int,
-    layer: int,
-) -> go.Figure:
-    """Left: the chosen token's top units (bars, largest on top). Right: the same units on every
-    token (heatmap [units, tokens]), the chosen token's column outlined; one unit axis (built as
-    plain dicts: app.charts.common.new_figure)."""
-    rows = [_("unit {unit}", unit=u) for u in np.asarray(units).tolist()]
-    columns = token_labels(tokens)
-    across = rounded(across_tokens)  # [units, tokens]
-    traces = [
-        {
-            "type": "bar",
-            "x": rounded(values),
-            "y": rows,
-            "orientation": "h",
-            "marker": {"color": ABOVE_ZERO},
-            "hovertemplate": "%{y}: %{x:.4f}<extra></extra>",
-            "showlegend": False,
-            "xaxis": "x",
-            "yaxis": "y",
-        },
-        {
-            "type": "heatmap",
-            "z": across,
-            "x": columns,
-            "y": rows,
-            "colorscale": VIRIDIS,
-            "zmin": float(min(across.min(), 0.0)),
-            "colorbar": {"title": {"text": _("value"), "side": "right"}, "thickness": 14},
-            "hovertemplate": _("%{y}, token %{x}: %{z:.4f}") + "<extra></extra>",
-            "xaxis": "x2",
-            "yaxis": "y2",
-        },
-    ]
-    # the heatmap has ~40 % of the figure's width: upright labels, few enough not to overlap,
-    # the chosen token's always among them (hover names every column)
-    step = math.ceil(len(tokens) / TOP_UNITS_TICKS)
-    ticks = sorted({*range(0, len(tokens), step), token})
-    width = 1 - TOP_UNITS_GAP  # shared by the two plots
-    bars_end = width * TOP_UNITS_WIDTHS[0]
-    heatmap_start = bars_end + TOP_UNITS_GAP
-    units_axis = {"domain": [0.0, 1.0], "autorange": "reversed", "type": "category"}
-    name = escape(tokens[token])
-    about = dict(name=name, token=token, layer=layer)
-    title = (
-        (
-            _("The 1 most active unit of '{name}' ({token}) in block {layer}", **about)
-            if len(rows) == 1
-            else _(
-                "The {count} most active units of '{name}' ({token}) in block {layer}",
-                count=len(rows),
-                **about,
-            )
-        )
-        + "<br><sup>"
-        + _("left: its values after the activation;")
-        + "</sup><br><sup>"
-        + _("right: the same units on every token (its column outlined)")
-        + "</sup>"
-    )
-    layout = {
-        **base_spec(title, height=250 + 26 * len(rows)),
-        "xaxis": {"anchor": "y", "domain": [0.0, bars_end], "side": "top"},
-        "yaxis": {"anchor": "x", **units_axis},
-        "xaxis2": {
-            "anchor": "y2",
-            "domain": [heatmap_start, heatmap_start + width * TOP_UNITS_WIDTHS[1]],
-            "type": "category",
-            "tickangle": -90,
-            "tickvals": [columns[i] for i in ticks],
-        },
-        "yaxis2": {"anchor": "x2", "matches": "y", "showticklabels": False, **units_axis},
-        "shapes": [  # outline the chosen token's column
-            {
-                "type": "rect",
-                "x0": token - 0.5,
-                "x1": token + 0.5,
-                "y0": -0.5,
-                "y1": len(rows) - 0.5,
-                "xref": "x2",
-                "yref": "y2",
-                "line": {"color": "#E69F00", "width": 3},
-            }
-        ],
-        "margin": {"l": 70, "r": 20, "t": 120, "b": 110},
     }
     return new_figure(traces, layout)
 

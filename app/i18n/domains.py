@@ -77,6 +77,8 @@ DOMAINS: dict[str, tuple[str, ...]] = {
             f"app/charts/{name}.py"
             for name in (
                 "activations",
+                "top_units",
+                "value_histogram",
                 "cost",
                 "heads",
                 "ablation",

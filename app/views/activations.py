@@ -14,14 +14,17 @@ from app.charts import activations as charts
 from app.charts.activations import GATED_INNER
 from app.charts.common import depth_name
 from app.charts.cost import percent
+from app.charts.top_units import top_units_data
+from app.components.module_figures import top_units, value_histogram
 from app.i18n import _, localised, number
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.runs import Run, Runs
 from app.views.changes import relu_vs_gelu, say, what_changed
-from app.views.figures import histogram_figure
+from app.views.figures import histogram_data
 from app.views.layout import (
     deltas,
     header,
+    key_for,
     missing,
     number_table,
     pair,
@@ -141,14 +144,10 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
         if missing(name or "A", "token", token, len(run.tokens[sentence])):
             continue
         top = activations.top_units(run.trace, sentence, layer, token)
-        setup_tokens = run.tokens[sentence]
-        show_for(
-            charts.top_units_chart(
-                top.units, top.values, top.across_tokens, setup_tokens, token, layer
-            ),
-            "act_top_units",
-            name,
+        data = top_units_data(
+            top.units, top.values, top.across_tokens, run.tokens[sentence], token, layer
         )
+        top_units(data, key=key_for("act_top_units", name))
 
 
 def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
@@ -159,13 +158,14 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
     if runs.b is None:
         left, right = st.columns(2)
         with left:
-            show_for(histogram_figure(runs.a, sentence, layer), "act_histogram", "")
+            value_histogram(histogram_data(runs.a, sentence, layer), key="act_histogram")
         with right:
             st.fragment(_top_units)(runs, sentence, layer)
     else:
         for name, run in side_by_side(runs):
             if not missing(name, "layer", layer, run.cfg.num_layers):
-                show_for(histogram_figure(run, sentence, layer), "act_histogram", name)
+                data = histogram_data(run, sentence, layer)
+                value_histogram(data, key=key_for("act_histogram", name))
         st.fragment(_top_units)(runs, sentence, layer)
     for name, run in runs.named():
         table = run.activation_summary(sentence).feed_forward

@@ -5,7 +5,9 @@ for the page). Plain functions of a run; nothing here draws on the page."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from app.charts import activations as activation_charts
@@ -14,6 +16,7 @@ from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
 from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
+from app.charts.value_histogram import value_histogram_data
 from app.i18n import _, number
 from app.runs import Run
 from encoder.core.options import ACTIVATION_NAMES
@@ -91,9 +94,23 @@ def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.
     }
 
 
-def histogram_figure(run: Run, sentence: int, layer: int):
-    """Block `layer`'s values before the activation (real tokens x units) as a histogram, with
-    the activation function drawn over them."""
+@dataclass(frozen=True)
+class HistogramParts:
+    """What block `layer`'s histogram draws: its bins, the activation's curve over them, the
+    activation's name, its title and the lines under the title (plain text)."""
+
+    edges: np.ndarray  # [bins + 1]
+    counts: np.ndarray  # [bins]
+    curve_x: np.ndarray  # [points]
+    curve_y: np.ndarray  # [points]
+    name: str
+    title: str
+    notes: list[str]
+
+
+def histogram_parts(run: Run, sentence: int, layer: int) -> HistogramParts:
+    """Block `layer`'s values before the activation (real tokens x units) in bins, with the
+    activation function over them."""
     cfg, tokens = run.cfg, run.tokens[sentence]
     # a gated feed-forward: the half that goes through GELU or SiLU, before the gate multiplies it
     name = GATED_INNER.get(cfg.activation, ACTIVATION_NAMES[cfg.activation])
@@ -112,23 +129,41 @@ def histogram_figure(run: Run, sentence: int, layer: int):
         if cfg.gated
         else _("Block {layer}: {tokens} tokens x {units} units before {name}", **values)
     )
-    below = _(
-        "{share}% of these values are below 0",
-        share=number(100 * histogram.share_negative, 1, grouped=False),
-    )
-    title += f"<br><sup>{below}</sup>"
-    if histogram.below or histogram.above:
-        beyond = _(
-            "the end bars also count the {count} values beyond the axis (min {minimum}, max "
-            "{maximum})",
-            count=histogram.below + histogram.above,
-            minimum=number(histogram.minimum, 2, grouped=False),
-            maximum=number(histogram.maximum, 2, grouped=False),
+    notes = [
+        _(
+            "{share}% of these values are below 0",
+            share=number(100 * histogram.share_negative, 1, grouped=False),
         )
-        title += f"<br><sup>{beyond}</sup>"
+    ]
+    if histogram.below or histogram.above:
+        notes.append(
+            _(
+                "the end bars also count the {count} values beyond the axis (min {minimum}, max "
+                "{maximum})",
+                count=histogram.below + histogram.above,
+                minimum=number(histogram.minimum, 2, grouped=False),
+                maximum=number(histogram.maximum, 2, grouped=False),
+            )
+        )
+    return HistogramParts(histogram.edges, histogram.counts, curve_x, curve_y, name, title, notes)
+
+
+def histogram_figure(run: Run, sentence: int, layer: int):
+    """histogram_parts drawn by plotly (the lesson's step)."""
+    parts = histogram_parts(run, sentence, layer)
+    title = parts.title + "".join(f"<br><sup>{note}</sup>" for note in parts.notes)
     return activation_charts.pre_activation_chart(
-        histogram.edges, histogram.counts, curve_x, curve_y, name, title
+        parts.edges, parts.counts, parts.curve_x, parts.curve_y, parts.name, title
     )
+
+
+def histogram_data(run: Run, sentence: int, layer: int) -> dict:
+    """histogram_parts as the value histogram's data (app.components.module_figures)."""
+    parts = histogram_parts(run, sentence, layer)
+    return value_histogram_data(
+        parts.edges, parts.counts, parts.curve_x, parts.curve_y, parts.name, parts.title,
+        parts.notes,
+    )  # fmt: skip
 
 
 def block_figure(run: Run):

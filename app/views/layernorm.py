@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.components.token_lines import token_lines
+from app.components.module_figures import token_lines
 from app.i18n import _, number
 from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
 from app.runs import Run, Runs

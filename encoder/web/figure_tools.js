@@ -4,6 +4,9 @@
  * "Save as…" (a menu: SVG, PNG at PNG_SCALE times its size, CSV of its numbers). Nothing is
  * sent to a server; user text (tokens) is drawn with textContent.
  *
+ * And what the SVG figure modules share beyond those: a key's step, a redraw on a new width, the
+ * frame of new data (below).
+ *
  * Joined before the modules that use it (encoder/web/hosts.py) and into the page's own script
  * (app/streamlit_private.py), so it is plain functions and constants with names of their own.
  * ("\x3c" is "<" in these files: Streamlit's st.html drops a script whose text holds a tag's
@@ -202,4 +205,56 @@ function figureControls(figure) {
     SAVE_FORMATS.forEach(([, words], i) => { menu.children[i].textContent = words(); });
   };
   return box;
+}
+
+// ---------------------------------------------------------------- what a figure module shares
+// (token_lines.js, value_histogram.js, top_units.js: an SVG figure, one Tab stop, a readout)
+
+const FIGURE_ARROWS = { ArrowRight: 1, ArrowLeft: -1 }; // in the drawing's direction
+
+/** The place a key moves a figure's choice to, among 0..last from `chosen` (-1: none): ← and →
+ * the previous and next in the direction drawn (right to left in Arabic), the first arrow the
+ * first place; Home the first, End the last; Escape none. undefined: the key is not the
+ * figure's (Escape with nothing chosen, a modifier held, another key). */
+function figureStep(event, chosen, last) {
+  if (event.altKey || event.ctrlKey || event.metaKey) return undefined;
+  if (event.key in FIGURE_ARROWS) {
+    const step = FIGURE_ARROWS[event.key] * (rightToLeft() ? -1 : 1);
+    return chosen < 0 ? 0 : Math.min(last, Math.max(0, chosen + step));
+  }
+  if (event.key === "Home") return 0;
+  if (event.key === "End") return last;
+  if (event.key === "Escape" && chosen >= 0) return -1;
+  return undefined;
+}
+
+/** `redraw()` whenever `box` becomes more than a pixel wider or narrower than at the last draw;
+ * the returned {drawn(), stop()}: drawn() notes the width a draw used, stop() stops watching. */
+function watchWidth(box, redraw) {
+  let width = 0;
+  const observer = new ResizeObserver(() => {
+    const now = Math.floor(box.clientWidth);
+    if (now && Math.abs(now - width) > 1) {
+      width = now;
+      redraw();
+    }
+  });
+  observer.observe(box);
+  return {
+    drawn() { width = Math.floor(box.clientWidth); },
+    stop() { observer.disconnect(); },
+  };
+}
+
+/** A figure module's frame for its new `data`: the language it speaks (data.lang, data.words),
+ * the root's lang and dir, the title (data.title, also the root's name), the plot's role in
+ * words (`role`, said after the language is set) and its tools' words. */
+function frameFor(data, { root, title, plot, tools }, role) {
+  speakWith(data && data.words, data && data.lang);
+  root.setAttribute("lang", spoken());
+  root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
+  title.textContent = data && data.title ? data.title : "";
+  root.setAttribute("aria-label", title.textContent);
+  plot.setAttribute("aria-roledescription", role());
+  tools.relabel();
 }

@@ -6,8 +6,8 @@ neither can follow an `import`. The module is therefore the plain concatenation,
 
     shared.js            the DOM helper, the colour scales, the palette
     figure_tools.js      a figure's "Show as a table" and "Save as…" (SVG, PNG, CSV)
-    <module>.js          attention_explorer.js, head_scatter.js or token_lines.js: exports
-                         `mount`
+    <module>.js          attention_explorer.js, head_scatter.js, token_lines.js,
+                         value_histogram.js or top_units.js: exports `mount`
     glue/<glue>.js       the host's few lines: its default export, or the offline mount calls
 
 and no file imports another: each uses the names of the files joined before it (its header says
@@ -24,6 +24,8 @@ FIGURE_TOOLS = "figure_tools.js"
 EXPLORER = "attention_explorer.js"
 SCATTER = "head_scatter.js"
 LINES = "token_lines.js"
+HISTOGRAM = "value_histogram.js"
+TOP_UNITS = "top_units.js"
 
 # host -> (module, glue): every module a host loads
 HOSTS = {
@@ -31,6 +33,8 @@ HOSTS = {
     "streamlit_still_explorer": (EXPLORER, "streamlit.js"),  # the lesson's: reports nothing
     "streamlit_head_scatter": (SCATTER, "streamlit.js"),
     "streamlit_token_lines": (LINES, "streamlit.js"),
+    "streamlit_value_histogram": (HISTOGRAM, "streamlit.js"),
+    "streamlit_top_units": (TOP_UNITS, "streamlit.js"),
     "anywidget_explorer": (EXPLORER, "anywidget.js"),
     "offline_explorer": (EXPLORER, "offline.js"),
 }
@@ -61,3 +65,13 @@ def scatter_style() -> str:
 def lines_style() -> str:
     """The token lines' stylesheet, with its figure tools'."""
     return asset("token_lines.css") + asset("figure_tools.css")
+
+
+def histogram_style() -> str:
+    """The value histogram's stylesheet, with its figure tools'."""
+    return asset("value_histogram.css") + asset("figure_tools.css")
+
+
+def top_units_style() -> str:
+    """The top units' stylesheet, with its figure tools'."""
+    return asset("top_units.css") + asset("figure_tools.css")

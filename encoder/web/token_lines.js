@@ -49,7 +49,6 @@ const LINES_GAP = 44; // px: above each plot, its title
 const LINES_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
 const LINES_TICK_CHARS = 12; // a token's label, cut beyond
 const LINES_MARKER = 3.5; // px: a point's radius
-const LINES_ARROWS = { ArrowRight: 1, ArrowLeft: -1 }; // in the drawing's direction
 const CHAR_WIDTH = 0.6; // of the font's size: a label's width, estimated
 
 const linesPrompt = () =>
@@ -289,21 +288,9 @@ export function mount(host, data) {
   });
 
   plot.addEventListener("keydown", (event) => {
-    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
-    const last = state.data.tokens.length - 1;
-    let next;
-    if (event.key in LINES_ARROWS) {
-      const step = LINES_ARROWS[event.key] * (rightToLeft() ? -1 : 1);
-      next = chosen < 0 ? 0 : Math.min(last, Math.max(0, chosen + step));
-    } else if (event.key === "Home") {
-      next = 0;
-    } else if (event.key === "End") {
-      next = last;
-    } else if (event.key === "Escape" && chosen >= 0) {
-      next = -1;
-    } else {
-      return;
-    }
+    if (!state.data) return;
+    const next = figureStep(event, chosen, state.data.tokens.length - 1);
+    if (next === undefined) return;
     event.preventDefault();
     choose(next);
   });
@@ -316,32 +303,18 @@ export function mount(host, data) {
       statistics });
   }
 
-  let drawnWidth = 0;
-  const resized = new ResizeObserver(() => {
-    const width = Math.floor(root.clientWidth);
-    if (state.data && width && Math.abs(width - drawnWidth) > 1) {
-      drawnWidth = width;
-      draw();
-    }
-  });
-  resized.observe(root);
+  const resizing = watchWidth(root, () => state.data && draw());
 
   function update(next) {
     const problem = linesProblem(next);
-    speakWith(next && next.words, next && next.lang);
+    frameFor(next, { root, title, plot, tools }, () => _("line chart"));
     message.textContent = problem;
-    root.setAttribute("lang", spoken());
-    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
-    title.textContent = next && next.title ? next.title : "";
-    root.setAttribute("aria-label", title.textContent);
-    plot.setAttribute("aria-roledescription", _("line chart"));
-    tools.relabel();
     state.data = problem ? null : next;
     root.dataset.positions = state.data ? String(next.tokens.length) : "0";
     root.dataset.series = state.data ? String(next.series.length) : "0";
     plot.setAttribute("aria-label", state.data ? label(state.data) : problem);
     if (chosen >= (state.data ? state.data.tokens.length : 0)) chosen = -1;
-    drawnWidth = Math.floor(root.clientWidth);
+    resizing.drawn();
     draw();
     if (!state.data) show();
     tools.refresh(); // an open table follows the data
@@ -351,7 +324,7 @@ export function mount(host, data) {
   return {
     update,
     destroy() {
-      resized.disconnect();
+      resizing.stop();
       root.remove();
     },
   };

@@ -78,6 +78,14 @@ def figure(at: AppTest, key: str) -> dict:
     raise AssertionError(f"no chart with key {key!r}")
 
 
+def module_data(at: AppTest, key: str) -> dict:
+    """The data of the figure an ES module draws under `key` (app.components.module_figures)."""
+    for drawn in at.get("bidi_component"):
+        if drawn.proto.id.split("-")[-1] == key:
+            return json.loads(drawn.proto.json)
+    raise AssertionError(f"no module's figure with key {key!r}")
+
+
 def explorer(at: AppTest, setup: int = 0) -> tuple[dict, np.ndarray]:
     """The attention explorer's payload on the page: one setup's header entry and its weights
     [layer, head, query, key] (every head at full resolution: inputs short enough)."""

@@ -12,7 +12,6 @@ from app.charts.activations import (
     pca_paths_chart,
     pre_activation_chart,
     residual_stream_chart,
-    top_units_chart,
 )
 
 EVIL = ["[CLS]", "<b>x</b>", "<img src=x onerror=alert(1)>", "[SEP]"]
@@ -44,21 +43,6 @@ def test_histogram_splits_bins_at_zero_and_lines_up_both_zeros():
     gelu = pre_activation_chart(edges, counts, curve_x, curve_x / 2 - 0.17, "GELU", "title")
     assert zero_at(gelu.layout.yaxis2) > 0.05
     assert zero_at(gelu.layout.yaxis) == pytest.approx(zero_at(gelu.layout.yaxis2))
-
-
-def test_top_units_chart_names_the_token_escaped_and_outlines_its_column():
-    across = np.arange(12, dtype=float).reshape(3, 4) / 7  # [units, tokens]
-    fig = top_units_chart(np.array([5, 9, 2]), across[:, 2], across, EVIL, 2, layer=1)
-    bars, heatmap = fig.data
-    assert list(bars.y) == ["unit 5", "unit 9", "unit 2"]
-    np.testing.assert_array_equal(values(heatmap.z), np.round(across.astype(np.float32), 4))
-    assert ESCAPED[2] in fig.layout.title.text and "<img" not in fig.layout.title.text
-    assert list(heatmap.x) == [f"{i} {label}" for i, label in enumerate(ESCAPED)][:2] + [
-        "2 &lt;img src=x on…",
-        "3 [SEP]",
-    ]
-    (outline,) = fig.layout.shapes
-    assert (outline.x0, outline.x1) == (1.5, 2.5)
 
 
 def test_residual_chart_flags_at_most_a_few_outliers_by_dimension():

@@ -18,7 +18,15 @@ from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks
 from encoder.inspect.activations import OUTLIER_FACTOR, RESIDUAL_MAX_DIMS
 from encoder.io.tokenize import load_tokenizer, tokenize
-from tests.app.helpers import array, assert_no_exception, figure, go, open_page, open_tab
+from tests.app.helpers import (
+    array,
+    assert_no_exception,
+    figure,
+    go,
+    module_data,
+    open_page,
+    open_tab,
+)
 from tests.shared import SENTENCE
 
 
@@ -50,7 +58,9 @@ def open_section(at, label: str):
 
 
 def chart_keys(at) -> set[str]:
-    return {chart.proto.id.split("-")[-1] for chart in at.get("plotly_chart")}
+    """The keys of the charts on the page: Plotly's, and the figures our ES modules draw."""
+    charts = [*at.get("plotly_chart"), *at.get("bidi_component")]
+    return {chart.proto.id.split("-")[-1] for chart in charts}
 
 
 def shown_table(at, columns: set[str]) -> pd.DataFrame:
@@ -81,11 +91,14 @@ def test_random_model_page_shows_the_traces_numbers(activation, norm):
     else:  # GELU bends them instead
         assert (table["share_zero"] < 0.001).all()
 
-    histogram = figure(at, "act_histogram")
-    below, above, curve = histogram["data"]
-    assert array(below["y"]).sum() + array(above["y"]).sum() == n * 1024
+    histogram = module_data(at, "act_histogram")
+    assert sum(histogram["counts"]) == n * 1024  # every value of block 0, the default layer
+    pre = trace[hooks.block(0).mlp.pre][0, :n].numpy()
+    low, high = np.quantile(pre, [0.001, 0.999])  # the axis leaves out 0.1 % at each end
+    assert histogram["edges"][0] == pytest.approx(min(low, 0.0), abs=1e-4)
+    assert histogram["edges"][-1] == pytest.approx(max(high, 0.0), abs=1e-4)
     name = {"relu": "ReLU", "gelu": "GELU"}[activation]
-    assert curve["name"].startswith(f"{name}(x)")
+    assert histogram["name"] == name and histogram["labels"]["curve"].startswith(f"{name}(x)")
     assert any(i.value.startswith(f"{name}(x)") for i in at.info)
     assert not {"act_residual", "act_cosine", "act_pca"} & chart_keys(at)  # closed tabs
 
@@ -153,14 +166,14 @@ def test_layer_and_token_survive_a_visit_to_another_view_and_stay_in_range():
     at = open_page(view="Activations", text="One two three four five six.\nShort.")
     at.slider(key="act_layer").set_value(3).run()
     at.selectbox(key="act_token").set_value(6).run()
-    assert "'six' (6) in block 3" in figure(at, "act_top_units")["layout"]["title"]["text"]
+    assert "'six' (6) in block 3" in module_data(at, "act_top_units")["title"]
     go(at, "Shapes")
     go(at, "Activations")
     assert at.slider(key="act_layer").value == 3 and at.selectbox(key="act_token").value == 6
     at.selectbox(key="sentence").set_value(1).run()  # 3 tokens: token 6 no longer exists
     assert_no_exception(at)
     assert at.selectbox(key="act_token").value == 1
-    assert "'short' (1)" in figure(at, "act_top_units")["layout"]["title"]["text"]
+    assert "'short' (1)" in module_data(at, "act_top_units")["title"]
 
 
 def test_export_csvs_hold_the_summary_tables():
@@ -224,5 +237,5 @@ def test_a_gated_rope_models_formulas_and_notes_are_its_own():
     assert "GeGLU = GELU(x)·g" in said
     note = " ".join(i.value for i in at.info)
     assert "GeGLU is gated" in note and "In block 1" in note
-    title = figure(at, "act_histogram")["layout"]["title"]["text"]
+    title = module_data(at, "act_histogram")["title"]
     assert "units before GELU (the input half of GeGLU, before its gate)" in title

@@ -390,7 +390,6 @@ def _font_sizes(spec, where: str = "") -> list[tuple[str, float]]:
 def _legibility_figures() -> list[go.Figure]:
     """A figure of every kind that sets text sizes of its own: cells with text, annotations, a
     diagram, subplots with titles, heatmaps with colour bars."""
-    from app.charts.activations import top_units_chart
     from app.charts.heads import fingerprint_figure
 
     cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=1, d_ff=64, vocab_size=100)
@@ -401,7 +400,6 @@ def _legibility_figures() -> list[go.Figure]:
         batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
         block_diagram(block_ops(cfg, 0, 1, 4), cfg),
         fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1], list(FINGERPRINT)),
-        top_units_chart(np.arange(3), np.ones(3), np.ones((3, 4)), tokens, 1, 0),
     ]
 
 

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import i18n
 from app.charts.cost import percent
+from app.components.module_figures import HISTOGRAM, TOP_UNITS
 from app.i18n.catalogue import PSEUDO, translations
 from app.views import exercises, training
 from encoder import EncoderConfig
@@ -74,13 +75,19 @@ def unmarked(at: AppTest) -> list[str]:
 
 
 def chart_titles(at: AppTest) -> dict[str, str]:
-    """{chart key: its title} of this domain's charts on the page."""
+    """{chart key: its title} of this domain's charts on the page (Plotly's, and the figures
+    our ES modules draw: app.components.module_figures)."""
     titles = {}
     for chart in at.get("plotly_chart"):
         if any(other in chart.proto.id for other in OTHER_CHARTS):
             continue
         layout = json.loads(chart.proto.spec)["layout"]
         titles[chart.proto.id] = (layout.get("title") or {}).get("text", "")
+    for drawn in at.get("bidi_component"):
+        if drawn.proto.component_name not in (HISTOGRAM, TOP_UNITS):
+            continue
+        if not any(other in drawn.proto.id for other in OTHER_CHARTS):
+            titles[drawn.proto.id] = json.loads(drawn.proto.json).get("title", "")
     return titles
 
 

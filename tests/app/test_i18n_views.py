@@ -13,6 +13,7 @@ import pytest
 from babel.numbers import parse_decimal
 from streamlit.testing.v1 import AppTest
 
+from app.components.module_figures import LINES
 from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
 from tests.app.helpers import (
@@ -92,7 +93,7 @@ def chart_texts(at: AppTest) -> list[str]:
             if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
                 said.append(title_of(axis))
     for lines in at.get("bidi_component"):  # token_lines.js's data: its words come translated
-        if lines.proto.component_name == "encoder_explorer.token_lines":
+        if lines.proto.component_name == LINES:
             data = json.loads(lines.proto.json)
             said += [data["title"], *(series["name"] for series in data["series"])]
             for panel in data["panels"]:

@@ -25,7 +25,10 @@ PAGES = {
     # the view draws its norms with token_lines.js; the lesson's step 8 with plotly
     "lesson, norms": {"view": "Lesson", "lesson": "8", "norm_type": "rmsnorm"},
     "layernorm, stream": {"view": "LayerNorm", "norm_type": "rmsnorm"},
-    "activations relu": {"view": "Activations", "activation": "relu", "text": TWO},
+    # the view's first tab draws with ES modules; the lesson's step 9 its histogram with plotly
+    "activations relu, stream": {"view": "Activations", "activation": "relu", "text": TWO},
+    "activations relu, geometry": {"view": "Activations", "activation": "relu", "text": TWO},
+    "lesson, feed-forward": {"view": "Lesson", "lesson": "9", "activation": "relu"},
     "shapes": {"view": "Shapes"},
 }
 
@@ -45,7 +48,10 @@ OPENED = {  # what a reader opens on a page (its steps, a tab, a question's reve
     # draw nothing
     "steps": opened(EVERY_STEP_OPEN),
     "layernorm, stream": opened(dict([STREAM_TAB])),
+    "activations relu, stream": opened({"act_section": "The residual stream"}),
+    "activations relu, geometry": opened({"act_section": "Token geometry across depth"}),
     "lesson, norms": lambda at: at.button(key="predict_skip").click().run(),
+    "lesson, feed-forward": lambda at: at.button(key="predict_skip").click().run(),
 }
 
 

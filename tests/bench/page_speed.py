@@ -90,26 +90,31 @@ def labels_json(labels: list[str]) -> str:
     return json.dumps(labels, ensure_ascii=False, separators=(",", ":"))
 
 
-def numbered_labels_json(labels: list[str]) -> str:
-    """The labels as 'position token' ticks (app.charts' token matrices and activation charts)."""
-    return labels_json([f"{position} {label}" for position, label in enumerate(labels)])
-
-
 # view -> (chart key, marker) pairs: the view is drawn for `labels` (the text's tokens as plotly
 # holds them, HTML-escaped) when each chart's layout, as JSON, contains marker(labels).
 # The key EXPLORER_KEY names the attention explorer instead: its marker is its query tokens (as
 # text, not HTML-escaped), and in compare mode it is one element for A and B. The key TABLE_KEY
 # names a table of the main area whose first rows begin "position token", in order (the
 # Attention steps view's scores and weights); its marker is those beginnings, as JSON (the first
-# TABLE_ROWS: a long table's grid holds the rows it shows only). The key LINES_KEY names the
-# token lines (encoder/web/token_lines.js, one for each setup): its marker is the tokens (as text),
-# which every token lines' labels must name at their positions.
+# TABLE_ROWS: a long table's grid holds the rows it shows only). A key "module:NAME" names the
+# figures an ES module draws as [data-testid=NAME] (app.components.module_figures, one for each
+# setup): its marker is the tokens (as text): each such figure must count them (data-positions or
+# data-tokens) and its token labels name them at their positions ([data-role=tick]:
+# data-position, data-token-text).
 EXPLORER_KEY = "explorer"
 TABLE_KEY = "table"
-LINES_KEY = "lines"
+MODULE = "module:"
 TABLE_ROWS = 4
-# in compare mode, no twin keyed "..._b" to wait for
-ONE_FOR_BOTH = (EXPLORER_KEY, TABLE_KEY, LINES_KEY)
+
+
+def one_for_both(key: str) -> bool:
+    """In compare mode, no twin keyed "..._b" to wait for: one element, or every module's."""
+    return key in (EXPLORER_KEY, TABLE_KEY) or key.startswith(MODULE)
+
+
+def raw_labels_json(labels: list[str]) -> str:
+    """The labels as text (not HTML-escaped), as JSON."""
+    return labels_json([html.unescape(label) for label in labels])
 
 
 def table_rows_json(labels: list[str]) -> str:
@@ -119,10 +124,10 @@ def table_rows_json(labels: list[str]) -> str:
 
 
 DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
-    "Attention": ((EXPLORER_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
+    "Attention": ((EXPLORER_KEY, raw_labels_json),),
     "Attention steps": ((TABLE_KEY, table_rows_json),),
-    "LayerNorm": ((LINES_KEY, lambda labels: labels_json([html.unescape(t) for t in labels])),),
-    "Activations": (("act_top_units", numbered_labels_json),),  # its first tab
+    "LayerNorm": ((f"{MODULE}token-lines", raw_labels_json),),
+    "Activations": ((f"{MODULE}top-units", raw_labels_json),),  # its first tab
     "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
 }
 # The reference page (tests/bench/plotly_attention_page.py) draws the Attention view's attention
@@ -160,19 +165,20 @@ VIEW_DRAWN_JS = """checks => {
         return rows.every(row => (at = text.indexOf(row, at)) >= 0 && (at += row.length));
       });
     }
-    if (key === "LINES_KEY") {
+    if (key.startsWith("MODULE")) {
       const tokens = JSON.parse(marker);
-      const roots = DEEP_ALL(document, "[data-testid=token-lines]");
-      return roots.length > 0 && roots.every(root => +root.dataset.positions === tokens.length
-        && [...root.querySelectorAll("[data-role=tick]")]
-          .every(tick => tick.dataset.tokenText === tokens[+tick.dataset.position]));
+      const roots = DEEP_ALL(document, `[data-testid=${key.slice("MODULE".length)}]`);
+      const ticks = root => [...root.querySelectorAll("[data-role=tick]")];
+      const count = root => +(root.dataset.positions ?? root.dataset.tokens);
+      return roots.length > 0 && roots.every(root => count(root) === tokens.length
+        && ticks(root).every(tick => tick.dataset.tokenText === tokens[+tick.dataset.position]));
     }
     const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     return !!plot && !!plot._fullData && JSON.stringify(plot.layout).includes(marker);
   });
 }"""
 for name, value in (("EXPLORER_KEY", EXPLORER_KEY), ("TABLE_KEY", TABLE_KEY),
-                    ("LINES_KEY", LINES_KEY), ("FIND_EXPLORER", EXPLORER_IN_JS),
+                    ("MODULE", MODULE), ("FIND_EXPLORER", EXPLORER_IN_JS),
                     ("DEEP_ALL", DEEP_ALL_JS)):  # fmt: skip
     VIEW_DRAWN_JS = VIEW_DRAWN_JS.replace(name, value)
 STATUS_JS = """() => [...document.querySelectorAll("[data-testid=stCaptionContainer]")]
@@ -304,7 +310,7 @@ def checks_for(session: Session, text: str) -> list[list[str]]:
     charts = session.drawn[session.view]
     keys = list(charts)
     if session.compare:
-        keys += [(f"{key}_b", marker) for key, marker in charts if key not in ONE_FOR_BOTH]
+        keys += [(f"{key}_b", marker) for key, marker in charts if not one_for_both(key)]
     return [[key, marker(labels)] for key, marker in keys]
 
 
@@ -707,11 +713,17 @@ VISIT_VIEWS = (
     "Lesson", "Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes",
     "Cost", "Heads across a corpus", "Exercises", "Export", "Training",
 )  # fmt: skip
-# A view's main figure, as a selector in the main area; a view not named here: a Plotly chart,
+# A view's main figure, as a selector in the main area (or a list: every one), looked for in the
+# shadow roots of Custom Components v2 too; a view not named here: a Plotly chart,
 # the attention explorer or a table, a grid or HTML (the Lesson's first step, the Tokens view),
 # whichever it draws.
 MAIN_FIGURE = {
-    "LayerNorm": "[data-testid=token-lines] [data-role=tick]",  # inside its component's shadow
+    # inside their components' shadow roots
+    "LayerNorm": "[data-testid=token-lines] [data-role=tick]",
+    "Activations": [
+        "[data-testid=value-histogram] [data-role=bar]",
+        "[data-testid=top-units] [data-role=cell]",
+    ],
     "Exercises": "[data-testid=stTable]",
     "Export": "[data-testid=stDownloadButton]",
     "Training": "[data-testid=stButton]",
@@ -733,7 +745,7 @@ SHOWN_JS = """main => {
   if (!area) return false;
   const plots = [...area.querySelectorAll(".js-plotly-plot")];
   if (plots.some(p => !p._fullData)) return false;
-  if (main) return !!DEEP_FIND(area, main);
+  if (main) return [].concat(main).every(selector => !!DEEP_FIND(area, selector));
   const explorer = FIND_EXPLORER(area);
   return plots.length > 0 || (!!explorer && !!explorer.querySelector("[data-side=query]"))
     || !!area.querySelector("[data-testid=stDataFrame] table[aria-rowcount]")

@@ -80,6 +80,14 @@ DEEP_ALL_JS = """(function all(within, selector, found = []) {
 })"""
 DEEP_FIND_JS = f"""((within, selector) => {DEEP_ALL_JS}(within, selector)[0] || null)"""
 EXPLORER_IN_JS = f"""(within => {DEEP_FIND_JS}(within, "[data-testid=attention-explorer]"))"""
+# The chart keyed `key` drawn: a Plotly chart with its data, or an ES module's figure (in its
+# component's shadow root: drawn once it says how long its last draw took)
+FIGURE_DRAWN_JS = f"""(key => {{
+  const box = document.querySelector(`.st-key-${{key}}`);
+  const plot = box && box.querySelector(".js-plotly-plot");
+  if (plot) return !!(plot._fullLayout && plot._fullData);  // a diagram may have no trace
+  return !!box && !!{DEEP_FIND_JS}(box, "[data-draw-ms]");
+}})"""
 # True once the Attention view shows a text: the script is idle, nothing is stale, and the
 # explorer's query tokens are the text's first sentence's tokens.
 DRAWN_JS = """expected => {

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import expected_tokens, figure, type_text, wait_for, wait_settled
+from tests.e2e.harness import (
+    DEEP_FIND_JS,
+    FIGURE_DRAWN_JS,
+    expected_tokens,
+    figure,
+    type_text,
+    wait_settled,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
@@ -24,10 +31,12 @@ SETUPS = {
     "gelu": dict(activation="gelu"),
     "minilm": dict(source="pretrained"),
 }
-DRAWN_JS = """key => {
-  const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  return !!(plot && plot._fullData && plot._fullData.length);
-}"""
+# the top units' title (its figure's name) holds `part`
+TOP_UNITS_TITLED_JS = f"""part => {{
+  const box = document.querySelector(".st-key-act_top_units");
+  const root = box && {DEEP_FIND_JS}(box, "[data-testid=top-units]");
+  return !!root && (root.getAttribute("aria-label") || "").includes(part);
+}}"""
 
 
 @pytest.mark.parametrize("setup", SETUPS)
@@ -36,11 +45,11 @@ def test_activations_view_draws_every_figure(open_page, setup, tmp_path):
     for tab, keys in FIGURES.items():
         page.get_by_role("tab", name=tab).click()
         for key in keys:
-            page.wait_for_function(DRAWN_JS, arg=key, timeout=60_000)
+            page.wait_for_function(FIGURE_DRAWN_JS, arg=key, timeout=60_000)
         wait_settled(page)
         assert page.locator("[data-testid=stException]").count() == 0
         if tab == "Feed-forward units":
-            assert "most active units" in figure(page, "act_top_units")["title"]
+            page.wait_for_function(TOP_UNITS_TITLED_JS, arg="most active units")
     tokens = expected_tokens(page.locator(".st-key-text textarea").input_value())[0]
     pca = figure(page, "act_pca")
     assert pca["traces"] == 3 and f"{len(tokens)} tokens" in pca["title"]
@@ -57,10 +66,9 @@ def test_a_picked_token_stays_at_its_position_through_new_texts(open_page):
     page, problems = open_page(view="Activations", text="the quick brown fox")
     page.locator(".st-key-act_token input").click()
     page.get_by_role("option", name="2: quick", exact=True).click()
-    top = "act_top_units"
-    wait_for(page, top, lambda f: "'quick' (2)" in f["title"])
+    page.wait_for_function(TOP_UNITS_TITLED_JS, arg="'quick' (2)")
     for text, token in (("a slow red dog runs", "slow"), ("one two three four five", "two")):
         type_text(page, text)
-        wait_for(page, top, lambda f, token=token: f"'{token}' (2)" in f["title"])
+        page.wait_for_function(TOP_UNITS_TITLED_JS, arg=f"'{token}' (2)")
         assert page.locator("[data-testid=stException]").count() == 0, text
     assert problems.errors == []

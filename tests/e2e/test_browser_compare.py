@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import DEEP_FIND_JS, KEYS_STEP, LOADED_JS, open_step, open_view
+from tests.e2e.harness import FIGURE_DRAWN_JS, KEYS_STEP, LOADED_JS, open_step, open_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -30,13 +30,7 @@ VIEWS = {
     "Export": "",
 }
 B_SHOWN = {"Export": "with a column setup"}  # what says B is there; else B's column title "B ·"
-# each key's chart drawn: a Plotly chart, or token lines (in its component's shadow root)
-DRAWN_JS = """keys => keys.every(key => {
-  const box = document.querySelector(`.st-key-${key}`);
-  const plot = box && box.querySelector(".js-plotly-plot");
-  if (plot) return !!(plot._fullLayout && plot._fullData);
-  return !!box && !!DEEP_FIND(box, "[data-testid=token-lines] [data-role=tick]");
-})""".replace("DEEP_FIND", DEEP_FIND_JS)
+DRAWN_JS = f"keys => keys.every({FIGURE_DRAWN_JS})"  # each key's chart drawn
 
 
 @pytest.mark.parametrize("pair", PAIRS)

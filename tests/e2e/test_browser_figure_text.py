@@ -97,8 +97,11 @@ def test_the_table_is_one_key_away_and_saves_as_csv(open_page) -> None:
 
 
 def test_every_chart_of_a_view_is_a_named_figure(open_page) -> None:
-    # (LayerNorm's first tab: token lines, named by their own module: test_browser_token_lines)
+    # (the first tabs of LayerNorm and Activations: drawn by our ES modules, each named by its
+    # own module: tests/e2e/test_browser_token_lines.py and its siblings)
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Activations", **MINILM)
+    page.get_by_role("tab", name="The residual stream").click()
+    page.locator(".st-key-act_residual .js-plotly-plot").wait_for()
     for view in ("Activations", "Heads across a corpus"):
         if view != "Activations":
             open_view(page, view, 60_000)

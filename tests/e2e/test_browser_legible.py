@@ -29,7 +29,8 @@ SMALLEST_FIGURE_TEXT_JS = """() => {
   let smallest = null;
   const main = document.querySelector("[data-testid=stMain]");
   const plotly = main.querySelectorAll(".js-plotly-plot svg text");
-  for (const text of [...plotly, ...DEEP_ALL(main, "[data-testid=token-lines] text")]) {
+  // and our ES modules' figures, in their components' shadow roots ([data-draw-ms]: drawn)
+  for (const text of [...plotly, ...DEEP_ALL(main, "[data-draw-ms] text")]) {
     for (const part of [text, ...text.querySelectorAll("tspan")]) {
       if (!part.textContent.trim() || !text.checkVisibility()) continue;
       const size = parseFloat(getComputedStyle(part).fontSize);

@@ -1,0 +1,47 @@
+"""Figures our own ES modules draw on the page, each a Custom Components v2 host of one of
+encoder/web's modules: the token lines (token_lines.js: LayerNorm's norms per token), the value
+histogram (value_histogram.js) and the top units (top_units.js: Activations' first tab).
+
+Each module, joined with the still Streamlit glue (encoder/web/glue/streamlit.js), and its
+stylesheet are the component's code; user text (tokens) travels only in `data`. Hover, the
+keyboard's choice and the readout are handled in the browser and send nothing back: a rerun sends
+the new numbers and the module draws them, with no Plotly on the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from app.i18n import language
+from app.i18n.browser import words_now
+from encoder.web import spoken_in
+from encoder.web.hosts import histogram_style, host_module, lines_style, top_units_style
+
+# the components' names (a figure's element on the page names its component)
+LINES, HISTOGRAM, TOP_UNITS = (
+    f"encoder_explorer.{name}" for name in ("token_lines", "value_histogram", "top_units")
+)
+_lines = st.components.v2.component(
+    LINES, js=host_module("streamlit_token_lines"), css=lines_style()
+)
+_histogram = st.components.v2.component(
+    HISTOGRAM, js=host_module("streamlit_value_histogram"), css=histogram_style()
+)
+_top_units = st.components.v2.component(
+    TOP_UNITS, js=host_module("streamlit_top_units"), css=top_units_style()
+)
+
+
+def _drawn(component: Callable) -> Callable[..., None]:
+    def draw(data: dict, *, key: str) -> None:
+        component(key=key, data=spoken_in(data, language(), words_now()))
+
+    return draw
+
+
+# each draws its module's `data` under `key`, in the page's language
+token_lines = _drawn(_lines)  # app.charts.norms.layernorm_lines
+value_histogram = _drawn(_histogram)  # app.charts.value_histogram.value_histogram_data
+top_units = _drawn(_top_units)  # app.charts.top_units.top_units_data
