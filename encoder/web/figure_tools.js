@@ -5,7 +5,7 @@
  * sent to a server; user text (tokens) is drawn with textContent.
  *
  * And what the SVG figure modules share beyond those: a key's step, a redraw on a new width, the
- * frame of new data (below).
+ * frame of new data, their font, a word wrap and the saved file with its title (below).
  *
  * Joined before the modules that use it (encoder/web/hosts.py) and into the page's own script
  * (app/streamlit_private.py), so it is plain functions and constants with names of their own.
@@ -257,4 +257,44 @@ function frameFor(data, { root, title, plot, tools }, role) {
   root.setAttribute("aria-label", title.textContent);
   plot.setAttribute("aria-roledescription", role());
   tools.relabel();
+}
+
+const FIGURE_FONT = "system-ui, -apple-system, sans-serif"; // an SVG figure's, in its file too
+const FIGURE_INK = "#1b1b1b";
+const FIGURE_CHAR = 0.6; // of the font's size: a character's width, estimated
+
+/** `text` in lines of at most `chars` characters, broken between words (a longer word: a line
+ * of its own). */
+function wrapWords(text, chars) {
+  const lines = [];
+  for (const word of String(text).split(/\s+/).filter(Boolean)) {
+    const last = lines.length - 1;
+    if (last >= 0 && [...lines[last]].length + 1 + [...word].length <= chars) lines[last] += ` ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
+
+/** A figure module's drawing (the svg `plot`, drawn `width` x `height`) as an SVG document with
+ * a margin of 12 px, its `title` and the lines under it (`notes`) above it, wrapped to its width
+ * (on the right in a right-to-left language). */
+function savedFigure(plot, width, height, title, notes = []) {
+  const margin = 12;
+  const rtl = rightToLeft();
+  const words = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
+  let y = margin - 4;
+  const lines = [[title, 17, 600], ...notes.map((note) => [note, 14, 400])];
+  for (const [text, size, weight] of lines) {
+    for (const line of wrapWords(text, Math.floor(width / (size * FIGURE_CHAR)))) {
+      y += size * 1.35;
+      words.appendChild(svgNode("text", { x: rtl ? margin + width : margin, y, "font-size": size,
+        "font-weight": weight, direction: rtl ? "rtl" : "ltr" }, line));
+    }
+  }
+  y = Math.ceil(y + 10);
+  const drawing = svgNode("g", { transform: `translate(${margin} ${y})` });
+  for (const child of plot.childNodes) drawing.appendChild(child.cloneNode(true));
+  const layer = svgNode("g");
+  layer.append(words, drawing);
+  return svgDocument([layer], width + 2 * margin, height + y + margin, title);
 }

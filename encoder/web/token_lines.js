@@ -49,7 +49,6 @@ const LINES_GAP = 44; // px: above each plot, its title
 const LINES_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
 const LINES_TICK_CHARS = 12; // a token's label, cut beyond
 const LINES_MARKER = 3.5; // px: a point's radius
-const CHAR_WIDTH = 0.6; // of the font's size: a label's width, estimated
 
 const linesPrompt = () =>
   _("Hover the plot, or Tab to it and use ← and →: every line's values at one token.");
@@ -116,7 +115,7 @@ export function mount(host, data) {
   const tools = figureControls({
     title: () => title.textContent || "lines",
     table: () => linesTable(state.data),
-    svg: () => svgDocument([plot], state.width, state.height, title.textContent),
+    svg: () => savedFigure(plot, state.width, state.height, title.textContent),
   });
   root.append(title, message, plot, readout, tools);
   host.appendChild(root);
@@ -128,7 +127,7 @@ export function mount(host, data) {
   function drawLegend(into, d, width, rtl) {
     const legend = svgNode("g", { "data-role": "legend" });
     const longest = Math.max(...d.series.map((s) => [...s.name].length));
-    const column = Math.ceil(longest * CHAR_WIDTH * LINES_TEXT) + 46;
+    const column = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT) + 46;
     const columns = Math.max(1, Math.floor(width / column));
     d.series.forEach((s, i) => {
       const row = Math.floor(i / columns);
@@ -155,8 +154,7 @@ export function mount(host, data) {
     const d = state.data;
     if (!d) return;
     // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": "system-ui, -apple-system, sans-serif",
-      fill: "#1b1b1b" });
+    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
     plot.appendChild(canvas);
     const rtl = rightToLeft();
     const width = Math.max(LINES_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
@@ -166,28 +164,41 @@ export function mount(host, data) {
       return niceScale(Math.min(...all), Math.max(...all));
     });
     const widest = Math.max(...scales.flatMap((s) => s.ticks.map((t) => number(t, s.digits, false).length)));
-    const axis = Math.ceil(widest * CHAR_WIDTH * LINES_TEXT) + 14; // the values' labels
+    const axis = Math.ceil(widest * FIGURE_CHAR * LINES_TEXT) + 14; // the values' labels
     const [left, right] = rtl ? [12, axis] : [axis, 12];
     const plotWidth = width - left - right;
     const band = plotWidth / count;
     const xOf = (p) => (rtl ? left + plotWidth - (p + 0.5) * band : left + (p + 0.5) * band);
     const legendHeight = drawLegend(canvas, d, width, rtl);
     const longest = Math.max(...d.tokens.map((t) => [...tickLabel(t)].length));
-    const labels = Math.ceil(longest * CHAR_WIDTH * LINES_TEXT * Math.SQRT1_2) + 24;
-    const height = legendHeight + d.panels.length * (LINES_GAP + LINES_PANEL) + labels;
+    const labels = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT * Math.SQRT1_2) + 24;
+    // each plot's title, in as many lines as its width needs (a phone's 360 px: two)
+    const titleLines = d.panels.map((panel) => wrapWords(panel.title,
+      Math.floor(plotWidth / (FIGURE_CHAR * LINES_TITLE * 1.08))));
+    const line = LINES_TITLE + 4;
+    const tops = []; // each plot's top
+    let below = legendHeight;
+    for (const lines of titleLines) {
+      below += LINES_GAP + (lines.length - 1) * line;
+      tops.push(below);
+      below += LINES_PANEL;
+    }
+    const height = below + labels;
     plot.setAttribute("width", width);
     plot.setAttribute("height", height);
     plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    const rule = svgNode("line", { "data-role": "rule", stroke: "#1b1b1b", "stroke-width": 1.5,
+    const rule = svgNode("line", { "data-role": "rule", stroke: FIGURE_INK, "stroke-width": 1.5,
       y1: legendHeight, y2: height - labels, visibility: "hidden" });
     d.panels.forEach((panel, k) => {
       const scale = scales[k];
-      const top = legendHeight + k * (LINES_GAP + LINES_PANEL) + LINES_GAP;
+      const top = tops[k];
       const yOf = (v) => top + LINES_PANEL - ((v - scale.low) / (scale.high - scale.low)) * LINES_PANEL;
       const group = svgNode("g", { "data-role": "panel", "data-panel": k });
-      group.appendChild(svgNode("text", { x: left + plotWidth / 2, y: top - 12,
-        "text-anchor": "middle", direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE,
-        "font-weight": 600 }, panel.title));
+      titleLines[k].forEach((words, j, all) => {
+        group.appendChild(svgNode("text", { x: left + plotWidth / 2,
+          y: top - 12 - (all.length - 1 - j) * line, "text-anchor": "middle",
+          direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE, "font-weight": 600 }, words));
+      });
       for (const tick of scale.ticks) {
         const y = yOf(tick);
         group.append(
@@ -219,7 +230,8 @@ export function mount(host, data) {
       canvas.appendChild(group);
     });
     // the token labels, as many as fit side by side at an angle
-    const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(plotWidth / (LINES_TEXT * 1.3)))));
+    // as many labels as fit at 45°: each a line of text (about 1.5 its size) from the next
+    const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(plotWidth / (LINES_TEXT * 1.5)))));
     const base = height - labels + 8;
     for (let p = 0; p < count; p += every) {
       const x = xOf(p);

@@ -62,8 +62,6 @@ const UNITS_TICK_CHARS = 12; // a token's label, cut beyond
 const UNITS_SCALE_WIDTH = 14; // px: the colour bar's
 const UNITS_SCALE_STEPS = 48; // the colour bar's bands
 const UNITS_OUTLINE = "#E69F00"; // the outlined token's column
-const UNITS_CHAR = 0.6; // of the font's size: a label's width, estimated
-const UNITS_FONT = "system-ui, -apple-system, sans-serif";
 const UNITS_ARROWS = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
 
 const unitsPrompt = () =>
@@ -119,28 +117,12 @@ const unitsTick = (token) =>
   ([...token].length > UNITS_TICK_CHARS ? `${[...token].slice(0, UNITS_TICK_CHARS - 1).join("")}…` : token);
 
 /** A label's width in px at `size`, estimated. */
-const unitsWidth = (text, size = UNITS_TEXT) => Math.ceil([...String(text)].length * UNITS_CHAR * size);
+const unitsWidth = (text, size = UNITS_TEXT) => Math.ceil([...String(text)].length * FIGURE_CHAR * size);
 
 /** `value` on the colour scale of `d`, as a CSS colour (viridis from zmin to zmax). */
 function unitsColour(d, value) {
   const span = d.zmax - d.zmin;
   return rgb(viridis(span > 0 ? (value - d.zmin) / span : 0));
-}
-
-/** `text` in lines of at most `width` px at `size` (estimated), broken between words. */
-function unitsLines(text, width, size) {
-  const lines = [];
-  let line = "";
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    const next = line ? `${line} ${word}` : word;
-    if (line && unitsWidth(next, size) > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = next;
-    }
-  }
-  return line ? [...lines, line] : lines;
 }
 
 /** Every unit as a table's row: its label, then its value on every token. */
@@ -164,7 +146,8 @@ export function mount(host, data) {
   const tools = figureControls({
     title: () => title.textContent || "top units",
     table: () => unitsTable(state.data),
-    svg: saved,
+    svg: () => savedFigure(plot, state.width || UNITS_MIN_WIDTH, state.height, title.textContent,
+      state.data ? state.data.notes : []),
   });
   root.append(title, notes, message, plot, readout, tools);
   host.appendChild(root);
@@ -172,39 +155,13 @@ export function mount(host, data) {
   let state = { data: null, width: 0, height: 0 };
   let chosen = null; // {unit, token}: a row and a position
 
-  /** The figure as an SVG document: the title and its notes above the plot (a saved file has no
-   * page around it). */
-  function saved() {
-    const d = state.data;
-    const rtl = rightToLeft();
-    const width = state.width || UNITS_MIN_WIDTH;
-    const header = svgNode("g", { "font-family": UNITS_FONT, fill: "#1b1b1b" });
-    const lines = [
-      ...unitsLines(title.textContent, width - 8, 17).map((text) => [text, 17, 600]),
-      ...(d ? d.notes : []).flatMap((note) => unitsLines(note, width - 8, UNITS_TEXT))
-        .map((text) => [text, UNITS_TEXT, 400]),
-    ];
-    let y = 4;
-    for (const [text, size, weight] of lines) {
-      y += size + 6;
-      header.appendChild(svgNode("text", { x: rtl ? width - 4 : 4, y, "font-size": size,
-        "font-weight": weight, direction: rtl ? "rtl" : "ltr" }, text));
-    }
-    const top = y + 10;
-    const drawing = svgNode("g", { transform: `translate(0 ${top})` });
-    for (const child of plot.childNodes) drawing.appendChild(child.cloneNode(true));
-    const layer = svgNode("g");
-    layer.append(header, drawing);
-    return svgDocument([layer], width, top + state.height, title.textContent);
-  }
-
   function draw() {
     const start = performance.now();
     plot.replaceChildren();
     const d = state.data;
     if (!d) return;
     // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": UNITS_FONT, fill: "#1b1b1b" });
+    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
     plot.appendChild(canvas);
     const rtl = rightToLeft();
     const width = Math.max(UNITS_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
@@ -220,7 +177,7 @@ export function mount(host, data) {
     const colours = unitsScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)));
     const inScale = colours.ticks.filter((t) => t >= d.zmin - 1e-9 && t <= d.zmax + 1e-9);
     const scaleLabels = Math.max(0, ...inScale.map((t) => number(t, colours.digits, false).length));
-    const scaleArea = 14 + Math.max(UNITS_SCALE_WIDTH + 6 + Math.ceil(scaleLabels * UNITS_CHAR * UNITS_TEXT),
+    const scaleArea = 14 + Math.max(UNITS_SCALE_WIDTH + 6 + Math.ceil(scaleLabels * FIGURE_CHAR * UNITS_TEXT),
       unitsWidth(d.scale)) + 6;
     const plots = Math.max(60, width - names - scaleArea);
     const barsWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[0];
@@ -243,7 +200,7 @@ export function mount(host, data) {
     if (!shown.includes(d.token)) shown.push(d.token);
     shown.sort((a, b) => a - b);
     const longest = Math.max(...shown.map((p) => [...unitsTick(d.tokens[p])].length));
-    const labels = Math.ceil(longest * UNITS_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
+    const labels = Math.ceil(longest * FIGURE_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
     const height = Math.max(top + rows + labels, top + scaleHeight + 12);
     plot.setAttribute("width", width);
     plot.setAttribute("height", height);
@@ -300,7 +257,7 @@ export function mount(host, data) {
     const columnX = R(heatLeft + d.token * band, band);
     column.append(
       svgNode("rect", { x: columnX - 2.5, y: top - 2.5, width: band + 5, height: rows + 5,
-        stroke: "#1b1b1b", "stroke-width": 1 }),
+        stroke: FIGURE_INK, "stroke-width": 1 }),
       svgNode("rect", { x: columnX, y: top, width: band, height: rows, stroke: UNITS_OUTLINE,
         "stroke-width": 3 }),
     );
@@ -320,7 +277,7 @@ export function mount(host, data) {
       const y = span > 0 ? top + scaleHeight - ((tick - d.zmin) / span) * scaleHeight : top + scaleHeight;
       scale.append(
         svgNode("line", { x1: X(scaleLeft + UNITS_SCALE_WIDTH), x2: X(scaleLeft + UNITS_SCALE_WIDTH + 4),
-          y1: y, y2: y, stroke: "#1b1b1b" }),
+          y1: y, y2: y, stroke: FIGURE_INK }),
         svgNode("text", { x: X(scaleLeft + UNITS_SCALE_WIDTH + 6), y: y + UNITS_TEXT * 0.35,
           "text-anchor": far, "font-size": UNITS_TEXT }, number(tick, colours.digits, false)),
       );
@@ -343,7 +300,7 @@ export function mount(host, data) {
     const ring = svgNode("g", { "data-role": "ring", fill: "none", visibility: "hidden",
       "pointer-events": "none" });
     ring.append(
-      svgNode("rect", { "data-edge": "outer", stroke: "#1b1b1b", "stroke-width": 2 }),
+      svgNode("rect", { "data-edge": "outer", stroke: FIGURE_INK, "stroke-width": 2 }),
       svgNode("rect", { "data-edge": "inner", stroke: "#ffffff", "stroke-width": 2 }),
     );
     canvas.appendChild(ring);

@@ -49,13 +49,8 @@
  */
 
 const HIST_TEXT = 14; // px: every label (none under 12 px: the page's rule)
-const HIST_TITLE = 17; // px: the title, in a saved drawing
-const HIST_NOTE = 15; // px: the lines under it, in a saved drawing
 const HIST_PLOT = 300; // px: the plot's height
 const HIST_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
-const HIST_CHAR = 0.6; // of the font's size: a label's width, estimated
-const HIST_FONT = "system-ui, -apple-system, sans-serif";
-const HIST_INK = "#1b1b1b";
 const HIST_ZERO = "#6f6f6f"; // the x = 0 line: 5.0:1 on white
 
 const histPrompt = () =>
@@ -130,21 +125,6 @@ function histCurveAt(curve, at) {
   return ((y[low + 1] - y[low]) / (x[low + 1] - x[low])) * (at - x[low]) + y[low];
 }
 
-/** `text` in lines of at most about `chars` characters, broken between words. */
-function histWrap(text, chars) {
-  const lines = [];
-  let line = "";
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && [...line].length + 1 + [...word].length > chars) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line ? `${line} ${word}` : word;
-    }
-  }
-  if (line) lines.push(line);
-  return lines;
-}
 
 /** Every bin as a table's row: from, to, count. */
 function histTable(d) {
@@ -169,40 +149,14 @@ export function mount(host, data) {
   const tools = figureControls({
     title: () => title.textContent || "histogram",
     table: () => histTable(state.data),
-    svg: () => saved(),
+    svg: () => savedFigure(plot, state.width || HIST_MIN_WIDTH, state.height, title.textContent,
+      [...notes.children].map((note) => note.textContent)),
   });
   root.append(title, notes, message, plot, readout, tools);
   host.appendChild(root);
 
   let state = { data: null, width: 0, height: 0 };
   let chosen = -1;
-
-  /** The drawing as a file: the title and the notes above the plot, in its font. */
-  function saved() {
-    const width = state.width || HIST_MIN_WIDTH;
-    const margin = 12; // px around the drawing, in the file
-    const rtl = rightToLeft();
-    const header = svgNode("g");
-    const words = svgNode("g", { "font-family": HIST_FONT, fill: HIST_INK });
-    header.appendChild(words);
-    let y = margin - 4;
-    const lines = [[title.textContent, HIST_TITLE, 600],
-      ...[...notes.children].map((note) => [note.textContent, HIST_NOTE, 400])];
-    for (const [text, size, weight] of lines) {
-      for (const line of histWrap(text, Math.floor(width / (size * HIST_CHAR)))) {
-        y += size * 1.35;
-        words.appendChild(svgNode("text", { x: rtl ? margin + width : margin, y, "font-size": size,
-          "font-weight": weight, direction: rtl ? "rtl" : "ltr" }, line));
-      }
-    }
-    y = Math.ceil(y + 10);
-    const body = svgNode("g");
-    const moved = svgNode("g", { transform: `translate(${margin} ${y})` });
-    for (const child of plot.childNodes) moved.appendChild(child.cloneNode(true));
-    body.appendChild(moved);
-    return svgDocument([header, body], width + 2 * margin, state.height + y + margin,
-      title.textContent);
-  }
 
   /** The legend's entries, as many in a row as fit across `width`: its height. */
   function drawLegend(into, d, width, rtl) {
@@ -215,7 +169,7 @@ export function mount(host, data) {
     const sign = rtl ? -1 : 1;
     let [along, row] = [0, 0];
     for (const [kind, colour, text] of entries) {
-      const span = 36 + Math.ceil([...text].length * HIST_CHAR * HIST_TEXT) + 24;
+      const span = 36 + Math.ceil([...text].length * FIGURE_CHAR * HIST_TEXT) + 24;
       if (along && along + span > width) [along, row] = [0, row + 1];
       const x0 = rtl ? width - along : along;
       const y = 14 + row * (HIST_TEXT + 10);
@@ -237,7 +191,7 @@ export function mount(host, data) {
     const d = state.data;
     if (!d) return;
     // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": HIST_FONT, fill: HIST_INK });
+    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
     plot.appendChild(canvas);
     const rtl = rightToLeft();
     const width = Math.max(HIST_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
@@ -252,7 +206,7 @@ export function mount(host, data) {
     const curveLabels = said(curveTicks);
     // an axis's room: its widest label, a gap, its title turned on its side
     const room = (labels) =>
-      Math.ceil(Math.max(...labels.map((l) => l.length)) * HIST_CHAR * HIST_TEXT) + 16 + HIST_TEXT + 8;
+      Math.ceil(Math.max(...labels.map((l) => l.length)) * FIGURE_CHAR * HIST_TEXT) + 16 + HIST_TEXT + 8;
     const [countRoom, curveRoom] = [room(countLabels), room(curveLabels)];
     const [left, right] = rtl ? [curveRoom, countRoom] : [countRoom, curveRoom];
     const plotWidth = width - left - right;
@@ -309,7 +263,7 @@ export function mount(host, data) {
     });
     canvas.appendChild(bars);
     canvas.appendChild(svgNode("line", { x1: left, x2: left + plotWidth, y1: base, y2: base,
-      stroke: HIST_INK }));
+      stroke: FIGURE_INK }));
     if (low <= 0 && 0 <= high) {
       const x = xOf(0).toFixed(2);
       canvas.appendChild(svgNode("line", { "data-role": "zero", x1: x, x2: x, y1: top, y2: bottom,
@@ -328,7 +282,7 @@ export function mount(host, data) {
     // least where they fit), then its title
     const most = Math.max(2, Math.floor(plotWidth / 70));
     const fits = (t) => t.ticks.length * (Math.max(...t.ticks.map((v) =>
-      number(v, t.digits, false).length)) * HIST_CHAR * HIST_TEXT + 18) <= plotWidth;
+      number(v, t.digits, false).length)) * FIGURE_CHAR * HIST_TEXT + 18) <= plotWidth;
     let [ticks, denser] = [null, null]; // denser: the last that fits, at more than `most`
     for (const step of histSteps((high - low) / (most * 3))) {
       const next = histTicksEvery(low, high, step);
@@ -353,7 +307,7 @@ export function mount(host, data) {
     d.labels.x));
 
     // the chosen bin's marks, on top
-    const outline = svgNode("rect", { "data-role": "outline", fill: "none", stroke: HIST_INK,
+    const outline = svgNode("rect", { "data-role": "outline", fill: "none", stroke: FIGURE_INK,
       "stroke-width": 2.5, visibility: "hidden" });
     const point = svgNode("circle", { "data-role": "point", r: 5, fill: "#ffffff",
       stroke: d.colours.curve, "stroke-width": 2.5, visibility: "hidden" });
