@@ -5,7 +5,8 @@
  * sent to a server; user text (tokens) is drawn with textContent.
  *
  * And what the SVG figure modules share beyond those: a key's step, a redraw on a new width, the
- * frame of new data, their font, a word wrap and the saved file with its title (below).
+ * frame of new data, their font, a word wrap, round ticks, a token's label and the saved file
+ * with its title (below).
  *
  * Joined before the modules that use it (encoder/web/hosts.py) and into the page's own script
  * (app/streamlit_private.py), so it is plain functions and constants with names of their own.
@@ -298,3 +299,27 @@ function savedFigure(plot, width, height, title, notes = []) {
   layer.append(words, drawing);
   return svgDocument([layer], width + 2 * margin, height + y + margin, title);
 }
+
+/** About `count` round steps spanning [low, high]: {low, high, ticks, digits} (1, 2 or 5 times a
+ * power of ten apart, the ends on a step; `digits`: the decimals the steps need). */
+function niceScale(low, high, count = 4) {
+  if (!(high > low)) { // one value: a unit around it
+    const pad = Math.abs(low) > 0 ? Math.abs(low) * 0.1 : 1;
+    [low, high] = [low - pad, high + pad];
+  }
+  const raw = (high - low) / Math.max(1, count);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= raw);
+  const start = Math.floor(low / step) * step;
+  const end = Math.ceil(high / step) * step;
+  const ticks = [];
+  for (let v = start; v <= end + step / 2; v += step) ticks.push(Number(v.toPrecision(12)));
+  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  return { low: start, high: end, ticks, digits };
+}
+
+const TOKEN_LABEL_CHARS = 12; // a token's label on a figure's axis, cut beyond
+
+/** A token as a figure's axis label says it: cut beyond TOKEN_LABEL_CHARS characters. */
+const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
+  ? `${[...token].slice(0, TOKEN_LABEL_CHARS - 1).join("")}…` : token);

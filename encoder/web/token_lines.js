@@ -47,7 +47,6 @@ const LINES_TITLE = 15; // px: each plot's title
 const LINES_PANEL = 190; // px: each plot's height
 const LINES_GAP = 44; // px: above each plot, its title
 const LINES_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
-const LINES_TICK_CHARS = 12; // a token's label, cut beyond
 const LINES_MARKER = 3.5; // px: a point's radius
 
 const linesPrompt = () =>
@@ -64,28 +63,6 @@ function linesProblem(data) {
   }
   return data.panels && data.panels.length ? "" : _("nothing to draw");
 }
-
-/** About `count` round steps spanning [low, high]: {low, high, ticks} (1, 2 or 5 times a power
- * of ten apart, the ends on a step). */
-function niceScale(low, high, count = 4) {
-  if (!(high > low)) { // one value: a unit around it
-    const pad = Math.abs(low) > 0 ? Math.abs(low) * 0.1 : 1;
-    [low, high] = [low - pad, high + pad];
-  }
-  const raw = (high - low) / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= raw);
-  const start = Math.floor(low / step) * step;
-  const end = Math.ceil(high / step) * step;
-  const ticks = [];
-  for (let v = start; v <= end + step / 2; v += step) ticks.push(Number(v.toPrecision(12)));
-  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-  return { low: start, high: end, ticks, digits };
-}
-
-/** A token as its axis label says it: cut beyond LINES_TICK_CHARS characters. */
-const tickLabel = (token) =>
-  ([...token].length > LINES_TICK_CHARS ? `${[...token].slice(0, LINES_TICK_CHARS - 1).join("")}…` : token);
 
 /** A statistic's value for the readout, as a figure's sentence writes it; "–" for none. */
 const lineValue = (value) => (Number.isFinite(value) ? figureSaid(value) : "–");
@@ -170,7 +147,7 @@ export function mount(host, data) {
     const band = plotWidth / count;
     const xOf = (p) => (rtl ? left + plotWidth - (p + 0.5) * band : left + (p + 0.5) * band);
     const legendHeight = drawLegend(canvas, d, width, rtl);
-    const longest = Math.max(...d.tokens.map((t) => [...tickLabel(t)].length));
+    const longest = Math.max(...d.tokens.map((t) => [...tokenLabel(t)].length));
     const labels = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT * Math.SQRT1_2) + 24;
     // each plot's title, in as many lines as its width needs (a phone's 360 px: two)
     const titleLines = d.panels.map((panel) => wrapWords(panel.title,
@@ -238,7 +215,7 @@ export function mount(host, data) {
       canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
         "data-token-text": d.tokens[p], x,
         y: base + LINES_TEXT * 0.7, "font-size": LINES_TEXT, "text-anchor": rtl ? "start" : "end",
-        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tickLabel(d.tokens[p])));
+        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
     }
     canvas.appendChild(rule);
     Object.assign(state, { width, height, xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });

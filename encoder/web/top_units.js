@@ -58,7 +58,6 @@ const UNITS_TOP = 32; // px: above the rows, the bars' values and the colour bar
 const UNITS_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
 const UNITS_SHARES = [0.28, 0.72]; // the bars' and the heatmap's shares of the plots' width
 const UNITS_GAP = 0.03; // between them, a share of the plots' width
-const UNITS_TICK_CHARS = 12; // a token's label, cut beyond
 const UNITS_SCALE_WIDTH = 14; // px: the colour bar's
 const UNITS_SCALE_STEPS = 48; // the colour bar's bands
 const UNITS_OUTLINE = "#E69F00"; // the outlined token's column
@@ -83,38 +82,16 @@ function unitsProblem(data) {
   return "";
 }
 
-/** About `count` round steps spanning [low, high]: {low, high, ticks, digits} (1, 2 or 5 times a
- * power of ten apart, the ends on a step). */
-function unitsScale(low, high, count = 4) {
-  if (!(high > low)) { // one value: a unit around it
-    const pad = Math.abs(low) > 0 ? Math.abs(low) * 0.1 : 1;
-    [low, high] = [low - pad, high + pad];
-  }
-  const raw = (high - low) / Math.max(1, count);
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((k) => k * power).find((s) => s >= raw);
-  const start = Math.floor(low / step) * step;
-  const end = Math.ceil(high / step) * step;
-  const ticks = [];
-  for (let v = start; v <= end + step / 2; v += step) ticks.push(Number(v.toPrecision(12)));
-  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-  return { low: start, high: end, ticks, digits };
-}
-
 /** The bars' scale over [low, high]: the most steps (4 at most) whose labels fit side by side
  * in `width` px. */
 function unitsBarScale(low, high, width) {
   for (let count = 4; count > 1; count -= 1) {
-    const scale = unitsScale(low, high, count);
+    const scale = niceScale(low, high, count);
     const widest = Math.max(...scale.ticks.map((t) => unitsWidth(number(t, scale.digits, false))));
     if (width / (scale.ticks.length - 1) >= widest + 10) return scale;
   }
-  return unitsScale(low, high, 1);
+  return niceScale(low, high, 1);
 }
-
-/** A token as its axis label says it: cut beyond UNITS_TICK_CHARS characters. */
-const unitsTick = (token) =>
-  ([...token].length > UNITS_TICK_CHARS ? `${[...token].slice(0, UNITS_TICK_CHARS - 1).join("")}…` : token);
 
 /** A label's width in px at `size`, estimated. */
 const unitsWidth = (text, size = UNITS_TEXT) => Math.ceil([...String(text)].length * FIGURE_CHAR * size);
@@ -174,7 +151,7 @@ export function mount(host, data) {
     const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the plots
     const far = rtl ? "end" : "start";
     const names = Math.max(...d.units.map((u) => unitsWidth(u))) + 12;
-    const colours = unitsScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)));
+    const colours = niceScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)));
     const inScale = colours.ticks.filter((t) => t >= d.zmin - 1e-9 && t <= d.zmax + 1e-9);
     const scaleLabels = Math.max(0, ...inScale.map((t) => number(t, colours.digits, false).length));
     const scaleArea = 14 + Math.max(UNITS_SCALE_WIDTH + 6 + Math.ceil(scaleLabels * FIGURE_CHAR * UNITS_TEXT),
@@ -199,7 +176,7 @@ export function mount(host, data) {
     }
     if (!shown.includes(d.token)) shown.push(d.token);
     shown.sort((a, b) => a - b);
-    const longest = Math.max(...shown.map((p) => [...unitsTick(d.tokens[p])].length));
+    const longest = Math.max(...shown.map((p) => [...tokenLabel(d.tokens[p])].length));
     const labels = Math.ceil(longest * FIGURE_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
     const height = Math.max(top + rows + labels, top + scaleHeight + 12);
     plot.setAttribute("width", width);
@@ -293,7 +270,7 @@ export function mount(host, data) {
       canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
         "data-token-text": d.tokens[p], x, y: base + UNITS_TEXT * 0.7, "font-size": UNITS_TEXT,
         "font-weight": p === d.token ? 700 : 400, "text-anchor": rtl ? "start" : "end",
-        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, unitsTick(d.tokens[p])));
+        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
     }
 
     // the chosen cell's ring: white inside black, seen on every colour
