@@ -6,34 +6,22 @@ the page, the LayerNorm view draws it (no Plotly) and a new text draws its new t
 
 from __future__ import annotations
 
-import json
 from xml.etree import ElementTree
 
 import pytest
-import torch
 
 from app.charts.norms import layernorm_lines
 from app.i18n.browser import browser_words
-from encoder.core.config import EncoderConfig
-from encoder.core.model import TransformerEncoder
 from encoder.inspect.norms import layernorm_stats
-from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web import spoken_in
-from encoder.web.hosts import LINES, joined, lines_style
+from encoder.web.hosts import LINES, lines_style
 from tests.e2e.harness import DEEP_FIND_JS, js_number
+from tests.e2e.module_pages import module_page, small_trace
 
 pytestmark = pytest.mark.browser
 
 TEXT = "The <b>cat</b> sat & the dog ran."  # markup in the tokens stays text
 LAYER = 1
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>
-<div id="host" style="width: 900px"></div>
-<script type="application/json" id="data">{data}</script>
-<script type="module">
-{module}
-const data = JSON.parse(document.getElementById("data").textContent);
-window.lines = mount(document.getElementById("host"), data);
-</script></body></html>"""
 # every text's computed font size in the figure, in px
 FONT_SIZES_JS = """root => [...root.querySelectorAll("text, .tln-title, .tln-readout *")]
   .filter(node => node.textContent.trim())
@@ -51,28 +39,13 @@ PAGE_TICKS_JS = f"""() => {{
 
 @pytest.fixture(scope="module")
 def norm_data() -> dict:
-    torch.manual_seed(0)
-    cfg = EncoderConfig(vocab_size=30522, d_model=32, num_heads=2, num_layers=2, d_ff=64)
-    model = TransformerEncoder(cfg).eval()
-    batch = tokenize([TEXT], load_tokenizer(), 64)
-    trace = model.trace(batch.input_ids, batch.attention_mask)
+    cfg, batch, trace = small_trace(TEXT)
     stats = layernorm_stats(trace, cfg)
     return layernorm_lines(stats[stats["sentence"] == 0], batch.tokens[0], LAYER)
 
 
 def page_of(browser, tmp_path, data: dict):
-    path = tmp_path / "lines.html"
-    text = json.dumps(data).replace("</", "<\\/")
-    path.write_text(
-        PAGE.format(css=lines_style(), data=text, module=joined(LINES)), encoding="utf-8"
-    )
-    page = browser.new_page(viewport={"width": 1000, "height": 900})
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("dialog", lambda dialog: (errors.append(dialog.message), dialog.dismiss()))
-    page.goto(path.as_uri())
-    page.locator("[data-testid=token-lines]").wait_for()
-    return page, errors
+    return module_page(browser, tmp_path, LINES, lines_style(), data, "token-lines")
 
 
 def test_the_lines_draw_the_datas_points_and_read_them_back(browser, tmp_path, norm_data):

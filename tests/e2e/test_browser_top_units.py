@@ -6,22 +6,18 @@ text, Arabic mirrors the figure, and bad data is a message."""
 
 from __future__ import annotations
 
-import json
 import math
 from xml.etree import ElementTree
 
 import pytest
-import torch
 
 from app.charts.top_units import top_units_data
 from app.i18n.browser import browser_words
-from encoder.core.config import EncoderConfig
-from encoder.core.model import TransformerEncoder
 from encoder.inspect.activations import top_units
-from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web import spoken_in
-from encoder.web.hosts import TOP_UNITS, joined, top_units_style
+from encoder.web.hosts import TOP_UNITS, top_units_style
 from tests.e2e.harness import js_number
+from tests.e2e.module_pages import module_page, small_trace
 
 pytestmark = pytest.mark.browser
 
@@ -29,14 +25,6 @@ TEXT = "The <b>cat</b> sat & the dog ran."  # markup in the tokens stays text
 LAYER = 1
 TOKEN = 2  # "<"
 SVG = "{http://www.w3.org/2000/svg}"
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>
-<div id="host" style="width: 900px"></div>
-<script type="application/json" id="data">{data}</script>
-<script type="module">
-{module}
-const data = JSON.parse(document.getElementById("data").textContent);
-window.units = mount(document.getElementById("host"), data);
-</script></body></html>"""
 # every text's computed font size in the figure, in px
 FONT_SIZES_JS = """root => [...root.querySelectorAll(
     "text, .tpu-title, .tpu-notes *, .tpu-readout")]
@@ -72,29 +60,13 @@ def channels(fill: str) -> tuple[int, ...]:
 
 @pytest.fixture(scope="module")
 def units_data() -> dict:
-    torch.manual_seed(0)
-    cfg = EncoderConfig(vocab_size=30522, d_model=32, num_heads=2, num_layers=2, d_ff=64)
-    model = TransformerEncoder(cfg).eval()
-    batch = tokenize([TEXT], load_tokenizer(), 64)
-    trace = model.trace(batch.input_ids, batch.attention_mask)
+    _cfg, batch, trace = small_trace(TEXT)
     top = top_units(trace, 0, LAYER, token=TOKEN)
     return top_units_data(top.units, top.values, top.across_tokens, batch.tokens[0], TOKEN, LAYER)
 
 
-def page_of(browser, tmp_path, data: dict, width: int = 1000):
-    path = tmp_path / "units.html"
-    text = json.dumps(data).replace("</", "<\\/")
-    path.write_text(
-        PAGE.format(css=top_units_style(), data=text, module=joined(TOP_UNITS)), encoding="utf-8"
-    )
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("dialog", lambda dialog: (errors.append(dialog.message), dialog.dismiss()))
-    page.goto(path.as_uri())
-    page.locator("[data-testid=top-units]").wait_for()
-    return page, errors
+def page_of(browser, tmp_path, data: dict, width: int = 900):
+    return module_page(browser, tmp_path, TOP_UNITS, top_units_style(), data, "top-units", width)
 
 
 def cell_boxes(page) -> dict[tuple[int, int], list[float]]:
@@ -247,7 +219,7 @@ def test_the_bars_and_the_heatmap_draw_the_data_and_read_it_back(browser, tmp_pa
 
     # another token: the outline moves, the chosen cell is kept where it still fits
     moved = top_units_data_for(data, 5)
-    page.evaluate("data => window.units.update(data)", moved)
+    page.evaluate("data => window.figure.update(data)", moved)
     assert page.locator("[data-role=chosen-column]").get_attribute("data-token") == "5"
     assert page.locator("[data-role=tick][data-position='5']").get_attribute("font-weight") == "700"
     assert not errors, errors
@@ -323,10 +295,10 @@ def test_bad_data_is_a_message_not_an_error(browser, tmp_path, units_data):
         ({**units_data, "tokens": []}, "nothing to draw"),
         ({**units_data, "units": []}, "nothing to draw"),
     ]:
-        page.evaluate("data => window.units.update(data)", bad)
+        page.evaluate("data => window.figure.update(data)", bad)
         assert message.inner_text() == said
         assert page.locator("[data-role=cell]").count() == 0
-    page.evaluate("data => window.units.update(data)", units_data)  # and back
+    page.evaluate("data => window.figure.update(data)", units_data)  # and back
     assert message.inner_text() == "" and page.locator("[data-role=cell]").count() == 10 * n
     assert not errors, errors
     page.close()

@@ -7,37 +7,25 @@ message."""
 
 from __future__ import annotations
 
-import json
 from xml.etree import ElementTree
 
 import numpy as np
 import pytest
-import torch
 
 from app.charts.activations import GATED_INNER
 from app.charts.value_histogram import value_histogram_data
 from app.i18n.browser import browser_words
-from encoder.core.config import EncoderConfig
-from encoder.core.model import TransformerEncoder
 from encoder.inspect.activations import activation_curve, pre_activation_histogram
-from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web import spoken_in
-from encoder.web.hosts import HISTOGRAM, histogram_style, joined
+from encoder.web.hosts import HISTOGRAM, histogram_style
 from tests.e2e.harness import js_number
+from tests.e2e.module_pages import module_page, small_trace
 
 pytestmark = pytest.mark.browser
 
 TEXT = "The <b>cat</b> sat & the dog ran."
 LAYER = 1
 WIDTH = 640  # px: about the Activations view's column
-PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>
-<div id="host" style="width: {width}px"></div>
-<script type="application/json" id="data">{data}</script>
-<script type="module">
-{module}
-const data = JSON.parse(document.getElementById("data").textContent);
-window.histogram = mount(document.getElementById("host"), data);
-</script></body></html>"""
 # every text's computed font size in the figure, in px
 FONT_SIZES_JS = """root => [...root.querySelectorAll("text, .vhs-title, .vhs-note, .vhs-readout *")]
   .filter(node => node.textContent.trim())
@@ -55,11 +43,7 @@ TICKS_JS = """root => [...root.querySelectorAll("[data-role=tick]")]
 @pytest.fixture(scope="module")
 def model_histogram() -> tuple[dict, int]:
     """The value histogram's data of block LAYER, and how many values it counts."""
-    torch.manual_seed(0)
-    cfg = EncoderConfig(vocab_size=30522, d_model=32, num_heads=2, num_layers=2, d_ff=64)
-    model = TransformerEncoder(cfg).eval()
-    batch = tokenize([TEXT], load_tokenizer(), 64)
-    trace = model.trace(batch.input_ids, batch.attention_mask)
+    cfg, batch, trace = small_trace(TEXT)
     histogram = pre_activation_histogram(trace, 0, LAYER)
     curve_x, curve_y = activation_curve(
         "gelu", float(histogram.edges[0]), float(histogram.edges[-1])
@@ -79,19 +63,8 @@ def histogram_data(model_histogram) -> dict:
 
 
 def page_of(browser, tmp_path, data: dict, width: int = WIDTH):
-    path = tmp_path / "histogram.html"
-    text = json.dumps(data).replace("</", "<\\/")
-    path.write_text(
-        PAGE.format(css=histogram_style(), data=text, module=joined(HISTOGRAM), width=width),
-        encoding="utf-8",
-    )
-    page = browser.new_page(viewport={"width": width + 60, "height": 900})
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("dialog", lambda dialog: (errors.append(dialog.message), dialog.dismiss()))
-    page.goto(path.as_uri())
-    page.locator("[data-testid=value-histogram]").wait_for()
-    return page, errors
+    return module_page(browser, tmp_path, HISTOGRAM, histogram_style(), data, "value-histogram",
+                       width)  # fmt: skip
 
 
 def bin_of(data: dict, at: float) -> int:

@@ -1,0 +1,54 @@
+"""The figure modules (encoder/web's token_lines.js, value_histogram.js, top_units.js) alone in
+Chromium: an offline page that mounts one of them on the numbers of a small random model, as the
+page's host does, and collects what goes wrong in it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from encoder.core.config import EncoderConfig
+from encoder.core.model import TransformerEncoder
+from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
+from encoder.web.hosts import joined
+
+# the module mounted on a host `width` px wide, as window.figure, from the data as JSON
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>
+<div id="host" style="width: {width}px"></div>
+<script type="application/json" id="data">{data}</script>
+<script type="module">
+{module}
+const data = JSON.parse(document.getElementById("data").textContent);
+window.figure = mount(document.getElementById("host"), data);
+</script></body></html>"""
+SMALL = EncoderConfig(vocab_size=30522, d_model=32, num_heads=2, num_layers=2, d_ff=64)
+
+
+def small_trace(text: str) -> tuple[EncoderConfig, TokenizedBatch, object]:
+    """One sentence through a small random model (seed 0): its config, its batch, its trace."""
+    torch.manual_seed(0)
+    model = TransformerEncoder(SMALL).eval()
+    batch = tokenize([text], load_tokenizer(), 64)
+    return SMALL, batch, model.trace(batch.input_ids, batch.attention_mask)
+
+
+def module_page(browser, folder: Path, module: str, css: str, data: dict, testid: str,
+                width: int = 900):  # fmt: skip
+    """`module` (as the hosts join it, encoder/web/hosts.py) with its stylesheet `css`, drawing
+    `data` on a host `width` px wide in an offline page; (page, errors): what the page throws,
+    logs as an error or opens as a dialog, as it comes. The figure is window.figure."""
+    path = folder / f"{testid}.html"
+    text = json.dumps(data).replace("</", "<\\/")  # the data cannot end its script element
+    path.write_text(
+        PAGE.format(css=css, data=text, module=joined(module), width=width), encoding="utf-8"
+    )
+    page = browser.new_page(viewport={"width": width + 100, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("dialog", lambda dialog: (errors.append(dialog.message), dialog.dismiss()))
+    page.goto(path.as_uri())
+    page.locator(f"[data-testid={testid}]").wait_for()
+    return page, errors
