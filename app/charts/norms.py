@@ -87,6 +87,11 @@ def norm_lines(stats: pd.DataFrame, layer: int) -> list[NormLine]:
     return lines
 
 
+def _positions(lines: list[NormLine]) -> list[int]:
+    """Every position a line has a value at, in order."""
+    return sorted({p for line in lines for p in line.positions.tolist()})
+
+
 def _norms_title(lines: list[NormLine], layer: int) -> str:
     titles = {
         "embed.ln": _("Norm statistics in the embeddings: input (dotted) vs output (solid)"),
@@ -133,7 +138,7 @@ def layernorm_chart(stats: pd.DataFrame, tokens: list[str], layer: int) -> go.Fi
             })  # fmt: skip
     (__, mean_title, __), (__, std_title, __) = _statistics()
     middle = (1 - SUBPLOT_GAP) / 2  # each plot's share of the height
-    positions = sorted({p for line in lines for p in line.positions.tolist()})
+    positions = _positions(lines)
     layout = {
         **base_spec(_norms_title(lines, layer), height=640),
         "xaxis": {"anchor": "y", "domain": [0.0, 1.0], "matches": "x2", "showticklabels": False},
@@ -158,7 +163,7 @@ def layernorm_lines(stats: pd.DataFrame, tokens: list[str], layer: int) -> dict:
     title, series and plots, every word in the run's language, each value to LINE_DIGITS
     significant digits (None where a norm has no value at a position)."""
     lines = norm_lines(stats, layer)
-    positions = sorted({p for line in lines for p in line.positions.tolist()})
+    positions = _positions(lines)
 
     def values(line: NormLine, column: str) -> list[float | None]:
         said = getattr(line, column).tolist()

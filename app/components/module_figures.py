@@ -16,21 +16,21 @@ import streamlit as st
 
 from app.i18n import language
 from app.i18n.browser import words_now
-from encoder.web import spoken_in
-from encoder.web.hosts import histogram_style, host_module, lines_style, top_units_style
+from encoder.web import hosts, spoken_in
+from encoder.web.hosts import figure_style, host_module
 
 # the components' names (a figure's element on the page names its component)
 LINES, HISTOGRAM, TOP_UNITS = (
     f"encoder_explorer.{name}" for name in ("token_lines", "value_histogram", "top_units")
 )
 _lines = st.components.v2.component(
-    LINES, js=host_module("streamlit_token_lines"), css=lines_style()
+    LINES, js=host_module("streamlit_token_lines"), css=figure_style(hosts.LINES)
 )
 _histogram = st.components.v2.component(
-    HISTOGRAM, js=host_module("streamlit_value_histogram"), css=histogram_style()
+    HISTOGRAM, js=host_module("streamlit_value_histogram"), css=figure_style(hosts.HISTOGRAM)
 )
 _top_units = st.components.v2.component(
-    TOP_UNITS, js=host_module("streamlit_top_units"), css=top_units_style()
+    TOP_UNITS, js=host_module("streamlit_top_units"), css=figure_style(hosts.TOP_UNITS)
 )
 
 

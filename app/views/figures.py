@@ -64,7 +64,7 @@ def layernorm_figure(run: Run, sentence: int, layer: int):
 
 
 def layernorm_line_data(run: Run, sentence: int, layer: int) -> dict:
-    """layernorm_figure's lines as the token lines' data (app.components.token_lines)."""
+    """layernorm_figure's lines as the token lines' data (app.components.module_figures)."""
     stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
     return layernorm_lines(stats, run.tokens[sentence], layer)
 

@@ -62,16 +62,7 @@ def scatter_style() -> str:
     return asset("head_scatter.css") + asset("figure_tools.css")
 
 
-def lines_style() -> str:
-    """The token lines' stylesheet, with its figure tools'."""
-    return asset("token_lines.css") + asset("figure_tools.css")
-
-
-def histogram_style() -> str:
-    """The value histogram's stylesheet, with its figure tools'."""
-    return asset("value_histogram.css") + asset("figure_tools.css")
-
-
-def top_units_style() -> str:
-    """The top units' stylesheet, with its figure tools'."""
-    return asset("top_units.css") + asset("figure_tools.css")
+def figure_style(module: str) -> str:
+    """An SVG figure module's stylesheet (LINES, HISTOGRAM or TOP_UNITS: the .css beside its
+    .js), with its figure tools'."""
+    return asset(module.removesuffix(".js") + ".css") + asset("figure_tools.css")

@@ -12,7 +12,7 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
-from encoder.web.hosts import joined
+from encoder.web.hosts import figure_style, joined
 
 # the module mounted on a host `width` px wide, as window.figure, from the data as JSON
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>
@@ -34,15 +34,15 @@ def small_trace(text: str) -> tuple[EncoderConfig, TokenizedBatch, object]:
     return SMALL, batch, model.trace(batch.input_ids, batch.attention_mask)
 
 
-def module_page(browser, folder: Path, module: str, css: str, data: dict, testid: str,
-                width: int = 900):  # fmt: skip
-    """`module` (as the hosts join it, encoder/web/hosts.py) with its stylesheet `css`, drawing
+def module_page(browser, folder: Path, module: str, data: dict, testid: str, width: int = 900):
+    """`module` (as the hosts join it, encoder/web/hosts.py) with its stylesheet, drawing
     `data` on a host `width` px wide in an offline page; (page, errors): what the page throws,
     logs as an error or opens as a dialog, as it comes. The figure is window.figure."""
     path = folder / f"{testid}.html"
     text = json.dumps(data).replace("</", "<\\/")  # the data cannot end its script element
     path.write_text(
-        PAGE.format(css=css, data=text, module=joined(module), width=width), encoding="utf-8"
+        PAGE.format(css=figure_style(module), data=text, module=joined(module), width=width),
+        encoding="utf-8",
     )
     page = browser.new_page(viewport={"width": width + 100, "height": 900})
     errors: list[str] = []

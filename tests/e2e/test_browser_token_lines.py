@@ -14,7 +14,7 @@ from app.charts.norms import layernorm_lines
 from app.i18n.browser import browser_words
 from encoder.inspect.norms import layernorm_stats
 from encoder.web import spoken_in
-from encoder.web.hosts import LINES, lines_style
+from encoder.web.hosts import LINES
 from tests.e2e.harness import DEEP_FIND_JS, js_number
 from tests.e2e.module_pages import module_page, small_trace
 
@@ -45,7 +45,7 @@ def norm_data() -> dict:
 
 
 def page_of(browser, tmp_path, data: dict):
-    return module_page(browser, tmp_path, LINES, lines_style(), data, "token-lines")
+    return module_page(browser, tmp_path, LINES, data, "token-lines")
 
 
 def test_the_lines_draw_the_datas_points_and_read_them_back(browser, tmp_path, norm_data):

@@ -15,7 +15,7 @@ from app.charts.top_units import top_units_data
 from app.i18n.browser import browser_words
 from encoder.inspect.activations import top_units
 from encoder.web import spoken_in
-from encoder.web.hosts import TOP_UNITS, top_units_style
+from encoder.web.hosts import TOP_UNITS
 from tests.e2e.harness import js_number
 from tests.e2e.module_pages import module_page, small_trace
 
@@ -66,7 +66,7 @@ def units_data() -> dict:
 
 
 def page_of(browser, tmp_path, data: dict, width: int = 900):
-    return module_page(browser, tmp_path, TOP_UNITS, top_units_style(), data, "top-units", width)
+    return module_page(browser, tmp_path, TOP_UNITS, data, "top-units", width)
 
 
 def cell_boxes(page) -> dict[tuple[int, int], list[float]]:

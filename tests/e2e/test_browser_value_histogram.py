@@ -17,7 +17,7 @@ from app.charts.value_histogram import value_histogram_data
 from app.i18n.browser import browser_words
 from encoder.inspect.activations import activation_curve, pre_activation_histogram
 from encoder.web import spoken_in
-from encoder.web.hosts import HISTOGRAM, histogram_style
+from encoder.web.hosts import HISTOGRAM
 from tests.e2e.harness import js_number
 from tests.e2e.module_pages import module_page, small_trace
 
@@ -63,7 +63,7 @@ def histogram_data(model_histogram) -> dict:
 
 
 def page_of(browser, tmp_path, data: dict, width: int = WIDTH):
-    return module_page(browser, tmp_path, HISTOGRAM, histogram_style(), data, "value-histogram",
+    return module_page(browser, tmp_path, HISTOGRAM, data, "value-histogram",
                        width)  # fmt: skip
 
 
