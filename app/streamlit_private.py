@@ -229,3 +229,26 @@ def presenter_style() -> None:
 def presenter_question_style() -> None:
     """A lesson question's header, large in presenter mode."""
     st.html(PRESENTER_QUESTION_CSS)
+
+
+def layouts_known_by_key() -> None:
+    """Have Streamlit know a set of tabs or an expander that has a key by its key alone, as it
+    knows a keyed widget: their labels then change (a language switch) without a new element,
+    so what is inside them stays mounted and is updated in place. Relies on
+    streamlit.elements.layouts calling `compute_and_register_element_id` with
+    key_as_main_identity=False for "tabs" and "expander" (1.67); idempotent."""
+    from streamlit.elements import layouts
+
+    compute = layouts.compute_and_register_element_id
+    if hasattr(compute, "streamlits_own"):
+        return
+
+    def by_key(element_type: str, *, user_key=None, key_as_main_identity=False, **kwargs):
+        if element_type in ("tabs", "expander") and user_key is not None:
+            key_as_main_identity = True
+        return compute(
+            element_type, user_key=user_key, key_as_main_identity=key_as_main_identity, **kwargs
+        )
+
+    by_key.streamlits_own = compute
+    layouts.compute_and_register_element_id = by_key
