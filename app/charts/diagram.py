@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from app.charts.activations import GATED_INNER
 from app.charts.common import FONT_SIZE, MARGIN, SMALLEST_TEXT, base_layout, escape, new_figure
-from app.i18n import _
+from app.i18n import _, told
 from encoder.core import hooks
 from encoder.core.block import Op, shape_text
 from encoder.core.config import EncoderConfig
@@ -32,12 +32,19 @@ NOTE_ROW = 0.5  # a note's line under the block, in rows of ROW_PX
 
 @dataclass(frozen=True)
 class Node:
-    """One step of the block, drawn top to bottom."""
+    """One step of the block, drawn top to bottom; its words as plain text (the Plotly figure
+    escapes them, block_diagram.js draws them as text)."""
 
     kind: str  # "io" | "norm" | "attn" | "ffn" | "add"
-    text: str = ""
-    edge: str = ""  # label of the edge leaving this node (a tensor shape)
+    text: str = ""  # the box's text (an add: its operation's name, drawn as ⊕)
+    label: str = ""  # what the edge leaving this node carries, before its shape ("weights")
+    shape: str = ""  # the shape of the tensor leaving this node ('[1, 9, 384]')
     branch: bool = False  # a residual skip path leaves from this node's outgoing edge
+
+    @property
+    def edge(self) -> str:
+        """The edge's label as the Plotly figure writes it: 'weights  [1, 12, 9, 9]'."""
+        return f"{self.label}  {self.shape}" if self.label else self.shape
 
 
 # A diagram step (an op's `stage`) -> its box kind, and for the steps that are more than one
@@ -59,8 +66,8 @@ STAGE_KINDS = {
 def _stage_texts() -> dict[str, tuple[str, str]]:
     """{stage: (box text, edge label)}, in the run's language."""
     return {
-        "qkv": (_("Q, K, V, split into heads"), "Q, K, V  "),
-        "weights": ("softmax(Q Kᵀ / √dₖ)", _("weights") + "  "),
+        "qkv": (_("Q, K, V, split into heads"), "Q, K, V"),
+        "weights": ("softmax(Q Kᵀ / √dₖ)", _("weights")),
         "mix": (_("weights × V, concat, W_O"), ""),
         "linear1": ("linear1  (d → d_ff)", ""),
         "linear2": ("linear2  (d_ff → d)", ""),
@@ -75,10 +82,10 @@ GATED_STAGES = ("linear1", "activation")
 def _stage_text(stage: str, cfg: EncoderConfig | None, default: str) -> tuple[str, str]:
     """A box's text and the label before the shape on its edge."""
     if cfg is not None and cfg.positional == "rope" and stage == "qkv":
-        return _("Q, K, V; RoPE turns Q, K"), "Q, K, V  "
+        return _("Q, K, V; RoPE turns Q, K"), "Q, K, V"
     if cfg is not None and cfg.gated and stage in GATED_STAGES:
         if stage == "linear1":
-            return "linear1  (d → 2·d_ff)", _("input, gate") + "  "
+            return "linear1  (d → 2·d_ff)", _("input, gate")
         act = ACTIVATION_NAMES[cfg.activation]
         return _("{act}: {inner}(input) × gate", act=act, inner=GATED_INNER[cfg.activation]), ""
     return _stage_texts().get(stage, (default, ""))
@@ -152,20 +159,89 @@ def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[Node]:
     input and output; a residual path leaves from the input and from the stream between the
     two halves (resid_mid)."""
     resid_mid = hooks.block(int(ops[0].layer)).resid_mid
-    nodes = [Node("io", _("block input x"), escape(shape_text(ops[0].inputs[0])), branch=True)]
+    nodes = [Node("io", _("block input x"), shape=shape_text(ops[0].inputs[0]), branch=True)]
     for stage, group in groupby(ops, key=lambda op: op.stage):
         group = list(group)
         last = group[-1]
+        kind = STAGE_KINDS[stage]
         text, label = _stage_text(stage, cfg, last.operation)
         nodes.append(
             Node(
-                STAGE_KINDS[stage],
-                "" if STAGE_KINDS[stage] == "add" else escape(text),
-                escape(label + shape_text(last.output_shape)),
+                kind,
+                told(last.operation) if kind == "add" else text,
+                label,
+                shape_text(last.output_shape),
                 branch=resid_mid in last.hooks,
             )
         )
-    return [*nodes, Node("io", _("block output"))]
+    return [*nodes, Node("io", _("block output"), shape=shape_text(ops[-1].output_shape))]
+
+
+def _residual_paths(nodes: list[Node]) -> list[tuple[int, int]]:
+    """Each residual path as (the node whose outgoing edge it leaves, the add it comes back
+    into): from the latest branch before each add."""
+    paths, start = [], None
+    for i, node in enumerate(nodes):
+        if node.kind == "add" and start is not None:
+            paths.append((start, i))
+        if node.branch:
+            start = i
+    return paths
+
+
+def _groups(nodes: list[Node]) -> list[tuple[str, str, int, int]]:
+    """The framed groups of boxes: (kind, name, first node, last node), for each kind the block
+    has."""
+    names = (("attn", _("multi-head self-attention")), ("ffn", _("feed-forward network")))
+    found = []
+    for kind, name in names:
+        rows = [i for i, node in enumerate(nodes) if node.kind == kind]
+        if rows:
+            found.append((kind, name, min(rows), max(rows)))
+    return found
+
+
+def block_title(cfg: EncoderConfig) -> str:
+    """The diagram's title: pre- or post-norm, in the run's language."""
+    return (
+        _("Pre-norm block: normalise first, then attention / feed-forward, then add")
+        if cfg.norm_first
+        else _("Post-norm block: attention / feed-forward, add, then normalise")
+    )
+
+
+def block_diagram_data(ops: list[Op], cfg: EncoderConfig) -> dict:
+    """The block diagram as block_diagram.js's data (encoder/web/block_diagram.js), from the same
+    nodes as the Plotly figure (block_diagram): its title; its nodes top to bottom, each {kind
+    ("io", "norm", "attn", "ffn" or "add"), text (the box's, or the add's operation), label
+    (what its outgoing edge carries before the shape, or ""), shape (the tensor leaving it;
+    the block output's: the block's), branch (a residual path leaves its outgoing edge)};
+    skips: each residual path [from node, into add]; groups: the framed boxes {kind, name,
+    first, last}; notes: architecture_notes; the word on the residual path; the boxes' fills
+    and the residual path's colour. Words in the run's language, as plain text."""
+    nodes = _block_nodes(ops, cfg)
+    return {
+        "title": block_title(cfg),
+        "nodes": [
+            {
+                "kind": node.kind,
+                "text": node.text,
+                "label": node.label,
+                "shape": node.shape,
+                "branch": node.branch,
+            }
+            for node in nodes
+        ],
+        "skips": [list(path) for path in _residual_paths(nodes)],
+        "groups": [
+            {"kind": kind, "name": name, "first": first, "last": last}
+            for kind, name, first, last in _groups(nodes)
+        ],
+        "notes": architecture_notes(cfg),
+        "residual": _("residual"),
+        "fills": dict(BOX_FILL),
+        "skip_colour": SKIP_INK,
+    }
 
 
 def _arrow(
@@ -198,7 +274,11 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
     nodes = _block_nodes(ops, cfg)
     left, right = CENTRE_X - BOX_HALF_WIDTH, CENTRE_X + BOX_HALF_WIDTH
     layout_shapes, annotations = [], []
-    skip_from = None  # y where the open residual path leaves the main line
+    # y where each node's residual path leaves the main line: under its box, or its add's glyph
+    leaves = [
+        -i - 0.5 if n.kind == "add" else -i - BOX_HALF_HEIGHT - 0.14 for i, n in enumerate(nodes)
+    ]
+    skip_from = {add: leaves[start] for start, add in _residual_paths(nodes)}
     for i, node in enumerate(nodes):
         y = -i
         if node.kind == "add":
@@ -208,7 +288,7 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
             layout_shapes.append(
                 dict(  # the residual path: left, down, then back in to the add
                     type="path",
-                    path=f"M {CENTRE_X},{skip_from} L {SKIP_X},{skip_from} L {SKIP_X},{y}",
+                    path=f"M {CENTRE_X},{skip_from[i]} L {SKIP_X},{skip_from[i]} L {SKIP_X},{y}",
                     line=dict(color=SKIP_INK, width=3),
                 )
             )
@@ -216,7 +296,7 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
             annotations.append(
                 dict(
                     x=SKIP_X - 0.25,
-                    y=(skip_from + y) / 2,
+                    y=(skip_from[i] + y) / 2,
                     text=_("residual"),
                     textangle=-90,
                     showarrow=False,
@@ -239,7 +319,7 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
                 dict(
                     x=CENTRE_X,
                     y=y,
-                    text=node.text,
+                    text=escape(node.text),
                     showarrow=False,
                     font=dict(size=FONT_SIZE + 2, color=INK),
                 )
@@ -261,20 +341,14 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
                 dict(
                     x=LABEL_X,
                     y=y - 0.52,
-                    text=node.edge,
+                    text=escape(node.edge),
                     showarrow=False,
                     xanchor="left",
                     font=dict(family="monospace", size=FONT_SIZE + 1, color="#222222"),
                 )
             )
-        if node.branch:
-            skip_from = y - 0.5 if node.kind == "add" else bottom - 0.14
-    for kind, name in (
-        ("attn", _("multi-head self-attention")),
-        ("ffn", _("feed-forward network")),
-    ):
-        rows = [-i for i, node in enumerate(nodes) if node.kind == kind]
-        top, bottom = max(rows) + BOX_HALF_HEIGHT + 0.06, min(rows) - BOX_HALF_HEIGHT - 0.06
+    for _kind, name, first, last in _groups(nodes):
+        top, bottom = -first + BOX_HALF_HEIGHT + 0.06, -last - BOX_HALF_HEIGHT - 0.06
         layout_shapes.append(
             dict(
                 type="rect",
@@ -318,11 +392,7 @@ def block_diagram(ops: list[Op], cfg: EncoderConfig) -> go.Figure:
         yaxis=dict(hidden, range=[last - 0.4 - NOTE_ROW * len(notes) - 0.2 * bool(notes), 0.4]),
         plot_bgcolor="white",
     )
-    title = (
-        _("Pre-norm block: normalise first, then attention / feed-forward, then add")
-        if cfg.norm_first
-        else _("Post-norm block: attention / feed-forward, add, then normalise")
-    )
+    title = block_title(cfg)
     rows = len(nodes) + NOTE_ROW * len(notes) + 0.2 * bool(notes)
     base_layout(fig, title, height=round(ROW_PX * rows) + 70)
     return fig.update_layout(margin=dict(MARGIN, t=50, b=10))

@@ -1,4 +1,5 @@
-"""Plotly builders for what heads move and heads across a corpus (data in, figure out)."""
+"""What heads move (Plotly builders) and heads across a corpus (head_fingerprint.js's data):
+data in, figure or module data out."""
 
 from __future__ import annotations
 
@@ -6,10 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.attention import ATTENTION_COLORSCALE, token_grid_figure
-from app.charts.common import base_spec, colour_scale, new_figure
 from app.i18n import _
-
-FINGERPRINT_SCALE = colour_scale(ATTENTION_COLORSCALE)  # shares of attention, as the heatmaps'
 
 
 def _share_heatmap(z: np.ndarray, colour_title: str, hover: str) -> go.Heatmap:
@@ -37,44 +35,35 @@ def norm_weighted_figure(
     return token_grid_figure(heatmap, tokens, n_valid, title=title)
 
 
-def fingerprint_figure(
+FINGERPRINT_DIGITS = 4  # decimals sent: a colour off by less than 0.1 of a channel's 255 steps
+
+
+def fingerprint_data(
     grid: np.ndarray, layers: list[int], heads: list[int], behaviours: list[str]
-) -> go.Figure:
-    """grid [heads, FINGERPRINT]: every head's behaviours over the corpus, heads left to right,
-    each behaviour named as `behaviours` says (built as plain dicts: common.new_figure)."""
-    labels = [f"L{layer} H{head}" for layer, head in zip(layers, heads, strict=True)]
-    heatmap = {
-        "type": "heatmap",
-        "z": np.asarray(grid, dtype=np.float64).T,  # [behaviour, head]
-        "x": labels,
-        "y": behaviours,
-        "zmin": 0,
-        "zmax": 1,
-        "colorscale": FINGERPRINT_SCALE,
-        "colorbar": {"title": {"text": _("mean share"), "side": "right"}, "thickness": 14},
-        "hovertemplate": "%{x}: %{y} %{z:.3f}<extra></extra>",
+) -> dict:
+    """grid [heads, FINGERPRINT]: every head's behaviours over the corpus (encoder.inspect.corpus's
+    fingerprint(), a row a head, layer by layer) as head_fingerprint.js's data: its title and its
+    colour bar's in the run's language, each behaviour named as `behaviours` says (a row each),
+    each column's head as a [layer, head] pair, and the values transposed to [behaviour][head],
+    each rounded to FINGERPRINT_DIGITS decimals as a plain float (None where there is no value:
+    NaN is not JSON), on a colour scale from 0 to 1 (every behaviour is a share or a spread in
+    [0, 1]). ValueError when the shapes disagree."""
+    values = np.asarray(grid, dtype=np.float64)
+    wanted = (len(heads), len(behaviours))
+    if values.shape != wanted or len(layers) != len(heads):
+        raise ValueError(
+            f"the fingerprint grid has shape {values.shape}, not (heads, behaviours) = "
+            f"({len(heads)}, {len(behaviours)}), with {len(layers)} layer numbers"
+        )
+    rounded = np.round(values.T, FINGERPRINT_DIGITS)  # [behaviour, head]
+    return {
+        "title": _(
+            "Fingerprint of every head: its mean attention over the corpus (spread: entropy / ln n)"
+        ),
+        "behaviours": [str(name) for name in behaviours],
+        "heads": [[int(layer), int(head)] for layer, head in zip(layers, heads, strict=True)],
+        "values": [[float(v) if np.isfinite(v) else None for v in row] for row in rounded],
+        "zmin": 0.0,
+        "zmax": 1.0,
+        "scale": _("mean share"),
     }
-    num_heads = max(heads) + 1
-    between_layers = [  # a white line between layers
-        {
-            "type": "line",
-            "x0": boundary - 0.5,
-            "x1": boundary - 0.5,
-            "y0": 0,
-            "y1": 1,
-            "xref": "x",
-            "yref": "y domain",
-            "line": {"color": "white", "width": 3},
-        }
-        for boundary in range(num_heads, len(labels), num_heads)
-    ]
-    title = _(
-        "Fingerprint of every head: its mean attention over the corpus (spread: entropy / ln n)"
-    )
-    layout = {
-        **base_spec(title, height=380),
-        "shapes": between_layers,
-        "xaxis": {"tickangle": -90},
-        "yaxis": {"autorange": "reversed"},
-    }
-    return new_figure([heatmap], layout)

@@ -1,6 +1,8 @@
 """Figures our own ES modules draw on the page, each a Custom Components v2 host of one of
 encoder/web's modules: the token lines (token_lines.js: LayerNorm's norms per token), the value
-histogram (value_histogram.js) and the top units (top_units.js: Activations' first tab).
+histogram (value_histogram.js), the top units (top_units.js: Activations' first tab), the block
+diagram (block_diagram.js: Shapes) and the heads' fingerprint (head_fingerprint.js: Heads across
+a corpus).
 
 Each module, joined with the still Streamlit glue (encoder/web/glue/streamlit.js), and its
 stylesheet are the component's code; user text (tokens) travels only in `data`. Hover, the
@@ -20,8 +22,9 @@ from encoder.web import hosts, spoken_in
 from encoder.web.hosts import figure_style, host_module
 
 # the components' names (a figure's element on the page names its component)
-LINES, HISTOGRAM, TOP_UNITS = (
-    f"encoder_explorer.{name}" for name in ("token_lines", "value_histogram", "top_units")
+LINES, HISTOGRAM, TOP_UNITS, DIAGRAM, FINGERPRINT = (
+    f"encoder_explorer.{name}"
+    for name in ("token_lines", "value_histogram", "top_units", "block_diagram", "head_fingerprint")
 )
 _lines = st.components.v2.component(
     LINES, js=host_module("streamlit_token_lines"), css=figure_style(hosts.LINES)
@@ -31,6 +34,12 @@ _histogram = st.components.v2.component(
 )
 _top_units = st.components.v2.component(
     TOP_UNITS, js=host_module("streamlit_top_units"), css=figure_style(hosts.TOP_UNITS)
+)
+_diagram = st.components.v2.component(
+    DIAGRAM, js=host_module("streamlit_block_diagram"), css=figure_style(hosts.DIAGRAM)
+)
+_fingerprint = st.components.v2.component(
+    FINGERPRINT, js=host_module("streamlit_head_fingerprint"), css=figure_style(hosts.FINGERPRINT)
 )
 
 
@@ -45,3 +54,5 @@ def _drawn(component: Callable) -> Callable[..., None]:
 token_lines = _drawn(_lines)  # app.charts.norms.layernorm_lines
 value_histogram = _drawn(_histogram)  # app.charts.value_histogram.value_histogram_data
 top_units = _drawn(_top_units)  # app.charts.top_units.top_units_data
+block_diagram = _drawn(_diagram)  # app.charts.diagram.block_diagram_data
+head_fingerprint = _drawn(_fingerprint)  # app.charts.heads.fingerprint_data

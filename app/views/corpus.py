@@ -1,6 +1,6 @@
 """Heads across a corpus: what every head does over many sentences (Clark et al. 2019), heads
-grouped by their behaviour, a fingerprint of all heads, and one head's queries and keys from the
-whole corpus in one plane (AttentionViz), drawn in the browser."""
+grouped by their behaviour, a fingerprint of all heads (head_fingerprint.js), and one head's
+queries and keys from the whole corpus in one plane (AttentionViz), drawn in the browser."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ from collections.abc import Collection
 import pandas as pd
 import streamlit as st
 
-from app.charts.heads import fingerprint_figure
+from app.charts.heads import fingerprint_data
 from app.components.head_scatter import head_scatter
+from app.components.module_figures import head_fingerprint
 from app.corpus_stats import stats_for
 from app.i18n import _, number, told
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.runs import Runs
 from app.views.changes import what_changed
-from app.views.layout import header, missing, number_table, show_for, shown, side_by_side
+from app.views.layout import header, key_for, missing, number_table, shown, side_by_side
 from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
     BROAD,
@@ -183,8 +184,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
         st.dataframe(shown(counts.set_index("group").T.rename(index=header)), width="stretch")
         grid = fingerprint(stats.table)
         layers, heads = stats.table["layer"].tolist(), stats.table["head"].tolist()
-        fig = fingerprint_figure(grid, layers, heads, [header(name) for name in FINGERPRINT])
-        show_for(fig, "corpus_fingerprint", name)
+        data = fingerprint_data(grid, layers, heads, [header(name) for name in FINGERPRINT])
+        head_fingerprint(data, key=key_for("corpus_fingerprint", name))  # drawn in the browser
         number_table(shown(stats.table), tuple(header(name) for name in LABELS), height=300)
     st.fragment(_one_head)(runs, computed)
 

@@ -14,7 +14,7 @@ from app.charts import activations as activation_charts
 from app.charts.activations import GATED_INNER
 from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
-from app.charts.diagram import block_diagram
+from app.charts.diagram import block_diagram, block_diagram_data
 from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
 from app.charts.value_histogram import value_histogram_data
 from app.i18n import _, number
@@ -167,7 +167,13 @@ def histogram_data(run: Run, sentence: int, layer: int) -> dict:
 
 
 def block_figure(run: Run):
+    """The block diagram drawn by plotly (the lesson's steps, the Export view)."""
     return block_diagram(run.block_ops(), run.cfg)
+
+
+def block_data(run: Run) -> dict:
+    """The same block as block_diagram.js's data (the Shapes view)."""
+    return block_diagram_data(run.block_ops(), run.cfg)
 
 
 def token_table(run: Run, sentence: int) -> pd.DataFrame:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.components.module_figures import block_diagram
 from app.i18n import _, localised, number
 from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
-from app.views.figures import block_figure
+from app.views.figures import block_data
 from app.views.layout import (
     key_for,
     operations_named,
@@ -19,7 +20,6 @@ from app.views.layout import (
     stacked,
     wide_table,
 )
-from app.views.widgets import show
 
 EQUATIONS = {
     True: r"""\begin{aligned}
@@ -181,7 +181,10 @@ def draw(runs: Runs, chosen: Selection) -> None:
             else _("One block (post-norm), with this run's shapes")
         )
         st.header(f"{setup}{header}")
-        show(block_figure(run), key_for("block_diagram", name if runs.b is not None else ""))
+        # drawn by block_diagram.js (SVG), not plotly: the view loads no plotly at all
+        block_diagram(
+            block_data(run), key=key_for("block_diagram", name if runs.b is not None else "")
+        )
         _equations(run)
     st.header(_("Shape trace: every operation, in the order the data flows"))
     wide_table(shown(stacked(runs, lambda run: operations_named(run.ledger, run.cfg))), height=420)

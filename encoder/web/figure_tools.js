@@ -6,7 +6,8 @@
  *
  * And what the SVG figure modules share beyond those: a key's step, a redraw on a new width, the
  * frame of new data, their font, a word wrap, round ticks, a token's label and the saved file
- * with its title (below).
+ * with its title; their mount's frame (mountFigure); and the heatmaps' colour bar and chosen
+ * cell's ring (below).
  *
  * Joined before the modules that use it (encoder/web/hosts.py) and into the page's own script
  * (app/streamlit_private.py), so it is plain functions and constants with names of their own.
@@ -323,3 +324,203 @@ const TOKEN_LABEL_CHARS = 12; // a token's label on a figure's axis, cut beyond
 /** A token as a figure's axis label says it: cut beyond TOKEN_LABEL_CHARS characters. */
 const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
   ? `${[...token].slice(0, TOKEN_LABEL_CHARS - 1).join("")}…` : token);
+
+// ------------------------------------------------------------ an SVG figure module's frame
+// (token_lines.js, value_histogram.js, top_units.js, head_fingerprint.js, block_diagram.js: all
+// their mount does but draw, mark the choice, say it and read the mouse and keys)
+
+/** An SVG figure module's frame, mounted in `host` (an element or shadow root), from `spec`:
+ * the module's words for its DOM (name: the classes' stem; testid; choice: the root's data-*
+ * that says the choice; untitled; minWidth, px; written; note; role; label; table; counts) and
+ * its functions (problem, forget, draw, show, key, choose; below). Its DOM, in this order, each
+ * part a div classed `${spec.name}-title` and so on (the plot an svg):
+ *   root     class spec.name, [data-testid=spec.testid], role="figure", data-{spec.choice}=""
+ *            (show() keeps it); lang, dir and aria-label from frameFor; data-{name} of
+ *            spec.counts, data-width and data-draw-ms
+ *   title    dir="auto" where spec.written (a title that comes written)
+ *   notes    only where spec.note: spec.note(line) for each line of data.notes
+ *   message  [data-role=message]: why nothing is drawn
+ *   plot     the svg [data-role=plot], tabindex="0", role="application", aria-roledescription
+ *            spec.role(), aria-label spec.label(d) (with nothing drawn: the message)
+ *   readout  [data-role=readout], aria-live="polite"
+ *   tools    figureControls': its table spec.table(d); its drawing saved with the title and the
+ *            notes shown, state.width wide (spec.minWidth before a draw), named after the title
+ *            or spec.untitled
+ *
+ * spec's functions (d: data it can draw):
+ *   problem(data)   why `data` cannot be drawn, or "" (then it is d)
+ *   counts          {name: (d) => how many}: the root's data-{name}, "0" with no d
+ *   forget(d)       drops the module's choice where new data (d, or null) has no place for it
+ *   draw(canvas, d, width)  draws d into `canvas` (the plot's one group, in FIGURE_FONT) `width`
+ *                   px wide (spec.minWidth at least; the root's): returns the height it took
+ *   show()          marks the choice and says it in the readout (empty with no d); called after
+ *                   each draw, and after an update with nothing to draw
+ *   key(event, d)   the choice a key on the plot moves to, or undefined: not the figure's key (a
+ *                   modifier held: never asked); then its default is prevented and
+ *   choose(next)    called with it
+ *
+ * Returns {root, plot, readout, state, start(data)}: state is {data (d or null), width, height}
+ * (the last draw's), for the module to add what its drawing needs; start(data) frames and draws
+ * the first data and returns the module's {update(data), destroy()}. A new width redraws. */
+function mountFigure(host, spec) {
+  const part = (role, attributes = {}) => element("div", { class: `${spec.name}-${role}`,
+    ...attributes });
+  const root = element("div", { class: spec.name, "data-testid": spec.testid, role: "figure",
+    [`data-${spec.choice}`]: "" });
+  const title = part("title", spec.written ? { dir: "auto" } : {});
+  const notes = spec.note ? part("notes") : null;
+  const message = part("message", { "data-role": "message" });
+  const plot = svgNode("svg", { class: `${spec.name}-plot`, "data-role": "plot", tabindex: "0",
+    role: "application" });
+  const readout = part("readout", { "data-role": "readout", "aria-live": "polite" });
+  const state = { data: null, width: 0, height: 0 };
+  const tools = figureControls({
+    title: () => title.textContent || spec.untitled,
+    table: () => spec.table(state.data),
+    svg: () => savedFigure(plot, state.width || spec.minWidth, state.height, title.textContent,
+      notes ? [...notes.children].map((note) => note.textContent) : []),
+  });
+  root.append(...[title, notes, message, plot, readout, tools].filter(Boolean));
+  host.appendChild(root);
+
+  function draw() {
+    const start = performance.now();
+    plot.replaceChildren();
+    const d = state.data;
+    if (!d) return;
+    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
+    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
+    plot.appendChild(canvas);
+    const width = Math.max(spec.minWidth, Math.floor(root.clientWidth || host.clientWidth || 640));
+    const height = spec.draw(canvas, d, width);
+    plot.setAttribute("width", width);
+    plot.setAttribute("height", height);
+    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    Object.assign(state, { width, height });
+    root.dataset.width = String(width);
+    root.dataset.drawMs = (performance.now() - start).toFixed(1);
+    spec.show();
+  }
+
+  plot.addEventListener("keydown", (event) => {
+    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
+    const next = spec.key(event, state.data);
+    if (next === undefined) return;
+    event.preventDefault();
+    spec.choose(next);
+  });
+
+  const resizing = watchWidth(root, () => state.data && draw());
+
+  function update(next) {
+    const problem = spec.problem(next);
+    frameFor(next, { root, title, plot, tools }, spec.role);
+    message.textContent = problem;
+    if (notes) {
+      notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
+        .map((note) => spec.note(note)));
+    }
+    state.data = problem ? null : next;
+    for (const [name, count] of Object.entries(spec.counts)) {
+      root.dataset[name] = state.data ? String(count(state.data)) : "0";
+    }
+    plot.setAttribute("aria-label", state.data ? spec.label(state.data) : problem);
+    spec.forget(state.data);
+    resizing.drawn();
+    draw();
+    if (!state.data) spec.show();
+    tools.refresh(); // an open table follows the data
+  }
+
+  function start(data) {
+    update(data);
+    return {
+      update,
+      destroy() {
+        resizing.stop();
+        root.remove();
+      },
+    };
+  }
+
+  return { root, plot, readout, state, start };
+}
+
+// ------------------------------------------------------------- what a heatmap module shares
+// (top_units.js, head_fingerprint.js: cells in viridis, a colour bar beside them, a chosen
+// cell's ring)
+
+const FIGURE_SCALE_WIDTH = 14; // px: a colour bar's width
+const FIGURE_SCALE_STEPS = 48; // a colour bar's bands
+
+/** What a colour bar from `low` to `high` marks: about `count` round values inside it ({ticks,
+ * digits}, as niceScale rounds them) and the px its bar and their labels (`size` px) take. */
+function colourBarScale(low, high, count, size) {
+  const scale = niceScale(low, high, count);
+  const ticks = scale.ticks.filter((t) => t >= low - 1e-9 && t <= high + 1e-9);
+  const widest = Math.max(0, ...ticks.map((t) => [...number(t, scale.digits, false)].length));
+  return { ticks, digits: scale.digits,
+    width: FIGURE_SCALE_WIDTH + 6 + Math.ceil(widest * FIGURE_CHAR * size) };
+}
+
+/** A vertical colour bar, [data-role=colour-bar], in a drawing `width` px wide:
+ * FIGURE_SCALE_STEPS bands from `low` (at the bottom) to `high` (at the top), each coloured
+ * `colour(value)`, its left edge at `left`, from `top` down `height` px; beside it, on the far
+ * side, the values of `scale` (colourBarScale's); above it its `title` (its baseline 14 px above
+ * `top`, clear of the top value's label), starting over the bar or, given `titleEnd` (an x),
+ * ending there. Laid out left to right, mirrored within `width` in a
+ * right-to-left language; its text `size` px. */
+function colourBar({ width, left, top, height, low, high, colour, scale, title, size,
+  titleEnd = null }) {
+  const rtl = rightToLeft();
+  const X = (x) => (rtl ? width - x : x); // a point
+  const far = rtl ? "end" : "start"; // an anchor that keeps a label away from the bar
+  const bar = svgNode("g", { "data-role": "colour-bar" });
+  const step = height / FIGURE_SCALE_STEPS;
+  const span = high - low;
+  for (let s = 0; s < FIGURE_SCALE_STEPS; s += 1) {
+    const v = low + ((s + 0.5) / FIGURE_SCALE_STEPS) * span;
+    bar.appendChild(svgNode("rect", { x: rtl ? width - left - FIGURE_SCALE_WIDTH : left,
+      y: (top + height - (s + 1) * step).toFixed(2), width: FIGURE_SCALE_WIDTH,
+      height: (step + 0.5).toFixed(2), fill: colour(v) }));
+  }
+  const edge = left + FIGURE_SCALE_WIDTH;
+  for (const tick of scale.ticks) {
+    const y = span > 0 ? top + height - ((tick - low) / span) * height : top + height;
+    bar.append(
+      svgNode("line", { x1: X(edge), x2: X(edge + 4), y1: y, y2: y, stroke: FIGURE_INK }),
+      svgNode("text", { x: X(edge + 6), y: y + size * 0.35, "text-anchor": far, "font-size": size },
+        number(tick, scale.digits, false)),
+    );
+  }
+  const ending = titleEnd !== null;
+  bar.appendChild(svgNode("text", { x: X(ending ? titleEnd : left), y: top - 14,
+    "text-anchor": ending ? (rtl ? "start" : "end") : far, "font-size": size }, title));
+  return bar;
+}
+
+/** A chosen cell's ring, [data-role=ring]: white inside black, seen on every colour; hidden
+ * until figureRingAt places it. */
+function figureRing() {
+  const ring = svgNode("g", { "data-role": "ring", fill: "none", visibility: "hidden",
+    "pointer-events": "none" });
+  ring.append(
+    svgNode("rect", { "data-edge": "outer", stroke: FIGURE_INK, "stroke-width": 2 }),
+    svgNode("rect", { "data-edge": "inner", stroke: "#ffffff", "stroke-width": 2 }),
+  );
+  return ring;
+}
+
+/** `ring` (figureRing's) around the cell `box` ({x, y, width, height}, as drawn), its black edge
+ * just outside the cell and its white one just inside; hidden when `box` is null. */
+function figureRingAt(ring, box) {
+  ring.setAttribute("visibility", box ? "visible" : "hidden");
+  if (!box) return;
+  const [outer, inner] = ring.children;
+  for (const [rect, pad] of [[outer, 1], [inner, -1]]) {
+    rect.setAttribute("x", (box.x - pad).toFixed(2));
+    rect.setAttribute("y", (box.y - pad).toFixed(2));
+    rect.setAttribute("width", (box.width + 2 * pad).toFixed(2));
+    rect.setAttribute("height", (box.height + 2 * pad).toFixed(2));
+  }
+}

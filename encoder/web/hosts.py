@@ -7,7 +7,8 @@ neither can follow an `import`. The module is therefore the plain concatenation,
     shared.js            the DOM helper, the colour scales, the palette
     figure_tools.js      a figure's "Show as a table" and "Save as…" (SVG, PNG, CSV)
     <module>.js          attention_explorer.js, head_scatter.js, token_lines.js,
-                         value_histogram.js or top_units.js: exports `mount`
+                         value_histogram.js, top_units.js, block_diagram.js or
+                         head_fingerprint.js: exports `mount`
     glue/<glue>.js       the host's few lines: its default export, or the offline mount calls
 
 and no file imports another: each uses the names of the files joined before it (its header says
@@ -26,6 +27,8 @@ SCATTER = "head_scatter.js"
 LINES = "token_lines.js"
 HISTOGRAM = "value_histogram.js"
 TOP_UNITS = "top_units.js"
+DIAGRAM = "block_diagram.js"
+FINGERPRINT = "head_fingerprint.js"
 
 # host -> (module, glue): every module a host loads
 HOSTS = {
@@ -35,6 +38,8 @@ HOSTS = {
     "streamlit_token_lines": (LINES, "streamlit.js"),
     "streamlit_value_histogram": (HISTOGRAM, "streamlit.js"),
     "streamlit_top_units": (TOP_UNITS, "streamlit.js"),
+    "streamlit_block_diagram": (DIAGRAM, "streamlit.js"),
+    "streamlit_head_fingerprint": (FINGERPRINT, "streamlit.js"),
     "anywidget_explorer": (EXPLORER, "anywidget.js"),
     "offline_explorer": (EXPLORER, "offline.js"),
 }
@@ -63,6 +68,6 @@ def scatter_style() -> str:
 
 
 def figure_style(module: str) -> str:
-    """An SVG figure module's stylesheet (LINES, HISTOGRAM or TOP_UNITS: the .css beside its
-    .js), with its figure tools'."""
+    """An SVG figure module's stylesheet (LINES, HISTOGRAM, TOP_UNITS, DIAGRAM or FINGERPRINT:
+    the .css beside its .js), with its figure tools'."""
     return asset(module.removesuffix(".js") + ".css") + asset("figure_tools.css")

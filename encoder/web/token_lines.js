@@ -4,9 +4,10 @@
  * input and output, their mean and their std per token).
  *
  * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, speakWith, rightToLeft) and figure_tools.js (figureControls, svgNode,
- * svgDocument), and before their glue, which calls `mount` (encoder/web/hosts.py). The
- * stylesheet is token_lines.css beside this file.
+ * (element, number, _, speakWith, rightToLeft) and figure_tools.js (mountFigure: its root,
+ * title, message, plot, readout and tools; figureStep, svgNode, figureSaid, niceScale,
+ * wrapWords, tokenLabel), and before their glue, which calls `mount` (encoder/web/hosts.py).
+ * The stylesheet is token_lines.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another sentence, layer or language
@@ -80,25 +81,26 @@ function linesTable(d) {
   return { head, body };
 }
 
-export function mount(host, data) {
-  const root = element("div", { class: "tln", "data-testid": "token-lines", role: "figure",
-    "data-token": "" });
-  const title = element("div", { class: "tln-title" });
-  const message = element("div", { class: "tln-message", "data-role": "message" });
-  const plot = svgNode("svg", { class: "tln-plot", "data-role": "plot", tabindex: "0",
-    role: "application" });
-  const readout = element("div", { class: "tln-readout", "data-role": "readout",
-    "aria-live": "polite" });
-  const tools = figureControls({
-    title: () => title.textContent || "lines",
-    table: () => linesTable(state.data),
-    svg: () => savedFigure(plot, state.width, state.height, title.textContent),
-  });
-  root.append(title, message, plot, readout, tools);
-  host.appendChild(root);
+/** The plot's label: what it shows and how to read it. */
+function linesLabel(d) {
+  const statistics = d.panels.map((panel) => panel.short).join(", ");
+  return _("Line chart of {series} lines over {tokens} tokens, one plot for each of: "
+    + "{statistics}. ← and → choose a token, Home the first, End the last; its values are "
+    + "read below the plot.", { series: number(d.series.length), tokens: number(d.tokens.length),
+    statistics });
+}
 
-  let state = { data: null, width: 0, height: 0, xOf: null, plotLeft: 0, plotRight: 0 };
-  let chosen = -1;
+export function mount(host, data) {
+  let chosen = -1; // a token's position
+  const { root, plot, readout, state, start } = mountFigure(host, {
+    name: "tln", testid: "token-lines", choice: "token", untitled: "lines",
+    minWidth: LINES_MIN_WIDTH, role: () => _("line chart"), problem: linesProblem,
+    counts: { positions: (d) => d.tokens.length, series: (d) => d.series.length },
+    label: linesLabel, table: linesTable,
+    forget: (d) => { if (chosen >= (d ? d.tokens.length : 0)) chosen = -1; },
+    draw, show, choose,
+    key: (event, d) => figureStep(event, chosen, d.tokens.length - 1),
+  });
 
   /** The legend's entries in rows across `width`: its height. */
   function drawLegend(into, d, width, rtl) {
@@ -125,16 +127,9 @@ export function mount(host, data) {
     return Math.ceil(d.series.length / columns) * (LINES_TEXT + 10) + 8;
   }
 
-  function draw() {
-    const start = performance.now();
-    plot.replaceChildren();
-    const d = state.data;
-    if (!d) return;
-    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
-    plot.appendChild(canvas);
+  /** `d` drawn into `canvas`, `width` px wide: its height. */
+  function draw(canvas, d, width) {
     const rtl = rightToLeft();
-    const width = Math.max(LINES_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
     const count = d.tokens.length;
     const scales = d.panels.map((panel) => {
       const all = panel.values.flat().filter(Number.isFinite);
@@ -161,9 +156,6 @@ export function mount(host, data) {
       below += LINES_PANEL;
     }
     const height = below + labels;
-    plot.setAttribute("width", width);
-    plot.setAttribute("height", height);
-    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
     const rule = svgNode("line", { "data-role": "rule", stroke: FIGURE_INK, "stroke-width": 1.5,
       y1: legendHeight, y2: height - labels, visibility: "hidden" });
     d.panels.forEach((panel, k) => {
@@ -218,10 +210,8 @@ export function mount(host, data) {
         transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
     }
     canvas.appendChild(rule);
-    Object.assign(state, { width, height, xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });
-    root.dataset.width = String(width);
-    root.dataset.drawMs = (performance.now() - start).toFixed(1);
-    show();
+    Object.assign(state, { xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });
+    return height;
   }
 
   /** The rule and the readout at the chosen token. */
@@ -276,45 +266,5 @@ export function mount(host, data) {
     choose(Math.min(state.data.tokens.length - 1, Math.floor(along / state.band)));
   });
 
-  plot.addEventListener("keydown", (event) => {
-    if (!state.data) return;
-    const next = figureStep(event, chosen, state.data.tokens.length - 1);
-    if (next === undefined) return;
-    event.preventDefault();
-    choose(next);
-  });
-
-  function label(d) {
-    const statistics = d.panels.map((panel) => panel.short).join(", ");
-    return _("Line chart of {series} lines over {tokens} tokens, one plot for each of: "
-      + "{statistics}. ← and → choose a token, Home the first, End the last; its values are "
-      + "read below the plot.", { series: number(d.series.length), tokens: number(d.tokens.length),
-      statistics });
-  }
-
-  const resizing = watchWidth(root, () => state.data && draw());
-
-  function update(next) {
-    const problem = linesProblem(next);
-    frameFor(next, { root, title, plot, tools }, () => _("line chart"));
-    message.textContent = problem;
-    state.data = problem ? null : next;
-    root.dataset.positions = state.data ? String(next.tokens.length) : "0";
-    root.dataset.series = state.data ? String(next.series.length) : "0";
-    plot.setAttribute("aria-label", state.data ? label(state.data) : problem);
-    if (chosen >= (state.data ? state.data.tokens.length : 0)) chosen = -1;
-    resizing.drawn();
-    draw();
-    if (!state.data) show();
-    tools.refresh(); // an open table follows the data
-  }
-
-  update(data);
-  return {
-    update,
-    destroy() {
-      resizing.stop();
-      root.remove();
-    },
-  };
+  return start(data);
 }

@@ -6,8 +6,9 @@
  *
  * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
  * (element, number, _, n_, speakWith, spoken, rightToLeft, viridis, rgb) and figure_tools.js
- * (figureControls, svgNode, svgDocument, figureSaid), and before their glue, which calls `mount`
- * (encoder/web/hosts.py). The stylesheet is top_units.css beside this file.
+ * (mountFigure: its root, title, notes, message, plot, readout and tools; svgNode, figureSaid,
+ * colourBar, colourBarScale, figureRing, figureRingAt), and before their glue, which calls
+ * `mount` (encoder/web/hosts.py). The stylesheet is top_units.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another token, layer, sentence or language
@@ -58,8 +59,6 @@ const UNITS_TOP = 32; // px: above the rows, the bars' values and the colour bar
 const UNITS_MIN_WIDTH = 300; // px: narrower than this, drawn this wide (the page scrolls)
 const UNITS_SHARES = [0.28, 0.72]; // the bars' and the heatmap's shares of the plots' width
 const UNITS_GAP = 0.03; // between them, a share of the plots' width
-const UNITS_SCALE_WIDTH = 14; // px: the colour bar's
-const UNITS_SCALE_STEPS = 48; // the colour bar's bands
 const UNITS_OUTLINE = "#E69F00"; // the outlined token's column
 const UNITS_ARROWS = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
 
@@ -110,38 +109,38 @@ function unitsTable(d) {
   return { head, body };
 }
 
+/** The plot's label: what it shows, its largest value and how to read it. */
+function unitsLabel(d) {
+  let most = 0;
+  d.values.forEach((v, i) => { if (v > d.values[most]) most = i; });
+  const units = n_("{count} unit", "{count} units", d.units.length);
+  const tokens = n_("{count} token", "{count} tokens", d.tokens.length);
+  return _("Bars of {units}, the most active on “{token}” (position {position}), and a heatmap "
+    + "of the same units on {tokens}; the largest is {unit}, {value}. ↑ and ↓ choose a unit, "
+    + "← and → a token, Home the first token, End the last; the value is read below the plot.", {
+    units, tokens, token: d.tokens[d.token], position: d.token, unit: d.units[most],
+    value: figureSaid(d.values[most]) });
+}
+
 export function mount(host, data) {
-  const root = element("div", { class: "tpu", "data-testid": "top-units", role: "figure",
-    "data-cell": "" });
-  const title = element("div", { class: "tpu-title" });
-  const notes = element("div", { class: "tpu-notes" });
-  const message = element("div", { class: "tpu-message", "data-role": "message" });
-  const plot = svgNode("svg", { class: "tpu-plot", "data-role": "plot", tabindex: "0",
-    role: "application" });
-  const readout = element("div", { class: "tpu-readout", "data-role": "readout",
-    "aria-live": "polite" });
-  const tools = figureControls({
-    title: () => title.textContent || "top units",
-    table: () => unitsTable(state.data),
-    svg: () => savedFigure(plot, state.width || UNITS_MIN_WIDTH, state.height, title.textContent,
-      state.data ? state.data.notes : []),
-  });
-  root.append(title, notes, message, plot, readout, tools);
-  host.appendChild(root);
-
-  let state = { data: null, width: 0, height: 0 };
   let chosen = null; // {unit, token}: a row and a position
+  const { root, plot, readout, state, start } = mountFigure(host, {
+    name: "tpu", testid: "top-units", choice: "cell", untitled: "top units",
+    minWidth: UNITS_MIN_WIDTH, role: () => _("heatmap"), problem: unitsProblem,
+    note: (note) => element("div", {}, note),
+    counts: { units: (d) => d.units.length, tokens: (d) => d.tokens.length },
+    label: unitsLabel, table: unitsTable,
+    forget: (d) => {
+      if (chosen && (!d || chosen.unit >= d.units.length || chosen.token >= d.tokens.length)) {
+        chosen = null;
+      }
+    },
+    draw, show, key, choose,
+  });
 
-  function draw() {
-    const start = performance.now();
-    plot.replaceChildren();
-    const d = state.data;
-    if (!d) return;
-    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
-    plot.appendChild(canvas);
+  /** `d` drawn into `canvas`, `width` px wide: its height. */
+  function draw(canvas, d, width) {
     const rtl = rightToLeft();
-    const width = Math.max(UNITS_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
     const k = d.units.length;
     const count = d.tokens.length;
     // across the width, drawn left to right then mirrored for a right-to-left language:
@@ -149,13 +148,10 @@ export function mount(host, data) {
     const X = (x) => (rtl ? width - x : x); // a point
     const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
     const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the plots
-    const far = rtl ? "end" : "start";
     const names = Math.max(...d.units.map((u) => unitsWidth(u))) + 12;
-    const colours = niceScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)));
-    const inScale = colours.ticks.filter((t) => t >= d.zmin - 1e-9 && t <= d.zmax + 1e-9);
-    const scaleLabels = Math.max(0, ...inScale.map((t) => number(t, colours.digits, false).length));
-    const scaleArea = 14 + Math.max(UNITS_SCALE_WIDTH + 6 + Math.ceil(scaleLabels * FIGURE_CHAR * UNITS_TEXT),
-      unitsWidth(d.scale)) + 6;
+    const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)),
+      UNITS_TEXT);
+    const scaleArea = 14 + Math.max(colours.width, unitsWidth(d.scale)) + 6;
     const plots = Math.max(60, width - names - scaleArea);
     const barsWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[0];
     const heatWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[1];
@@ -179,9 +175,6 @@ export function mount(host, data) {
     const longest = Math.max(...shown.map((p) => [...tokenLabel(d.tokens[p])].length));
     const labels = Math.ceil(longest * FIGURE_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
     const height = Math.max(top + rows + labels, top + scaleHeight + 12);
-    plot.setAttribute("width", width);
-    plot.setAttribute("height", height);
-    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
 
     // the chosen unit's band, under everything
     const row = svgNode("rect", { "data-role": "row", x: R(0, heatLeft - plots * UNITS_GAP / 2),
@@ -241,27 +234,9 @@ export function mount(host, data) {
     canvas.appendChild(column);
 
     // the colour bar: its bands from zmin (bottom) to zmax (top), its values beside it
-    const scale = svgNode("g", { "data-role": "colour-bar" });
-    const step = scaleHeight / UNITS_SCALE_STEPS;
-    for (let s = 0; s < UNITS_SCALE_STEPS; s += 1) {
-      const v = d.zmin + ((s + 0.5) / UNITS_SCALE_STEPS) * (d.zmax - d.zmin);
-      scale.appendChild(svgNode("rect", { x: R(scaleLeft, UNITS_SCALE_WIDTH),
-        y: (top + scaleHeight - (s + 1) * step).toFixed(2), width: UNITS_SCALE_WIDTH,
-        height: (step + 0.5).toFixed(2), fill: unitsColour(d, v) }));
-    }
-    const span = d.zmax - d.zmin;
-    for (const tick of inScale) {
-      const y = span > 0 ? top + scaleHeight - ((tick - d.zmin) / span) * scaleHeight : top + scaleHeight;
-      scale.append(
-        svgNode("line", { x1: X(scaleLeft + UNITS_SCALE_WIDTH), x2: X(scaleLeft + UNITS_SCALE_WIDTH + 4),
-          y1: y, y2: y, stroke: FIGURE_INK }),
-        svgNode("text", { x: X(scaleLeft + UNITS_SCALE_WIDTH + 6), y: y + UNITS_TEXT * 0.35,
-          "text-anchor": far, "font-size": UNITS_TEXT }, number(tick, colours.digits, false)),
-      );
-    }
-    scale.appendChild(svgNode("text", { x: X(scaleLeft), y: top - 10, "text-anchor": far,
-      "font-size": UNITS_TEXT }, d.scale));
-    canvas.appendChild(scale);
+    canvas.appendChild(colourBar({ width, left: scaleLeft, top, height: scaleHeight, low: d.zmin,
+      high: d.zmax, colour: (v) => unitsColour(d, v), scale: colours, title: d.scale,
+      size: UNITS_TEXT }));
 
     // the token labels, under their columns
     const base = top + rows + 8;
@@ -274,18 +249,11 @@ export function mount(host, data) {
     }
 
     // the chosen cell's ring: white inside black, seen on every colour
-    const ring = svgNode("g", { "data-role": "ring", fill: "none", visibility: "hidden",
-      "pointer-events": "none" });
-    ring.append(
-      svgNode("rect", { "data-edge": "outer", stroke: FIGURE_INK, "stroke-width": 2 }),
-      svgNode("rect", { "data-edge": "inner", stroke: "#ffffff", "stroke-width": 2 }),
-    );
+    const ring = figureRing();
     canvas.appendChild(ring);
-    Object.assign(state, { width, height, top, band, barsLeft, barsRight: barsLeft + barsWidth,
+    Object.assign(state, { top, band, barsLeft, barsRight: barsLeft + barsWidth,
       heatLeft, heatRight: heatLeft + heatWidth, gap: plots * UNITS_GAP, ring, row, R });
-    root.dataset.width = String(width);
-    root.dataset.drawMs = (performance.now() - start).toFixed(1);
-    show();
+    return height;
   }
 
   /** The ring, the band and the readout at the chosen cell. */
@@ -294,22 +262,11 @@ export function mount(host, data) {
     const on = Boolean(d && chosen);
     root.dataset.cell = on ? `${chosen.unit},${chosen.token}` : "";
     if (state.ring) {
-      state.ring.setAttribute("visibility", on ? "visible" : "hidden");
       state.row.setAttribute("visibility", on ? "visible" : "hidden");
-      if (on) {
-        const x = state.R(state.heatLeft + chosen.token * state.band, state.band);
-        const y = state.top + chosen.unit * UNITS_ROW;
-        const [outer, inner] = state.ring.children;
-        const box = (rect, pad) => {
-          rect.setAttribute("x", (x - pad).toFixed(2));
-          rect.setAttribute("y", (y - pad).toFixed(2));
-          rect.setAttribute("width", (state.band + 2 * pad).toFixed(2));
-          rect.setAttribute("height", UNITS_ROW + 2 * pad);
-        };
-        box(outer, 1);
-        box(inner, -1);
-        state.row.setAttribute("y", y);
-      }
+      const y = on ? state.top + chosen.unit * UNITS_ROW : 0;
+      figureRingAt(state.ring, on ? { x: state.R(state.heatLeft + chosen.token * state.band,
+        state.band), y, width: state.band, height: UNITS_ROW } : null);
+      if (on) state.row.setAttribute("y", y);
     }
     if (!on) {
       readout.textContent = d ? unitsPrompt() : "";
@@ -343,70 +300,26 @@ export function mount(host, data) {
     }
   });
 
-  plot.addEventListener("keydown", (event) => {
-    const d = state.data;
-    if (!d || event.altKey || event.ctrlKey || event.metaKey) return;
+  /** The cell a key moves the choice to (null: none), or undefined: not the figure's key. */
+  function key(event, d) {
     const lastToken = d.tokens.length - 1;
     const lastUnit = d.units.length - 1;
     const at = chosen || { unit: 0, token: d.token };
-    let next;
     if (event.key in UNITS_ARROWS) {
       const [down, along] = UNITS_ARROWS[event.key];
-      next = chosen ? {
+      return chosen ? {
         unit: Math.min(lastUnit, Math.max(0, at.unit + down)),
         token: Math.min(lastToken, Math.max(0, at.token + along * (rightToLeft() ? -1 : 1))),
       } : at; // the first key: the outlined token's largest unit
-    } else if (event.key === "Home" || event.key === "End") {
-      next = { unit: at.unit, token: event.key === "Home" ? 0 : lastToken };
-    } else if (event.key === "PageUp" || event.key === "PageDown") {
-      next = { unit: event.key === "PageUp" ? 0 : lastUnit, token: at.token };
-    } else if (event.key === "Escape" && chosen) {
-      next = null;
-    } else {
-      return;
     }
-    event.preventDefault();
-    choose(next);
-  });
-
-  function label(d) {
-    let most = 0;
-    d.values.forEach((v, i) => { if (v > d.values[most]) most = i; });
-    const units = n_("{count} unit", "{count} units", d.units.length);
-    const tokens = n_("{count} token", "{count} tokens", d.tokens.length);
-    return _("Bars of {units}, the most active on “{token}” (position {position}), and a heatmap "
-      + "of the same units on {tokens}; the largest is {unit}, {value}. ↑ and ↓ choose a unit, "
-      + "← and → a token, Home the first token, End the last; the value is read below the plot.", {
-      units, tokens, token: d.tokens[d.token], position: d.token, unit: d.units[most],
-      value: figureSaid(d.values[most]) });
+    if (event.key === "Home" || event.key === "End") {
+      return { unit: at.unit, token: event.key === "Home" ? 0 : lastToken };
+    }
+    if (event.key === "PageUp" || event.key === "PageDown") {
+      return { unit: event.key === "PageUp" ? 0 : lastUnit, token: at.token };
+    }
+    return event.key === "Escape" && chosen ? null : undefined;
   }
 
-  const resizing = watchWidth(root, () => state.data && draw());
-
-  function update(next) {
-    const problem = unitsProblem(next);
-    frameFor(next, { root, title, plot, tools }, () => _("heatmap"));
-    message.textContent = problem;
-    notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
-      .map((note) => element("div", {}, note)));
-    state.data = problem ? null : next;
-    root.dataset.units = state.data ? String(next.units.length) : "0";
-    root.dataset.tokens = state.data ? String(next.tokens.length) : "0";
-    plot.setAttribute("aria-label", state.data ? label(state.data) : problem);
-    if (chosen && (!state.data || chosen.unit >= next.units.length
-      || chosen.token >= next.tokens.length)) chosen = null;
-    resizing.drawn();
-    draw();
-    if (!state.data) show();
-    tools.refresh(); // an open table follows the data
-  }
-
-  update(data);
-  return {
-    update,
-    destroy() {
-      resizing.stop();
-      root.remove();
-    },
-  };
+  return start(data);
 }

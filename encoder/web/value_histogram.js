@@ -4,9 +4,10 @@
  * axis whose 0 lines up with the bars' base, drawn as SVG (the Activations view's figure).
  *
  * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, rightToLeft) and figure_tools.js (figureControls, svgNode,
- * svgDocument, figureSaid), and before their glue, which calls `mount` (encoder/web/hosts.py).
- * The stylesheet is value_histogram.css beside this file.
+ * (element, number, _, n_, speakWith, rightToLeft) and figure_tools.js (mountFigure: its root,
+ * title, notes, message, plot, readout and tools; figureStep, svgNode, figureSaid), and before
+ * their glue, which calls `mount` (encoder/web/hosts.py). The stylesheet is value_histogram.css
+ * beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another sentence, layer or language
@@ -135,28 +136,33 @@ function histTable(d) {
   };
 }
 
-export function mount(host, data) {
-  const root = element("div", { class: "vhs", "data-testid": "value-histogram", role: "figure",
-    "data-bin": "" });
-  // the title and its notes come written: each line takes its direction from its words
-  const title = element("div", { class: "vhs-title", dir: "auto" });
-  const notes = element("div", { class: "vhs-notes" });
-  const message = element("div", { class: "vhs-message", "data-role": "message" });
-  const plot = svgNode("svg", { class: "vhs-plot", "data-role": "plot", tabindex: "0",
-    role: "application" });
-  const readout = element("div", { class: "vhs-readout", "data-role": "readout",
-    "aria-live": "polite" });
-  const tools = figureControls({
-    title: () => title.textContent || "histogram",
-    table: () => histTable(state.data),
-    svg: () => savedFigure(plot, state.width || HIST_MIN_WIDTH, state.height, title.textContent,
-      [...notes.children].map((note) => note.textContent)),
-  });
-  root.append(title, notes, message, plot, readout, tools);
-  host.appendChild(root);
+/** The plot's label: what it shows and how to read it. */
+function histLabel(d) {
+  const bins = d.counts.length;
+  const total = d.counts.reduce((sum, c) => sum + c, 0);
+  const below = d.counts.reduce((sum, c, i) => sum + ((d.edges[i] + d.edges[i + 1]) / 2 < 0 ? c : 0), 0);
+  return _("Histogram of {total} values in {bins} bins, x from {low} to {high}; {below} of them "
+    + "in the bins below 0; the curve is {name}(x), on the other axis. ← and → choose a bin, "
+    + "Home the first, End the last; its count is read below the plot.", {
+    total: number(total), bins: number(bins), low: figureSaid(d.edges[0]),
+    high: figureSaid(d.edges[bins]), below: number(below), name: d.name });
+}
 
-  let state = { data: null, width: 0, height: 0 };
-  let chosen = -1;
+export function mount(host, data) {
+  let chosen = -1; // a bin
+  const { root, plot, readout, state, start } = mountFigure(host, {
+    name: "vhs", testid: "value-histogram", choice: "bin", untitled: "histogram",
+    minWidth: HIST_MIN_WIDTH, role: () => _("histogram"), problem: histProblem,
+    // the title and its notes come written: each line takes its direction from its words
+    written: true,
+    note: (note) => element("div", { class: "vhs-note", "data-role": "note", dir: "auto" },
+      String(note)),
+    counts: { bins: (d) => d.counts.length },
+    label: histLabel, table: histTable,
+    forget: (d) => { if (chosen >= (d ? d.counts.length : 0)) chosen = -1; },
+    draw, show, choose,
+    key: (event, d) => figureStep(event, chosen, d.counts.length - 1),
+  });
 
   /** The legend's entries, as many in a row as fit across `width`: its height. */
   function drawLegend(into, d, width, rtl) {
@@ -185,16 +191,9 @@ export function mount(host, data) {
     return (row + 1) * (HIST_TEXT + 10) + 10;
   }
 
-  function draw() {
-    const start = performance.now();
-    plot.replaceChildren();
-    const d = state.data;
-    if (!d) return;
-    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
-    plot.appendChild(canvas);
+  /** `d` drawn into `canvas`, `width` px wide: its height. */
+  function draw(canvas, d, width) {
     const rtl = rightToLeft();
-    const width = Math.max(HIST_MIN_WIDTH, Math.floor(root.clientWidth || host.clientWidth || 640));
     const { edges, counts, curve, ranges } = d;
     const bins = counts.length;
     const low = Math.min(edges[0], curve.x[0]);
@@ -221,9 +220,6 @@ export function mount(host, data) {
     const yOf = (range) => (v) => bottom - ((v - range[0]) / (range[1] - range[0])) * HIST_PLOT;
     const yCount = yOf(ranges.counts);
     const yCurve = yOf(ranges.curve);
-    plot.setAttribute("width", width);
-    plot.setAttribute("height", height);
-    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
 
     // the counts' grid and labels on their side, f's labels on the other
     const [countX, curveX] = rtl ? [left + plotWidth + 6, left - 6] : [left - 6, left + plotWidth + 6];
@@ -312,11 +308,9 @@ export function mount(host, data) {
     const point = svgNode("circle", { "data-role": "point", r: 5, fill: "#ffffff",
       stroke: d.colours.curve, "stroke-width": 2.5, visibility: "hidden" });
     canvas.append(outline, point);
-    Object.assign(state, { width, height, xOf, yCount, yCurve, low, high, plotLeft: left,
+    Object.assign(state, { xOf, yCount, yCurve, low, high, plotLeft: left,
       plotRight: left + plotWidth, outline, point });
-    root.dataset.width = String(width);
-    root.dataset.drawMs = (performance.now() - start).toFixed(1);
-    show();
+    return height;
   }
 
   /** The marks and the readout at the chosen bin. */
@@ -376,50 +370,5 @@ export function mount(host, data) {
     choose(bin);
   });
 
-  plot.addEventListener("keydown", (event) => {
-    if (!state.data) return;
-    const next = figureStep(event, chosen, state.data.counts.length - 1);
-    if (next === undefined) return;
-    event.preventDefault();
-    choose(next);
-  });
-
-  function label(d) {
-    const bins = d.counts.length;
-    const total = d.counts.reduce((sum, c) => sum + c, 0);
-    const below = d.counts.reduce((sum, c, i) => sum + ((d.edges[i] + d.edges[i + 1]) / 2 < 0 ? c : 0), 0);
-    return _("Histogram of {total} values in {bins} bins, x from {low} to {high}; {below} of them "
-      + "in the bins below 0; the curve is {name}(x), on the other axis. ← and → choose a bin, "
-      + "Home the first, End the last; its count is read below the plot.", {
-      total: number(total), bins: number(bins), low: figureSaid(d.edges[0]),
-      high: figureSaid(d.edges[bins]), below: number(below), name: d.name });
-  }
-
-  const resizing = watchWidth(root, () => state.data && draw());
-
-  function update(next) {
-    const problem = histProblem(next);
-    frameFor(next, { root, title, plot, tools }, () => _("histogram"));
-    message.textContent = problem;
-    notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
-      .map((note) => element("div", { class: "vhs-note", "data-role": "note", dir: "auto" },
-        String(note))));
-    state.data = problem ? null : next;
-    root.dataset.bins = state.data ? String(next.counts.length) : "0";
-    plot.setAttribute("aria-label", state.data ? label(state.data) : problem);
-    if (chosen >= (state.data ? state.data.counts.length : 0)) chosen = -1;
-    resizing.drawn();
-    draw();
-    if (!state.data) show();
-    tools.refresh(); // an open table follows the data
-  }
-
-  update(data);
-  return {
-    update,
-    destroy() {
-      resizing.stop();
-      root.remove();
-    },
-  };
+  return start(data);
 }

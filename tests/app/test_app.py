@@ -18,6 +18,7 @@ from tests.app.helpers import (
     figure,
     go,
     heatmaps,
+    module_data,
     open_page,
     page_model,
     shown,
@@ -114,11 +115,17 @@ def test_shapes_view_has_ledger_diagram_and_equations():
     assert {"operation", "input_shape", "output_shape", "params", "flops"} <= set(ledger.columns)
     assert len(at.latex) >= 3
     n = len(tokens_of(SENTENCE))  # the default text's first example
-    edges = " ".join(
-        a.get("text", "") for a in figure(at, "block_diagram")["layout"]["annotations"]
-    )
-    assert f"[1, {n}, 256]" in edges and f"[1, 4, {n}, 64]" in edges  # d 256, 4 heads of 64
-    assert f"[1, {n}, 1024]" in edges  # the feed-forward's d_ff
+    # the block diagram: block_diagram.js's data (SVG in the browser), no plotly on the view
+    diagram = module_data(at, "block_diagram")
+    assert not at.get("plotly_chart")
+    assert diagram["title"].startswith("Pre-norm block")
+    nodes = diagram["nodes"]
+    assert len(nodes) == 12 and [n["kind"] for n in (nodes[0], nodes[-1])] == ["io", "io"]
+    shapes = [node["shape"] for node in nodes]
+    assert shapes[0] == shapes[-1] == f"[1, {n}, 256]"  # d 256
+    assert f"[1, 4, {n}, 64]" in shapes and f"[1, 4, {n}, {n}]" in shapes  # 4 heads of 64
+    assert f"[1, {n}, 1024]" in shapes  # the feed-forward's d_ff
+    assert diagram["skips"] == [[0, 5], [5, 10]] and diagram["notes"] == []
 
 
 def test_empty_text_gets_a_message_and_the_page_keeps_working():

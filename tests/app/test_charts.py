@@ -17,7 +17,6 @@ from app.charts.diagram import block_diagram
 from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
 from encoder import EncoderConfig
 from encoder.core.block import block_ops
-from encoder.inspect.corpus import FINGERPRINT
 
 EVIL = ["<b>x</b>", "<img src=x onerror=alert(1)>"]
 
@@ -390,8 +389,6 @@ def _font_sizes(spec, where: str = "") -> list[tuple[str, float]]:
 def _legibility_figures() -> list[go.Figure]:
     """A figure of every kind that sets text sizes of its own: cells with text, annotations, a
     diagram, subplots with titles, heatmaps with colour bars."""
-    from app.charts.heads import fingerprint_figure
-
     cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=1, d_ff=64, vocab_size=100)
     tokens = ["[CLS]", "a", "b", "[SEP]"]
     return [
@@ -399,7 +396,6 @@ def _legibility_figures() -> list[go.Figure]:
         attention_overview(softmax_attention(2, 2, 4, n_valid=3), 3),
         batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
         block_diagram(block_ops(cfg, 0, 1, 4), cfg),
-        fingerprint_figure(np.full((4, 7), 0.5), [0, 0, 1, 1], [0, 1, 0, 1], list(FINGERPRINT)),
     ]
 
 

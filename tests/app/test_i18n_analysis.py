@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import i18n
 from app.charts.cost import percent
-from app.components.module_figures import HISTOGRAM, TOP_UNITS
+from app.components.module_figures import FINGERPRINT, HISTOGRAM, TOP_UNITS
 from app.i18n.catalogue import PSEUDO, translations
 from app.views import exercises, training
 from encoder import EncoderConfig
@@ -31,7 +31,7 @@ from encoder.train.jobs import (
     window_sentence,
 )
 from encoder.train.trainer import TrainConfig
-from tests.app.helpers import TINY, assert_no_exception, open_page
+from tests.app.helpers import TINY, assert_no_exception, module_data, open_page
 
 VIEWS = (
     "Activations",
@@ -84,7 +84,7 @@ def chart_titles(at: AppTest) -> dict[str, str]:
         layout = json.loads(chart.proto.spec)["layout"]
         titles[chart.proto.id] = (layout.get("title") or {}).get("text", "")
     for drawn in at.get("bidi_component"):
-        if drawn.proto.component_name not in (HISTOGRAM, TOP_UNITS):
+        if drawn.proto.component_name not in (HISTOGRAM, TOP_UNITS, FINGERPRINT):
             continue
         if not any(other in drawn.proto.id for other in OTHER_CHARTS):
             titles[drawn.proto.id] = json.loads(drawn.proto.json).get("title", "")
@@ -117,8 +117,9 @@ def test_the_corpus_view_names_each_behaviour_in_the_language() -> None:
     counts = at.main.dataframe[0].value
     assert list(counts.columns)[:3] == ["anterior", "siguiente", "sí misma"]
     assert list(counts.index) == [translations("es").gettext("heads")]
-    (fingerprint,) = [c for c in at.get("plotly_chart") if "corpus_fingerprint" in c.proto.id]
-    assert json.loads(fingerprint.proto.spec)["data"][0]["y"][:2] == ["anterior", "siguiente"]
+    fingerprint = module_data(at, "corpus_fingerprint")  # head_fingerprint.js's rows
+    assert fingerprint["behaviours"][:2] == ["anterior", "siguiente"]
+    assert fingerprint["scale"] == "proporción media"
 
 
 def test_the_operations_are_named_in_the_language() -> None:

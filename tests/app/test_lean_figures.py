@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import numpy as np
 import plotly.io
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.charts import common, heads, training
-from encoder.inspect.corpus import FINGERPRINT
+from app.charts import common, training
 from tests.app.helpers import EVERY_STEP_OPEN, STREAM_TAB, assert_no_exception, open_page
 from tests.shared import SENTENCE
 
@@ -29,7 +27,9 @@ PAGES = {
     "activations relu, stream": {"view": "Activations", "activation": "relu", "text": TWO},
     "activations relu, geometry": {"view": "Activations", "activation": "relu", "text": TWO},
     "lesson, feed-forward": {"view": "Lesson", "lesson": "9", "activation": "relu"},
-    "shapes": {"view": "Shapes"},
+    # the Shapes view draws its block diagram with block_diagram.js; the lesson (step 13: the
+    # other norm placement's block) and Export with plotly
+    "lesson, block": {"view": "Lesson", "lesson": "13"},
 }
 
 
@@ -92,20 +92,3 @@ def test_training_charts_are_the_same_with_validation_on(monkeypatch):
     lean = build()
     monkeypatch.setattr(common, "VALIDATE", True)
     assert lean == build()
-
-
-def test_the_corpus_fingerprint_is_the_same_with_validation_on(monkeypatch):
-    """Built of plain dicts (its colour scale written out as the validator would), like the
-    views' charts above; the Heads across a corpus page needs a corpus run, so the builder is
-    called here on a grid of 2 layers x 3 heads."""
-    grid = np.linspace(0, 1, 6 * 7).reshape(6, 7)  # [heads, behaviours]
-
-    def build() -> dict:
-        layers, heads_ = [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2]
-        fig = heads.fingerprint_figure(grid, layers, heads_, list(FINGERPRINT))
-        return json.loads(plotly.io.to_json(fig, validate=False))
-
-    lean = build()
-    monkeypatch.setattr(common, "VALIDATE", True)
-    assert lean == build()
-    assert [shape["x0"] for shape in lean["layout"]["shapes"]] == [2.5]  # between the layers

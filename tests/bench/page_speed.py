@@ -100,16 +100,18 @@ def labels_json(labels: list[str]) -> str:
 # figures an ES module draws as [data-testid=NAME] (app.components.module_figures, one for each
 # setup): its marker is the tokens (as text): each such figure must count them (data-positions or
 # data-tokens) and its token labels name them at their positions ([data-role=tick]:
-# data-position, data-token-text).
+# data-position, data-token-text); a key "module-text:NAME", a module without tokens: its marker
+# is a text its drawing holds.
 EXPLORER_KEY = "explorer"
 TABLE_KEY = "table"
 MODULE = "module:"
+MODULE_TEXT = "module-text:"
 TABLE_ROWS = 4
 
 
 def one_for_both(key: str) -> bool:
     """In compare mode, no twin keyed "..._b" to wait for: one element, or every module's."""
-    return key in (EXPLORER_KEY, TABLE_KEY) or key.startswith(MODULE)
+    return key in (EXPLORER_KEY, TABLE_KEY) or key.startswith((MODULE, MODULE_TEXT))
 
 
 def raw_labels_json(labels: list[str]) -> str:
@@ -128,7 +130,7 @@ DRAWN: dict[str, tuple[tuple[str, Callable[[list[str]], str]], ...]] = {
     "Attention steps": ((TABLE_KEY, table_rows_json),),
     "LayerNorm": ((f"{MODULE}token-lines", raw_labels_json),),
     "Activations": ((f"{MODULE}top-units", raw_labels_json),),  # its first tab
-    "Shapes": (("block_diagram", lambda labels: f"[1, {len(labels)}, "),),
+    "Shapes": ((f"{MODULE_TEXT}block-diagram", lambda labels: f"[1, {len(labels)}, "),),
 }
 # The reference page (tests/bench/plotly_attention_page.py) draws the Attention view's attention
 # with the Plotly figures of before the explorer.
@@ -165,6 +167,10 @@ VIEW_DRAWN_JS = """checks => {
         return rows.every(row => (at = text.indexOf(row, at)) >= 0 && (at += row.length));
       });
     }
+    if (key.startsWith("MODULE_TEXT")) {
+      const roots = DEEP_ALL(document, `[data-testid=${key.slice("MODULE_TEXT".length)}]`);
+      return roots.length > 0 && roots.every(root => root.textContent.includes(marker));
+    }
     if (key.startsWith("MODULE")) {
       const tokens = JSON.parse(marker);
       const roots = DEEP_ALL(document, `[data-testid=${key.slice("MODULE".length)}]`);
@@ -178,8 +184,8 @@ VIEW_DRAWN_JS = """checks => {
   });
 }"""
 for name, value in (("EXPLORER_KEY", EXPLORER_KEY), ("TABLE_KEY", TABLE_KEY),
-                    ("MODULE", MODULE), ("FIND_EXPLORER", EXPLORER_IN_JS),
-                    ("DEEP_ALL", DEEP_ALL_JS)):  # fmt: skip
+                    ("MODULE_TEXT", MODULE_TEXT), ("MODULE", MODULE),  # the longer name first
+                    ("FIND_EXPLORER", EXPLORER_IN_JS), ("DEEP_ALL", DEEP_ALL_JS)):  # fmt: skip
     VIEW_DRAWN_JS = VIEW_DRAWN_JS.replace(name, value)
 STATUS_JS = """() => [...document.querySelectorAll("[data-testid=stCaptionContainer]")]
   .map(c => c.textContent).find(t => t.includes("page ")) || ''"""
@@ -724,6 +730,8 @@ MAIN_FIGURE = {
         "[data-testid=value-histogram] [data-role=bar]",
         "[data-testid=top-units] [data-role=cell]",
     ],
+    "Shapes": "[data-testid=block-diagram] [data-role=box]",
+    "Heads across a corpus": "[data-testid=head-fingerprint] [data-role=cell]",
     "Exercises": "[data-testid=stTable]",
     "Export": "[data-testid=stDownloadButton]",
     "Training": "[data-testid=stButton]",

@@ -1,10 +1,12 @@
-"""The figure modules (encoder/web's token_lines.js, value_histogram.js, top_units.js) alone in
-Chromium: an offline page that mounts one of them on the numbers of a small random model, as the
-page's host does, and collects what goes wrong in it."""
+"""The figure modules (encoder/web's token_lines.js, value_histogram.js, top_units.js,
+head_fingerprint.js, block_diagram.js) alone in Chromium: an offline page that mounts one of them
+on the numbers of a small random model (or given data), as the page's host does, and collects
+what goes wrong in it."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import torch
@@ -23,6 +25,11 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style><
 const data = JSON.parse(document.getElementById("data").textContent);
 window.figure = mount(document.getElementById("host"), data);
 </script></body></html>"""
+# Matplotlib's viridis at ten points, as shared.js has it
+VIRIDIS = [
+    (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
+    (31, 158, 137), (53, 183, 121), (110, 206, 88), (181, 222, 43), (253, 231, 37),
+]  # fmt: skip
 SMALL = EncoderConfig(vocab_size=30522, d_model=32, num_heads=2, num_layers=2, d_ff=64)
 
 
@@ -52,3 +59,19 @@ def module_page(browser, folder: Path, module: str, data: dict, testid: str, wid
     page.goto(path.as_uri())
     page.locator(f"[data-testid={testid}]").wait_for()
     return page, errors
+
+
+def viridis(value: float) -> tuple[int, int, int]:
+    """Viridis at `value` in [0, 1], interpolated between the ten points (a heatmap cell's
+    colour, as the modules compute it)."""
+    x = min(max(value, 0.0), 1.0) * (len(VIRIDIS) - 1)
+    i = min(int(x), len(VIRIDIS) - 2)
+    f = x - i
+    return tuple(
+        math.floor(a + f * (b - a) + 0.5) for a, b in zip(VIRIDIS[i], VIRIDIS[i + 1], strict=True)
+    )
+
+
+def channels(fill: str) -> tuple[int, ...]:
+    """'rgb(1,2,3)' -> (1, 2, 3)."""
+    return tuple(int(c) for c in fill.removeprefix("rgb(").removesuffix(")").split(","))

@@ -18,7 +18,6 @@ from tests.e2e.harness import (
     PROJECTOR,
     js_number,
     open_step,
-    open_view,
     wait_ready,
 )
 
@@ -97,23 +96,21 @@ def test_the_table_is_one_key_away_and_saves_as_csv(open_page) -> None:
 
 
 def test_every_chart_of_a_view_is_a_named_figure(open_page) -> None:
-    # (the first tabs of LayerNorm and Activations: drawn by our ES modules, each named by its
-    # own module: tests/e2e/test_browser_token_lines.py and its siblings)
+    # (the first tabs of LayerNorm and Activations, Shapes' block and the corpus' fingerprint:
+    # drawn by our ES modules, each named by its own module: tests/e2e/test_browser_token_lines.py
+    # and its siblings)
     page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Activations", **MINILM)
     page.get_by_role("tab", name="The residual stream").click()
     page.locator(".st-key-act_residual .js-plotly-plot").wait_for()
-    for view in ("Activations", "Heads across a corpus"):
-        if view != "Activations":
-            open_view(page, view, 60_000)
-        wait_ready(page)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.ariaLabel)"
-        )
-        charts = page.evaluate(CHARTS_JS)
-        assert charts, view
-        for role, label, title in charts:
-            assert role == "figure", (view, title)
-            assert label.startswith(title[:20]) and " from " in label, (view, label)
+    wait_ready(page)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.ariaLabel)"
+    )
+    charts = page.evaluate(CHARTS_JS)
+    assert charts
+    for role, label, title in charts:
+        assert role == "figure", title
+        assert label.startswith(title[:20]) and " from " in label, label
 
 
 def test_a_chart_saves_as_svg_and_as_a_png_twice_its_size(open_page) -> None:

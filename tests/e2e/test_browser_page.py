@@ -56,8 +56,10 @@ def test_heads_norm_and_pretrained_change_the_drawing(open_page):
 
     choose_radio(page, "norm", "Post-norm")
     open_view(page, "Shapes")
-    diagram = wait_for(page, "block_diagram", lambda fig: fig["title"] != "")
-    assert "Post-norm block" in diagram["title"]
+    # block_diagram.js's figure (Playwright sees into its shadow root), named by its title
+    diagram = page.locator(".st-key-block_diagram [data-testid=block-diagram]")
+    diagram.locator("[data-role=box]").first.wait_for()
+    assert diagram.get_attribute("aria-label").startswith("Post-norm block")
     assert parse_qs(urlparse(page.url).query)["norm"] == ["post"]
 
     open_view(page, "Attention")
@@ -71,7 +73,7 @@ VIEW_MARKERS = {  # view -> a selector that only that view draws
     "Tokens": ".st-key-mask_grid .js-plotly-plot",  # two sentences: the padded batch
     "Attention": EXPLORER,
     "LayerNorm": ".st-key-layernorm [data-testid=token-lines]",  # Playwright sees into its shadow
-    "Shapes": ".st-key-block_diagram .js-plotly-plot",
+    "Shapes": ".st-key-block_diagram [data-testid=block-diagram] [data-role=box]",
     "Export": "[data-testid=stDownloadButton]",
 }
 

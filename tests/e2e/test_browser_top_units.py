@@ -6,7 +6,6 @@ text, Arabic mirrors the figure, and bad data is a message."""
 
 from __future__ import annotations
 
-import math
 from xml.etree import ElementTree
 
 import pytest
@@ -17,7 +16,7 @@ from encoder.inspect.activations import top_units
 from encoder.web import spoken_in
 from encoder.web.hosts import TOP_UNITS
 from tests.e2e.harness import js_number
-from tests.e2e.module_pages import module_page, small_trace
+from tests.e2e.module_pages import channels, module_page, small_trace, viridis
 
 pytestmark = pytest.mark.browser
 
@@ -36,26 +35,6 @@ TICKS_JS = """root => [...root.querySelectorAll("[data-role=tick]")]
 # a rect's box as drawn: [x, y, width, height]
 BOX_JS = """rects => rects.map(r => ["x", "y", "width", "height"]
   .map(name => Number(r.getAttribute(name))))"""
-# Matplotlib's viridis at ten points, as shared.js has it
-VIRIDIS = [
-    (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
-    (31, 158, 137), (53, 183, 121), (110, 206, 88), (181, 222, 43), (253, 231, 37),
-]  # fmt: skip
-
-
-def viridis(value: float) -> tuple[int, int, int]:
-    """Viridis at `value` in [0, 1], interpolated between the ten points."""
-    x = min(max(value, 0.0), 1.0) * (len(VIRIDIS) - 1)
-    i = min(int(x), len(VIRIDIS) - 2)
-    f = x - i
-    return tuple(
-        math.floor(a + f * (b - a) + 0.5) for a, b in zip(VIRIDIS[i], VIRIDIS[i + 1], strict=True)
-    )
-
-
-def channels(fill: str) -> tuple[int, ...]:
-    """'rgb(1,2,3)' -> (1, 2, 3)."""
-    return tuple(int(c) for c in fill.removeprefix("rgb(").removesuffix(")").split(","))
 
 
 @pytest.fixture(scope="module")
