@@ -79,7 +79,9 @@ def remove_uploaded(uploaded: list) -> None:
 # (KaTeX's .katex-display scrolls sideways) neither scrolls for a 2 px overhang of its glyphs,
 # which keyboards could not reach (axe: scrollable-region-focusable), nor past a phone's edge:
 # it breaks its line at a relation or an operator, as inline math does. The page's script
-# (page_script) takes no room.
+# (page_script) takes no room. A row of numbers (st.metric in st.columns: Shapes' costs) stays
+# two to a row on a phone, where Streamlit gives each column the whole width
+# ([data-testid=stColumn]'s min-width), so that the view's figure is still on the first screen.
 # Code (st.code, [data-testid=stCode] pre) in its syntax colours darkened to 4.5:1 or more on its
 # #f7f7f6 background (Streamlit's are 2.3:1 to 3.6:1), each in its own hue.
 CODE_COLOURS = {  # a token's class (Prism's): its colour, its contrast on #f7f7f6
@@ -136,6 +138,9 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
   [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; }}
   [data-testid="stExpandSidebarButton"] {{ width: auto; gap: 0.3rem; padding: 0 0.5rem; }}
   [data-testid="stExpandSidebarButton"]::after {{ font-size: 1rem; color: {TEXT_GREY}; }}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"])
+    > [data-testid="stColumn"] {{ min-width: calc(50% - 1rem); }}
+  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
 }}
 </style>"""
 

@@ -167,7 +167,7 @@ def test_a_phone_sees_the_content_first_and_the_text_one_tap_away(
     assert text_top is not None and text_top < PHONE["height"] - 100, text_top
     assert not page.locator("[data-testid=stMainBlockContainer] h1").is_visible()
     assert page.evaluate(TOO_WIDE_JS, False) == []
-    for view in ("LayerNorm", "Activations"):  # a view's main figure on the first screen
+    for view in ("LayerNorm", "Activations", "Shapes"):  # its main figure on the first screen
         page.goto(server.page_url(view=view, source="pretrained"))
         wait_ready(page, LOAD_TIMEOUT_MS)
         _settle(page)
