@@ -1,7 +1,8 @@
 """The attention explorer on the page: a Custom Components v2 host of encoder/web's ES module.
 
 The component is registered once, with the library's module, joined with its Streamlit glue
-(encoder/web/glue/streamlit_explorer.js), and its stylesheet as its code; user text only ever
+(encoder/web/glue/streamlit_explorer.js), held by the page (app/components/page_hosted.py), and
+its stylesheet; user text only ever
 travels in the payload (raw bytes, no base64, no JSON of numbers). Every look (hover, query, pin,
 mode, setup, another head) is handled in the browser and sends nothing; the explorer writes its
 layer and head into the page's URL at once (history.replaceState, no message), and reports them
@@ -19,19 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import streamlit as st
-
-from encoder.web.hosts import explorer_style, host_module
+from app.components.page_hosted import page_component
+from encoder.web.hosts import explorer_style
 
 NAME = "encoder_explorer.attention_explorer"
 STILL_NAME = "encoder_explorer.attention_explorer_still"
 
-_explorer = st.components.v2.component(
-    NAME, js=host_module("streamlit_explorer"), css=explorer_style()
-)
-_still_explorer = st.components.v2.component(
-    STILL_NAME, js=host_module("streamlit_still_explorer"), css=explorer_style()
-)
+_explorer = page_component(NAME, "streamlit_explorer", explorer_style())
+_still_explorer = page_component(STILL_NAME, "streamlit_still_explorer", explorer_style())
 
 
 def attention_explorer(

@@ -1,25 +1,22 @@
 """The head scatter on the page: a Custom Components v2 host of encoder/web's head_scatter.js.
 
-The module, joined with its Streamlit glue (encoder/web/glue/streamlit.js), and its stylesheet are
-the component's code; user text (tokens, sentences) travels only in `data`. Hover, the keyboard's
-point (the plane is one Tab stop: arrow keys, Home, End, Escape) and colouring are handled in
-the browser and send nothing back.
+The module, joined with its Streamlit glue (encoder/web/glue/streamlit.js), is held by the page
+(app/components/page_hosted.py) and its stylesheet is the component's; user text (tokens,
+sentences) travels only in `data`. Hover, the keyboard's point (the plane is one Tab stop: arrow
+keys, Home, End, Escape) and colouring are handled in the browser and send nothing back.
 """
 
 from __future__ import annotations
 
-import streamlit as st
-
+from app.components.page_hosted import page_component
 from app.i18n import language
 from app.i18n.browser import words_now
 from encoder.web import spoken_in
-from encoder.web.hosts import host_module, scatter_style
+from encoder.web.hosts import scatter_style
 
 NAME = "encoder_explorer.head_scatter"
 
-_scatter = st.components.v2.component(
-    NAME, js=host_module("streamlit_head_scatter"), css=scatter_style()
-)
+_scatter = page_component(NAME, "streamlit_head_scatter", scatter_style())
 
 
 def head_scatter(data: dict, *, key: str) -> None:

@@ -4,42 +4,34 @@ histogram (value_histogram.js), the top units (top_units.js: Activations' first 
 diagram (block_diagram.js: Shapes) and the heads' fingerprint (head_fingerprint.js: Heads across
 a corpus).
 
-Each module, joined with the still Streamlit glue (encoder/web/glue/streamlit.js), and its
-stylesheet are the component's code; user text (tokens) travels only in `data`. Hover, the
-keyboard's choice and the readout are handled in the browser and send nothing back: a rerun sends
-the new numbers and the module draws them, with no Plotly on the page.
+Each module, joined with the still Streamlit glue (encoder/web/glue/streamlit.js), is held by
+the page (app/components/page_hosted.py), its stylesheet is the component's; user text (tokens)
+travels only in `data`. Hover, the keyboard's choice and the readout are handled in the browser
+and send nothing back: a rerun sends the new numbers and the module draws them, with no Plotly on
+the page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import streamlit as st
-
+from app.components.page_hosted import page_component
 from app.i18n import language
 from app.i18n.browser import words_now
 from encoder.web import hosts, spoken_in
-from encoder.web.hosts import figure_style, host_module
+from encoder.web.hosts import figure_style
 
 # the components' names (a figure's element on the page names its component)
 LINES, HISTOGRAM, TOP_UNITS, DIAGRAM, FINGERPRINT = (
     f"encoder_explorer.{name}"
     for name in ("token_lines", "value_histogram", "top_units", "block_diagram", "head_fingerprint")
 )
-_lines = st.components.v2.component(
-    LINES, js=host_module("streamlit_token_lines"), css=figure_style(hosts.LINES)
-)
-_histogram = st.components.v2.component(
-    HISTOGRAM, js=host_module("streamlit_value_histogram"), css=figure_style(hosts.HISTOGRAM)
-)
-_top_units = st.components.v2.component(
-    TOP_UNITS, js=host_module("streamlit_top_units"), css=figure_style(hosts.TOP_UNITS)
-)
-_diagram = st.components.v2.component(
-    DIAGRAM, js=host_module("streamlit_block_diagram"), css=figure_style(hosts.DIAGRAM)
-)
-_fingerprint = st.components.v2.component(
-    FINGERPRINT, js=host_module("streamlit_head_fingerprint"), css=figure_style(hosts.FINGERPRINT)
+_lines = page_component(LINES, "streamlit_token_lines", figure_style(hosts.LINES))
+_histogram = page_component(HISTOGRAM, "streamlit_value_histogram", figure_style(hosts.HISTOGRAM))
+_top_units = page_component(TOP_UNITS, "streamlit_top_units", figure_style(hosts.TOP_UNITS))
+_diagram = page_component(DIAGRAM, "streamlit_block_diagram", figure_style(hosts.DIAGRAM))
+_fingerprint = page_component(
+    FINGERPRINT, "streamlit_head_fingerprint", figure_style(hosts.FINGERPRINT)
 )
 
 

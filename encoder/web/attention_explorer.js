@@ -2,7 +2,7 @@
  * Attention explorer: one run's attention, drawn and explored entirely in the browser.
  *
  * Plain ES module, no framework, no build step, no network. Hosts (Streamlit Custom Components
- * v2, anywidget, an offline <script type="module">) load it joined after shared.js (element, the
+ * v2, anywidget, an offline file's module script) load it joined after shared.js (element, the
  * colour scales, OKABE_ITO) and figure_tools.js (figureControls, svgDocument, figureNumber,
  * SVG_NS) and before their glue (glue/*.js), which calls `mount`: one
  * self-contained module (encoder/web/hosts.py). The stylesheet is attention_explorer.css.
@@ -38,7 +38,7 @@
  *             data-setup ("A", "B" or "B-A"), data-mode ("lines", "matrix", "heads", "moves",
  *             "rollout"), data-large ("true"|"false"); focusable: ←/→ heads, PageUp/PageDown
  *             layers, ↑/↓ query tokens, Enter pins/unpins, Escape clears
- *   layer     [data-testid="explorer-layer"] (data-role="layer"): a <select> of the layers
+ *   layer     [data-testid="explorer-layer"] (data-role="layer"): a select element of the layers
  *   window    [data-role="window"] in lines: which tokens are shown ("Tokens 120–147 of 502 …"),
  *             data-start and data-end (end exclusive); absent while every token is shown
  *   buttons   [data-role="mode"][data-mode=...], [data-role="setup"][data-setup=...]
@@ -1182,7 +1182,7 @@ export function mount(host, payload, options = {}) {
   /** The input's first TITLE_CHARS characters, from the tokens (word pieces joined, special
    * tokens such as [CLS] left out). */
   function inputText() {
-    const words = shown().tokens.filter((t) => !/^(\[[A-Z]+\]|<\/?s>|<pad>)$/.test(t));
+    const words = shown().tokens.filter((t) => !/^(\[[A-Z]+\]|\x3c\/?s>|\x3cpad>)$/.test(t));
     const text = words.join(" ").replace(/ ##/g, "").replace(/\s+/g, " ").trim();
     return text.length > TITLE_CHARS ? `${text.slice(0, TITLE_CHARS - 1)}…` : text;
   }

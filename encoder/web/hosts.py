@@ -18,6 +18,8 @@ every joined module parses (`node --check`).
 
 from __future__ import annotations
 
+import json
+
 from encoder.web import asset
 
 SHARED = "shared.js"
@@ -55,6 +57,31 @@ def joined(module: str, glue: str | None = None) -> str:
 def host_module(host: str) -> str:
     """The one ES module `host` (a key of HOSTS) loads."""
     return joined(*HOSTS[host])
+
+
+# A page's hosts (the streamlit_* ones) send their module once: the page holds it in a module
+# script (page_library), which registers the glue's host function; the component's own code is
+# glue/streamlit_page.js (page_stub), which hands each call to it. Streamlit sends an unchanged
+# element again only as a reference, so a rerun carries the small stub and the data alone.
+PAGE_STUB = "glue/streamlit_page.js"
+
+
+def page_library(host: str) -> str:
+    """`host`'s module (a streamlit_* key of HOSTS) as the text of the page's module script: the
+    joined module, then its glue's streamlitHost registered as window.encoderExplorerHosts[host]
+    and the window's "encoder-explorer-hosts" event dispatched."""
+    name = json.dumps(host)
+    return (
+        f"{host_module(host)}\n// ---- registered for the page (hosts.page_library)\n"
+        f"(window.encoderExplorerHosts ||= {{}})[{name}] = streamlitHost;\n"
+        'window.dispatchEvent(new Event("encoder-explorer-hosts"));\n'
+    )
+
+
+def page_stub(host: str) -> str:
+    """The component's own code for `host` (a streamlit_* key of HOSTS): glue/streamlit_page.js,
+    which waits for the page's copy of the module (page_library) and hands it each call."""
+    return asset(PAGE_STUB).replace('"HOST_NAME"', json.dumps(host))
 
 
 def explorer_style() -> str:

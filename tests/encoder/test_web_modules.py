@@ -16,7 +16,16 @@ import numpy as np
 import pytest
 
 import encoder.web
-from encoder.web.hosts import FIGURE_TOOLS, HOSTS, SHARED, host_module, joined
+from encoder.web.hosts import (
+    FIGURE_TOOLS,
+    HOSTS,
+    PAGE_STUB,
+    SHARED,
+    host_module,
+    joined,
+    page_library,
+    page_stub,
+)
 from encoder.web.payload import (
     SCALE,
     block_tiles,
@@ -50,15 +59,52 @@ def test_no_browser_file_imports_another_and_each_is_in_a_hosts_module() -> None
     for name, path in files.items():
         assert not IMPORT.search(path.read_text(encoding="utf-8")), f"{name} imports"
     used = {SHARED, FIGURE_TOOLS} | {module for module, _ in HOSTS.values()}
-    assert set(files) == used | {f"glue/{glue}" for _, glue in HOSTS.values()}
+    assert set(files) == used | {f"glue/{glue}" for _, glue in HOSTS.values()} | {PAGE_STUB}
+
+
+def parses(node: str, path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    checked = subprocess.run([node, "--check", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
 
 
 @pytest.mark.parametrize("host", sorted(HOSTS))
 def test_every_hosts_module_parses(node, tmp_path, host) -> None:
-    path = tmp_path / f"{host}.mjs"
-    path.write_text(host_module(host), encoding="utf-8")
-    checked = subprocess.run([node, "--check", str(path)], capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stderr
+    parses(node, tmp_path / f"{host}.mjs", host_module(host))
+
+
+PAGE_HOSTS = sorted(host for host in HOSTS if host.startswith("streamlit_"))
+
+
+@pytest.mark.parametrize("host", PAGE_HOSTS)
+def test_a_page_hosts_script_and_stub_parse_and_the_stub_hands_calls_to_the_script(
+    node, tmp_path, host
+) -> None:
+    library, stub = page_library(host), page_stub(host)
+    # st.html drops a script that holds a tag's opening ("<b", "</"), even in a string or comment
+    assert re.search(r"<[A-Za-z/!\[]", library) is None
+    parses(node, tmp_path / "library.mjs", library)
+    parses(node, tmp_path / "stub.mjs", stub)
+    # the stub called before the page's script has run: it waits, then hands the call over;
+    # its cleanup is the host's
+    (tmp_path / "stub.mjs").write_text(stub, encoding="utf-8")
+    run = tmp_path / "run.mjs"
+    run.write_text(
+        "const seen = [];\n"
+        "globalThis.window = new EventTarget();\n"
+        'const { default: call } = await import("./stub.mjs");\n'
+        'const cleanup = call({ data: "first" });\n'
+        f"window.encoderExplorerHosts = {{ {json.dumps(host)}: (c) => {{\n"
+        '  seen.push(c.data); return () => seen.push("gone"); } };\n'
+        'window.dispatchEvent(new Event("encoder-explorer-hosts"));\n'
+        'call({ data: "second" });\n'
+        "cleanup();\n"
+        "console.log(JSON.stringify(seen));\n",
+        encoding="utf-8",
+    )
+    ran = subprocess.run([node, str(run)], capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == ["first", "second", "gone"]
 
 
 def read_in_node(node: str, tmp_path: Path, data: bytes) -> dict:

@@ -8,7 +8,7 @@
 
 const HOSTED = new WeakMap();
 
-export default function (component) {
+export default function streamlitHost(component) {
   const { data, parentElement } = component;
   let drawn = HOSTED.get(parentElement);
   if (drawn) {

@@ -18,7 +18,7 @@ function writeUrl(layer, head) {
   window.history.replaceState(window.history.state, "", url);
 }
 
-export default function (component) {
+export default function streamlitHost(component) {
   const { data, parentElement, setStateValue } = component;
   let hosted = HOSTED.get(parentElement);
   if (hosted) {
