@@ -333,8 +333,10 @@ const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
  * the module's words for its DOM (name: the classes' stem; testid; choice: the root's data-*
  * that says the choice; untitled; minWidth, px; written; note; role; label; table; counts) and
  * its functions (problem, forget, draw, show, key, choose; below). Its DOM, in this order, each
- * part a div classed `${spec.name}-title` and so on (the plot an svg):
- *   root     class spec.name, [data-testid=spec.testid], role="figure", data-{spec.choice}=""
+ * part a div classed svg-figure-title (the frame's look: figure_tools.css) and
+ * `${spec.name}-title` (the module's), and so on (the plot an svg):
+ *   root     classes svg-figure and spec.name, [data-testid=spec.testid], role="figure",
+ *            data-{spec.choice}=""
  *            (show() keeps it); lang, dir and aria-label from frameFor; data-{name} of
  *            spec.counts, data-width and data-draw-ms
  *   title    dir="auto" where spec.written (a title that comes written)
@@ -363,15 +365,16 @@ const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
  * (the last draw's), for the module to add what its drawing needs; start(data) frames and draws
  * the first data and returns the module's {update(data), destroy()}. A new width redraws. */
 function mountFigure(host, spec) {
-  const part = (role, attributes = {}) => element("div", { class: `${spec.name}-${role}`,
-    ...attributes });
-  const root = element("div", { class: spec.name, "data-testid": spec.testid, role: "figure",
-    [`data-${spec.choice}`]: "" });
+  // each part classed twice: the frame's look (figure_tools.css: svg-figure-*) and the module's
+  const part = (role, attributes = {}) => element("div", {
+    class: `svg-figure-${role} ${spec.name}-${role}`, ...attributes });
+  const root = element("div", { class: `svg-figure ${spec.name}`, "data-testid": spec.testid,
+    role: "figure", [`data-${spec.choice}`]: "" });
   const title = part("title", spec.written ? { dir: "auto" } : {});
   const notes = spec.note ? part("notes") : null;
   const message = part("message", { "data-role": "message" });
-  const plot = svgNode("svg", { class: `${spec.name}-plot`, "data-role": "plot", tabindex: "0",
-    role: "application" });
+  const plot = svgNode("svg", { class: `svg-figure-plot ${spec.name}-plot`, "data-role": "plot",
+    tabindex: "0", role: "application" });
   const readout = part("readout", { "data-role": "readout", "aria-live": "polite" });
   const state = { data: null, width: 0, height: 0 };
   const tools = figureControls({

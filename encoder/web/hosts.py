@@ -96,5 +96,6 @@ def scatter_style() -> str:
 
 def figure_style(module: str) -> str:
     """An SVG figure module's stylesheet (LINES, HISTOGRAM, TOP_UNITS, DIAGRAM or FINGERPRINT:
-    the .css beside its .js), with its figure tools'."""
-    return asset(module.removesuffix(".js") + ".css") + asset("figure_tools.css")
+    the .css beside its .js), after its figure tools' and its frame's (figure_tools.css), which
+    it refines."""
+    return asset("figure_tools.css") + asset(module.removesuffix(".js") + ".css")

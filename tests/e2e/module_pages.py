@@ -25,6 +25,9 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style><
 const data = JSON.parse(document.getElementById("data").textContent);
 window.figure = mount(document.getElementById("host"), data);
 </script></body></html>"""
+# a rect's box as drawn: [x, y, width, height]
+BOX_JS = """rects => rects.map(r => ["x", "y", "width", "height"]
+  .map(name => Number(r.getAttribute(name))))"""
 # Matplotlib's viridis at ten points, as shared.js has it
 VIRIDIS = [
     (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
@@ -75,3 +78,11 @@ def viridis(value: float) -> tuple[int, int, int]:
 def channels(fill: str) -> tuple[int, ...]:
     """'rgb(1,2,3)' -> (1, 2, 3)."""
     return tuple(int(c) for c in fill.removeprefix("rgb(").removesuffix(")").split(","))
+
+
+def cell_boxes(page, row: str, column: str) -> dict[tuple[int, int], list[float]]:
+    """A heatmap module's cells ([data-role=cell]) by (data-`row`, data-`column`): each its box
+    as drawn."""
+    cells = page.locator("[data-role=cell]")
+    keys = cells.evaluate_all(f"cs => cs.map(c => [+c.dataset.{row}, +c.dataset.{column}])")
+    return {tuple(key): box for key, box in zip(keys, cells.evaluate_all(BOX_JS), strict=True)}

@@ -19,7 +19,7 @@ from encoder.inspect.corpus import FINGERPRINT
 from encoder.web import spoken_in
 from encoder.web.hosts import FINGERPRINT as MODULE
 from tests.e2e.harness import js_number
-from tests.e2e.module_pages import channels, module_page, viridis
+from tests.e2e.module_pages import BOX_JS, cell_boxes, channels, module_page, viridis
 
 pytestmark = pytest.mark.browser
 
@@ -29,9 +29,6 @@ SVG = "{http://www.w3.org/2000/svg}"
 FONT_SIZES_JS = """root => [...root.querySelectorAll("text, .hfp-title, .hfp-readout")]
   .filter(node => node.textContent.trim())
   .map(node => parseFloat(getComputedStyle(node).fontSize))"""
-# a rect's box as drawn: [x, y, width, height]
-BOX_JS = """rects => rects.map(r => ["x", "y", "width", "height"]
-  .map(name => Number(r.getAttribute(name))))"""
 # every text of the drawing as the page lays it out, relative to the svg's box: [role, left,
 # top, right, bottom, upright (turned)], and the svg's width and height
 LAID_OUT_JS = """plot => {
@@ -72,12 +69,6 @@ def page_of(browser, tmp_path, data: dict, width: int = 1200):
     return module_page(browser, tmp_path, MODULE, data, "head-fingerprint", width)
 
 
-def cell_boxes(page) -> dict[tuple[int, int], list[float]]:
-    cells = page.locator("[data-role=cell]")
-    keys = cells.evaluate_all("cs => cs.map(c => [+c.dataset.row, +c.dataset.head])")
-    return {tuple(key): box for key, box in zip(keys, cells.evaluate_all(BOX_JS), strict=True)}
-
-
 def test_the_cells_draw_the_grid_and_read_it_back(browser, tmp_path, minilm):
     data = minilm
     page, errors = page_of(browser, tmp_path, data)
@@ -106,7 +97,7 @@ def test_the_cells_draw_the_grid_and_read_it_back(browser, tmp_path, minilm):
         assert f"{name}, layer {layer}, head {head} ({js_number(values[b][j])})" in said, name
 
     # a cell a behaviour and a head, coloured as viridis of its value (the scale: 0 to 1)
-    cells = cell_boxes(page)
+    cells = cell_boxes(page, "row", "head")
     assert len(cells) == rows * count
     fills = page.locator("[data-role=cell]").evaluate_all(
         "cs => cs.map(c => [+c.dataset.row, +c.dataset.head, c.getAttribute('fill')])"
@@ -234,7 +225,7 @@ def test_every_label_fits_its_width_and_none_overlaps(browser, tmp_path, minilm,
     ticks = root.evaluate(TICKS_JS)
     xs = [t[4] for t in ticks]
     assert all(b - a >= 14 - 0.01 for a, b in zip(xs, xs[1:], strict=False)), xs
-    cells_bottom = max(top + h for _x, top, _w, h in cell_boxes(page).values())
+    cells_bottom = max(top + h for _x, top, _w, h in cell_boxes(page, "row", "head").values())
     upright = [t for t in laid["texts"] if t[5]]
     names = [t for t in laid["texts"] if t[0] == "layer-label"]
     assert len(upright) == len(ticks)
@@ -261,7 +252,7 @@ def test_in_arabic_the_figure_is_mirrored(browser, tmp_path, minilm):
     page, errors = page_of(browser, tmp_path, data, 580)
     root = page.locator("[data-testid=head-fingerprint]")
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"
-    cells = cell_boxes(page)
+    cells = cell_boxes(page, "row", "head")
     # the first head on the right, the behaviours named right of the cells, the colour bar left
     assert cells[(0, 0)][0] > cells[(0, 1)][0] > cells[(0, 12)][0] + cells[(0, 12)][2]
     right = max(x + w for x, _y, w, _h in cells.values())
@@ -310,7 +301,7 @@ def test_a_small_model_shows_every_number_flat_and_a_missing_value_grey(browser,
     missing = page.locator("[data-role=cell][data-row='5'][data-head='3']")
     assert missing.get_attribute("fill") == "#d9d9d9"
     origin = page.locator("[data-role=plot]").bounding_box()
-    x, y, w, h = cell_boxes(page)[(5, 3)]
+    x, y, w, h = cell_boxes(page, "row", "head")[(5, 3)]
     page.mouse.move(origin["x"] + x + w / 2, origin["y"] + y + h / 2)
     readout = page.locator("[data-role=readout]").inner_text()
     assert readout == "Layer 1, head 1 · punctuation: –"

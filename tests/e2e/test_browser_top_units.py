@@ -16,7 +16,7 @@ from encoder.inspect.activations import top_units
 from encoder.web import spoken_in
 from encoder.web.hosts import TOP_UNITS
 from tests.e2e.harness import js_number
-from tests.e2e.module_pages import channels, module_page, small_trace, viridis
+from tests.e2e.module_pages import BOX_JS, cell_boxes, channels, module_page, small_trace, viridis
 
 pytestmark = pytest.mark.browser
 
@@ -32,9 +32,6 @@ FONT_SIZES_JS = """root => [...root.querySelectorAll(
 # each tick's position and the x of its anchor: [position, x]
 TICKS_JS = """root => [...root.querySelectorAll("[data-role=tick]")]
   .map(t => [Number(t.dataset.position), Number(t.getAttribute("x"))])"""
-# a rect's box as drawn: [x, y, width, height]
-BOX_JS = """rects => rects.map(r => ["x", "y", "width", "height"]
-  .map(name => Number(r.getAttribute(name))))"""
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +43,6 @@ def units_data() -> dict:
 
 def page_of(browser, tmp_path, data: dict, width: int = 900):
     return module_page(browser, tmp_path, TOP_UNITS, data, "top-units", width)
-
-
-def cell_boxes(page) -> dict[tuple[int, int], list[float]]:
-    cells = page.locator("[data-role=cell]")
-    keys = cells.evaluate_all("cs => cs.map(c => [+c.dataset.unit, +c.dataset.token])")
-    return {tuple(key): box for key, box in zip(keys, cells.evaluate_all(BOX_JS), strict=True)}
 
 
 def test_the_bars_and_the_heatmap_draw_the_data_and_read_it_back(browser, tmp_path, units_data):
@@ -92,7 +83,7 @@ def test_the_bars_and_the_heatmap_draw_the_data_and_read_it_back(browser, tmp_pa
     assert bars.first.get_attribute("fill") == "#0072B2" == data["colour"]
 
     # a cell a unit and a token, coloured as viridis of its value between zmin and zmax
-    cells = cell_boxes(page)
+    cells = cell_boxes(page, "unit", "token")
     assert len(cells) == k * n
     zmin, zmax = data["zmin"], data["zmax"]
     assert zmin == min(0.0, min(min(row) for row in across))
@@ -234,7 +225,7 @@ def test_in_arabic_the_figure_is_mirrored(browser, tmp_path, units_data):
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"
     ticks = root.evaluate(TICKS_JS)
     assert [x for _p, x in ticks] == sorted((x for _p, x in ticks), reverse=True)
-    cells = cell_boxes(page)
+    cells = cell_boxes(page, "unit", "token")
     bars = page.locator("[data-role=bar]").evaluate_all(BOX_JS)
     # the first token's column on the right, the bars right of the heatmap, growing leftwards
     assert cells[(0, 0)][0] > cells[(0, 1)][0]
