@@ -69,11 +69,14 @@ PAGE_STUB = "glue/streamlit_page.js"
 def page_library(host: str) -> str:
     """`host`'s module (a streamlit_* key of HOSTS) as the text of the page's module script: the
     joined module, then its glue's streamlitHost registered as window.encoderExplorerHosts[host]
-    and the window's "encoder-explorer-hosts" event dispatched."""
+    and the window's "encoder-explorer-hosts" event dispatched. The first copy to run stays
+    registered: Streamlit runs the script again whenever its element is drawn anew (another
+    place on the page), and a second copy of the module would not know the elements the first
+    drew in (its glue's own map), and would draw a second figure into each."""
     name = json.dumps(host)
     return (
         f"{host_module(host)}\n// ---- registered for the page (hosts.page_library)\n"
-        f"(window.encoderExplorerHosts ||= {{}})[{name}] = streamlitHost;\n"
+        f"(window.encoderExplorerHosts ||= {{}})[{name}] ||= streamlitHost;\n"
         'window.dispatchEvent(new Event("encoder-explorer-hosts"));\n'
     )
 
