@@ -7,11 +7,22 @@ function viewLinks() {
   return [...document.querySelectorAll("[data-testid=stTopNavLink]")];
 }
 
+// The one stop: the link the keys last moved to while the focus is among the views (a page
+// that changes then must not make the open view a second stop), else the open view.
+function theStop(links) {
+  const focused = links.find((link) => link === document.activeElement);
+  return focused || links.find((link) => link.getAttribute("aria-current") === "page") || links[0];
+}
+
+function stopAt(links, stop) {
+  for (const link of links) link.tabIndex = link === stop ? 0 : -1;
+}
+
 function oneStopForTheViews() {
   const links = viewLinks();
-  const open = links.find((link) => link.getAttribute("aria-current") === "page") || links[0];
-  for (const link of links) link.tabIndex = link === open ? 0 : -1;
-  const nav = open?.closest("nav");
+  const stop = theStop(links);
+  stopAt(links, stop);
+  const nav = stop?.closest("nav");
   if (nav && (!nav.hasAttribute("aria-label") || nav.hasAttribute("data-named-views"))) {
     nav.setAttribute("data-named-views", ""); // named here: renamed in the page's language
     if (nav.getAttribute("aria-label") !== _("Views")) nav.setAttribute("aria-label", _("Views"));
@@ -30,8 +41,7 @@ function moveAmongViews(event) {
   else if (event.key === "End") to = links.length - 1;
   else return;
   event.preventDefault();
-  links[at].tabIndex = -1;
-  links[to].tabIndex = 0;
+  stopAt(links, links[to]);
   links[to].focus();
 }
 
