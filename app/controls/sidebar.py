@@ -408,8 +408,8 @@ def _device_control(notices: list[str]) -> str:
 
 def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
     """Norm placement, d_model, heads, layers, d_ff, activation, norm type, positions and seed,
-    then the other options in an expander, with keys `prefix` + A's key (setup B's widgets
-    follow A's values until changed)."""
+    then the other options in an expander (drawn only while it is open), with keys `prefix` +
+    A's key (setup B's widgets follow A's values until changed)."""
     follow = {} if not prefix else {"on_change": url.on_b_change}
 
     def changes(name: str) -> dict:
@@ -477,7 +477,15 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     )
     more = [o for o in OPTIONS if o.architecture and o.key not in FIRST_CONTROLS]
     changed = any(state.get(prefix + o.key) != setup_keys.DEFAULTS[o.key] for o in more)
-    with st.expander(_("More architecture choices"), expanded=changed):
+    box = st.expander(  # holding a changed choice, it is another box, open at first: a model,
+        _("More architecture choices"),  # a preset or a link that changes one shows it
+        expanded=changed,
+        key=prefix + ("more_architecture_changed" if changed else "more_architecture"),
+        on_change="rerun",
+    )
+    if not box.open:  # its choices are drawn only when open; they keep their values meanwhile
+        return
+    with box:
         for option in more:
             if option.named:
                 _named_control(prefix, option, locked, changes)

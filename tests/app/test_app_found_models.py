@@ -81,7 +81,7 @@ def test_choosing_one_runs_it_with_its_architecture_locked(models) -> None:
     assert d_model.value == HIDDEN and d_model.disabled
     assert at.slider(key="num_layers").value == LAYERS and at.slider(key="num_layers").disabled
     assert at.selectbox(key="num_heads").value == HEADS
-    assert at.radio(key="norm").value == "post" and at.radio(key="bias").disabled
+    assert at.radio(key="norm").value == "post" and at.radio(key="activation").disabled
     assert at.query_params["source"] == FOUND
     # the page's attention is the checkpoint's own, read with its own tokenizer
     checkpoint = load_checkpoint(path)
@@ -150,6 +150,24 @@ def test_more_architecture_choices_are_controls_and_url_keys() -> None:
     at = at.select_slider(key="window").set_value(0).run()
     assert at.select_slider(key="global_every").disabled
     assert at.query_params["window"] == "0" and at.query_params["rope_base"] == "1000"
+    at.session_state["more_architecture_changed"] = False  # closed: its choices not drawn...
+    at = at.run()
+    assert_no_exception(at)
+    assert not [s for s in at.select_slider if s.key in ("window", "rope_base")]
+    # ...and keep their values, in the link and in the model that runs
+    assert at.query_params["window"] == "0" and at.query_params["rope_base"] == "1000"
+    assert at.query_params["bias"] == "off" and at.query_params["shared"] == "shared"
+    at = at.text_area(key="text").set_value("Another sentence here.").run()
+    assert at.query_params["rope_base"] == "1000" and at.query_params["shared"] == "shared"
+
+
+def test_more_architecture_choices_are_not_drawn_while_closed() -> None:
+    at = open_page()  # every choice at its default: closed
+    assert_no_exception(at)
+    assert not [s for s in at.select_slider if s.key == "rope_base"]
+    at.session_state["more_architecture"] = True  # opened
+    at = at.run()
+    assert at.select_slider(key="rope_base").value == DEFAULTS["rope_base"]
 
 
 def test_setup_b_can_be_a_found_model(models) -> None:
@@ -159,7 +177,7 @@ def test_setup_b_can_be_a_found_model(models) -> None:
     assert at.radio(key="b_source").value == FOUND
     assert at.select_slider(key="b_d_model").value == HIDDEN
     assert at.select_slider(key="b_d_model").disabled
-    assert at.radio(key="b_bias").value == "on" and at.radio(key="b_bias").disabled
+    assert at.radio(key="b_norm").value == "post" and at.radio(key="b_activation").disabled
     a, b = explorer(at, 0)[0], explorer(at, 1)[0]
     assert (a["layers"], a["heads"]) == (DEFAULTS["num_layers"], DEFAULTS["num_heads"])
     assert (b["layers"], b["heads"]) == (LAYERS, HEADS)

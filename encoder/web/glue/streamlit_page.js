@@ -19,11 +19,8 @@ export default function (component) {
     window.removeEventListener("encoder-explorer-hosts", wait);
     if (!gone) cleanup = registered()(component);
   };
-  if (registered()) {
-    cleanup = registered()(component);
-  } else {
-    window.addEventListener("encoder-explorer-hosts", wait);
-  }
+  window.addEventListener("encoder-explorer-hosts", wait);
+  wait(); // at once where the page's copy is there already
   return () => {
     gone = true;
     window.removeEventListener("encoder-explorer-hosts", wait);
