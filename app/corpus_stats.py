@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import streamlit as st
 
-from app.i18n import _
+from app.i18n import _, language
+from app.i18n.browser import words_now
 from app.memory import CACHE
 from app.runs import Run
 from encoder.inspect.corpus import (
@@ -18,6 +20,8 @@ from encoder.inspect.corpus import (
     corpus_statistics,
 )
 from encoder.io.tokenize import tokenize
+from encoder.web import spoken_in
+from encoder.web.scatter import scatter_data
 
 BYTES_PER_VALUE = 4
 
@@ -52,10 +56,14 @@ def _reserve(run: Run, corpus: Corpus) -> int:
     return BYTES_PER_VALUE * (batch + 2 * kept)
 
 
+def _digest(sentences: list[str]) -> str:
+    return hashlib.sha256("\n".join(sentences).encode()).hexdigest()
+
+
 def stats_for(run: Run, sentences: list[str]) -> tuple[Corpus, CorpusStats]:
     """Every head's behaviour over `sentences` for `run`'s model, with a progress bar the first
     time; cached on (config, source, device, corpus)."""
-    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
+    digest = _digest(sentences)
     corpus = CACHE.get_or_build(  # tokenized once, not on every rerun (~10 ms)
         ("corpus tokens", run.key.source, run.cfg.max_len, digest),
         lambda: corpus_for(run, sentences),
@@ -92,3 +100,28 @@ def stats_for(run: Run, sentences: list[str]) -> tuple[Corpus, CorpusStats]:
         tag=run.source.tag,
     )
     return corpus, stats
+
+
+BYTES_PER_POINT = 120  # a query's or a key's entry in the scatter's JSON, at most
+
+
+def scatter_for(run: Run, corpus: Corpus, stats: CorpusStats, layer: int, head: int) -> bytes:
+    """head_scatter.js's data for head (layer, head) over the corpus (stats_for's), in the page's
+    language, as JSON bytes: built and serialised once per language and kept, so that a rerun
+    which changes nothing here sends the same bytes again (as a reference) and serialises
+    nothing (the scatter of MiniLM's corpus: about 300 kB of JSON)."""
+    spoken = language()
+
+    def build() -> bytes:
+        data = scatter_data(stats, corpus.sentences, layer, head)
+        return json.dumps(spoken_in(data, spoken, words_now())).encode()
+
+    return CACHE.get_or_build(
+        ("head scatter", run.cfg, run.key.source, run.device, _digest(corpus.sentences))
+        + (layer, head, spoken),
+        build,
+        len,
+        reserve=BYTES_PER_POINT * len(stats.points) * 2,
+        what=_("Heads across {count} sentences", count=len(corpus.sentences)),
+        tag=run.source.tag,
+    )

@@ -9,9 +9,6 @@ keys, Home, End, Escape) and colouring are handled in the browser and send nothi
 from __future__ import annotations
 
 from app.components.page_hosted import page_component
-from app.i18n import language
-from app.i18n.browser import words_now
-from encoder.web import spoken_in
 from encoder.web.hosts import scatter_style
 
 NAME = "encoder_explorer.head_scatter"
@@ -19,6 +16,7 @@ NAME = "encoder_explorer.head_scatter"
 _scatter = page_component(NAME, "streamlit_head_scatter", scatter_style())
 
 
-def head_scatter(data: dict, *, key: str) -> None:
-    """Draw encoder.web.scatter.scatter_data's `data`, in the page's language."""
-    _scatter(key=key, data=spoken_in(data, language(), words_now()))
+def head_scatter(data: bytes, *, key: str) -> None:
+    """Draw `data`, encoder.web.scatter.scatter_data's in the page's language as JSON bytes
+    (app.corpus_stats.scatter_for: kept serialised, and sent as the bytes they are)."""
+    _scatter(key=key, data=data)

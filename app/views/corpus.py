@@ -12,7 +12,7 @@ import streamlit as st
 from app.charts.heads import fingerprint_data
 from app.components.head_scatter import head_scatter
 from app.components.module_figures import head_fingerprint
-from app.corpus_stats import stats_for
+from app.corpus_stats import scatter_for, stats_for
 from app.i18n import _, number, told
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
@@ -34,7 +34,6 @@ from encoder.inspect.corpus import (
     group_counts,
     parse_corpus,
 )
-from encoder.web.scatter import scatter_data
 
 BUNDLED, PASTED = "the bundled corpus", "my own sentences"  # the radio's values (keys)
 
@@ -214,6 +213,5 @@ def _one_head(runs: Runs, computed: dict) -> None:
                 head=head,
             )
         )
-        head_scatter(
-            scatter_data(stats, corpus.sentences, layer, head), key=f"head_scatter_{name or 'A'}"
-        )
+        scatter = scatter_for(run, corpus, stats, layer, head)
+        head_scatter(scatter, key=f"head_scatter_{name or 'A'}")

@@ -90,6 +90,19 @@ function axesOf(data) {
   return axes.map(String);
 }
 
+/** The data as sent: an object (a notebook, an offline file), or its JSON as bytes (the page,
+ * where app.corpus_stats.scatter_for keeps it serialised); bytes that are not JSON: null. */
+function asData(data) {
+  if (!(data instanceof ArrayBuffer || ArrayBuffer.isView(data))) return data;
+  const bytes = data instanceof ArrayBuffer ? new Uint8Array(data)
+    : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (error) {
+    return null;
+  }
+}
+
 function check(data) {
   const n = data && data.x ? data.x.length : 0;
   if (!n) return _("no points to draw");
@@ -405,7 +418,8 @@ export function mount(host, data, options = {}) {
     return svgDocument([layer], SIZE + 220, SIZE + 40, heading);
   }
 
-  function update(next) {
+  function update(sent) {
+    const next = asData(sent);
     const problem = check(next);
     message.textContent = problem;
     root.dataset.points = problem ? "0" : String(next.x.length);

@@ -3,8 +3,11 @@ against random weights in compare mode."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
+from app import corpus_stats
 from app.views.corpus import BUNDLED, PASTED
 from encoder.inspect.corpus import (
     MAX_CHARS,
@@ -14,10 +17,18 @@ from encoder.inspect.corpus import (
     corpus_statistics,
 )
 from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web import spoken_in
+from encoder.web.scatter import scatter_data
 from tests.app.helpers import assert_no_exception, open_page, page_model, shown
 
 VIEW = "Heads across a corpus"
 SMALL = {"d_model": "32", "num_heads": "2", "num_layers": "2"}
+
+
+def scatter_bytes(at) -> bytes:
+    """The head scatter's data as the page sends it (JSON bytes: app.corpus_stats.scatter_for)."""
+    (drawn,) = [c for c in at.get("bidi_component") if c.proto.id.endswith("head_scatter_A")]
+    return drawn.proto.bytes
 
 
 def infos(at) -> list[str]:
@@ -65,3 +76,32 @@ def test_trained_against_random_weights_says_random_heads_have_no_roles():
     said = " ".join(m.value for m in at.markdown)
     assert "in setup B." in said and "Random weights give heads no roles" in said
     assert "Heads with a clear role: 0 in setup A" not in said
+
+
+def test_the_scatter_is_sent_as_json_bytes_kept_for_the_next_run(monkeypatch):
+    built = []
+    monkeypatch.setattr(
+        corpus_stats, "scatter_data", lambda *args: built.append(args[2:]) or scatter_data(*args)
+    )
+    corpus_stats.CACHE.clear()  # built here, not by a test before
+    at = open_page(view=VIEW, **SMALL)
+    assert_no_exception(at)
+    sent = scatter_bytes(at)
+    # the library's scatter of layer 0, head 0 for the model the page built, computed here
+    model = page_model(d_model=32, num_heads=2, num_layers=2)
+    corpus = corpus_of(tokenize(bundled_corpus(), load_tokenizer(), 64))
+    stats = corpus_statistics(model, corpus)
+    expected = scatter_data(stats, corpus.sentences, 0, 0)
+    drawn = json.loads(sent)
+    assert drawn["tokens"] == expected["tokens"] and drawn["role"] == expected["role"]
+    np.testing.assert_allclose(drawn["x"], expected["x"], atol=2e-4)
+    np.testing.assert_allclose(drawn["y"], expected["y"], atol=2e-4)
+    assert built == [(0, 0)]
+    at.text_area(key="text").set_value("Another sentence for the page.").run()
+    assert scatter_bytes(at) == sent and built == [(0, 0)]  # nothing here changed: kept
+    at.selectbox(key="_language").set_value("es").run()
+    assert_no_exception(at)
+    spanish = json.loads(scatter_bytes(at))
+    assert spanish == json.loads(json.dumps(spoken_in(drawn, "es", spanish["words"])))
+    assert spanish["lang"] == "es" and spanish["words"]["no points to draw"]
+    assert built == [(0, 0), (0, 0)]  # once more, for its words
