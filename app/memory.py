@@ -9,8 +9,9 @@ evicted; they leave when their session lets them go or ends (app.controls.sessio
 they may take at most KEPT_SHARE of the budget, so that pages can always be drawn. Building anything
 (a forward pass, loading an upload, training) first reserves its estimated peak, so the entries plus
 the one being built stay within the budget; builds run one at a time, so concurrent sessions cannot
-add their peaks together. What does not fit is refused with a MemoryRefused that says how much it
-needs and what holds the budget."""
+add their peaks together (a long build, a cost measurement, keeps its peak reserved and builds
+aside). What does not fit is refused with a MemoryRefused that says how much it needs and what
+holds the budget."""
 
 from __future__ import annotations
 
@@ -163,6 +164,7 @@ class ByteBudgetCache:
         self._held: Counter[Hashable] = Counter()  # shared entries pages are drawing
         self._lock = threading.Lock()  # guards _entries and _held
         self._building = threading.RLock()  # one build at a time (a run builds its model)
+        self._reserved = 0  # bytes reserved for long builds running outside `_building`
         self._local = threading.local()  # .held: keys the thread's `holding` block got
 
     @property
@@ -208,11 +210,15 @@ class ByteBudgetCache:
             yield
         finally:
             self._local.held = outer
-            with self._lock:
-                self._held.subtract(held)
-                for key in held:
-                    if self._held[key] <= 0:
-                        del self._held[key]
+            self._let_go(held)
+
+    def _let_go(self, keys: Iterable[Hashable]) -> None:
+        """Held once less: `keys` (held once each)."""
+        with self._lock:
+            for key in keys:
+                self._held[key] -= 1
+                if self._held[key] <= 0:
+                    del self._held[key]
 
     def _hold(self, key: Hashable) -> None:
         """Under _lock: `key` is in use by this thread's `holding` block, if any."""
@@ -240,7 +246,7 @@ class ByteBudgetCache:
         evicted, freed = 0, 0
         keep = set(keep)
         with self._lock:
-            total = sum(entry.size for entry in self._entries.values())
+            total = self._reserved + sum(entry.size for entry in self._entries.values())
             for key, entry in list(self._entries.items()):
                 if total + free <= self.budget:
                     break
@@ -270,7 +276,7 @@ class ByteBudgetCache:
         keep = set(keep)
         with self._building:
             with self._lock:
-                total = sum(entry.size for entry in self._entries.values())
+                total = self._reserved + sum(entry.size for entry in self._entries.values())
                 evictable = sum(
                     entry.size
                     for key, entry in self._entries.items()
@@ -348,10 +354,13 @@ class ByteBudgetCache:
         what: str,
         keep: tuple[Hashable, ...] = (),
         tag: str | None = None,
+        aside: bool = False,
     ) -> V:
         """`reserve`: the estimated peak bytes of building; `what` names it in messages;
         `keep`: entries the build uses, never evicted to make room for it; `tag`: the session
-        model it derives from (it leaves with that model)."""
+        model it derives from (it leaves with that model). `aside`: a long build (a measurement
+        of a minute) reserves its room and holds `keep` under the building lock, then builds
+        without it, so that every other page's runs go on meanwhile."""
         found, value = self._lookup(key)
         if found:
             return value  # type: ignore[return-value]
@@ -375,27 +384,42 @@ class ByteBudgetCache:
             if found:
                 return value  # type: ignore[return-value]
             self.make_room(reserve, what, keep)
-            value = build()
-            nbytes = size(value)
-            if nbytes > self.budget:
-                log.warning(
-                    "refused: %s holds %s, over the budget of %s (%s)",
-                    what, size_text(nbytes), size_text(self.budget), BUDGET_ENV,
-                )  # fmt: skip
-                raise RunTooLarge(
-                    _(
-                        "{what} holds {size}; this server's memory is limited to {budget}.",
-                        what=what,
-                        size=gigabytes(nbytes),
-                        budget=gigabytes(self.budget),
-                    )
-                )
-            self.make_room(nbytes, what, keep)
+            if not aside:
+                return self._store(key, build(), size, what, keep, tag)
             with self._lock:
-                self._entries[key] = _Entry(value, nbytes, tag=tag)
-                self._hold(key)
-            log.info("loaded: %s, %s (cache now %s)", what, size_text(nbytes), size_text(self.used))
-            return value
+                self._reserved += reserve
+                self._held.update(set(keep))
+        try:
+            value = build()
+        finally:
+            with self._lock:
+                self._reserved -= reserve
+            self._let_go(set(keep))
+        with self._building:
+            return self._store(key, value, size, what, keep, tag)
+
+    def _store(self, key, value: V, size, what: str, keep, tag: str | None) -> V:
+        """Under `_building`: keep a value just built, within budget."""
+        nbytes = size(value)
+        if nbytes > self.budget:
+            log.warning(
+                "refused: %s holds %s, over the budget of %s (%s)",
+                what, size_text(nbytes), size_text(self.budget), BUDGET_ENV,
+            )  # fmt: skip
+            raise RunTooLarge(
+                _(
+                    "{what} holds {size}; this server's memory is limited to {budget}.",
+                    what=what,
+                    size=gigabytes(nbytes),
+                    budget=gigabytes(self.budget),
+                )
+            )
+        self.make_room(nbytes, what, keep)
+        with self._lock:
+            self._entries[key] = _Entry(value, nbytes, tag=tag)
+            self._hold(key)
+        log.info("loaded: %s, %s (cache now %s)", what, size_text(nbytes), size_text(self.used))
+        return value
 
     def clear(self) -> None:
         """Forget every shared entry (what sessions keep stays counted)."""

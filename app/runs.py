@@ -515,6 +515,7 @@ class CostJob:
 
 _COST_JOBS: dict[tuple, CostJob] = {}  # (config, device, budget) -> its job, oldest first
 _COST_JOBS_LOCK = threading.Lock()
+_MEASURING = threading.Lock()  # one measurement at a time: two would time each other
 
 
 def cost_job(
@@ -529,7 +530,8 @@ def cost_job(
     background thread on the batch of the first page that asks (timing, memory and gradients at
     initialisation depend on the shapes, not on the weights' values); a job that failed is
     started again. The report is kept in the shared cache meanwhile (its working copies reserved
-    in the memory budget, one measurement at a time)."""
+    in the memory budget, one measurement at a time, built aside: the pages' runs go on
+    meanwhile)."""
     key = (cfg, device, budget_s)
     with _COST_JOBS_LOCK:
         job = _COST_JOBS.get(key)
@@ -548,15 +550,17 @@ def cost_job(
 
     def run() -> None:
         try:
-            job.report = CACHE.get_or_build(
-                ("cost", *key),
-                measure,
-                lambda report: COST_REPORT_BYTES,
-                reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # a trainable copy, grads
-                what="Measuring this model",
-                keep=(_model_key(cfg, source, device),),
-                tag=source.tag,
-            )
+            with _MEASURING:
+                job.report = CACHE.get_or_build(
+                    ("cost", *key),
+                    measure,
+                    lambda report: COST_REPORT_BYTES,
+                    reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # trainable copy, grads
+                    what="Measuring this model",
+                    keep=(_model_key(cfg, source, device),),
+                    tag=source.tag,
+                    aside=True,
+                )
         except Exception as error:  # RunTooLarge, out of memory, a bug: the page stops waiting
             log.exception("measuring the cost of %s failed", cfg)
             job.error = said_of(error) or type(error).__name__  # told when shown

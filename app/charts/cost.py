@@ -25,7 +25,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import FONT_SIZE, MARGIN, SERIES_COLOURS, base_layout, escape, new_figure
+from app.charts.common import (
+    FONT_SIZE,
+    MARGIN,
+    SERIES_COLOURS,
+    base_spec,
+    escape,
+    new_figure,
+)
 from app.i18n import _, language, localised, number
 from encoder.inspect.measures import log_log_slope
 
@@ -54,15 +61,23 @@ def light_shares(by_operation: list[dict]) -> tuple[float, float]:
     return sum(row["time_share"] for row in light), sum(row["flop_share"] for row in light)
 
 
+def _spec(title: str, height: int, **layout) -> dict:
+    """The app's layout (base_spec) with larger text and the legend under the plot, and
+    `layout`'s keys."""
+    spec = base_spec(title, height)
+    return {
+        **spec,
+        "title": {**spec["title"], "font": {"size": LARGE_FONT + 2}},
+        "font": {"size": LARGE_FONT},
+        "margin": {**MARGIN, "t": 90, "b": 110},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0, "xanchor": "left"},
+        **layout,
+    }
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    """The app's layout with larger text and the legend under the plot."""
-    base_layout(fig, title, height)
-    return fig.update_layout(
-        font=dict(size=LARGE_FONT),
-        title_font_size=LARGE_FONT + 2,
-        margin={**MARGIN, "t": 90, "b": 110},
-        legend=dict(orientation="h", yanchor="top", y=-0.18, x=0, xanchor="left"),
-    )
+    """_spec's layout on a figure built with plotly's objects."""
+    return fig.update_layout(_spec(title, height))
 
 
 def operation_time_chart(by_operation: list[dict]) -> go.Figure:
@@ -79,43 +94,43 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
          "" if row["measured"] else split]
         for row in rows
     ]  # fmt: skip
-    time_bars = go.Bar(
-        y=names,
-        x=time_share,
-        orientation="h",
-        name=_("share of the time (measured)"),
-        marker=dict(
-            color=TIME_COLOUR,
-            pattern=SPLIT_PATTERN | {"shape": ["" if row["measured"] else "/" for row in rows]},
-        ),
-        text=[f"{share:.0f}%" for share in time_share],
-        textposition="outside",
-        textfont_size=LARGE_FONT,
-        customdata=detail,
-        hovertemplate=_("%{y}<br>%{x:.1f}% of the time, %{customdata[0]} ms<br>")
+    time_bars = {
+        "type": "bar",
+        "y": names,
+        "x": time_share,
+        "orientation": "h",
+        "name": _("share of the time (measured)"),
+        "marker": {
+            "color": TIME_COLOUR,
+            "pattern": SPLIT_PATTERN | {"shape": ["" if row["measured"] else "/" for row in rows]},
+        },
+        "text": [f"{share:.0f}%" for share in time_share],
+        "textposition": "outside",
+        "textfont": {"size": LARGE_FONT},
+        "customdata": detail,
+        "hovertemplate": _("%{y}<br>%{x:.1f}% of the time, %{customdata[0]} ms<br>")
         + "%{customdata[1]} GFLOP/s%{customdata[2]}<extra></extra>",
-    )
-    flop_bars = go.Bar(
-        y=names,
-        x=flop_share,
-        orientation="h",
-        name=_("share of the FLOPs"),
-        marker_color=FLOP_COLOUR,
-        hovertemplate=_("%{y}<br>%{x:.1f}% of the FLOPs") + "<extra></extra>",
-    )
-    fig = new_figure([flop_bars, time_bars])
+    }
+    flop_bars = {
+        "type": "bar",
+        "y": names,
+        "x": flop_share,
+        "orientation": "h",
+        "name": _("share of the FLOPs"),
+        "marker": {"color": FLOP_COLOUR},
+        "hovertemplate": _("%{y}<br>%{x:.1f}% of the FLOPs") + "<extra></extra>",
+    }
     slowest = rows[-1]
-    fig.update_layout(
-        barmode="group",
-        bargap=0.25,
-        xaxis=dict(
-            title_text=_("% of the operations' summed time, % of the FLOPs"),
-            ticksuffix="%",
-            range=[0, 1.2 * max(time_share.max(), flop_share.max())],  # room for the labels
-        ),
-        yaxis=dict(automargin=True),
-        legend_traceorder="reversed",
-    )
+    axes = {
+        "barmode": "group",
+        "bargap": 0.25,
+        "xaxis": {
+            "title": {"text": _("% of the operations' summed time, % of the FLOPs")},
+            "ticksuffix": "%",
+            "range": [0, 1.2 * max(time_share.max(), flop_share.max())],  # room for the labels
+        },
+        "yaxis": {"automargin": True},
+    }
     light_time, light_flops = light_shares(rows)
     title = (
         _(
@@ -134,7 +149,9 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         )
         + "</sup>"
     )
-    return _layout(fig, title, height=180 + 46 * len(rows))
+    layout = _spec(title, 180 + 46 * len(rows), **axes)
+    layout["legend"]["traceorder"] = "reversed"  # the time's bar and legend entry first
+    return new_figure([flop_bars, time_bars], layout)
 
 
 def flop_chart(by_operation: list[dict]) -> go.Figure:
@@ -142,24 +159,29 @@ def flop_chart(by_operation: list[dict]) -> go.Figure:
     (all layers together), from the shapes alone (encoder.measure.op_times.flops_by_operation)."""
     rows = sorted(by_operation, key=lambda row: row["flop_share"])  # plotly draws bottom-up
     shares = np.round([100 * row["flop_share"] for row in rows], 2)
-    bars = go.Bar(
-        y=[escape(row["operation"]) for row in rows],
-        x=shares,
-        orientation="h",
-        name=_("share of the FLOPs"),
-        marker_color=TIME_COLOUR,
-        text=[f"{share:.1f}%" for share in shares],
-        textposition="outside",
-        textfont_size=LARGE_FONT,
-        customdata=[number(row["flops"]) for row in rows],
-        hovertemplate=_("%{y}<br>%{x:.1f}% of the FLOPs, %{customdata} FLOPs") + "<extra></extra>",
-    )
-    fig = new_figure([bars])
-    fig.update_layout(
-        xaxis=dict(title_text=_("% of the FLOPs"), ticksuffix="%", range=[0, 1.2 * shares.max()]),
-        yaxis=dict(automargin=True),
-        showlegend=False,
-    )
+    bars = {
+        "type": "bar",
+        "y": [escape(row["operation"]) for row in rows],
+        "x": shares,
+        "orientation": "h",
+        "name": _("share of the FLOPs"),
+        "marker": {"color": TIME_COLOUR},
+        "text": [f"{share:.1f}%" for share in shares],
+        "textposition": "outside",
+        "textfont": {"size": LARGE_FONT},
+        "customdata": [number(row["flops"]) for row in rows],
+        "hovertemplate": _("%{y}<br>%{x:.1f}% of the FLOPs, %{customdata} FLOPs")
+        + "<extra></extra>",
+    }
+    axes = {
+        "xaxis": {
+            "title": {"text": _("% of the FLOPs")},
+            "ticksuffix": "%",
+            "range": [0, 1.2 * shares.max()],
+        },
+        "yaxis": {"automargin": True},
+        "showlegend": False,
+    }
     most = rows[-1]
     title = (
         _(
@@ -171,7 +193,7 @@ def flop_chart(by_operation: list[dict]) -> go.Figure:
         + _("from the shapes, before any timing; all layers together")
         + "</sup>"
     )
-    return _layout(fig, title, height=180 + 30 * len(rows))
+    return new_figure([bars], _spec(title, 180 + 30 * len(rows), **axes))
 
 
 def _reference_curves(points: list[dict], crossover: int) -> tuple[np.ndarray, dict[str, list]]:

@@ -419,24 +419,25 @@ def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
         padding=np.where(table["padding"], _("PADDING"), ""),
         outside_window=np.where(table["outside_window"], _("OUTSIDE"), ""),
     )
-    top = int(table["weight"].idxmax())
+    top = table.index == table["weight"].idxmax()
+    row_styles = np.select(  # one style a row, padding first
+        [table["padding"].to_numpy(), table["outside_window"].to_numpy(), top],
+        [PAD_ROW_STYLE, WINDOW_ROW_STYLE, TOP_ROW_STYLE],
+        "",
+    )
 
-    def row_style(row: pd.Series) -> list[str]:
-        if table["padding"][row.name]:
-            style = PAD_ROW_STYLE
-        elif table["outside_window"][row.name]:
-            style = WINDOW_ROW_STYLE
-        elif row.name == top:
-            style = TOP_ROW_STYLE
-        else:
-            style = ""
-        return [style] * len(row)
+    def row_style(frame: pd.DataFrame) -> pd.DataFrame:  # every cell at once (a row's style)
+        return pd.DataFrame(
+            np.repeat(row_styles[:, None], frame.shape[1], axis=1),
+            index=frame.index,
+            columns=frame.columns,
+        )
 
     def number(value: float) -> str:
         return "−∞" if value == -math.inf else f"{value:.4f}"
 
     numbers = ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"]
-    return shown.style.apply(row_style, axis=1).format(number, subset=numbers)
+    return shown.style.apply(row_style, axis=None).format(number, subset=numbers)
 
 
 def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:

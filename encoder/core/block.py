@@ -27,6 +27,7 @@ embeddings' width (cfg.embedding_width).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -330,10 +331,15 @@ def final_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
 
 def model_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
     """Every operation of the model, in data-flow order."""
+    return list(_model_ops(cfg, B, T))
+
+
+@functools.lru_cache(maxsize=64)  # a page asks for them several times a run (about 1 ms each)
+def _model_ops(cfg: EncoderConfig, B: int, T: int) -> tuple[Op, ...]:
     ops = embedding_ops(cfg, B, T)
     for index in range(cfg.num_layers):
         ops += block_ops(cfg, index, B, T)
-    return ops + final_ops(cfg, B, T)
+    return tuple(ops + final_ops(cfg, B, T))
 
 
 def shapes(cfg: EncoderConfig, batch: int, tokens: int) -> dict[str, Shape]:

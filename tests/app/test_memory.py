@@ -235,6 +235,42 @@ def test_entries_a_page_is_drawing_are_not_evicted_for_another_session():
     assert cache.used == 10 * mb  # the page was drawn: its run could go
 
 
+def test_a_long_build_aside_holds_its_room_and_what_it_uses_but_no_other_build():
+    """A cost measurement (a minute) builds aside: another page's run is built meanwhile, within
+    what is left of the budget, and cannot evict the model the measurement uses."""
+    cache = ByteBudgetCache(budget=100)
+    cache.get_or_build("model", lambda: "m", lambda v: 30, 0, "model")
+    measuring, finish = threading.Event(), threading.Event()
+    measured = []
+
+    def measure() -> str:
+        measuring.set()
+        assert finish.wait(10)
+        return "report"
+
+    def measurement() -> None:
+        value = cache.get_or_build(
+            "cost", measure, lambda v: 5, 40, "A measurement", keep=("model",), aside=True
+        )
+        measured.append(value)
+
+    thread = threading.Thread(target=measurement)
+    thread.start()
+    try:
+        assert measuring.wait(10)
+        # not held up by the measurement: 30 bytes left beside the model (30) and its reserve (40)
+        assert cache.get_or_build("run", lambda: "r", lambda v: 20, 30, "This run") == "r"
+        with pytest.raises(MemoryRefused, match="This run needs about 31 bytes of memory"):
+            cache.get_or_build("big", lambda: "b", lambda v: 1, 31, "This run")
+        cache.get_or_build("other", lambda: "o", lambda v: 1, 30, "This run")
+        assert cache.used == 31  # "run" went to make room; "model" stayed, in use
+    finally:
+        finish.set()
+        thread.join()
+    assert measured == ["report"] and cache.used == 36 and cache.held == 0
+    assert cache.get_or_build("big", lambda: "b", lambda v: 1, 31, "This run") == "b"
+
+
 def test_the_startup_heap_is_frozen_once_out_of_the_collectors_walk():
     """Streamlit collects garbage after every run; what the imports made is frozen first, so a
     collection walks a small remainder (a fresh process: the test's own heap stays as it is)."""

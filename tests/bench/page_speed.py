@@ -25,8 +25,9 @@ same elements from precomputed random numbers, no model):
   visit (a new browser session opening the view's link, until its main figure shows and every
   element has loaded) and the rerun after a text change (from committing a new text until the
   script is idle again with that figure drawn), --visits times each, as ratios to the bare page's
-  first render and rerun (median over the bare page measured before and after the views); after
-  Cost's visits, its background measurement is waited for (untimed) before the next view.
+  first render and rerun measured beside them (each of the view's visits paired with one of the
+  bare page's, which goes first alternating); after Cost's visits, its background measurement is
+  waited for (untimed) before the next view.
 Optional: the naive page (one chart per head, tests/bench/naive_page.py) and the capture
 overhead (capture_overhead.py). Each page's elements (types, figure and table sizes) are compared
 with the floor's per view, so a floor that no longer matches its view shows.
@@ -887,12 +888,13 @@ def seconds_spread(values: list[float]) -> str:
 
 def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
     """Every view's first visit and rerun after a text change (MiniLM, warm servers), over the
-    bare page's, measured before and after the views in the same run."""
+    bare page's, each of the view's visits beside one of the bare page's (which goes first
+    alternates), so that what slows the machine for a while slows both sides of a ratio."""
     app, bare = StreamlitServer(APP_SCRIPT), StreamlitServer(BARE_SCRIPT)
     views = args.visit_views or list(VISIT_VIEWS)
     try:
-        bare_visits = {"before": Visits(), "after": Visits()}
         by_view = {view: Visits() for view in views}
+        bare_by_view = {view: Visits() for view in views}
 
         def app_url(view: str, text: str) -> str:
             query = urlencode({**VISIT_SOURCE, "text": text})
@@ -901,45 +903,37 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
         progress("visits: warming the servers")  # the model loaded, Streamlit's code cached
         visit(browser, app_url("Lesson", FIRST_TEXT), None, "warm up.", Visits())
         visit(browser, bare.page_url(text=FIRST_TEXT), None, "warm up.", Visits())
-        for when in ("before", "views", "after"):
-            for view in views if when == "views" else ["bare"]:
-                progress(f"visits: {view if when == 'views' else f'bare page ({when})'}")
-                for k in range(args.visits):
-                    first, second = (sentence_of(29 + k % 2, f"{when}{view[:4]}{k}{i}")
-                                     for i in (0, 1))  # fmt: skip
-                    if when == "views":
-                        url, main, into = app_url(view, first), MAIN_FIGURE.get(view), by_view[view]
-                    else:
-                        url, main, into = bare.page_url(text=first), None, bare_visits[when]
-                    visit(browser, url, main, second, into, switch_language=when == "views")
-                if when == "views" and view in SETTLES:
-                    settle(browser, app_url(view, FIRST_TEXT), SETTLES[view])
+        for view in views:
+            progress(f"visits: {view}, each visit beside one of the bare page's")
+            for k in range(args.visits):
+                first, second = (sentence_of(29 + k % 2, f"{view[:4]}{k}{i}") for i in (0, 1))
+                pair = [
+                    (bare.page_url(text=first), None, bare_by_view[view], False),
+                    (app_url(view, first), MAIN_FIGURE.get(view), by_view[view], True),
+                ]
+                for url, main, into, switch in pair if k % 2 == 0 else pair[::-1]:
+                    visit(browser, url, main, second, into, switch_language=switch)
+            if view in SETTLES:
+                settle(browser, app_url(view, FIRST_TEXT), SETTLES[view])
     finally:
         app.stop()
         bare.stop()
-    before, after = bare_visits["before"], bare_visits["after"]
-    bare_first = statistics.median(before.first + after.first)
-    bare_rerun = statistics.median(before.rerun + after.rerun)
-    floors = {
-        "first": f"{seconds_spread(before.first)} / {seconds_spread(after.first)}",
-        "rerun": f"{seconds_spread(before.rerun)} / {seconds_spread(after.rerun)}",
-    }
-    bare_ms = ms(before.rerun_script_ms + after.rerun_script_ms)
-    bare_kb = kilobytes(before.rerun_received + after.rerun_received)
     rows = []
     for view, measured in by_view.items():
+        paired = bare_by_view[view]
         for what, values, base in (
-            ("first visit", measured.first, bare_first),
-            ("rerun after a text change", measured.rerun, bare_rerun),
+            ("first visit", measured.first, paired.first),
+            ("rerun after a text change", measured.rerun, paired.rerun),
         ):
-            ratio = statistics.median(values) / base
+            ratio = statistics.median(values) / statistics.median(base)
             rerun = what.startswith("rerun")
             rows.append(row(
-                f"{view}: {what}", seconds_spread(values), floors["rerun" if rerun else "first"],
-                ratio_spread(values, base), f"<= {RATIO_GOAL}x (bare page)",
+                f"{view}: {what}", seconds_spread(values), seconds_spread(base),
+                ratio_spread(values, statistics.median(base)), f"<= {RATIO_GOAL}x (bare page)",
                 verdict(ratio <= RATIO_GOAL),
-                f"{ms(measured.rerun_script_ms)} / {bare_ms}" if rerun else "-",
-                f"{kilobytes(measured.rerun_received)} / {bare_kb}" if rerun else "-",
+                f"{ms(measured.rerun_script_ms)} / {ms(paired.rerun_script_ms)}" if rerun else "-",
+                f"{kilobytes(measured.rerun_received)} / {kilobytes(paired.rerun_received)}"
+                if rerun else "-",
             ))  # fmt: skip
         own_rerun = statistics.median(measured.rerun_from_request)
         rows.append(row(
@@ -952,9 +946,12 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
             f"{ms(measured.language_script_ms)} / {ms(measured.rerun_script_ms)}",
             f"whole switch {seconds_spread(measured.language)}",
         ))  # fmt: skip
+    firsts = [statistics.median(paired.first) for paired in bare_by_view.values()]
+    reruns = [statistics.median(paired.rerun) for paired in bare_by_view.values()]
     notes.append(
-        f"visits: bare page first render {bare_first:.2f} s, rerun {bare_rerun:.2f} s (median of "
-        f"before and after); each view's visit opens its link with a new text (MiniLM)"
+        f"visits: the bare page's medians beside each view: first render {min(firsts):.2f}-"
+        f"{max(firsts):.2f} s, rerun {min(reruns):.2f}-{max(reruns):.2f} s; each view's visit "
+        f"opens its link with a new text (MiniLM)"
     )
     return rows
 
@@ -1081,7 +1078,8 @@ def main() -> None:
     if "visits" in only:
         parts.append(
             f"visits: MiniLM, {args.visits} first visits and reruns per view, median (min-max); "
-            "floor = the bare page (two heatmaps and a table), measured before / after the views"
+            "floor = the bare page (two heatmaps and a table), visited beside each of the view's "
+            "visits (the floor column: those beside the row's view)"
         )
     parts.append(f"rows: {', '.join(only)}; {time.perf_counter() - STARTED:.0f} s in all")
     print("; ".join(parts))
