@@ -20,6 +20,7 @@ evicted while the page draws them."""
 
 from __future__ import annotations
 
+import atexit
 import copy
 import logging
 import threading
@@ -516,6 +517,20 @@ class CostJob:
 _COST_JOBS: dict[tuple, CostJob] = {}  # (config, device, budget) -> its job, oldest first
 _COST_JOBS_LOCK = threading.Lock()
 _MEASURING = threading.Lock()  # one measurement at a time: two would time each other
+MEASURER = "cost-measure"  # the measuring thread's name
+_STOP_MEASURING = threading.Event()  # set at exit: a measurement then ends within a step
+ENDING_S = 30.0  # at most this long, the process's end waits for the measurement to end
+
+
+@atexit.register
+def _end_measuring() -> None:
+    """At the process's end (a server stopped, a test session over), before its daemon threads
+    are cut off: end a running measurement within a step and wait for it. Cut off inside torch's
+    code, its thread would abort the process ("terminate called without an active exception")."""
+    _STOP_MEASURING.set()
+    for thread in threading.enumerate():
+        if thread.name == MEASURER:
+            thread.join(timeout=ENDING_S)
 
 
 def cost_job(
@@ -546,7 +561,7 @@ def cost_job(
         model = model_for(cfg, source, device)
         settings = CostSettings(budget_s=budget_s)
         ids, mask = input_ids.to(device), attention_mask.to(device)
-        return cost_report(model, ids, mask, settings, job.heard)
+        return cost_report(model, ids, mask, settings, job.heard, stop=_STOP_MEASURING)
 
     def run() -> None:
         try:
@@ -565,7 +580,7 @@ def cost_job(
             log.exception("measuring the cost of %s failed", cfg)
             job.error = said_of(error) or type(error).__name__  # told when shown
 
-    threading.Thread(target=run, name="cost-measure", daemon=True).start()
+    threading.Thread(target=run, name=MEASURER, daemon=True).start()
     return job
 
 

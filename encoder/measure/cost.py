@@ -17,6 +17,7 @@ The whole is bounded by `budget_s`: each measure gets a share of what is left wh
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -154,11 +155,13 @@ def cost_report(
     attention_mask: torch.Tensor | None = None,  # [B, T]
     settings: CostSettings = CostSettings(),
     progress: Callable[[str, float], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> CostReport:
     """Measure the four costs of the module docstring within settings.budget_s (about);
-    `progress(what, done)` hears of each measure as it starts (done: 0..1 of them)."""
+    `progress(what, done)` hears of each measure as it starts (done: 0..1 of them); once `stop`
+    is set, each measure ends within a step (the report then holds what was measured)."""
     started = time.perf_counter()
-    budget = Budget(settings.budget_s)
+    budget = Budget(settings.budget_s, stop=stop)
     cfg, device = model.cfg, model.device
     measures = {  # each takes its share of the budget as `budget=`
         "ops": partial(profile_ops, model, input_ids, attention_mask,

@@ -15,6 +15,7 @@ bounded time, with fewer repeats (or fewer points) when the machine is slow.
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,10 +52,12 @@ def clock(device: torch.device | str) -> Callable[[], float]:
 
 @dataclass
 class Budget:
-    """Seconds a measure may take, counted from when it was made."""
+    """Seconds a measure may take, counted from when it was made; all spent once `stop` is set
+    (a server that ends: the measure ends within a step)."""
 
     seconds: float
     started: float = field(default_factory=time.perf_counter)
+    stop: threading.Event | None = None
 
     @property
     def spent(self) -> float:
@@ -62,6 +65,8 @@ class Budget:
 
     @property
     def left(self) -> float:
+        if self.stop is not None and self.stop.is_set():
+            return 0.0
         return self.seconds - self.spent
 
     @property
@@ -69,8 +74,8 @@ class Budget:
         return self.left <= 0
 
     def share(self, fraction: float) -> Budget:
-        """A budget of `fraction` of what is left, starting now."""
-        return Budget(max(0.0, self.left) * fraction)
+        """A budget of `fraction` of what is left, starting now (stopped with this one)."""
+        return Budget(max(0.0, self.left) * fraction, stop=self.stop)
 
 
 def timed_ms(run: Callable[[], object], device: torch.device | str) -> float:

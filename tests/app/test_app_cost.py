@@ -5,7 +5,11 @@ and device), for both setups in compare mode; each sentence says what its number
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -185,3 +189,33 @@ def test_what_the_shapes_tell_counts_the_models_own_parameters_and_splits_its_fl
     assert f"{16 * parameters / 1e6:,.2f} MB to train it with Adam" in sentence
     shares = [float(x) for x in re.findall(r"([\d.]+)%", sentence)]
     assert len(shares) == 4 and sum(shares) == pytest.approx(100, abs=0.25)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+ENDS_DURING_A_MEASUREMENT = """
+import time
+from app import runs
+from app.sources import built_in
+from encoder import EncoderConfig
+from encoder.io.tokenize import tokenize
+cfg = EncoderConfig(d_model=64, num_heads=4, num_layers=4, d_ff=256)
+source = built_in("random", cfg)
+batch = tokenize(["The cat sat on the mat."], source.reader, cfg.max_len)
+job = runs.cost_job(cfg, source, "cpu", batch.input_ids, batch.attention_mask, 600.0)
+while job.done < 0.2:  # in its measures' torch code
+    time.sleep(0.05)
+print("ending", job.finished)
+"""
+
+
+def test_a_process_that_ends_during_a_measurement_ends_cleanly_and_soon():
+    """Its thread, a daemon, is ended within a step at exit (runs._end_measuring): cut off in
+    torch's code at the interpreter's end, it aborted the process."""
+    start = time.perf_counter()
+    ended = subprocess.run(
+        [sys.executable, "-c", ENDS_DURING_A_MEASUREMENT],
+        cwd=ROOT, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert ended.returncode == 0, ended.stderr[-2000:]
+    assert "ending False" in ended.stdout
+    assert time.perf_counter() - start < 120  # not the budget's 600 s

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import threading
 import time
 from dataclasses import replace
 
@@ -161,6 +162,17 @@ def test_scaling_exponents_and_measured_growth() -> None:
 
 def test_scaling_stops_when_the_budget_is_spent() -> None:
     scaling = measure_scaling(TransformerEncoder(TINY), repeats=1, budget=Budget(0))
+    assert [p.tokens for p in scaling.points] == [16] and not scaling.complete
+
+
+def test_a_stopped_budget_is_spent_and_so_are_its_shares() -> None:
+    stop = threading.Event()
+    budget = Budget(3600, stop=stop)
+    share = budget.share(0.5)
+    assert not budget.expired and 1790 < share.left <= 1800
+    stop.set()
+    assert budget.expired and share.expired and budget.share(0.5).seconds == 0
+    scaling = measure_scaling(TransformerEncoder(TINY), repeats=1, budget=share)
     assert [p.tokens for p in scaling.points] == [16] and not scaling.complete
 
 
