@@ -763,7 +763,7 @@ SHOWN_JS = """main => {
 # A run the page never showed as running: a quick one (the bare page's 11 ms) can start and end
 # within one of React's renders, so that the script's state never changes in the document. Once
 # the server has answered the request and then been silent for QUIET_MS, that run is over (its
-# time then counts the wait: an outlier, once in about a hundred of the bare page's reruns).
+# time then counts the wait: an outlier, here once in about 60 of the bare page's reruns).
 QUIET_MS = 1000
 QUIET_JS = f"""() => window.benchSentAt !== null && window.benchAnsweredAt > window.benchSentAt
   && performance.now() - window.benchAnsweredAt > {QUIET_MS}"""
