@@ -134,3 +134,26 @@ def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
 def page_model(**values) -> TransformerEncoder:
     """The random-weights model the page builds from these sidebar values (the rest default)."""
     return TransformerEncoder(random_config({**DEFAULTS, **values})).eval()
+
+
+def report_of(**changes) -> dict:
+    """A cost report's rows with round numbers (what the sentences read)."""
+    rows = [
+        {"operation": "linear1", "kind": "feed-forward", "ms": 6.0, "flops": 800,
+         "time_share": 0.6, "flop_share": 0.8, "gflops_per_s": 1.0, "measured": True},
+        {"operation": "softmax", "kind": "softmax", "ms": 4.0, "flops": 200,
+         "time_share": 0.4, "flop_share": 0.2, "gflops_per_s": 0.5, "measured": True},
+    ]  # fmt: skip
+    return {
+        "by_operation": rows,
+        "slowest_operation": rows[0],
+        "clock": "CPU time of the thread running the pass (time.thread_time)",
+        "batch": [1, 8],
+        "total_ms": 9.0,
+        "ops_ms": 10.0,
+        "ops_over_total": 10.0 / 9.0,
+        "repeats": 7,
+        "scaling": [{"tokens": 8}, {"tokens": 64}],
+        "scaling_exponents": {"ms": 0.5},
+        "crossover_tokens": 128,
+    } | changes

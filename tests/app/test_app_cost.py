@@ -28,6 +28,7 @@ from tests.app.helpers import (
     measured_page,
     open_page,
     page_model,
+    report_of,
     shown,
 )
 
@@ -96,29 +97,6 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
     assert "the text that was in the box when this architecture was first measured" in shown(
         again.info[0].value
     )
-
-
-def report_of(**changes) -> dict:
-    """A cost report's rows with round numbers (what the sentences read)."""
-    rows = [
-        {"operation": "linear1", "kind": "feed-forward", "ms": 6.0, "flops": 800,
-         "time_share": 0.6, "flop_share": 0.8, "gflops_per_s": 1.0, "measured": True},
-        {"operation": "softmax", "kind": "softmax", "ms": 4.0, "flops": 200,
-         "time_share": 0.4, "flop_share": 0.2, "gflops_per_s": 0.5, "measured": True},
-    ]  # fmt: skip
-    return {
-        "by_operation": rows,
-        "slowest_operation": rows[0],
-        "clock": "CPU time of the thread running the pass (time.thread_time)",
-        "batch": [1, 8],
-        "total_ms": 9.0,
-        "ops_ms": 10.0,
-        "ops_over_total": 10.0 / 9.0,
-        "repeats": 7,
-        "scaling": [{"tokens": 8}, {"tokens": 64}],
-        "scaling_exponents": {"ms": 0.5},
-        "crossover_tokens": 128,
-    } | changes
 
 
 def test_the_time_sentence_names_each_measure_and_states_only_what_its_numbers_show():

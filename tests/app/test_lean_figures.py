@@ -14,7 +14,13 @@ from streamlit.testing.v1 import AppTest
 from app.charts import common, cost, training
 from encoder import EncoderConfig
 from encoder.measure.op_times import flops_by_operation
-from tests.app.helpers import EVERY_STEP_OPEN, STREAM_TAB, assert_no_exception, open_page
+from tests.app.helpers import (
+    EVERY_STEP_OPEN,
+    STREAM_TAB,
+    assert_no_exception,
+    open_page,
+    report_of,
+)
 from tests.shared import SENTENCE
 
 TWO = f"{SENTENCE}\nIt was late."
@@ -100,12 +106,8 @@ def test_the_cost_views_bar_charts_are_the_same_with_validation_on(monkeypatch):
     """The FLOPs per operation (drawn on every run of the view) and the measured time per
     operation, one of its operations' time split from a fused kernel (hatched)."""
     flops = flops_by_operation(EncoderConfig(d_model=32, num_heads=4, num_layers=2, d_ff=64), 1, 9)
-    times = [
-        {"operation": "linear1", "kind": "feed-forward", "ms": 6.0, "flops": 800,
-         "time_share": 0.6, "flop_share": 0.8, "gflops_per_s": 1.0, "measured": True},
-        {"operation": "softmax", "kind": "softmax", "ms": 4.0, "flops": 200,
-         "time_share": 0.4, "flop_share": 0.2, "gflops_per_s": 0.5, "measured": False},
-    ]  # fmt: skip
+    linear1, softmax = report_of()["by_operation"]
+    times = [linear1, softmax | {"measured": False}]
 
     def build() -> list[dict]:
         figures = [cost.flop_chart(flops), cost.operation_time_chart(times)]
