@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import partial
 
 import torch
@@ -314,14 +316,26 @@ class Embeddings(nn.Module):
         return self.hook_out(x)
 
 
+_SEEDING = threading.RLock()  # torch's default generator is one for all of the process's threads
+
+
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Draws from torch's default generator inside the block start at `seed` (the same weights
+    for the same config and seed) and leave it as it was; one thread at a time, so that a model
+    built in one thread (a cost measurement's, in the background) changes no other's weights."""
+    with _SEEDING, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
 class TransformerEncoder(nn.Module):
     """Embeddings, a stack of EncoderBlocks and, for pre-norm, a final norm."""
 
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        with torch.random.fork_rng(devices=[]):  # same cfg + seed -> same weights, RNG untouched
-            torch.manual_seed(cfg.seed)
+        with seeded(cfg.seed):
             self.embed = Embeddings(cfg)
             self.layers = nn.ModuleList(EncoderBlock(cfg, i) for i in range(cfg.num_layers))
             if cfg.shared_layers:
@@ -397,7 +411,11 @@ class TransformerEncoder(nn.Module):
         recompute = checkpoint_blocks and torch.is_grad_enabled()
         for block in self.layers:
             if recompute:
-                x = checkpoint(block, x, key_padding, use_reentrant=False)
+                # dropout's masks replayed only when training: in eval mode torch's (process-
+                # wide) generator is left alone, as `seeded` needs of every other thread
+                x = checkpoint(
+                    block, x, key_padding, use_reentrant=False, preserve_rng_state=self.training
+                )
             else:
                 x = block(x, key_padding)
         return self.norm(x) if self.norm is not None else x

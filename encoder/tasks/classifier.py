@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from encoder.core.config import EncoderConfig
-from encoder.core.model import TransformerEncoder
+from encoder.core.model import TransformerEncoder, seeded
 
 
 class TokenClassifier(nn.Module):
@@ -22,8 +22,7 @@ class TokenClassifier(nn.Module):
     def __init__(self, cfg: EncoderConfig, num_classes: int) -> None:
         super().__init__()
         self.encoder = TransformerEncoder(cfg)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(cfg.seed)
+        with seeded(cfg.seed):
             self.head = nn.Linear(cfg.d_model, num_classes)
 
     def forward(

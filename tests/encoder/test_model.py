@@ -305,6 +305,27 @@ def test_same_seed_same_weights_other_seed_other_weights() -> None:
     assert not torch.equal(first["embed.token.weight"], other["embed.token.weight"])
 
 
+def test_models_built_at_once_in_two_threads_have_their_seeds_weights() -> None:
+    """A cost measurement builds models in the background while a page builds its own: torch's
+    default generator is the process's, so each build must have it to itself (`seeded`)."""
+    cfg, other = small_cfg(seed=7), small_cfg(seed=8, num_layers=4)
+    expected = TransformerEncoder(cfg).state_dict()
+    stop = threading.Event()
+
+    def build_others() -> None:
+        while not stop.is_set():
+            TransformerEncoder(other)
+
+    thread = threading.Thread(target=build_others)
+    thread.start()
+    try:
+        built = [TransformerEncoder(cfg).state_dict() for _ in range(20)]
+    finally:
+        stop.set()
+        thread.join()
+    assert all(torch.equal(b[k], expected[k]) for b in built for k in expected)
+
+
 def test_building_a_model_leaves_the_global_rng_alone() -> None:
     torch.manual_seed(123)
     expected = torch.rand(3)
