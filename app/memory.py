@@ -172,6 +172,10 @@ class ByteBudgetCache:
         with self._lock:
             return sum(entry.size for entry in self._entries.values())
 
+    def _taken(self) -> int:
+        """Under _lock: the entries' bytes and those reserved for builds running aside."""
+        return self._reserved + sum(entry.size for entry in self._entries.values())
+
     @property
     def kept_limit(self) -> int:
         return int(self.budget * self.kept_share)
@@ -246,7 +250,7 @@ class ByteBudgetCache:
         evicted, freed = 0, 0
         keep = set(keep)
         with self._lock:
-            total = self._reserved + sum(entry.size for entry in self._entries.values())
+            total = self._taken()
             for key, entry in list(self._entries.items()):
                 if total + free <= self.budget:
                     break
@@ -276,7 +280,7 @@ class ByteBudgetCache:
         keep = set(keep)
         with self._building:
             with self._lock:
-                total = self._reserved + sum(entry.size for entry in self._entries.values())
+                total = self._taken()
                 evictable = sum(
                     entry.size
                     for key, entry in self._entries.items()
