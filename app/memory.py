@@ -21,6 +21,7 @@ import gc
 import logging
 import os
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
@@ -137,12 +138,34 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
+COLLECT_AFTER_S = 0.05  # the page's last messages leave first
+
+
 def collect_garbage() -> None:
-    """Collect cycles once a whole page is drawn (the page's last step). Streamlit's own
+    """Collect cycles once a whole page is drawn (the page's last step asks; a thread of its own
+    collects COLLECT_AFTER_S later, after the run has told the browser it is over, and the pages
+    that ask meanwhile share that collection). In the page's own thread, the collection (about
+    4 ms with MiniLM here) came before the browser heard that the run was over. Streamlit's own
     collection after every run (runner.postScriptGC) is off in app/.streamlit/config.toml: it
     also ran after each fragment run, a class's polls twice a second a student, and took 80% of
     an idle class's server time (10 students, py-spy)."""
-    gc.collect()
+    _collector().set()
+
+
+@functools.cache  # one thread a process
+def _collector() -> threading.Event:
+    """The event that asks the collecting thread for a collection (the thread started once)."""
+    asked = threading.Event()
+
+    def collect_when_asked() -> None:
+        while True:
+            asked.wait()
+            asked.clear()
+            time.sleep(COLLECT_AFTER_S)
+            gc.collect()
+
+    threading.Thread(target=collect_when_asked, name="collect-garbage", daemon=True).start()
+    return asked
 
 
 @dataclass

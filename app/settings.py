@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from app.i18n import _, language
+from app.i18n import _, language, n_
 from app.sources import LABELS as SOURCE_LABELS
 from encoder import EncoderConfig
 from encoder.core.options import BY_KEY, OPTIONS
@@ -52,11 +52,9 @@ def _words(spoken: str) -> dict[str, str]:
         "d_model {}": _("d_model {}"),
         "Heads (divisors of d_model)": _("Heads (divisors of d_model)"),
         "attention heads": _("attention heads"),
-        "{} heads": _("{} heads"),
         "heads": _("heads"),
         "Layers": _("Layers"),
         "encoder blocks": _("encoder blocks"),
-        "{} layers": _("{} layers"),
         "layers": _("layers"),
         "d_ff (feed-forward width)": _("d_ff (feed-forward width)"),
         "feed-forward width": _("feed-forward width"),
@@ -155,7 +153,12 @@ def shown(text: str | None) -> str | None:
 
 
 def say(key: str, value: object) -> str:
-    """An option's value in a sentence ("post-norm", "8 heads"), in this run's language."""
+    """An option's value in a sentence ("post-norm", "8 heads", "1 layer"), in this run's
+    language."""
+    if key == "num_heads":
+        return n_("{count} head", "{count} heads", int(value))
+    if key == "num_layers":
+        return n_("{count} layer", "{count} layers", int(value))
     option = BY_KEY[key]
     return shown(option.phrase).format(shown(option.name(value)))
 

@@ -74,13 +74,13 @@ def remove_uploaded(uploaded: list) -> None:
 # [data-testid=stCaptionContainer], the sidebar's opener [data-testid=stExpandSidebarButton].
 # A collapsed sidebar is [data-testid=stSidebar][data-collapsed=true], moved off the page to the
 # left: right to left it would sit over the page, so it is hidden there.
-# A locked control's label (a model's architecture) stays readable: Streamlit draws a disabled
-# widget's label, label[disabled], at 40 % of the text colour, 2.3:1 on the sidebar. A formula
-# (KaTeX's .katex-display scrolls sideways) neither scrolls for a 2 px overhang of its glyphs,
-# which keyboards could not reach (axe: scrollable-region-focusable), nor past a phone's edge:
-# it breaks its line at a relation or an operator, as inline math does. The page's script
-# (page_script) takes no room. A row of numbers (st.metric in st.columns: Shapes' costs) stays
-# two to a row on a phone, where Streamlit gives each column the whole width
+# A disabled control's label (RoPE's base without rotary positions) stays readable: Streamlit
+# draws a disabled widget's label, label[disabled], at 40 % of the text colour, 2.3:1 on the
+# sidebar. A formula (KaTeX's .katex-display scrolls sideways) neither scrolls for a 2 px
+# overhang of its glyphs, which keyboards could not reach (axe: scrollable-region-focusable), nor
+# past a phone's edge: it breaks its line at a relation or an operator, as inline math does.
+# The page's script (page_script) takes no room. A row of numbers (st.metric in st.columns:
+# Shapes' costs) stays two to a row on a phone, where Streamlit gives each column the whole width
 # ([data-testid=stColumn]'s min-width), so that the view's figure is still on the first screen.
 # Code (st.code, [data-testid=stCode] pre) in its syntax colours darkened to 4.5:1 or more on its
 # #f7f7f6 background (Streamlit's are 2.3:1 to 3.6:1), each in its own hue.

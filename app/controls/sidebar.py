@@ -8,10 +8,11 @@ in `Settings.notices`, never raised.
 The model source is random weights (the architecture controls describe the model), the bundled
 MiniLM, an encoder found on this machine (app.sources' found models: ENCODER_EXPLORER_MODELS and the
 local Hugging Face cache), or a model trained or uploaded in this browser session
-(app.controls.session_models): for those the architecture controls show the model's own
-architecture, locked, and a model trained on a toy task reads its task's sequences from the text
-box. The architecture options beyond the usual ones (RoPE's base, biases, a local window, an
-embedding size, shared layers) sit in an expander, "More architecture choices"."""
+(app.controls.session_models): for those a sentence says the model's own architecture in
+place of the architecture controls (trained weights fit no other), and a model trained on a toy
+task reads its task's sequences from the text box. The architecture options beyond the usual
+ones (RoPE's base, biases, a local window, an embedding size, shared layers) sit in an expander,
+"More architecture choices"."""
 
 from __future__ import annotations
 
@@ -118,10 +119,11 @@ def _reads(model: TaskModel, text: str) -> bool:
 def select_source(source: str) -> None:
     """Switch the model source (from a callback, or before the sidebar is drawn).
 
-    Any source but random weights shows its architecture in the (locked) controls, and the
-    user's own architecture comes back with random weights. A model trained on a toy task gets
-    an example of its task in the text box (unless the text already suits it), and the user's
-    own text comes back when they leave such models. A found model is loaded here; when it
+    Any source but random weights puts its architecture into the controls' keys (the link
+    carries it; the sidebar says it in a sentence), and the user's own architecture comes back
+    with random weights. A model trained on a toy task gets an example of its task in the text
+    box (unless the text already suits it), and the user's own text comes back when they leave
+    such models. A found model is loaded here; when it
     cannot be, the page says why and the weights are random again.
     """
     if is_found_source(source):
@@ -406,7 +408,30 @@ def _device_control(notices: list[str]) -> str:
     return st.selectbox(_("Device"), devices, key="device", persist_state="session")
 
 
-def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> None:
+def _architecture_summary(cfg: EncoderConfig) -> None:
+    """A trained model's architecture in one sentence, in place of the controls (its weights fit
+    no other): the first controls' values, then the other choices where they differ from the
+    controls' defaults and act ("window 128, global every 3 layers", not a RoPE base without
+    rotary positions)."""
+    values = architecture_values(cfg)
+    first = [key for key in FIRST_CONTROLS if key in values]
+    others = [
+        key
+        for key in values
+        if key not in FIRST_CONTROLS
+        and values[key] != setup_keys.DEFAULTS[key]
+        and _acts(values, key)
+    ]
+    st.caption(
+        _(
+            "This model's architecture: {architecture}. Trained weights only fit the "
+            "architecture they were trained with; choose random weights to change it.",
+            architecture=_(", ").join(say(key, values[key]) for key in first + others),
+        )
+    )
+
+
+def _architecture_controls(prefix: str, notices: list[str]) -> None:
     """Norm placement, d_model, heads, layers, d_ff, activation, norm type, positions and seed,
     then the other options in an expander (drawn only while it is open), with keys `prefix` +
     A's key (setup B's widgets follow A's values until changed)."""
@@ -422,7 +447,6 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         key=prefix + "norm",
         persist_state="session",
         format_func=_labels(norm.choices).get,
-        disabled=locked,
         **changes("norm"),
     )
     d_model = st.select_slider(
@@ -430,7 +454,6 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         _with_value(D_MODEL_CHOICES, state.get(prefix + "d_model")),
         key=prefix + "d_model",
         persist_state="session",
-        disabled=locked,
         **changes("d_model"),
     )
     if prefix:  # B shows an impossible head count as it is; its config says what is wrong
@@ -442,7 +465,6 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         heads,
         key=prefix + "num_heads",
         persist_state="session",
-        disabled=locked,
         help=_("Only divisors of d_model are offered: each head gets d_model / heads dimensions."),
         **changes("num_heads"),
     )
@@ -453,7 +475,6 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         layers,
         key=prefix + "num_layers",
         persist_state="session",
-        disabled=locked,
         **changes("num_layers"),
     )
     st.select_slider(
@@ -461,18 +482,16 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
         _with_value(D_FF_CHOICES, state.get(prefix + "d_ff")),
         key=prefix + "d_ff",
         persist_state="session",
-        disabled=locked,
         **changes("d_ff"),
     )
     for key in FIRST_NAMED:
-        _named_control(prefix, BY_KEY[key], locked, changes)
+        _named_control(prefix, BY_KEY[key], changes)
     seed = BY_KEY["seed"]
     st.number_input(
         shown(seed.label),
         *seed.bounds,
         key=prefix + "seed",
         persist_state="session",
-        disabled=locked,
         **changes("seed"),
     )
     more = [o for o in OPTIONS if o.architecture and o.key not in FIRST_CONTROLS]
@@ -485,23 +504,24 @@ def _architecture_controls(prefix: str, locked: bool, notices: list[str]) -> Non
     )
     if not box.open:  # its choices are drawn only when open; they keep their values meanwhile
         return
+    values = url.sidebar_values(prefix)
     with box:
         for option in more:
             if option.named:
-                _named_control(prefix, option, locked, changes)
+                _named_control(prefix, option, changes)
                 continue
             st.select_slider(
                 shown(option.label),
                 _with_value(list(option.choices), state.get(prefix + option.key)),
                 key=prefix + option.key,
                 persist_state="session",
-                disabled=locked or not _acts(prefix, option.key),
+                disabled=not _acts(values, option.key),
                 help=shown(option.help),
                 **changes(option.key),
             )
 
 
-def _named_control(prefix: str, option: ArchOption, locked: bool, changes) -> None:
+def _named_control(prefix: str, option: ArchOption, changes) -> None:
     """A radio of a named option's values (activation, positions, biases, shared layers...)."""
     st.radio(
         shown(option.label),
@@ -510,7 +530,6 @@ def _named_control(prefix: str, option: ArchOption, locked: bool, changes) -> No
         persist_state="session",
         format_func=_labels(option.choices).get,
         horizontal=True,
-        disabled=locked,
         help=shown(option.help),
         **changes(option.key),
     )
@@ -522,13 +541,13 @@ def _labels(values) -> dict[str, str]:
     return {value: shown(LABELS.get(value)) for value in values}
 
 
-def _acts(prefix: str, key: str) -> bool:
-    """False for an option that does nothing with the others' values: RoPE's base without
-    rotary positions, the global layers without a local window."""
+def _acts(values: dict[str, object], key: str) -> bool:
+    """False for an option that does nothing with the others' `values` (by A's keys): RoPE's
+    base without rotary positions, the global layers without a local window."""
     if key == "rope_base":
-        return state.get(prefix + "positional") == "rope"
+        return values["positional"] == "rope"
     if key == "global_every":
-        return state.get(prefix + "window") != 0
+        return values["window"] != 0
     return True
 
 
@@ -584,14 +603,8 @@ def render(notices: list[str]) -> Settings:
             text = _text_control(_task_model(source))
             if source == "pretrained" and language() != SOURCE:
                 st.caption(english_only_note())
-        locked = source != "random"
-        if locked:
-            st.caption(
-                _(
-                    "The architecture controls show this model's values and are locked: "
-                    "trained weights only fit the architecture they were trained with."
-                )
-            )
+        if source != "random":
+            _architecture_summary(source_config(source))
         else:
             _picker(
                 _("Preset"),
@@ -600,7 +613,7 @@ def render(notices: list[str]) -> Settings:
                 "preset",
                 lambda preset: preset["settings"],
             )
-        _architecture_controls("", locked, notices)
+            _architecture_controls("", notices)
         device = _device_control(notices)
         a = Setup(source, *_config(source, url.sidebar_values()))
         st.header(_("Compare"))
@@ -662,15 +675,12 @@ def _setup_b(a: Setup, notices: list[str]) -> Setup:
             on_change=url.on_b_change,
             args=("source",),
         )
-        locked = source != "random"
-        if locked:  # B's widgets show its model's own architecture
-            state.update(
-                {
-                    setup_keys.b_key(k): v
-                    for k, v in architecture_values(source_config(source)).items()
-                }
-            )
-        _architecture_controls(setup_keys.B_PREFIX, locked, notices)
+        if source != "random":  # B's keys hold its model's own architecture
+            cfg = source_config(source)
+            state.update({setup_keys.b_key(k): v for k, v in architecture_values(cfg).items()})
+            _architecture_summary(cfg)
+        else:
+            _architecture_controls(setup_keys.B_PREFIX, notices)
         heads_off = _heads_off_control(setup_keys.B_PREFIX)
     cfg, error = _config(source, url.sidebar_values(setup_keys.B_PREFIX), like=a.cfg)
     return Setup(source, cfg, error, heads_off)

@@ -66,6 +66,16 @@ def shown(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
+def architecture_said(at: AppTest) -> str | None:
+    """The sidebar's sentence with a trained model's architecture (its phrases, "post-norm, d_model
+    384, ..."), or None when the architecture controls are drawn instead."""
+    for caption in at.sidebar.caption:
+        said = re.search(r"This model's architecture: (.*?)\. Trained weights", caption.value)
+        if said:
+            return said.group(1)
+    return None
+
+
 def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from encoder.io.tokenize import load_tokenizer, tokenize
 from encoder.web.payload import decode_header
 from tests.app.helpers import (
+    architecture_said,
     array,
     assert_no_exception,
     explorer,
@@ -77,10 +78,10 @@ def test_pretrained_model_locks_the_architecture_and_restores_it_after():
     at = open_page(view="Attention")
     at.radio(key="source").set_value("pretrained").run()
     assert_no_exception(at)
-    assert at.select_slider(key="d_model").value == 384
-    assert at.select_slider(key="d_model").disabled
-    assert at.selectbox(key="num_heads").value == 12
-    assert at.radio(key="norm").value == "post"
+    assert architecture_said(at) == (
+        "post-norm, d_model 384, 12 heads, 6 layers, d_ff 1536, GELU, LayerNorm, learned positions"
+    )  # in place of the controls: its weights fit no other architecture
+    assert not at.sidebar.select_slider and not at.sidebar.number_input  # d_model, d_ff, seed
     n = len(tokens_of(SENTENCE))
     assert explorer(at)[1].shape == (6, 12, n, n)
     at.radio(key="source").set_value("random").run()

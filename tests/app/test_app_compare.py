@@ -253,3 +253,11 @@ def test_a_trained_toy_model_against_random_weights_of_its_architecture() -> Non
     assert "Δ to first" in deltas.columns and len(deltas) == 4  # 1 layer x 4 heads
     sentence = shown(next(i.value for i in at.info if "Random weights (B)" in i.value))
     assert "over the 8 tokens" in sentence
+
+
+def test_trained_weights_offer_only_the_pairs_that_keep_their_architecture() -> None:
+    at = open_page(view="Attention", compare="1", source="pretrained")
+    assert_no_exception(at)
+    assert at.button(key="pair_norm").disabled and at.button(key="pair_activation").disabled
+    assert at.button(key="pair_norm").help == "A's trained weights fit only their own architecture"
+    assert not at.button(key="pair_head_off").disabled and not at.button(key="pair_random").disabled

@@ -1,7 +1,7 @@
 """Encoders found on this machine as model sources (AppTest): ENCODER_EXPLORER_MODELS pointing at
 tiny BERT checkpoints built here (and an empty Hugging Face cache), offered in the Weights control
-with their family and size, run with their architecture locked, named by a link; one that cannot
-be loaded is a message, never a traceback."""
+with their family and size, run with their own architecture (said, not a control), named by a
+link; one that cannot be loaded is a message, never a traceback."""
 
 from __future__ import annotations
 
@@ -21,11 +21,15 @@ from encoder.inspect.limits import MAX_PARAMETERS
 from encoder.io.checkpoints import load_checkpoint
 from encoder.io.finder import find_model, load_peak_bytes, too_large
 from encoder.io.tokenize import tokenize
-from tests.app.helpers import assert_no_exception, explorer, open_page, shown
+from tests.app.helpers import architecture_said, assert_no_exception, explorer, open_page, shown
 from tests.encoder.family_checkpoints import FFN, HEADS, HIDDEN, LAYERS, build_checkpoint
 
 SENTENCE = "The cat sat on the mat."
 FOUND = "disk:tiny-bert"
+TINY_BERT = (  # its architecture, as the sidebar says it
+    f"post-norm, d_model {HIDDEN}, {HEADS} heads, {LAYERS} layers, d_ff {FFN}, GELU, LayerNorm, "
+    "learned positions"
+)
 
 
 @pytest.fixture
@@ -77,11 +81,8 @@ def test_choosing_one_runs_it_with_its_architecture_locked(models) -> None:
     at = choose(open_page(text=SENTENCE), FOUND)
     assert_no_exception(at)
     assert at.session_state["source"] == FOUND
-    d_model = at.select_slider(key="d_model")
-    assert d_model.value == HIDDEN and d_model.disabled
-    assert at.slider(key="num_layers").value == LAYERS and at.slider(key="num_layers").disabled
-    assert at.selectbox(key="num_heads").value == HEADS
-    assert at.radio(key="norm").value == "post" and at.radio(key="activation").disabled
+    assert architecture_said(at) == TINY_BERT  # in place of the controls
+    assert not at.sidebar.select_slider and not at.sidebar.slider
     assert at.query_params["source"] == FOUND
     # the page's attention is the checkpoint's own, read with its own tokenizer
     checkpoint = load_checkpoint(path)
@@ -93,18 +94,19 @@ def test_choosing_one_runs_it_with_its_architecture_locked(models) -> None:
     # back to random weights: the user's own architecture again
     at = choose(at, "random")
     assert at.select_slider(key="d_model").value == DEFAULTS["d_model"]
-    assert not at.select_slider(key="d_model").disabled
+    assert architecture_said(at) is None
 
 
-def test_a_found_modernbert_shows_its_architecture_choices_locked(models) -> None:
+def test_a_found_modernbert_says_its_other_architecture_choices(models) -> None:
     at = choose(open_page(text=SENTENCE), "disk:tiny-modernbert")
     assert_no_exception(at)
     assert at.session_state["source"] == "disk:tiny-modernbert"
-    assert (at.radio(key="norm").value, at.radio(key="positional").value) == ("pre", "rope")
-    assert at.radio(key="activation").value == "geglu" and at.radio(key="bias").value == "off"
-    assert at.select_slider(key="rope_base").value == 160000  # the global layers' base
-    assert at.select_slider(key="window").value == 4 and at.select_slider(key="window").disabled
-    assert at.select_slider(key="global_every").value == 3
+    assert architecture_said(at) == (  # RoPE's base: the global layers'
+        f"pre-norm, d_model {HIDDEN}, {HEADS} heads, {LAYERS} layers, d_ff {FFN}, GeGLU, "
+        "LayerNorm, rotary (RoPE) positions, RoPE base 160000, linear biases off, norm biases "
+        "off, window 4, global every 3 layers"
+    )
+    assert (at.query_params["window"], at.query_params["global_every"]) == ("4", "3")
     entry, _ = explorer(at)
     assert (entry["layers"], entry["heads"]) == (LAYERS, HEADS)
 
@@ -113,8 +115,7 @@ def test_a_link_names_a_found_model(models) -> None:
     at = open_page(source=FOUND, text=SENTENCE)
     assert_no_exception(at)
     assert at.radio(key="source").value == FOUND
-    assert at.select_slider(key="d_model").value == HIDDEN
-    assert at.select_slider(key="d_model").disabled
+    assert architecture_said(at) == TINY_BERT
 
 
 def test_one_that_cannot_be_loaded_is_a_message(models) -> None:
@@ -162,7 +163,7 @@ def test_more_architecture_choices_are_controls_and_url_keys() -> None:
 
 
 def test_more_architecture_choices_are_not_drawn_while_closed() -> None:
-    at = open_page()  # every choice at its default: closed
+    at = open_page(source="random")  # every choice at its default: closed
     assert_no_exception(at)
     assert not [s for s in at.select_slider if s.key == "rope_base"]
     at.session_state["more_architecture"] = True  # opened
@@ -175,9 +176,8 @@ def test_setup_b_can_be_a_found_model(models) -> None:
     at = open_page(compare="1", b_source=FOUND, text=SENTENCE)
     assert_no_exception(at)
     assert at.radio(key="b_source").value == FOUND
-    assert at.select_slider(key="b_d_model").value == HIDDEN
-    assert at.select_slider(key="b_d_model").disabled
-    assert at.radio(key="b_norm").value == "post" and at.radio(key="b_activation").disabled
+    assert architecture_said(at) == TINY_BERT  # B's, in place of B's controls
+    assert not [w for w in at.sidebar.select_slider if w.key.startswith("b_")]
     a, b = explorer(at, 0)[0], explorer(at, 1)[0]
     assert (a["layers"], a["heads"]) == (DEFAULTS["num_layers"], DEFAULTS["num_heads"])
     assert (b["layers"], b["heads"]) == (LAYERS, HEADS)

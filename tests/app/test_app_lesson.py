@@ -20,7 +20,14 @@ from encoder.io.tokenize import bundled_model_dir
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, train
 from encoder.web.payload import decode_header
-from tests.app.helpers import assert_no_exception, explorer, open_page, tokens_of, upload
+from tests.app.helpers import (
+    architecture_said,
+    assert_no_exception,
+    explorer,
+    open_page,
+    tokens_of,
+    upload,
+)
 from tests.app.lesson_runs import MODERN
 
 SENTENCE = EXAMPLES[0]["text"]
@@ -71,7 +78,7 @@ def test_a_first_visit_starts_the_lesson_on_minilm_and_walks_every_step() -> Non
     assert at.session_state["view"] == "Lesson"
     assert at.radio(key="source").value == "pretrained"
     assert at.text_area(key="text").value == SENTENCE
-    assert at.select_slider(key="d_model").value == 384  # the sidebar shows MiniLM's own
+    assert architecture_said(at).startswith("post-norm, d_model 384,")  # MiniLM's own
     assert at.query_params["source"] == "pretrained"
     assert "view" not in at.query_params  # the view is the page's path (/lesson)
     assert at.button(key="lesson_previous").disabled

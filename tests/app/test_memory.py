@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,31 @@ def test_the_startup_heap_is_frozen_once_out_of_the_collectors_walk():
     assert frozen >= 0.9 * before > 100_000  # the imports' objects, out of the walk
     assert left < 0.05 * before
     assert again == frozen  # once a process
+
+
+def test_a_page_asks_for_a_collection_and_a_thread_of_its_own_collects_soon_after(
+    monkeypatch,
+) -> None:
+    class Node:  # a cycle: reference counting alone never frees it
+        pass
+
+    collect, collected_in = gc.collect, []
+
+    def recorded() -> int:
+        collected_in.append(threading.current_thread())
+        return collect()
+
+    monkeypatch.setattr(memory.gc, "collect", recorded)
+    collect()
+    gc.disable()  # only the page's collection may free it
+    try:
+        node = Node()
+        node.itself = node
+        gone = threading.Event()
+        weakref.finalize(node, gone.set)
+        del node
+        memory.collect_garbage()
+        assert gone.wait(timeout=5)
+    finally:
+        gc.enable()
+    assert collected_in and threading.current_thread() not in collected_in  # not the page's

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
 ALL_VIEWS = tuple(view.title for view in VIEWS)
 PHONE_VIEWS = ("Lesson", "Tokens", "Attention", "Attention steps", "LayerNorm", "Shapes")
-MODEL = {"source": "pretrained"}  # MiniLM: its locked sidebar, its real tokens
+MODEL = {"source": "pretrained"}  # MiniLM: its sidebar, its real tokens
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,9 @@ def test_heads_norm_and_pretrained_change_the_drawing(open_page):
     choose_radio(page, "source", "Pretrained")
     page.locator(f"{EXPLORER} [data-role=chip][data-head='11']").wait_for(timeout=60_000)
     assert explorer_heads(page) == (6, 12)  # all-MiniLM-L6-v2: 6 layers x 12 heads
-    assert page.locator(".st-key-num_heads input").is_disabled()
+    said = page.locator("[data-testid=stSidebar]").get_by_text("This model's architecture:")
+    assert "post-norm, d_model 384, 12 heads, 6 layers" in said.inner_text()
+    assert page.locator(".st-key-num_heads").count() == 0  # said, not a control
 
 
 VIEW_MARKERS = {  # view -> a selector that only that view draws

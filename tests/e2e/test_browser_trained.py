@@ -33,7 +33,9 @@ def test_a_model_trained_here_is_a_source_every_view_reads(open_page):
         arg=example_sequence(8, 10),
     )
     wait_settled(page)
-    assert page.locator(".st-key-num_heads input").is_disabled()  # the architecture is locked
+    said = page.locator("[data-testid=stSidebar]").get_by_text("This model's architecture:")
+    assert "pre-norm, d_model 32, 4 heads" in said.inner_text()  # not a control
+    assert page.locator(".st-key-num_heads").count() == 0
 
     open_view(page, "Attention")
     sequence = "9 8 7 6 5 4 3 2"
