@@ -152,13 +152,17 @@ def shown(text: str | None) -> str | None:
     return _words(language()).get(text, text) if text is not None else None
 
 
+COUNTED = {  # the options said with the language's plural forms ("1 layer"), not their phrase
+    "num_heads": lambda count: n_("{count} head", "{count} heads", count),
+    "num_layers": lambda count: n_("{count} layer", "{count} layers", count),
+}
+
+
 def say(key: str, value: object) -> str:
     """An option's value in a sentence ("post-norm", "8 heads", "1 layer"), in this run's
     language."""
-    if key == "num_heads":
-        return n_("{count} head", "{count} heads", int(value))
-    if key == "num_layers":
-        return n_("{count} layer", "{count} layers", int(value))
+    if key in COUNTED:
+        return COUNTED[key](int(value))
     option = BY_KEY[key]
     return shown(option.phrase).format(shown(option.name(value)))
 

@@ -102,7 +102,8 @@ def test_every_word_the_controls_take_from_elsewhere_has_a_message(speaking):
     speaking(PSEUDO)
     words = settings._words(PSEUDO)
     for option in OPTIONS:
-        texts = [option.label, option.help, option.phrase, *option.names.values()]
+        texts = [option.label, option.help, *option.names.values()]
+        texts += [] if option.key in settings.COUNTED else [option.phrase]  # else plural forms
         texts += [option.labels.get(v, option.name(v)) for v in option.choices if option.named]
         texts += [option.name(v) for v in option.choices if option.named]
         assert set(texts) <= set(words), option.key
@@ -116,3 +117,13 @@ def test_the_phones_sidebar_opener_is_named_in_the_pages_language():
     at = open_page(view="Tokens", lang="es")
     styles = [e.proto.body for e in at.get("html") if "stExpandSidebarButton" in e.proto.body]
     assert len(styles) == 1 and 'content: "Texto y modelo"' in styles[0]
+
+
+@pytest.mark.parametrize(
+    ("language", "one", "three"),
+    [("en", "1 layer", "3 layers"), ("es", "1 capa", "3 capas"), ("ar", "طبقة واحدة", "3 طبقات")],
+)
+def test_a_count_of_layers_is_said_in_the_languages_plural_form(speaking, language, one, three):
+    speaking(language)
+    assert (settings.say("num_layers", 1), settings.say("num_layers", 3)) == (one, three)
+    assert sidebar.describe_b({"num_layers": 1}).endswith(one)
