@@ -13,6 +13,7 @@ Shapes: n = the sentence's real tokens, d = d_model, F = d_ff, L = blocks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -298,22 +299,34 @@ def pca_paths(trace: Trace, sentence: int) -> PcaPaths:
     )
 
 
-@dataclass(frozen=True)
 class SentenceSummary:
-    """The tables of one sentence that span every layer, computed once per run and sentence."""
+    """The tables of one sentence that span every layer, each computed when first read and kept
+    (a view's open tab reads one or two: the feed-forward tab's rerun made all five, the token
+    paths' PCA about a third of it, 2026-11-28)."""
 
-    feed_forward: pd.DataFrame  # feed_forward_table
-    outliers: pd.DataFrame  # outlier_dimensions
-    largest: pd.DataFrame  # largest_dimensions
-    mean_cosine: pd.DataFrame  # mean_cosine_by_depth
-    pca: PcaPaths
+    def __init__(self, trace: Trace, sentence: int) -> None:
+        self._trace, self._sentence = trace, sentence
+
+    @cached_property
+    def feed_forward(self) -> pd.DataFrame:
+        return feed_forward_table(self._trace, self._sentence)
+
+    @cached_property
+    def outliers(self) -> pd.DataFrame:
+        return outlier_dimensions(self._trace, self._sentence)
+
+    @cached_property
+    def largest(self) -> pd.DataFrame:
+        return largest_dimensions(self._trace, self._sentence)
+
+    @cached_property
+    def mean_cosine(self) -> pd.DataFrame:
+        return mean_cosine_by_depth(self._trace, self._sentence)
+
+    @cached_property
+    def pca(self) -> PcaPaths:
+        return pca_paths(self._trace, self._sentence)
 
 
 def summarize(trace: Trace, sentence: int) -> SentenceSummary:
-    return SentenceSummary(
-        feed_forward=feed_forward_table(trace, sentence),
-        outliers=outlier_dimensions(trace, sentence),
-        largest=largest_dimensions(trace, sentence),
-        mean_cosine=mean_cosine_by_depth(trace, sentence),
-        pca=pca_paths(trace, sentence),
-    )
+    return SentenceSummary(trace, sentence)

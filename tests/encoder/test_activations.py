@@ -247,3 +247,16 @@ def test_summary_bundles_the_tables(trace):
     assert summary.mean_cosine.equals(act.mean_cosine_by_depth(trace, 1))
     assert summary.outliers.equals(act.outlier_dimensions(trace, 1))
     np.testing.assert_array_equal(summary.pca.coords, act.pca_paths(trace, 1).coords)
+
+
+def test_a_summary_computes_only_the_tables_read_and_each_once(trace, monkeypatch):
+    made = []
+    for name in ("feed_forward_table", "pca_paths"):
+        real = getattr(act, name)
+        monkeypatch.setattr(
+            act, name, lambda *args, real=real, name=name: made.append(name) or real(*args)
+        )
+    summary = act.summarize(trace, 1)
+    assert summary.feed_forward is summary.feed_forward  # kept
+    assert made == ["feed_forward_table"]  # the feed-forward tab's rerun fits no PCA
+    assert summary.pca.coords.shape[-1] == 2 and made == ["feed_forward_table", "pca_paths"]
