@@ -123,8 +123,8 @@ def select_source(source: str) -> None:
     carries it; the sidebar says it in a sentence), and the user's own architecture comes back
     with random weights. A model trained on a toy task gets an example of its task in the text
     box (unless the text already suits it), and the user's own text comes back when they leave
-    such models. A found model is loaded here; when it
-    cannot be, the page says why and the weights are random again.
+    such models. A found model is loaded here; when it cannot be, the page says why and the
+    weights are random again.
     """
     if is_found_source(source):
         try:

@@ -147,7 +147,7 @@ def test_upload_round_trip_opens_the_model_in_every_view(library_model: TaskMode
     model = session_model(at)
     assert model.label == f"{library_model.label()} (uploaded reverse.zip)"
     assert at.radio(key="source").value == model.id
-    assert architecture_said(at).startswith("pre-norm, d_model 32, 4 heads, 1 layer")
+    assert architecture_said(at).startswith("pre-norm, d_model 32, 4 heads, 1 layer, d_ff")
     assert at.text_area(key="text").value == example_sequence(8, 10)
 
     # the page's attention is the library's, on the same sequence
