@@ -7,8 +7,7 @@ import json
 
 import streamlit as st
 
-from app.i18n import _, language
-from app.i18n.browser import words_now
+from app.i18n import _
 from app.memory import CACHE
 from app.runs import Run
 from encoder.inspect.corpus import (
@@ -20,7 +19,6 @@ from encoder.inspect.corpus import (
     corpus_statistics,
 )
 from encoder.io.tokenize import tokenize
-from encoder.web import spoken_in
 from encoder.web.scatter import scatter_data
 
 BYTES_PER_VALUE = 4
@@ -106,19 +104,18 @@ BYTES_PER_POINT = 120  # a query's or a key's entry in the scatter's JSON, at mo
 
 
 def scatter_for(run: Run, corpus: Corpus, stats: CorpusStats, layer: int, head: int) -> bytes:
-    """head_scatter.js's data for head (layer, head) over the corpus (stats_for's), in the page's
-    language, as JSON bytes: built and serialised once per language and kept, so that a rerun
-    which changes nothing here sends the same bytes again (as a reference) and serialises
-    nothing (the scatter of MiniLM's corpus: about 300 kB of JSON)."""
-    spoken = language()
+    """head_scatter.js's data for head (layer, head) over the corpus (stats_for's) as JSON bytes,
+    without words: the scatter speaks the page's language (encoder/web/shared.js's PAGE_SPEECH).
+    Built and serialised once and kept, so that a rerun which changes nothing here, and a
+    language switch, send the same bytes again (as a reference) and serialise nothing (the
+    scatter of MiniLM's corpus: about 300 kB of JSON)."""
 
     def build() -> bytes:
-        data = scatter_data(stats, corpus.sentences, layer, head)
-        return json.dumps(spoken_in(data, spoken, words_now())).encode()
+        return json.dumps(scatter_data(stats, corpus.sentences, layer, head)).encode()
 
     return CACHE.get_or_build(
         ("head scatter", run.cfg, run.key.source, run.device, _digest(corpus.sentences))
-        + (layer, head, spoken),
+        + (layer, head),
         build,
         len,
         reserve=BYTES_PER_POINT * len(stats.points) * 2,

@@ -3,8 +3,10 @@ setup A, and of B in compare mode, with each layer's local window and its two mo
 each head moves: the value norms of encoder.inspect.moves; and attention rollout,
 encoder.inspect.rollout), built once and kept in the shared cache (app.memory.CACHE) with its real
 bytes, so a rerun that changes nothing the explorer draws sends the same bytes (the browser keeps
-them) and builds nothing; the page's language and the browser's words in it are put in its header
-after the cache (encoder.web.payload.with_words), so a session of each language gets its own."""
+them) and builds nothing. On the page the payload carries no words: the explorer speaks the page's
+(encoder/web/shared.js's PAGE_SPEECH), so a language switch sends it again only as a reference; a
+file of it (a download, the handout) has the page's language and words put in its header
+(in_page_language: encoder.web.payload.with_words)."""
 
 from __future__ import annotations
 
@@ -78,4 +80,10 @@ def explorer_payload(runs: Runs, sentence: int, layer: int, head: int, stretch: 
         keep=tuple(("run", run.key) for _name, run in named),
         tag=derived_tag(*(run for _name, run in named)),
     )
-    return with_words(built, language(), words_now())  # the page's language, outside the cache
+    return built
+
+
+def in_page_language(payload: bytes) -> bytes:
+    """An explorer payload with the page's language and the browser's words in it, for a file
+    that opens without the page (a download, the handout)."""
+    return with_words(payload, language(), words_now())

@@ -17,6 +17,7 @@ _scatter = page_component(NAME, "streamlit_head_scatter", scatter_style())
 
 
 def head_scatter(data: bytes, *, key: str) -> None:
-    """Draw `data`, encoder.web.scatter.scatter_data's in the page's language as JSON bytes
-    (app.corpus_stats.scatter_for: kept serialised, and sent as the bytes they are)."""
+    """Draw `data`, encoder.web.scatter.scatter_data's as JSON bytes without words (the scatter
+    speaks the page's language: encoder/web/shared.js's PAGE_SPEECH; app.corpus_stats.scatter_for:
+    kept serialised, and sent as the bytes they are)."""
     _scatter(key=key, data=data)

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from app.explorer_payloads import in_page_language
 from app.i18n import _, direction, language, localised
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
@@ -54,7 +55,7 @@ def explorer_html(lesson: Lesson, number: int, at: ExplorerAt) -> str | None:
     data = step_payload(lesson, at)
     if data is None:
         return None
-    return explorer_element(data, f"step-{number}", **at.start())
+    return explorer_element(in_page_language(data), f"step-{number}", **at.start())
 
 
 def step_html(number: int, title: str, step: Step, explorer: str | None = None) -> str:

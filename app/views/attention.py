@@ -29,7 +29,7 @@ from app.charts.ablation import (
 )
 from app.charts.common import depth_labels
 from app.components.attention_explorer import attention_explorer
-from app.explorer_payloads import explorer_payload
+from app.explorer_payloads import explorer_payload, in_page_language
 from app.i18n import _, n_, number, told
 from app.keys import Key, Selection
 from app.runs import Run, Runs, ablation_effect
@@ -151,7 +151,7 @@ def _explorer(
     st.download_button(
         _("Download this explorer (HTML)"),
         data=lambda: explorer_html(
-            payload, page_title, layer=chosen.layer, head=chosen.head
+            in_page_language(payload), page_title, layer=chosen.layer, head=chosen.head
         ).encode("utf-8"),
         file_name="attention_explorer.html",
         mime="text/html",

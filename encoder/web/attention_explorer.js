@@ -163,7 +163,7 @@ export function decodePayload(data) {
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
   return { setups, stretch: Boolean(header.stretch), start: header.start || null,
-    largeText: Boolean(header.large_text), lang: header.lang || "en", words: header.words || {} };
+    largeText: Boolean(header.large_text), lang: header.lang, words: header.words };
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
@@ -1044,11 +1044,12 @@ export function mount(host, payload, options = {}) {
     readout.textContent = text;
   }
 
-  /** The bar's and the regions' words, and the direction, in the payload's language. */
+  /** The bar's and the regions' words, and the direction, in the payload's language (none
+   * given: the page's, shared.js's speakWith). */
   function speak() {
     speakWith(data.words, data.lang);
     root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
-    root.setAttribute("lang", data.lang);
+    root.setAttribute("lang", spoken());
     root.setAttribute("aria-label", _("Attention explorer"));
     stage.setAttribute("aria-label", _("Attention explorer"));
     modeButtons.setAttribute("aria-label", _("View"));
@@ -1478,9 +1479,19 @@ export function mount(host, payload, options = {}) {
     nameFigure();
   }
 
+  /** Everything said again in the language spoken now (the page's changed), the data as it
+   * is: nothing decoded or computed again. */
+  function relabel() {
+    if (!data) return;
+    speak();
+    render();
+    nameFigure();
+  }
+
   update(payload);
   return {
     update,
+    relabel,
     destroy() {
       clearTimeout(settleTimer);
       root.remove();

@@ -418,7 +418,10 @@ export function mount(host, data, options = {}) {
     return svgDocument([layer], SIZE + 220, SIZE + 40, heading);
   }
 
+  let sentLast = data; // what the host last sent: said again when the page's language changes
+
   function update(sent) {
+    sentLast = sent;
     const next = asData(sent);
     const problem = check(next);
     message.textContent = problem;
@@ -448,6 +451,8 @@ export function mount(host, data, options = {}) {
   update(data);
   return {
     update,
+    /** Drawn again as it is, in the language spoken now (the page's changed). */
+    relabel: () => update(sentLast),
     destroy() {
       document.removeEventListener("keydown", dismiss);
       root.remove();

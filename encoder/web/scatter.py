@@ -11,8 +11,8 @@ ROLE_CODES = {"query": 0, "key": 1}
 def scatter_data(stats: CorpusStats, sentences: list[str], layer: int, head: int) -> dict:
     """head_scatter.js's `data` for head (layer, head): coordinates rounded to 4 decimals (in
     float64: float32 rounded reads 0.9822999835014343 in JSON) on the plane's two principal axes,
-    named in `axes` (in English: head_scatter.js says them in the page's language, see
-    encoder.web.spoken_in); user text (tokens, sentences) as data only."""
+    named in `axes` (in English: head_scatter.js says them in the language it speaks, the data's
+    (encoder.web.spoken_in) or the page's); user text (tokens, sentences) as data only."""
     points = head_points(stats, layer, head)
     codes = {kind: i for i, kind in enumerate(KINDS)}
     return {

@@ -56,13 +56,22 @@ function element(tag, attributes = {}, text = null) {
 // ---------------------------------------------------------------------------- words
 
 // The words of the page's language: {English message: its translation, or for a plural message
-// its forms by CLDR category ({"one": ..., "other": ...})}, from the explorer's payload header,
-// the scatter's data or the page's [data-page-words] (app/i18n/browser.py); none: English.
+// its forms by CLDR category ({"one": ..., "other": ...})}, from the data's own (a figure's, a
+// file's or a notebook's explorer) or the page's [data-page-words] (app/i18n/browser.py); none:
+// English.
 let WORDS = {};
 let LANG = "en";
+// A Streamlit page's language and words, which its script (app/assets/page/language.js) puts
+// here, then telling the window's SPEECH_EVENT: the page's explorers and scatters carry no words
+// of their own, so that a language switch sends their data again only as a reference, and they
+// speak the page's (their glue's relabel). Nowhere else (a file, a notebook): none.
+const PAGE_SPEECH = "encoderExplorerSpeech";
+const SPEECH_EVENT = "encoder-explorer-speech";
 
-/** Speak `lang` (a BCP 47 tag) with `words` (as above) from now on; none: English. */
+/** Speak `lang` (a BCP 47 tag) with `words` (as above) from now on; neither given: the page's
+ * language (PAGE_SPEECH), else English. */
 function speakWith(words, lang) {
+  if (words == null && lang == null) ({ words, lang } = globalThis[PAGE_SPEECH] || {});
   WORDS = words && typeof words === "object" ? words : {};
   LANG = typeof lang === "string" && lang ? lang : "en";
 }

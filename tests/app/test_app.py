@@ -299,6 +299,17 @@ def test_markdown_in_user_text_stays_literal_in_messages():
     assert any(r"\*\*bold\*\* \:red\[x\] \$x\$" in w.value for w in at.warning)
 
 
+def test_the_explorer_is_sent_without_words_and_the_same_in_every_language():
+    # it speaks the page's words (encoder/web/shared.js's PAGE_SPEECH): a switch sends it again
+    # only as a reference
+    at = open_page(view="Attention")
+    sent = at.get("bidi_component")[0].proto.bytes
+    assert not {"lang", "words"} & decode_header(sent).keys()
+    at.selectbox(key="_language").set_value("ar").run()
+    assert_no_exception(at)
+    assert at.get("bidi_component")[0].proto.bytes == sent
+
+
 def test_stretched_colours_for_random_weights():
     at = open_page(view="Attention")
     header = decode_header(at.get("bidi_component")[0].proto.bytes)

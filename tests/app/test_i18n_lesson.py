@@ -7,11 +7,13 @@ show them translated; the handout says its language and direction."""
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
 
 from app import i18n
+from app.i18n.browser import browser_words
 from app.i18n.catalogue import PSEUDO
 from app.lesson import handout
 from app.lesson.questions import answer_text, option_text
@@ -20,6 +22,7 @@ from app.lesson.steps.attention import ONE_QUERY
 from app.lesson.steps.block import LAYERNORM
 from app.lesson.steps.heads import HEAD_OFF
 from app.lesson.text import Lesson, Typed
+from encoder.web.payload import decode_header
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.app.lesson_runs import MODERN, random_run
 from tests.shared import SENTENCE
@@ -146,3 +149,8 @@ def test_the_handout_says_its_language_and_direction(language, opening, runs, sp
     page = handout.lesson_html(Lesson(runs["pre"], 0))
     assert opening in page
     assert i18n._("The numbers behind this step") in page
+    # a file has no page to speak for its explorers: each payload carries the language's words
+    payloads = re.findall(r'data-explorer-for="[^"]+">([^<]+)</script>', page)
+    headers = [decode_header(base64.b64decode(payload)) for payload in payloads]
+    assert headers and all(h["lang"] == language for h in headers)
+    assert all(h["words"] == browser_words(language) for h in headers)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.i18n.browser import browser_words
 from app.i18n.catalogue import translations
 from app.registry import VIEWS
 from tests.e2e.harness import PROJECTOR
@@ -104,3 +105,40 @@ def test_the_open_tab_stays_open_in_the_new_language(open_page):
     )
     assert page.locator(".st-key-residual .js-plotly-plot").count() == 1
     assert page.locator(".st-key-layernorm").count() == 0
+
+
+def switch_to(page, language: str, name: str) -> None:
+    """Choose `name` in the sidebar's language control; return once the run in it is over."""
+    page.locator(".st-key-_language input").click()
+    page.get_by_role("option", name=name, exact=True).click()
+    page.wait_for_function(f"() => ({DOCUMENT})()[0] === '{language}'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=stApp]')"
+        ".getAttribute('data-test-script-state') === 'notRunning'"
+    )
+
+
+def test_a_switch_gives_the_explorer_and_the_scatter_the_pages_words(open_page):
+    # their data carries no words (a switch sends it again only as a reference): each speaks the
+    # page's, told by the page's script (shared.js's PAGE_SPEECH), and right to left in Arabic
+    words = {language: browser_words(language) for language in ("es", "ar")}
+    page, _ = open_page({"viewport": PROJECTOR}, view="Attention", source="pretrained")
+    explorer = page.get_by_test_id("attention-explorer").first
+    matrix = explorer.locator("[data-role=mode][data-mode=matrix]")
+    assert (explorer.get_attribute("lang"), matrix.inner_text()) == ("en", "Matrix")
+    switch_to(page, "es", "Español")
+    page.wait_for_function("e => e.getAttribute('lang') === 'es'", arg=explorer.element_handle())
+    assert matrix.inner_text() == words["es"]["Matrix"]
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, view="Heads across a corpus", d_model="32", num_heads="2",
+        num_layers="2", lang="es",
+    )  # fmt: skip
+    scatter = page.get_by_test_id("head-scatter")
+    scatter.wait_for(timeout=60_000)
+    plane = scatter.locator("canvas")
+    assert scatter.get_attribute("lang") == "es"
+    assert plane.get_attribute("aria-roledescription") == words["es"]["scatter plot"]
+    switch_to(page, "ar", "العربية")
+    page.wait_for_function("e => e.getAttribute('dir') === 'rtl'", arg=scatter.element_handle())
+    assert scatter.get_attribute("lang") == "ar"
+    assert plane.get_attribute("aria-roledescription") == words["ar"]["scatter plot"]

@@ -3,7 +3,7 @@
 // a hidden [data-page-language][data-page-direction] (streamlit_private.page_language), is put
 // on the html element; and the page's scripts speak it: the browser's words in it come as JSON
 // text in the hidden [data-page-words] beside it (parsed, never read as markup; shared.js's
-// speakWith).
+// speakWith), and the page's explorers and scatters are told them (shared.js's PAGE_SPEECH).
 let pageWordsRead = null; // the [data-page-words] text last spoken
 // What a reader types (sentences, answers) runs in its own direction, whatever the page's: an
 // English sentence on an Arabic page reads left to right, its full stop at its end (dir="auto":
@@ -29,7 +29,12 @@ function declareLanguage() {
     }
   } else if (spoken() !== root.lang) {
     speakWith(WORDS, root.lang);
+  } else {
+    return;
   }
+  // the page's modules that carry no words of their own speak these (shared.js's PAGE_SPEECH)
+  window[PAGE_SPEECH] = { words: WORDS, lang: spoken() };
+  window.dispatchEvent(new Event(SPEECH_EVENT));
 }
 
 // At the next frame after the page changes, not once it is still: the run names its language

@@ -5,7 +5,9 @@
  *
  * The explorer writes its layer and head into the page's URL at once (history.replaceState, no
  * message) and reports them as the component's `selection` state only once they settle
- * (REPORT_AFTER_MS without another head), so the session follows with one cheap rerun.
+ * (REPORT_AFTER_MS without another head), so the session follows with one cheap rerun. Its
+ * payload carries no words: it says the page's again when the page's language changes (shared.js's
+ * SPEECH_EVENT), the payload unchanged and not sent again.
  */
 
 const REPORT_AFTER_MS = 1000; // quiet time after the last head change before Python hears of it
@@ -41,10 +43,13 @@ export default function streamlitHost(component) {
       selection: { layer: url.get("layer"), head: url.get("head") },
       onSelect: report,
     });
+    hosted.relabel = () => hosted.explorer.relabel();
+    window.addEventListener(SPEECH_EVENT, hosted.relabel);
     HOSTED.set(parentElement, hosted);
   }
   return () => {
     clearTimeout(hosted.timer);
+    window.removeEventListener(SPEECH_EVENT, hosted.relabel);
     hosted.explorer.destroy();
     HOSTED.delete(parentElement);
   };
