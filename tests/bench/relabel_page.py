@@ -90,4 +90,5 @@ def main() -> None:
         body()
 
 
-main()
+if __name__ == "__main__":  # streamlit run (the benchmark imports KINDS)
+    main()
