@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from string import Formatter
+from typing import TypeVar
 
 from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
 
@@ -32,6 +33,7 @@ from encoder.core.said import said_of
 LANGUAGES = {"en": "English", "es": "Español", "zh": "简体中文", "ar": "العربية"}
 RIGHT_TO_LEFT = frozenset({"ar"})
 NUMBER_LOCALES = {"en": "en", "es": "es", "zh": "zh_Hans_CN", "ar": "ar", PSEUDO: "en"}
+T = TypeVar("T")
 
 _speaking: Callable[[], str] = lambda: SOURCE  # noqa: E731  (set by main.py, once)
 _this_run = threading.local()  # .language: what this thread's script run speaks, once known
@@ -56,6 +58,23 @@ def language() -> str:
     """This run's language: a key of LANGUAGES, or PSEUDO."""
     spoken = getattr(_this_run, "language", None) or _speaking()
     return spoken if spoken in LANGUAGES or spoken == PSEUDO else SOURCE
+
+
+def in_this_language(build: Callable[[], T]) -> Callable[[], T]:
+    """`build`, to be called later in another thread, speaking this run's language: a download's
+    file, which Streamlit builds when its button is clicked (on_click="ignore") in a worker
+    thread that knows no session, and so would speak English."""
+    spoken = language()
+
+    def built() -> T:
+        before = getattr(_this_run, "language", None)
+        speak_now(spoken)
+        try:
+            return build()
+        finally:
+            speak_now(before)
+
+    return built
 
 
 def direction() -> str:

@@ -19,7 +19,7 @@ import streamlit as st
 
 from app.charts.common import PRESENTER_TEXT
 from app.components.attention_explorer import attention_explorer
-from app.i18n import _, localised
+from app.i18n import _, in_this_language, localised
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout
 from app.lesson.explorer import step_payload
@@ -164,7 +164,7 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
         )
     bar.download_button(
         _("Handout (HTML)"),
-        lambda: handout.lesson_html(lesson).encode("utf-8"),
+        in_this_language(lambda: handout.lesson_html(lesson).encode("utf-8")),
         file_name="encoder-lesson.html",
         mime="text/html",
         on_click="ignore",

@@ -30,7 +30,7 @@ from app.charts.ablation import (
 from app.charts.common import depth_labels
 from app.components.attention_explorer import attention_explorer
 from app.explorer_payloads import explorer_payload, in_page_language
-from app.i18n import _, n_, number, told
+from app.i18n import _, direction, in_this_language, language, n_, number, told
 from app.keys import Key, Selection
 from app.runs import Run, Runs, ablation_effect
 from app.user_text import literal, quoted
@@ -150,9 +150,16 @@ def _explorer(
     page_title = _("Attention explorer")
     st.download_button(
         _("Download this explorer (HTML)"),
-        data=lambda: explorer_html(
-            in_page_language(payload), page_title, layer=chosen.layer, head=chosen.head
-        ).encode("utf-8"),
+        data=in_this_language(
+            lambda: explorer_html(
+                in_page_language(payload),
+                page_title,
+                layer=chosen.layer,
+                head=chosen.head,
+                lang=language(),
+                direction=direction(),
+            ).encode("utf-8")
+        ),
         file_name="attention_explorer.html",
         mime="text/html",
         key="download_explorer",

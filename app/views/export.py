@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import downloads as files
 from app.charts.common import figure_to_html
-from app.i18n import _
+from app.i18n import _, in_this_language
 from app.keys import Selection
 from app.runs import Run, Runs
 from app.views.changes import what_changed
@@ -139,7 +139,7 @@ def _download_buttons(buttons: list[tuple], first: int = 0) -> None:
     for index, (label, file_name, mime, build) in enumerate(buttons, start=first):
         st.download_button(
             label,
-            build,
+            in_this_language(build),
             file_name=file_name,
             mime=mime,
             on_click="ignore",

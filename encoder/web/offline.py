@@ -52,14 +52,22 @@ def explorer_element(
 
 
 def explorer_html(
-    payload: bytes, title: str = "Attention explorer", *, layer: int = 0, head: int = 0
+    payload: bytes,
+    title: str = "Attention explorer",
+    *,
+    layer: int = 0,
+    head: int = 0,
+    lang: str = "en",
+    direction: str = "ltr",
 ) -> str:
     """One HTML page holding the explorer of one payload (one setup, or A and B to compare),
-    opened on `layer`, `head` (positions in the payload, from 0)."""
+    opened on `layer`, `head` (positions in the payload, from 0); the page says `title` in
+    language `lang` (a BCP 47 tag), written in `direction` ("ltr", or "rtl" for Arabic)."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
+            f'<html lang="{html.escape(lang)}" dir="{html.escape(direction)}"><head>'
+            '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{html.escape(title)}</title>",
             f"<style>{PAGE_STYLE}</style>",

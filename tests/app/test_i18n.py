@@ -6,6 +6,7 @@ pseudo-language wraps every marked message; the language a session speaks."""
 from __future__ import annotations
 
 import pickle
+import threading
 
 import pytest
 from babel.messages.pofile import read_po
@@ -120,3 +121,20 @@ def test_minilm_in_another_language_points_to_a_multilingual_encoder(speaking) -
     assert spanish in [caption.value for caption in at.sidebar.caption]
     at = open_page(source="pretrained")  # English, MiniLM's own language: nothing to say
     assert english not in [caption.value for caption in at.sidebar.caption]
+
+
+def test_a_file_built_later_in_another_thread_speaks_the_runs_language() -> None:
+    # Streamlit builds a download's file when its button is clicked, in a worker thread that
+    # knows no session (which spoke English: the Spanish page's handout came out in English)
+    i18n.speak_now("es")
+    try:
+        build = i18n.in_this_language(lambda: (i18n.language(), i18n._("Input")))
+    finally:
+        i18n.speak_now(None)
+    said = []
+    worker = threading.Thread(
+        target=lambda: said.append((i18n.language(), build(), i18n.language()))
+    )
+    worker.start()
+    worker.join()
+    assert said == [("en", ("es", translations("es").gettext("Input")), "en")]

@@ -4,11 +4,16 @@ the sidebar's control switches the language and puts it in the link."""
 
 from __future__ import annotations
 
+import base64
+import re
+from pathlib import Path
+
 import pytest
 
 from app.i18n.browser import browser_words
 from app.i18n.catalogue import translations
 from app.registry import VIEWS
+from encoder.web.payload import decode_header
 from tests.e2e.harness import PROJECTOR
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -142,3 +147,26 @@ def test_a_switch_gives_the_explorer_and_the_scatter_the_pages_words(open_page):
     page.wait_for_function("e => e.getAttribute('dir') === 'rtl'", arg=scatter.element_handle())
     assert scatter.get_attribute("lang") == "ar"
     assert plane.get_attribute("aria-roledescription") == words["ar"]["scatter plot"]
+
+
+def downloaded(page, key: str) -> str:
+    """The text of the file that the download button `key` gives (built when clicked)."""
+    with page.expect_download() as download:
+        page.locator(f".st-key-{key}").locator("button, a").first.click()
+    return Path(download.value.path()).read_text(encoding="utf-8")
+
+
+def test_files_downloaded_from_a_page_in_arabic_are_in_arabic(open_page):
+    # Streamlit builds them when clicked, in a thread that knows no session: they once came
+    # out in English (app.i18n.in_this_language)
+    browsing = {"viewport": PROJECTOR, "accept_downloads": True}
+    page, _ = open_page(browsing, view="Lesson", source="pretrained", lang="ar")
+    handout = downloaded(page, "lesson_handout")
+    assert '<html lang="ar" dir="rtl">' in handout
+    assert translations("ar").gettext("The numbers behind this step") in handout
+    page, _ = open_page(browsing, view="Attention", source="pretrained", lang="ar")
+    explorer = downloaded(page, "download_explorer")
+    assert '<html lang="ar" dir="rtl">' in explorer
+    (payload,) = re.findall(r'data-explorer-for="[^"]+">([^<]+)</script>', explorer)
+    header = decode_header(base64.b64decode(payload))
+    assert (header["lang"], header["words"]) == ("ar", browser_words("ar"))
