@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from app.i18n import _, symbols
+from app.i18n import _, direction, language, symbols
 
 FONT_SIZE = 14  # a figure's body text (px); its ticks and subtitles are SMALLEST_TEXT
 SMALLEST_TEXT = 12  # no figure text under this (px), ticks and subtitles included
@@ -293,5 +293,7 @@ def visible_ticks(tokens: list[str]) -> tuple[list[int], list[str]]:
 
 
 def figure_to_html(fig: go.Figure) -> str:
-    """A self-contained HTML page (plotly.js inlined, works offline)."""
-    return pio.to_html(fig, include_plotlyjs=True, full_html=True)
+    """A self-contained HTML page (plotly.js inlined, works offline) that declares the run's
+    language and direction, as its titles are in it (plotly's page declares none)."""
+    page = pio.to_html(fig, include_plotlyjs=True, full_html=True)
+    return page.replace("<html>", f'<html lang="{language()}" dir="{direction()}">', 1)

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from app import i18n
 from app.charts.attention import attention_head, attention_overview, batch_mask_grid
 from app.charts.common import PAD_TOKEN, figure_to_html
 from app.charts.diagram import block_diagram
@@ -338,9 +339,15 @@ def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
     assert figures[0].data[0].colorscale == viridis == figures[1].data[0].colorscale
 
 
-def test_figure_to_html_inlines_plotly_js():
+def test_figure_to_html_inlines_plotly_js_and_declares_the_language():
     page = figure_to_html(diagram(True))
-    assert "<html>" in page and "plotly.js v" in page and len(page) > 3_000_000
+    assert '<html lang="en" dir="ltr">' in page and "plotly.js v" in page
+    assert len(page) > 3_000_000
+    i18n.speak_now("ar")
+    try:
+        assert '<html lang="ar" dir="rtl">' in figure_to_html(diagram(True))
+    finally:
+        i18n.speak_now(None)
     assert re.findall(r"<script[^>]*>", page) == ["<script>"] * 3  # inline only, no src=
     spec = json.loads(diagram(True).to_json())
     assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
