@@ -35,6 +35,7 @@ from tests.bench.page_speed import (  # noqa: E402
     WATCH_RUN_JS,
     progress,
     row,
+    spread_ms,
     wait_shown,
 )
 from tests.bench.relabel_page import KINDS, NAVIGATION, TABLE_ROWS  # noqa: E402
@@ -96,11 +97,11 @@ COUNT_JS = """() => {
 def per_element_ms(
     rerun: list[float], switch: list[float], bare: tuple[list[float], list[float]], count: int
 ) -> float:
-    """What relabelling one element adds to a switch over a rerun, in ms: the medians' difference
-    (seconds) less the page's without elements (`bare`: its reruns and switches), per element."""
+    """What relabelling one element adds to a switch over a rerun (each in ms): the medians'
+    difference less the page's without elements (`bare`: its reruns and switches), per element."""
     extra = statistics.median(switch) - statistics.median(rerun)
     bare_extra = statistics.median(bare[1]) - statistics.median(bare[0])
-    return (extra - bare_extra) / count * 1000
+    return (extra - bare_extra) / count
 
 
 def floor_ms(counts: dict[str, int], costs: dict[str, float]) -> tuple[float, list[str]]:
@@ -117,15 +118,15 @@ def floor_ms(counts: dict[str, int], costs: dict[str, float]) -> tuple[float, li
 
 
 def timed(page, act, expected: str) -> float:
-    """Seconds from the request that `act` makes until the page shows `expected`."""
+    """Milliseconds from the request that `act` makes until the page shows `expected`."""
     page.evaluate(WATCH_RUN_JS)
     act()
     page.wait_for_function(SHOWN_JS, arg=expected, timeout=TIMEOUT_MS, polling="raf")
-    return page.evaluate(SINCE_REQUEST_JS)
+    return page.evaluate(SINCE_REQUEST_JS) * 1000
 
 
 def measure_kind(context, url: str, kind: str, count: int, visits: int) -> tuple[list, list]:
-    """The page with `count` elements of `kind`: its reruns and its switches, in seconds."""
+    """The page with `count` elements of `kind`: its reruns and its switches, in ms."""
     reruns, switches = [], []
     for k in range(visits):
         page = context.new_page()
@@ -141,11 +142,6 @@ def measure_kind(context, url: str, kind: str, count: int, visits: int) -> tuple
         finally:
             page.close()
     return reruns, switches
-
-
-def spread_ms(values: list[float]) -> str:
-    ms = [v * 1000 for v in values]
-    return f"{statistics.median(ms):.0f} ms ({min(ms):.0f}-{max(ms):.0f})"
 
 
 def measure_costs(context, args) -> tuple[dict[str, float], list[str]]:

@@ -52,8 +52,8 @@ def test_the_navigation_kind_draws_a_page_a_title():
 
 
 def test_a_kinds_cost_per_element_is_its_extra_less_the_pages_own():
-    bare = ([0.030, 0.032, 0.028], [0.040, 0.041, 0.039])  # choosing a language alone: +10 ms
-    reruns, switches = [0.050, 0.052, 0.048], [0.100, 0.110, 0.090]  # +50 ms for 20 elements
+    bare = ([30.0, 32.0, 28.0], [40.0, 41.0, 39.0])  # choosing a language alone: +10 ms
+    reruns, switches = [50.0, 52.0, 48.0], [100.0, 110.0, 90.0]  # +50 ms for 20 elements
     assert per_element_ms(reruns, switches, bare, 20) == pytest.approx(2.0)
 
 
