@@ -255,7 +255,7 @@ class Run:
         """One sentence's every-layer activation tables (the run must keep
         activations.hook_names)."""
         if sentence not in self._activation_summaries:
-            self._activation_summaries[sentence] = activations.summarize(self.trace, sentence)
+            self._activation_summaries[sentence] = activations.SentenceSummary(self.trace, sentence)
         return self._activation_summaries[sentence]
 
 

@@ -326,7 +326,3 @@ class SentenceSummary:
     @cached_property
     def pca(self) -> PcaPaths:
         return pca_paths(self._trace, self._sentence)
-
-
-def summarize(trace: Trace, sentence: int) -> SentenceSummary:
-    return SentenceSummary(trace, sentence)

@@ -242,7 +242,7 @@ def test_pca_agrees_with_numpys_svd_up_to_sign(norm_first, sentence):
 
 
 def test_summary_bundles_the_tables(trace):
-    summary = act.summarize(trace, 1)
+    summary = act.SentenceSummary(trace, 1)
     assert summary.feed_forward.equals(act.feed_forward_table(trace, 1))
     assert summary.mean_cosine.equals(act.mean_cosine_by_depth(trace, 1))
     assert summary.outliers.equals(act.outlier_dimensions(trace, 1))
@@ -256,7 +256,7 @@ def test_a_summary_computes_only_the_tables_read_and_each_once(trace, monkeypatc
         monkeypatch.setattr(
             act, name, lambda *args, real=real, name=name: made.append(name) or real(*args)
         )
-    summary = act.summarize(trace, 1)
+    summary = act.SentenceSummary(trace, 1)
     assert summary.feed_forward is summary.feed_forward  # kept
     assert made == ["feed_forward_table"]  # the feed-forward tab's rerun fits no PCA
     assert summary.pca.coords.shape[-1] == 2 and made == ["feed_forward_table", "pca_paths"]
