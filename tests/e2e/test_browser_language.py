@@ -72,22 +72,27 @@ def test_a_browser_in_spanish_gets_the_page_in_spanish(open_page):
     assert "lang=" not in page.url  # the browser's choice, not a link's
 
 
+def switch_to(page, language: str, name: str) -> None:
+    """Choose `name` in the sidebar's language control; return once the run in it is over."""
+    page.locator(".st-key-_language input").click()
+    page.get_by_role("option", name=name, exact=True).click()
+    page.wait_for_function(f"() => ({DOCUMENT})()[0] === '{language}'")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=stApp]')"
+        ".getAttribute('data-test-script-state') === 'notRunning'"
+    )
+
+
 def test_switching_back_and_forth_keeps_every_choice(open_page):
     # Streamlit knows a radio's choice by its label, which the browser sends back: a choice
     # named in the old language was once read as a new choice (the weights' control's label
     # "Pretrained MiniLM (…)"), and the page fell into a traceback on the second switch
     page, _ = open_page({"viewport": PROJECTOR}, view="Shapes", source="pretrained")
     for language, name in (("es", "Español"), ("en", "English"), ("zh", "简体中文")):
-        page.locator(".st-key-_language input").click()
-        page.get_by_role("option", name=name, exact=True).click()
-        page.wait_for_function(f"() => ({DOCUMENT})()[0] === '{language}'")
+        switch_to(page, language, name)
         page.locator(SIDEBAR_HEADER).filter(
             has_text=translations(language).gettext("Input")
         ).wait_for()
-        page.wait_for_function(
-            "() => document.querySelector('[data-testid=stApp]')"
-            ".getAttribute('data-test-script-state') === 'notRunning'"
-        )
         assert page.get_by_test_id("stException").count() == 0, language
         assert page.locator(".st-key-source input:checked").count() == 1
         chosen = page.locator(".st-key-source label", has=page.locator("input:checked"))
@@ -100,27 +105,11 @@ def test_the_open_tab_stays_open_in_the_new_language(open_page):
     page, _ = open_page({"viewport": PROJECTOR}, view="LayerNorm", source="pretrained")
     page.get_by_role("tab", name="Stream by depth").click()
     page.locator(".st-key-residual .js-plotly-plot").wait_for()
-    page.locator(".st-key-_language input").click()
-    page.get_by_role("option", name="Español", exact=True).click()
+    switch_to(page, "es", "Español")
     spanish = translations("es").gettext("Stream by depth")
     page.get_by_role("tab", name=spanish, selected=True).wait_for()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=stApp]')"
-        ".getAttribute('data-test-script-state') === 'notRunning'"
-    )
     assert page.locator(".st-key-residual .js-plotly-plot").count() == 1
     assert page.locator(".st-key-layernorm").count() == 0
-
-
-def switch_to(page, language: str, name: str) -> None:
-    """Choose `name` in the sidebar's language control; return once the run in it is over."""
-    page.locator(".st-key-_language input").click()
-    page.get_by_role("option", name=name, exact=True).click()
-    page.wait_for_function(f"() => ({DOCUMENT})()[0] === '{language}'")
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=stApp]')"
-        ".getAttribute('data-test-script-state') === 'notRunning'"
-    )
 
 
 def test_a_switch_gives_the_explorer_and_the_scatter_the_pages_words(open_page):
