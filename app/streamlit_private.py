@@ -79,9 +79,12 @@ def remove_uploaded(uploaded: list) -> None:
 # sidebar. A formula (KaTeX's .katex-display scrolls sideways) neither scrolls for a 2 px
 # overhang of its glyphs, which keyboards could not reach (axe: scrollable-region-focusable), nor
 # past a phone's edge: it breaks its line at a relation or an operator, as inline math does.
-# The page's script (page_script) takes no room. A row of numbers (st.metric in st.columns:
-# Shapes' costs) stays two to a row on a phone, where Streamlit gives each column the whole width
-# ([data-testid=stColumn]'s min-width), so that the view's figure is still on the first screen.
+# An equation reads left to right on an Arabic page too, as in Arabic textbooks (its words in
+# their own direction); without this, KaTeX's boxes follow the page's right to left order and
+# "q·k / √64" comes out reversed. The page's script (page_script) takes no room. A row of numbers
+# (st.metric in st.columns: Shapes' costs) stays two to a row on a phone, where Streamlit gives
+# each column the whole width ([data-testid=stColumn]'s min-width), so that the view's figure is
+# still on the first screen.
 # Code (st.code, [data-testid=stCode] pre) in its syntax colours darkened to 4.5:1 or more on its
 # #f7f7f6 background (Streamlit's are 2.3:1 to 3.6:1), each in its own hue.
 CODE_COLOURS = {  # a token's class (Prism's): its colour, its contrast on #f7f7f6
@@ -110,6 +113,8 @@ PAGE_CSS = f"""<style>
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
 .katex-display {{ padding: 0 2px; }}
 .katex-display > .katex {{ white-space: normal; }}
+.katex {{ direction: ltr; unicode-bidi: isolate; }}
+.katex .text {{ unicode-bidi: isolate; }}
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > script),
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-announce]),
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-page-language]) {{

@@ -16,7 +16,9 @@ from app.i18n import LANGUAGES
 from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled
 
 ROOT = HERE.parent.parent
-KEYWORDS = {"_": None, "n_": (1, 2), "Said": None}  # Said: the library's (encoder.core.said)
+# Said: the library's (encoder.core.said); num: a number's name in a lesson step's numbers table
+# (app.lesson.text.Text.num, and the `num` that app.views.changes' sentences are given)
+KEYWORDS = {"_": None, "n_": (1, 2), "Said": None, "num": None}
 # domain -> the files (or folders, every .py below) whose messages it holds
 DOMAINS: dict[str, tuple[str, ...]] = {
     # the page around the views: the sidebar, the navigation, the class, the messages

@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 
 from app.i18n import _, localised
 from app.runs import Run
+from app.views import layout
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import start_at
@@ -84,9 +85,16 @@ class Text:
         self.paragraphs: list[Paragraph] = []
         self.values: dict[str, object] = {}
         self.shown: dict[str, str] = {}
+        self.labels: dict[str, str] = {}  # name -> its name in the run's language
 
-    def num(self, name: str, value: object, spec: str = "") -> str:
-        """`value` as the text shows it, registered under `name` for the numbers table."""
+    def num(
+        self, name: str, value: object, spec: str = "", whose: tuple[str, str] | None = None
+    ) -> str:
+        """`value` as the text shows it, registered under `name` for the numbers table. `name` is
+        English (the code and the tests read the numbers by it) and a message (extracted as
+        `num`'s first argument): the table shows it translated. `whose`: the name is one of
+        several things' (a role's, the other placement's), given as (its English, its name in
+        the run's language): registered as "whose: name"."""
         if isinstance(value, np.generic):
             value = value.item()
         shown = format(value, spec)
@@ -94,9 +102,15 @@ class Text:
             shown = shown[1:]
         if not isinstance(value, str):
             shown = localised(shown)
+        label = _(name)
+        if whose is not None:
+            name, label = (
+                f"{whose[0]}: {name}",
+                _("{whose}: {number}", whose=whose[1], number=label),
+            )
         if name in self.shown and self.shown[name] != shown:
             raise ValueError(f"{name!r} shown as {self.shown[name]} and as {shown}")
-        self.values[name], self.shown[name] = value, shown
+        self.values[name], self.shown[name], self.labels[name] = value, shown, label
         return shown
 
     def say(self, *parts: Part) -> None:
@@ -136,44 +150,23 @@ class Step:
         """The numbers behind this step: each one the text shows, its value and how it is shown."""
         return pd.DataFrame(
             {
-                _("number"): list(self.text.values),
+                _("number"): list(self.text.labels.values()),
                 _("value"): [_full(value) for value in self.text.values.values()],
                 _("in the text"): list(self.text.shown.values()),
             }
         )
 
 
-def column_names() -> dict[str, str]:
-    """The step tables' column (and row) names that are words, in this run's language (the
-    others are names in the code, the same in every language)."""
-    return {
-        "token": _("token"),
-        "layer": _("layer"),
-        "head": _("head"),
-        "query": _("query"),
-        "key": _("key"),
-        "weight": _("weight"),
-        "position": _("position"),
-        "scaled": _("scaled"),
-        "role": _("role"),
-        "value": _("value"),
-        "even": _("even"),
-        "component": _("component"),
-        "params": _("params"),
-    }
-
-
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
-    """A step's table as the page and the handout show it: its word names translated."""
-    names = column_names()
-    return table.rename(
-        columns=lambda name: names.get(name, name) if isinstance(name, str) else name,
-        index=lambda name: names.get(name, name) if isinstance(name, str) else name,
-    )
+    """A step's table as the page and the handout show it: its columns, its rows' names and its
+    word cells in the run's language (app.views.layout.shown)."""
+    named = layout.shown(table)
+    return named.rename(index=lambda name: layout.header(name) if isinstance(name, str) else name)
 
 
 def _full(value: object) -> str:
-    return repr(float(value)) if isinstance(value, float) else str(value)
+    """A number to every digit it has, as the run's language writes it (0,99986… in Spanish)."""
+    return localised(repr(float(value))) if isinstance(value, float) else str(value)
 
 
 # --- what every step reads ---------------------------------------------------------------------

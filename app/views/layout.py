@@ -17,6 +17,7 @@ from app.views.widgets import show
 from encoder import EncoderConfig
 from encoder.core.block import model_ops
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
+from encoder.inspect import moves
 
 
 def key_for(key: str, name: str) -> str:
@@ -158,6 +159,13 @@ def header(column: str) -> str:
         "token": _("token"),
         "id": _("id"),
         "key": _("key"),
+        "query": _("query"),
+        "weight": _("weight"),
+        "scaled": _("scaled"),
+        "masked": _("masked"),
+        "value": _("value"),
+        "even": _("even"),
+        "role": _("role"),
         "reading": _("reading"),
         "norm": _("norm"),
         "entropy": _("entropy"),
@@ -182,6 +190,7 @@ def header(column: str) -> str:
         "operation": _("operation"),
         "kind": _("kind"),
         "params": _("params"),
+        "per_layer": _("per layer"),
         "flops": _("flops"),
         "component": _("component"),
         "group": _("group"),
@@ -199,6 +208,9 @@ def header(column: str) -> str:
         return words[column]
     if column.startswith("to ["):  # "to [CLS]": a token's name stays
         return _("to {token}", token=column.removeprefix("to "))
+    kind, _space, reading = column.removesuffix(")").rpartition(" (")
+    if kind and reading in (moves.WEIGHT, moves.NORM_WEIGHTED):  # "[CLS] (weight)"
+        return _("{kind} ({reading})", kind=header(kind), reading=reading_name(reading))
     return column
 
 
@@ -242,9 +254,72 @@ def operations_named(rows: pd.DataFrame | list[dict], cfg: EncoderConfig):
     return [{**row, "operation": names.get(row["operation"], row["operation"])} for row in rows]
 
 
+def component_name(component: str) -> str:
+    """A row of encoder.inspect.ledger.parameter_counts ("token embedding", "attention (all
+    layers)", "total") in the page's language."""
+    stacked_part = component.removesuffix(" (all layers)")
+    names = {
+        "token embedding": _("token embedding"),
+        "position embedding": _("position embedding"),
+        "token-type embedding": _("token-type embedding"),
+        "embedding norm": _("embedding norm"),
+        "embedding projection": _("embedding projection"),
+        "attention": _("attention"),
+        "feed-forward": _("feed-forward"),
+        "block norms": _("block norms"),
+        "final norm": _("final norm"),
+        "total": _("total"),
+    }
+    name = names.get(stacked_part, stacked_part)
+    return name if stacked_part == component else _("{component} (all layers)", component=name)
+
+
+def role_name(role: str) -> str:
+    """A head's role (encoder.inspect.lesson.ROLES: "previous token", ..., "broad") in the page's
+    language."""
+    names = {
+        "previous token": _("previous token"),
+        "next token": _("next token"),
+        "first token": _("first token"),
+        "last token": _("last token"),
+        "broad": _("broad"),
+    }
+    return names.get(role, role)
+
+
+def reading_name(reading: str) -> str:
+    """A reading of a head's attention (encoder.inspect.moves: "weight", "norm-weighted") in the
+    page's language."""
+    names = {moves.WEIGHT: _("weight"), moves.NORM_WEIGHTED: _("norm-weighted")}
+    return names.get(reading, reading)
+
+
+def layer_name(layer: object) -> object:
+    """A table's layer: its number, or "all" (every layer, moves.share_summary) in the page's
+    language."""
+    return _("all") if layer == "all" else layer
+
+
+# a column whose cells are words of ours, not the user's -> how the page says each
+WORD_CELLS: dict[str, Callable] = {
+    "component": component_name,
+    "role": role_name,
+    "reading": reading_name,
+    "layer": layer_name,
+    "group": header,  # a head's behaviour over a corpus
+}
+
+
+def word_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with the cells of its word columns (WORD_CELLS) in the page's language."""
+    words = {name: table[name].map(said) for name, said in WORD_CELLS.items() if name in table}
+    return table.assign(**words)
+
+
 def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with each column renamed to its header(), for a table drawn by name."""
-    return table.rename(columns=header)
+    """`table` as a reader sees it, for a table drawn by name: each column renamed to its
+    header(), its word cells in the page's language."""
+    return word_cells(table).rename(columns=header)
 
 
 def headers(table: pd.DataFrame) -> dict:
@@ -261,7 +336,7 @@ def number_table(
     """A table whose numbers show `digits` decimals (but the `labels` columns: names, layers,
     positions), under headers in the page's language."""
     st.dataframe(
-        table,
+        word_cells(table),
         column_config={
             name: (
                 st.column_config.NumberColumn(header(name), format=f"%.{digits}f")

@@ -35,7 +35,7 @@ from app.keys import (
 from app.runs import Runs
 from app.user_text import quoted
 from app.views.changes import norm_does, what_changed
-from app.views.layout import headers, missing, pair, show_for, side_by_side
+from app.views.layout import header, headers, missing, pair, show_for, side_by_side
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
@@ -412,6 +412,12 @@ def _rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None
         )
 
 
+def _tex_text(words: str) -> str:
+    """Words inside an equation (KaTeX's \\text), LaTeX's special characters escaped."""
+    escaped = "".join(f"\\{c}" if c in "&%$#_{}" else c for c in words)
+    return rf"\text{{{escaped}}}"
+
+
 def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
     """The step table for the page: padding rows grey and labelled, the top weight highlighted,
     numbers rounded for display only."""
@@ -447,6 +453,12 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     st.subheader(_("4 · Scores and weights: one row per key ({rows} rows)", rows=T))
     # two equations a line on the whole page's width, one a line in half of it
     between = r" \\ " if name else r" & \qquad "
+    # the columns' names, as the equations name them: in the page's language
+    scaled, masked, weight = (
+        _tex_text(header(column)) for column in ("scaled", "masked", "weight")
+    )
+    hidden = _("for padding, outside the window") if steps.window else _("for padding")
+    either, hidden = _tex_text(_("or")), _tex_text(hidden)
     st.latex(
         r"\begin{aligned}"
         + (
@@ -455,11 +467,10 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
             else r"\text{q\_dot\_k}_j &= q_i \cdot k_j"
         )
         + between
-        + rf"\text{{scaled}}_j &= \text{{q\_dot\_k}}_j \,/\, \sqrt{{{dk}}} \\"
-        r"\text{masked}_j &= \text{scaled}_j \ \text{or}\ -\infty \text{ for padding}"
-        + (r"\text{, outside the window}" if steps.window else "")
+        + rf"{scaled}_j &= \text{{q\_dot\_k}}_j \,/\, \sqrt{{{dk}}} \\"
+        + rf"{masked}_j &= {scaled}_j \ {either}\ -\infty\ {hidden}"
         + between
-        + r"\text{weight}_j &= \frac{e^{\text{masked}_j}}{\sum_{j'} e^{\text{masked}_{j'}}}"
+        + rf"{weight}_j &= \frac{{e^{{{masked}_j}}}}{{\sum_{{j'}} e^{{{masked}_{{j'}}}}}}"
         r"\end{aligned}"
     )
     st.dataframe(
@@ -469,7 +480,10 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
             "key": _("key token"),
             "padding": _("padding?"),
             "outside_window": _("outside the window?"),
-            "contribution_norm": "‖weight_j v_j‖",
+            "scaled": header("scaled"),
+            "masked": header("masked"),
+            "weight": header("weight"),
+            "contribution_norm": f"‖{header('weight')}_j v_j‖",
         },
         hide_index=True,
         width="stretch",

@@ -255,7 +255,7 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
     scores = (
         Said("scores QK^T / sqrt(dk), keys within {reach}", reach=cfg.attention_window // 2)
         if cfg.is_local(index)
-        else "scores QK^T / sqrt(dk)"
+        else Said("scores QK^T / sqrt(dk)")
     )
     attention = [
         *projections,
@@ -265,8 +265,8 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
            flops=B * H * T * T, matmul_flops=attention_matmul),
         Op(layer, "softmax", "softmax", "weights", a.pattern, (square,), square,
            {a.pattern: square}, flops=SOFTMAX_FLOPS_PER_SCORE * B * H * T * T),
-        Op(layer, "weights x V", "attention", "mix", a.z, (square, heads), heads, {a.z: heads},
-           matmul_flops=attention_matmul),
+        Op(layer, Said("weights x V"), "attention", "mix", a.z, (square, heads), heads,
+           {a.z: heads}, matmul_flops=attention_matmul),
         _linear(layer, Said("concat heads + out projection"), "projection", "mix", a.out, heads,
                 stream, B * T, d, d, bias=bias),
     ]  # fmt: skip

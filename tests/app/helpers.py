@@ -167,3 +167,36 @@ def report_of(**changes) -> dict:
         "scaling_exponents": {"ms": 0.5},
         "crossover_tokens": 128,
     } | changes
+
+
+# what a table may show unmarked in the pseudo-language: numbers, the setups' letters, and names in
+# the code (snake_case columns, hook names, the norms' and the ledger's layers' labels, operations
+# named after their function, an equation's index), as they are or as a change (Δ)
+WORD = re.compile(r"[^\W\d_]{2}")  # two letters in a row
+CODE_NAMES = re.compile(
+    r"^(Δ )?(\d+|A|B|B − A|[\w.]*[_.][\w.]*|embed|final|hook|(ln|linear)\d|softmax|GELU|j)$"
+)
+
+
+def table_words(at: AppTest, tokens: set[str]) -> list[str]:
+    """Every header (as column_config labels it) and every text cell of the main area's tables
+    (st.dataframe, st.table) that has words: but the `tokens` the user typed, the names in the
+    code, and numbers and shapes ("[1, 16] x [16, 32]")."""
+    words = []
+    for table in [*at.main.dataframe, *at.main.table]:
+        frame = table.value
+        config = json.loads(table.proto.columns or "{}") if hasattr(table.proto, "columns") else {}
+        for column in frame.columns:
+            shown = config.get(str(column), {})
+            if not shown.get("hidden"):
+                words.append(shown.get("label", column))
+        words += [name for name in frame.index if isinstance(name, str)]
+        words += [cell for column in frame.columns for cell in frame[column]]
+    return [
+        word
+        for word in words
+        if isinstance(word, str)
+        and WORD.search(word)
+        and word not in tokens
+        and not CODE_NAMES.match(word)
+    ]

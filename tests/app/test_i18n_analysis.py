@@ -22,6 +22,7 @@ from app.i18n.catalogue import PSEUDO, translations
 from app.views import exercises, training
 from encoder import EncoderConfig
 from encoder.exercises import by_hand
+from encoder.io.tokenize import load_tokenizer
 from encoder.train.duration import duration_text
 from encoder.train.jobs import (
     placement_findings,
@@ -31,7 +32,8 @@ from encoder.train.jobs import (
     window_sentence,
 )
 from encoder.train.trainer import TrainConfig
-from tests.app.helpers import TINY, assert_no_exception, module_data, open_page
+from tests.app.helpers import TINY, assert_no_exception, module_data, open_page, table_words
+from tests.shared import SENTENCE
 
 VIEWS = (
     "Activations",
@@ -93,10 +95,15 @@ def chart_titles(at: AppTest) -> dict[str, str]:
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_each_view_draws_only_marked_text_in_the_pseudo_language(view) -> None:
-    at = open_page(view=view, lang=PSEUDO, **TINY)
+    at = open_page(view=view, lang=PSEUDO, text=SENTENCE, **TINY)
     assert_no_exception(at)
+    if view == "Shapes":  # its parameters by component, drawn once opened
+        at.session_state["shape_params"] = True
+        at.run()
     assert texts(at), "nothing drawn"
     assert unmarked(at) == []
+    tokens = {"[PAD]", *load_tokenizer().encode(SENTENCE).tokens}
+    assert [word for word in table_words(at, tokens) if "⟦" not in word] == []
     titles = chart_titles(at)
     assert {key: title for key, title in titles.items() if "⟦" not in title} == {}
 
@@ -127,7 +134,13 @@ def test_the_operations_are_named_in_the_language() -> None:
     assert_no_exception(at)
     ledger = next(t.value for t in at.main.table if "operación" in t.value.columns)
     assert {"suma residual", "proyección Q, dividida en cabezas"} <= set(ledger["operación"])
+    assert {"puntuaciones QK^T / sqrt(dk)", "pesos x V"} <= set(ledger["operación"])
     assert "proyección" in set(ledger["tipo"])
+    at.session_state["shape_params"] = True  # the parameters by component, once opened
+    at.run()
+    counts = next(t.value for t in at.main.table if "componente" in t.value.columns)
+    assert {"embedding de token", "atención (todas las capas)"} <= set(counts["componente"])
+    assert "por capa" in counts.columns
     at = open_page(view="Cost", lang="es", **TINY)
     (flops,) = [c for c in at.get("plotly_chart") if "cost_flops" in c.proto.id]
     operations = json.loads(flops.proto.spec)["data"][0]["y"]

@@ -11,6 +11,7 @@ import base64
 import re
 
 import pytest
+from babel.numbers import parse_decimal
 
 from app import i18n
 from app.i18n.browser import browser_words
@@ -20,10 +21,11 @@ from app.lesson.questions import answer_text, option_text
 from app.lesson.steps import STEPS
 from app.lesson.steps.attention import ONE_QUERY
 from app.lesson.steps.block import LAYERNORM
-from app.lesson.steps.heads import HEAD_OFF
-from app.lesson.text import Lesson, Typed
+from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER
+from app.lesson.steps.tokens import TOKENS
+from app.lesson.text import Lesson, Typed, shown_table
 from encoder.web.payload import decode_header
-from tests.app.helpers import assert_no_exception, open_page, shown
+from tests.app.helpers import CODE_NAMES, WORD, assert_no_exception, open_page, shown
 from tests.app.lesson_runs import MODERN, random_run
 from tests.shared import SENTENCE
 
@@ -103,6 +105,56 @@ def test_every_sentence_of_every_step_is_marked(setup, runs, speaking) -> None:
                 assert asked.explain("").startswith("⟦"), asked.explain("")
 
 
+@pytest.mark.parametrize("setup", ["pre", "post, two sentences", "modern"])
+def test_every_table_of_every_step_names_its_numbers_in_the_language(setup, runs, speaking) -> None:
+    """The numbers behind each step, and each step's tables (headers, rows' names, word cells:
+    a head's role, a parameter's component), as the page and the handout show them."""
+    speaking(PSEUDO)
+    run = runs[setup]
+    for sentence in range(len(run.sentences)):
+        lesson = Lesson(run, sentence)
+        tokens = {"[PAD]", *run.tokens[sentence]}
+        for listed in STEPS:
+            step = listed.build(lesson)
+            numbers = step.numbers()
+            assert all(header.startswith("⟦") for header in numbers.columns), numbers.columns
+            names = list(numbers.iloc[:, 0])
+            assert len(names) == len(step.text.values)  # one row a number, each named
+            assert all(name.startswith("⟦") for name in names), (listed.title, names)
+            for _caption, table in step.tables:
+                shown = shown_table(table)
+                words = [
+                    *shown.columns,
+                    *shown.index,
+                    *(cell for column in shown.columns for cell in shown[column]),
+                ]
+                left = [
+                    word
+                    for word in words
+                    if isinstance(word, str)
+                    and "⟦" not in word
+                    and WORD.search(word)
+                    and word not in tokens
+                    and not CODE_NAMES.match(word)
+                ]
+                assert not left, (listed.title, left)
+
+
+def test_the_numbers_keep_their_english_names_and_show_the_languages(runs, speaking) -> None:
+    """A number is read by its English name (the code, the tests) in every language; its row in
+    the table is named in the run's language."""
+    lesson = Lesson(runs["pre"], 0)
+    speaking("es")
+    step = TOKENS.build(lesson)
+    assert step.text.values["vocabulary size"] == lesson.cfg.vocab_size
+    assert "tamaño del vocabulario" in list(step.numbers().iloc[:, 0])
+    roles = HEADS_DIFFER.build(lesson)
+    assert "previous token: share" in roles.text.values
+    assert "token anterior: parte" in list(roles.numbers().iloc[:, 0])
+    ((_caption, table),) = roles.tables
+    assert set(shown_table(table)["papel"]) >= {"token anterior", "amplia"}
+
+
 def test_a_sentence_writes_the_runs_numbers_as_spanish_does(runs, speaking) -> None:
     lesson = Lesson(runs["pre"], 0)
     weight = float(lesson.links.chosen["weight"])
@@ -116,6 +168,9 @@ def test_a_sentence_writes_the_runs_numbers_as_spanish_does(runs, speaking) -> N
     assert f": {spanish} " in said, said
     assert i18n.number(weight, 3, grouped=False) == spanish
     assert step.text.shown["weight"] == spanish  # the numbers table shows it as the text does
+    row = step.numbers().iloc[list(step.text.values).index("weight")]
+    assert row.iloc[0] == "peso" and row.iloc[2] == spanish
+    assert "," in row.iloc[1] and float(parse_decimal(row.iloc[1], locale="es")) == weight
     assert "capa" in said and "cabeza" in said
 
 

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from app.components.module_figures import LINES
 from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
+from encoder.io.tokenize import load_tokenizer
 from tests.app.helpers import (
     EVERY_STEP_OPEN,
     STREAM_TAB,
@@ -24,12 +25,17 @@ from tests.app.helpers import (
     measured_page,
     open_page,
     shown,
+    table_words,
 )
 
 # each view, and LayerNorm's second tab as a view of its own (one tab is open at a time)
 VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "LayerNorm, stream")
 LANGUAGES = ("es", "zh", "ar", PSEUDO)
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
+TOKENS = {
+    "[PAD]",
+    *(token for line in TWO.splitlines() for token in load_tokenizer().encode(line).tokens),
+}
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
 COMPARE = {"compare": "1", "b_norm": "post", **SMALL}
 LABELLED = ("expander", "toggle", "slider", "selectbox", "text_input", "button", "metric", "tabs")
@@ -130,6 +136,8 @@ def test_every_text_these_views_draw_is_a_marked_message(view: str, query: dict)
     texts = drawn(at) + chart_texts(at)
     unmarked = [text for text in texts if not marked(text)]
     assert not unmarked, unmarked
+    unmarked = [word for word in table_words(at, TOKENS) if not marked(word)]
+    assert not unmarked, unmarked  # the tables' headers and word cells too
 
 
 def test_switching_heads_off_is_said_in_the_pseudo_language() -> None:

@@ -92,8 +92,10 @@ def layernorm_step(lesson: Lesson) -> Step:
     else:
         swapped = stream_size(run.variant(norm_first=not cfg.norm_first), s)
 
+        placed = (f"{other}-norm", placement_name(not cfg.norm_first))
+
         def other_num(name: str, value: object, spec: str = "") -> str:
-            return text.num(f"{other}-norm: {name}", value, spec)
+            return text.num(name, value, spec, whose=placed)
 
         text.say(
             stream_growth(

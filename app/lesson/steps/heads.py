@@ -15,8 +15,9 @@ from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, 
 from app.runs import ablation_effect
 from app.views import readings
 from app.views.figures import head_figure, overview_figure
+from app.views.layout import role_name
 from encoder.inspect import moves, predictions
-from encoder.inspect.lesson import CLEAR_SHARE, head_roles
+from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE, head_roles
 from encoder.inspect.moves import MOVES_LITTLE
 from encoder.inspect.predictions import Prediction
 from encoder.inspect.token_kinds import CLS, SEP, SINK_KINDS, token_kind
@@ -41,12 +42,12 @@ def heads_step(lesson: Lesson) -> Step:
         "last token": lesson.end_name("last"),
     }
     for role, target in where.items():
-        r = roles.loc[role]
-        value = text.num(f"{role}: share", float(r["value"]), ".1%")
-        layer = text.num(f"{role}: layer", int(r["layer"]))
-        head = text.num(f"{role}: head", int(r["head"]))
+        r, whose = roles.loc[role], (role, role_name(role))
+        value = text.num("share", float(r["value"]), ".1%", whose=whose)
+        layer = text.num("layer", int(r["layer"]), whose=whose)
+        head = text.num("head", int(r["head"]), whose=whose)
         count = int(r["heads"])
-        clear = text.num(f"{role}: heads above half", count)
+        clear = text.num("heads above half", count, whose=whose)
         if count:
             values = {"count": clear, "target": target, "layer": layer, "head": head}
             text.say(
@@ -75,14 +76,14 @@ def heads_step(lesson: Lesson) -> Step:
                     value=value,
                 )
             )
-    broad = roles.loc["broad"]
+    broad, broad_role = roles.loc["broad"], ("broad", role_name("broad"))
     text.say(
         _(
             "The broadest, layer {layer}, head {head}, has entropy {entropy} nats; an even "
             "spread over {count} tokens has ln n = {ln_n}.",
-            layer=text.num("broad: layer", int(broad["layer"])),
-            head=text.num("broad: head", int(broad["head"])),
-            entropy=text.num("broad: entropy", float(broad["value"]), ".2f"),
+            layer=text.num("layer", int(broad["layer"]), whose=broad_role),
+            head=text.num("head", int(broad["head"]), whose=broad_role),
+            entropy=text.num("entropy", float(broad["value"]), ".2f", whose=broad_role),
             count=text.num("n", n),
             ln_n=text.num("ln n", math.log(n), ".2f"),
         )
@@ -106,7 +107,11 @@ def heads_step(lesson: Lesson) -> Step:
     else:
         text.say(_("For comparison, an even spread gives each token {even}.", even=even))
     table = roles.reset_index()[["role", "layer", "head", "value", "even", "heads"]]
-    above = _("heads above {share} (broad: 0.9 ln n)", share=localised(f"{CLEAR_SHARE:g}"))
+    above = _(
+        "heads above {share} (broad: {broad} ln n)",
+        share=localised(f"{CLEAR_SHARE:g}"),
+        broad=localised(f"{BROAD_ENTROPY:g}"),
+    )
     table = table.rename(columns={"heads": above})
     figure = overview_figure(lesson.run, lesson.sentence, stretch=lesson.random)
     layer, head = int(best["layer"]), int(best["head"])
