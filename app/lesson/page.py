@@ -111,8 +111,13 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
         if step.uses_query:
             _query_picker(lesson)
         _open_buttons(step, follow)
-        with st.expander(_("The numbers behind this step")):
-            st.dataframe(step.numbers(), hide_index=True, width="stretch")
+        numbers = st.expander(
+            _("The numbers behind this step"), key="lesson_numbers", on_change="rerun"
+        )
+        with numbers:
+            if numbers.open:  # built and sent only once opened
+                table = step.numbers()
+                _table(table, len(table), present)
 
 
 def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None:
@@ -239,10 +244,9 @@ def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> No
             show(figure, key, PRESENTER_TEXT, PRESENTER_TITLE_CHARS if narrow else None)
         else:
             show(figure, key, title_chars=NORMAL_TITLE_CHARS if narrow else None)
-    for caption, table in step.tables:  # HTML: its cells wrap in the column, none hidden
+    for caption, table in step.tables:
         st.caption(caption)
-        rows = PRESENTER_TABLE_ROWS if present else TABLE_ROWS
-        wide_table(_rounded(shown_table(table)), TABLE_ROW_PX * rows if len(table) > rows else None)
+        _table(_rounded(shown_table(table)), len(table), present)
     if step.code is not None:
         st.code(step.code, language="python", height=300 if present else "content")
 
@@ -258,6 +262,13 @@ def _explorer(lesson: Lesson, step: Step, present: bool) -> bool:
         with_start(data, step.explorer.start()), key=step.explorer.figure, report=False
     )
     return True
+
+
+def _table(table, rows: int, present: bool) -> None:
+    """A table of `rows` rows (a DataFrame or its Styler) in HTML, whose cells wrap in the
+    column, none hidden past its edge; past TABLE_ROWS rows (presenter mode: fewer) it scrolls."""
+    most = PRESENTER_TABLE_ROWS if present else TABLE_ROWS
+    wide_table(table, TABLE_ROW_PX * most if rows > most else None)
 
 
 def _rounded(table: pd.DataFrame):

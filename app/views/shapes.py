@@ -189,5 +189,5 @@ def draw(runs: Runs, chosen: Selection) -> None:
     st.header(_("Shape trace: every operation, in the order the data flows"))
     wide_table(shown(stacked(runs, lambda run: operations_named(run.ledger, run.cfg))), height=420)
     with st.expander(_("Parameters by component"), key="shape_params", on_change="rerun") as box:
-        if box.open:  # computed and sent only once opened
-            st.dataframe(shown(stacked(runs, lambda run: run.parameter_counts)), hide_index=True)
+        if box.open:  # computed and sent only once opened; a component with no share per layer
+            wide_table(shown(stacked(runs, lambda run: run.parameter_counts)))  # leaves it blank
