@@ -144,7 +144,8 @@ def pair(name: str, widths=(1, 1)) -> tuple:
 def header(column: str) -> str:
     """A table's column as the reader sees it, in the page's language: the tables keep their
     own column names (the code and the tests read them), their headers are translated where
-    they are words (names in code, such as max_weight or over_sqrt_d, stay)."""
+    they are words (names in code that a view's text names as such, share_zero = ..., or that
+    stand in its equations, over_sqrt_d, q_dot_k, stay)."""
     if not isinstance(column, str):
         return column
     if column.startswith("Δ "):
@@ -182,6 +183,12 @@ def header(column: str) -> str:
         "cosine of B's with A's": _("cosine of B's with A's"),
         "to first": _("to first"),
         "to last": _("to last"),
+        # a head's metrics (encoder.inspect.heads.head_metrics), as the Attention view says them
+        "max_weight": _("max weight"),
+        "mean_distance": _("mean distance"),
+        "to_self": _("to itself"),
+        "to_previous": _("to previous"),
+        "to_next": _("to next"),
         "dimension": _("dimension"),
         "after": _("after"),
         "mean": _("mean"),

@@ -189,3 +189,18 @@ def test_the_open_tab_is_named_again_in_the_new_language(view, key, label):
         at.selectbox(key="_language").set_value(language).run()
         assert_no_exception(at)
         assert at.session_state[key] == translations(language).gettext(label), language
+
+
+def test_a_heads_metrics_are_named_in_spanish() -> None:
+    """The metrics table keeps its columns (the code reads them) under Spanish headers, the words
+    its caption says them in."""
+    at = open_view("Attention", "es")
+    table = next(t for t in at.main.dataframe if "max_weight" in t.value.columns)
+    labels = {name: shown.get("label") for name, shown in json.loads(table.proto.columns).items()}
+    assert labels["max_weight"] == "peso máximo"
+    assert (labels["to_previous"], labels["to_next"], labels["to_self"]) == (
+        "al anterior",
+        "al siguiente",
+        "a sí mismo",
+    )
+    assert labels["mean_distance"] == "distancia media"
