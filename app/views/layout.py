@@ -189,6 +189,13 @@ def header(column: str) -> str:
         "to_self": _("to itself"),
         "to_previous": _("to previous"),
         "to_next": _("to next"),
+        # a norm's learned gain and bias (encoder.inspect.norms), the LayerNorm view's table
+        "gain_mean": _("gain mean"),
+        "gain_std": _("gain std"),
+        "gain_min": _("gain min"),
+        "gain_max": _("gain max"),
+        "bias_mean": _("bias mean"),
+        "bias_std": _("bias std"),
         "dimension": _("dimension"),
         "after": _("after"),
         "mean": _("mean"),

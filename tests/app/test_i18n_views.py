@@ -204,3 +204,13 @@ def test_a_heads_metrics_are_named_in_spanish() -> None:
         "a sí mismo",
     )
     assert labels["mean_distance"] == "distancia media"
+
+
+def test_a_norms_gain_and_bias_are_named_in_arabic() -> None:
+    at = open_view("LayerNorm", "ar")
+    table = next(t for t in at.main.dataframe if "gain_mean" in t.value.columns)
+    labels = {name: shown.get("label") for name, shown in json.loads(table.proto.columns).items()}
+    assert (labels["gain_mean"], labels["bias_std"]) == (
+        "الكسب: المتوسط",
+        "الانحياز: الانحراف المعياري",
+    )
