@@ -111,10 +111,8 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
         if step.uses_query:
             _query_picker(lesson)
         _open_buttons(step, follow)
-        numbers = st.expander(
-            _("The numbers behind this step"), key="lesson_numbers", on_change="rerun"
-        )
-        with numbers:
+        label = _("The numbers behind this step")
+        with st.expander(label, key="lesson_numbers", on_change="rerun") as numbers:
             if numbers.open:  # built and sent only once opened
                 table = step.numbers()
                 _table(table, len(table), present)

@@ -142,10 +142,11 @@ def pair(name: str, widths=(1, 1)) -> tuple:
 
 
 def header(column: str) -> str:
-    """A table's column as the reader sees it, in the page's language: the tables keep their
-    own column names (the code and the tests read them), their headers are translated where
-    they are words (names in code that a view's text names as such, share_zero = ..., or that
-    stand in its equations, over_sqrt_d, q_dot_k, stay)."""
+    """A table's column, or a cell of one of its word columns (WORD_COLUMNS), as the reader sees
+    it, in the page's language: the tables keep their own names and words (the code and the
+    tests read them), the page shows them translated where they are words (names in code that
+    a view's text names as such, share_zero = ..., or that stand in its equations,
+    over_sqrt_d, q_dot_k, stay)."""
     if not isinstance(column, str):
         return column
     if column.startswith("Δ "):
@@ -217,14 +218,35 @@ def header(column: str) -> str:
         "punctuation": _("punctuation"),
         "broad": _("broad"),
         "mixed": _("mixed"),
+        # a head's role (encoder.inspect.lesson.ROLES; "broad" above)
+        "previous token": _("previous token"),
+        "next token": _("next token"),
+        "first token": _("first token"),
+        "last token": _("last token"),
+        # a reading of a head's attention (encoder.inspect.moves; "weight" above), and its layers
+        moves.NORM_WEIGHTED: _("norm-weighted"),
+        "all": _("all"),
+        # a row of encoder.inspect.ledger.parameter_counts ("attention (all layers)": below)
+        "token embedding": _("token embedding"),
+        "position embedding": _("position embedding"),
+        "token-type embedding": _("token-type embedding"),
+        "embedding norm": _("embedding norm"),
+        "embedding projection": _("embedding projection"),
+        "attention": _("attention"),
+        "feed-forward": _("feed-forward"),
+        "block norms": _("block norms"),
+        "final norm": _("final norm"),
+        "total": _("total"),
     }
     if column in words:
         return words[column]
     if column.startswith("to ["):  # "to [CLS]": a token's name stays
         return _("to {token}", token=column.removeprefix("to "))
+    if column.endswith(" (all layers)"):  # a stacked component's parameters
+        return _("{component} (all layers)", component=header(column.removesuffix(" (all layers)")))
     kind, _space, reading = column.removesuffix(")").rpartition(" (")
     if kind and reading in (moves.WEIGHT, moves.NORM_WEIGHTED):  # "[CLS] (weight)"
-        return _("{kind} ({reading})", kind=header(kind), reading=reading_name(reading))
+        return _("{kind} ({reading})", kind=header(kind), reading=header(reading))
     return column
 
 
@@ -268,66 +290,14 @@ def operations_named(rows: pd.DataFrame | list[dict], cfg: EncoderConfig):
     return [{**row, "operation": names.get(row["operation"], row["operation"])} for row in rows]
 
 
-def component_name(component: str) -> str:
-    """A row of encoder.inspect.ledger.parameter_counts ("token embedding", "attention (all
-    layers)", "total") in the page's language."""
-    stacked_part = component.removesuffix(" (all layers)")
-    names = {
-        "token embedding": _("token embedding"),
-        "position embedding": _("position embedding"),
-        "token-type embedding": _("token-type embedding"),
-        "embedding norm": _("embedding norm"),
-        "embedding projection": _("embedding projection"),
-        "attention": _("attention"),
-        "feed-forward": _("feed-forward"),
-        "block norms": _("block norms"),
-        "final norm": _("final norm"),
-        "total": _("total"),
-    }
-    name = names.get(stacked_part, stacked_part)
-    return name if stacked_part == component else _("{component} (all layers)", component=name)
-
-
-def role_name(role: str) -> str:
-    """A head's role (encoder.inspect.lesson.ROLES: "previous token", ..., "broad") in the page's
-    language."""
-    names = {
-        "previous token": _("previous token"),
-        "next token": _("next token"),
-        "first token": _("first token"),
-        "last token": _("last token"),
-        "broad": _("broad"),
-    }
-    return names.get(role, role)
-
-
-def reading_name(reading: str) -> str:
-    """A reading of a head's attention (encoder.inspect.moves: "weight", "norm-weighted") in the
-    page's language."""
-    names = {moves.WEIGHT: _("weight"), moves.NORM_WEIGHTED: _("norm-weighted")}
-    return names.get(reading, reading)
-
-
-def layer_name(layer: object) -> object:
-    """A table's layer: its number, or "all" (every layer, moves.share_summary) in the page's
-    language."""
-    return _("all") if layer == "all" else layer
-
-
-# a column whose cells are words of ours, not the user's -> how the page says each
-WORD_CELLS: dict[str, Callable] = {
-    "component": component_name,
-    "role": role_name,
-    "reading": reading_name,
-    "layer": layer_name,
-    "group": header,  # a head's behaviour over a corpus
-}
+# the columns whose cells are words of ours, not the user's: a parameter's component, a head's
+# role, a reading, a layer ("all" of them), a head's behaviour over a corpus
+WORD_COLUMNS = ("component", "role", "reading", "layer", "group")
 
 
 def word_cells(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with the cells of its word columns (WORD_CELLS) in the page's language."""
-    words = {name: table[name].map(said) for name, said in WORD_CELLS.items() if name in table}
-    return table.assign(**words)
+    """`table` with the cells of its word columns (WORD_COLUMNS) in the page's language."""
+    return table.assign(**{name: table[name].map(header) for name in WORD_COLUMNS if name in table})
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:

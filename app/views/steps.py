@@ -457,8 +457,8 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
     scaled, masked, weight = (
         _tex_text(header(column)) for column in ("scaled", "masked", "weight")
     )
-    hidden = _("for padding, outside the window") if steps.window else _("for padding")
-    either, hidden = _tex_text(_("or")), _tex_text(hidden)
+    either = _tex_text(_("or"))
+    hidden = _tex_text(_("for padding, outside the window") if steps.window else _("for padding"))
     st.latex(
         r"\begin{aligned}"
         + (

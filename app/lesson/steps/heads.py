@@ -15,7 +15,7 @@ from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, 
 from app.runs import ablation_effect
 from app.views import readings
 from app.views.figures import head_figure, overview_figure
-from app.views.layout import role_name
+from app.views.layout import header
 from encoder.inspect import moves, predictions
 from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE, head_roles
 from encoder.inspect.moves import MOVES_LITTLE
@@ -42,7 +42,7 @@ def heads_step(lesson: Lesson) -> Step:
         "last token": lesson.end_name("last"),
     }
     for role, target in where.items():
-        r, whose = roles.loc[role], (role, role_name(role))
+        r, whose = roles.loc[role], (role, header(role))
         value = text.num("share", float(r["value"]), ".1%", whose=whose)
         layer = text.num("layer", int(r["layer"]), whose=whose)
         head = text.num("head", int(r["head"]), whose=whose)
@@ -76,7 +76,7 @@ def heads_step(lesson: Lesson) -> Step:
                     value=value,
                 )
             )
-    broad, broad_role = roles.loc["broad"], ("broad", role_name("broad"))
+    broad, broad_role = roles.loc["broad"], ("broad", header("broad"))
     text.say(
         _(
             "The broadest, layer {layer}, head {head}, has entropy {entropy} nats; an even "
