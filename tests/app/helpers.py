@@ -180,18 +180,29 @@ CODE_NAMES = re.compile(
 
 def table_words(at: AppTest, tokens: set[str]) -> list[str]:
     """Every header (as column_config labels it) and every text cell of the main area's tables
-    (st.dataframe, st.table) that has words: but the `tokens` the user typed, the names in the
-    code, and numbers and shapes ("[1, 16] x [16, 32]")."""
+    (st.dataframe, st.table) that has words (`frame_words`)."""
     words = []
     for table in [*at.main.dataframe, *at.main.table]:
-        frame = table.value
         config = json.loads(table.proto.columns or "{}") if hasattr(table.proto, "columns") else {}
-        for column in frame.columns:
-            shown = config.get(str(column), {})
-            if not shown.get("hidden"):
-                words.append(shown.get("label", column))
-        words += [name for name in frame.index if isinstance(name, str)]
-        words += [cell for column in frame.columns for cell in frame[column]]
+        labels = {
+            column: shown.get("label", column)
+            for column in table.value.columns
+            if not (shown := config.get(str(column), {})).get("hidden")
+        }
+        words += frame_words(table.value, tokens, labels)
+    return words
+
+
+def frame_words(frame, tokens: set[str], labels: dict | None = None) -> list[str]:
+    """A table's headers (as `labels` name its columns, where it names them; the hidden ones
+    left out), rows' names and text cells that have words: but the `tokens` the user typed, the
+    names in the code, and numbers and shapes ("[1, 16] x [16, 32]")."""
+    headers = list(frame.columns) if labels is None else list(labels.values())
+    words = [
+        *headers,
+        *frame.index,
+        *(cell for column in frame.columns for cell in frame[column]),
+    ]
     return [
         word
         for word in words

@@ -25,7 +25,7 @@ from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER
 from app.lesson.steps.tokens import TOKENS
 from app.lesson.text import Lesson, Typed, shown_table
 from encoder.web.payload import decode_header
-from tests.app.helpers import CODE_NAMES, WORD, assert_no_exception, open_page, shown
+from tests.app.helpers import assert_no_exception, frame_words, open_page, shown
 from tests.app.lesson_runs import MODERN, random_run
 from tests.shared import SENTENCE
 
@@ -122,21 +122,8 @@ def test_every_table_of_every_step_names_its_numbers_in_the_language(setup, runs
             assert len(names) == len(step.text.values)  # one row a number, each named
             assert all(name.startswith("⟦") for name in names), (listed.title, names)
             for _caption, table in step.tables:
-                shown = shown_table(table)
-                words = [
-                    *shown.columns,
-                    *shown.index,
-                    *(cell for column in shown.columns for cell in shown[column]),
-                ]
-                left = [
-                    word
-                    for word in words
-                    if isinstance(word, str)
-                    and "⟦" not in word
-                    and WORD.search(word)
-                    and word not in tokens
-                    and not CODE_NAMES.match(word)
-                ]
+                words = frame_words(shown_table(table), tokens)
+                left = [word for word in words if "⟦" not in word]
                 assert not left, (listed.title, left)
 
 
