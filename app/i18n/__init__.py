@@ -140,12 +140,16 @@ def localised(shown: str) -> str:
     """A number written in English (format(value, spec): ".3g", ",", ".1%"...) as this run's
     language writes it: the same digits, the language's decimal and group symbols ("0.715" is
     "0,715" in Spanish). The English is left as it is, byte for byte."""
-    if language() == SOURCE:
+    if language() == SOURCE or writes_numbers_as_english():
         return shown
     decimal, group = symbols()
-    if (decimal, group) == (".", ","):
-        return shown
     return "".join(decimal if c == "." else group if c == "," else c for c in shown)
+
+
+def writes_numbers_as_english() -> bool:
+    """Whether this run's language writes numbers with English's symbols ("0.715", "1,536"):
+    English, Chinese and Arabic do here; Spanish does not."""
+    return symbols() == ".,"
 
 
 def choose_language(asked: str | None, browser_locale: str | None) -> str:

@@ -44,7 +44,7 @@ from app.views.changes import (
     say,
     what_changed,
 )
-from app.views.layout import deltas, headers, number_table, setup_title, stacked
+from app.views.layout import deltas, headers, number_table, setup_title, stacked, written
 from app.views.widgets import pick_sentence, show
 from encoder.inspect import ablation
 from encoder.web.offline import explorer_html
@@ -384,7 +384,7 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
         {"stream": depths, "mean cosine": mean, "lowest cosine": np.nanmin(cosine, axis=-1)}
     )
     st.dataframe(
-        table.style.format(precision=6, subset=["mean cosine", "lowest cosine"]),
+        written(table, 6),
         hide_index=True,
         column_config=headers(table),
     )
@@ -435,7 +435,7 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
     left, right = st.columns([2, 3])
     top = changes.head(10)
     left.dataframe(
-        top.style.format(precision=4, subset=["moved", "largest"]),
+        written(top, 4, ["moved", "largest"]),
         hide_index=True,
         column_config=headers(top),
     )

@@ -30,6 +30,7 @@ from app.views.layout import (
     show_for,
     side_by_side,
     stacked,
+    written,
 )
 from app.views.widgets import pick_index, pick_sentence
 from encoder import EncoderConfig
@@ -124,9 +125,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
     with st.expander(_("Gain and bias of every norm"), key="ln_gains", on_change="rerun") as box:
         if box.open:  # computed and sent only once opened
             table = stacked(runs, lambda setup: setup.norm_parameters)
-            st.dataframe(
-                table.style.format(precision=4), hide_index=True, column_config=headers(table)
-            )
+            st.dataframe(written(table, 4), hide_index=True, column_config=headers(table))
 
 
 def _stream_table(runs: Runs, sentence: int) -> None:

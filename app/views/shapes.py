@@ -19,6 +19,7 @@ from app.views.layout import (
     side_by_side,
     stacked,
     wide_table,
+    written,
 )
 
 EQUATIONS = {
@@ -53,12 +54,12 @@ def _costs(run: Run, against: Run | None, narrow: bool) -> None:
     it has half the page."""
     cost = run.cost
     columns = [*st.columns(2), *st.columns(2)] if narrow else st.columns(4)
-    for column, (label, key, written) in zip(columns, metrics(), strict=False):
+    for column, (label, key, write) in zip(columns, metrics(), strict=False):
         change = None if against is None else cost[key] - against.cost[key]
         column.metric(
             label,
-            written(cost[key]),
-            delta=None if change is None else written(change),
+            write(cost[key]),
+            delta=None if change is None else write(change),
             delta_color="off",
             help=_("B − A below the value") if against is not None else None,
         )
@@ -187,7 +188,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
         )
         _equations(run)
     st.header(_("Shape trace: every operation, in the order the data flows"))
-    wide_table(shown(stacked(runs, lambda run: operations_named(run.ledger, run.cfg))), height=420)
+    operations = shown(stacked(runs, lambda run: operations_named(run.ledger, run.cfg)))
+    wide_table(written(operations, 0), height=420)
     with st.expander(_("Parameters by component"), key="shape_params", on_change="rerun") as box:
-        if box.open:  # computed and sent only once opened; a component with no share per layer
-            wide_table(shown(stacked(runs, lambda run: run.parameter_counts)))  # leaves it blank
+        if box.open:  # computed and sent only once opened
+            wide_table(written(shown(stacked(runs, lambda run: run.parameter_counts)), 0))

@@ -35,7 +35,15 @@ from app.keys import (
 from app.runs import Runs
 from app.user_text import quoted
 from app.views.changes import norm_does, what_changed
-from app.views.layout import header, headers, missing, pair, show_for, side_by_side
+from app.views.layout import (
+    header,
+    headers,
+    missing,
+    pair,
+    show_for,
+    side_by_side,
+    written,
+)
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
@@ -162,7 +170,7 @@ def _weights_compared(shown: list) -> None:
     weights["B − A"] = weights["weight B"] - weights["weight A"]
     st.caption(_("This query's weights in A and in B, key by key:"))
     st.dataframe(
-        weights.style.format(precision=4, subset=["weight A", "weight B", "B − A"]),
+        written(weights, 4, ["weight A", "weight B", "B − A"]),
         hide_index=True,
         column_config=headers(weights),
         width="stretch",
@@ -439,11 +447,11 @@ def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
             columns=frame.columns,
         )
 
-    def number(value: float) -> str:
-        return "−∞" if value == -math.inf else f"{value:.4f}"
+    def write(value: float) -> str:
+        return "−∞" if value == -math.inf else number(value, 4)
 
     numbers = ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"]
-    return shown.style.apply(row_style, axis=None).format(number, subset=numbers)
+    return shown.style.apply(row_style, axis=None).format(write, subset=numbers)
 
 
 def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:

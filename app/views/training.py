@@ -37,6 +37,7 @@ from app.i18n import _, localised, number, told
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, say
 from app.user_text import literal
+from app.views.layout import written
 from app.views.widgets import show
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
@@ -561,19 +562,20 @@ def _sharpest_head(result: TrainResult) -> tuple[int, int]:
 
 
 def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> None:
+    seconds = _("seconds")
     rows = [
         {
             _("run"): name,
-            _("held-out accuracy"): round(r.held_out_accuracy, 4),
-            _("whole sequences right"): round(r.held_out_sequence_accuracy, 4),
-            _("final loss"): round(r.final_loss, 4),
+            _("held-out accuracy"): r.held_out_accuracy,
+            _("whole sequences right"): r.held_out_sequence_accuracy,
+            _("final loss"): r.final_loss,
             _("steps"): len(r.history),
-            _("seconds"): round(r.seconds, 1),
+            seconds: r.seconds,
             _("stopped"): r.stopped,
         }
         for name, r in job.results.items()
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(written(written(pd.DataFrame(rows), 4), 1, [seconds]), hide_index=True)
     counted = next(iter(job.results.values())).held_out_examples
     st.caption(
         _(

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from babel.numbers import get_decimal_symbol, parse_decimal
+from pandas.api.types import is_bool_dtype, is_integer_dtype, is_numeric_dtype
+from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from app.controls.setup_keys import DEFAULTS
@@ -211,3 +216,48 @@ def frame_words(frame, tokens: set[str], labels: dict | None = None) -> list[str
         and word not in tokens
         and not CODE_NAMES.match(word)
     ]
+
+
+def written_numbers(at: AppTest) -> list[tuple[float, str | None]]:
+    """Each number of the main area's tables (st.dataframe, st.table) beside the text the page
+    shows for it: a Styler's display value, or the browser's printf of a NumberColumn's format
+    ("%.3f", as Python's % writes it; a missing number blank); but whole numbers a table sends
+    bare (token ids, layers: the browser writes them digit by digit, as every language does).
+    A fraction sent bare without a format comes with None: the browser writes it as it likes,
+    in English."""
+    pairs = []
+    for table in [*at.main.dataframe, *at.main.table]:
+        frame = table.value
+        sent = table.proto.arrow_data.styler.display_values
+        texts = dataframe_util.convert_arrow_bytes_to_pandas_df(sent) if sent else None
+        config = json.loads(getattr(table.proto, "columns", "") or "{}")
+        for j, column in enumerate(frame.columns):
+            values = frame.iloc[:, j]
+            if is_bool_dtype(values) or not is_numeric_dtype(values):
+                continue
+            printf = config.get(str(column), {}).get("type_config", {}).get("format") or ""
+            if texts is not None:
+                shown = list(texts.iloc[:, j])
+            elif printf.startswith("%"):
+                shown = ["" if pd.isna(value) else printf % value for value in values]
+            elif is_integer_dtype(values):
+                continue
+            else:
+                shown = [None] * len(values)
+            pairs += [(value, text) for value, text in zip(values, shown, strict=True)]
+    return pairs
+
+
+def assert_numbers_written_in(at: AppTest, locale: str) -> None:
+    """Every number of the main area's tables (`written_numbers`) is shown as `locale` writes
+    numbers (Babel's), and is the table's number to the digits shown; a missing one blank."""
+    decimal = get_decimal_symbol(locale)
+    numbers = written_numbers(at)
+    for value, text in numbers:
+        assert text is not None, f"{value} is sent bare: the browser writes it in English"
+        if pd.isna(value) or math.isinf(value):
+            assert text in ("", "−∞"), (value, text)
+            continue
+        digits = len(text.split(decimal)[1]) if decimal in text else 0
+        read = float(parse_decimal(text, locale=locale))
+        assert abs(read - value) <= 0.5 * 10**-digits + 1e-9 * abs(value), (value, text)

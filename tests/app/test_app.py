@@ -113,7 +113,7 @@ def test_shapes_view_has_ledger_diagram_and_equations():
     at = open_page(view="Shapes")
     assert_no_exception(at)
     ledger = at.table[0].value  # HTML: its long shapes wrap
-    assert {"operation", "input_shape", "output_shape", "params", "flops"} <= set(ledger.columns)
+    assert {"operation", "input shape", "output shape", "params", "flops"} <= set(ledger.columns)
     assert len(at.latex) >= 3
     n = len(tokens_of(SENTENCE))  # the default text's first example
     # the block diagram: block_diagram.js's data (SVG in the browser), no plotly on the view

@@ -52,7 +52,13 @@ from encoder.train.jobs import (
 )
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
-from tests.app.helpers import architecture_said, assert_no_exception, go, open_page
+from tests.app.helpers import (
+    architecture_said,
+    assert_no_exception,
+    assert_numbers_written_in,
+    go,
+    open_page,
+)
 
 MAX_CHUNKS = 60
 TINY = {"d_model": "32", "num_heads": "4", "num_layers": "1", "d_ff": "64"}  # the sidebar's
@@ -150,6 +156,7 @@ def test_pre_vs_post_trains_four_runs_and_each_opens_in_the_views(at: AppTest) -
         expected = [round(g, 5) for g in job.init_grad_norms[name]]
         assert values(trace["y"]) == pytest.approx(expected)  # one bar per layer
     assert len(at.dataframe[0].value) == 4  # results table: one row per run
+    assert_numbers_written_in(at, "en")  # each to the digits shown, as the run's numbers
     assert len(kept_models(at)) == 4
     for index, name in enumerate(names):
         at.button(key=f"train_open_{index}").click().run()

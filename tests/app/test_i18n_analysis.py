@@ -32,7 +32,14 @@ from encoder.train.jobs import (
     window_sentence,
 )
 from encoder.train.trainer import TrainConfig
-from tests.app.helpers import TINY, assert_no_exception, module_data, open_page, table_words
+from tests.app.helpers import (
+    TINY,
+    assert_no_exception,
+    assert_numbers_written_in,
+    module_data,
+    open_page,
+    table_words,
+)
 from tests.shared import SENTENCE
 
 VIEWS = (
@@ -113,9 +120,13 @@ def test_each_view_draws_only_marked_text_in_the_pseudo_language(view) -> None:
 def test_each_view_opens_in_each_language(view, language) -> None:
     at = open_page(view=view, lang=language, **TINY)
     assert_no_exception(at)
+    if view == "Shapes":  # its parameters by component, drawn once opened
+        at.session_state["shape_params"] = True
+        at.run()
     assert texts(at), "nothing drawn"
     headers = [header.value for header in at.main.header]
     assert not any(header in ENGLISH_HEADERS for header in headers), headers
+    assert_numbers_written_in(at, i18n.NUMBER_LOCALES[language])  # the tables' numbers too
 
 
 def test_the_corpus_view_names_each_behaviour_in_the_language() -> None:

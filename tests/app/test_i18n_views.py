@@ -14,6 +14,7 @@ from babel.numbers import parse_decimal
 from streamlit.testing.v1 import AppTest
 
 from app.components.module_figures import LINES
+from app.i18n import NUMBER_LOCALES
 from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
 from encoder.io.tokenize import load_tokenizer
@@ -22,6 +23,7 @@ from tests.app.helpers import (
     STREAM_TAB,
     TINY,
     assert_no_exception,
+    assert_numbers_written_in,
     measured_page,
     open_page,
     shown,
@@ -121,12 +123,20 @@ def marked(text: str) -> bool:
 def test_each_view_opens_in_each_language(view: str, language: str) -> None:
     at = open_view(view, language)
     assert drawn(at)
+    assert_numbers_written_in(at, NUMBER_LOCALES[language])  # the tables' numbers too
 
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_each_view_compares_two_setups_in_arabic(view: str) -> None:
     at = open_view(view, "ar", **COMPARE)
     assert any("الإعداد" in text or "B" in text for text in drawn(at))
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_both_setups_numbers_are_written_the_spanish_way(view: str) -> None:
+    """Compare mode's tables (both setups stacked, B − A) in Spanish: "0,132", not "0.132"."""
+    at = open_view(view, "es", **COMPARE)
+    assert_numbers_written_in(at, "es")
 
 
 @pytest.mark.parametrize("query", [{}, COMPARE], ids=["one setup", "compare"])

@@ -41,8 +41,9 @@ SMALLEST_FIGURE_TEXT_JS = """() => {
 }""".replace("DEEP_ALL", DEEP_ALL_JS)
 
 # What is wider than its place: with `tables`, a table's grid scrolled sideways (columns hidden
-# past its right edge) or an HTML table; a figure's title past its figure's right edge; the page
-# itself. (On a phone a table of a token per column scrolls sideways, as grids do there.)
+# past its right edge) or an HTML table (st.table's: its box, and the box inside it that
+# scrolls); a figure's title past its figure's right edge; the page itself. (On a phone a table
+# of a token per column scrolls sideways, as grids do there.)
 TOO_WIDE_JS = """tables => {
   const wide = [];
   const over = (element, what) => {
@@ -52,7 +53,8 @@ TOO_WIDE_JS = """tables => {
   if (tables) {
     document.querySelectorAll("[data-testid=stDataFrame] .dvn-scroller")
       .forEach(grid => over(grid, "table"));
-    document.querySelectorAll("[data-testid=stTable]").forEach(t => over(t, "html table"));
+    document.querySelectorAll("[data-testid=stTable], [data-testid=stTable] > div")
+      .forEach(t => over(t, "html table"));
   }
   for (const plot of document.querySelectorAll("[data-testid=stMain] .js-plotly-plot")) {
     const title = plot.querySelector(".gtitle");
