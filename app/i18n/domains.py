@@ -1,6 +1,7 @@
 """The catalogues' domains (which files' messages each holds), their extraction with Babel, and
 the checks every shipped catalogue passes: complete (nothing untranslated or fuzzy), each
-translation's placeholders the source's, a plural form for each of the language's forms."""
+translation's placeholders the source's, a plural form for each of the language's forms, and no
+translation another domain's hides."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po, write_po
 
 from app.i18n import LANGUAGES
-from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled
+from app.i18n.browser import DOMAIN as BROWSER
+from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled, po_files
 
 ROOT = HERE.parent.parent
 # Said: the library's (encoder.core.said); num: a number's name in a lesson step's numbers table
@@ -136,8 +138,10 @@ def extract_all() -> dict[str, int]:
     for domain in DOMAINS:
         pot = template(domain)
         counts[domain] = len(pot)
-        if shipped(domain) == {message.id for message in pot if message.id} and all(
-            po_path(language, domain).exists() for language in TRANSLATED
+        marked = {message.id for message in pot if message.id}
+        if all(
+            message_ids(path) == marked
+            for path in (HERE / f"{domain}.pot", *(po_path(lang, domain) for lang in TRANSLATED))
         ):
             continue  # unchanged: its files are left as they are (no new date in their header)
         with (HERE / f"{domain}.pot").open("wb") as out:
@@ -156,13 +160,12 @@ def extract_all() -> dict[str, int]:
     return counts
 
 
-def shipped(domain: str) -> set:
-    """The message ids of a domain's template as it is on disk (empty if there is none)."""
-    path = HERE / f"{domain}.pot"
+def message_ids(path: Path) -> set:
+    """The message ids of a template or a catalogue as it is on disk (empty if there is none)."""
     if not path.exists():
         return set()
-    with path.open("rb") as pot:
-        return {message.id for message in read_po(pot) if message.id}
+    with path.open("rb") as po:
+        return {message.id for message in read_po(po) if message.id}
 
 
 def placeholders(text: str) -> list[str]:
@@ -207,10 +210,34 @@ def problems_of(language: str, domain: str) -> Iterator[str]:
         yield f"{language}/{domain}: does not compile: {error}"
 
 
+def shadowed(language: str) -> Iterator[str]:
+    """Each message the code's `_()` shows from another domain's catalogue, translated otherwise:
+    the page speaks every domain of a language through one merged catalogue, which takes a
+    message from the first file that holds it (catalogue.translations, in po_files' order), so
+    this domain's translation is never shown. The browser's own catalogue is read whole by the
+    browser (app.i18n.browser), so its translations are shown even where the page's differ."""
+    first: dict[str | tuple, tuple[str, object]] = {}
+    for path in po_files(language):
+        with path.open("rb") as po:
+            catalog = read_po(po, locale=language)
+        for message in catalog:
+            if not message.id:
+                continue
+            shown = first.setdefault(message.id, (path.stem, message.string))
+            if path.stem != BROWSER and message.string != shown[1]:
+                yield (
+                    f"{language}/{path.stem}: {message.id!r}: the page shows {shown[0]}'s "
+                    f"{shown[1]!r}, not this {message.string!r}"
+                )
+
+
 def check_all() -> list[str]:
     return [
-        problem
-        for domain in DOMAINS
-        for language in TRANSLATED
-        for problem in problems_of(language, domain)
+        *(
+            problem
+            for domain in DOMAINS
+            for language in TRANSLATED
+            for problem in problems_of(language, domain)
+        ),
+        *(problem for language in TRANSLATED for problem in shadowed(language)),
     ]

@@ -15,6 +15,7 @@ from babel.numbers import parse_decimal
 from app import i18n
 from app.charts.common import base_spec
 from app.controls.sidebar import english_only_note
+from app.i18n import domains
 from app.i18n.catalogue import HERE, PSEUDO, translations
 from app.i18n.domains import DOMAINS, check_all, template
 from encoder.core.said import Said
@@ -30,6 +31,22 @@ def speaking():
 
 def test_every_catalogue_is_complete_and_keeps_its_placeholders() -> None:
     assert check_all() == []
+
+
+def test_a_translation_another_domain_hides_is_a_problem(tmp_path, monkeypatch) -> None:
+    """The page's `_()` takes a message from the first catalogue that holds it: a later domain's
+    other translation of it is never shown; the browser's is (the browser reads its own)."""
+    files = []
+    for domain, moved in (("analysis", "desplazada"), ("browser", "movida"), ("views", "movido")):
+        path = tmp_path / f"{domain}.po"
+        path.write_text(f'msgid "moved"\nmsgstr "{moved}"\n', encoding="utf-8")
+        files.append(path)
+    monkeypatch.setattr(domains, "po_files", lambda language: files)
+    assert list(domains.shadowed("es")) == [
+        "es/views: 'moved': the page shows analysis's 'desplazada', not this 'movido'"
+    ]
+    files.pop()  # the browser's own word alone differs
+    assert list(domains.shadowed("es")) == []
 
 
 @pytest.mark.parametrize("domain", sorted(DOMAINS))
