@@ -3,7 +3,7 @@
  *
  * Plain ES module, no framework, no build step, no network. Hosts (Streamlit Custom Components
  * v2, anywidget, an offline file's module script) load it joined after shared.js (element, the
- * colour scales, OKABE_ITO) and figure_tools.js (figureControls, svgDocument, figureNumber,
+ * colour scales, OKABE_ITO) and figure_tools.js (figureControls, svgDocument, figureRounded,
  * SVG_NS) and before their glue (glue/*.js), which calls `mount`: one
  * self-contained module (encoder/web/hosts.py). The stylesheet is attention_explorer.css.
  *
@@ -76,7 +76,9 @@
  *             chip holds a sample (svg line, stroke-dasharray) and data-dash
  *   text      figure_tools.js's box [data-testid="figure-text"] after the readout: "Show as a
  *             table" (the look's matrix: a row per query "index token", a column per key,
- *             figureNumber values; every head: the chosen head's; B − A: signed differences;
+ *             figureRounded values, written as the language writes numbers ("0,0906" in
+ *             Spanish; the CSV's in English); every head: the chosen head's; B − A: signed
+ *             differences;
  *             redrawn when the look settles) and "Save as…" (CSV the same; SVG of the look,
  *             titled setup, input's first TITLE_CHARS characters, layer, head and mode: lines as
  *             SVG paths with their dashes, cells as an image, tokens as text; PNG from the SVG)
@@ -1210,7 +1212,7 @@ export function mount(host, payload, options = {}) {
     const labels = matrixLabels(weights.n);
     const body = labels.map((label, q) => {
       const row = [label];
-      for (let k = 0; k < weights.n; k++) row.push(figureNumber(weights.at(q, k)));
+      for (let k = 0; k < weights.n; k++) row.push(figureRounded(weights.at(q, k)));
       return row;
     });
     return { head: [_("query \\ key"), ...labels], body };

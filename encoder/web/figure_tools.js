@@ -18,7 +18,9 @@
  * [data-testid=figure-table-toggle] (aria-expanded), the menu button [data-testid=figure-save]
  * (aria-expanded) and its menu [data-testid=figure-save-menu] of
  * [data-role=export][data-format=svg|png|csv] items, and the table [data-testid=figure-table]
- * (hidden until toggled). A table is {head: [...], body: [[...], ...]} of strings.
+ * (hidden until toggled). A table is {head: [...], body: [[...], ...]} of strings and numbers:
+ * the table on the page writes a number as the language spoken writes it ("0,0906" in Spanish),
+ * the CSV as String does ("0.0906"), for any program to read.
  */
 
 const FIGURE_MAX_CELLS = 20000; // a table's cells; beyond, its first rows and a line that says so
@@ -31,17 +33,24 @@ const SAVE_FORMATS = [ // what "Save as…" offers: its format, its item's words
   ["csv", () => _("CSV (its numbers)")],
 ];
 
-/** A number as a figure's table and sentence write it: three significant digits. */
-function figureNumber(value) {
-  return Number.isFinite(value) ? Number(value.toPrecision(3)).toString() : String(value);
+/** A number as a figure's table and sentence give it: three significant digits (anything else,
+ * NaN among them, as it is). */
+function figureRounded(value) {
+  return typeof value === "number" && Number.isFinite(value) ? Number(value.toPrecision(3)) : value;
 }
 
-/** figureNumber's number as the language spoken writes it in a sentence ("0,715" in Spanish;
- * in English figureNumber's own). */
+/** `value` as the language spoken writes it, with the digits String(value) gives ("0,0906" in
+ * Spanish; in English String(value) itself); anything but a plain decimal number (a word, NaN,
+ * 1e-7) as String gives it. */
+function spokenNumber(value) {
+  const text = String(value);
+  if (typeof value !== "number" || !/^-?\d+(\.\d+)?$/.test(text)) return text;
+  return number(value, (text.split(".")[1] || "").length, false);
+}
+
+/** figureRounded's number as the language spoken writes it in a sentence ("0,715" in Spanish). */
 function figureSaid(value) {
-  const text = figureNumber(value);
-  if (!/^-?\d+(\.\d+)?$/.test(text)) return text;
-  return number(Number(text), (text.split(".")[1] || "").length, false);
+  return spokenNumber(figureRounded(value));
 }
 
 function csvText(table) {
@@ -69,7 +78,7 @@ function drawTable(into, table) {
     row.forEach((text, index) => {
       const cell = document.createElement(index === 0 ? "th" : "td");
       if (index === 0) cell.scope = "row";
-      cell.textContent = text;
+      cell.textContent = spokenNumber(text); // a number as the language writes it; the CSV's as String
       tr.appendChild(cell);
     });
   }

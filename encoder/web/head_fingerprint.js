@@ -166,7 +166,7 @@ function printTable(d) {
   if (!d) return { head: [_("layer"), _("head")], body: [] };
   const head = [_("layer"), _("head"), ...d.behaviours];
   const body = d.heads.map(([layer, inLayer], j) => [String(layer), String(inLayer),
-    ...d.values.map((row) => (row[j] === null ? "" : String(row[j])))]);
+    ...d.values.map((row) => (row[j] === null ? "" : row[j]))]);
   return { head, body };
 }
 

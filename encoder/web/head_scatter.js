@@ -126,7 +126,7 @@ function scatterTitle(data) {
 function pointTable(d) {
   if (!d) return { head: ["point"], body: [] };
   const body = d.x.map((x, i) => [d.tokens[i], ROLES[d.role[i]], String(d.position[i]),
-    d.kinds[d.kind[i]], d.sentences[d.sentence[i]] ?? "", String(x), String(d.y[i])]);
+    d.kinds[d.kind[i]], d.sentences[d.sentence[i]] ?? "", x, d.y[i]]);
   return { head: [_("token"), _("role"), _("position"), _("kind"), _("sentence"), "x", "y"], body };
 }
 

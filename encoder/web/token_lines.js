@@ -75,7 +75,7 @@ function linesTable(d) {
   for (const panel of d.panels) for (const s of d.series) head.push(`${s.name}, ${panel.short}`);
   const body = d.tokens.map((token, p) => {
     const row = [String(p), token];
-    for (const panel of d.panels) for (const values of panel.values) row.push(String(values[p]));
+    for (const panel of d.panels) for (const values of panel.values) row.push(values[p]);
     return row;
   });
   return { head, body };

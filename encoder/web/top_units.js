@@ -105,7 +105,7 @@ function unitsColour(d, value) {
 function unitsTable(d) {
   if (!d) return { head: [_("unit")], body: [] };
   const head = [_("unit"), ...d.tokens.map((token, p) => `${p} ${token}`)];
-  const body = d.units.map((unit, i) => [unit, ...d.across[i].map((v) => String(v))]);
+  const body = d.units.map((unit, i) => [unit, ...d.across[i]]);
   return { head, body };
 }
 

@@ -132,7 +132,7 @@ function histTable(d) {
   if (!d) return { head: [_("from")], body: [] };
   return {
     head: [_("from"), _("to"), d.labels.counts],
-    body: d.counts.map((count, i) => [String(d.edges[i]), String(d.edges[i + 1]), String(count)]),
+    body: d.counts.map((count, i) => [d.edges[i], d.edges[i + 1], count]),
   };
 }
 

@@ -6,6 +6,7 @@ pseudo-language wraps every marked message; the language a session speaks."""
 from __future__ import annotations
 
 import pickle
+import re
 import threading
 
 import pytest
@@ -17,7 +18,7 @@ from app.charts.common import base_spec
 from app.controls.sidebar import english_only_note
 from app.i18n import domains
 from app.i18n.catalogue import HERE, PSEUDO, translations
-from app.i18n.domains import DOMAINS, check_all, template
+from app.i18n.domains import DOMAINS, check_all, files_of, template
 from encoder.core.said import Said
 from tests.app.helpers import assert_no_exception, open_page, shown
 
@@ -31,6 +32,20 @@ def speaking():
 
 def test_every_catalogue_is_complete_and_keeps_its_placeholders() -> None:
     assert check_all() == []
+
+
+def test_no_browser_message_is_marked_inside_a_template_literal() -> None:
+    """Babel reads a JavaScript template literal as one string: a `_("rows")` inside its
+    `${...}` is never extracted, so never translated (the figure tables' corner said "rows" on
+    every page)."""
+    hidden = [
+        (path.name, literal)
+        for path in files_of("browser")
+        if path.suffix == ".js"
+        for literal in re.findall(r"`[^`]*`", path.read_text(encoding="utf-8"))
+        if re.search(r"\$\{[^}]*\bn?_\(", literal)
+    ]
+    assert hidden == []
 
 
 def test_a_translation_another_domain_hides_is_a_problem(tmp_path, monkeypatch) -> None:

@@ -63,8 +63,9 @@ FIGURE_JS = """key => {
 # The attention explorer's root under `within` (the document, or a page element): in the page, or
 # inside a component's shadow root (at any depth).
 def js_number(value: float) -> str:
-    """A number as the browser's figures write it (figure_tools.js's figureNumber): three
-    significant digits, in JavaScript's own spelling ("0.427", "12", "1.45e-9")."""
+    """A number as the browser's figures write it in English and in a CSV (figure_tools.js's
+    figureRounded, as String spells it): three significant digits, in JavaScript's own spelling
+    ("0.427", "12", "1.45e-9")."""
     text = repr(float(f"{value:.3g}")).removesuffix(".0")
     return re.sub(r"e([+-])0*(\d+)", r"e\1\2", text)
 

@@ -1,9 +1,14 @@
 """The explorer in the page's language, offline (encoder.web.payload.with_words): in Spanish its
 mode buttons and readout are Spanish, the readout's weight written "0,715" and equal to the
-payload's; in Arabic it is right to left (the queries' column right of the keys', the matrix's
-row labels right of its cells); in English, without words, as before."""
+payload's, and so is its table's ("0,0906"; its CSV keeps "0.0906"); in Arabic it is right to
+left (the queries' column right of the keys', the matrix's row labels right of its cells); in
+English, without words, as before."""
 
 from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +16,7 @@ import pytest
 from app.i18n.browser import browser_words
 from encoder.web.offline import explorer_html
 from encoder.web.payload import build_setup, encode, full_weights, with_words
-from tests.e2e.harness import KEYS_STEP, PROJECTOR, open_step
+from tests.e2e.harness import KEYS_STEP, PROJECTOR, js_number, open_step
 
 pytestmark = pytest.mark.browser
 
@@ -65,6 +70,15 @@ def test_spanish_buttons_and_numbers(browser, tmp_path) -> None:
     page.wait_for_timeout(400)  # the figure's sentence, once the look settles
     sentence = page.locator("[data-role=figure]").get_attribute("aria-label")
     assert sentence.startswith(f'Capa 0, cabeza 0 de A: "it" (fijado) da {spanish} a ')
+    page.get_by_test_id("figure-table-toggle").click()  # the look's matrix, in Spanish too
+    row = page.get_by_test_id("figure-table").locator("tbody tr").nth(QUERY)
+    cell = row.locator("td").nth(key).inner_text()
+    assert cell == js_number(weight).replace(".", ",") and "," in cell
+    page.get_by_test_id("figure-save").click()
+    with page.expect_download() as saving:
+        page.locator("[role=menuitem][data-format=csv]").click()
+    rows = list(csv.reader(io.StringIO(Path(saving.value.path()).read_text(encoding="utf-8"))))
+    assert rows[1 + QUERY][1 + key] == js_number(weight)  # as any program reads a CSV's numbers
     assert errors == []
     context.close()
 

@@ -59,9 +59,12 @@ function tableOf(traces, layout) {
     const rows = decoded(heatmap.z) || [];
     const columns = (rows[0] || []).length;
     const axis = (letter, otherwise) => titleOf(axisOf(layout, heatmap, letter)) || otherwise;
-    const corner = `${axis("y", _("rows"))} / ${axis("x", _("columns"))}`; // never an empty header
+    // never an empty header; the words outside the template literal, where extraction finds them
+    const down = axis("y", _("rows"));
+    const across = axis("x", _("columns"));
+    const corner = `${down} / ${across}`;
     const head = [corner, ...Array.from({ length: columns }, (_, j) => label(heatmap, layout, "x", j))];
-    const body = rows.map((row, i) => [label(heatmap, layout, "y", i), ...Array.from(row, (value) => figureNumber(value))]);
+    const body = rows.map((row, i) => [label(heatmap, layout, "y", i), ...Array.from(row, (value) => figureRounded(value))]);
     return { head, body };
   }
   const body = [];
@@ -74,9 +77,9 @@ function tableOf(traces, layout) {
     for (let i = 0; i < count; i++) {
       const x = xs[i] ?? i;
       const tick = typeof x === "number" && axis.ticktext ? ticks.indexOf(x) : -1;
-      const shown = tick >= 0 ? plain(axis.ticktext[tick]) : typeof x === "number" ? figureNumber(x) : String(x);
+      const shown = tick >= 0 ? plain(axis.ticktext[tick]) : typeof x === "number" ? figureRounded(x) : String(x);
       body.push([plain(trace.name) || trace.type, shown,
-        typeof ys[i] === "number" ? figureNumber(ys[i]) : String(ys[i] ?? "")]);
+        typeof ys[i] === "number" ? figureRounded(ys[i]) : String(ys[i] ?? "")]);
     }
   }
   const layoutOf = traces[0] ? (letter) => titleOf(axisOf(layout, traces[0], letter)) : () => "";
