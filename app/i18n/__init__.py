@@ -20,12 +20,19 @@ charts and views use it alike.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
+from functools import cache
 from string import Formatter
 from typing import TypeVar
 
-from babel.numbers import format_decimal, get_decimal_symbol, get_group_symbol
+from babel.numbers import (
+    format_decimal,
+    get_decimal_symbol,
+    get_group_symbol,
+    get_minus_sign_symbol,
+)
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
 from encoder.core.said import said_of
@@ -100,7 +107,8 @@ def number(value: float, digits: int = 0, grouped: bool = True) -> str:
     `digits` decimals, its thousands grouped unless `grouped` is False (in English, as
     f"{value:,.3f}" or, ungrouped, f"{value:.3f}")."""
     pattern = ("#,##0" if grouped else "0") + ("." + "0" * digits if digits > 0 else "")
-    return format_decimal(value, format=pattern, locale=NUMBER_LOCALES[language()])
+    written = format_decimal(value, format=pattern, locale=NUMBER_LOCALES[language()])
+    return minus_sign() + written[1:] if written.startswith("-") else written
 
 
 def told(said: object) -> str:
@@ -136,14 +144,33 @@ def symbols() -> str:
     return get_decimal_symbol(locale) + get_group_symbol(locale)
 
 
+@cache
+def _minus_sign(locale: str) -> str:
+    return get_minus_sign_symbol(locale)
+
+
+def minus_sign() -> str:
+    """The language's minus sign: "-", but in Arabic a left-to-right mark before it (CLDR's), so
+    that "-0.5" keeps its sign on the left inside right-to-left text and tables, as the
+    browser's Intl writes it (Babel's patterns write a bare "-")."""
+    return _minus_sign(NUMBER_LOCALES[language()])
+
+
+SIGN = re.compile(r"(?<![\w.])-(?=\d)")  # a number's minus, not an exponent's ("1e-05")
+
+
 def localised(shown: str) -> str:
     """A number written in English (format(value, spec): ".3g", ",", ".1%"...) as this run's
     language writes it: the same digits, the language's decimal and group symbols ("0.715" is
-    "0,715" in Spanish). The English is left as it is, byte for byte."""
-    if language() == SOURCE or writes_numbers_as_english():
+    "0,715" in Spanish) and its minus sign (`minus_sign`). The English is left as it is, byte
+    for byte."""
+    if language() == SOURCE:
         return shown
-    decimal, group = symbols()
-    return "".join(decimal if c == "." else group if c == "," else c for c in shown)
+    if not writes_numbers_as_english():
+        decimal, group = symbols()
+        shown = "".join(decimal if c == "." else group if c == "," else c for c in shown)
+    minus = minus_sign()
+    return shown if minus == "-" else SIGN.sub(minus, shown)
 
 
 def writes_numbers_as_english() -> bool:

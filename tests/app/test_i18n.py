@@ -84,6 +84,14 @@ def test_numbers_are_written_as_the_language_writes_them(speaking, language, wri
     assert float(parse_decimal(said, locale=locale)) == pytest.approx(1234.715)
 
 
+def test_a_negative_number_in_arabic_has_the_minus_that_keeps_it_left_to_right(speaking):
+    speaking("ar")
+    assert i18n.number(-0.7149, 3) == "\u200e-0.715" == i18n.localised("-0.715")
+    assert i18n.localised("(-3, 1e-05)") == "(\u200e-3, 1e-05)"  # not an exponent's minus
+    speaking("es")
+    assert i18n.number(-0.7149, 3) == "-0,715" == i18n.localised("-0.715")
+
+
 def test_a_translation_keeps_the_values_it_is_given(speaking) -> None:
     speaking("es")
     assert i18n._("Input") == translations("es").gettext("Input") != "Input"
