@@ -12,7 +12,8 @@ One timer a page, last on the page: a student's page polls in a fragment that dr
 and any change of the class reruns the whole page; the answer box is a fragment without a timer
 (a click reruns it alone). The teacher's tally polls only while its question is open; a
 teacher's page whose full run found the store away has a timer last on the page instead
-(_teacher_watch), which draws the page again once the store is back. A timer's
+(_store_watch; a student's whose join found it away, too), which draws the page again once
+the store is back. A timer's
 tick that reaches the server while a whole rerun rebuilds the page could write into a path the
 browser no longer has ("Bad delta path index": a blank page) or cut what follows it short (a
 student's reveal once went missing), so no timer sits where steps differ or above the step.
@@ -217,8 +218,8 @@ def bar(number: int, present: bool, below: bool = False) -> None:
     if below:
         if student():  # the page's one timer, last on the page
             st.fragment(_student_poll, run_every=POLL_S)()
-        elif teacher() and state.get("_class_away"):  # this run found the store away
-            st.fragment(_teacher_watch, run_every=POLL_S)()
+        elif (teacher() or state.get("class")) and state.get("_class_away"):
+            st.fragment(_store_watch, run_every=POLL_S)()  # this run found the store away
         elif present and not teacher():
             _invitation()
         return
@@ -230,12 +231,13 @@ def bar(number: int, present: bool, below: bool = False) -> None:
         return
     code = state.get("class")
     if code and not student():
+        state.put("_class_away", False)  # until the join below finds the store away
         nickname = state.get("class_nickname") or ""
         joined = _guarded(lambda: class_store().join(code, nickname))
-        if joined is None:
-            state.put("class", None)
-        else:
+        if joined is not None:
             state.put("_class_student", (class_store().state(code).code, joined))
+        elif not state.get("_class_away"):  # no such class, or full, or ended: the page says so
+            state.put("class", None)  # (the store away: the code kept, the page's watch joins)
     if student():
         _follow_line(student()[0])
         return
@@ -334,12 +336,16 @@ def _student_poll() -> None:
     st.rerun()
 
 
-def _teacher_watch() -> None:
-    """A teacher's page whose last full run found the store away: a timer, last on the page and
-    drawing nothing, that reruns the whole page once the store answers again (the class's line,
-    the tally and "Reveal to everyone" back, whatever the teacher clicked meanwhile)."""
+def _store_watch() -> None:
+    """A page whose last full run found the store away, a teacher's or a joining student's: a
+    timer, last on the page and drawing nothing, that reruns the whole page once the store
+    answers again (the teacher's class line, tally and "Reveal to everyone" back, whatever the
+    teacher clicked meanwhile; the student's join made)."""
+    code = teacher()[0] if teacher() else state.get("class")
+    if code is None:  # the session lost it (`still`): the page drawn again as the session is
+        st.rerun()
     state.put("_class_away", False)  # until the read below finds the store away again
-    _state_unsaid(still(teacher())[0])
+    _state_unsaid(code)
     if not state.get("_class_away"):  # it answers (what is wrong with the class, the page says)
         st.rerun()
 
@@ -352,7 +358,7 @@ def class_question(prediction: Prediction) -> bool:
     if teacher():
         current = _state_unsaid(teacher()[0])
         if current is None and state.get("_class_away"):  # the class's line says so, once;
-            return True  # the page's watch (_teacher_watch) draws the panel again when it is back
+            return True  # the page's watch (_store_watch) draws the panel again when it is back
         asking = current is not None and current.question == prediction.question_id
         polling = TALLY_POLL_S if asking and not current.revealed else None
         st.fragment(_teacher_question, run_every=polling)(prediction)

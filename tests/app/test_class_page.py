@@ -218,3 +218,29 @@ def test_the_landing_run_is_warmed_once_per_process(monkeypatch):
     assert key == runs.run_key(cfg, source, "cpu", [text], None)
     runs.run_for(cfg, source, "cpu", [text], None)  # the landing page's run: a cache hit
     assert len(built) == 1
+
+
+def test_a_student_who_joins_while_the_store_is_away_joins_once_it_is_back(store_path, monkeypatch):
+    """The page says the class goes on when the store is back: a join that found it away keeps
+    the code, and the page's watch joins once the store answers (it dropped the code: a dead
+    end until the student opened the link again)."""
+    teacher = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
+    code = start_class(teacher)
+    store = class_store()
+
+    def away(*_args) -> None:
+        raise ClassStoreUnavailable("Redis: Timeout reading from socket")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(store, "join", away)
+        outage.setattr(store, "state", away)
+        student = open_page(**{"class": code})
+        assert_no_exception(student)
+        assert any(w.startswith("The class is unavailable right now") for w in warnings(student))
+        assert student.session_state["class"] == code  # kept for the join
+        student.run()  # a tick of the watch, the store still away
+        assert "_class_student" not in student.session_state
+    student.run()  # the watch's rerun once the store answers
+    assert_no_exception(student)
+    assert student.session_state["_class_student"][0] == code
+    assert not warnings(student)
