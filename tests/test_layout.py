@@ -108,7 +108,9 @@ def test_only_the_state_module_touches_the_session_state() -> None:
         assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
 
 
-VIEW_HELPERS = ("layout", "widgets", "changes", "figures", "readings")  # what views share
+# what views share, and a view's section in a module of its own (readings: Attention's; step_tables:
+# Attention steps')
+VIEW_HELPERS = ("layout", "widgets", "changes", "figures", "readings", "step_tables")
 SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
 
 

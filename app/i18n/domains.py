@@ -53,6 +53,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "tokens",
                 "attention",
                 "steps",
+                "step_tables",
                 "layernorm",
                 "readings",
                 "widgets",

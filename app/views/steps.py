@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from app.charts.steps import (
@@ -35,24 +34,12 @@ from app.keys import (
 from app.runs import Runs
 from app.user_text import quoted
 from app.views.changes import norm_does, what_changed
-from app.views.layout import (
-    header,
-    headers,
-    missing,
-    pair,
-    show_for,
-    side_by_side,
-    written,
-)
+from app.views.layout import header, missing, pair, setup_title, show_for, side_by_side
+from app.views.step_tables import styled_table, weights_compared
 from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
 from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
-
-PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"
-WINDOW_ROW_STYLE = "background-color: #e6e6e6; color: #555555; font-style: italic"
-TOP_ROW_STYLE = "background-color: #fff3b0"
-
 
 KEYS = (  # one query's attention: its layer, head and query, each in the link
     Key("step_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
@@ -92,6 +79,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
     )
     what_changed(runs)
     shown = []  # (name, steps, padded tokens) of each setup that has this layer, head and query
+    titles = {name: setup_title(name, setup) for name, setup in runs.named()}
     for name, setup in side_by_side(runs):
         label = name or "A"
         if (
@@ -111,19 +99,27 @@ def draw(runs: Runs, chosen: Selection) -> None:
         with st.expander(label(), expanded=open_at_first, key=key, on_change="rerun") as box:
             if not box.open:  # a closed step is neither computed nor sent
                 continue
-            for (name, steps, tokens), where in zip(shown, _places(len(shown)), strict=True):
+            stacked = step is _table_step  # every column of a setup's table on the page's width
+            for (name, steps, tokens), where in zip(
+                shown, _places(len(shown), stacked), strict=True
+            ):
                 with where:
+                    if stacked and len(shown) == 2:
+                        st.markdown(f"**{titles[name]}**")
                     step(steps, tokens, name)
             if step is _table_step and len(shown) == 2:
-                _weights_compared(shown)
+                weights_compared(shown)
 
 
 STEP_SPACING = "medium"
 
 
-def _places(count: int) -> list:
-    """Where each setup's step goes: the main area, or two columns side by side."""
-    return [st.container()] if count == 1 else list(st.columns(2, gap=STEP_SPACING))
+def _places(count: int, stacked: bool = False) -> list:
+    """Where each setup's step goes: the main area, or two columns side by side (`stacked`: one
+    under the other, each on the page's width, as a table of nine columns needs)."""
+    if count == 1 or stacked:
+        return [st.container() for __ in range(count)]
+    return list(st.columns(2, gap=STEP_SPACING))
 
 
 def _introduction(steps: AttentionSteps, tokens: list[str]) -> None:
@@ -151,30 +147,6 @@ def _introduction(steps: AttentionSteps, tokens: list[str]) -> None:
             heads=steps.num_heads,
             d_k=steps.head_dim,
         )
-    )
-
-
-def _weights_compared(shown: list) -> None:
-    """The two setups' weights of this query, key by key, and B − A (when the keys agree)."""
-    (__, a, tokens_a), (___, b, tokens_b) = shown
-    if tokens_a != tokens_b:
-        return
-    weights = pd.DataFrame(
-        {
-            "position": a.table["position"],
-            "key": a.table["key"],
-            "weight A": a.table["weight"],
-            "weight B": b.table["weight"],
-        }
-    )
-    weights["B − A"] = weights["weight B"] - weights["weight A"]
-    st.caption(_("This query's weights in A and in B, key by key:"))
-    st.dataframe(
-        written(weights, 4, ["weight A", "weight B", "B − A"]),
-        hide_index=True,
-        column_config=headers(weights),
-        width="stretch",
-        height=min(35 * len(weights) + 38, 320),
     )
 
 
@@ -426,41 +398,12 @@ def _tex_text(words: str) -> str:
     return rf"\text{{{escaped}}}"
 
 
-def _styled_table(table: pd.DataFrame) -> pd.io.formats.style.Styler:
-    """The step table for the page: padding rows grey and labelled, the top weight highlighted,
-    numbers rounded for display only."""
-    shown = table.assign(
-        padding=np.where(table["padding"], _("PADDING"), ""),
-        outside_window=np.where(table["outside_window"], _("OUTSIDE"), ""),
-    )
-    top = table.index == table["weight"].idxmax()
-    row_styles = np.select(  # one style a row, padding first
-        [table["padding"].to_numpy(), table["outside_window"].to_numpy(), top],
-        [PAD_ROW_STYLE, WINDOW_ROW_STYLE, TOP_ROW_STYLE],
-        "",
-    )
-
-    def row_style(frame: pd.DataFrame) -> pd.DataFrame:  # every cell at once (a row's style)
-        return pd.DataFrame(
-            np.repeat(row_styles[:, None], frame.shape[1], axis=1),
-            index=frame.index,
-            columns=frame.columns,
-        )
-
-    def write(value: float) -> str:
-        return "−∞" if value == -math.inf else number(value, 4)
-
-    numbers = ["q_dot_k", "scaled", "masked", "weight", "contribution_norm"]
-    return shown.style.apply(row_style, axis=None).format(write, subset=numbers)
-
-
 def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
     table, T, dk = steps.table, steps.keys.shape[0], steps.head_dim
     real = table[~table["padding"]]
     seen = real[~real["outside_window"]]
     st.subheader(_("4 · Scores and weights: one row per key ({rows} rows)", rows=T))
-    # two equations a line on the whole page's width, one a line in half of it
-    between = r" \\ " if name else r" & \qquad "
+    between = r" & \qquad "  # two equations a line: the table step has the page's width
     # the columns' names, as the equations name them: in the page's language
     scaled, masked, weight = (
         _tex_text(header(column)) for column in ("scaled", "masked", "weight")
@@ -482,7 +425,7 @@ def _table_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> Non
         r"\end{aligned}"
     )
     st.dataframe(
-        _styled_table(table),
+        styled_table(table),
         column_config={
             "position": "j",
             "key": _("key token"),

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.harness import expected_tokens, open_step
+from tests.e2e.harness import PROJECTOR, expected_tokens, open_step
 from tests.shared import SENTENCE
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
@@ -33,6 +33,17 @@ ABLATION_CHARTS = [
 # The drawn y tick labels of a chart, as the browser shows them.
 Y_TICKS_JS = """key => [...document.querySelectorAll(`.st-key-${key} g.ytick text`)]
   .map(t => t.textContent)"""
+
+
+# Each table of the page: its columns' names, how wide its columns are together and how wide its
+# grid shows them (past that, the columns hide behind a sideways scroll), and its box's right
+# edge against the window's.
+TABLES_JS = """() => [...document.querySelectorAll("[data-testid=stDataFrame]")].map(table => {
+  const grid = table.querySelector(".dvn-scroller");
+  return {columns: [...table.querySelectorAll("[role=columnheader]")].map(h => h.textContent),
+          together: grid.scrollWidth, shown: grid.clientWidth,
+          right: table.getBoundingClientRect().right, window: window.innerWidth};
+})"""
 
 
 def wait_for_charts(page, keys: list[str]) -> None:
@@ -83,3 +94,18 @@ def test_an_ablation_link_draws_the_comparison(open_page):
     assert page.locator(".st-key-ablate input").input_value() == "0.2,1.3"
     assert parse_qs(urlparse(page.url).query)["ablate"] == ["0.2,1.3"]
     assert page.locator("[data-testid=stMetric]").count() == 2  # random weights: no embedding
+
+
+def test_compare_mode_shows_each_setups_weight_column_at_a_projectors_width(open_page):
+    # the two setups' tables stood side by side, each half the page wide: cut after q_dot_k, the
+    # weight column (the answer) behind a sideways scroll
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, view="Attention steps", source="pretrained", compare=1
+    )
+    tables = page.evaluate(TABLES_JS)
+    steps = [table for table in tables if "q_dot_k" in table["columns"]]
+    assert len(steps) == 2, tables  # A's and B's
+    assert all("weight" in table["columns"] for table in steps)
+    for table in tables:  # every column, the weight column among them, inside what shows
+        assert table["together"] <= table["shown"] + 1, table
+        assert table["right"] <= table["window"], table
