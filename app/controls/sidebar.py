@@ -576,12 +576,13 @@ def _language_chosen() -> None:
 
 def _language_control() -> None:
     """The page's language, in each language's own name; the link carries it as `lang`."""
-    names = list(LANGUAGES)
+    # the choice goes in through the widget's key alone: given as its `index` too, Streamlit
+    # warns that the key has a default value and a Session State value
     spoken = spoken_language()
+    state.put("_language", spoken if spoken in LANGUAGES else SOURCE)
     st.selectbox(
         "Language · Idioma · 语言 · اللغة",
-        names,
-        index=names.index(spoken) if spoken in names else 0,
+        list(LANGUAGES),
         format_func=LANGUAGES.get,
         key="_language",
         on_change=_language_chosen,

@@ -83,6 +83,16 @@ def switch_to(page, language: str, name: str) -> None:
     )
 
 
+def test_a_language_switch_leaves_no_warning_in_the_servers_log(open_page, server):
+    # the language control was given its choice twice, as its index and through its key:
+    # Streamlit warns (once a process) that the widget has a default and a Session State value
+    page, _ = open_page({"viewport": PROJECTOR}, view="Tokens")
+    for language, name in (("es", "Español"), ("ar", "العربية"), ("en", "English")):
+        switch_to(page, language, name)
+        assert name in page.locator(".st-key-_language").inner_text()  # the choice shown
+    assert "was created with a default value" not in server.log()
+
+
 def test_switching_back_and_forth_keeps_every_choice(open_page):
     # Streamlit knows a radio's choice by its label, which the browser sends back: a choice
     # named in the old language was once read as a new choice (the weights' control's label
