@@ -39,7 +39,9 @@ class Key:
     selects: a field of the views' Selection, brought within the run as `fits` says; fills: the
     other keys a link's value sets (a training preset's controls); labels: a set of tabs' key
     (st.tabs keyed, whose value is the open tab's label), their labels in the run's language, so
-    that the open tab is named again when the language changes (app.controls.state.put_again)."""
+    that the open tab is named again when the language changes (app.controls.state.put_again);
+    unlisted: values a link may carry besides `choices` that the page never offers (a message
+    about a value it cannot use names `choices` alone), such as the tests' pseudo-language."""
 
     name: str
     default: object = None
@@ -51,6 +53,7 @@ class Key:
     fits: str | None = None
     fills: Callable[[object], dict[str, object]] | None = None
     labels: Callable[[], Sequence[str]] | None = None
+    unlisted: tuple = ()
 
     def parse(self, raw: str) -> object:
         """A URL value, checked; ValueError with a sentence for the page when it cannot be used."""
@@ -58,6 +61,8 @@ class Key:
             if raw.lower() not in ("1", "0", "true", "false"):
                 raise ValueError(f"{self.name}={raw!r} is not 1 (on) or 0 (off)")
             return raw.lower() in ("1", "true")
+        if raw in self.unlisted:
+            return raw
         # text, device, heads to switch off: returned as they are, checked where they are used
         return parse_value(self.name, raw, self.choices, self.bounds)
 

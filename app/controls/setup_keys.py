@@ -46,8 +46,9 @@ KEYS: tuple[Key, ...] = (
     Key("text", EXAMPLES[0]["text"], in_url=True),
     *SETUP_A_KEYS,
     Key("device", "cpu", in_url=True),
-    # the page's language (None: the browser's, if the page speaks it); a link carries it
-    Key("lang", None, in_url=True, choices=(*LANGUAGES, PSEUDO)),
+    # the page's language (None: the browser's, if the page speaks it); a link carries it, and
+    # the tests' pseudo-language too, which the page never offers
+    Key("lang", None, in_url=True, choices=tuple(LANGUAGES), unlisted=(PSEUDO,)),
     Key("_language"),  # the sidebar's language control
     # setup B: on or off, and each of A's keys (absent: it follows A)
     Key("compare", False, in_url=True),

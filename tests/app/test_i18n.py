@@ -16,7 +16,7 @@ from babel.numbers import parse_decimal
 from app import i18n
 from app.charts.common import base_spec
 from app.controls.sidebar import english_only_note
-from app.i18n import domains
+from app.i18n import LANGUAGES, domains
 from app.i18n.catalogue import HERE, PSEUDO, translations
 from app.i18n.domains import DOMAINS, check_all, files_of, template
 from encoder.core.said import Said
@@ -150,6 +150,10 @@ def test_a_link_with_a_language_opens_the_page_in_it() -> None:
     said = [shown(warning.value) for warning in at.warning]
     assert any("klingon" in text and "the page's own choice" in text for text in said), said
     assert at.sidebar.header[0].value == "Input"
+    [offer] = [text for text in said if "klingon" in text]  # the languages a user may choose
+    assert all(code in offer for code in LANGUAGES) and PSEUDO not in offer, offer
+    at = open_page(lang=PSEUDO)  # the tests' pseudo-language: taken, never offered
+    assert not at.warning and at.sidebar.header[0].value.startswith("⟦")
 
 
 def test_minilm_in_another_language_points_to_a_multilingual_encoder(speaking) -> None:
