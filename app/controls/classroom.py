@@ -38,7 +38,7 @@ from app.classroom.store import (
     ClassStoreUnavailable,
 )
 from app.controls import state
-from app.controls.url import VIEW_PARAM
+from app.controls.url import VIEW_PARAM, link
 from app.i18n import _, told
 from app.keys import Key
 from app.lesson.questions import (
@@ -201,8 +201,9 @@ def still(member: tuple[str, str] | None) -> tuple[str, str]:
 
 def teacher_setup() -> dict[str, str]:
     """What students load with the teacher's step: the page's link (model, sentence, step)."""
-    link = {k: v for k, v in st.query_params.to_dict().items() if k not in SETUP_LEFT_OUT}
-    return {**link, VIEW_PARAM: state.get("view")}  # the view is its page's path
+    whole = link(state.get("text"), everything=True)  # every key: over the students' own
+    setup = {k: v for k, v in whole.items() if k not in SETUP_LEFT_OUT}
+    return {**setup, VIEW_PARAM: state.get("view")}  # the view is its page's path
 
 
 def student_link(code: str) -> str:

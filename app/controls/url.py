@@ -2,8 +2,9 @@
 
 The session is the truth and the URL follows it: a session's first run reads the link's values
 (checked, with a message for each one the page cannot use), a class student's page applies its
-teacher's link the same way, and every run writes the URL back from the session (the text only
-while it fits in a link; setup B as compare=1 and the keys where B differs from A). Which view a
+teacher's link the same way, and every run writes the URL back from the session: only what
+differs from what a link without it opens (the text only while it fits in a link; setup B as
+compare=1 and the keys where B differs from A), so that a link stays short. Which view a
 link opens is its path (app.registry's pages); `view=NAME`, as links made before the pages had
 paths say it, is read here and the page switched to.
 
@@ -23,6 +24,8 @@ import streamlit as st
 from app.controls import state
 from app.controls.setup_keys import SETUP_KEYS, b_key
 from app.i18n import _, told
+from app.keys import FITS_TOKEN, Key
+from app.settings import ARCHITECTURE_KEYS
 from app.sources import is_found_source
 from app.user_text import literal
 from encoder.core.options import parse_value
@@ -39,7 +42,8 @@ LESSON_URL_KEYS = (
     "present",
     "class",
     "lang",
-)  # a student link: the Lesson
+    "timing",
+)  # a student link: the Lesson (the page's own settings, none of the model's)
 FIRST_VISIT_SOURCE = "pretrained"
 
 
@@ -147,19 +151,44 @@ def url_value(value: object) -> str:
     return str(int(value)) if isinstance(value, bool) else str(value)
 
 
-def sync(text: str) -> None:
-    """Keep the URL in step with the controls (keys whose value is None, such as a choice left to
-    the page, are left out)."""
+def link(text: str, everything: bool = False) -> dict[str, str]:
+    """This session's setup as URL parameters: the keys whose value differs from what a link
+    without them opens (keys whose value is None, such as a choice left to the page, are left
+    out), setup B as compare=1 and its overrides, and the text while it fits in a link. What a
+    link without a key opens: the key's default; the architecture of any source but random
+    weights, the source's own (the source puts it there); on the Lesson the source is always
+    said (a link that names no setting opens FIRST_VISIT_SOURCE's). `everything`: every key
+    with a value, defaults included (the teacher's setup, which a class's students load over
+    their own)."""
+    source = state.get("source")
+    implied = () if everything or source == "random" else ARCHITECTURE_KEYS
     params = {
-        name: url_value(state.get(name))
+        name: url_value(value)
         for name in url_keys()
-        if name not in ("text", "compare") and state.get(name) is not None
+        if name not in ("text", "compare", *implied)
+        and (value := state.get(name)) is not None
+        and (everything or not _as_if_left_out(state.REGISTRY[name], value))
     }
     if state.get("compare"):
         params["compare"] = "1"
         params |= {b_key(name): url_value(value) for name, value in b_overrides().items()}
-    if len(text) <= MAX_URL_TEXT:
+    if len(text) <= MAX_URL_TEXT and (everything or text != state.REGISTRY["text"].default):
         params["text"] = text
+    if state.get("view") == "Lesson" and set(params) <= set(LESSON_URL_KEYS):
+        params["source"] = source  # said even where it is the default: a first visit's is not
+    return params
+
+
+def _as_if_left_out(key: Key, value: object) -> bool:
+    """True when a link without `key` opens the same: `value` is its default, or, for a token
+    picker left to the page (None: the sentence's first word, app.controls.state), position 1,
+    which every sentence fits as it fits None (the first word, or past a two-token end)."""
+    return value == key.default or (key.fits == FITS_TOKEN and key.default is None and value == 1)
+
+
+def sync(text: str) -> None:
+    """Keep the URL in step with the controls: a link that carries what differs (`link`)."""
+    params = link(text)
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)
 

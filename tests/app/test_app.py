@@ -241,6 +241,21 @@ def test_a_link_reopens_the_exact_setup():
         assert key == "view" or at.query_params[key] == value
 
 
+def test_the_link_carries_only_what_differs_from_what_a_bare_link_opens():
+    at = open_page(view="Attention", source="pretrained")
+    assert_no_exception(at)
+    assert dict(at.query_params) == {"source": "pretrained"}  # MiniLM's architecture: its own
+    again = open_page(**at.query_params, view="Attention")  # the short link: the same setup
+    assert architecture_said(again) == architecture_said(at)
+    assert again.text_area(key="text").value == at.text_area(key="text").value == SENTENCE
+    at = open_page(view="Attention", num_heads="8", layer="1")
+    assert dict(at.query_params) == {"num_heads": "8", "layer": "1"}
+    at.selectbox(key="num_heads").set_value(4).run()  # back to the default: out of the link
+    assert dict(at.query_params) == {"layer": "1"}
+    at = open_page(view="Attention", source="random")  # random weights are the default
+    assert dict(at.query_params) == {}
+
+
 def test_choices_in_one_view_survive_a_visit_to_another():
     at = open_page(view="Attention", layer="2", head="3")  # the explorer's head, in the link
     go(at, "Training")

@@ -123,6 +123,13 @@ def test_a_shared_link_reproduces_the_setup(open_page):
     assert parse_qs(urlparse(follower.url).query) == parse_qs(urlparse(shared_url).query)
 
 
+def test_a_first_visit_writes_a_link_of_what_differs_from_the_defaults(open_page):
+    # the page wrote every key into the address bar (~470 characters for MiniLM's attention)
+    page, _ = open_page(view="Attention", source="pretrained")
+    link = urlparse(page.url)
+    assert (link.path, parse_qs(link.query)) == ("/attention", {"source": ["pretrained"]})
+
+
 HOSTILE = "<img src=x onerror=alert(1)>\n<b>bold</b> & <script>alert(2)</script> **not bold**"
 
 
