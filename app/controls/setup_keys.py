@@ -1,5 +1,5 @@
 """The sidebar's keys: the text, what a setup is (its source, architecture, seed, heads off), the
-device, compare mode and setup B, and what the sidebar keeps for itself."""
+device, the developer's timings, compare mode and setup B, and what the sidebar keeps for itself."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ KEYS: tuple[Key, ...] = (
     Key("text", EXAMPLES[0]["text"], in_url=True),
     *SETUP_A_KEYS,
     Key("device", "cpu", in_url=True),
+    Key("timing", False, in_url=True),  # the developer's status line under each page (timing=1)
     # the page's language (None: the browser's, if the page speaks it); a link carries it, and
     # the tests' pseudo-language too, which the page never offers
     Key("lang", None, in_url=True, choices=tuple(LANGUAGES), unlisted=(PSEUDO,)),

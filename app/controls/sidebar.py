@@ -1,4 +1,4 @@
-"""The sidebar: the input text, the model source and its architecture, the device.
+"""The sidebar: the input text, the model source and its architecture, the device, timings.
 
 Every control is a widget whose key is declared in app.controls.setup_keys (and is a URL
 parameter, app.controls.url). What cannot be used (a head count that does not divide d_model, a
@@ -616,6 +616,15 @@ def render(notices: list[str]) -> Settings:
             )
             _architecture_controls("", notices)
         device = _device_control(notices)
+        st.toggle(
+            _("Show timings"),
+            key="timing",
+            persist_state="session",
+            help=_(
+                "A line under each view for developers: the device, the run's sizes, the "
+                "traced forward pass's time and the page's (the link's timing=1)."
+            ),
+        )
         a = Setup(source, *_config(source, url.sidebar_values()))
         st.header(_("Compare"))
         if st.toggle(

@@ -121,9 +121,10 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
             clock=clock,
         ),
         _(
-            "The status line's traced forward pass is another measure: one pass of the "
-            "text in the box with the inspection hooks capturing every tensor, timed once when "
-            "its run was made (a single pass, so it varies more than a median)."
+            "The status line's traced forward pass (Show timings, in the sidebar) is another "
+            "measure: one pass of the text in the box with the inspection hooks capturing every "
+            "tensor, timed once when its run was made (a single pass, so it varies more than a "
+            "median)."
         ),
         _(
             "Timed operation by operation (a timing hook after each, medians of {repeats} "

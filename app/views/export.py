@@ -128,7 +128,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
     )
     _download_buttons(table_files(runs, sentence), first=100)
     st.header(_("Figures (self-contained HTML, work offline)"))
-    st.caption(_("Every figure on the page also has plotly's own camera button for a PNG."))
+    st.caption(_("Every figure in the other views also has its own “Save as…”: SVG, PNG or CSV."))
     _download_buttons(
         [f for name, run in named for f in _figures(name, run, sentence, chosen)], first=200
     )

@@ -32,7 +32,7 @@ def explorer_tokens(at: AppTest) -> list[str]:
     return explorer(at)[0]["tokens"]
 
 
-def test_default_page_draws_every_head_and_a_status_line():
+def test_default_page_draws_every_head_and_no_status_line():
     at = open_page(view="Attention")
     assert_no_exception(at)
     keys = {chart.key for chart in at.get("plotly_chart")}
@@ -46,8 +46,13 @@ def test_default_page_draws_every_head_and_a_status_line():
     with torch.no_grad():
         expected = model.trace(batch.input_ids).attention[:, 0].numpy()  # [L, H, T, T]
     np.testing.assert_allclose(weights, expected, atol=1e-4)
-    status = at.main.caption[-1].value  # the developer's line, last on the page
+    assert not [c for c in at.main.caption if "forward pass" in c.value]  # a developer's line
+    at = open_page(view="Attention", timing="1")  # asked for: last on the page
+    status = at.main.caption[-1].value
     assert "Device cpu" in status and f"{len(tokens)} tokens" in status
+    assert at.toggle(key="timing").value is True and at.query_params["timing"] == "1"
+    at.toggle(key="timing").set_value(False).run()  # the sidebar's switch turns it off
+    assert "forward pass" not in at.main.caption[-1].value and "timing" not in at.query_params
 
 
 def test_heads_norm_and_layers_change_what_is_drawn():

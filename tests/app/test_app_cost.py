@@ -49,7 +49,7 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
 
     monkeypatch.setattr(runs, "cost_report", slow)
     runs.CACHE.clear()
-    at = open_page(view="Cost", seed="11", text=TEXT, **TINY)
+    at = open_page(view="Cost", seed="11", text=TEXT, timing="1", **TINY)
     assert_no_exception(at)
     # drawn at once, from the shapes: the FLOPs per operation and what they say
     cfg = page_model(d_model=32, num_heads=4, num_layers=2, d_ff=64, seed=11).cfg

@@ -106,7 +106,7 @@ def test_a_first_visit_starts_the_lesson_on_minilm_and_walks_every_step() -> Non
 def test_a_link_that_names_a_setting_opens_exactly_that() -> None:
     at = open_page(view="Attention")  # as before the lesson: random weights
     assert at.session_state["view"] == "Attention" and at.radio(key="source").value == "random"
-    at = open_page(lesson="3", present="1")  # only the lesson's own: the lesson, on MiniLM
+    at = open_page(lesson="3", present="1", timing="1")  # the lesson's own: on MiniLM
     assert_no_exception(at)
     assert at.session_state["view"] == "Lesson" and at.radio(key="source").value == "pretrained"
     assert step_title(at) == f"3. {TITLES[2]}"

@@ -37,14 +37,14 @@ def wrapped(text: str) -> bool:
 
 @pytest.mark.parametrize("language", ["es", "zh", "ar", PSEUDO])
 def test_the_frame_draws_in_every_language(language):
-    at = open_page(view="Attention", lang=language, compare="1", b_norm="post", **SMALL)
+    at = open_page(view="Attention", lang=language, compare="1", b_norm="post", timing="1", **SMALL)
     assert_no_exception(at)
     assert at.sidebar.header[0].value != "Input"
     assert at.main.caption[-1].value.split(" ")[0] != "Device"  # the status line
 
 
 def test_every_text_of_the_sidebar_and_the_status_line_is_marked():
-    at = open_page(view="Attention", lang=PSEUDO, compare="1", b_norm="post", **SMALL)
+    at = open_page(view="Attention", lang=PSEUDO, compare="1", b_norm="post", timing="1", **SMALL)
     assert_no_exception(at)
     bare = [h.value for h in at.sidebar.header if not wrapped(h.value)]
     # a caption that lists found models gives their names and the finder's reasons ("- name")
@@ -79,8 +79,8 @@ def test_the_class_invitation_is_marked():
 
 
 def test_a_spanish_status_line_writes_the_runs_numbers_in_spanish():
-    english = open_page(view="Attention", **SMALL).main.caption[-1].value
-    spanish = open_page(view="Attention", lang="es", **SMALL).main.caption[-1].value
+    english = open_page(view="Attention", timing="1", **SMALL).main.caption[-1].value
+    spanish = open_page(view="Attention", lang="es", timing="1", **SMALL).main.caption[-1].value
     parameters = int(re.search(r"([\d,]+) parameters", english).group(1).replace(",", ""))
     said = re.search(r"([\d.]+) parámetros", spanish).group(1)
     assert parameters >= 1000 and "." in said  # grouped as Spanish groups thousands

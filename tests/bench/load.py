@@ -100,7 +100,7 @@ async def work(browser, server: Target, session: int, rounds: int, deadline: flo
     page.on("pageerror", lambda e: log["errors"].append(str(e)))
     try:
         try:
-            await page.goto(server.page_url(**BENCH_SETUP))
+            await page.goto(server.page_url(**BENCH_SETUP, timing=1))  # its status line
             await page.wait_for_function(SETTLED_JS)
             await page.wait_for_function(LOADED_JS)
         except Exception as error:  # on a crowded machine a page may not open in time

@@ -301,7 +301,7 @@ class Browser:
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         try:
-            page.goto(server.page_url(**BENCH_SETUP, view=view, text=text, **query))
+            page.goto(server.page_url(**BENCH_SETUP, view=view, text=text, timing=1, **query))
             wait_drawn(session)
             yield session
         finally:  # before its server goes, or the page logs reconnection attempts
@@ -909,7 +909,7 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
         bare_by_view = {view: Visits() for view in views}
 
         def app_url(view: str, text: str) -> str:
-            query = urlencode({**VISIT_SOURCE, "text": text})
+            query = urlencode({**VISIT_SOURCE, "text": text, "timing": 1})  # its status line
             return f"{app.url}/{BY_TITLE[view].path}?{query}"
 
         progress("visits: warming the servers")  # the model loaded, Streamlit's code cached

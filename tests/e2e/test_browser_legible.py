@@ -104,7 +104,9 @@ def _settle(page) -> None:
 
 def test_views_at_1280x720_read_from_afar(open_page, tmp_path_factory) -> None:
     folder = tmp_path_factory.mktemp("legible_1280")
-    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="LayerNorm", source="pretrained")
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, 60_000, view="LayerNorm", source="pretrained", timing=1
+    )
     for view in (
         "LayerNorm",
         "Activations",
@@ -128,7 +130,9 @@ def test_views_at_1280x720_read_from_afar(open_page, tmp_path_factory) -> None:
 
 def test_presenter_mode_is_large_and_bare_and_exits(open_page, tmp_path_factory) -> None:
     folder = tmp_path_factory.mktemp("legible_presenter")
-    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=13, present=1)
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=13, present=1, timing=1
+    )
     for step in (13, 12, 11):  # the block diagram, then figures and tables
         heading = page.locator("h2").filter(has_text=f"{step}. ")
         heading.wait_for()
