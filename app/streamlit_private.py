@@ -262,3 +262,56 @@ def layouts_known_by_key() -> None:
 
     by_key.streamlits_own = compute
     layouts.compute_and_register_element_id = by_key
+
+
+# A view opened at its own path (/attention) has Streamlit's frontend look for its server there
+# first, then one level up: /attention/_stcore/health and /attention/_stcore/host-config answer
+# 404, two errors in the browser's console on every such visit (streamlit/streamlit#7074). The
+# frontend asks only where `window.__streamlit.BACKEND_BASE_URL` says, when the page sets it
+# before the frontend's module runs; Streamlit serves one static index.html for every path, so
+# the page served for a view's path (a single segment under the app's root, where Streamlit falls
+# back to index.html) gets a script that names the app's root, the address one level up (behind
+# a proxy's prefix too). Relies on streamlit.web.server.starlette.starlette_static_routes'
+# create_streamlit_static_handler (index.html and the static files; `get_response(path, scope)`
+# with `path` under the app's root, a FileResponse of its `_index_path` where it falls back) and
+# on the frontend reading window.__streamlit once, as it loads. The launcher installs it before
+# the server starts; `streamlit run app/main.py` serves Streamlit's page as it is.
+SERVER_AT_THE_ROOT = (
+    "<script>window.__streamlit = Object.assign({}, window.__streamlit, "
+    '{BACKEND_BASE_URL: new URL(".", window.location.href).href});</script>'
+)
+
+
+def name_the_root_on_view_paths() -> bool:
+    """Serve a view's path with the app's root named as the server's address (see above);
+    False where this Streamlit's static handler is not the one this relies on."""
+    try:
+        from starlette.responses import FileResponse, HTMLResponse
+        from streamlit.web.server.starlette import starlette_static_routes as routes
+    except ImportError:
+        return False
+    make = getattr(routes, "create_streamlit_static_handler", None)
+    if make is None or getattr(make, "names_the_root", False):
+        return make is not None
+
+    def make_naming(directory: str, base_url: str | None):
+        handler = make(directory=directory, base_url=base_url)
+        get_response, index = handler.get_response, getattr(handler, "_index_path", None)
+        page = Path(index).read_text(encoding="utf-8") if index else ""
+        if "<head>" not in page:
+            return handler
+        named = page.replace("<head>", "<head>" + SERVER_AT_THE_ROOT, 1)
+
+        async def get_named(path: str, scope):
+            response = await get_response(path, scope)
+            view_path = path.strip("/") and "/" not in path.strip("/") and "." not in path
+            if view_path and isinstance(response, FileResponse) and response.path == index:
+                return HTMLResponse(named, headers={"Cache-Control": "no-cache"})
+            return response
+
+        handler.get_response = get_named
+        return handler
+
+    make_naming.names_the_root = True
+    routes.create_streamlit_static_handler = make_naming
+    return True

@@ -182,9 +182,11 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """`streamlit run script` on a free loopback port; stop() ends exactly this process.
+    """`streamlit run script` on a free loopback port; stop() ends exactly this process. The
+    app's page (app/main.py) is served as a host serves it, through its launcher (`python -m
+    app.launcher`, the `encoder-explorer` command).
 
-    `launcher` replaces `python -m streamlit run script` (e.g. an installed `encoder-explorer`),
+    `launcher` replaces that command (e.g. an installed `encoder-explorer`),
     run in `cwd` with `env`; the loopback options are added either way, and `options` (more
     Streamlit options, e.g. ["--server.disconnectedSessionTTL", "5"]).
     """
@@ -202,7 +204,9 @@ class StreamlitServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
-        if launcher is None:
+        if launcher is None and script == "app/main.py":  # the page as a host serves it
+            launcher = [sys.executable, "-m", "app.launcher"]
+        elif launcher is None:
             launcher = [sys.executable, "-m", "streamlit", "run", script, *settings_for(script)]
         command = [
             *launcher,
@@ -382,16 +386,6 @@ PHONE_AGENT = (
 PHONE_BROWSING = dict(viewport=PHONE, user_agent=PHONE_AGENT, is_mobile=True, has_touch=True)
 
 
-# A page opened at a view's path (/attention) finds its server the way Streamlit's frontend does:
-# it asks at that path first (/attention/_stcore/health: 404), then at the root. Those two 404s
-# are Streamlit's own search, not the page's errors.
-SERVER_SEARCH = re.compile(r"^https?://[^/]+/[^/?]+/_stcore/(health|host-config)$")
-
-
-def _finding_the_server(message) -> bool:
-    return "404" in message.text and bool(SERVER_SEARCH.match(message.location.get("url", "")))
-
-
 class PageProblems:
     """Console errors, uncaught exceptions and dialogs (alert, confirm, ...) seen by a page, and
     the websockets it opened (Streamlit's page opens one; another is a reconnection)."""
@@ -406,7 +400,7 @@ class PageProblems:
         page.on("dialog", self._dialog)
 
     def _console(self, message) -> None:
-        if message.type == "error" and not _finding_the_server(message):
+        if message.type == "error":
             self.errors.append(f"console: {message.text} at {message.location}")
 
     def _socket(self, _socket) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from tests.e2e.harness import (
     EXPLORER,
+    LOAD_TIMEOUT_MS,
     expected_tokens,
     explorer_heads,
     explorer_tokens,
@@ -15,6 +16,7 @@ from tests.e2e.harness import (
     type_text,
     wait_for,
     wait_for_explorer,
+    wait_ready,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
@@ -128,6 +130,24 @@ def test_a_first_visit_writes_a_link_of_what_differs_from_the_defaults(open_page
     page, _ = open_page(view="Attention", source="pretrained")
     link = urlparse(page.url)
     assert (link.path, parse_qs(link.query)) == ("/attention", {"source": ["pretrained"]})
+
+
+def test_a_view_opened_at_its_path_asks_for_nothing_that_is_not_there(browser, server):
+    # Streamlit's frontend looked for its server at the view's path first: two 404s
+    # (/attention/_stcore/health and /host-config) in the console on every such visit
+    context = browser.new_context()
+    failed = []
+    page = context.new_page()
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else 0)
+    page.on("console", lambda m: failed.append(m.text) if m.type == "error" else 0)
+    try:
+        page.goto(f"{server.url}/attention?source=pretrained")
+        wait_ready(page, LOAD_TIMEOUT_MS)
+        page.goto(f"{server.url}/tokens")  # a second view, its page loaded again
+        wait_ready(page, LOAD_TIMEOUT_MS)
+    finally:
+        context.close()
+    assert failed == []
 
 
 HOSTILE = "<img src=x onerror=alert(1)>\n<b>bold</b> & <script>alert(2)</script> **not bold**"
