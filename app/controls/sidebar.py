@@ -588,6 +588,19 @@ def _language_control() -> None:
     )
 
 
+def _presenter_control() -> None:
+    """Presenter mode on every view (the link's present=1)."""
+    st.toggle(
+        _("Presenter"),
+        key="present",
+        persist_state="session",
+        help=_(
+            "Large type on every view, with the sidebar and the views folded away, for a "
+            "projector. In the link as present=1."
+        ),
+    )
+
+
 def render(notices: list[str]) -> Settings:
     """Draw every control and return what they say."""
     source = state.get("source")
@@ -595,6 +608,7 @@ def render(notices: list[str]) -> Settings:
         select_source(source)  # e.g. a link that names MiniLM: show its architecture
     with st.sidebar:
         _language_control()
+        _presenter_control()
         st.header(_("Input"))
         input_area = st.container()  # drawn after the source control, which may change the text
         st.header(_("Model"))
