@@ -70,10 +70,9 @@ def remove_uploaded(uploaded: list) -> None:
 # under the navigation, so that a 720 px projector shows the view's figure (Streamlit's title,
 # 44 px under 96 px of padding, took a third of that screen), and on a phone (Streamlit's
 # breakpoint, 640 px) the content first: the page's title hidden (the browser's tab names the
-# app), the unlabelled "»" that opens the sidebar (which holds the views there) labelled, and
-# the sidebar's Presenter switch (for a projector) left out, so the text box is on its first
-# screen. Streamlit's DOM: a caption is [data-testid=stCaptionContainer], the sidebar's opener
-# [data-testid=stExpandSidebarButton], a widget's box .st-key-KEY.
+# app), the unlabelled "»" that opens the sidebar (which holds the views there) labelled.
+# Streamlit's DOM: a caption is [data-testid=stCaptionContainer], the sidebar's opener
+# [data-testid=stExpandSidebarButton].
 # A collapsed sidebar is [data-testid=stSidebar][data-collapsed=true], moved off the page to the
 # left: right to left it would sit over the page, so it is hidden there.
 # A disabled control's label (RoPE's base without rotary positions) stays readable: Streamlit
@@ -150,7 +149,6 @@ a[data-testid="stTopNavLink"]:focus-visible {{ outline: 2px solid {FOCUS_RING};
   [data-testid="stMainBlockContainer"] h1 {{ display: none; }}
   [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; }}
   [data-testid="stExpandSidebarButton"] {{ width: auto; gap: 0.3rem; padding: 0 0.5rem; }}
-  .st-key-present {{ display: none; }}
   [data-testid="stExpandSidebarButton"]::after {{ font-size: 1rem; color: {TEXT_GREY}; }}
   [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"])
     > [data-testid="stColumn"] {{ min-width: calc(50% - 1rem); }}

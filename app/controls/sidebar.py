@@ -589,7 +589,8 @@ def _language_control() -> None:
 
 
 def _presenter_control() -> None:
-    """Presenter mode on every view (the link's present=1)."""
+    """Presenter mode on every view (the link's present=1), last: the controls above stay where
+    they were (the lesson's own button also switches it on)."""
     st.toggle(
         _("Presenter"),
         key="present",
@@ -608,7 +609,6 @@ def render(notices: list[str]) -> Settings:
         select_source(source)  # e.g. a link that names MiniLM: show its architecture
     with st.sidebar:
         _language_control()
-        _presenter_control()
         st.header(_("Input"))
         input_area = st.container()  # drawn after the source control, which may change the text
         st.header(_("Model"))
@@ -641,6 +641,8 @@ def render(notices: list[str]) -> Settings:
             b = _setup_b(a, notices)
         else:
             b = None
+        st.divider()
+        _presenter_control()
     return Settings(text, device, notices, a=a, b=b)
 
 

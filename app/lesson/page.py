@@ -1,7 +1,7 @@
 """The Lesson view: a guided path through the live model, one step at a time, every number this
 run's. The steps are app.lesson.steps (their text model app.lesson.text); this module lays one
 step out (text and its numbers on the left, figures and tables on the right), moves between
-steps, opens each step's views at the same selection, leads out of presenter mode and offers the
+steps, opens each step's views at the same selection, switches presenter mode and offers the
 whole lesson as a handout. Every move (a step, another view) goes through `follow(view,
 values)`, which app.registry binds to the controls' link-following, as a link would. Four steps
 ask a question first (each step declares its own; app.lesson.questions draws the answer
@@ -116,9 +116,9 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
 
 
 def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None:
-    """Previous, the step's label and progress, Next; in presenter mode a button out of it (the
-    sidebar, folded away then, has its switch) and the handout: one row that wraps (on a phone,
-    the tools go below)."""
+    """Previous, the step's label and progress, Next; a button into presenter mode, or in it a
+    button out of it (the sidebar's switch is the same setting, on every view) and the handout:
+    one row that wraps (on a phone, the tools go below)."""
     bar = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     bar.button(
         _("◀ Previous"),
@@ -152,6 +152,19 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
             on_click=follow,
             args=("Lesson", {"present": False}),
             help=_("Back to the page with its views, sidebar and normal type."),
+        )
+    else:
+        bar.button(
+            _("Presenter"),
+            key="lesson_presenter",
+            type="tertiary",
+            icon=":material/present_to_all:",
+            on_click=follow,
+            args=("Lesson", {"present": True}),
+            help=_(
+                "Large type on every view, with the sidebar and the views folded away, for a "
+                "projector. In the link as present=1."
+            ),
         )
     bar.download_button(
         _("Handout (HTML)"),
