@@ -188,7 +188,7 @@ def frame(make_run, page_start: float) -> None:
         layout="wide",
         initial_sidebar_state=state.sidebar_state(),
     )
-    page_style()
+    page_style(bool(state.get("present")))  # presenter mode: large type on every view
     page_script()
     page_language(i18n.language(), i18n.direction())
     held = Frame(make_run, page_start)
@@ -223,7 +223,7 @@ def frame(make_run, page_start: float) -> None:
 def draw_page(view: registry.View, held: Frame) -> None:
     """One view's page: its run (and setup B's), what happened to the input, then the view, and
     the developer's status line last, where asked for (`timing`; not in presenter mode: the room
-    sees the lesson alone)."""
+    sees the view alone)."""
     settings, make_run = held.settings, held.make_run
     for notice in settings.notices:
         st.warning(notice)
@@ -269,7 +269,7 @@ def draw_page(view: registry.View, held: Frame) -> None:
     chosen = state.fit_to_sentences(chosen, run.lengths)
     view.draw(runs, chosen)
     announce(run_finished(registry.shown_titles()[view.title], runs))
-    if state.get("timing") and not (view.title == "Lesson" and chosen.present):
+    if state.get("timing") and not state.get("present"):
         st.caption(status_line(runs, held.page_start))
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from app.charts import common
 from app.controls import classroom, setup_keys, sidebar, state, url
 from app.i18n import _
 from app.keys import SHARED_KEYS, Key, Selection
@@ -133,3 +134,4 @@ def shown_titles() -> dict[str, str]:
 
 KEYS = (*setup_keys.KEYS, *SHARED_KEYS, *(key for view in VIEWS for key in view.keys))
 state.register(KEYS)
+common.presenting_from(lambda: bool(state.get("present")))  # presenter mode, for every figure

@@ -70,8 +70,9 @@ def remove_uploaded(uploaded: list) -> None:
 # under the navigation, so that a 720 px projector shows the view's figure (Streamlit's title,
 # 44 px under 96 px of padding, took a third of that screen), and on a phone (Streamlit's
 # breakpoint, 640 px) the content first: the page's title hidden (the browser's tab names the
-# app), the unlabelled "»" that opens the sidebar labelled. Streamlit's DOM: a caption is
-# [data-testid=stCaptionContainer], the sidebar's opener [data-testid=stExpandSidebarButton].
+# app), the unlabelled "»" that opens the sidebar (which holds the views there) labelled.
+# Streamlit's DOM: a caption is [data-testid=stCaptionContainer], the sidebar's opener
+# [data-testid=stExpandSidebarButton].
 # A collapsed sidebar is [data-testid=stSidebar][data-collapsed=true], moved off the page to the
 # left: right to left it would sit over the page, so it is hidden there.
 # A disabled control's label (RoPE's base without rotary positions) stays readable: Streamlit
@@ -105,6 +106,10 @@ CODE_CSS = "\n".join(
 # titles (1,004 px) overflow the navigation's 980 px and the last two hide behind Streamlit's own
 # "2 more", in English; 4 px a side fits them (908 px; at 5 px, 932 px, one still hid).
 NAV_LINK_PADDING = "4px"
+# A view's link with the keyboard's focus: Streamlit marks it with a 1.09:1 tint alone; an outline
+# of the figures' focus blue (#0072B2, encoder/web: 5.2:1 on white, 4.7:1 on the tint), 2 px wide
+# (WCAG 2.4.7 and 2.4.11: 3:1 against what surrounds it).
+FOCUS_RING = "#0072B2"
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
@@ -136,6 +141,8 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stTopNavLink"] {{ padding: 0 {NAV_LINK_PADDING}; }}
+a[data-testid="stTopNavLink"]:focus-visible {{ outline: 2px solid {FOCUS_RING};
+  outline-offset: 1px; }}
 [data-testid="stMainBlockContainer"] h1 {{ font-size: 2rem; padding: 0 0 0.5rem; }}
 [data-testid="stMainBlockContainer"] h2 {{ font-size: 1.75rem; }}
 @media (max-width: 640px) {{
@@ -152,16 +159,22 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
 # Presenter mode: large type, little chrome, for a 1280 x 720 projector. Our own static CSS, on
 # Streamlit's DOM: the main area is [data-testid=stMainBlockContainer], markdown text
 # [data-testid=stMarkdown] p, a header [data-testid=stHeading]; st.title draws an h1,
-# st.header an h2, st.subheader an h3, and a button's label is a p. The page's header (the
-# navigation between views, the sidebar's opener) is [data-testid=stHeader]: st.navigation's
-# position is chosen before the page is known, and presenter mode is the lesson's own, so the
-# lesson's run hides it. The step's label is the progress bar's text, the answer box an
+# st.header an h2, st.subheader an h3, and a button's label is a p. The page's header
+# [data-testid=stHeader] holds the navigation between views [data-testid=stTopNav], Streamlit's
+# toolbar [data-testid=stToolbar], in which the sidebar's opener [data-testid=stExpandSidebarButton]
+# and the main menu [data-testid=stMainMenu]: on every view in presenter mode the views and the
+# menu are hidden and the header is see-through, but the opener stays (the sidebar's Presenter
+# switch is the way out, on every view).
+# The lesson's step label is the progress bar's text, the answer box an
 # [data-testid=stAlert], a table in presenter mode an st.table ([data-testid=stTable]); a widget's
 # label [data-testid=stWidgetLabel], a radio's options inside [data-testid=stRadio], an
 # expander's title its summary.
 PROSE = "1.3rem"  # 20.8 px: presenter mode's prose, and everything read with it
 PRESENTER_CSS = f"""<style>
-[data-testid="stHeader"] {{ display: none; }}
+[data-testid="stHeader"], [data-testid="stHeader"] * {{ background: transparent;
+  pointer-events: none; }}
+[data-testid="stHeader"] [data-testid="stTopNav"], [data-testid="stMainMenu"] {{ display: none; }}
+[data-testid="stHeader"] [data-testid="stExpandSidebarButton"] {{ pointer-events: auto; }}
 [data-testid="stMainBlockContainer"] {{ padding-top: 1.2rem; padding-bottom: 1rem; }}
 [data-testid="stMainBlockContainer"] h1 {{ display: none; }}
 [data-testid="stMarkdown"] p, [data-testid="stCaptionContainer"], [data-testid="stAlert"] p,
@@ -180,15 +193,17 @@ PRESENTER_QUESTION_CSS = """<style>
 </style>"""
 
 
-def page_style() -> None:
-    """Every page's look for this run: readable greys, and the content first on a phone."""
+def page_style(present: bool = False) -> None:
+    """Every page's look for this run: readable greys, and the content first on a phone; in
+    presenter mode (`present`, on every view) large type and little chrome."""
     # style only: no space on the page; the sidebar's opener on a phone named in the page's words
-    said = json.dumps(_("Text and model"), ensure_ascii=False)  # a CSS string: "…", \" and \\
+    # (there the sidebar holds the views too: Streamlit moves its navigation into it)
+    said = json.dumps(_("Views, text and model"), ensure_ascii=False)  # a CSS string
     opener = (
         "@media (max-width: 640px) "
         f'{{ [data-testid="stExpandSidebarButton"]::after {{ content: {said}; }} }}'
     )
-    st.html(f"{PAGE_CSS}<style>{opener}</style>")
+    st.html(f"{PAGE_CSS}<style>{opener}</style>{PRESENTER_CSS if present else ''}")
 
 
 # The page's own script: what CSS cannot do, such as letting a keyboard reach a region that
@@ -228,12 +243,6 @@ def announce(news: str) -> None:
     # in an attribute, not as text: nothing on the page reads as if shown twice (a search for
     # the page's text, a test's or a browser's find, meets the shown sentence alone)
     st.html(f'<p data-announce="{html.escape(news, quote=True)}" hidden></p>')
-
-
-def presenter_style() -> None:
-    """Presenter mode's look for this run: no header (views, sidebar opener) and no title,
-    large text, headings, step label, answer and tables."""
-    st.html(PRESENTER_CSS)
 
 
 def presenter_question_style() -> None:

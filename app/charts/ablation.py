@@ -14,6 +14,7 @@ from app.charts.attention import (
 )
 from app.charts.common import (
     SERIES_COLOURS,
+    SMALLEST_TEXT,
     base_layout,
     depth_labels,
     escape,
@@ -50,7 +51,7 @@ def residual_cosine_chart(
         colorbar=dict(title=dict(text=_("cosine"), side="right"), thickness=14, x=0.69),
         text=[[cell_text(c) for c in row] for row in cosine] if show_text else None,
         texttemplate="%{text}" if show_text else None,
-        textfont=dict(size=12),
+        textfont=dict(size=SMALLEST_TEXT),
         customdata=[[escape(label) for label in labels]] * len(depths),
         hovertemplate=_("%{y} · token %{customdata}<br>cosine %{z:.6f}") + "<extra></extra>",
         name=_("cosine per token"),

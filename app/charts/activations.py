@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 from app.charts.common import (
     DIVERGING,
     SERIES_COLOURS,
+    SMALLEST_TEXT,
     base_layout,
     base_spec,
     depth_name,
@@ -348,7 +349,7 @@ def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]
                 text=[short(token, TOKEN_LABEL_CHARS) for token in tokens],
                 customdata=path_text,
                 textposition="top center",
-                textfont=dict(size=13, color="#222222"),
+                textfont=dict(size=SMALLEST_TEXT, color="#222222"),
                 hovertemplate=_("%{customdata} after the last block") + "<extra></extra>",
                 showlegend=False,
             ),

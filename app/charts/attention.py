@@ -15,8 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.charts.common import (
-    FONT_SIZE,
     PAD_TOKEN,
+    SMALLEST_TEXT,
     base_layout,
     escape,
     new_figure,
@@ -366,7 +366,7 @@ def batch_mask_grid(tokens: list[list[str]], attention_mask: np.ndarray) -> go.F
             text=[[short(token, cell_chars) for token in row] for row in padded],
             customdata=[[escape(token) for token in row] for row in padded],
             texttemplate="%{text}",
-            textfont=dict(size=FONT_SIZE - 1, color="#111111"),
+            textfont=dict(size=SMALLEST_TEXT, color="#111111"),
             colorscale=[[0, "#dddddd"], [0.5, "#dddddd"], [0.5, "#9ecae1"], [1, "#9ecae1"]],
             showscale=False,
             xgap=2,

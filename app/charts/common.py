@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Callable
 
 import numpy as np
 import plotly.graph_objects as go
@@ -17,8 +18,8 @@ import plotly.io as pio
 
 from app.i18n import _, direction, language, symbols
 
-FONT_SIZE = 14  # a figure's body text (px); its ticks and subtitles are SMALLEST_TEXT
-SMALLEST_TEXT = 12  # no figure text under this (px), ticks and subtitles included
+FONT_SIZE = 14  # a figure's body text (px), as large as its ticks and subtitles
+SMALLEST_TEXT = 14  # no figure text under this (px), ticks and subtitles included (DESIGN 4b)
 PRESENTER_TEXT = 16  # presenter mode's smallest figure text (px): read from the back of a room
 FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # the page's own typeface
 PAD_TOKEN = "[PAD]"
@@ -35,6 +36,27 @@ SERIES_COLOURS = [
 DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
 MARGIN = dict(l=60, r=20, t=60, b=50)
 PLOTLY_HEIGHT = 450  # px: the height plotly draws a figure that sets none
+
+
+_presenting: list[Callable[[], bool]] = [bool]  # bool() is False; app.registry binds the session's
+
+
+def presenting_from(read: Callable[[], bool]) -> None:
+    """Where the page learns whether this run is in presenter mode (the session's `present`,
+    held across every view: app.registry binds it); the builders here never ask."""
+    _presenting[0] = read
+
+
+def presenting() -> bool:
+    """Whether this run's page is in presenter mode: large type in every figure, the drawers'
+    one question (app.views.widgets.show, the explorer's and the SVG figures' hosts)."""
+    return bool(_presenting[0]())
+
+
+def smallest_text() -> int:
+    """The smallest figure text this run draws (px): PRESENTER_TEXT in presenter mode, else
+    SMALLEST_TEXT."""
+    return PRESENTER_TEXT if presenting() else SMALLEST_TEXT
 
 
 def escape(text: str) -> str:
@@ -148,7 +170,9 @@ SUP_SCALE = 0.7  # plotly draws <sup> (a title's subtitle line) at 70 % of the t
 def text_layout(smallest: int = SMALLEST_TEXT) -> dict:
     """A figure's text sizes as a template's layout (what a figure leaves unset): ticks at
     `smallest` px, the body, axis titles, legend and colour bars 2 px larger, the title large
-    enough that its <sup> subtitles are `smallest` px; in the page's own typeface."""
+    enough that its <sup> subtitles are `smallest` px, and a bar's text never shrunk below it
+    (plotly shrinks a bar's text to the bar's thickness: uniformtext "show"); in the page's own
+    typeface."""
     body = {"size": smallest + 2}
     axis = {"tickfont": {"size": smallest}, "title": {"font": body}}
     return {
@@ -158,6 +182,7 @@ def text_layout(smallest: int = SMALLEST_TEXT) -> dict:
         "yaxis": axis,
         "legend": {"font": body},
         "hoverlabel": {"font": body},
+        "uniformtext": {"mode": "show", "minsize": smallest},
     }
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.charts.common import presenting
 from app.components.page_hosted import page_component
 from encoder.web.hosts import explorer_style
+from encoder.web.payload import with_large_text
 
 NAME = "encoder_explorer.attention_explorer"
 STILL_NAME = "encoder_explorer.attention_explorer_still"
@@ -36,7 +38,10 @@ def attention_explorer(
     """Draw the explorer for `payload` (encoder.web.payload's bytes); returns the settled
     selection {"layer", "head"} once the browser has reported one, else None. `on_select` runs
     (as a widget callback) when it changes. `report=False`: a still explorer, opened where the
-    payload's header says; it reports nothing and leaves the URL alone (returns None)."""
+    payload's header says; it reports nothing and leaves the URL alone (returns None). In
+    presenter mode its labels are large (encoder.web.payload.with_large_text)."""
+    if presenting():
+        payload = with_large_text(payload)
     if not report:
         _still_explorer(key=key, data=payload)
         return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.charts.common import presenting
 from app.components.page_hosted import page_component
 from app.i18n import language
 from app.i18n.browser import words_now
@@ -37,12 +38,14 @@ _fingerprint = page_component(
 
 def _drawn(component: Callable) -> Callable[..., None]:
     def draw(data: dict, *, key: str) -> None:
+        data = {**data, "large_text": True} if presenting() else data
         component(key=key, data=spoken_in(data, language(), words_now()))
 
     return draw
 
 
-# each draws its module's `data` under `key`, in the page's language
+# each draws its module's `data` under `key`, in the page's language (in presenter mode with
+# "large_text": encoder/web/figure_tools.js's mountFigure draws it larger)
 token_lines = _drawn(_lines)  # app.charts.norms.layernorm_lines
 value_histogram = _drawn(_histogram)  # app.charts.value_histogram.value_histogram_data
 top_units = _drawn(_top_units)  # app.charts.top_units.top_units_data

@@ -51,6 +51,8 @@ KEYS: tuple[Key, ...] = (
     # the tests' pseudo-language too, which the page never offers
     Key("lang", None, in_url=True, choices=tuple(LANGUAGES), unlisted=(PSEUDO,)),
     Key("_language"),  # the sidebar's language control
+    # presenter mode on every view: large type, no views bar (app.charts.common.presenting)
+    Key("present", False, in_url=True),
     # setup B: on or off, and each of A's keys (absent: it follows A)
     Key("compare", False, in_url=True),
     *(replace(key, name=b_key(key.name), default=None, follows=key.name) for key in SETUP_A_KEYS),

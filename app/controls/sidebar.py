@@ -589,6 +589,20 @@ def _language_control() -> None:
     )
 
 
+def _presenter_control() -> None:
+    """Presenter mode on every view (the link's present=1), last: the controls above stay where
+    they were (the lesson's own button also switches it on)."""
+    st.toggle(
+        _("Presenter"),
+        key="present",
+        persist_state="session",
+        help=_(
+            "Large type on every view, with the sidebar and the views folded away, for a "
+            "projector. In the link as present=1."
+        ),
+    )
+
+
 def render(notices: list[str]) -> Settings:
     """Draw every control and return what they say."""
     source = state.get("source")
@@ -637,6 +651,8 @@ def render(notices: list[str]) -> Settings:
             b = _setup_b(a, notices)
         else:
             b = None
+        st.divider()
+        _presenter_control()
     return Settings(text, device, notices, a=a, b=b)
 
 

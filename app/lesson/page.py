@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from app.charts.common import PRESENTER_TEXT
+from app.charts.common import presenting
 from app.components.attention_explorer import attention_explorer
 from app.i18n import _, in_this_language, localised
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
@@ -27,14 +27,14 @@ from app.lesson.steps import STEPS
 from app.lesson.text import Lesson, Paragraph, Step, Typed, shown_table
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
-from app.streamlit_private import announce, presenter_style
+from app.streamlit_private import announce
 from app.user_text import literal, quoted
 from app.views.layout import wide_table
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
 
-KEYS = (  # the step (1-based), its query (a position, or the rule's), presenter mode
+KEYS = (  # the step (1-based), its query (a position, or the rule's)
     Key("lesson", 1, in_url=True, bounds=(1, len(STEPS)), selects=True),
     Key(
         "lesson_query",
@@ -44,7 +44,6 @@ KEYS = (  # the step (1-based), its query (a position, or the rule's), presenter
         selects=True,
         fits=FITS_QUERY,
     ),
-    Key("present", False, in_url=True, selects=True),
 )
 Follow = Callable[[str, dict[str, object]], None]  # (view, URL values): open it, as a link would
 Ask = Callable[[Prediction, bool], bool]  # (question, presenting): has this browser the answer?
@@ -53,9 +52,9 @@ ClassBar = Callable[..., None]  # (step, presenting, below=False): the class's l
 PRESENTER_FIGURE_HEIGHT = 470  # the first figure fits beside the text; the others follow
 TABLE_ROWS, PRESENTER_TABLE_ROWS = 12, 8  # a longer table scrolls past this many rows
 TABLE_ROW_PX = 42  # an HTML table's row, about (presenter mode's larger type included)
-# a figure title's line in the step's figure column (3/5 of the main area): 18 px titles beside
+# a figure title's line in the step's figure column (3/5 of the main area): 20 px titles beside
 # the sidebar, and presenter mode's 23 px with the sidebar folded away
-NORMAL_TITLE_CHARS, PRESENTER_TITLE_CHARS = 48, 56
+NORMAL_TITLE_CHARS, PRESENTER_TITLE_CHARS = 43, 56
 FIXED_HEIGHT = ("lesson_block", "lesson_other_block")  # figures drawn to their rows' height
 
 
@@ -72,10 +71,8 @@ def draw(runs: Runs, chosen: Selection, follow: Follow, ask: Ask, class_bar: Cla
     number = min(max(chosen.lesson, 1), len(STEPS))
     query = None if chosen.lesson_query == LESSON_RULE_QUERY else chosen.lesson_query
     lesson = Lesson(run, sentence, query)
-    present = bool(chosen.present)
+    present = presenting()
     _top_bar(lesson, number, present, follow)
-    if present:
-        presenter_style()
     title = STEPS[number - 1].title
     st.header(f"{number}. {title}")
     announce(_("Step {number} of {count}: {title}.", number=number, count=len(STEPS), title=title))
@@ -119,8 +116,9 @@ def _step(lesson: Lesson, number: int, runs: Runs, present: bool, follow: Follow
 
 
 def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None:
-    """Previous, the step's label and progress, Next; presenter mode (a switch, or in it a
-    button out of it) and the handout: one row that wraps (on a phone, the tools go below)."""
+    """Previous, the step's label and progress, Next; a button into presenter mode, or in it a
+    button out of it (the sidebar's switch is the same setting, on every view) and the handout:
+    one row that wraps (on a phone, the tools go below)."""
     bar = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     bar.button(
         _("◀ Previous"),
@@ -156,13 +154,16 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
             help=_("Back to the page with its views, sidebar and normal type."),
         )
     else:
-        bar.toggle(
+        bar.button(
             _("Presenter"),
-            key="present",
-            persist_state="session",
+            key="lesson_presenter",
+            type="tertiary",
+            icon=":material/present_to_all:",
+            on_click=follow,
+            args=("Lesson", {"present": True}),
             help=_(
-                "Large type and the sidebar and views folded away, for a projector. In the link "
-                "as present=1."
+                "Large type on every view, with the sidebar and the views folded away, for a "
+                "projector. In the link as present=1."
             ),
         )
     bar.download_button(
@@ -226,22 +227,17 @@ def _open_buttons(step: Step, follow: Follow) -> None:
 
 def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> None:
     """The step's figures, tables (HTML, whose cells wrap in a narrow column) and code; in
-    presenter mode figure text of PRESENTER_TEXT px and the first figure no taller than fits
-    beside the text (a figure drawn to its rows' height, the block diagram, keeps it)."""
+    presenter mode (whose large figure text app.views.widgets.show draws) the first figure no
+    taller than fits beside the text (a figure drawn to its rows' height, the block diagram,
+    keeps it)."""
     for index, (key, figure) in enumerate(step.figures):
-        if (
-            step.explorer is not None
-            and key == step.explorer.figure
-            and _explorer(lesson, step, present)
-        ):
+        if step.explorer is not None and key == step.explorer.figure and _explorer(lesson, step):
             continue
         if present and index == 0 and key not in FIXED_HEIGHT:
             height = figure.layout.height or PRESENTER_FIGURE_HEIGHT
             figure.update_layout(height=min(height, PRESENTER_FIGURE_HEIGHT))
-        if present:
-            show(figure, key, PRESENTER_TEXT, PRESENTER_TITLE_CHARS if narrow else None)
-        else:
-            show(figure, key, title_chars=NORMAL_TITLE_CHARS if narrow else None)
+        chars = PRESENTER_TITLE_CHARS if present else NORMAL_TITLE_CHARS
+        show(figure, key, title_chars=chars if narrow else None)
     for caption, table in step.tables:
         st.caption(caption)
         _table(_rounded(shown_table(table)), len(table), present)
@@ -249,11 +245,11 @@ def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> No
         st.code(step.code, language="python", height=300 if present else "content")
 
 
-def _explorer(lesson: Lesson, step: Step, present: bool) -> bool:
+def _explorer(lesson: Lesson, step: Step) -> bool:
     """Draw the step's attention explorer in place of its figure, opened on the step's head (a
     still explorer: the Attention view's head and the URL stay as they are); False where it
     cannot be drawn (the step then shows its figure)."""
-    data = step_payload(lesson, step.explorer, large_text=present)
+    data = step_payload(lesson, step.explorer)
     if data is None:
         return False
     attention_explorer(

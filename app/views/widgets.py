@@ -17,6 +17,7 @@ from app.charts.common import (
     SMALLEST_TEXT,
     fit_narrow,
     legible,
+    smallest_text,
     text_layout,
 )
 from app.i18n import _
@@ -57,13 +58,15 @@ def on_phone() -> bool:
     return PHONE_BROWSER in (st.context.headers.get("User-Agent") or "")
 
 
-def show(fig, key: str, smallest: int = SMALLEST_TEXT, title_chars: int | None = None) -> None:
-    """Draw a figure under its key, no text in it under `smallest` px (presenter mode passes
-    app.charts.common.PRESENTER_TEXT), fit for a place `title_chars` characters of title wide
+def show(fig, key: str, title_chars: int | None = None) -> None:
+    """Draw a figure under its key, no text in it under this run's smallest figure text
+    (app.charts.common.smallest_text: larger in presenter mode), fit for a place `title_chars`
+    characters of title wide
     (app.charts.common.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
     phone). Our template, not Streamlit's plotly theme (which draws ticks and subtitles at
     11-12 px whatever the figure's font). The builders' own sizes are SMALLEST_TEXT or more
     (tests/app/test_charts.py): only larger text raises them."""
+    smallest = smallest_text()
     if smallest > SMALLEST_TEXT:
         legible(fig, smallest)
     if on_phone():

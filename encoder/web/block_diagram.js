@@ -464,7 +464,7 @@ export function mount(host, data) {
 
   plot.addEventListener("mousemove", (event) => {
     if (!state.data) return;
-    const y = event.clientY - plot.getBoundingClientRect().top;
+    const { y } = figurePoint(plot, state, event);
     const found = state.bands.findIndex(([top, bottom]) => y >= top && y < bottom);
     if (found >= 0) choose(found);
   });

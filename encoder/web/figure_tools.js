@@ -335,6 +335,16 @@ const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
   ? `${[...token].slice(0, TOKEN_LABEL_CHARS - 1).join("")}…` : token);
 
 // ------------------------------------------------------------ an SVG figure module's frame
+
+const FIGURE_LARGE = 8 / 7; // presenter mode's figures (data.large_text): 14 px labels at 16 px
+
+/** Where a mouse `event` points in a figure's drawing (its plot's px over its scale, `state`'s:
+ * mountFigure's), as {x, y} from the drawing's top left. */
+function figurePoint(plot, state, event) {
+  const box = plot.getBoundingClientRect();
+  const scale = state.scale || 1;
+  return { x: (event.clientX - box.left) / scale, y: (event.clientY - box.top) / scale };
+}
 // (token_lines.js, value_histogram.js, top_units.js, head_fingerprint.js, block_diagram.js: all
 // their mount does but draw, mark the choice, say it and read the mouse and keys)
 
@@ -370,8 +380,10 @@ const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
  *                   modifier held: never asked); then its default is prevented and
  *   choose(next)    called with it
  *
- * Returns {root, plot, readout, state, start(data)}: state is {data (d or null), width, height}
- * (the last draw's), for the module to add what its drawing needs; start(data) frames and draws
+ * Returns {root, plot, readout, state, start(data)}: state is {data (d or null), width, height,
+ * scale} (the last draw's: its drawing's size, and how many times as large it is shown, more
+ * than 1 for data.large_text: figurePoint reads the mouse in it), for the module to add what its
+ * drawing needs; start(data) frames and draws
  * the first data and returns the module's {update(data), destroy()}. A new width redraws. */
 function mountFigure(host, spec) {
   // each part classed twice: the frame's look (figure_tools.css: svg-figure-*) and the module's
@@ -403,12 +415,16 @@ function mountFigure(host, spec) {
     // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
     const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
     plot.appendChild(canvas);
-    const width = Math.max(spec.minWidth, Math.floor(root.clientWidth || host.clientWidth || 640));
+    // large text (presenter mode): drawn for a narrower place and shown FIGURE_LARGE times as
+    // large, every word and mark with it (the layout stays the module's own)
+    const scale = d.large_text ? FIGURE_LARGE : 1;
+    const room = root.clientWidth || host.clientWidth || 640;
+    const width = Math.max(spec.minWidth, Math.floor(room / scale));
     const height = spec.draw(canvas, d, width);
-    plot.setAttribute("width", width);
-    plot.setAttribute("height", height);
+    plot.setAttribute("width", Math.round(width * scale));
+    plot.setAttribute("height", Math.round(height * scale));
     plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    Object.assign(state, { width, height });
+    Object.assign(state, { width, height, scale });
     root.dataset.width = String(width);
     root.dataset.drawMs = (performance.now() - start).toFixed(1);
     spec.show();

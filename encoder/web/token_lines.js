@@ -259,8 +259,7 @@ export function mount(host, data) {
 
   plot.addEventListener("mousemove", (event) => {
     if (!state.data) return;
-    const box = plot.getBoundingClientRect();
-    const x = event.clientX - box.left;
+    const { x } = figurePoint(plot, state, event);
     if (x < state.plotLeft || x > state.plotRight) return;
     const along = rightToLeft() ? state.plotRight - x : x - state.plotLeft;
     choose(Math.min(state.data.tokens.length - 1, Math.floor(along / state.band)));

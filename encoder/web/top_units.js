@@ -287,10 +287,9 @@ export function mount(host, data) {
   plot.addEventListener("mousemove", (event) => {
     const d = state.data;
     if (!d) return;
-    const box = plot.getBoundingClientRect();
-    const seen = event.clientX - box.left;
-    const x = rightToLeft() ? state.width - seen : seen; // as drawn left to right
-    const unit = Math.floor((event.clientY - box.top - state.top) / UNITS_ROW);
+    const seen = figurePoint(plot, state, event);
+    const x = rightToLeft() ? state.width - seen.x : seen.x; // as drawn left to right
+    const unit = Math.floor((seen.y - state.top) / UNITS_ROW);
     if (unit < 0 || unit >= d.units.length) return;
     if (x >= 0 && x <= state.barsRight + state.gap / 2) {
       choose({ unit, token: d.token }); // a bar: its unit on the outlined token

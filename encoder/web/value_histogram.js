@@ -358,8 +358,7 @@ export function mount(host, data) {
   plot.addEventListener("mousemove", (event) => {
     const d = state.data;
     if (!d) return;
-    const box = plot.getBoundingClientRect();
-    const x = event.clientX - box.left;
+    const { x } = figurePoint(plot, state, event);
     if (x < state.plotLeft || x > state.plotRight) return;
     const along = rightToLeft() ? state.plotRight - x : x - state.plotLeft;
     const at = state.low + (along / (state.plotRight - state.plotLeft)) * (state.high - state.low);

@@ -110,9 +110,9 @@ def test_a_link_that_names_a_setting_opens_exactly_that() -> None:
     assert_no_exception(at)
     assert at.session_state["view"] == "Lesson" and at.radio(key="source").value == "pretrained"
     assert step_title(at) == f"3. {TITLES[2]}"
-    assert at.session_state["present"] is True  # presenter mode: its way out, not the switch
+    assert at.toggle(key="present").value is True  # presenter mode: the sidebar's switch, on
     assert at.query_params["present"] == "1"
-    assert not [t for t in at.toggle if t.key == "present"]
+    assert not any("forward pass" in caption.value for caption in at.caption)  # no status line
     at.button(key="lesson_exit_presenter").click().run()
     assert at.toggle(key="present").value is False
     assert at.query_params.get("present") in (None, "0"), dict(at.query_params)

@@ -450,7 +450,7 @@ def test_presenter_sizes_raise_every_text_a_figure_sets_and_keep_larger_ones():
 
 
 def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_below():
-    from app.charts.common import MARGIN, TITLE_LINE, fit_narrow
+    from app.charts.common import MARGIN, TITLE_LINE, fit_narrow, text_layout
 
     fig = residual_norm_chart(
         pd.DataFrame(
@@ -469,7 +469,8 @@ def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_be
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) >= 2 and all(len(line) <= 24 for line in lines)
     assert " ".join(lines) == title  # broken at spaces, nothing lost
-    extra = round((len(lines) - 1) * TITLE_LINE * 18)  # the template's 18 px title
+    title_px = text_layout()["title"]["font"]["size"]  # the template's title (20 px)
+    extra = round((len(lines) - 1) * TITLE_LINE * title_px)
     assert fig.layout.height == height + extra
     assert fig.layout.margin.t == (MARGIN["t"]) + extra
     assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # under the plot

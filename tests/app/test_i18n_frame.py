@@ -116,7 +116,7 @@ def test_every_word_the_controls_take_from_elsewhere_has_a_message(speaking):
 def test_the_phones_sidebar_opener_is_named_in_the_pages_language():
     at = open_page(view="Tokens", lang="es")
     styles = [e.proto.body for e in at.get("html") if "stExpandSidebarButton" in e.proto.body]
-    assert len(styles) == 1 and 'content: "Texto y modelo"' in styles[0]
+    assert len(styles) == 1 and 'content: "Vistas, texto y modelo"' in styles[0]
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,68 @@ def test_the_view_control_is_one_stop_on_the_open_view(open_page):
     assert tabbable == 1
 
 
+# The focused element's focus indicator: its outline (or else its box-shadow ring), as
+# {style, width px, colour [r, g, b]}, and the colours around it, each [r, g, b] as seen on the
+# screen: the element's own background and the one behind it (each composited over what is
+# behind it, up to the page's white).
+FOCUS_RING_JS = """() => {
+  const rgba = text => (text.match(/[\\d.]+/g) || []).map(Number);
+  const seen = element => {  // the colour under `element`, its own background composited in
+    const layers = [];
+    for (let e = element; e; e = e.parentElement) {
+      layers.push(rgba(getComputedStyle(e).backgroundColor));
+    }
+    let colour = [255, 255, 255];
+    for (const [r, g, b, a = 1] of layers.reverse()) {
+      if (!a) continue;
+      colour = [r, g, b].map((c, i) => c * a + colour[i] * (1 - a));
+    }
+    return colour;
+  };
+  const focused = document.activeElement;
+  const style = getComputedStyle(focused);
+  let ring = { style: style.outlineStyle, width: parseFloat(style.outlineWidth),
+               colour: rgba(style.outlineColor).slice(0, 3) };
+  if (ring.style === "none" && style.boxShadow !== "none") {
+    const spread = style.boxShadow.match(/(rgba?\\([^)]*\\))[^,]*?(\\d+(?:\\.\\d+)?)px\\s*$/);
+    ring = { style: "shadow", width: spread ? Number(spread[2]) : 0,
+             colour: spread ? rgba(spread[1]).slice(0, 3) : [0, 0, 0] };
+  }
+  return { ring, inside: seen(focused), behind: seen(focused.parentElement),
+           text: focused.innerText };
+}"""
+
+
+def contrast(a: list[float], b: list[float]) -> float:
+    """WCAG 2.2's contrast ratio of two sRGB colours (0-255)."""
+
+    def luminance(colour):
+        linear = [c / 255 for c in colour]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in linear]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_a_focused_view_link_shows_a_ring_that_contrasts_with_its_neighbours(open_page):
+    page, _ = open_page({"viewport": PROJECTOR}, view="LayerNorm", source="pretrained")
+    tab_to_the_views(page)
+    page.keyboard.press("ArrowRight")  # a link that is not the open view's (no tint of its own)
+    page.wait_for_timeout(300)  # past any transition
+    for link in ("Activations", "LayerNorm"):
+        if link == "LayerNorm":
+            page.keyboard.press("ArrowLeft")  # the open view's link, on its own tint
+            page.wait_for_timeout(300)
+        found = page.evaluate(FOCUS_RING_JS)
+        assert found["text"] == link, found
+        ring = found["ring"]
+        assert ring["style"] not in ("none", "hidden") and ring["width"] >= 2, found
+        # WCAG 2.4.11: the ring 3:1 against what it sits between (the link, the bar behind it)
+        for around in (found["inside"], found["behind"]):
+            assert contrast(ring["colour"], around) >= 3, (link, found)
+
+
 def test_a_finished_run_is_announced_once_politely(open_page):
     page, _ = open_page(view="Attention", source="pretrained")
     text = "The cat sat on the mat."
