@@ -108,6 +108,15 @@ NAV_LINK_PADDING = "4px"
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
+# A chart's element box holding its tools (app/assets/page/figure_text.js puts them after the
+# chart in it) grows to hold them: Streamlit gives it the chart's height, fixed, and scrolls what
+# is more (the tools, then the table, out of sight). The chart keeps its own height: its frame's
+# and box's 100 % of a growing box would grow it too, so they take their content's (the chart's
+# box: contain-intrinsic-height, the chart's); a frame shown full screen is fixed to the window.
+FIGURE_BOX = '[data-testid="stElementContainer"]:has(> [data-testid="figure-text"])'
+FIGURE_BOX_CSS = f"""{FIGURE_BOX} {{ height: auto; flex: 0 0 auto; overflow: visible; }}
+{FIGURE_BOX} > [data-testid="stFullScreenFrame"],
+{FIGURE_BOX} > [data-testid="stFullScreenFrame"] > [data-testid="stPlotlyChart"] {{ height: auto; }}"""
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
@@ -133,6 +142,7 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
   :focus-visible {{ outline: 3px solid #000 !important; outline-offset: 2px; }}
 }}
 {FIGURE_TOOLS_CSS}
+{FIGURE_BOX_CSS}
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stTopNavLink"] {{ padding: 0 {NAV_LINK_PADDING}; }}

@@ -5,9 +5,16 @@
 // the chart as SVG or PNG (drawn from the chart's own SVG) or its numbers as CSV. Nothing is sent
 // to the server; user text (tokens) is drawn with textContent.
 //
-// DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, the
-// [data-testid=figure-text] box of encoder/web/figure_tools.js (joined before this file).
+// DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, in the
+// chart's element box (ELEMENT_BOX), the [data-testid=figure-text] box of
+// encoder/web/figure_tools.js (joined before this file).
 const MAX_SERIES = 4; // series named in a chart's sentence
+// The box Streamlit gives each element: the tools go in it after the chart, as the explorer's and
+// the SVG figures' are in theirs, so that they are part of the figure's box. (Inside the chart's
+// own box, sized to the chart and cut at its edge, and below it in a box of the chart's fixed
+// height that scrolls, they were out of sight. app/streamlit_private.py's PAGE_CSS lets a box
+// holding tools grow to hold them.)
+const ELEMENT_BOX = "[data-testid=stElementContainer]";
 const DTYPES = {
   f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array,
   i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array,
@@ -137,15 +144,29 @@ function figureOf(plot) {
   };
 }
 
-// After a chart, made once: "Show as a table" and "Save as…".
+// After a chart, in its element's box, made once per chart; a box whose chart has gone goes too.
+const toolsOf = new WeakMap(); // a tools box: the chart it was made for
+
 function controlsFor(plot) {
-  const host = plot.parentElement;
+  const host = plot.closest(ELEMENT_BOX) || plot.parentElement;
   let box = host.querySelector(":scope > [data-testid=figure-text]");
+  if (box && toolsOf.get(box) !== plot) {
+    box.remove(); // made for a chart this box held before
+    box = null;
+  }
   if (!box) {
     box = figureControls(figureOf(plot));
+    toolsOf.set(box, plot);
     host.appendChild(box);
   }
   return box;
+}
+
+function dropOrphans() {
+  for (const box of document.querySelectorAll(`${ELEMENT_BOX} > [data-testid=figure-text]`)) {
+    const plot = toolsOf.get(box);
+    if (!plot || !box.parentElement.contains(plot)) box.remove();
+  }
 }
 
 const described = new WeakMap(); // plot: the data it was last described from
@@ -161,6 +182,7 @@ function describe(plot) {
 }
 
 function describeAll() {
+  dropOrphans();
   for (const plot of document.querySelectorAll(".js-plotly-plot")) {
     try {
       describe(plot);
