@@ -114,9 +114,9 @@ FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as
 # and box's 100 % of a growing box would grow it too, so they take their content's (the chart's
 # box: contain-intrinsic-height, the chart's); a frame shown full screen is fixed to the window.
 FIGURE_BOX = '[data-testid="stElementContainer"]:has(> [data-testid="figure-text"])'
+FIGURE_FRAME = f'{FIGURE_BOX} > [data-testid="stFullScreenFrame"]'
 FIGURE_BOX_CSS = f"""{FIGURE_BOX} {{ height: auto; flex: 0 0 auto; overflow: visible; }}
-{FIGURE_BOX} > [data-testid="stFullScreenFrame"],
-{FIGURE_BOX} > [data-testid="stFullScreenFrame"] > [data-testid="stPlotlyChart"] {{ height: auto; }}"""
+{FIGURE_FRAME}, {FIGURE_FRAME} > [data-testid="stPlotlyChart"] {{ height: auto; }}"""
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}

@@ -169,6 +169,48 @@ function dropOrphans() {
   }
 }
 
+// A heatmap writes its numbers in its cells only where every one fits its cell: after each draw
+// (a new width too), each heatmap's cell is measured (its bins' edges on its axes, less its gaps)
+// and so is each of its texts as drawn; one too wide or too tall for its cell, and the heatmap's
+// texts are not shown (the hover, the sentence and the table still give every number). The
+// figure's width is known only here, in the browser; app/charts writes the texts.
+const CELL_MARGIN = 2; // px: a cell's text keeps this clear of the cell's edges, each side
+
+function cellOf(plot, cell) {
+  const trace = cell[0].trace;
+  const axis = (letter) => plot._fullLayout[`${letter}axis${(trace[`${letter}axis`] || letter).slice(1)}`];
+  const side = (edges, along, gap) => (edges && edges.length > 1 && along
+    ? Math.abs(along.c2p(edges[1]) - along.c2p(edges[0])) - (gap || 0) : Infinity);
+  return { width: side(cell[0].x, axis("x"), trace.xgap), height: side(cell[0].y, axis("y"), trace.ygap) };
+}
+
+function fitCellText(plot) {
+  for (const cell of plot.calcdata || []) {
+    const trace = cell[0] && cell[0].trace;
+    const group = cell[0] && cell[0].node3 && cell[0].node3.node(); // its trace's group, drawn
+    if (!trace || trace.type !== "heatmap" || !group) continue;
+    const texts = [...group.querySelectorAll("g.heatmap-label text")];
+    if (!texts.length) continue;
+    texts.forEach((text) => text.removeAttribute("display"));
+    const room = cellOf(plot, cell);
+    const fits = texts.every((text) => {
+      const box = text.getBBox();
+      return box.width <= room.width - 2 * CELL_MARGIN && box.height <= room.height;
+    });
+    if (!fits) texts.forEach((text) => text.setAttribute("display", "none"));
+    plot.dataset.cellText = fits ? "shown" : "hidden";
+  }
+}
+
+const fitting = new WeakSet(); // plots whose every draw is followed by fitCellText
+
+function fitAfterEachDraw(plot) {
+  if (fitting.has(plot) || typeof plot.on !== "function") return;
+  fitting.add(plot);
+  plot.on("plotly_afterplot", () => fitCellText(plot));
+  fitCellText(plot);
+}
+
 const described = new WeakMap(); // plot: the data it was last described from
 
 function describe(plot) {
@@ -179,6 +221,7 @@ function describe(plot) {
   plot.setAttribute("role", "figure");
   plot.setAttribute("aria-label", sentenceOf(traces, layout));
   controlsFor(plot).refresh(); // an open table follows the chart
+  fitAfterEachDraw(plot);
 }
 
 function describeAll() {
