@@ -281,7 +281,11 @@ def fit_narrow(fig: go.Figure, title_chars: int) -> go.Figure:
     wrap_title(fig, title_chars)
     legend = fig.layout.legend
     if legend.y is not None and legend.y > 1 and legend.orientation == "h":
-        fig.update_layout(legend=dict(y=-0.18, yanchor="top", x=0, xanchor="left"))
+        # at the foot of the figure, under the axis' labels and title whatever their height:
+        # Plotly keeps room for a legend placed on the figure (a place on the plot, y=-0.18,
+        # took no account of them, and the longer labels of presenter mode, Spanish or tokens
+        # turned 45° ran into it)
+        fig.update_layout(legend=dict(yref="container", y=0, yanchor="bottom", x=0, xanchor="left"))
     return fig
 
 

@@ -472,7 +472,8 @@ def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_be
     extra = round((len(lines) - 1) * TITLE_LINE * 18)  # the template's 18 px title
     assert fig.layout.height == height + extra
     assert fig.layout.margin.t == (MARGIN["t"]) + extra
-    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # under the plot
+    legend = fig.layout.legend  # at the figure's foot, under the axis' labels and title
+    assert (legend.yref, legend.y, legend.yanchor) == ("container", 0, "bottom")
 
 
 def test_a_subtitle_wraps_on_its_own_smaller_budget_and_stays_a_subtitle():
