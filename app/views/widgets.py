@@ -17,9 +17,10 @@ from app.charts.common import (
     SMALLEST_TEXT,
     fit_narrow,
     legible,
+    mirror,
     text_layout,
 )
-from app.i18n import _
+from app.i18n import _, direction
 
 # No Plotly toolbar: each chart's "Save as…" (SVG, PNG, CSV) and "Show as a table" come from
 # app/assets/page/figure_text.js; zoom by dragging and a double click to reset need no button,
@@ -61,11 +62,14 @@ def show(fig, key: str, smallest: int = SMALLEST_TEXT, title_chars: int | None =
     """Draw a figure under its key, no text in it under `smallest` px (presenter mode passes
     app.charts.common.PRESENTER_TEXT), fit for a place `title_chars` characters of title wide
     (app.charts.common.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
-    phone). Our template, not Streamlit's plotly theme (which draws ticks and subtitles at
-    11-12 px whatever the figure's font). The builders' own sizes are SMALLEST_TEXT or more
-    (tests/app/test_charts.py): only larger text raises them."""
+    phone), mirrored in a right-to-left language where the order of its things matters
+    (app.charts.common.mirror). Our template, not Streamlit's plotly theme (which draws ticks
+    and subtitles at 11-12 px whatever the figure's font). The builders' own sizes are
+    SMALLEST_TEXT or more (tests/app/test_charts.py): only larger text raises them."""
     if smallest > SMALLEST_TEXT:
         legible(fig, smallest)
+    if direction() == "rtl":
+        mirror(fig)
     if on_phone():
         title_chars = min(title_chars or PHONE_TITLE_CHARS, PHONE_TITLE_CHARS)
     if title_chars is not None:
