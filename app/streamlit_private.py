@@ -108,6 +108,9 @@ NAV_LINK_PADDING = "4px"
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
+# (#js-plotly-tester: the hidden SVG on the body where Plotly measures its texts before placing
+# them; on a right-to-left page it measured them right to left, as Plotly never draws them, and
+# gave the labels of an axis less room than they take: ltr, as in its charts.)
 # A chart's element box holding its tools (app/assets/page/figure_text.js puts them after the
 # chart in it) grows to hold them: Streamlit gives it the chart's height, fixed, and scrolls what
 # is more (the tools, then the table, out of sight). The chart keeps its own height: its frame's
@@ -129,6 +132,7 @@ PAGE_CSS = f"""<style>
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-page-language]) {{
   display: none; }}
 html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: none; }}
+#js-plotly-tester {{ direction: ltr; }}
 .visually-hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }}
 @media (prefers-reduced-motion: reduce) {{

@@ -282,7 +282,9 @@ def _lesson_overlaps(page) -> dict:
 def test_no_two_texts_of_a_figure_overlap_in_any_lesson_step(open_page, query) -> None:
     # every figure of every step at a projector's size: heatmaps write their numbers only where
     # they fit, colour bars stay off the other panels, legends off the axes' titles
-    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=1, **query)
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=1, source="pretrained", **query
+    )
     assert _lesson_overlaps(page) == {}
 
 
