@@ -113,6 +113,18 @@ FOCUS_RING = "#0072B2"
 TEXT_GREY = "#595959"  # 7.0:1 on white (WCAG AA for text is 4.5:1)
 LOCKED_GREY = "#6b6b6b"  # 5.0:1 on the sidebar's #f8f8f7, lighter than the text beside it
 FIGURE_TOOLS_CSS = asset("figure_tools.css")  # each figure's table and "Save as…"
+# (#js-plotly-tester: the hidden SVG on the body where Plotly measures its texts before placing
+# them; on a right-to-left page it measured them right to left, as Plotly never draws them, and
+# gave the labels of an axis less room than they take: ltr, as in its charts.)
+# A chart's element box holding its tools (app/assets/page/figure_text.js puts them after the
+# chart in it) grows to hold them: Streamlit gives it the chart's height, fixed, and scrolls what
+# is more (the tools, then the table, out of sight). The chart keeps its own height: its frame's
+# and box's 100 % of a growing box would grow it too, so they take their content's (the chart's
+# box: contain-intrinsic-height, the chart's); a frame shown full screen is fixed to the window.
+FIGURE_BOX = '[data-testid="stElementContainer"]:has(> [data-testid="figure-text"])'
+FIGURE_FRAME = f'{FIGURE_BOX} > [data-testid="stFullScreenFrame"]'
+FIGURE_BOX_CSS = f"""{FIGURE_BOX} {{ height: auto; flex: 0 0 auto; overflow: visible; }}
+{FIGURE_FRAME}, {FIGURE_FRAME} > [data-testid="stPlotlyChart"] {{ height: auto; }}"""
 PAGE_CSS = f"""<style>
 [data-testid="stCaptionContainer"] {{ color: {TEXT_GREY}; opacity: 1; }}
 [data-testid="stWidgetLabel"][disabled] {{ color: {LOCKED_GREY}; }}
@@ -125,6 +137,7 @@ PAGE_CSS = f"""<style>
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] > [data-page-language]) {{
   display: none; }}
 html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: none; }}
+#js-plotly-tester {{ direction: ltr; }}
 .visually-hidden {{ position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); white-space: nowrap; }}
 @media (prefers-reduced-motion: reduce) {{
@@ -138,6 +151,7 @@ html[dir="rtl"] [data-testid="stSidebar"][data-collapsed="true"] {{ display: non
   :focus-visible {{ outline: 3px solid #000 !important; outline-offset: 2px; }}
 }}
 {FIGURE_TOOLS_CSS}
+{FIGURE_BOX_CSS}
 {CODE_CSS}
 [data-testid="stMainBlockContainer"] {{ padding-top: 4.5rem; }}
 [data-testid="stTopNavLink"] {{ padding: 0 {NAV_LINK_PADDING}; }}

@@ -13,6 +13,7 @@ from app.charts.attention import (
     token_grid_figure,
 )
 from app.charts.common import (
+    MARGIN,
     SERIES_COLOURS,
     SMALLEST_TEXT,
     base_layout,
@@ -31,67 +32,83 @@ def cell_text(cosine: float) -> str:
     return "1" if text == "1.000" else text.replace("0.", ".", 1)
 
 
+COSINE_ROW = 24  # px: a token's row of the cosine heatmap, its labels and numbers written across
+MEAN_PANEL = 120  # px: the mean's panel under it
+PANEL_GAP = 40  # px between them
+
+
 def residual_cosine_chart(
     cosine: np.ndarray, mean: np.ndarray, tokens: list[str], *, title: str
 ) -> go.Figure:
-    """Cosine with / without the heads: a heatmap [depth, real token] and its mean per depth."""
+    """Cosine with / without the heads: a heatmap of a row per real token and a column per depth,
+    and under it, on the same depths, their mean. Tokens down the side (their labels written
+    across, however many), the depths' few long names along the bottom, the colour bar beside
+    the heatmap alone; each cell's number where it fits (app/assets/page/figure_text.js)."""
     cosine = np.asarray(cosine, dtype=np.float64)  # [depth, token]
     depths = depth_labels(cosine.shape[0] - 1)
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
     positions, ticks = visible_ticks(labels)
     lowest = float(np.nanmin(cosine))
     show_text = len(tokens) <= 24
+    rows = COSINE_ROW * len(tokens)
+    plot = rows + PANEL_GAP + MEAN_PANEL
+    split = MEAN_PANEL / plot  # the mean's share of the plot's height, from the bottom
     heatmap = go.Heatmap(
-        z=np.round(cosine, 4),
-        x=list(range(len(tokens))),
-        y=depths,
+        z=np.round(cosine.T, 4),  # [token, depth]
+        x=depths,
+        y=list(range(len(tokens))),
         zmin=min(lowest, 0.999),
         zmax=1,
         colorscale="Viridis",
-        colorbar=dict(title=dict(text=_("cosine"), side="right"), thickness=14, x=0.69),
-        text=[[cell_text(c) for c in row] for row in cosine] if show_text else None,
+        colorbar=dict(
+            title=dict(text=_("cosine"), side="right"),
+            thickness=14,
+            y=1,
+            yanchor="top",
+            len=rows / plot,
+        ),
+        text=[[cell_text(c) for c in row] for row in cosine.T] if show_text else None,
         texttemplate="%{text}" if show_text else None,
         textfont=dict(size=SMALLEST_TEXT),
-        customdata=[[escape(label) for label in labels]] * len(depths),
-        hovertemplate=_("%{y} · token %{customdata}<br>cosine %{z:.6f}") + "<extra></extra>",
+        customdata=[[escape(label)] * len(depths) for label in labels],
+        hovertemplate=_("%{x} · token %{customdata}<br>cosine %{z:.6f}") + "<extra></extra>",
         name=_("cosine per token"),
         xaxis="x",
         yaxis="y",
     )
     line = go.Scatter(
-        x=np.round(np.asarray(mean, dtype=np.float64), 6),
-        y=depths,
-        mode="lines+markers+text",
-        text=[f"{value:.4f}" for value in mean],
-        textposition="middle left",
+        x=depths,
+        y=np.round(np.asarray(mean, dtype=np.float64), 6),
+        mode="lines+markers",
         marker=dict(color=SERIES_COLOURS[0], size=10),
-        hovertemplate=_("%{y}<br>mean cosine %{x:.6f}") + "<extra></extra>",
+        hovertemplate=_("%{x}<br>mean cosine %{y:.6f}") + "<extra></extra>",
         name=_("mean over tokens"),
-        xaxis="x2",
-        yaxis="y",
+        xaxis="x",
+        yaxis="y2",
     )
     fig = new_figure([heatmap, line])
     span = max(1 - min(float(np.min(mean)), lowest), 1e-4)
     fig.update_layout(
-        xaxis=dict(
-            domain=[0, 0.64],
+        xaxis=dict(type="category", anchor="y2", tickangle=-45, showgrid=False),
+        yaxis=dict(
+            domain=[1 - rows / plot, 1],
             tickvals=positions,
             ticktext=ticks,
-            tickangle=-45,
+            autorange="reversed",
             title_text=_("token"),
             showgrid=False,
+            automargin=True,
         ),
-        xaxis2=dict(
-            domain=[0.8, 1.0],
-            anchor="y",
-            range=[1 - 1.6 * span, 1 + 0.1 * span],
+        yaxis2=dict(
+            domain=[0, split],
+            range=[1 - 1.2 * span, 1 + 0.1 * span],
             title_text=_("mean cosine"),
+            automargin=True,
         ),
-        yaxis=dict(autorange="reversed", type="category", showgrid=False),
         showlegend=False,
     )
-    fig = base_layout(fig, title, height=160 + 42 * len(depths))
-    return fig.update_layout(margin=dict(l=130, r=80, b=110))
+    fig = base_layout(fig, title, height=plot + MARGIN["t"] + 120)
+    return fig.update_layout(margin=dict(b=120))
 
 
 def output_change_chart(change: np.ndarray, cosine: np.ndarray, tokens: list[str]) -> go.Figure:

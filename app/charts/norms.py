@@ -232,6 +232,10 @@ def residual_norm_chart(resid: pd.DataFrame, tokens: list[str]) -> go.Figure:
             "title": {"text": _("residual stream after")},
             "tickvals": depths,
             "ticktext": [depth_name(d) for d in depths],
+            # half a step either side and the names turned: the first one ("embeddings") clear
+            # of the y axis' "0" in a half-page figure
+            "range": [min(depths) - 0.5, max(depths) + 0.5],
+            "tickangle": -45,
         },
         "yaxis": {"title": {"text": _("L2 norm")}, "rangemode": "tozero"},
         "legend": {"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"},

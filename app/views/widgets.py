@@ -17,10 +17,11 @@ from app.charts.common import (
     SMALLEST_TEXT,
     fit_narrow,
     legible,
+    mirror,
     smallest_text,
     text_layout,
 )
-from app.i18n import _
+from app.i18n import _, direction
 
 # No Plotly toolbar: each chart's "Save as…" (SVG, PNG, CSV) and "Show as a table" come from
 # app/assets/page/figure_text.js; zoom by dragging and a double click to reset need no button,
@@ -63,12 +64,15 @@ def show(fig, key: str, title_chars: int | None = None) -> None:
     (app.charts.common.smallest_text: larger in presenter mode), fit for a place `title_chars`
     characters of title wide
     (app.charts.common.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
-    phone). Our template, not Streamlit's plotly theme (which draws ticks and subtitles at
-    11-12 px whatever the figure's font). The builders' own sizes are SMALLEST_TEXT or more
-    (tests/app/test_charts.py): only larger text raises them."""
+    phone), mirrored in a right-to-left language where the order of its things matters
+    (app.charts.common.mirror). Our template, not Streamlit's plotly theme (which draws ticks
+    and subtitles at 11-12 px whatever the figure's font). The builders' own sizes are
+    SMALLEST_TEXT or more (tests/app/test_charts.py): only larger text raises them."""
     smallest = smallest_text()
     if smallest > SMALLEST_TEXT:
         legible(fig, smallest)
+    if direction() == "rtl":
+        mirror(fig)
     if on_phone():
         title_chars = min(title_chars or PHONE_TITLE_CHARS, PHONE_TITLE_CHARS)
     if title_chars is not None:

@@ -473,7 +473,8 @@ def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_be
     extra = round((len(lines) - 1) * TITLE_LINE * title_px)
     assert fig.layout.height == height + extra
     assert fig.layout.margin.t == (MARGIN["t"]) + extra
-    assert fig.layout.legend.y < 0 and fig.layout.legend.yanchor == "top"  # under the plot
+    legend = fig.layout.legend  # at the figure's foot, under the axis' labels and title
+    assert (legend.yref, legend.y, legend.yanchor) == ("container", 0, "bottom")
 
 
 def test_a_subtitle_wraps_on_its_own_smaller_budget_and_stays_a_subtitle():
@@ -493,3 +494,38 @@ def test_a_subtitle_wraps_on_its_own_smaller_budget_and_stays_a_subtitle():
         "<sup>74.6% of these values are below 0 and the end bars</sup>",
         "<sup>count the rest</sup>",
     ]
+
+
+def _token_charts(lang: str) -> list[dict]:
+    """The lesson's step 6 on MiniLM in `lang`, its question skipped: the layouts of its charts
+    whose x axis is an order of things (the sentence's tokens, the depths)."""
+    from tests.app.helpers import open_page
+
+    at = open_page(view="Lesson", lesson="6", source="pretrained", lang=lang)
+    at.button(key="predict_skip").click().run()
+    layouts = [json.loads(chart.proto.spec)["layout"] for chart in at.get("plotly_chart")]
+    ordered = [layout.get("xaxis", {}) for layout in layouts]  # tokens (labels), depths
+    return [
+        layout
+        for layout, axis in zip(layouts, ordered, strict=True)
+        if "ticktext" in axis or axis.get("type") == "category"
+    ]
+
+
+def test_in_arabic_a_chart_of_tokens_reads_from_the_right() -> None:
+    # the same charts in English and Arabic: in Arabic the tokens run from the right (as the
+    # explorer and the tables beside them do), the y axis on the right, every panel, margin and
+    # colour bar mirrored; in English as built
+    english, arabic = _token_charts("en"), _token_charts("ar")
+    assert len(english) == len(arabic) >= 2
+    for left, right in zip(english, arabic, strict=True):
+        assert left["xaxis"].get("autorange") != "reversed"
+        assert right["xaxis"].get("autorange") == "reversed"
+        assert left["yaxis"].get("side", "left") == "left" and right["yaxis"]["side"] == "right"
+        assert (right["margin"]["l"], right["margin"]["r"]) == (
+            left["margin"].get("r", 80),
+            left["margin"].get("l", 80),
+        )
+        low, high = left["xaxis"].get("domain", [0, 1])
+        assert right["xaxis"].get("domain", [0, 1]) == pytest.approx([1 - high, 1 - low])
+        assert right["title"]["x"] == pytest.approx(1 - left["title"]["x"])

@@ -89,5 +89,5 @@ def test_cosine_cells_are_short():
     fig = residual_cosine_chart(
         np.array([[1.0, 1.0], [0.99, 0.95]]), np.array([1.0, 0.97]), ["a", EVIL], title="t"
     )
-    assert list(fig.data[0].text[1]) == [".990", ".950"]
+    assert [row[1] for row in fig.data[0].text] == [".990", ".950"]  # a row per token
     assert "<img" not in str(fig.data[0].customdata)

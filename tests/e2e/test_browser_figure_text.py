@@ -40,6 +40,29 @@ CHARTS_JS = """() => [...document.querySelectorAll("[data-testid=stMain] .js-plo
   .map(plot => [plot.getAttribute("role"), plot.getAttribute("aria-label") || "",
                 (plot.querySelector(".gtitle") || {}).textContent || ""])"""
 MINILM = {"source": "pretrained"}
+# Where an element is seen: [what hides it], empty when the whole of it is on the screen, inside
+# every ancestor that cuts what overflows it (one that scrolls among them), and on top at its
+# centre (nothing drawn over it, where a pointer reaches it).
+UNSEEN_JS = """element => {
+  const box = element.getBoundingClientRect();
+  const hidden = [];
+  if (!element.checkVisibility() || box.width < 1 || box.height < 1) return ["not drawn"];
+  if (box.top < 0 || box.left < 0 || box.bottom > innerHeight || box.right > innerWidth)
+    hidden.push(`outside the window: ${box.top}..${box.bottom} of ${innerHeight}`);
+  for (let up = element.parentElement; up; up = up.parentElement) {
+    const style = getComputedStyle(up);
+    if (style.overflowX === "visible" && style.overflowY === "visible") continue;
+    const edge = up.getBoundingClientRect();
+    if (box.top < edge.top - 1 || box.bottom > edge.bottom + 1 || box.left < edge.left - 1
+        || box.right > edge.right + 1)
+      hidden.push(`cut by ${up.dataset.testid || up.className}: ${box.top}..${box.bottom} `
+        + `outside ${edge.top}..${edge.bottom}`);
+  }
+  const atCentre = document.elementFromPoint((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+  const pointed = getComputedStyle(element).pointerEvents !== "none";
+  if (!hidden.length && pointed && !element.contains(atCentre)) hidden.push("covered");
+  return hidden;
+}"""
 SVG = "http://www.w3.org/2000/svg"
 
 
@@ -129,3 +152,44 @@ def test_a_chart_saves_as_svg_and_as_a_png_twice_its_size(open_page) -> None:
     name, png = save_as(page, "step_keys", "png")
     assert name == "Keys K 16 32.png" and png.startswith(b"\x89PNG\r\n\x1a\n")
     assert struct.unpack(">II", png[16:24]) == (2 * width, 2 * height)  # IHDR: width, height
+
+
+def test_a_charts_tools_are_seen_under_it_and_its_table_opens_there(open_page) -> None:
+    # the lesson's second step at a projector's size: its first chart (the embedding's heatmap),
+    # its tools in sight under it without a scroll, and its table under it, the chart whole
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=2, **MINILM)
+    chart = page.locator(".st-key-lesson_embedding")
+    plot = chart.locator(".js-plotly-plot")
+    page.wait_for_selector(".st-key-lesson_embedding .js-plotly-plot[aria-label]")
+    toggle = chart.get_by_test_id("figure-table-toggle")
+    save = chart.get_by_test_id("figure-save")
+    below = plot.bounding_box()
+    title = plot.locator(".gtitle")
+    drawn_title = title.text_content()
+    for button in (toggle, save):
+        assert button.evaluate(UNSEEN_JS) == [], button
+        where = button.bounding_box()
+        assert below["y"] + below["height"] <= where["y"] < below["y"] + below["height"] + 40
+        inside = chart.bounding_box()  # the figure's box holds its tools
+        assert inside["y"] + inside["height"] >= where["y"] + where["height"] - 1
+    toggle.click()
+    table = chart.get_by_test_id("figure-table")
+    table.wait_for()
+    assert toggle.get_attribute("aria-expanded") == "true"
+    now = plot.bounding_box()
+    assert table.bounding_box()["y"] >= now["y"] + now["height"]  # under the chart
+    table.scroll_into_view_if_needed()
+    assert table.evaluate("t => t.checkVisibility()")
+    plot.scroll_into_view_if_needed()
+    assert title.evaluate(UNSEEN_JS) == [] and title.text_content() == drawn_title
+    assert plot.bounding_box()["height"] == pytest.approx(below["height"], abs=1)  # as it was
+    # its numbers: the chart's own, as Plotly decoded them
+    drawn = page.evaluate(HEATMAP_JS, "lesson_embedding")
+    rows = plot.evaluate("p => Array.from(p._fullData[0].y, String)")  # its rows' labels, in order
+    assert table.locator("tbody th").all_inner_texts() == rows
+    cells = table.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent))"
+    )
+    assert len(cells) == len(drawn["z"])
+    for row, values in zip(cells, drawn["z"], strict=True):
+        assert [float(cell) for cell in row] == pytest.approx(values, rel=5e-3, abs=1e-12)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.lesson.steps import STEPS
+from app.registry import BY_TITLE
 from tests.e2e.harness import (
     DEEP_ALL_JS,
     KEYS_STEP,
@@ -86,6 +88,59 @@ CAPTION_CONTRAST_JS = """() => {
   }
   return worst;
 }"""
+
+# Every pair of texts that overlap in a figure of the main area (a Plotly chart, or one of our ES
+# modules' SVG figures in its component's shadow root): [figure's title, text, text]. A text is
+# the quadrilateral it covers on the screen (its box, turned as drawn: tokens at 45 degrees),
+# less 15 % of its height top and bottom (a font's box is taller than its ink: the lines of a
+# paragraph touch); two overlap where they do by more than 1 px along every axis that could
+# separate them (the separating axis test). Hidden texts (a heatmap's numbers that do not fit)
+# do not count.
+OVERLAPPING_TEXT_JS = """() => {
+  const drawn = { opacityProperty: true, visibilityProperty: true };
+  const quads = (texts) => texts.flatMap((text) => {
+    if (!text.textContent.trim() || !text.checkVisibility(drawn)) return [];
+    const box = text.getBBox();
+    if (box.width < 0.5 || box.height < 0.5) return [];
+    const m = text.getScreenCTM();
+    const inset = box.height * 0.15;
+    const corners = [[box.x, box.y + inset], [box.x + box.width, box.y + inset],
+      [box.x + box.width, box.y + box.height - inset], [box.x, box.y + box.height - inset]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+    return [{ text: text.textContent.trim().slice(0, 30), corners }];
+  });
+  const depth = (p, q) => {  // the least overlap along the sides' normals (0 or less: apart)
+    let least = Infinity;
+    for (const shape of [p, q]) {
+      for (let i = 0; i < 4; i++) {
+        const [x1, y1] = shape[i], [x2, y2] = shape[(i + 1) % 4];
+        const length = Math.hypot(x2 - x1, y2 - y1) || 1;
+        const normal = [-(y2 - y1) / length, (x2 - x1) / length];
+        const span = (s) => s.map(([x, y]) => x * normal[0] + y * normal[1]);
+        const [a, b] = [span(p), span(q)];
+        least = Math.min(least, Math.min(Math.max(...a), Math.max(...b))
+          - Math.max(Math.min(...a), Math.min(...b)));
+      }
+    }
+    return least;
+  };
+  const main = document.querySelector("[data-testid=stMain]");
+  const figures = [...main.querySelectorAll(".js-plotly-plot"),
+    ...DEEP_ALL(main, "[data-draw-ms]")];
+  const found = [];
+  for (const figure of figures.filter((f) => f.checkVisibility())) {
+    const boxes = quads([...figure.querySelectorAll("svg text")]);
+    const name = (figure.querySelector(".gtitle")?.textContent
+      || figure.getAttribute("aria-label") || "").slice(0, 40);
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        if (depth(boxes[i].corners, boxes[j].corners) > 1)
+          found.push([name, boxes[i].text, boxes[j].text]);
+      }
+    }
+  }
+  return found;
+}""".replace("DEEP_ALL", DEEP_ALL_JS)
 
 FONT_PX_JS = "selector => [...document.querySelectorAll(selector)].map(e => parseFloat(getComputedStyle(e).fontSize))"  # noqa: E501
 TOP_JS = """selector => {
@@ -201,3 +256,57 @@ def test_a_phone_sees_the_content_first_and_the_text_one_tap_away(
     assert views.is_visible()  # the views it names are there
     page.screenshot(path=folder / "text_box.png")
     print(f"\nscreenshots: {folder}")
+
+
+def _overlaps(page) -> list:
+    wait_ready(page, LOAD_TIMEOUT_MS)
+    page.wait_for_timeout(800)  # plotly finishes its layout, the page's script its figures
+    return page.evaluate(OVERLAPPING_TEXT_JS)
+
+
+def _lesson_overlaps(page) -> dict:
+    """Each lesson step from the first, its question skipped: {step: overlapping pairs}, where
+    there are any."""
+    found = {}
+    for number in range(1, len(STEPS) + 1):
+        if number > 1:
+            page.locator(".st-key-lesson_next button").click()
+            page.locator("h2").filter(has_text=f"{number}. ").wait_for()
+        wait_ready(page, LOAD_TIMEOUT_MS)
+        skip = page.locator(".st-key-predict_skip button")
+        if skip.count():
+            skip.click()
+            page.locator(".st-key-predict_skip").wait_for(state="detached")
+        if pairs := _overlaps(page):
+            found[number] = pairs
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"present": 1}, {"lang": "es"}, {"lang": "ar"}],
+    ids=["normal", "presenter", "spanish", "arabic"],
+)
+def test_no_two_texts_of_a_figure_overlap_in_any_lesson_step(open_page, query) -> None:
+    # every figure of every step at a projector's size: heatmaps write their numbers only where
+    # they fit, colour bars stay off the other panels, legends off the axes' titles
+    page, _ = open_page(
+        {"viewport": PROJECTOR}, 60_000, view="Lesson", lesson=1, source="pretrained", **query
+    )
+    assert _lesson_overlaps(page) == {}
+
+
+@pytest.mark.slow
+def test_no_two_texts_of_a_figure_overlap_in_any_view(open_page) -> None:
+    page, _ = open_page({"viewport": PROJECTOR}, 60_000, view="Tokens", source="pretrained")
+    found = {}
+    for view in BY_TITLE:
+        if view != "Lesson":
+            open_view(page, view, LOAD_TIMEOUT_MS)
+        if view == "Attention steps":
+            open_step(page, KEYS_STEP)  # its heatmaps of keys and values
+        if pairs := _overlaps(page):
+            found[view] = pairs
+    assert found == {}

@@ -5,9 +5,16 @@
 // the chart as SVG or PNG (drawn from the chart's own SVG) or its numbers as CSV. Nothing is sent
 // to the server; user text (tokens) is drawn with textContent.
 //
-// DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, the
-// [data-testid=figure-text] box of encoder/web/figure_tools.js (joined before this file).
+// DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, in the
+// chart's element box (ELEMENT_BOX), the [data-testid=figure-text] box of
+// encoder/web/figure_tools.js (joined before this file).
 const MAX_SERIES = 4; // series named in a chart's sentence
+// The box Streamlit gives each element: the tools go in it after the chart, as the explorer's and
+// the SVG figures' are in theirs, so that they are part of the figure's box. (Inside the chart's
+// own box, sized to the chart and cut at its edge, and below it in a box of the chart's fixed
+// height that scrolls, they were out of sight. app/streamlit_private.py's PAGE_CSS lets a box
+// holding tools grow to hold them.)
+const ELEMENT_BOX = "[data-testid=stElementContainer]";
 const DTYPES = {
   f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array,
   i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array,
@@ -137,15 +144,71 @@ function figureOf(plot) {
   };
 }
 
-// After a chart, made once: "Show as a table" and "Save as…".
+// After a chart, in its element's box, made once per chart; a box whose chart has gone goes too.
+const toolsOf = new WeakMap(); // a tools box: the chart it was made for
+
 function controlsFor(plot) {
-  const host = plot.parentElement;
+  const host = plot.closest(ELEMENT_BOX) || plot.parentElement;
   let box = host.querySelector(":scope > [data-testid=figure-text]");
+  if (box && toolsOf.get(box) !== plot) {
+    box.remove(); // made for a chart this box held before
+    box = null;
+  }
   if (!box) {
     box = figureControls(figureOf(plot));
+    toolsOf.set(box, plot);
     host.appendChild(box);
   }
   return box;
+}
+
+function dropOrphans() {
+  for (const box of document.querySelectorAll(`${ELEMENT_BOX} > [data-testid=figure-text]`)) {
+    const plot = toolsOf.get(box);
+    if (!plot || !box.parentElement.contains(plot)) box.remove();
+  }
+}
+
+// A heatmap writes its numbers in its cells only where every one fits its cell: after each draw
+// (a new width too), each heatmap's cell is measured (its bins' edges on its axes, less its gaps)
+// and so is each of its texts as drawn; one too wide or too tall for its cell, and the heatmap's
+// texts are not shown (the hover, the sentence and the table still give every number). The
+// figure's width is known only here, in the browser; app/charts writes the texts.
+const CELL_MARGIN = 2; // px: a cell's text keeps this clear of the cell's edges, each side
+
+function cellOf(plot, cell) {
+  const trace = cell[0].trace;
+  const axis = (letter) => plot._fullLayout[`${letter}axis${(trace[`${letter}axis`] || letter).slice(1)}`];
+  const side = (edges, along, gap) => (edges && edges.length > 1 && along
+    ? Math.abs(along.c2p(edges[1]) - along.c2p(edges[0])) - (gap || 0) : Infinity);
+  return { width: side(cell[0].x, axis("x"), trace.xgap), height: side(cell[0].y, axis("y"), trace.ygap) };
+}
+
+function fitCellText(plot) {
+  for (const cell of plot.calcdata || []) {
+    const trace = cell[0] && cell[0].trace;
+    const group = cell[0] && cell[0].node3 && cell[0].node3.node(); // its trace's group, drawn
+    if (!trace || trace.type !== "heatmap" || !group) continue;
+    const texts = [...group.querySelectorAll("g.heatmap-label text")];
+    if (!texts.length) continue;
+    texts.forEach((text) => text.removeAttribute("display"));
+    const room = cellOf(plot, cell);
+    const fits = texts.every((text) => {
+      const box = text.getBBox();
+      return box.width <= room.width - 2 * CELL_MARGIN && box.height <= room.height;
+    });
+    if (!fits) texts.forEach((text) => text.setAttribute("display", "none"));
+    plot.dataset.cellText = fits ? "shown" : "hidden";
+  }
+}
+
+const fitting = new WeakSet(); // plots whose every draw is followed by fitCellText
+
+function fitAfterEachDraw(plot) {
+  if (fitting.has(plot) || typeof plot.on !== "function") return;
+  fitting.add(plot);
+  plot.on("plotly_afterplot", () => fitCellText(plot));
+  fitCellText(plot);
 }
 
 const described = new WeakMap(); // plot: the data it was last described from
@@ -158,9 +221,11 @@ function describe(plot) {
   plot.setAttribute("role", "figure");
   plot.setAttribute("aria-label", sentenceOf(traces, layout));
   controlsFor(plot).refresh(); // an open table follows the chart
+  fitAfterEachDraw(plot);
 }
 
 function describeAll() {
+  dropOrphans();
   for (const plot of document.querySelectorAll(".js-plotly-plot")) {
     try {
       describe(plot);
