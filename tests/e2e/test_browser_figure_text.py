@@ -58,7 +58,8 @@ UNSEEN_JS = """element => {
       hidden.push(`cut by ${up.dataset.testid || up.className}: ${box.top}..${box.bottom} `
         + `outside ${edge.top}..${edge.bottom}`);
   }
-  const atCentre = document.elementFromPoint((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+  const atCentre = document.elementFromPoint(
+    (box.left + box.right) / 2, (box.top + box.bottom) / 2);
   const pointed = getComputedStyle(element).pointerEvents !== "none";
   if (!hidden.length && pointed && !element.contains(atCentre)) hidden.push("covered");
   return hidden;
