@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import string
 
+from app.i18n import quoted as in_quotes
+
 _PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
 
 
@@ -19,5 +21,6 @@ def literal(text: str) -> str:
 
 
 def quoted(token: str) -> str:
-    """A token inside markdown text: in curly quotes (a token may be a straight quote), literal."""
-    return literal(f"“{token}”")
+    """A token inside markdown text: in the language's quotation marks (app.i18n.quoted; a token
+    may be a straight quote), literal."""
+    return literal(in_quotes(token))

@@ -23,7 +23,7 @@ from app.charts.common import (
     visible_ticks,
 )
 from app.charts.cost import percent
-from app.i18n import _
+from app.i18n import _, n_
 
 DIGITS = 4  # decimals sent to the browser
 TOKEN_LABEL_CHARS = 14
@@ -80,8 +80,14 @@ def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: s
         "marker": {"color": colour},
         "opacity": 0.75,
         "name": name,
-        "customdata": np.stack([rounded(edges[:-1][keep]), rounded(edges[1:][keep])], axis=1),
-        "hovertemplate": _("x from %{customdata[0]} to %{customdata[1]}: %{y} values")
+        # each bin's edges, and its count with its noun in the language's plural (n_)
+        "customdata": [
+            [float(low), float(high), n_("{count} value", "{count} values", int(count))]
+            for low, high, count in zip(
+                rounded(edges[:-1][keep]), rounded(edges[1:][keep]), counts[keep], strict=True
+            )
+        ],
+        "hovertemplate": _("x from %{customdata[0]} to %{customdata[1]}: %{customdata[2]}")
         + "<extra></extra>",
     }
 

@@ -41,6 +41,11 @@ LANGUAGES = {"en": "English", "es": "Español", "zh": "简体中文", "ar": "ا�
 RIGHT_TO_LEFT = frozenset({"ar"})
 NUMBER_LOCALES = {"en": "en", "es": "es", "zh": "zh_Hans_CN", "ar": "ar", PSEUDO: "en"}
 T = TypeVar("T")
+# Each language's quotation marks, as CLDR gives them (delimiters: quotationStart, quotationEnd);
+# Babel does not carry them. Arabic's opening mark is U+201D: in right-to-left text it stands on
+# the right, where a quotation opens.
+QUOTES = {"en": ("“", "”"), "es": ("«", "»"), "zh": ("“", "”"), "ar": ("”", "“")}
+ISOLATE = ("\u2068", "\u2069")  # first-strong isolate … pop: a quoted token keeps its direction
 
 _speaking: Callable[[], str] = lambda: SOURCE  # noqa: E731  (set by main.py, once)
 _this_run = threading.local()  # .language: what this thread's script run speaks, once known
@@ -87,6 +92,15 @@ def in_this_language(build: Callable[[], T]) -> Callable[[], T]:
 def direction() -> str:
     """ "rtl" or "ltr": how this run's language is written."""
     return "rtl" if language() in RIGHT_TO_LEFT else "ltr"
+
+
+def quoted(text: str) -> str:
+    """`text` in this run's language's quotation marks (QUOTES); right to left, the text
+    isolated, so that a left-to-right token does not carry the marks to its side."""
+    start, end = QUOTES.get(language(), QUOTES[SOURCE])
+    if direction() == "rtl":
+        text = ISOLATE[0] + text + ISOLATE[1]
+    return start + text + end
 
 
 def _(message: str, **values: object) -> str:

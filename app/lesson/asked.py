@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from app.i18n import _, localised
+from app.i18n import _, localised, quoted
 from encoder.core.capture import Trace
 from encoder.inspect import predictions
 from encoder.inspect.norms import mean_norm_by_depth, residual_norms
@@ -46,7 +46,9 @@ def option_text(prediction: Prediction, option: str) -> str:
 
 
 def _token_named(tokens: list[str], position: int) -> str:
-    return _("{token} (position {position})", token=repr(str(tokens[position])), position=position)
+    return _(
+        "{token} (position {position})", token=quoted(str(tokens[position])), position=position
+    )
 
 
 def _two(value: float) -> str:
@@ -84,7 +86,7 @@ def top_key(
         return _(
             "Not quite: {said}; your {token} gets {weight}, {ratio}x less.",
             said=truth,
-            token=repr(tokens[picked]),
+            token=quoted(str(tokens[picked])),
             weight=_two(row[picked]),
             ratio=localised(f"{ratio:.1f}"),
         )
@@ -125,30 +127,34 @@ def strongest_head(effects: pd.DataFrame) -> Prediction:
     return replace(asked, question=question, _explain=explain)
 
 
-def _zero_share_explain(trace: Trace, sentence: int, activation: str):
-    share, count = predictions.zero_share_of(trace, sentence)
-    name = {"relu": "ReLU", "gelu": "GELU"}.get(activation, activation)
-    why = (
-        _("ReLU turns every negative input into exactly 0")
+def _zero_share_explain(trace: Trace, sentence: int, layer: int, activation: str):
+    """A part's explanation: its numbers alone for "" (the pair says it was skipped)."""
+    share, count = predictions.zero_share_of(trace, sentence, layer, activation)
+    values = {
+        "layer": layer,
+        "share": localised(format(share, predictions.share_spec(share))),
+        "count": localised(f"{count:,}"),
+    }
+    said = (
+        _(
+            "in block {layer}, ReLU sets {share} of the {count} values before the activation to "
+            "exactly zero: it turns every negative input into exactly 0",
+            **values,
+        )
         if activation == "relu"
         else _(
-            "GELU is exactly 0 only at an input of 0 and at inputs of {limit} or below, where "
-            "float32 rounds x·Φ(x) to 0",
+            "in block {layer}, GELU sets {share} of the {count} values before the activation to "
+            "exactly zero: GELU is exactly 0 only at an input of 0 and at inputs of {limit} or "
+            "below, where float32 rounds x·Φ(x) to 0",
             limit=_two(predictions.gelu_zero_from()),
+            **values,
         )
     )
 
     def explain(guess: str) -> str:
-        said = _(
-            "after {name}, {share} of the {count} feed-forward values are exactly 0: {why}",
-            name=name,
-            share=_percent(share),
-            count=localised(f"{count:,}"),
-            why=why,
-        )
         picked = predictions._percent(guess)
         if picked is None:
-            return _("You skipped: {said}.", said=said)
+            return said
         gap = picked - 100 * share
         points = localised(f"{abs(gap):.0f}")
         how = (
@@ -168,15 +174,16 @@ def _zero_share_explain(trace: Trace, sentence: int, activation: str):
     return explain
 
 
-def zero_shares(traces: dict[str, Trace], sentence: int) -> Prediction:
+def zero_shares(trace: Trace, sentence: int, layer: int) -> Prediction:
     """predictions.zero_shares, said in this run's language."""
-    asked = predictions.zero_shares(traces, sentence)
-    relu, gelu = (_zero_share_explain(traces[name], sentence, name) for name in ("relu", "gelu"))
+    asked = predictions.zero_shares(trace, sentence, layer)
+    relu, gelu = (_zero_share_explain(trace, sentence, layer, name) for name in ("relu", "gelu"))
     return replace(
         asked,
         question=_(
-            "What share of the feed-forward values are exactly 0 after ReLU, and after GELU? "
-            "(percent)"
+            "In block {layer}, what share of the feed-forward values do ReLU, and GELU, set to "
+            "exactly zero? (percent)",
+            layer=layer,
         ),
         parts=(_("after ReLU"), _("after GELU")),
         _explain=_paired(relu, gelu),
@@ -184,9 +191,16 @@ def zero_shares(traces: dict[str, Trace], sentence: int) -> Prediction:
 
 
 def _paired(first, second):
+    """Two parts' explanations as one: "You skipped" said once where both were skipped."""
+
     def explain(guess: str) -> str:
         guesses = predictions.split_guess(guess, 2)
-        return " ".join(said(g.strip()) for said, g in zip((first, second), guesses, strict=True))
+        if not any(guesses):
+            return _("You skipped: {first}; {second}.", first=first(""), second=second(""))
+        return " ".join(
+            said(g) if g else _("You skipped: {said}.", said=said(""))
+            for said, g in zip((first, second), guesses, strict=True)
+        )
 
     return explain
 
@@ -197,8 +211,8 @@ def _norm_growth_explain(trace: Trace, sentence: int, norm_first: bool):
     ratio = last / first
     truth = predictions.growth(ratio)
     values = {
-        "first": localised(f"{first:.1f}"),
-        "last": localised(f"{last:.1f}"),
+        "first": localised(f"{first:.2f}"),  # as the step's text writes them
+        "last": localised(f"{last:.2f}"),
         "block": len(norms) - 2,  # depth d is the stream after block d - 1
         "ratio": localised(f"{ratio:.2f}"),
     }
@@ -219,8 +233,8 @@ def _norm_growth_explain(trace: Trace, sentence: int, norm_first: bool):
                 **values,
             )
         )
-        if guess not in predictions.GROWTH_CHOICES:
-            return _("You skipped: {said}.", said=said)
+        if guess not in predictions.GROWTH_CHOICES:  # its numbers alone: the pair says so
+            return said
         if guess == truth:
             return _("Right: {said}.", said=said)
         return _("Not quite: you said it {guess}; {said}.", guess=choice_text(guess), said=said)

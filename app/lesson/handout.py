@@ -17,7 +17,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
 from app.explorer_payloads import in_page_language
-from app.i18n import _, direction, language, localised
+from app.i18n import _, direction, language, localised, quoted
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
 from app.lesson.text import ExplorerAt, Lesson, Paragraph, Step, Typed, shown_table
@@ -37,7 +37,7 @@ pre { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem
 
 def paragraph_html(paragraph: Paragraph) -> str:
     return "".join(
-        f"“{html.escape(part.text)}”" if isinstance(part, Typed) else html.escape(part)
+        html.escape(quoted(part.text)) if isinstance(part, Typed) else html.escape(part)
         for part in paragraph
     )
 

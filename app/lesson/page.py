@@ -29,7 +29,7 @@ from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.streamlit_private import announce
 from app.user_text import literal, quoted
-from app.views.layout import wide_table
+from app.views.layout import wide_table, written
 from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
@@ -242,7 +242,7 @@ def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> No
         st.caption(caption)
         _table(_rounded(shown_table(table)), len(table), present)
     if step.code is not None:
-        st.code(step.code, language="python", height=300 if present else "content")
+        st.code(step.code, language="python", height=300 if present else "content", wrap_lines=True)
 
 
 def _explorer(lesson: Lesson, step: Step) -> bool:
@@ -266,8 +266,16 @@ def _table(table, rows: int, present: bool) -> None:
 
 
 def _rounded(table: pd.DataFrame):
-    """Floats with four significant decimals for display (the handout and numbers keep more)."""
+    """Floats with four significant decimals for display (the handout and numbers keep more),
+    whole numbers grouped as the page's text writes them (11,720,448): app.views.layout.written."""
     floats = [name for name in table.columns if pd.api.types.is_float_dtype(table[name])]
-    if not floats:
+    whole = [
+        name
+        for name in table.columns
+        if pd.api.types.is_integer_dtype(table[name])
+        and not pd.api.types.is_bool_dtype(table[name])
+    ]
+    if not floats and not whole:
         return table
-    return table.style.format(lambda value: localised(f"{value:.4g}"), subset=floats)
+    styler = written(table, 0, whole)
+    return styler.format(lambda value: localised(f"{value:.4g}"), subset=floats)

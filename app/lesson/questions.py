@@ -89,8 +89,13 @@ def header(prediction: Prediction, present: bool) -> None:
 
 
 def show_reveal(prediction: Prediction, guess: str | None) -> None:
-    truth = answer_text(prediction, prediction.truth)
-    mine = answer_text(prediction, guess) if guess else _("skipped")
-    st.success(literal(_("{question} The answer: {truth} · your guess: {guess}. {explain}",
-                         question=prediction.question, truth=truth, guess=mine,
-                         explain=prediction.explain(guess))))  # fmt: skip
+    truth, explain = answer_text(prediction, prediction.truth), prediction.explain(guess)
+    said = (
+        _("{question} The answer: {truth} · your guess: {guess}. {explain}",
+          question=prediction.question, truth=truth, guess=answer_text(prediction, guess),
+          explain=explain)
+        if guess  # skipped: the explanation says so, once
+        else _("{question} The answer: {truth}. {explain}", question=prediction.question,
+               truth=truth, explain=explain)
+    )  # fmt: skip
+    st.success(literal(said))

@@ -25,7 +25,7 @@ from app.i18n import _, localised
 from app.runs import Run
 from app.views import layout
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
-from encoder.inspect.predictions import Prediction
+from encoder.inspect.predictions import Prediction, head_effects
 from encoder.web.payload import start_at
 
 
@@ -254,6 +254,14 @@ class Lesson:
     @cached_property
     def metrics(self) -> pd.DataFrame:
         return self.run.head_metrics(self.sentence)
+
+    @cached_property
+    def head_effects(self) -> pd.DataFrame:
+        """How much switching off each head alone changes the output (layer, head, change;
+        largest first: encoder.inspect.predictions.head_effects): the head-off step's question
+        and its figures read the same table."""
+        run = self.run
+        return head_effects(run.trace, lambda head: run.heads_off((head,)).trace, self.sentence)
 
     def end_name(self, end: str) -> str:
         """The first or last token by name: [CLS] / [SEP] where the model has them."""

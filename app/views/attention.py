@@ -128,8 +128,12 @@ def _explorer(
             b=runs.b.n_valid(sentence),
         )
     differs = runs.b is not None and runs.same_tokens and _grid(runs.a) == _grid(runs.b)
+    # the explorer is drawn in the page's direction: right to left, the queries are on the right
+    left, right = _("on the left"), _("on the right")
+    queries, keys = (right, left) if direction() == "rtl" else (left, right)
     said = _(
-        "Lines: each query token (left) to the keys (right), brighter = more weight; point at a "
+        "Lines: each query token ({queries}) to the keys ({keys}), brighter = more weight; point "
+        "at a "
         "token or pin it with a click; the chips overlay other heads. Matrix: {matrix}. Every "
         "head: one tile per head; click one to open it. What it moves: the head's weight times "
         "the length of what each key sends, ‖weight × f(key)‖ (Kobayashi et al., 2020). "
@@ -137,6 +141,8 @@ def _explorer(
         "residual (Abnar & Zuidema, 2020). Keyboard: ←/→ heads, PageUp/PageDown layers, ↑/↓ "
         "query tokens, Enter pins.",
         matrix=matrix,
+        queries=queries,
+        keys=keys,
     )
     if differs:
         said += " " + _("B − A: red where B puts more weight than A, blue less.")

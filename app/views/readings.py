@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.i18n import _
+from app.i18n import _, quoted
 from app.runs import Run, Runs
 from app.views.changes import percent
 from app.views.layout import number_table, stacked
@@ -74,13 +74,13 @@ def rollout_sentence(matrix, tokens: list[str], query: int) -> str:
     """Which tokens `query`'s final representation draws on (matrix: the last layer's rollout of
     one sentence, [T, T]), in the page's language (encoder.inspect.rollout's words)."""
     listed = ", ".join(
-        _("{token} ({share})", token="“" + token + "”", share=percent(share, 0))
+        _("{token} ({share})", token=quoted(token), share=percent(share, 0))
         for token, share in top_sources(matrix[query], tokens)
     )
     return _(
         "After the last layer, {token} (position {position}) draws most on {sources}; {own} of "
         "it is still its own input token.",
-        token="“" + tokens[query] + "”",
+        token=quoted(tokens[query]),
         position=query,
         sources=listed,
         own=percent(float(matrix[query, query]), 0),

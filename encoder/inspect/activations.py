@@ -45,7 +45,7 @@ def _real_positions(trace: Trace, sentence: int) -> torch.Tensor:
     return trace.attention_mask[sentence].cpu().bool().nonzero(as_tuple=True)[0]
 
 
-def _mlp(trace: Trace, sentence: int, layer: int, side: str) -> torch.Tensor:
+def feed_forward_values(trace: Trace, sentence: int, layer: int, side: str) -> torch.Tensor:
     """Block `layer`'s feed-forward hidden values on the real tokens, `side` "pre" or "post" the
     activation: [n, F]."""
     names = hooks.block(layer).mlp
@@ -72,8 +72,8 @@ def feed_forward_table(trace: Trace, sentence: int) -> pd.DataFrame:
     """
     rows = []
     for layer in range(trace.num_layers):
-        post = _mlp(trace, sentence, layer, "post")  # [n, F]
-        pre = _mlp(trace, sentence, layer, "pre")  # [n, F]
+        post = feed_forward_values(trace, sentence, layer, "post")  # [n, F]
+        pre = feed_forward_values(trace, sentence, layer, "pre")  # [n, F]
         rows.append(
             {
                 "layer": layer,
@@ -108,7 +108,7 @@ class Histogram:
 def pre_activation_histogram(
     trace: Trace, sentence: int, layer: int, bins: int = HISTOGRAM_BINS
 ) -> Histogram:
-    pre = _mlp(trace, sentence, layer, "pre").flatten().numpy()
+    pre = feed_forward_values(trace, sentence, layer, "pre").flatten().numpy()
     low, high = np.quantile(pre, [TAIL_SHARE, 1 - TAIL_SHARE])
     low, high = min(float(low), 0.0), max(float(high), 0.0)
     if high <= low:  # every value 0
@@ -143,7 +143,7 @@ class TopUnits:
 
 def top_units(trace: Trace, sentence: int, layer: int, token: int, k: int = TOP_UNITS) -> TopUnits:
     """`token` indexes the sentence's real tokens (0 = the first)."""
-    post = _mlp(trace, sentence, layer, "post")  # [n, F]
+    post = feed_forward_values(trace, sentence, layer, "post")  # [n, F]
     values, units = post[token].topk(min(k, post.shape[1]))
     return TopUnits(
         units=units.numpy(), values=values.numpy(), across_tokens=post[:, units].T.numpy()

@@ -10,7 +10,10 @@ Positions count the sentence's real tokens from 0 ([CLS], where there is one, is
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -21,7 +24,8 @@ from encoder.core import hooks
 from encoder.core.capture import Trace
 from encoder.core.config import EncoderConfig
 from encoder.core.model import block_path
-from encoder.inspect.numpy_block import encoder_block
+from encoder.inspect import numpy_block
+from encoder.inspect.numpy_block import ACTIVATIONS, encoder_block
 
 # English personal, possessive and reflexive pronouns (lower case): the query the lesson prefers.
 _PRONOUN_WORDS = (
@@ -215,7 +219,8 @@ def numpy_block_output(
         block_parameters(weights, layer),
         heads=cfg.num_heads,
         norm_first=cfg.norm_first,
-        activation=cfg.activation,
+        act=ACTIVATIONS[cfg.activation],
+        gated=cfg.gated,
         norm_type=cfg.norm_type,
         eps=cfg.layer_norm_eps,
         rope_base=cfg.rope_base_of(layer) if cfg.positional == "rope" else None,
@@ -239,3 +244,63 @@ def numpy_block_check(cfg: EncoderConfig, weights: Mapping, trace: Trace) -> pd.
             }
         )
     return pd.DataFrame(rows)
+
+
+# The NumPy block's code paths, by the condition that opens each (as ast.unparse writes it), and
+# whether a model takes it
+# (None: it depends on the block, and the branch stays as written)
+def _paths(cfg: EncoderConfig) -> dict[str, bool | None]:
+    local = {cfg.is_local(layer) for layer in range(cfg.num_layers)}
+    return {
+        "rope_base is not None": cfg.positional == "rope",
+        "window": local.pop() if len(local) == 1 else None,
+        "gated": cfg.gated,
+        "norm_first": cfg.norm_first,
+        "norm_type == 'rmsnorm'": cfg.norm_type == "rmsnorm",
+    }
+
+
+def numpy_block_source(cfg: EncoderConfig) -> str:
+    """encoder.inspect.numpy_block's code (from its imports on) as this model runs it: only the
+    functions it calls (its norm, its activation, RoPE where it turns q and k), and of each
+    branch on the architecture (pre- or post-norm, gated, RoPE, a window, the norm) only the
+    side it takes. The functions keep their names and signatures, so the code still runs."""
+    source = inspect.getsource(numpy_block)
+    source = source[source.index("import math") :]
+    lines = source.splitlines()
+    paths = _paths(cfg)
+    act = numpy_block.ACTIVATIONS[cfg.activation].__name__
+    norm = "rms_norm" if cfg.norm_type == "rmsnorm" else "layer_norm"
+    used = {"softmax", "self_attention", "encoder_block", norm, act}
+    used |= {"rope"} if paths["rope_base is not None"] else set()
+    used |= {"erf"} if act == "gelu" else set()
+    edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, 0-based) -> new lines
+    tree = ast.parse(source)
+    for node in tree.body:
+        name = node.name if isinstance(node, ast.FunctionDef) else None
+        if isinstance(node, ast.Assign):
+            name = node.targets[0].id
+        if name is not None and name not in used:
+            first = node.lineno - 1
+            while first > 0 and lines[first - 1].lstrip().startswith("#"):  # its comment
+                first -= 1
+            edits.append((first, node.end_lineno - 1, []))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and paths.get(ast.unparse(node.test)) is not None:
+            taken = node.body if paths[ast.unparse(node.test)] else node.orelse
+            edits.append((node.lineno - 1, node.end_lineno - 1, _dedented(lines, node, taken)))
+    for first, last, new in sorted(edits, reverse=True):
+        lines[first : last + 1] = new
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)).strip() + "\n"
+
+
+def _dedented(lines: list[str], branch: ast.If, taken: list[ast.stmt]) -> list[str]:
+    """The lines of the branch taken, one level out, after its opening line's comment."""
+    if not taken:
+        return []
+    indent = " " * branch.col_offset
+    opening = lines[taken[0].lineno - 2]  # the `if ...:` or `else:` line above the body
+    comment = opening.split("#", 1)[1].strip() if "#" in opening else None
+    body = [line[4:] if line.startswith(indent + "    ") else line
+            for line in lines[taken[0].lineno - 1 : taken[-1].end_lineno]]  # fmt: skip
+    return ([f"{indent}# {comment}"] if comment else []) + body

@@ -38,9 +38,9 @@ def relu(x):
     return np.maximum(x, 0)
 
 
-# GeGLU and SwiGLU: the activation of the first half of linear1's output times the second half
+# each activation's function (GeGLU and SwiGLU: of the first half of linear1's output, times
+# the second half)
 ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "geglu": gelu, "swiglu": silu}
-GATED = ("geglu", "swiglu")
 
 
 def softmax(x):
@@ -74,17 +74,19 @@ def self_attention(x, mask, w_qkv, b_qkv, w_out, b_out, heads, rope_base=None, w
 
 
 def encoder_block(
-    x, mask, p, heads, norm_first, activation="gelu", norm_type="layernorm", eps=1e-5,
+    x, mask, p, heads, norm_first, act, gated=False, norm_type="layernorm", eps=1e-5,
     rope_base=None, window=0,
 ):  # fmt: skip
-    """A bias missing from p counts as 0; a missing norm1 (ModernBERT's block 0) as none."""
+    """`act`: the activation (gated: of one half of linear1's output, times the other half). A
+    bias missing from p counts as 0; a missing norm1 (ModernBERT's block 0) as none."""
 
     def norm(h, i):
         if f"norm{i}.weight" not in p:
             return h
         if norm_type == "rmsnorm":
             return rms_norm(h, p[f"norm{i}.weight"], eps)
-        return layer_norm(h, p[f"norm{i}.weight"], p.get(f"norm{i}.bias", 0), eps)
+        else:
+            return layer_norm(h, p[f"norm{i}.weight"], p.get(f"norm{i}.bias", 0), eps)
 
     def attend(h):
         w_qkv, b_qkv = p["self_attn.in_proj_weight"], p.get("self_attn.in_proj_bias", 0)
@@ -92,9 +94,8 @@ def encoder_block(
         return self_attention(h, mask, w_qkv, b_qkv, w_out, b_out, heads, rope_base, window)
 
     def feed_forward(h):
-        act = ACTIVATIONS[activation]
         hidden = h @ p["linear1.weight"].T + p.get("linear1.bias", 0)  # [B, T, d_ff] (gated: 2x)
-        if activation in GATED:
+        if gated:  # GeGLU, SwiGLU: the activation of one half times the other half
             hidden, gate = np.split(hidden, 2, axis=-1)
             hidden = act(hidden) * gate
         else:
@@ -103,6 +104,8 @@ def encoder_block(
 
     if norm_first:  # pre-norm: x + f(norm(x))
         x = x + attend(norm(x, 1))
-        return x + feed_forward(norm(x, 2))
-    x = norm(x + attend(x), 1)  # post-norm: norm(x + f(x))
-    return norm(x + feed_forward(x), 2)
+        x = x + feed_forward(norm(x, 2))
+    else:  # post-norm: norm(x + f(x))
+        x = norm(x + attend(x), 1)
+        x = norm(x + feed_forward(x), 2)
+    return x

@@ -8,7 +8,8 @@ text (the class store keeps text): an option, or a number of percent ("35").
 Questions:
 - top_key: which key the lesson's query attends to most in one head (a token);
 - strongest_head: which head, switched off, changes the output most (a head, "layer 2, head 1");
-- zero_share: the share of exact zeros after the feed-forward activation (a number, percent);
+- zero_share: the share of one block's values before the feed-forward activation that it sets
+  to exactly 0 (a number, percent);
 - norm_growth: whether the residual stream's norm grows through the blocks (a choice).
 `paired` asks two questions of one kind as one (after ReLU and after GELU; pre- and post-norm):
 its guess and truth are the two answers joined by PART_SEPARATOR.
@@ -26,10 +27,9 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from encoder.core import hooks
 from encoder.core.capture import Trace
 from encoder.inspect.ablation import compare
-from encoder.inspect.activations import feed_forward_table
+from encoder.inspect.activations import feed_forward_values
 from encoder.inspect.norms import mean_norm_by_depth, residual_norms
 
 GROWS, STAYS, SHRINKS = "grows", "stays about the same", "shrinks"
@@ -158,14 +158,22 @@ def strongest_head(effects: pd.DataFrame) -> Prediction:
     )
 
 
-def zero_share_of(trace: Trace, sentence: int) -> tuple[float, int]:
-    """The share of the feed-forward values after the activation that are exactly 0 (every
-    block, every real token, every unit) and how many values that is; the trace must keep
-    encoder.inspect.activations.hook_names."""
-    table = feed_forward_table(trace, sentence)  # the same count of values in every block
-    n_real = int(trace.attention_mask[sentence].sum())
-    d_ff = trace[hooks.block(0).mlp.post].shape[-1]
-    return float(table["share_zero"].mean()), n_real * d_ff * len(table)
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}  # the two a zero-share question compares
+
+
+def zero_share_of(trace: Trace, sentence: int, layer: int, activation: str) -> tuple[float, int]:
+    """The share of block `layer`'s values before the activation (hook_pre: every real token,
+    every unit) that `activation` ("relu" | "gelu", GELU's exact erf form) sets to exactly 0,
+    and how many values that is: the model's own values after it where it is the model's
+    activation, what it would make of the same values where it is not."""
+    pre = feed_forward_values(trace, sentence, layer, "pre")  # [n, F]
+    return float((ACTIVATIONS[activation](pre) == 0).double().mean()), pre.numel()
+
+
+def share_spec(share: float) -> str:
+    """The format a share of exact zeros is written in, answer and text alike: one decimal of
+    percent, two under 1% (0.23%, not 0.2%)."""
+    return ".2%" if 0 < share < 0.01 else ".1%"
 
 
 def _percent(guess: str) -> float | None:
@@ -185,24 +193,27 @@ def gelu_zero_from() -> float:
     return float(grid[F.gelu(grid) == 0].max())
 
 
-def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
-    """The share (percent) of exact zeros after `activation` (the run's own: "relu" | "gelu")."""
-    share, count = zero_share_of(trace, sentence)
-    name = {"relu": "ReLU", "gelu": "GELU"}.get(activation, activation)
+def zero_share(trace: Trace, sentence: int, layer: int, activation: str) -> Prediction:
+    """The share (percent) of block `layer`'s values before the activation that `activation`
+    ("relu" | "gelu") sets to exactly 0 (zero_share_of)."""
+    share, count = zero_share_of(trace, sentence, layer, activation)
+    name = {"relu": "ReLU", "gelu": "GELU"}[activation]
     why = (
         "ReLU turns every negative input into exactly 0"
         if activation == "relu"
         else f"GELU is exactly 0 only at an input of 0 and at inputs of {gelu_zero_from():.2f} "
         "or below, where float32 rounds x·Φ(x) to 0"
     )
+    shown = format(share, share_spec(share))
 
     def explain(guess: str) -> str:
         said = (
-            f"after {name}, {share:.1%} of the {count:,} feed-forward values are exactly 0: {why}"
+            f"in block {layer}, {name} sets {shown} of the {count:,} values before the "
+            f"activation to exactly zero: {why}"
         )
         picked = _percent(guess)
         if picked is None:
-            return f"You skipped: {said}."
+            return said
         gap = picked - 100 * share
         how = (
             "spot on"
@@ -213,10 +224,11 @@ def zero_share(trace: Trace, sentence: int, activation: str) -> Prediction:
 
     return Prediction(
         f"zero_share:{activation}",
-        f"What share of the feed-forward values are exactly 0 after {name}? (percent)",
+        f"In block {layer}, what share of the feed-forward values does {name} set to exactly zero? "
+        "(percent)",
         "number",
         (),
-        f"{100 * share:.1f}",
+        shown.rstrip("%"),
         share,
         explain,
     )
@@ -239,11 +251,11 @@ def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
 
     def explain(guess: str) -> str:
         said = (
-            f"in this {placement} run the stream's mean norm goes from {first:.1f} at the "
-            f"embeddings to {last:.1f} after block {last_block} (x{ratio:.2f}): it {truth}"
+            f"in this {placement} run the stream's mean norm goes from {first:.2f} at the "
+            f"embeddings to {last:.2f} after block {last_block} (x{ratio:.2f}): it {truth}"
         )
         if guess not in GROWTH_CHOICES:
-            return f"You skipped: {said}."
+            return said
         if guess == truth:
             return f"Right: {said}."
         return f"Not quite: you said it {guess}; {said}."
@@ -270,13 +282,19 @@ def paired(
 ) -> Prediction:
     """Two predictions of one kind asked as one question: `parts` name them (the answer boxes'
     labels); the guess and the truth join the two answers with PART_SEPARATOR; the explanation
-    gives each part's numbers. `value` is the first part's."""
+    gives each part's numbers, each part's explain("") being its numbers alone (a clause: the
+    pair says "You skipped" once). `value` is the first part's."""
     if first.kind != second.kind:
         raise ValueError(f"cannot pair a {first.kind} question with a {second.kind} question")
 
     def explain(guess: str) -> str:
         guesses = split_guess(guess, 2)
-        return " ".join(p.explain(g) for p, g in zip((first, second), guesses, strict=True))
+        if not any(guesses):  # skipped: said once, then each part's numbers
+            return f"You skipped: {first.explain('')}; {second.explain('')}."
+        return " ".join(
+            p.explain(g) if g else f"You skipped: {p.explain('')}."
+            for p, g in zip((first, second), guesses, strict=True)
+        )
 
     return Prediction(
         question_id,
@@ -290,13 +308,14 @@ def paired(
     )
 
 
-def zero_shares(traces: dict[str, Trace], sentence: int) -> Prediction:
-    """The share of exact zeros after ReLU and after GELU: `traces` holds the same model and
-    input with each activation ({"relu": trace, "gelu": trace})."""
-    relu, gelu = (zero_share(traces[name], sentence, name) for name in ("relu", "gelu"))
+def zero_shares(trace: Trace, sentence: int, layer: int) -> Prediction:
+    """The share of block `layer`'s values before the activation that ReLU, and GELU, set to
+    exactly 0: the same values for both (the ones the lesson's histogram draws)."""
+    relu, gelu = (zero_share(trace, sentence, layer, name) for name in ("relu", "gelu"))
     return paired(
-        "zero_share:both",
-        "What share of the feed-forward values are exactly 0 after ReLU, and after GELU? (percent)",
+        f"zero_share:{layer}",
+        f"In block {layer}, what share of the feed-forward values do ReLU, and GELU, set to "
+        "exactly zero? (percent)",
         ("after ReLU", "after GELU"),
         relu,
         gelu,

@@ -141,11 +141,14 @@ function histLabel(d) {
   const bins = d.counts.length;
   const total = d.counts.reduce((sum, c) => sum + c, 0);
   const below = d.counts.reduce((sum, c, i) => sum + ((d.edges[i] + d.edges[i + 1]) / 2 < 0 ? c : 0), 0);
-  return _("Histogram of {total} values in {bins} bins, x from {low} to {high}; {below} of them "
-    + "in the bins below 0; the curve is {name}(x), on the other axis. ← and → choose a bin, "
-    + "Home the first, End the last; its count is read below the plot.", {
-    total: number(total), bins: number(bins), low: figureSaid(d.edges[0]),
-    high: figureSaid(d.edges[bins]), below: number(below), name: d.name });
+  // each count with its noun in the language's plural (Arabic: 3 to 10 take another form)
+  const values = n_("{count} value", "{count} values", total);
+  const binned = n_("{count} bin", "{count} bins", bins);
+  return _("Histogram of {values} in {bins}, x from {low} to {high}; {below} of them in the bins "
+    + "below 0; the curve is {name}(x), on the other axis. ← and → choose a bin, Home the "
+    + "first, End the last; its count is read below the plot.", {
+    values, bins: binned, low: figureSaid(d.edges[0]), high: figureSaid(d.edges[bins]),
+    below: number(below), name: d.name });
 }
 
 export function mount(host, data) {

@@ -325,6 +325,46 @@ def test_the_inspect_helpers_read_models_with_the_options(overrides: dict) -> No
         assert np.isnan(steps.ln1_std) == (layer == 0 and "first_attention_norm" in overrides)
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, dict(norm_first=False, activation="relu"), MODERNBERT_LIKE, ALBERT_LIKE,
+     dict(activation="swiglu", norm_type="rmsnorm", positional="rope", attention_window=4)],
+    ids=["pre-gelu", "post-relu", "modernbert-like", "albert-like", "swiglu-rmsnorm-local"],
+)  # fmt: skip
+def test_the_numpy_code_the_lesson_shows_is_what_the_model_runs(overrides: dict) -> None:
+    """Only this model's code (step 10, issue 50): run as shown, it gives every block's output."""
+    cfg = small_cfg(**overrides)
+    model, mask, trace = traced(cfg)
+    code = lesson.numpy_block_source(cfg)
+    shown: dict = {}
+    exec(compile(code, "the lesson's code", "exec"), shown)  # the code as the page shows it
+    act = lesson.ACTIVATIONS[cfg.activation].__name__
+    for layer in range(cfg.num_layers):
+        ours = shown["encoder_block"](
+            trace.hidden_states[layer].double().numpy(),
+            mask.numpy().astype(bool),
+            lesson.block_parameters(model.state_dict(), layer),
+            heads=cfg.num_heads,
+            norm_first=cfg.norm_first,
+            act=shown[act],
+            gated=cfg.gated,
+            norm_type=cfg.norm_type,
+            eps=cfg.layer_norm_eps,
+            rope_base=cfg.rope_base_of(layer) if cfg.positional == "rope" else None,
+            window=cfg.attention_window if cfg.is_local(layer) else 0,
+        )
+        expected = trace.hidden_states[layer + 1].double().numpy()
+        np.testing.assert_allclose(ours, expected, atol=1e-4)
+    assert ("def rms_norm" in code) == (cfg.norm_type == "rmsnorm") != ("def layer_norm" in code)
+    assert ("def rope" in code) == (cfg.positional == "rope")
+    assert {name for name in ("relu", "gelu", "gelu_tanh", "silu") if f"def {name}(" in code} == {
+        act
+    }
+    assert "if norm_first" not in code and "if gated" not in code and "ACTIVATIONS" not in code
+    local = {cfg.is_local(layer) for layer in range(cfg.num_layers)}
+    assert ("if window" in code) == (local == {True, False})  # kept where blocks differ
+
+
 @pytest.mark.parametrize("overrides", [MODERNBERT_LIKE, ALBERT_LIKE], ids=["modernbert", "albert"])
 def test_the_tables_matmul_flops_agree_with_torch_and_rotations_are_timed_alone(
     overrides: dict,

@@ -71,19 +71,19 @@ def test_strongest_head_is_the_one_whose_ablation_moves_the_output_most():
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_zero_share_counts_the_exact_zeros_after_the_activation(activation):
     _, _, _, trace = run(activation)
-    post = torch.stack([trace[hooks.block(i).mlp.post][1, :6] for i in range(3)])  # [L, n, F]
+    post = trace[hooks.block(1).mlp.post][1, :6]  # [n, F] block 1: the model's own values
     share = (post == 0).double().mean().item()
-    asked = predictions.zero_share(trace, 1, activation)
+    asked = predictions.zero_share(trace, 1, 1, activation)
     assert asked.value == pytest.approx(share)
-    assert asked.truth == f"{100 * share:.1f}"
+    assert asked.truth == format(share, predictions.share_spec(share)).rstrip("%")
     if activation == "relu":
         assert 0.2 < share < 0.8  # about half: every negative input
     else:
         assert share == 0.0
     said = asked.explain("90")
-    assert f"{share:.1%}" in said and f"{post.numel():,}" in said
+    assert f"{share:.1%}" in said and f"{post.numel():,}" in said and "in block 1" in said
     assert "points too high" in said
-    assert asked.explain("lots").startswith("You skipped:")
+    assert not asked.explain("lots").startswith("You")  # a part's numbers alone
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
@@ -95,8 +95,8 @@ def test_norm_growth_reads_the_streams_mean_norm_at_the_first_and_last_depth(nor
     assert asked.value == pytest.approx(ratio, rel=1e-5)
     expected = "grows" if ratio > 1.25 else "shrinks" if ratio < 0.8 else "stays about the same"
     assert asked.truth == expected
-    assert f"{norms[0]:.1f}" in asked.explain(asked.truth) and f"x{ratio:.2f}" in asked.explain("")
-    assert f"{norms[-1]:.1f} after block 2 " in asked.explain("")  # 3 blocks, from 0
+    assert f"{norms[0]:.2f}" in asked.explain(asked.truth) and f"x{ratio:.2f}" in asked.explain("")
+    assert f"{norms[-1]:.2f} after block 2 " in asked.explain("")  # 3 blocks, from 0
     other = next(c for c in asked.options if c != asked.truth)
     assert asked.explain(other).startswith(f"Not quite: you said it {other}")
 
@@ -118,46 +118,27 @@ def test_gelu_is_zero_in_float32_only_at_0_and_from_the_input_the_sentence_names
     assert (torch.nn.functional.gelu(x) != 0).all()
     assert torch.nn.functional.gelu(torch.tensor([start, 0.0, -20.0])).tolist() == [0, 0, 0]
     assert 0.5 * start * (1 + math.erf(start / math.sqrt(2))) != 0  # float64 keeps it
-    said = predictions.zero_share(run("gelu")[3], 1, "gelu").explain("1")
+    said = predictions.zero_share(run("gelu")[3], 1, 0, "gelu").explain("1")
     assert f"at inputs of {start:.2f} or below, where float32 rounds" in said
 
 
-def test_zero_shares_asks_relu_and_gelu_at_once_with_each_runs_own_share():
-    shares = {}
-    traces = {}
-    for activation in ("relu", "gelu"):
-        trace = run(activation)[3]
-        post = torch.stack([trace[hooks.block(i).mlp.post][1, :6] for i in range(3)])
-        shares[activation] = (post == 0).double().mean().item()
-        traces[activation] = trace
-    asked = predictions.zero_shares(traces, 1)
+def test_zero_shares_asks_relu_and_gelu_at_once_of_the_same_values():
+    trace = run("gelu")[3]
+    pre = trace[hooks.block(2).mlp.pre][1, :6]  # [n, F] block 2, the real tokens
+    shares = {
+        "relu": (torch.relu(pre) == 0).double().mean().item(),
+        "gelu": (torch.nn.functional.gelu(pre) == 0).double().mean().item(),
+    }
+    assert shares["gelu"] == (trace[hooks.block(2).mlp.post][1, :6] == 0).double().mean().item()
+    asked = predictions.zero_shares(trace, 1, 2)
     assert asked.parts == ("after ReLU", "after GELU") and asked.kind == "number"
-    assert asked.truth == f"{100 * shares['relu']:.1f} / {100 * shares['gelu']:.1f}"
+    spec = predictions.share_spec
+    assert asked.truth == " / ".join(
+        format(shares[name], spec(shares[name])).rstrip("%") for name in ("relu", "gelu")
+    )
     said = asked.explain("50 / 30")
     assert f"{shares['relu']:.1%}" in said and "30 points too high" in said
     assert predictions.split_guess("50 / 30", 2) == ["50", "30"]
     assert predictions.split_guess("50", 2) == ["50", ""]
     assert asked.explain("50").count("You skipped") == 1  # the GELU part was left blank
-
-
-def test_norm_growths_asks_pre_and_post_norm_with_the_same_weights():
-    model = run(norm_first=True)[0]
-    post_model = TransformerEncoder(model.cfg.__class__(**{**vars(model.cfg), "norm_first": False}))
-    missing, _ = post_model.load_state_dict(model.state_dict(), strict=False)
-    assert missing == []  # post-norm has no final norm: everything else is the same weights
-    ids, mask = padded_batch(LENGTHS)
-    traces = {True: model.trace(ids, mask), False: post_model.eval().trace(ids, mask)}
-    ratios = {
-        first: (lambda h: h[-1][0, :9].norm(dim=-1).mean() / h[0][0, :9].norm(dim=-1).mean())(
-            trace.hidden_states
-        ).item()
-        for first, trace in traces.items()
-    }
-    asked = predictions.norm_growths(traces, 0)
-    truths = [predictions.norm_growth(traces[f], 0, f).truth for f in (True, False)]
-    assert asked.truth == " / ".join(truths)
-    assert asked.value == pytest.approx(ratios[True], rel=1e-5)
-    said = asked.explain(f"{truths[0]} / shrinks")
-    assert said.startswith("Right:") and f"x{ratios[False]:.2f}" in said
-    with pytest.raises(ValueError, match="cannot pair a choice question with a number"):
-        predictions.paired("x", "?", ("a", "b"), asked, predictions.zero_share(run()[3], 0, "relu"))
+    assert asked.explain("").count("You skipped") == 1  # both: said once

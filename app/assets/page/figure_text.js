@@ -116,8 +116,8 @@ function seriesClause(trace, layout) {
   if (!ys.length) return null;
   const axis = titleOf(axisOf(layout, trace, "y"));
   const name = [plain(trace.name) || trace.type, axis].filter(Boolean).join(", ");
-  return _("{name}: {count} values from {low} to {high}", { name, count: ys.length,
-    low: figureSaid(Math.min(...ys)), high: figureSaid(Math.max(...ys)) });
+  return n_("{name}: {count} value from {low} to {high}", "{name}: {count} values from {low} to "
+    + "{high}", ys.length, { name, low: figureSaid(Math.min(...ys)), high: figureSaid(Math.max(...ys)) });
 }
 
 function sentenceOf(traces, layout) {

@@ -17,6 +17,7 @@ from encoder.inspect.lesson import MIN_DISTANCE, is_pronoun, is_special
 from encoder.inspect.predictions import Prediction
 
 LINK_ROWS = 10  # rows of the attention step's table shown: the chosen link and runners-up
+RIGHT_ANGLE_BAND = 10  # degrees from 90 within which a sum barely changes a vector's length
 
 
 def _query_sentence(lesson: Lesson) -> str:
@@ -214,19 +215,7 @@ def weight_step(lesson: Lesson) -> Step:
             **values,
         )
     )
-    top = int(table["contribution_norm"].idxmax())
-    text.say(
-        *sentence(
-            _(
-                "The weighted sum of values: z = Σ weight × v, {d_k} numbers of length {length}; "
-                "its largest term, from {token}, has length {term} on its own."
-            ),
-            d_k=text.num("d_k", dk),
-            length=text.num("length of z", float(np.linalg.norm(steps.z)), ".3f"),
-            token=lesson.said(top),
-            term=text.num("largest term", float(table["contribution_norm"][top]), ".3f"),
-        )
-    )
+    text.say(*_weighted_sum(lesson, steps, table, text))
     figure = softmax_comparison(
         lesson.tokens,
         table["weight"].to_numpy(),
@@ -242,6 +231,42 @@ def weight_step(lesson: Lesson) -> Step:
         links=[lesson.attention_steps_link()],
         uses_query=True,
     )
+
+
+def _weighted_sum(lesson: Lesson, steps, table, text: Text) -> tuple:
+    """z, its largest term and what the other terms add (their sum's length and angle to that
+    term), so that a z as long as its largest term reads as what it is."""
+    top = int(table["contribution_norm"].idxmax())
+    terms = steps.weighted_values[table.index.to_numpy()]  # [keys, dk] weight_j v_j
+    term = terms[list(table.index).index(top)]
+    rest = terms.sum(axis=0) - term
+    cosine = float(rest @ term) / max(float(np.linalg.norm(rest) * np.linalg.norm(term)), 1e-30)
+    angle = math.degrees(math.acos(min(1.0, max(-1.0, cosine))))
+    values = {
+        "d_k": text.num("d_k", steps.head_dim),
+        "length": text.num("length of z", float(np.linalg.norm(steps.z)), ".3f"),
+        "token": lesson.said(top),
+        "term": text.num("largest term", float(table["contribution_norm"][top]), ".3f"),
+        "others": text.num("other terms", len(table) - 1),
+        "rest": text.num("length of the other terms' sum", float(np.linalg.norm(rest)), ".3f"),
+        "angle": text.num("angle between them", angle, ".0f"),
+    }
+    across = abs(angle - 90) <= RIGHT_ANGLE_BAND
+    said = (
+        _(
+            "The weighted sum of values: z = Σ weight × v, {d_k} numbers of length {length}. Its "
+            "largest term, from {token}, has length {term} on its own; the other {others} terms "
+            "add up to a vector of length {rest} at {angle}° to it: nearly at right angles, so "
+            "they barely change its length."
+        )
+        if across
+        else _(
+            "The weighted sum of values: z = Σ weight × v, {d_k} numbers of length {length}. Its "
+            "largest term, from {token}, has length {term} on its own; the other {others} terms "
+            "add up to a vector of length {rest} at {angle}° to it."
+        )
+    )
+    return sentence(said, **values)
 
 
 ONE_QUERY = LessonStep(

@@ -3,17 +3,15 @@ feed-forward layer, then the whole block in plain NumPy and what it costs."""
 
 from __future__ import annotations
 
-import inspect
-
 from app.charts.activations import GATED_INNER
-from app.i18n import _
+from app.i18n import _, n_
 from app.lesson.asked import norm_growths, zero_shares
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name, sentence
 from app.views.changes import norm_does, stream_growth, stream_held, stream_size
 from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
-from encoder.inspect import activations, numpy_block
-from encoder.inspect.lesson import numpy_block_check
+from encoder.inspect import activations, predictions
+from encoder.inspect.lesson import numpy_block_check, numpy_block_source
 from encoder.inspect.predictions import Prediction
 from encoder.measure import scaling
 
@@ -157,8 +155,9 @@ def feed_forward_step(lesson: Lesson) -> Step:
             )
         )
     negative = text.num("share below 0", float(row["share_negative"]), ".1%")
-    zero = text.num("share exactly 0", float(row["share_zero"]), ".2%")
-    values = {"layer": text.num("layer", layer), "negative": negative, "zero": zero}
+    values = {"layer": text.num("layer", layer), "negative": negative}
+    if cfg.gated or cfg.activation not in predictions.ACTIVATIONS:  # the model's own zeros
+        values["zero"] = text.num("share exactly 0", float(row["share_zero"]), ".2%")
     if cfg.gated:
         text.say(
             _(
@@ -171,35 +170,15 @@ def feed_forward_step(lesson: Lesson) -> Step:
                 **values,
             )
         )
-    elif cfg.activation == "relu":
-        text.say(
-            _(
-                "In block {layer}, {negative} of the values before ReLU are negative, and ReLU "
-                "sets each of them to zero: {zero} of the hidden values are exactly zero, units "
-                "that are off for that token. GELU would bend them toward zero instead, keeping "
-                "small negative values.",
-                **values,
-            )
-        )
-    elif cfg.activation == "gelu":
-        text.say(
-            _(
-                "In block {layer}, {negative} of the values before GELU are negative. "
-                "GELU(x) = x·Φ(x) bends them toward zero without cutting them off: only {zero} "
-                "end exactly at zero. ReLU would set all {negative} to zero.",
-                **values,
-            )
-        )
-    else:
-        text.say(
-            _(
-                "In block {layer}, {negative} of the values before GELU are negative. GELU, here "
-                "computed with its tanh approximation (the Shapes view writes it out), bends "
-                "them toward zero without cutting them off: only {zero} end exactly at zero. ReLU "
-                "would set all {negative} to zero.",
-                **values,
-            )
-        )
+    else:  # the question's shares: the same block, the same values, the same words
+        relu, count = predictions.zero_share_of(run.trace, s, layer, "relu")
+        gelu, _count = predictions.zero_share_of(run.trace, s, layer, "gelu")
+        values |= {
+            "relu": text.num("share ReLU sets to 0", relu, predictions.share_spec(relu)),
+            "gelu": text.num("share GELU sets to 0", gelu, predictions.share_spec(gelu)),
+            "count": text.num("values before the activation", count, ","),
+        }
+        text.say(_feed_forward_zeros(cfg.activation, values))
     top = activations.top_units(run.trace, s, layer, q, k=1)
     text.say(
         *sentence(
@@ -217,26 +196,45 @@ def feed_forward_step(lesson: Lesson) -> Step:
     )
 
 
+def _feed_forward_zeros(activation: str, values: dict[str, str]) -> str:
+    """What the activation does to block {layer}'s values, in the words of the step's question:
+    the shares ReLU and GELU set to exactly zero."""
+    if activation == "relu":
+        return _(
+            "In block {layer}, {negative} of the {count} values before ReLU are negative, and "
+            "ReLU sets {relu} to exactly zero: units that are off for that token. GELU would bend "
+            "them toward zero instead, keeping small negative values: it would set only {gelu} "
+            "to exactly zero.",
+            **values,
+        )
+    if activation == "gelu":
+        return _(
+            "In block {layer}, {negative} of the {count} values before GELU are negative. "
+            "GELU(x) = x·Φ(x) bends them toward zero without cutting them off: it sets only "
+            "{gelu} to exactly zero. ReLU would set {relu} to exactly zero: every negative one.",
+            **values,
+        )
+    return _(
+        "In block {layer}, {negative} of the {count} values before GELU are negative. GELU, here "
+        "computed with its tanh approximation (the Shapes view writes it out), bends them toward "
+        "zero without cutting them off: only {zero} end exactly at zero. ReLU would set {relu} "
+        "to exactly zero: every negative one.",
+        **values,
+    )
+
+
 def zero_share_question(lesson: Lesson) -> Prediction | None:
-    """The share of feed-forward values exactly zero after ReLU and after GELU, with the same
-    weights (the run's own trace where its activation is one of them); None for a gated
-    feed-forward, whose weights ReLU and GELU cannot read (the step says so)."""
-    run = lesson.run
-    own = run.cfg.activation
-    if run.cfg.gated:
+    """The share of block `lesson.layer`'s values before the activation that ReLU, and GELU,
+    set to exactly 0: the values the step's histogram draws; None for a gated feed-forward,
+    whose weights ReLU and GELU cannot read (the step says so)."""
+    if lesson.cfg.gated:
         return None
-    traces = {
-        name: run.trace if name == own else run.variant(activation=name).trace
-        for name in ("relu", "gelu")
-    }
-    return zero_shares(traces, lesson.sentence)
+    return zero_shares(lesson.run.trace, lesson.sentence, lesson.layer)
 
 
 def numpy_step(lesson: Lesson) -> Step:
     text, run, cfg = Text(), lesson.run, lesson.cfg
-    source = inspect.getsource(numpy_block)
-    code = source[source.index("import math") :]
-    lines = sum(1 for line in code.splitlines() if line.strip())  # not counting blank ones
+    code = numpy_block_source(cfg)  # only what this model runs
     check = numpy_block_check(cfg, run.weights, run.trace)
     worst = check["max_abs_diff"].max()
     extras = [
@@ -247,12 +245,15 @@ def numpy_step(lesson: Lesson) -> Step:
         )
         if used
     ]
+    lines = len(code.strip().splitlines())
+    text.num("lines of NumPy", lines)  # written by n_(), in the language's plural
     text.say(
         _(
-            "The whole block fits in {lines} lines of plain NumPy, no torch: {norm}, multi-head "
+            "The whole block fits in {lines} of plain NumPy, no torch: {norm}, multi-head "
             "attention with a padding mask{extras}, a feed-forward with {activation}, residual "
-            "adds, {placement} as this model.",
-            lines=text.num("lines of NumPy", lines),
+            "adds, {placement} as this model. The code below is what this model runs: where the "
+            "code branches on the architecture, only this model's side is shown.",
+            lines=n_("{count} line", "{count} lines", lines),
             norm=NORM_TYPE_NAMES[cfg.norm_type],
             extras="".join(f", {what}" for what in extras),
             activation=ACTIVATION_NAMES[cfg.activation],

@@ -16,7 +16,7 @@ from app.runs import ablation_effect
 from app.views import readings
 from app.views.figures import head_figure, overview_figure
 from app.views.layout import header
-from encoder.inspect import moves, predictions
+from encoder.inspect import moves
 from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE, head_roles
 from encoder.inspect.moves import MOVES_LITTLE
 from encoder.inspect.predictions import Prediction
@@ -125,25 +125,31 @@ def heads_step(lesson: Lesson) -> Step:
 
 
 def ablation_step(lesson: Lesson) -> Step:
+    """Switching off the head whose absence changes the output most: the question's answer."""
     text, run, n = Text(), lesson.run, lesson.n
-    layer, head, q, s = lesson.layer, lesson.head, lesson.query, lesson.sentence
+    q, s = lesson.query, lesson.sentence
+    effects = lesson.head_effects
+    layer, head = int(effects["layer"].iloc[0]), int(effects["head"].iloc[0])
     effect = ablation_effect(run, ((layer, head),))
     values = {"layer": text.num("layer", layer), "head": text.num("head", head)}
     text.say(
         _(
-            "Switch off layer {layer}, head {head}, the head of the attention step, and run the "
-            "{unit} again: its output is zeroed, so nothing before block {layer} changes.",
+            "Switch off layer {layer}, head {head}, the head whose absence changes the output "
+            "most, and run the {unit} again: its output is zeroed, so nothing before block "
+            "{layer} changes.",
             unit=lesson.unit,
             **values,
         )
         if layer
         else _(
-            "Switch off layer {layer}, head {head}, the head of the attention step, and run the "
-            "{unit} again: its output is zeroed, so the embeddings stay as they were.",
+            "Switch off layer {layer}, head {head}, the head whose absence changes the output "
+            "most, and run the {unit} again: its output is zeroed, so the embeddings stay as "
+            "they were.",
             unit=lesson.unit,
             **values,
         )
     )
+    text.say(_head_off_against(lesson, effects, text))
     change = effect.output_change[s, :n]
     cosine = effect.output_cosine[s, :n]
     text.say(
@@ -217,13 +223,37 @@ def ablation_step(lesson: Lesson) -> Step:
     )
 
 
-def strongest_head_question(lesson: Lesson) -> Prediction:
-    """Which head, switched off, changes the model's output most."""
-    run = lesson.run
-    effects = predictions.head_effects(
-        run.trace, lambda head: run.heads_off((head,)).trace, lesson.sentence
+def _head_off_against(lesson: Lesson, effects, text: Text) -> str:
+    """The step's head against the others and the attention step's head, in the answer's words."""
+    change = effects.set_index(["layer", "head"])["change"]
+    values = {
+        "change": text.num("mean change", float(effects["change"].iloc[0]), ".1%"),
+        "count": text.num("heads in all", len(effects)),
+        "median": text.num("median head's change", float(effects["change"].median()), ".1%"),
+    }
+    own = (lesson.layer, lesson.head)
+    if own == tuple(int(v) for v in effects[["layer", "head"]].iloc[0]):
+        return _(
+            "Alone, it changes the output by {change} on average over the tokens, the most of "
+            "the {count} heads (the median head: {median}). It is also the head of the attention "
+            "step.",
+            **values,
+        )
+    return _(
+        "Alone, it changes the output by {change} on average over the tokens, the most of the "
+        "{count} heads (the median head: {median}); the head of the attention step, layer "
+        "{layer}, head {head}, changes it by {own}.",
+        layer=text.num("attention step's layer", lesson.layer),
+        head=text.num("attention step's head", lesson.head),
+        own=text.num("attention step's head's change", float(change[own]), ".1%"),
+        **values,
     )
-    return strongest_head(effects)
+
+
+def strongest_head_question(lesson: Lesson) -> Prediction:
+    """Which head, switched off, changes the model's output most (the step then switches it
+    off)."""
+    return strongest_head(lesson.head_effects)
 
 
 def moves_step(lesson: Lesson) -> Step:
@@ -352,6 +382,6 @@ def moves_step(lesson: Lesson) -> Step:
 
 HEADS_DIFFER = LessonStep(lambda: _("Heads differ"), heads_step)
 HEAD_OFF = LessonStep(
-    lambda: _("Switching that head off"), ablation_step, question=strongest_head_question
+    lambda: _("Switching a head off"), ablation_step, question=strongest_head_question
 )
 MOVES = LessonStep(lambda: _("Weights are not the whole story"), moves_step)

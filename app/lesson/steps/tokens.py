@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from app.charts.steps import token_matrix, vector_strips
-from app.i18n import _
+from app.i18n import _, n_
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, Typed, sentence
 from app.views.figures import token_table
 from encoder import hooks
@@ -55,16 +55,15 @@ def tokens_step(lesson: Lesson) -> Step:
             )
         pieces = [i for i, token in enumerate(tokens) if token.startswith("##")]
         if pieces:
-            text.say(
-                *sentence(
-                    _(
-                        "{count} token(s) continue the word before them (they start with ##), "
-                        "such as {token}."
-                    ),
-                    count=text.num("word pieces", len(pieces)),
-                    token=Typed(tokens[pieces[0]]),
-                )
+            text.num("word pieces", len(pieces))  # written by n_(), in the language's plural
+            said = n_(
+                "{count} token continues the word before it (it starts with ##): {token}.",
+                "{count} tokens continue the word before them (they start with ##), such as "
+                "{token}.",
+                len(pieces),
+                token="{token}",  # a placeholder still: the token is the user's, put in as Typed
             )
+            text.say(*sentence(said, token=Typed(tokens[pieces[0]])))
     text.say(
         *sentence(
             _("The lesson follows one token, {query}, id {id}."),

@@ -1,4 +1,4 @@
-"""The lesson's last chapter, training: random weights have no pattern (train a tiny model and
+"""The lesson's last chapter, training: attention patterns are learned (train a tiny model and
 watch a head form), then the pre- vs post-norm training race."""
 
 from __future__ import annotations
@@ -153,5 +153,5 @@ def race_step(lesson: Lesson) -> Step:
     )
 
 
-TRAIN_ONE = LessonStep(lambda: _("Random weights have no pattern: train one"), training_step)
+TRAIN_ONE = LessonStep(lambda: _("Attention patterns are learned: train a model"), training_step)
 RACE = LessonStep(lambda: _("The pre- vs post-norm training race"), race_step)
