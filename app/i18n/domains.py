@@ -75,6 +75,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "exercises",
                 "export",
                 "training",
+                "training_results",
             )
         ),
         *(
