@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from encoder.cli import main
 from encoder.tasks.tasks import TASKS, guessing_accuracy
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
 from encoder.train.trainer import TrainConfig, train
@@ -119,3 +120,13 @@ def test_a_run_that_learns_is_never_said_not_to_learn() -> None:
     result = train(cfg)
     assert result.held_out_accuracy >= LEARNED_ACCURACY
     assert all(stalled(cfg, result.history[:step]) is None for step in range(1, 121))
+
+
+def test_the_command_line_says_it_too(capsys) -> None:
+    steps = str(SMOOTHING + FLAT_STEPS)
+    args = ["train", "--layers", "1", "--steps", steps, "--lr", "1e-7", "--threads", "1"]
+    assert main(args) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("This run is not learning: the loss has been flat at ")
+    assert f" since step {SMOOTHING}, and the accuracy" in last  # at chance: 0.1
+    assert last.endswith("Try a larger learning rate: 3e-07 instead of 1e-07.")
