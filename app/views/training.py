@@ -11,7 +11,9 @@ the parameter count: encoder.train.jobs.race_configs), Pre vs post, and Dropout 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
 is free, so the Stop button (a full rerun, which Streamlit lets interrupt a running fragment)
-takes effect within one chunk. The job lives in this session's TrainingLab, which the page keeps
+takes effect within one chunk. Under the progress bar, a run whose curve shows it is not
+learning says so, and what to try (encoder.train.stall); the finished job's results are
+app/views/training_results.py. The job lives in this session's TrainingLab, which the page keeps
 across reruns and hands to the view. Each finished run becomes a model source of this session
 (through `TrainingActions.keep_models`): the sidebar offers it, and every view reads it.
 
