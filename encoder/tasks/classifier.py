@@ -21,6 +21,7 @@ from encoder.core.model import TransformerEncoder, seeded
 # this scale both learn reverse in under 50 steps, as sinusoidal positions do.
 POSITION_STD = 0.5**0.5
 
+
 class TokenClassifier(nn.Module):
     """Our TransformerEncoder plus a linear head giving class logits for every token.
 
