@@ -76,6 +76,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "exercises",
                 "export",
                 "training",
+                "training_results",
             )
         ),
         *(

@@ -11,7 +11,9 @@ the parameter count: encoder.train.jobs.race_configs), Pre vs post, and Dropout 
 Training runs in chunks inside a fragment that reruns itself every REFRESH_SECONDS: each rerun
 trains for about CHUNK_SECONDS and redraws the progress bar and curves. Between chunks the browser
 is free, so the Stop button (a full rerun, which Streamlit lets interrupt a running fragment)
-takes effect within one chunk. The job lives in this session's TrainingLab, which the page keeps
+takes effect within one chunk. Under the progress bar, a run whose curve shows it is not
+learning says so, and what to try (encoder.train.stall); the finished job's results are
+app/views/training_results.py. The job lives in this session's TrainingLab, which the page keeps
 across reruns and hands to the view. Each finished run becomes a model source of this session
 (through `TrainingActions.keep_models`): the sidebar offers it, and every view reads it.
 
@@ -28,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
-import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
@@ -37,7 +38,7 @@ from app.i18n import _, localised, number, told
 from app.keys import Key
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, say
 from app.user_text import literal
-from app.views.layout import written
+from app.views import training_results
 from app.views.widgets import show
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
@@ -59,16 +60,14 @@ from encoder.train.jobs import (
     comparison_configs,
     comparison_job,
     encoder_parameters,
-    placement_findings,
     placement_job,
     race_configs,
-    race_findings,
     race_job,
     single_job,
     window_masked_pairs,
 )
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, TrainResult, sample_trace, torch_threads
+from encoder.train.trainer import TrainConfig, TrainResult, torch_threads
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk
@@ -527,6 +526,7 @@ def _draw_progress(job: TrainingJob) -> None:
             seconds=number(job.seconds, 1, grouped=False),
         ),
     )
+    training_results.draw_stalls(job.trainers)
     show(
         training_charts.training_curves(
             {name: t.history for name, t in job.trainers.items()},
@@ -550,98 +550,6 @@ def _live_training(lab: TrainingLab, actions: TrainingActions) -> None:
     if was_running and not job.running:
         lab.finish(actions.keep_models)
         st.rerun(scope="app")  # the sidebar offers the new models, the results are drawn
-
-
-def _sharpest_head(result: TrainResult) -> tuple[int, int]:
-    """(layer, head) whose rows put the most weight on a single key, on average, on a fresh
-    sequence of the task."""
-    attention = sample_trace(result.model, result.config).trace.attention[:, 0]  # [L, H, T, T]
-    sharpness = attention.max(dim=-1).values.mean(dim=-1)  # [layer, head]
-    layer, head = divmod(int(sharpness.argmax()), sharpness.shape[1])
-    return layer, head
-
-
-def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> None:
-    seconds = _("seconds")
-    rows = [
-        {
-            _("run"): name,
-            _("held-out accuracy"): r.held_out_accuracy,
-            _("whole sequences right"): r.held_out_sequence_accuracy,
-            _("final loss"): r.final_loss,
-            _("steps"): len(r.history),
-            seconds: r.seconds,
-            _("stopped"): r.stopped,
-        }
-        for name, r in job.results.items()
-    ]
-    st.dataframe(written(written(pd.DataFrame(rows), 4), 1, [seconds]), hide_index=True)
-    counted = next(iter(job.results.values())).held_out_examples
-    st.caption(
-        _(
-            "Held-out accuracy: per token, on {count} fresh sequences never trained on.",
-            count=counted,
-        )
-    )
-    st.subheader(_("Open it in the views"))
-    st.caption(
-        _(
-            "Each run is now a model source in the sidebar (Weights): every view reads it, and "
-            "the text box takes its task's sequences."
-        )
-    )
-
-    def open_model(model_id: str, result: TrainResult) -> None:  # read its sharpest head
-        actions.open_model(model_id, *_sharpest_head(result))
-
-    if not models:
-        return
-    columns = st.columns(len(models))
-    for index, (column, (name, model_id)) in enumerate(zip(columns, models.items(), strict=True)):
-        column.button(
-            _("Open {name}", name=name) if len(models) > 1 else _("Open the trained model"),
-            key=f"train_open_{index}",
-            on_click=open_model,
-            args=(model_id, job.results[name]),
-            disabled=model_id not in actions.kept,
-            help=actions.kept.get(model_id, _("No longer kept in this session.")),
-        )
-
-
-def _placement_results(job: TrainingJob) -> None:
-    """The dropout placement runs' held-out accuracy side by side, and what this run showed."""
-    show(
-        training_charts.held_out_bars(
-            {name: r.held_out_accuracy for name, r in job.results.items()},
-            title=_(
-                "Held-out accuracy with dropout {rate} in each place",
-                rate=localised(f"{job.dropout_rate:g}"),
-            ),
-        ),
-        key="train_placement_accuracy",
-    )
-    st.caption(
-        _(
-            "One run per placement, one seed: the same initial weights and batches, dropout the "
-            "only difference. Another seed can order them differently; dropout is off when "
-            "measuring held-out accuracy."
-        )
-    )
-
-
-def _comparison_results(job: TrainingJob) -> None:
-    show(
-        training_charts.layer_grad_norms_chart(
-            job.init_grad_norms, title=_("Gradient norm of each block at initialisation")
-        ),
-        key="train_init_grads",
-    )
-    st.caption(
-        _(
-            "Same batch, same seed, untrained weights: how much each block's gradient asks it to "
-            "change at step 1."
-        )
-    )
 
 
 def race_text(cfg: TrainConfig) -> str:
@@ -696,98 +604,6 @@ def race_sizes(runs: dict[str, TrainConfig]) -> str:
         "{wide} wide): {apart} fewer.",
         **values,
     )
-
-
-def _share(value: float) -> str:
-    return _("not measured") if math.isnan(value) else percent(value, 1)
-
-
-def race_said(results: dict[str, TrainResult]) -> str:
-    """encoder.train.jobs.race_findings in the run's language: which run reached what loss in
-    how many steps and seconds, and when the leader first got down to the other's final loss."""
-    said = "; ".join(
-        _(
-            "{name} reached a training loss of {loss} after {steps} steps in {seconds} s "
-            "(held-out accuracy {accuracy})",
-            name=name,
-            loss=number(r.final_loss, 3, grouped=False),
-            steps=len(r.history),
-            seconds=number(r.seconds, 1, grouped=False),
-            accuracy=_share(r.held_out_accuracy),
-        )
-        for name, r in results.items()
-    )
-    (leader, led), (other, behind) = sorted(results.items(), key=lambda item: item[1].final_loss)
-    if led.final_loss == behind.final_loss:
-        return _("{said}: a tie.", said=said)
-    step = next((row["step"] for row in led.history if row["loss"] <= behind.final_loss), None)
-    if step is None:
-        return _("{said}. {leader} ends lower.", said=said, leader=leader)
-    return _(
-        "{said}. {leader} ends lower. {leader} first got down to {other}'s final loss at step "
-        "{step}, after {seconds} s.",
-        said=said,
-        leader=leader,
-        other=other,
-        step=step,
-        seconds=number(led.elapsed[step - 1], 1, grouped=False),
-    )
-
-
-def placement_said(results: dict[str, TrainResult]) -> str:
-    """encoder.train.jobs.placement_findings in the run's language: the held-out accuracies (the
-    best, or that they tie), and where the final training loss was highest and lowest."""
-    accuracy = {name: r.held_out_accuracy for name, r in results.items()}
-    loss = {name: r.final_loss for name, r in results.items()}
-    best = max(accuracy.values())
-    leaders = [name for name, value in accuracy.items() if round(value, 3) == round(best, 3)]
-    highest, lowest = max(loss, key=loss.get), min(loss, key=loss.get)
-    values = dict(
-        steps=max(len(r.history) for r in results.values()),
-        best=number(best, 3, grouped=False),
-        highest=highest,
-        highest_loss=number(loss[highest], 3, grouped=False),
-        lowest=lowest,
-        lowest_loss=number(loss[lowest], 3, grouped=False),
-    )
-    if len(leaders) == len(accuracy):
-        return _(
-            "In this run of {steps} steps, every placement reached {best} held-out accuracy; "
-            "the final training loss (measured with dropout on) was highest with {highest} "
-            "({highest_loss}) and lowest with {lowest} ({lowest_loss}).",
-            **values,
-        )
-    others = ", ".join(
-        f"{name} {number(value, 3, grouped=False)}"
-        for name, value in accuracy.items()
-        if name not in leaders
-    )
-    return _(
-        "In this run of {steps} steps, {leaders} reached the best held-out accuracy, {best} "
-        "({others}); the final training loss (measured with dropout on) was highest with "
-        "{highest} ({highest_loss}) and lowest with {lowest} ({lowest_loss}).",
-        leaders=_listed(leaders),
-        others=others,
-        **values,
-    )
-
-
-def _listed(names: list[str]) -> str:
-    """'a', 'a and b', 'a and b and c' (as encoder.train.jobs writes the leaders)."""
-    said = names[0]
-    for name in names[1:]:
-        said = _("{names} and {last}", names=said, last=name)
-    return said
-
-
-def findings_said(job: TrainingJob) -> str:
-    """What the finished job showed, in the run's language (the library's sentence for a job
-    this view does not know)."""
-    if job.findings is race_findings:
-        return race_said(job.results)
-    if job.findings is placement_findings:
-        return placement_said(job.results)
-    return job.findings(job.results)
 
 
 def _layers(numbers: list[int]) -> str:
@@ -929,19 +745,18 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
     if lab.note and lab.note not in room.values():  # not twice
         st.warning(literal(lab.note))
     if job is None:
-        st.info(_("Choose a task, then press **{button}**.", button=job_name(1)))
+        if single is not None and not room[1]:  # else the sentences above say why it is off
+            st.info(
+                _(
+                    "Press **{button}** to train on the {task} task, {steps} steps: the curves "
+                    "are drawn here as it trains.",
+                    button=job_name(1),
+                    task=single.task,
+                    steps=single.steps,
+                )
+            )
         return
     st.fragment(_live_training, run_every=REFRESH_SECONDS if running else None)(lab, actions)
     if job.running:
         return
-    _results(job, lab.models or {}, actions)
-    if job.findings is not None:
-        st.info(findings_said(job))
-    if job.init_grad_norms:
-        _comparison_results(job)
-        return
-    if job.dropout_rate is not None:
-        _placement_results(job)
-        return
-    result = next(iter(job.results.values()))
-    show(training_charts.grad_norm_heatmap(result.history), key="train_grads")
+    training_results.draw(job, lab.models or {}, actions)

@@ -17,6 +17,7 @@ from encoder.cli.options import (
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
 from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_findings, placement_job
+from encoder.train.stall import stalled
 from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
 
 
@@ -99,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         f"sequences (whole sequences right: {summary['sequence_accuracy']:.4f}), "
         f"{summary['seconds']:.1f} s"
     )
+    stall = stalled(cfg, result.history)  # a run that did not learn says so, and what to try
+    if stall is not None:
+        print(stall)
     if args.save is not None:
         saved = result.task_model().save(args.save)
         summary["checkpoint"] = str(saved)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 import torch
 
@@ -116,6 +117,26 @@ TASKS: dict[str, Task] = {
         ),
     )
 }
+
+
+GUESS_SAMPLES = 20_000  # sequences to choose each position's guess from, and as many to score it
+
+
+@cache
+def guessing_accuracy(name: str, seq_len: int, vocab: int) -> float:
+    """What a model that never reads its input scores on task `name`: the share of tokens right
+    when each position gets its most common answer (0.1 for reversing 10 symbols; about 0.48
+    for a histogram of 8 of 10, where most tokens occur once). Measured with a fixed seed: the
+    answers are chosen on GUESS_SAMPLES sequences and scored on as many others, so the number
+    is not flattered by the sequences it was chosen on. A run whose accuracy stays there has
+    learned nothing from its input."""
+    task = get_task(name)
+    generator = torch.Generator().manual_seed(0)
+    classes = task.num_classes(seq_len, vocab)
+    _, chosen_on = task.sample(GUESS_SAMPLES, seq_len, vocab, generator)  # [N, T]
+    _, scored_on = task.sample(GUESS_SAMPLES, seq_len, vocab, generator)  # [N, T]
+    guesses = torch.nn.functional.one_hot(chosen_on, classes).sum(dim=0).argmax(dim=-1)  # [T]
+    return round((scored_on == guesses).float().mean().item(), 3)
 
 
 def get_task(name: str) -> Task:

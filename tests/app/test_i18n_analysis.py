@@ -19,7 +19,7 @@ from app import i18n
 from app.charts.cost import percent
 from app.components.module_figures import FINGERPRINT, HISTOGRAM, TOP_UNITS
 from app.i18n.catalogue import PSEUDO, translations
-from app.views import exercises, training
+from app.views import exercises, training, training_results
 from encoder import EncoderConfig
 from encoder.exercises import by_hand
 from encoder.io.tokenize import load_tokenizer
@@ -239,7 +239,7 @@ def result(loss: float, accuracy: float, losses: list[float]) -> SimpleNamespace
       "ModernBERT-style": result(0.4, 0.5, [0.45, 0.4])}],
 )  # fmt: skip
 def test_the_race_findings_in_english_are_the_librarys(results) -> None:
-    assert training.race_said(results) == race_findings(results)
+    assert training_results.race_said(results) == race_findings(results)
 
 
 @pytest.mark.parametrize(
@@ -252,4 +252,4 @@ def test_the_placement_findings_in_english_are_the_librarys(accuracies) -> None:
         name: result(0.1 * (i + 1), accuracy, [1.0, 0.1 * (i + 1)])
         for i, (name, accuracy) in enumerate(zip(names, accuracies, strict=True))
     }
-    assert training.placement_said(results) == placement_findings(results)
+    assert training_results.placement_said(results) == placement_findings(results)

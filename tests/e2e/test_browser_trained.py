@@ -54,3 +54,51 @@ def test_a_model_trained_here_is_a_source_every_view_reads(open_page):
     type_text(page, "9 8 7 x 5 4 3 2")
     page.get_by_text("'x' is not a symbol this model knows").wait_for()
     assert page.locator("[data-testid=stException]").count() == 0
+
+
+PROJECTOR = {"viewport": {"width": 1280, "height": 720}}
+SCROLLER_JS = """() => {  // the element the page scrolls in, and where it is
+    const main = document.querySelector("[data-testid=stMain]");
+    let scroller = main;
+    for (let e = main; e; e = e.parentElement) {
+        const overflow = getComputedStyle(e).overflowY;
+        if ((overflow === "auto" || overflow === "scroll") && e.scrollHeight > e.clientHeight) {
+            scroller = e;
+            break;
+        }
+    }
+    return {top: scroller.scrollTop, height: scroller.scrollHeight, seen: scroller.clientHeight};
+}"""
+
+
+def test_the_trained_model_opens_at_the_top_of_the_attention_view(open_page):
+    """Scrolled to the end of the results (where a teacher reads them) and "Open the trained
+    model" pressed: the Attention view opens at its top, the explorer in sight, and stays there
+    while the view draws (Streamlit's page keeps a page scrolled to its bottom at its bottom)."""
+    page, _ = open_page(browsing=PROJECTOR, view="Training", **TINY)
+    steps = page.locator(".st-key-train_steps input")
+    steps.fill("30")
+    steps.press("Enter")
+    wait_settled(page)
+    page.locator(".st-key-train_start button").click()
+    opener = page.get_by_role("button", name="Open the trained model")
+    opener.wait_for(timeout=TRAINING_TIMEOUT_MS)
+    wait_settled(page)
+    page.mouse.move(640, 400)
+    for _ in range(40):  # to the end of the results, with the wheel, as a reader scrolls
+        page.mouse.wheel(0, 400)
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(800)
+    at_end = page.evaluate(SCROLLER_JS)
+    assert at_end["height"] > at_end["seen"]  # the results are longer than the screen
+    assert at_end["top"] >= at_end["height"] - at_end["seen"] - 2  # at their end
+    assert opener.bounding_box()["y"] < PROJECTOR["viewport"]["height"]  # the button in sight
+    opener.click()
+    page.wait_for_url(lambda url: "/attention" in url.lower(), timeout=30_000)
+    wait_for_explorer(page, example_sequence(8, 10).split())
+    wait_settled(page)
+    page.wait_for_timeout(1500)  # Streamlit's stick-to-the-bottom check runs every few 100 ms
+    where = page.evaluate(SCROLLER_JS)
+    assert where["top"] == 0, where
+    explorer = page.locator(EXPLORER).first.bounding_box()
+    assert 0 <= explorer["y"] <= PROJECTOR["viewport"]["height"] - 200, explorer  # in sight
