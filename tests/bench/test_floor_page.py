@@ -35,6 +35,7 @@ def elements(at: AppTest) -> list[str]:
 def open_page(script: str, view: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / script), default_timeout=120)
     at.query_params.update(view=view, text=TWO, d_model="64", num_heads="4", num_layers="2")
+    at.query_params.update(timing="1")  # the status line, off by default, read below
     return at.run()
 
 

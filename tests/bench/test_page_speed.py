@@ -52,6 +52,7 @@ def test_the_explorer_is_drawn_once_its_query_tokens_are_the_texts_own():
 def test_the_reference_page_draws_the_attention_with_plotly_from_the_apps_run():
     at = AppTest.from_file(str(ROOT / "tests/bench/plotly_attention_page.py"), default_timeout=120)
     at.query_params.update(view="Attention", text=TEXT, d_model="64", num_heads="4", num_layers="2")
+    at.query_params.update(timing="1")  # the status line, off by default, read below
     at.run()
     assert not at.exception and not at.error, (at.exception, at.error)
     charts = [node.proto.id.split("-")[-1] for node in at.main if node.type == "plotly_chart"]
