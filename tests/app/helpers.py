@@ -85,6 +85,17 @@ def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 
 
+def train_to_the_end(at: AppTest, max_chunks: int) -> None:
+    """Rerun a page whose Training job is running until the job ends (each rerun draws one
+    chunk), at most `max_chunks` reruns; the page raised nothing."""
+    for _ in range(max_chunks):
+        if not at.session_state["_training_lab"].job.running:
+            break
+        at.run()
+    assert not at.session_state["_training_lab"].job.running
+    assert_no_exception(at)
+
+
 def figure(at: AppTest, key: str) -> dict:
     """The plotly JSON of the chart created with `key`."""
     for chart in at.get("plotly_chart"):

@@ -58,6 +58,7 @@ from tests.app.helpers import (
     assert_numbers_written_in,
     go,
     open_page,
+    train_to_the_end,
 )
 
 MAX_CHUNKS = 60
@@ -69,15 +70,6 @@ def at() -> AppTest:
     app = open_page(view="Training", **TINY)
     assert_no_exception(app)
     return app
-
-
-def run_until_done(at: AppTest) -> None:
-    for _ in range(MAX_CHUNKS):
-        if not at.session_state["_training_lab"].job.running:
-            break
-        at.run()
-    assert not at.session_state["_training_lab"].job.running
-    assert_no_exception(at)
 
 
 def values(array) -> list:
@@ -99,7 +91,7 @@ def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -
     at.radio(key="activation").set_value("relu").run()
     at.number_input(key="train_steps").set_value(20).run()
     at.button(key="train_start").click().run()
-    run_until_done(at)
+    train_to_the_end(at, MAX_CHUNKS)
     job = at.session_state["_training_lab"].job
     result = job.results["pre-norm"]
     assert isinstance(result.model, TokenClassifier)
@@ -141,7 +133,7 @@ def test_pre_vs_post_trains_four_runs_and_each_opens_in_the_views(at: AppTest) -
     at.slider(key="num_layers").set_value(2).run()
     at.number_input(key="train_steps").set_value(8).run()
     at.button(key="train_compare").click().run()
-    run_until_done(at)
+    train_to_the_end(at, MAX_CHUNKS)
     job = at.session_state["_training_lab"].job
     names = ["pre-norm", "pre-norm + warmup 2", "post-norm", "post-norm + warmup 2"]
     assert list(job.trainers) == names
@@ -235,7 +227,7 @@ def test_dropout_placement_trains_each_place_side_by_side_and_says_what_it_showe
     at.number_input(key="train_steps").set_value(4).run()
     at.select_slider(key="train_dropout_rate").set_value(0.5).run()
     at.button(key="train_placements").click().run()
-    run_until_done(at)
+    train_to_the_end(at, MAX_CHUNKS)
     job = at.session_state["_training_lab"].job
     names = list(DROPOUT_PLACEMENTS)
     assert list(job.trainers) == names and job.dropout_rate == 0.5
@@ -371,7 +363,7 @@ def test_bert_vs_modernbert_races_both_at_one_size_and_says_who_got_where(at: Ap
     at.number_input(key="train_steps").set_value(4).run()
     assert_no_exception(at)
     at.button(key="train_race").click().run()
-    run_until_done(at)
+    train_to_the_end(at, MAX_CHUNKS)
     job = at.session_state["_training_lab"].job
     trained = {name: t.cfg for name, t in job.trainers.items()}
     assert list(trained) == list(RACE_NAMES)

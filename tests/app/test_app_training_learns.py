@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
@@ -15,7 +14,7 @@ from app.views.training import plan
 from app.views.training_results import stall_said
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
 from encoder.train.trainer import TrainConfig, Trainer
-from tests.app.helpers import assert_no_exception, open_page
+from tests.app.helpers import assert_no_exception, open_page, train_to_the_end
 
 SOURCES = [({}, "random"), ({"source": "pretrained"}, "pretrained")]
 MAX_CHUNKS = 2000
@@ -27,15 +26,6 @@ def default_plan(source: str) -> TrainConfig:
     planned = plan(TrainConfig.from_architecture(architecture), architecture, 1, 1.0).cfg
     assert planned is not None
     return planned
-
-
-def train_to_the_end(at: AppTest) -> None:
-    for _ in range(MAX_CHUNKS):
-        if not at.session_state["_training_lab"].job.running:
-            break
-        at.run()
-    assert not at.session_state["_training_lab"].job.running
-    assert_no_exception(at)
 
 
 def flat_since(losses: list[float]) -> int:
@@ -70,7 +60,7 @@ def test_the_default_train_learns_its_task_as_the_page_runs_it(query, source) ->
     at = open_page(view="Training", **query)
     assert_no_exception(at)
     at.button(key="train_start").click().run()
-    train_to_the_end(at)
+    train_to_the_end(at, MAX_CHUNKS)
     result = at.session_state["_training_lab"].job.results[
         "post-norm" if source == "pretrained" else "pre-norm"
     ]
