@@ -39,7 +39,7 @@ def test_the_script_parses_and_runs_its_guard_once(tmp_path) -> None:
         "globalThis.document = {body: {}, querySelectorAll: () => [], addEventListener() {}};"
         "globalThis.MutationObserver = class { observe() { watched += 1; } };"
         "globalThis.addEventListener = () => {}; globalThis.setTimeout = () => 0;"
-        "globalThis.clearTimeout = () => {};"
+        "globalThis.clearTimeout = () => {}; globalThis.location = {pathname: '/'};"
     )
     script = tmp_path / "page.js"
     twice = f"{stub}\n{PAGE_SCRIPT}\n{PAGE_SCRIPT}\nconsole.log(watched);"

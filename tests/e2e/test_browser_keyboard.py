@@ -118,7 +118,7 @@ def test_a_focused_view_link_shows_a_ring_that_contrasts_with_its_neighbours(ope
 
 
 def test_a_finished_run_is_announced_once_politely(open_page):
-    page, _ = open_page(view="Attention", source="pretrained")
+    page, _ = open_page(view="Attention", source="pretrained", timing=1)  # the status line too
     text = "The cat sat on the mat."
     type_text(page, text)
     tokens = len(expected_tokens(text)[0])
