@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from app.controls.setup_keys import DEFAULTS
 from app.controls.url import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.train.trainer import TrainConfig, train
@@ -159,9 +160,11 @@ def long_text(name: str) -> str:
 
 
 def choose(page, key: str, label_start: str, value: str) -> None:
-    """Click a radio option, then wait for its run: the URL says `key=value`, the page settles."""
+    """Click a radio option, then wait for its run: the URL says `key=value` (or names no `key`
+    where `value` is its default, which a link leaves out), the page settles."""
     page.locator(f".st-key-{key} [data-testid=stRadioOption]").filter(has_text=label_start).click()
-    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get(key) == [value])
+    default = DEFAULTS.get(key)
+    page.wait_for_url(lambda url: parse_qs(urlparse(url).query).get(key, [default]) == [value])
     wait_settled(page, 60_000)
 
 
