@@ -108,9 +108,8 @@ def test_only_the_state_module_touches_the_session_state() -> None:
         assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
 
 
-# what views share, and a view's section in a module of its own (readings: Attention's; step_tables:
-# Attention steps')
-VIEW_HELPERS = ("layout", "widgets", "changes", "figures", "readings", "step_tables")
+# a view's parts beside it (step_tables: Attention steps' tables; training_results: Training's)
+VIEW_PARTS = ("step_tables", "training_results")
 SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
 
 
@@ -119,19 +118,27 @@ def app_imports(path: Path) -> set[str]:
 
 
 def test_views_import_neither_the_controls_nor_another_view() -> None:
-    helpers = {f"app.views.{name}" for name in VIEW_HELPERS}
+    """A view imports the page's shared vocabulary (app.page), never another view: what two views
+    or a view and the lesson both use lives in app.page."""
     for path in files("app/views"):
+        own = path.stem.split("_")[0]  # a view and its parts: steps.py and step_tables.py
         for name in app_imports(path):
             assert not name.startswith(("app.controls", "app.registry", "app.lesson")), (
                 f"{path.name} imports {name}"
             )
-            view = ".".join(name.split(".")[:3])
-            own = f"app.views.{path.stem.split('_')[0]}"  # a view and its parts: training.py,
-            # training_results.py
-            if name.startswith("app.views.") and path.stem not in VIEW_HELPERS:
-                assert view in helpers or view == own or view.startswith(f"{own}_"), (
-                    f"{path.name} imports another view, {name}"
-                )
+            if name.startswith("app.views."):
+                other = name.split(".")[2]
+                assert other.startswith(own[:4]) and (
+                    other in VIEW_PARTS or path.stem in VIEW_PARTS
+                ), f"{path.name} imports another view, {name}"
+
+
+def test_the_page_s_shared_vocabulary_sits_below_the_views_and_the_lesson() -> None:
+    for path in files("app/page"):
+        for name in app_imports(path):
+            assert not name.startswith(
+                ("app.views", "app.lesson", "app.controls", "app.registry")
+            ), f"app/page/{path.name} imports {name}"
 
 
 def test_nothing_below_the_controls_imports_them() -> None:

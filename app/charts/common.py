@@ -49,7 +49,7 @@ def presenting_from(read: Callable[[], bool]) -> None:
 
 def presenting() -> bool:
     """Whether this run's page is in presenter mode: large type in every figure, the drawers'
-    one question (app.views.widgets.show, the explorer's and the SVG figures' hosts)."""
+    one question (app.page.widgets.show, the explorer's and the SVG figures' hosts)."""
     return bool(_presenting[0]())
 
 

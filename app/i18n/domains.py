@@ -19,7 +19,7 @@ from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled, po_f
 
 ROOT = HERE.parent.parent
 # Said: the library's (encoder.core.said); num: a number's name in a lesson step's numbers table
-# (app.lesson.text.Text.num, and the `num` that app.views.changes' sentences are given)
+# (app.lesson.text.Text.num, and the `num` that app.page.changes' sentences are given)
 KEYWORDS = {"_": None, "n_": (1, 2), "Said": None, "num": None}
 # domain -> the files (or folders, every .py below) whose messages it holds
 DOMAINS: dict[str, tuple[str, ...]] = {
@@ -55,13 +55,9 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "steps",
                 "step_tables",
                 "layernorm",
-                "readings",
-                "widgets",
-                "layout",
-                "changes",
-                "figures",
             )
         ),
+        "app/page",
         *(f"app/charts/{name}.py" for name in ("attention", "steps", "norms", "common")),
     ),  # fmt: skip
     # the views that analyse, measure, train and export, and their charts

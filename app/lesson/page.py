@@ -25,12 +25,12 @@ from app.lesson import handout
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
 from app.lesson.text import Lesson, Paragraph, Step, Typed, shown_table
+from app.page.layout import wide_table, written
+from app.page.widgets import pick_sentence, show
 from app.runs import Runs
 from app.settings import LESSON_RULE_QUERY
 from app.streamlit_private import announce
 from app.user_text import literal, quoted
-from app.views.layout import wide_table, written
-from app.views.widgets import pick_sentence, show
 from encoder.inspect.predictions import Prediction
 from encoder.web.payload import with_start
 
@@ -227,7 +227,7 @@ def _open_buttons(step: Step, follow: Follow) -> None:
 
 def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> None:
     """The step's figures, tables (HTML, whose cells wrap in a narrow column) and code; in
-    presenter mode (whose large figure text app.views.widgets.show draws) the first figure no
+    presenter mode (whose large figure text app.page.widgets.show draws) the first figure no
     taller than fits beside the text (a figure drawn to its rows' height, the block diagram,
     keeps it)."""
     for index, (key, figure) in enumerate(step.figures):
@@ -267,7 +267,7 @@ def _table(table, rows: int, present: bool) -> None:
 
 def _rounded(table: pd.DataFrame):
     """Floats with four significant decimals for display (the handout and numbers keep more),
-    whole numbers grouped as the page's text writes them (11,720,448): app.views.layout.written."""
+    whole numbers grouped as the page's text writes them (11,720,448): app.page.layout.written."""
     floats = [name for name in table.columns if pd.api.types.is_float_dtype(table[name])]
     whole = [
         name

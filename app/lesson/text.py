@@ -22,8 +22,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app.i18n import _, localised
+from app.page import layout
 from app.runs import Run
-from app.views import layout
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
 from encoder.inspect.predictions import Prediction, head_effects
 from encoder.web.payload import start_at
@@ -159,7 +159,7 @@ class Step:
 
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
     """A step's table as the page and the handout show it: its columns, its rows' names and its
-    word cells in the run's language (app.views.layout.shown)."""
+    word cells in the run's language (app.page.layout.shown)."""
     named = layout.shown(table)
     return named.rename(index=lambda name: layout.header(name) if isinstance(name, str) else name)
 

@@ -18,10 +18,9 @@ from app.charts.top_units import top_units_data
 from app.components.module_figures import top_units, value_histogram
 from app.i18n import _, localised, number
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
-from app.runs import Run, Runs
-from app.views.changes import relu_vs_gelu, say, what_changed
-from app.views.figures import histogram_data
-from app.views.layout import (
+from app.page.changes import relu_vs_gelu, say, what_changed
+from app.page.figures import histogram_data
+from app.page.layout import (
     deltas,
     header,
     key_for,
@@ -33,7 +32,8 @@ from app.views.layout import (
     side_by_side,
     stacked,
 )
-from app.views.widgets import pick_index, pick_sentence, pick_token
+from app.page.widgets import pick_index, pick_sentence, pick_token
+from app.runs import Run, Runs
 from encoder import EncoderConfig
 from encoder.core.options import ACTIVATION_NAMES
 from encoder.inspect import activations

@@ -32,10 +32,8 @@ from app.components.attention_explorer import attention_explorer
 from app.explorer_payloads import explorer_payload, in_page_language
 from app.i18n import _, direction, in_this_language, language, n_, number, told
 from app.keys import Key, Selection
-from app.runs import Run, Runs, ablation_effect
-from app.user_text import literal, quoted
-from app.views import readings
-from app.views.changes import (
+from app.page import readings
+from app.page.changes import (
     head_label,
     head_switched_off,
     no_difference_panel,
@@ -44,8 +42,10 @@ from app.views.changes import (
     say,
     what_changed,
 )
-from app.views.layout import deltas, headers, number_table, setup_title, stacked, written
-from app.views.widgets import pick_sentence, show
+from app.page.layout import deltas, headers, number_table, setup_title, stacked, written
+from app.page.widgets import pick_sentence, show
+from app.runs import Run, Runs, ablation_effect
+from app.user_text import literal, quoted
 from encoder.inspect import ablation
 from encoder.web.offline import explorer_html
 

@@ -16,10 +16,10 @@ from app.corpus_stats import scatter_for, stats_for
 from app.i18n import _, number, told
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
+from app.page.changes import what_changed
+from app.page.layout import header, key_for, missing, number_table, shown, side_by_side
+from app.page.widgets import pick_index
 from app.runs import Runs
-from app.views.changes import what_changed
-from app.views.layout import header, key_for, missing, number_table, shown, side_by_side
-from app.views.widgets import pick_index
 from encoder.inspect.corpus import (
     BROAD,
     FINGERPRINT,

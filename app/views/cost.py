@@ -29,9 +29,9 @@ from app.charts.cost import (
 )
 from app.i18n import _, number, told
 from app.keys import Key, Selection
+from app.page.changes import what_changed
+from app.page.layout import operations_named, show_for, side_by_side
 from app.runs import CostJob, Run, Runs
-from app.views.changes import what_changed
-from app.views.layout import operations_named, show_for, side_by_side
 from encoder import EncoderConfig
 from encoder.core import block
 from encoder.inspect.ledger import matmul_flops_by_kind

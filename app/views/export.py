@@ -10,9 +10,8 @@ from app import downloads as files
 from app.charts.common import figure_to_html
 from app.i18n import _, in_this_language
 from app.keys import Selection
-from app.runs import Run, Runs
-from app.views.changes import what_changed
-from app.views.figures import (
+from app.page.changes import what_changed
+from app.page.figures import (
     activation_tables,
     block_figure,
     head_figure,
@@ -21,8 +20,9 @@ from app.views.figures import (
     residual_figure,
     residual_table,
 )
-from app.views.layout import stacked
-from app.views.widgets import pick_sentence
+from app.page.layout import stacked
+from app.page.widgets import pick_sentence
+from app.runs import Run, Runs
 
 
 def _run_files(name: str, run: Run, sentence: int, chosen: Selection) -> list[tuple]:

@@ -10,8 +10,7 @@ import streamlit as st
 from app.components.module_figures import token_lines
 from app.i18n import _, number
 from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
-from app.runs import Run, Runs
-from app.views.changes import (
+from app.page.changes import (
     norm_does,
     pre_vs_post,
     say,
@@ -20,8 +19,8 @@ from app.views.changes import (
     stream_size,
     what_changed,
 )
-from app.views.figures import layernorm_line_data, residual_figure, residual_table
-from app.views.layout import (
+from app.page.figures import layernorm_line_data, residual_figure, residual_table
+from app.page.layout import (
     deltas,
     headers,
     key_for,
@@ -32,7 +31,8 @@ from app.views.layout import (
     stacked,
     written,
 )
-from app.views.widgets import pick_index, pick_sentence
+from app.page.widgets import pick_index, pick_sentence
+from app.runs import Run, Runs
 from encoder import EncoderConfig
 from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect.norms import norm_hook_names

@@ -8,10 +8,9 @@ import streamlit as st
 from app.components.module_figures import block_diagram
 from app.i18n import _, localised, number
 from app.keys import Selection
-from app.runs import Run, Runs
-from app.views.changes import what_changed
-from app.views.figures import block_data
-from app.views.layout import (
+from app.page.changes import what_changed
+from app.page.figures import block_data
+from app.page.layout import (
     key_for,
     operations_named,
     setup_title,
@@ -21,6 +20,7 @@ from app.views.layout import (
     wide_table,
     written,
 )
+from app.runs import Run, Runs
 
 EQUATIONS = {
     True: r"""\begin{aligned}

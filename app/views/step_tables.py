@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.i18n import _, number
-from app.views.layout import headers, written
+from app.page.layout import headers, written
 
 PAD_ROW_STYLE = "background-color: #d0d0d0; color: #555555"
 WINDOW_ROW_STYLE = "background-color: #e6e6e6; color: #555555; font-style: italic"

@@ -31,12 +31,12 @@ from app.keys import (
     Key,
     Selection,
 )
+from app.page.changes import norm_does, what_changed
+from app.page.layout import header, missing, pair, setup_title, show_for, side_by_side
+from app.page.widgets import pick_index, pick_sentence, pick_token
 from app.runs import Runs
 from app.user_text import quoted
-from app.views.changes import norm_does, what_changed
-from app.views.layout import header, missing, pair, setup_title, show_for, side_by_side
 from app.views.step_tables import styled_table, weights_compared
-from app.views.widgets import pick_index, pick_sentence, pick_token
 from encoder import EncoderConfig
 from encoder.core.block import shape_text
 from encoder.inspect.attention_steps import AttentionSteps, names_for_steps

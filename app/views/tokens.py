@@ -8,10 +8,10 @@ import streamlit as st
 from app.charts.attention import batch_mask_grid
 from app.i18n import _, n_
 from app.keys import Selection
+from app.page.changes import what_changed
+from app.page.figures import token_table
+from app.page.layout import headers, show_for, side_by_side
 from app.runs import Run, Runs
-from app.views.changes import what_changed
-from app.views.figures import token_table
-from app.views.layout import headers, show_for, side_by_side
 
 
 def tokenizer_caption(run: Run) -> str:

@@ -36,10 +36,10 @@ from app.charts import training as training_charts
 from app.charts.cost import percent
 from app.i18n import _, localised, number, told
 from app.keys import Key
+from app.page.widgets import show
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, say
 from app.user_text import literal
 from app.views import training_results
-from app.views.widgets import show
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.measure.train_memory import TrainMemory

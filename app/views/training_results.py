@@ -13,8 +13,8 @@ import streamlit as st
 from app.charts import training as training_charts
 from app.charts.cost import percent
 from app.i18n import _, localised, number, told
-from app.views.layout import written
-from app.views.widgets import show
+from app.page.layout import written
+from app.page.widgets import show
 from encoder.train.jobs import TrainingJob, placement_findings, race_findings
 from encoder.train.stall import Stall, stalled
 from encoder.train.trainer import Trainer, TrainResult, sample_trace

@@ -407,7 +407,7 @@ def _legibility_figures() -> list[go.Figure]:
 
 
 def test_builders_set_no_text_under_the_smallest_size():
-    """What a figure sets itself the page never raises (app.views.widgets.show): at least
+    """What a figure sets itself the page never raises (app.page.widgets.show): at least
     SMALLEST_TEXT px; what it leaves unset takes the template's (text_layout)."""
     from app.charts.common import SMALLEST_TEXT
 
@@ -420,7 +420,7 @@ def test_builders_set_no_text_under_the_smallest_size():
 
 def test_the_template_sizes_ticks_subtitles_and_the_body():
     from app.charts.common import PRESENTER_TEXT, SUP_SCALE, text_layout
-    from app.views.widgets import page_template
+    from app.page.widgets import page_template
 
     for smallest in (12, PRESENTER_TEXT):
         fig = page_template(attention_head(np.eye(4), list("abcd"), 4, title="t"), smallest)

@@ -23,18 +23,18 @@ from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM
 from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
 from app.lesson.steps.training import TRAIN_ONE
 from app.lesson.text import Lesson
-from app.runs import Run, Runs, run_for
-from app.views import activations as activations_view
-from app.views import exercises
-from app.views.changes import (
+from app.page.changes import (
     differences,
     head_switched_off,
     pre_vs_post,
     random_vs_trained,
     relu_vs_gelu,
 )
+from app.page.layout import setup_title
+from app.runs import Run, Runs, run_for
+from app.views import activations as activations_view
+from app.views import exercises
 from app.views.layernorm import layernorm_sentence
-from app.views.layout import setup_title
 from app.views.tokens import tokenizer_caption
 from encoder import TransformerEncoder, hooks
 from encoder.inspect.lesson import BROAD_ENTROPY

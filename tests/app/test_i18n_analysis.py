@@ -56,7 +56,7 @@ LABELLED = ("button", "download_button", "radio", "selectbox", "number_input", "
             "text_area", "toggle", "select_slider", "expander", "tab")  # fmt: skip
 # drawn by other parts of the page (the status line, the title): not this domain's to mark
 OTHERS = re.compile(r"^(Device |Encoder Explorer$)")
-# charts drawn by other parts of the page (app.views.figures, the views domain)
+# charts drawn by other parts of the page (app.page.figures, the views domain)
 OTHER_CHARTS = ("act_histogram",)
 NUMBERS_OR_FILES = re.compile(r"^[\d\s.,()×x%+−-]*[A-Za-z]{0,3}$|\.(html|csv|npz|json)$")
 

@@ -23,11 +23,11 @@ from app.charts.ablation import attention_difference, difference_head  # noqa: E
 from app.charts.attention import OVERVIEW_MAX_TOKENS  # noqa: E402
 from app.keys import Selection  # noqa: E402
 from app.main import main  # noqa: E402
+from app.page.figures import head_figure, overview_figure  # noqa: E402
+from app.page.layout import missing, show_for, side_by_side  # noqa: E402
+from app.page.widgets import pick_index, show  # noqa: E402
 from app.runs import Runs  # noqa: E402
 from app.views import attention  # noqa: E402
-from app.views.figures import head_figure, overview_figure  # noqa: E402
-from app.views.layout import missing, show_for, side_by_side  # noqa: E402
-from app.views.widgets import pick_index, show  # noqa: E402
 
 
 def plotly_attention(runs: Runs, sentence: int, chosen: Selection, stretch: bool, follow) -> None:

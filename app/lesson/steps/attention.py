@@ -12,7 +12,7 @@ from app.charts.steps import softmax_comparison
 from app.i18n import _
 from app.lesson.asked import top_key
 from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, sentence
-from app.views.figures import head_figure
+from app.page.figures import head_figure
 from encoder.inspect.lesson import MIN_DISTANCE, is_pronoun, is_special
 from encoder.inspect.predictions import Prediction
 

@@ -7,8 +7,8 @@ from app.charts.activations import GATED_INNER
 from app.i18n import _, n_
 from app.lesson.asked import norm_growths, zero_shares
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name, sentence
-from app.views.changes import norm_does, stream_growth, stream_held, stream_size
-from app.views.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
+from app.page.changes import norm_does, stream_growth, stream_held, stream_size
+from app.page.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 from encoder.inspect import activations, predictions
 from encoder.inspect.lesson import numpy_block_check, numpy_block_source

@@ -12,10 +12,10 @@ from app.charts.heads import norm_weighted_figure
 from app.i18n import _, localised
 from app.lesson.asked import strongest_head
 from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, sentence
+from app.page import readings
+from app.page.figures import head_figure, overview_figure
+from app.page.layout import header
 from app.runs import ablation_effect
-from app.views import readings
-from app.views.figures import head_figure, overview_figure
-from app.views.layout import header
 from encoder.inspect import moves
 from encoder.inspect.lesson import BROAD_ENTROPY, CLEAR_SHARE, head_roles
 from encoder.inspect.moves import MOVES_LITTLE

@@ -10,7 +10,7 @@ import numpy as np
 from app.charts.steps import token_matrix, vector_strips
 from app.i18n import _, n_
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, Typed, sentence
-from app.views.figures import token_table
+from app.page.figures import token_table
 from encoder import hooks
 from encoder.core.options import NORM_TYPE_NAMES
 from encoder.inspect.lesson import embedding_parts, is_special

@@ -9,8 +9,8 @@ from dataclasses import replace
 from app.charts.diagram import block_diagram
 from app.i18n import _, localised
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name
+from app.page.figures import head_figure
 from app.settings import architecture_values
-from app.views.figures import head_figure
 from encoder.core import block
 from encoder.train.duration import training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup

@@ -12,9 +12,9 @@ from pandas.io.formats.style import Styler
 
 from app.charts.common import MARGIN, PLOTLY_HEIGHT, fit_narrow
 from app.i18n import _, language, symbols, told, writes_numbers_as_english
+from app.page.changes import heads_named, source_name
+from app.page.widgets import show
 from app.runs import Run, Runs
-from app.views.changes import heads_named, source_name
-from app.views.widgets import show
 from encoder import EncoderConfig
 from encoder.core.block import model_ops
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES

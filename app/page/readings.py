@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from app.i18n import _, quoted
+from app.page.changes import percent
+from app.page.layout import number_table, stacked
 from app.runs import Run, Runs
-from app.views.changes import percent
-from app.views.layout import number_table, stacked
 from encoder.inspect import moves
 from encoder.inspect.lesson import pick_query
 from encoder.inspect.rollout import rollout, top_sources
