@@ -10,9 +10,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.i18n import _, quoted
+from app.i18n import _, percent, quoted
 from app.runs import Run, Runs
-from app.views.changes import percent
 from app.views.layout import number_table, stacked
 from encoder.inspect import moves
 from encoder.inspect.lesson import pick_query
