@@ -10,7 +10,7 @@ file of it (a download, the handout) has the page's language and words put in it
 
 from __future__ import annotations
 
-from app.i18n import _, language, told
+from app.i18n import _, direction, language, told
 from app.i18n.browser import words_now
 from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
@@ -86,4 +86,4 @@ def explorer_payload(runs: Runs, sentence: int, layer: int, head: int, stretch: 
 def in_page_language(payload: bytes) -> bytes:
     """An explorer payload with the page's language and the browser's words in it, for a file
     that opens without the page (a download, the handout)."""
-    return with_words(payload, language(), words_now())
+    return with_words(payload, language(), words_now(), direction())

@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from torch import nn
 
-from app.i18n import _, number
+from app.i18n import _, percent
 from encoder.inspect.limits import RunTooLarge
 
 log = logging.getLogger(__name__)
@@ -323,7 +323,7 @@ class ByteBudgetCache:
                     what=what,
                     size=size_text(kept),
                     limit=size_text(self.kept_limit),
-                    share=number(100 * self.kept_share) + "%",
+                    share=percent(self.kept_share),
                     budget=size_text(self.budget),
                     now=size_text(kept_now),
                     own=size_text(own),

@@ -33,7 +33,7 @@ from app.charts.common import (
     escape,
     new_figure,
 )
-from app.i18n import _, language, localised, number
+from app.i18n import _, localised, number, percent
 from encoder.inspect.measures import log_log_slope
 
 PLACEMENT_COLOURS = {"pre": SERIES_COLOURS[0], "post": SERIES_COLOURS[1]}
@@ -44,15 +44,6 @@ LARGE_FONT = FONT_SIZE + 4  # axis titles and labels read from the back of a roo
 SPLIT_PATTERN = dict(fgcolor="white", solidity=0.3)  # hatching: time split by FLOPs
 REFERENCE_POINTS = 40  # points per reference curve
 LIGHT_KINDS = ("norm", "softmax", "activation")  # few FLOPs, but every value read and written
-
-
-def percent(share: float, digits: int = 0) -> str:
-    """A share as a percentage in the run's language: in English f"{share:.{digits}%}" ("42.2%"),
-    in Spanish "42,2 %"; the number as number() writes it."""
-    if language() not in ("es", "zh", "ar"):
-        return f"{share:.{digits}%}"
-    space = "\u00a0" if language() == "es" else ""
-    return f"{number(100 * share, digits, grouped=False)}{space}%"
 
 
 def light_shares(by_operation: list[dict]) -> tuple[float, float]:

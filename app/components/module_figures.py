@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from app.charts.common import presenting
 from app.components.page_hosted import page_component
-from app.i18n import language
+from app.i18n import direction, language
 from app.i18n.browser import words_now
 from encoder.web import hosts, spoken_in
 from encoder.web.hosts import figure_style
@@ -39,7 +39,7 @@ _fingerprint = page_component(
 def _drawn(component: Callable) -> Callable[..., None]:
     def draw(data: dict, *, key: str) -> None:
         data = {**data, "large_text": True} if presenting() else data
-        component(key=key, data=spoken_in(data, language(), words_now()))
+        component(key=key, data=spoken_in(data, language(), words_now(), direction()))
 
     return draw
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app.controls import model_files, session_models, setup_keys, state, url
-from app.i18n import LANGUAGES, _, choose_language, language, told
+from app.i18n import LANGUAGES, N_, _, choose_language, in_every_language, language, told
 from app.i18n.catalogue import SOURCE
 from app.keys import MAX_HEADS, MAX_LAYERS
 from app.settings import (
@@ -581,7 +581,7 @@ def _language_control() -> None:
     spoken = spoken_language()
     state.put("_language", spoken if spoken in LANGUAGES else SOURCE)
     st.selectbox(
-        "Language · Idioma · 语言 · اللغة",
+        in_every_language(N_("Language")),
         list(LANGUAGES),
         format_func=LANGUAGES.get,
         key="_language",

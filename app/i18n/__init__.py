@@ -5,9 +5,10 @@
       layer=2, head=1, weight=number(0.715, 3), token=quoted(token))
     n_("{count} token", "{count} tokens", count)   # the language's plural forms
 
-Catalogues are gettext .po files, one per domain and language
-(app/i18n/locale/<lang>/LC_MESSAGES/<domain>.po, made from app/i18n/<domain>.pot by
-`python -m app.i18n extract`), read with Babel and compiled once per process (catalogue.py).
+Catalogues are gettext .po files, two per language, found by folder (domains.py): `server`
+(every .py under app/ and encoder/) and `browser` (every .js there), at
+app/i18n/locale/<lang>/LC_MESSAGES/<domain>.po, made from app/i18n/<domain>.pot by
+`python -m app.i18n extract`, read with Babel and compiled once per process (catalogue.py).
 A message is English, the source; its placeholders are named, and the values (numbers already
 formatted by `number`, tokens the user typed) are put in after translation, so a translation
 orders them as its language does and never translates them. The pseudo-language
@@ -25,10 +26,12 @@ import threading
 from collections.abc import Callable
 from functools import cache
 from string import Formatter
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
+from babel import Locale
 from babel.numbers import (
     format_decimal,
+    format_percent,
     get_decimal_symbol,
     get_group_symbol,
     get_minus_sign_symbol,
@@ -37,14 +40,36 @@ from babel.numbers import (
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
 from encoder.core.said import said_of
 
-LANGUAGES = {"en": "English", "es": "Español", "zh": "简体中文", "ar": "العربية"}
-RIGHT_TO_LEFT = frozenset({"ar"})
-NUMBER_LOCALES = {"en": "en", "es": "es", "zh": "zh_Hans_CN", "ar": "ar", PSEUDO: "en"}
+
+class Language(NamedTuple):
+    """A language the page speaks: its own name (as the sidebar offers it), the Babel locale
+    whose numbers, percents and direction (CLDR's) it takes, and its quotation marks as CLDR
+    gives them (delimiters: quotationStart, quotationEnd), which Babel does not carry."""
+
+    name: str
+    locale: str
+    quotes: tuple[str, str]
+
+
+# The page's languages, by code (as a link's `lang=` names it): a new language is a row here and
+# a copy of the catalogues (docs/translating.md). Arabic's opening mark is U+201D: in
+# right-to-left text it stands on the right, where a quotation opens.
+SPOKEN = {
+    "en": Language("English", "en", ("“", "”")),
+    "es": Language("Español", "es", ("«", "»")),
+    "zh": Language("简体中文", "zh_Hans_CN", ("“", "”")),
+    "ar": Language("العربية", "ar", ("”", "“")),
+}
+LANGUAGES = {code: spoken.name for code, spoken in SPOKEN.items()}
+NUMBER_LOCALES = {**{code: spoken.locale for code, spoken in SPOKEN.items()}, PSEUDO: "en"}
+# written right to left, as CLDR says: the page's and the browser's one list (`direction()` goes
+# to the browser with each run, streamlit_private.page_language, and in each module's data)
+RIGHT_TO_LEFT = frozenset(
+    code
+    for code, spoken in SPOKEN.items()
+    if Locale.parse(spoken.locale).character_order == "right-to-left"
+)
 T = TypeVar("T")
-# Each language's quotation marks, as CLDR gives them (delimiters: quotationStart, quotationEnd);
-# Babel does not carry them. Arabic's opening mark is U+201D: in right-to-left text it stands on
-# the right, where a quotation opens.
-QUOTES = {"en": ("“", "”"), "es": ("«", "»"), "zh": ("“", "”"), "ar": ("”", "“")}
 ISOLATE = ("\u2068", "\u2069")  # first-strong isolate … pop: a quoted token keeps its direction
 
 _speaking: Callable[[], str] = lambda: SOURCE  # noqa: E731  (set by main.py, once)
@@ -95,9 +120,9 @@ def direction() -> str:
 
 
 def quoted(text: str) -> str:
-    """`text` in this run's language's quotation marks (QUOTES); right to left, the text
+    """`text` in this run's language's quotation marks (its row in SPOKEN); right to left, the text
     isolated, so that a left-to-right token does not carry the marks to its side."""
-    start, end = QUOTES.get(language(), QUOTES[SOURCE])
+    start, end = SPOKEN.get(language(), SPOKEN[SOURCE]).quotes
     if direction() == "rtl":
         text = ISOLATE[0] + text + ISOLATE[1]
     return start + text + end
@@ -107,6 +132,17 @@ def _(message: str, **values: object) -> str:
     """`message` in this run's language, with `values` put in its named placeholders."""
     said = translations(language()).gettext(message)
     return said.format(**values) if values else said
+
+
+def N_(message: str) -> str:
+    """`message` as it is, marked for the catalogues: translated where it is shown (`_(name)`)."""
+    return message
+
+
+def in_every_language(message: str) -> str:
+    """`message` in each of the page's languages, once each, joined by " · " (what a reader who
+    reads none of the others finds the language control by: "Language · Idioma · 语言 · اللغة")."""
+    return " · ".join(dict.fromkeys(translations(code).gettext(message) for code in LANGUAGES))
 
 
 def n_(singular: str, plural: str, count: int, **values: object) -> str:
@@ -123,6 +159,22 @@ def number(value: float, digits: int = 0, grouped: bool = True) -> str:
     pattern = ("#,##0" if grouped else "0") + ("." + "0" * digits if digits > 0 else "")
     written = format_decimal(value, format=pattern, locale=NUMBER_LOCALES[language()])
     return minus_sign() + written[1:] if written.startswith("-") else written
+
+
+def percent(share: float, digits: int = 0) -> str:
+    """`share` as a percentage, as this run's language writes one (CLDR's pattern, by Babel):
+    "12.5%" in English (as f"{share:.1%}"), "12,5 %" in Spanish; `digits` decimals, not grouped;
+    its minus `minus_sign`'s."""
+    locale = NUMBER_LOCALES[language()]
+    written = format_percent(share, _percent_pattern(locale, digits), locale=locale)
+    return minus_sign() + written[1:] if written.startswith("-") else written
+
+
+@cache
+def _percent_pattern(locale: str, digits: int) -> str:
+    """The locale's percent pattern ("#,##0 %"), its number ungrouped with `digits` decimals."""
+    number_part = "0" + ("." + "0" * digits if digits > 0 else "")
+    return re.sub(r"[#0,.]+", number_part, Locale.parse(locale).percent_formats[None].pattern)
 
 
 def told(said: object) -> str:

@@ -1,6 +1,7 @@
-"""`python -m app.i18n extract`: every marked message (`_("...")`, `n_("...", "...", n)`) of each
-domain's files into app/i18n/<domain>.pot, and each language's <domain>.po brought up to date
-with it (new messages untranslated, gone ones dropped). `python -m app.i18n check`: what
+"""`python -m app.i18n extract`: every marked message (`_("...")`, `n_("...", "...", n)`, ...) of
+every .py file under app/ and encoder/ into app/i18n/server.pot, of every .js file there into
+browser.pot, and each language's server.po and browser.po brought up to date with them (new
+messages untranslated, gone ones dropped). `python -m app.i18n check`: what
 tests/app/test_i18n.py asserts, as a list of problems (exit 1 if any)."""
 
 from __future__ import annotations

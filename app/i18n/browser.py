@@ -1,5 +1,5 @@
-"""The browser's words: the "browser" domain's messages (the explorer, the scatter, a figure's
-tools, the page's scripts, encoder/web and app/assets/page) in one language, as the browser's
+"""The browser's words: the "browser" catalogue's messages (every .js module's: the explorer, the
+scatter, a figure's tools, the page's scripts) in one language, as the browser's
 `_()` and `n_()` (encoder/web/shared.js) read them: {English message: its translation}, and for a
 plural message {singular: {CLDR category: form}} (the category Intl.PluralRules picks). English
 has none: the browser's messages are English."""
@@ -13,7 +13,7 @@ from babel import Locale
 from babel.messages.pofile import read_po
 
 from app.i18n import LANGUAGES, language
-from app.i18n.catalogue import LOCALE, PSEUDO, SOURCE, pseudo
+from app.i18n.catalogue import LOCALE, PSEUDO, SOURCE, po_path, pseudo
 
 DOMAIN = "browser"
 SAMPLES = (*range(0, 201), 1000, 1_000_000, 2_000_000)  # numbers that show every form
@@ -34,7 +34,7 @@ def categories(lang: str, expression: str, forms: int) -> tuple[str, ...]:
 def browser_words(lang: str) -> dict[str, str | dict[str, str]]:
     """The browser domain's messages in `lang` (a key of LANGUAGES or PSEUDO); {} in English
     or for a language without a catalogue."""
-    path = LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+    path = po_path(lang, DOMAIN)
     if lang == PSEUDO:
         path = LOCALE.parent / f"{DOMAIN}.pot"
     elif lang == SOURCE or lang not in LANGUAGES or not path.exists():

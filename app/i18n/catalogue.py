@@ -1,5 +1,6 @@
-"""The catalogues: every domain's .po file of a language, read with Babel and compiled once per
-process into one gettext Translations (the .po files are the source; no compiled file is kept).
+"""The catalogues: a language's `server` .po file (app/i18n/locale/<lang>/LC_MESSAGES/server.po),
+read with Babel and compiled once per process into a gettext Translations (the .po files are the
+source; no compiled file is kept); the browser's (browser.po) is read by app.i18n.browser.
 The pseudo-language's are made, not read: each message wrapped in ⟦ ⟧ and lengthened by a
 third, its {placeholders} left as they are."""
 
@@ -21,8 +22,8 @@ PSEUDO = "en-XA"  # the pseudo-language, as Android and Chrome name it
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?:![rsa])?(?::[^{}]*)?\}")
 
 
-def po_files(language: str) -> list[Path]:
-    return sorted((LOCALE / language / "LC_MESSAGES").glob("*.po"))
+def po_path(language: str, domain: str = "server") -> Path:
+    return LOCALE / language / "LC_MESSAGES" / f"{domain}.po"
 
 
 def compiled(path: Path) -> gettext.GNUTranslations:
@@ -52,11 +53,9 @@ class PseudoTranslations(gettext.NullTranslations):
 
 @cache
 def translations(language: str) -> gettext.NullTranslations:
-    """Every catalogue of `language` in one (English and unknown languages: the messages as
-    they are)."""
+    """The server catalogue of `language` (English and unknown languages: the messages as they
+    are)."""
     if language == PSEUDO:
         return PseudoTranslations()
-    merged = gettext.NullTranslations()
-    for path in po_files(language):
-        merged.add_fallback(compiled(path))
-    return merged
+    path = po_path(language)
+    return compiled(path) if path.exists() else gettext.NullTranslations()

@@ -1,7 +1,9 @@
-"""The catalogues' domains (which files' messages each holds), their extraction with Babel, and
-the checks every shipped catalogue passes: complete (nothing untranslated or fuzzy), each
-translation's placeholders the source's, a plural form for each of the language's forms, and no
-translation another domain's hides."""
+"""The two catalogues, found by folder: `server`, every message marked in a .py file under app/
+and encoder/ (the page's `_()` and the library's `Said`), and `browser`, every message marked in
+a .js file there (the browser's own words, app.i18n.browser). A new module anywhere below is
+read by the next `python -m app.i18n extract`; no list names it. Here too the checks every
+shipped catalogue passes: complete (nothing untranslated or fuzzy), each translation's
+placeholders the source's, a plural form for each of the language's forms."""
 
 from __future__ import annotations
 
@@ -14,104 +16,23 @@ from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po, write_po
 
 from app.i18n import LANGUAGES
-from app.i18n.browser import DOMAIN as BROWSER
-from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled, po_files
+from app.i18n.catalogue import HERE, PLACEHOLDER, SOURCE, compiled, po_path
 
 ROOT = HERE.parent.parent
-# Said: the library's (encoder.core.said); num: a number's name in a lesson step's numbers table
-# (app.lesson.text.Text.num, and the `num` that app.page.changes' sentences are given)
-KEYWORDS = {"_": None, "n_": (1, 2), "Said": None, "num": None}
-# domain -> the files (or folders, every .py below) whose messages it holds
-DOMAINS: dict[str, tuple[str, ...]] = {
-    # the page around the views: the sidebar, the navigation, the class, the messages
-    "frame": (
-        *(
-            f"app/{name}.py"
-            for name in (
-                "main",
-                "registry",
-                "runs",
-                "memory",
-                "sources",
-                "settings",
-                "downloads",
-                "explorer_payloads",
-                "training_session",
-                "user_text",
-                "corpus_stats",
-                "streamlit_private",
-            )
-        ),
-        "app/controls",
-    ),  # fmt: skip
-    "lesson": ("app/lesson",),
-    # the views of one run's numbers, and their charts
-    "views": (
-        *(
-            f"app/views/{name}.py"
-            for name in (
-                "tokens",
-                "attention",
-                "steps",
-                "step_tables",
-                "layernorm",
-            )
-        ),
-        "app/page",
-        *(f"app/charts/{name}.py" for name in ("attention", "steps", "norms", "common")),
-    ),  # fmt: skip
-    # the views that analyse, measure, train and export, and their charts
-    "analysis": (
-        *(
-            f"app/views/{name}.py"
-            for name in (
-                "activations",
-                "shapes",
-                "cost",
-                "corpus",
-                "exercises",
-                "export",
-                "training",
-                "training_results",
-            )
-        ),
-        *(
-            f"app/charts/{name}.py"
-            for name in (
-                "activations",
-                "top_units",
-                "value_histogram",
-                "cost",
-                "heads",
-                "ablation",
-                "training",
-                "diagram",
-            )
-        ),
-    ),  # fmt: skip
-    # what the library says: an architecture refused, a model on disk that cannot be read, a
-    # task's name, a measurement that cannot run (marked with encoder.core.said.Said)
-    "library": tuple(
-        f"encoder/{name}" for name in ("core", "tasks", "io", "inspect", "measure", "train")
-    ),
-    # what an exercise's checker tells the student
-    "exercises": ("encoder/exercises",),
-    # what the class's store refuses (a full class, a closed question, a store away)
-    "classroom": ("app/classroom",),
-    # the browser's own words: the explorer, the scatter, a figure's tools, the page's scripts
-    "browser": ("encoder/web", "app/assets/page"),
-}
-METHODS = {".py": "python", ".js": "javascript"}  # how Babel reads each kind of file
+FOLDERS = ("app", "encoder")  # every file of a catalogue's kind below these is read
+# domain -> the files it reads (by their suffix) and how Babel reads them
+DOMAINS = {"server": (".py", "python"), "browser": (".js", "javascript")}
+# Said: the library's (encoder.core.said); N_: a message marked where it is defined and told
+# where it is shown (`_(name)`); num: a number's name in a lesson step's numbers table
+# (app.lesson.text.Text.num, and the `num` that the shared sentences are given)
+KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "Said": None, "num": None}
 TRANSLATED = tuple(language for language in LANGUAGES if language != SOURCE)
 
 
-def files_of(domain: str) -> Iterator[Path]:
-    for name in DOMAINS[domain]:
-        path = ROOT / name
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in METHODS)
-        else:
-            yield path
+def files_of(domain: str) -> list[Path]:
+    suffix = DOMAINS[domain][0]
+    found = (path for folder in FOLDERS for path in (ROOT / folder).rglob(f"*{suffix}"))
+    return sorted(path for path in found if "__pycache__" not in path.parts)
 
 
 def template(domain: str) -> Catalog:
@@ -119,15 +40,11 @@ def template(domain: str) -> Catalog:
     catalog = Catalog(project="Encoder Explorer", domain=domain)
     for path in files_of(domain):
         for line, message, comments, _context in extract_from_file(
-            METHODS[path.suffix], str(path), keywords=KEYWORDS, comment_tags=("i18n:",)
+            DOMAINS[domain][1], str(path), keywords=KEYWORDS, comment_tags=("i18n:",)
         ):
             where = (path.relative_to(ROOT).as_posix(), line)
             catalog.add(message, locations=[where], auto_comments=comments)
     return catalog
-
-
-def po_path(language: str, domain: str) -> Path:
-    return LOCALE / language / "LC_MESSAGES" / f"{domain}.po"
 
 
 def extract_all() -> dict[str, int]:
@@ -179,8 +96,7 @@ def problems_of(language: str, domain: str) -> Iterator[str]:
     with path.open("rb") as po:
         catalog = read_po(po, locale=language)
     forms = Locale.parse(language).plural_form.tags | {"other"}  # CLDR leaves "other" out
-    with (HERE / f"{domain}.pot").open("rb") as pot:
-        wanted = {message.id for message in read_po(pot) if message.id}
+    wanted = message_ids(HERE / f"{domain}.pot")
     have = {message.id for message in catalog if message.id}
     for missing in sorted(wanted - have, key=str):
         yield f"{language}/{domain}: not in the catalogue: {missing!r}"
@@ -208,34 +124,10 @@ def problems_of(language: str, domain: str) -> Iterator[str]:
         yield f"{language}/{domain}: does not compile: {error}"
 
 
-def shadowed(language: str) -> Iterator[str]:
-    """Each message the code's `_()` shows from another domain's catalogue, translated otherwise:
-    the page speaks every domain of a language through one merged catalogue, which takes a
-    message from the first file that holds it (catalogue.translations, in po_files' order), so
-    this domain's translation is never shown. The browser's own catalogue is read whole by the
-    browser (app.i18n.browser), so its translations are shown even where the page's differ."""
-    first: dict[str | tuple, tuple[str, object]] = {}
-    for path in po_files(language):
-        with path.open("rb") as po:
-            catalog = read_po(po, locale=language)
-        for message in catalog:
-            if not message.id:
-                continue
-            shown = first.setdefault(message.id, (path.stem, message.string))
-            if path.stem != BROWSER and message.string != shown[1]:
-                yield (
-                    f"{language}/{path.stem}: {message.id!r}: the page shows {shown[0]}'s "
-                    f"{shown[1]!r}, not this {message.string!r}"
-                )
-
-
 def check_all() -> list[str]:
     return [
-        *(
-            problem
-            for domain in DOMAINS
-            for language in TRANSLATED
-            for problem in problems_of(language, domain)
-        ),
-        *(problem for language in TRANSLATED for problem in shadowed(language)),
+        problem
+        for domain in DOMAINS
+        for language in TRANSLATED
+        for problem in problems_of(language, domain)
     ]

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from app.i18n import _, localised, quoted
+from app.i18n import _, localised, percent, quoted
 from encoder.core.capture import Trace
 from encoder.inspect import predictions
 from encoder.inspect.norms import mean_norm_by_depth, residual_norms
@@ -53,10 +53,6 @@ def _token_named(tokens: list[str], position: int) -> str:
 
 def _two(value: float) -> str:
     return localised(f"{value:.2f}")
-
-
-def _percent(value: float) -> str:
-    return localised(f"{value:.1%}")
 
 
 def top_key(
@@ -108,9 +104,9 @@ def strongest_head(effects: pd.DataFrame) -> Prediction:
             "switching off {head} changes the output by {change} on average over the tokens, the "
             "most of the {count} heads (the median head: {median})",
             head=head_text(truth),
-            change=_percent(change[truth]),
+            change=percent(change[truth], 1),
             count=len(change),
-            median=_percent(median),
+            median=percent(median, 1),
         )
         if guess not in change:
             return _("You skipped: {said}.", said=said)
@@ -120,7 +116,7 @@ def strongest_head(effects: pd.DataFrame) -> Prediction:
             "Not quite: {said}; your {head} changes it by {change}.",
             said=said,
             head=head_text(guess),
-            change=_percent(change[guess]),
+            change=percent(change[guess], 1),
         )
 
     question = _("Which head, switched off, changes the model's output most?")

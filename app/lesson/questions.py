@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.i18n import _, localised
+from app.i18n import _, percent
 from app.keys import Key
 from app.lesson.asked import choice_text, head_text, option_text
 from app.streamlit_private import presenter_question_style
@@ -77,7 +77,9 @@ def answer_text(prediction: Prediction, answer: str) -> str:
     parts = answer.split(predictions.PART_SEPARATOR)
     if prediction.kind != "number":
         return predictions.PART_SEPARATOR.join(option_text(prediction, part) for part in parts)
-    return predictions.PART_SEPARATOR.join(f"{localised(part)}%" for part in parts)
+    return predictions.PART_SEPARATOR.join(  # as typed: "37.5" -> "37.5%", "37,5 %" in Spanish
+        percent(float(part) / 100, len(part.partition(".")[2])) for part in parts
+    )
 
 
 def header(prediction: Prediction, present: bool) -> None:

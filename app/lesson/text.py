@@ -12,6 +12,7 @@ number appears in a text without being in its table. User text (tokens) stays ap
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from app.i18n import _, localised
+from app.i18n import _, localised, percent
 from app.page import layout
 from app.runs import Run
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
@@ -98,9 +99,12 @@ class Text:
         if isinstance(value, np.generic):
             value = value.item()
         shown = format(value, spec)
-        if shown.startswith("-") and not shown.strip("-0.,%e+"):  # -0.000: a rounded zero
-            shown = shown[1:]
-        if not isinstance(value, str):
+        zero = shown.startswith("-") and not shown.strip("-0.,%e+")  # -0.000: a rounded zero
+        shown = shown[1:] if zero else shown
+        share = re.fullmatch(r"\.(\d+)%", spec)
+        if share and not isinstance(value, str):  # a percentage, as the language writes one
+            shown = percent(0.0 if zero else value, int(share[1]))
+        elif not isinstance(value, str):
             shown = localised(shown)
         label = _(name)
         if whose is not None:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.i18n import _, number
+from app.i18n import _, number, percent
 from app.runs import Run, Runs
 from app.sources import FOUND_PREFIX, is_found_source
 from app.sources import LABELS as SOURCE_LABELS
@@ -453,11 +453,6 @@ def relu_vs_gelu(runs: Runs, sentence: int) -> list[str]:
             negative=percent(negative, 1),
         )
     ]
-
-
-def percent(share: float, digits: int) -> str:
-    """A share as a percentage in the page's language ("12.5%" in English, as f"{share:.1%}")."""
-    return _("{value}%", value=number(100 * share, digits, grouped=False))
 
 
 def _zeros(name: str, run: Run, sentence: int) -> tuple[str, float, float]:

@@ -10,8 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app.i18n import _, quoted
-from app.page.changes import percent
+from app.i18n import _, percent, quoted
 from app.page.layout import number_table, stacked
 from app.runs import Run, Runs
 from encoder.inspect import moves

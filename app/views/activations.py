@@ -13,10 +13,9 @@ import streamlit as st
 from app.charts import activations as charts
 from app.charts.activations import GATED_INNER
 from app.charts.common import depth_name
-from app.charts.cost import percent
 from app.charts.top_units import top_units_data
 from app.components.module_figures import top_units, value_histogram
-from app.i18n import _, localised, number
+from app.i18n import _, localised, number, percent
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.page.changes import relu_vs_gelu, say, what_changed
 from app.page.figures import histogram_data

@@ -30,14 +30,13 @@ from app.charts.ablation import (
 from app.charts.common import depth_labels
 from app.components.attention_explorer import attention_explorer
 from app.explorer_payloads import explorer_payload, in_page_language
-from app.i18n import _, direction, in_this_language, language, n_, number, told
+from app.i18n import _, direction, in_this_language, language, n_, number, percent, told
 from app.keys import Key, Selection
 from app.page import readings
 from app.page.changes import (
     head_label,
     head_switched_off,
     no_difference_panel,
-    percent,
     random_vs_trained,
     say,
     what_changed,

@@ -23,11 +23,10 @@ from app.charts.cost import (
     gradient_flow_chart,
     light_shares,
     operation_time_chart,
-    percent,
     scaling_chart,
     train_memory_chart,
 )
-from app.i18n import _, number, told
+from app.i18n import _, number, percent, told
 from app.keys import Key, Selection
 from app.page.changes import what_changed
 from app.page.layout import operations_named, show_for, side_by_side

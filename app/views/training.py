@@ -33,8 +33,7 @@ from functools import partial
 import streamlit as st
 
 from app.charts import training as training_charts
-from app.charts.cost import percent
-from app.i18n import _, localised, number, told
+from app.i18n import _, localised, number, percent, told
 from app.keys import Key
 from app.page.widgets import show
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, say

@@ -11,8 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
-from app.charts.cost import percent
-from app.i18n import _, localised, number, told
+from app.i18n import _, localised, number, percent, told
 from app.page.layout import written
 from app.page.widgets import show
 from encoder.train.jobs import TrainingJob, placement_findings, race_findings

@@ -165,7 +165,8 @@ export function decodePayload(data) {
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
   return { setups, stretch: Boolean(header.stretch), start: header.start || null,
-    largeText: Boolean(header.large_text), lang: header.lang, words: header.words };
+    largeText: Boolean(header.large_text), lang: header.lang, words: header.words,
+    direction: header.direction };
 }
 
 /** One head's [n*n] weights as numbers (full resolution), or null when only blocks exist. */
@@ -1049,7 +1050,7 @@ export function mount(host, payload, options = {}) {
   /** The bar's and the regions' words, and the direction, in the payload's language (none
    * given: the page's, shared.js's speakWith). */
   function speak() {
-    speakWith(data.words, data.lang);
+    speakWith(data.words, data.lang, data.direction);
     root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
     root.setAttribute("lang", spoken());
     root.setAttribute("aria-label", _("Attention explorer"));

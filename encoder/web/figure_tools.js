@@ -257,11 +257,11 @@ function watchWidth(box, redraw) {
   };
 }
 
-/** A figure module's frame for its new `data`: the language it speaks (data.lang, data.words),
- * the root's lang and dir, the title (data.title, also the root's name), the plot's role in
- * words (`role`, said after the language is set) and its tools' words. */
+/** A figure module's frame for its new `data`: the language it speaks (data.lang, data.words,
+ * data.direction), the root's lang and dir, the title (data.title, also the root's name), the
+ * plot's role in words (`role`, said after the language is set) and its tools' words. */
 function frameFor(data, { root, title, plot, tools }, role) {
-  speakWith(data && data.words, data && data.lang);
+  speakWith(data && data.words, data && data.lang, data && data.direction);
   root.setAttribute("lang", spoken());
   root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
   title.textContent = data && data.title ? data.title : "";

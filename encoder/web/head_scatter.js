@@ -426,7 +426,7 @@ export function mount(host, data, options = {}) {
     const problem = check(next);
     message.textContent = problem;
     root.dataset.points = problem ? "0" : String(next.x.length);
-    speakWith(next && next.words, next && next.lang);
+    speakWith(next && next.words, next && next.lang, next && next.direction);
     root.setAttribute("lang", spoken());
     root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
     canvas.setAttribute("aria-roledescription", _("scatter plot"));

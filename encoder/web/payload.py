@@ -15,12 +15,12 @@ the local attention window of each layer ("windows": 0 = global; w > 0 = a query
 within w // 2 positions of it, as encoder.core.config's attention_window: the explorer marks the
 other cells as masked); and, optionally, where the explorer opens ("start": layer, head, mode,
 query; see `with_start`), the one way every host (the page, the offline file) sets it, and
-"large_text" (presenter mode: `with_large_text`), and "lang" and "words" (the page's language and
-the browser's messages in it: `with_words`). The body holds the weights and the rollout as
-uint16: weight = value / 65535, so a weight read back is within 1/131070 (7.6e-6) of the model's,
-well inside the 1e-3 a readout promises (uint8 would give 1/510, about 0.002, which is not); the
-norms as float32. Every chunk of the body starts 8-aligned. B − A is computed in the browser from
-the two setups.
+"large_text" (presenter mode: `with_large_text`), and "lang", "words" and "direction" (the page's
+language, the browser's messages in it and its direction: `with_words`). The body holds the
+weights and the rollout as uint16: weight = value / 65535, so a weight read back is within
+1/131070 (7.6e-6) of the model's, well inside the 1e-3 a readout promises (uint8 would give
+1/510, about 0.002, which is not); the norms as float32. Every chunk of the body starts
+8-aligned. B − A is computed in the browser from the two setups.
 
 Size: every head at full resolution while it fits FULL_BYTES (MiniLM's 72 heads up to 128
 tokens: 2.36 MB; 16 tokens: 37 kB); past it, every head as block tiles of at most TILE_MAX
@@ -318,19 +318,20 @@ def with_large_text(payload: bytes, large: bool = True) -> bytes:
     return _with_header(payload, lambda header: header.update(large_text=bool(large)))
 
 
-def with_words(payload: bytes, lang: str, words: dict | None) -> bytes:
-    """The payload drawn in language `lang` (a BCP 47 tag: "es", "ar": right to left) with
-    `words`, the browser's messages in it ({English: translation, or for a plural message
-    {CLDR category: form}}, app.i18n.browser); English (no words) leaves the header without
-    either, as before."""
+def with_words(payload: bytes, lang: str, words: dict | None, direction: str = "ltr") -> bytes:
+    """The payload drawn in language `lang` (a BCP 47 tag: "es", "ar") with `words`, the
+    browser's messages in it ({English: translation, or for a plural message {CLDR category:
+    form}}, app.i18n.browser), written in `direction` ("rtl": right to left, as app.i18n.direction
+    says); English (no words) leaves the header without any of them, as before."""
+    spoken = ("lang", "words", "direction")
 
     def change(header: dict) -> None:
-        header.pop("lang", None)
-        header.pop("words", None)
+        for name in spoken:
+            header.pop(name, None)
         if words or lang != "en":
-            header.update(lang=lang, words=dict(words or {}))
+            header.update(lang=lang, words=dict(words or {}), direction=direction)
 
-    if not words and lang == "en" and not {"lang", "words"} & decode_header(payload).keys():
+    if not words and lang == "en" and not set(spoken) & decode_header(payload).keys():
         return payload  # English as it was: the same bytes, no copy
     return _with_header(payload, change)
 

@@ -58,9 +58,11 @@ function element(tag, attributes = {}, text = null) {
 // The words of the page's language: {English message: its translation, or for a plural message
 // its forms by CLDR category ({"one": ..., "other": ...})}, from the data's own (a figure's, a
 // file's or a notebook's explorer) or the page's [data-page-words] (app/i18n/browser.py); none:
-// English.
+// English. Its direction ("rtl" or "ltr") comes with them, as the page's Python says it
+// (app.i18n.RIGHT_TO_LEFT): the browser keeps no list of its own.
 let WORDS = {};
 let LANG = "en";
+let DIRECTION = "ltr";
 // A Streamlit page's language and words, which its script (app/assets/page/language.js) puts
 // here, then telling the window's SPEECH_EVENT: the page's explorers and scatters carry no words
 // of their own, so that a language switch sends their data again only as a reference, and they
@@ -68,19 +70,21 @@ let LANG = "en";
 const PAGE_SPEECH = "encoderExplorerSpeech";
 const SPEECH_EVENT = "encoder-explorer-speech";
 
-/** Speak `lang` (a BCP 47 tag) with `words` (as above) from now on; neither given: the page's
+/** Speak `lang` (a BCP 47 tag) with `words` (as above), written in `direction` ("rtl": right to
+ * left; anything else: left to right), from now on; neither words nor lang given: the page's
  * language (PAGE_SPEECH), else English. */
-function speakWith(words, lang) {
-  if (words == null && lang == null) ({ words, lang } = globalThis[PAGE_SPEECH] || {});
+function speakWith(words, lang, direction) {
+  if (words == null && lang == null) ({ words, lang, direction } = globalThis[PAGE_SPEECH] || {});
   WORDS = words && typeof words === "object" ? words : {};
   LANG = typeof lang === "string" && lang ? lang : "en";
+  DIRECTION = direction === "rtl" ? "rtl" : "ltr";
 }
 
 /** The language spoken now ("en" when none was given). */
 const spoken = () => LANG;
 
-/** Whether the language spoken is written right to left (Arabic). */
-const rightToLeft = () => ["ar", "fa", "he", "ur"].includes(LANG.split("-")[0].toLowerCase());
+/** Whether the language spoken is written right to left (Arabic), as its speaker said. */
+const rightToLeft = () => DIRECTION === "rtl";
 
 /** `text` with each {name} replaced by values[name] (a name not given is left as it is). */
 function fillIn(text, values) {

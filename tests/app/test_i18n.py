@@ -5,8 +5,12 @@ pseudo-language wraps every marked message; the language a session speaks."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
+import shutil
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -16,9 +20,9 @@ from babel.numbers import parse_decimal
 from app import i18n
 from app.charts.common import base_spec
 from app.controls.sidebar import english_only_note
-from app.i18n import LANGUAGES, domains
+from app.i18n import LANGUAGES
 from app.i18n.catalogue import HERE, PSEUDO, translations
-from app.i18n.domains import DOMAINS, check_all, files_of, template
+from app.i18n.domains import DOMAINS, ROOT, check_all, files_of, template
 from encoder.core.said import Said
 from tests.app.helpers import assert_no_exception, open_page, shown
 
@@ -48,20 +52,40 @@ def test_no_browser_message_is_marked_inside_a_template_literal() -> None:
     assert hidden == []
 
 
-def test_a_translation_another_domain_hides_is_a_problem(tmp_path, monkeypatch) -> None:
-    """The page's `_()` takes a message from the first catalogue that holds it: a later domain's
-    other translation of it is never shown; the browser's is (the browser reads its own)."""
-    files = []
-    for domain, moved in (("analysis", "desplazada"), ("browser", "movida"), ("views", "movido")):
-        path = tmp_path / f"{domain}.po"
-        path.write_text(f'msgid "moved"\nmsgstr "{moved}"\n', encoding="utf-8")
-        files.append(path)
-    monkeypatch.setattr(domains, "po_files", lambda language: files)
-    assert list(domains.shadowed("es")) == [
-        "es/views: 'moved': the page shows analysis's 'desplazada', not this 'movido'"
-    ]
-    files.pop()  # the browser's own word alone differs
-    assert list(domains.shadowed("es")) == []
+def test_a_new_module_anywhere_is_extracted_by_the_one_command(tmp_path) -> None:
+    """A module in a new folder of app/ (a view, a page script) has its messages in the
+    catalogues after `python -m app.i18n extract`, untranslated until translated: no list of
+    files or folders to edit (a hand-kept list shipped such a module in English everywhere)."""
+    for folder in ("app", "encoder"):
+        shutil.copytree(
+            ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    room = tmp_path / "app" / "new_room"
+    room.mkdir()
+    (room / "__init__.py").write_text("", encoding="utf-8")
+    (room / "view.py").write_text(
+        'from app.i18n import _\n\n\ndef draw():\n    return _("A view no list names")\n',
+        encoding="utf-8",
+    )
+    (room / "script.js").write_text('const said = _("A script no list names");\n', "utf-8")
+
+    def run(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "app.i18n", command], cwd=tmp_path, capture_output=True,
+            text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )  # fmt: skip
+
+    assert run("extract").returncode == 0
+    spanish = "".join(
+        path.read_text(encoding="utf-8")
+        for path in (tmp_path / "app/i18n/locale/es/LC_MESSAGES").glob("*.po")
+    )
+    assert 'msgid "A view no list names"' in spanish
+    assert 'msgid "A script no list names"' in spanish
+    checked = run("check")
+    assert checked.returncode == 1
+    assert "'A view no list names': untranslated" in checked.stdout
+    assert "'A script no list names': untranslated" in checked.stdout
 
 
 @pytest.mark.parametrize("domain", sorted(DOMAINS))
@@ -90,6 +114,20 @@ def test_a_negative_number_in_arabic_has_the_minus_that_keeps_it_left_to_right(s
     assert i18n.localised("(-3, 1e-05)") == "(\u200e-3, 1e-05)"  # not an exponent's minus
     speaking("es")
     assert i18n.number(-0.7149, 3) == "-0,715" == i18n.localised("-0.715")
+
+
+@pytest.mark.parametrize(
+    ("language", "written", "negative"),
+    [("en", "53.3%", "-0.5%"), ("es", "53,3\u00a0%", "-0,5\u00a0%"), ("zh", "53.3%", "-0.5%"),
+     ("ar", "53.3%", "\u200e-0.5%")],
+)  # fmt: skip
+def test_a_percentage_is_written_as_the_language_writes_one(speaking, language, written, negative):
+    speaking(language)  # CLDR's pattern (Spanish: a no-break space before the sign), by Babel
+    assert i18n.percent(0.5333, 1) == written
+    assert i18n.percent(-0.00471, 1) == negative  # the minus `number` writes
+    if language == "en":  # as Python's format writes it, byte for byte
+        for share, digits in ((0.125, 0), (0.5333, 1), (0.00049, 2), (12.5, 1), (-0.00001, 1)):
+            assert i18n.percent(share, digits) == f"{share:.{digits}%}"
 
 
 def test_a_translation_keeps_the_values_it_is_given(speaking) -> None:

@@ -16,7 +16,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import i18n
-from app.charts.cost import percent
 from app.components.module_figures import FINGERPRINT, HISTOGRAM, TOP_UNITS
 from app.i18n.catalogue import PSEUDO, translations
 from app.views import exercises, training, training_results
@@ -205,12 +204,6 @@ def test_the_race_sentences_in_english_are_the_librarys(seq_len) -> None:
     assert training.race_sizes(runs) == race_sizes(runs)
     modern = runs["ModernBERT-style"]
     assert training.window_sentence(modern) == window_sentence(modern)
-
-
-def test_a_spanish_percentage_is_written_the_spanish_way(speaking) -> None:
-    assert percent(0.5333, 1) == "53.3%" and percent(0.125) == f"{0.125:.0%}"
-    speaking("es")
-    assert percent(0.5333, 1) == "53,3\u00a0%"
 
 
 def test_a_translated_sentence_keeps_its_numbers(speaking) -> None:

@@ -272,7 +272,7 @@ def test_a_long_modern_block_fits_a_phone_and_a_wide_page(browser, tmp_path, wid
 
 
 def test_in_arabic_the_figure_is_mirrored(browser, tmp_path):
-    data = spoken_in(data_of(MODERN, 512), "ar", browser_words("ar"))
+    data = spoken_in(data_of(MODERN, 512), "ar", browser_words("ar"), "rtl")
     for width in (350, 900):
         page, errors = page_of(browser, tmp_path, data, width)
         root = page.locator("[data-testid=block-diagram]")

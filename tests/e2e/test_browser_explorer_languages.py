@@ -84,7 +84,7 @@ def test_spanish_buttons_and_numbers(browser, tmp_path) -> None:
 
 
 def test_arabic_is_right_to_left(browser, tmp_path) -> None:
-    data = with_words(payload(), "ar", browser_words("ar"))
+    data = with_words(payload(), "ar", browser_words("ar"), "rtl")
     context, page, errors = opened(browser, tmp_path, data, "ar")
     root = page.locator("[data-testid=attention-explorer]")
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"

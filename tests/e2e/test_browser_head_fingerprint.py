@@ -248,7 +248,7 @@ def test_every_label_fits_its_width_and_none_overlaps(browser, tmp_path, minilm,
 
 
 def test_in_arabic_the_figure_is_mirrored(browser, tmp_path, minilm):
-    data = spoken_in(minilm, "ar", browser_words("ar"))
+    data = spoken_in(minilm, "ar", browser_words("ar"), "rtl")
     page, errors = page_of(browser, tmp_path, data, 580)
     root = page.locator("[data-testid=head-fingerprint]")
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"

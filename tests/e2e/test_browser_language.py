@@ -170,6 +170,7 @@ def test_files_downloaded_from_a_page_in_arabic_are_in_arabic(open_page):
     (payload,) = re.findall(r'data-explorer-for="[^"]+">([^<]+)</script>', explorer)
     header = decode_header(base64.b64decode(payload))
     assert (header["lang"], header["words"]) == ("ar", browser_words("ar"))
+    assert header["direction"] == "rtl"  # as the page's Python says it (app.i18n.RIGHT_TO_LEFT)
 
 
 # The first table cell (st.table's HTML) with a negative number: where its minus and its first

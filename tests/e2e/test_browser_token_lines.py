@@ -137,7 +137,7 @@ def test_the_lines_draw_the_datas_points_and_read_them_back(browser, tmp_path, n
 
 
 def test_in_arabic_the_first_token_is_on_the_right(browser, tmp_path, norm_data):
-    data = spoken_in(norm_data, "ar", browser_words("ar"))
+    data = spoken_in(norm_data, "ar", browser_words("ar"), "rtl")
     page, errors = page_of(browser, tmp_path, data)
     root = page.locator("[data-testid=token-lines]")
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"

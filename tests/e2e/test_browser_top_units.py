@@ -219,7 +219,7 @@ def test_a_narrow_host_still_draws_every_cell(browser, tmp_path, units_data):
 
 
 def test_in_arabic_the_figure_is_mirrored(browser, tmp_path, units_data):
-    data = spoken_in(units_data, "ar", browser_words("ar"))
+    data = spoken_in(units_data, "ar", browser_words("ar"), "rtl")
     page, errors = page_of(browser, tmp_path, data)
     root = page.locator("[data-testid=top-units]")
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"

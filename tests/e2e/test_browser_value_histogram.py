@@ -209,7 +209,7 @@ def test_the_bars_and_the_curve_draw_the_data_and_read_it_back(browser, tmp_path
 
 
 def test_in_arabic_the_most_negative_bin_is_on_the_right(browser, tmp_path, histogram_data):
-    data = spoken_in(histogram_data, "ar", browser_words("ar"))
+    data = spoken_in(histogram_data, "ar", browser_words("ar"), "rtl")
     page, errors = page_of(browser, tmp_path, data)
     root = page.locator("[data-testid=value-histogram]")
     assert root.get_attribute("dir") == "rtl" and root.get_attribute("lang") == "ar"

@@ -28,7 +28,7 @@ out.es = [number(0.715, 3, false), number(1.0005, 3, false), _("Matrix"),
     + "is drawn whichever layer is chosen.", 3),
   _("{name}: {query} attends most to {key} {value}",
     {name: "capa 2, cabeza 1", query: '"it"', key: '"tired"', value: number(0.715, 3, false)})];
-speakWith(WORDS_AR, "ar");
+speakWith(WORDS_AR, "ar", "rtl");
 out.ar = [number(0.715, 3, false), rightToLeft(),
   ...[0, 1, 2, 3, 11, 100].map((n) => n_("{count} token (query ↓ key →): point at a cell, or "
     + "use ↑/↓, to read its tokens and value.", "{count} tokens (query ↓ key →): point at a cell, "

@@ -23,17 +23,17 @@ function declareLanguage() {
   if (words && words.textContent !== pageWordsRead) {
     pageWordsRead = words.textContent;
     try {
-      speakWith(JSON.parse(pageWordsRead), root.lang);
+      speakWith(JSON.parse(pageWordsRead), root.lang, root.dir);
     } catch (error) {
-      speakWith({}, root.lang);
+      speakWith({}, root.lang, root.dir);
     }
   } else if (spoken() !== root.lang) {
-    speakWith(WORDS, root.lang);
+    speakWith(WORDS, root.lang, root.dir);
   } else {
     return;
   }
   // the page's modules that carry no words of their own speak these (shared.js's PAGE_SPEECH)
-  window[PAGE_SPEECH] = { words: WORDS, lang: spoken() };
+  window[PAGE_SPEECH] = { words: WORDS, lang: spoken(), direction: root.dir };
   window.dispatchEvent(new Event(SPEECH_EVENT));
 }
 
