@@ -4,6 +4,7 @@
     _("Layer {layer}, head {head} gives {weight} to {token}",
       layer=2, head=1, weight=number(0.715, 3), token=quoted(token))
     n_("{count} token", "{count} tokens", count)   # the language's plural forms
+    TITLE = N_("Tokens")   # marked where it is defined (a table's word); _(TITLE) where shown
 
 Catalogues are gettext .po files, one per domain and language
 (app/i18n/locale/<lang>/LC_MESSAGES/<domain>.po, made from app/i18n/<domain>.pot by
@@ -35,6 +36,7 @@ from babel.numbers import (
 )
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
+from encoder.core.said import N_ as N_  # the marker, for app code too
 from encoder.core.said import said_of
 
 LANGUAGES = {"en": "English", "es": "Español", "zh": "简体中文", "ar": "العربية"}
