@@ -144,6 +144,11 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
         on_click=follow,
         args=("Lesson", {"lesson": number + 1}),
     )
+    _tools(bar, lesson, present, follow)
+
+
+def _tools(bar, lesson: Lesson, present: bool, follow: Follow) -> None:
+    """The bar's tools: into or out of presenter mode, and the handout."""
     if present:
         bar.button(
             _("Exit presenter mode"),

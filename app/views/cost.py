@@ -81,7 +81,6 @@ def known_sentence(cfg: EncoderConfig, batch: int, tokens: int) -> str:
 def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
     """The measured forward pass and the operations' sum, each named for what it measures."""
     slowest = report["slowest_operation"]
-    light_time, light_flops = light_shares(report["by_operation"])
     clock = _(report["clock"].split(" (")[0])  # encoder.measure.timing.CLOCK_NAMES's, marked there
     batch, tokens = report["batch"]
     where = (
@@ -90,21 +89,6 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
         else _("the text that was in the box when this architecture was first measured")
     )
     ratio = report["ops_over_total"]
-    light = (
-        _(
-            "The norms, softmax and activation do {flops} of the FLOPs but take {time} of the "
-            "time: they read and write every value and do little with it.",
-            flops=percent(light_flops, 1),
-            time=percent(light_time),
-        )
-        if light_time > light_flops
-        else _(
-            "The norms, softmax and activation do {flops} of the FLOPs and take {time} of the "
-            "time.",
-            flops=percent(light_flops, 1),
-            time=percent(light_time),
-        )
-    )
     sentences = (
         _(
             "A forward pass without hooks of {batch} × {tokens} tokens ({where}) takes "
@@ -140,9 +124,29 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
             flops=percent(slowest["flop_share"]),
             rate=number(slowest["gflops_per_s"], 1, grouped=False),
         ),
-        light,
+        _light_sentence(report),
     )
     return " ".join(sentences)
+
+
+def _light_sentence(report: dict) -> str:
+    """The light operations' (norms, softmax, activation) share of the FLOPs against the time."""
+    light_time, light_flops = light_shares(report["by_operation"])
+    return (
+        _(
+            "The norms, softmax and activation do {flops} of the FLOPs but take {time} of the "
+            "time: they read and write every value and do little with it.",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
+        )
+        if light_time > light_flops
+        else _(
+            "The norms, softmax and activation do {flops} of the FLOPs and take {time} of the "
+            "time.",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
+        )
+    )
 
 
 def scaling_sentence(report: dict) -> str:
