@@ -337,8 +337,7 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
     _stream_effect(run, effect, sentence)
     change, cosine = effect.output_change[sentence, :n], effect.output_cosine[sentence, :n]
     show(output_change_chart(change, cosine, run.tokens[sentence]), "ablation_output")
-    if _later_attention(run, effect, sentence):
-        _moved_heads(run, effect, sentence)
+    _later_attention(run, effect, sentence)
 
 
 def _output_metrics(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
@@ -411,8 +410,8 @@ def _stream_effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> 
     )
 
 
-def _later_attention(run: Run, effect: ablation.AblationEffect, sentence: int) -> bool:
-    """How the later layers' attention moves (False: the heads are in the last layer)."""
+def _later_attention(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
+    """How the later layers' attention moves (none: the heads are in the last layer)."""
     n = run.n_valid(sentence)
     later = list(range(effect.first_layer + 1, run.cfg.num_layers))
     if not later:
@@ -422,7 +421,7 @@ def _later_attention(run: Run, effect: ablation.AblationEffect, sentence: int) -
                 layer=effect.first_layer,
             )
         )
-        return False
+        return
     st.caption(
         _(
             "A head switched off still computes its attention; what changes is the stream that "
@@ -443,7 +442,7 @@ def _later_attention(run: Run, effect: ablation.AblationEffect, sentence: int) -
         attention_difference(effect.attention_difference[later[0] :, sentence], n, layers=later),
         "ablation_difference",
     )
-    return True
+    _moved_heads(run, effect, sentence)
 
 
 def _moved_heads(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
