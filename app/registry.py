@@ -22,7 +22,7 @@ from functools import partial
 
 from app.charts import common
 from app.controls import classroom, setup_keys, sidebar, state, url
-from app.i18n import _
+from app.i18n import N_, _
 from app.keys import SHARED_KEYS, Key, Selection
 from app.lesson import page as lesson
 from app.lesson import questions
@@ -79,35 +79,35 @@ def new_exercise_numbers() -> None:
     state.update(exercises.new_numbers_values(state.get("ex_set")))
 
 
-VIEWS: tuple[View, ...] = (  # the navigation offers them in this order
+VIEWS: tuple[View, ...] = (  # the navigation offers them in this order; titles marked N_
     View(
-        "Lesson",
+        N_("Lesson"),
         "lesson",
         partial(lesson.draw, follow=follow_link, ask=classroom.ask, class_bar=classroom.bar),
         every_hook,
         (*lesson.KEYS, *questions.KEYS, *classroom.KEYS),
     ),
-    View("Tokens", "tokens", tokens.draw),
+    View(N_("Tokens"), "tokens", tokens.draw),
     View(
-        "Attention",
+        N_("Attention"),
         "attention",
         partial(attention.draw, follow=state.follow_explorer),
         keys=attention.KEYS,
     ),
-    View("Attention steps", "attention-steps", steps.draw, steps.hooks, steps.KEYS),
-    View("LayerNorm", "layernorm", layernorm.draw, layernorm.hooks, layernorm.KEYS),
-    View("Activations", "activations", activations.draw, activations.hooks, activations.KEYS),
-    View("Shapes", "shapes", shapes.draw, every_hook),
-    View("Cost", "cost", cost.draw, keys=cost.KEYS),
-    View("Heads across a corpus", "heads-across-a-corpus", corpus.draw, keys=corpus.KEYS),
+    View(N_("Attention steps"), "attention-steps", steps.draw, steps.hooks, steps.KEYS),
+    View(N_("LayerNorm"), "layernorm", layernorm.draw, layernorm.hooks, layernorm.KEYS),
+    View(N_("Activations"), "activations", activations.draw, activations.hooks, activations.KEYS),
+    View(N_("Shapes"), "shapes", shapes.draw, every_hook),
+    View(N_("Cost"), "cost", cost.draw, keys=cost.KEYS),
+    View(N_("Heads across a corpus"), "heads-across-a-corpus", corpus.draw, keys=corpus.KEYS),
     View(
-        "Exercises",
+        N_("Exercises"),
         "exercises",
         partial(exercises.draw, new_numbers=new_exercise_numbers),
         keys=exercises.KEYS,
     ),
-    View("Export", "export", export.draw, every_hook),
-    View("Training", "training", training.draw, keys=training.KEYS, trains=True),
+    View(N_("Export"), "export", export.draw, every_hook),
+    View(N_("Training"), "training", training.draw, keys=training.KEYS, trains=True),
 )
 BY_TITLE = {view.title: view for view in VIEWS}
 
@@ -115,21 +115,7 @@ BY_TITLE = {view.title: view for view in VIEWS}
 def shown_titles() -> dict[str, str]:
     """Each view's title as the navigation shows it, in this run's language ({English title:
     shown}); the English title stays the view's identity (keys, links, BY_TITLE)."""
-    shown = {
-        "Lesson": _("Lesson"),
-        "Tokens": _("Tokens"),
-        "Attention": _("Attention"),
-        "Attention steps": _("Attention steps"),
-        "LayerNorm": _("LayerNorm"),
-        "Activations": _("Activations"),
-        "Shapes": _("Shapes"),
-        "Cost": _("Cost"),
-        "Heads across a corpus": _("Heads across a corpus"),
-        "Exercises": _("Exercises"),
-        "Export": _("Export"),
-        "Training": _("Training"),
-    }
-    return {view.title: shown[view.title] for view in VIEWS}
+    return {view.title: _(view.title) for view in VIEWS}
 
 
 KEYS = (*setup_keys.KEYS, *SHARED_KEYS, *(key for view in VIEWS for key in view.keys))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import streamlit as st
 import tokenizers
 
-from app.i18n import _, number, told
+from app.i18n import N_, _, number, told
 from app.memory import CACHE, size_text, tensor_bytes
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.limits import MAX_PARAMETERS
@@ -34,8 +34,8 @@ from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
 
 BUILT_IN = ("random", "pretrained")  # the sources every session has; the rest are its own
 LABELS = {
-    "random": "Random weights, my architecture",
-    "pretrained": "Pretrained MiniLM (all-MiniLM-L6-v2)",
+    "random": N_("Random weights, my architecture"),
+    "pretrained": N_("Pretrained MiniLM (all-MiniLM-L6-v2)"),
 }
 FOUND_PREFIX = "disk:"  # a found model's source id: "disk:" + its name
 FOUND_TTL_S = 30  # how long a scan of the machine is reused: a new download shows up after it

@@ -4,6 +4,7 @@
     _("Layer {layer}, head {head} gives {weight} to {token}",
       layer=2, head=1, weight=number(0.715, 3), token=quoted(token))
     n_("{count} token", "{count} tokens", count)   # the language's plural forms
+    TITLE = N_("Tokens")   # marked where it is defined (a table's word); _(TITLE) where shown
 
 Catalogues are gettext .po files, two per language, found by folder (domains.py): `server`
 (every .py under app/ and encoder/) and `browser` (every .js there), at
@@ -38,6 +39,7 @@ from babel.numbers import (
 )
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
+from encoder.core.said import N_ as N_  # the marker, for app code too
 from encoder.core.said import said_of
 
 
@@ -132,11 +134,6 @@ def _(message: str, **values: object) -> str:
     """`message` in this run's language, with `values` put in its named placeholders."""
     said = translations(language()).gettext(message)
     return said.format(**values) if values else said
-
-
-def N_(message: str) -> str:
-    """`message` as it is, marked for the catalogues: translated where it is shown (`_(name)`)."""
-    return message
 
 
 def in_every_language(message: str) -> str:

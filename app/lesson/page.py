@@ -144,6 +144,11 @@ def _top_bar(lesson: Lesson, number: int, present: bool, follow: Follow) -> None
         on_click=follow,
         args=("Lesson", {"lesson": number + 1}),
     )
+    _tools(bar, lesson, present, follow)
+
+
+def _tools(bar, lesson: Lesson, present: bool, follow: Follow) -> None:
+    """The bar's tools: into or out of presenter mode, and the handout."""
     if present:
         bar.button(
             _("Exit presenter mode"),
@@ -199,24 +204,10 @@ def _query_picker(lesson: Lesson) -> None:
     )
 
 
-def view_name(view: str) -> str:
-    """A view the lesson opens, by its page title in this run's language."""
-    names = {
-        "Tokens": _("Tokens"),
-        "Attention": _("Attention"),
-        "Attention steps": _("Attention steps"),
-        "LayerNorm": "LayerNorm",
-        "Activations": _("Activations"),
-        "Shapes": _("Shapes"),
-        "Training": _("Training"),
-    }
-    return names.get(view, view)
-
-
 def _open_buttons(step: Step, follow: Follow) -> None:
     for index, link in enumerate(step.links):
         st.button(
-            _("Open in {view}", view=view_name(link.view)),
+            _("Open in {view}", view=_(link.view)),  # a view's title, marked in app.registry
             key=f"lesson_open_{index}",
             icon=":material/open_in_full:",
             on_click=follow,

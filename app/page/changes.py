@@ -25,7 +25,7 @@ from app.runs import Run, Runs
 from app.sources import FOUND_PREFIX, is_found_source
 from app.sources import LABELS as SOURCE_LABELS
 from app.user_text import literal
-from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, OPTIONS
+from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, OPTIONS, ArchOption
 from encoder.inspect import norms
 from encoder.inspect.lesson import BROAD_ENTROPY
 from encoder.inspect.predictions import GROWS, SHRINKS, growth
@@ -323,9 +323,9 @@ def differences(runs: Runs) -> list[str]:
             found.append(
                 _(
                     "{option}: {a} → {b}",
-                    option=option_noun(option.key, option.noun),
-                    a=option_value(option.name(va)),
-                    b=option_value(option.name(vb)),
+                    option=_(option.noun),
+                    a=option_value(option, va),
+                    b=option_value(option, vb),
                 )
             )
     if a.key.ablate != b.key.ablate:
@@ -334,42 +334,11 @@ def differences(runs: Runs) -> list[str]:
     return found
 
 
-def option_noun(key: str, noun: str) -> str:
-    """An option's noun (encoder.core.options' words) in the page's language."""
-    nouns = {
-        "norm": _("norm placement"),
-        "num_heads": _("heads"),
-        "num_layers": _("layers"),
-        "activation": _("activation"),
-        "norm_type": _("norm type"),
-        "positional": _("positions"),
-        "rope_base": _("RoPE base"),
-        "bias": _("linear biases"),
-        "norm_bias": _("norm biases"),
-        "window": _("attention window"),
-        "global_every": _("global layers"),
-        "embedding_size": _("embedding size"),
-        "shared": _("layer weights"),
-        "seed": _("seed"),
-    }
-    return nouns.get(key, noun)
-
-
-def option_value(name: str) -> str:
-    """An option's value as the page names it (encoder.core.options' words: "pre-norm", "on")
-    in the page's language; names (GELU, LayerNorm) and numbers as they are."""
-    words = {
-        "pre-norm": _("pre-norm"),
-        "post-norm": _("post-norm"),
-        "sinusoidal": _("sinusoidal"),
-        "learned": _("learned"),
-        "rotary (RoPE)": _("rotary (RoPE)"),
-        "on": _("on"),
-        "off": _("off"),
-        "separate weights per layer": _("separate weights per layer"),
-        "one layer's weights shared": _("one layer's weights shared"),
-    }
-    return words.get(name, name)
+def option_value(option: ArchOption, value: object) -> str:
+    """An option's value as the page names it, in the page's language: a word ("pre-norm", "on",
+    GELU: encoder.core.options' names, marked there) translated, a number as it is."""
+    name = option.name(value)
+    return _(name) if option.named else name
 
 
 def heads_named(heads: Iterable[tuple[int, int]]) -> str:

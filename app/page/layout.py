@@ -266,22 +266,6 @@ def _operation_names(cfg: EncoderConfig, spoken: str) -> dict[str, str]:
     return {str(op.operation): told(op.operation) for op in model_ops(cfg, 1, 1)}
 
 
-def operation_kind(kind: str) -> str:
-    """An operation's kind (encoder.core.block.Op.kind) in the page's language."""
-    kinds = {
-        "lookup": _("lookup"),
-        "norm": _("norm"),
-        "projection": _("projection"),
-        "rotation": _("rotation"),
-        "attention": _("attention"),
-        "softmax": _("softmax"),
-        "feed-forward": _("feed-forward"),
-        "activation": _("activation"),
-        "residual": _("residual"),
-    }
-    return kinds.get(kind, kind)
-
-
 def operations_named(rows: pd.DataFrame | list[dict], cfg: EncoderConfig):
     """Operations (a table of encoder.inspect.ledger's, with their kinds shown, or rows of
     encoder.measure.op_times', whose kinds the charts read) named as the page names them, in its
@@ -290,7 +274,7 @@ def operations_named(rows: pd.DataFrame | list[dict], cfg: EncoderConfig):
     if isinstance(rows, pd.DataFrame):
         return rows.assign(
             operation=rows["operation"].map(lambda name: names.get(name, name)),
-            kind=rows["kind"].map(operation_kind),
+            kind=rows["kind"].map(_),  # encoder.core.block.KINDS, marked there
         )
     return [{**row, "operation": names.get(row["operation"], row["operation"])} for row in rows]
 

@@ -332,9 +332,16 @@ def _ablation_section(run: Run, sentence: int) -> None:
 
 def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
     n = run.n_valid(sentence)
-    tokens = run.tokens[sentence]
-    names = "; ".join(head_label(layer, head) for layer, head in effect.heads)
-    mean = effect.mean_residual_cosine[:, sentence]  # [depth]
+    _output_metrics(run, effect, sentence)
+    _stream_effect(run, effect, sentence)
+    change, cosine = effect.output_change[sentence, :n], effect.output_cosine[sentence, :n]
+    show(output_change_chart(change, cosine, run.tokens[sentence]), "ablation_output")
+    _later_attention(run, effect, sentence)
+
+
+def _output_metrics(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
+    """The final output's mean cosine and change (and MiniLM's sentence embedding's cosine)."""
+    n = run.n_valid(sentence)
     output_cosine = effect.output_cosine[sentence, :n]
     output_change = effect.output_change[sentence, :n]
     columns = st.columns(3 if run.key.source == "pretrained" else 2)
@@ -351,6 +358,13 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
                 "mean over real tokens of the output, as sentence-transformers pools MiniLM."
             ),
         )
+
+
+def _stream_effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
+    """The residual stream with vs without the heads: per token and depth, and its mean."""
+    n, tokens = run.n_valid(sentence), run.tokens[sentence]
+    names = "; ".join(head_label(layer, head) for layer, head in effect.heads)
+    mean = effect.mean_residual_cosine[:, sentence]  # [depth]
     first = effect.first_layer
     st.caption(
         _(
@@ -393,7 +407,11 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
         hide_index=True,
         column_config=headers(table),
     )
-    show(output_change_chart(output_change, output_cosine, tokens), "ablation_output")
+
+
+def _later_attention(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
+    """How the later layers' attention moves (none: the heads are in the last layer)."""
+    n = run.n_valid(sentence)
     later = list(range(effect.first_layer + 1, run.cfg.num_layers))
     if not later:
         st.caption(
@@ -423,6 +441,12 @@ def _effect(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
         attention_difference(effect.attention_difference[later[0] :, sentence], n, layers=later),
         "ablation_difference",
     )
+    _moved_heads(run, effect, sentence)
+
+
+def _moved_heads(run: Run, effect: ablation.AblationEffect, sentence: int) -> None:
+    """The heads whose attention moved most, and the most moved head's difference."""
+    n = run.n_valid(sentence)
     changes = effect.head_changes(sentence, n)
     moved = changes.iloc[0]
     layer, head = int(moved["layer"]), int(moved["head"])

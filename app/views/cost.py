@@ -26,7 +26,7 @@ from app.charts.cost import (
     scaling_chart,
     train_memory_chart,
 )
-from app.i18n import _, number, percent, told
+from app.i18n import N_, _, number, percent, told
 from app.keys import Key, Selection
 from app.page.changes import what_changed
 from app.page.layout import operations_named, show_for, side_by_side
@@ -80,12 +80,7 @@ def known_sentence(cfg: EncoderConfig, batch: int, tokens: int) -> str:
 def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
     """The measured forward pass and the operations' sum, each named for what it measures."""
     slowest = report["slowest_operation"]
-    light_time, light_flops = light_shares(report["by_operation"])
-    clock = report["clock"].split(" (")[0]
-    clock = {  # encoder.measure.timing.CLOCK_NAMES's, in the run's language
-        "CPU time of the thread running the pass": _("CPU time of the thread running the pass"),
-        "wall-clock time, device synchronized": _("wall-clock time, device synchronized"),
-    }.get(clock, clock)
+    clock = _(report["clock"].split(" (")[0])  # encoder.measure.timing.CLOCK_NAMES's, marked there
     batch, tokens = report["batch"]
     where = (
         _("this batch")
@@ -93,21 +88,6 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
         else _("the text that was in the box when this architecture was first measured")
     )
     ratio = report["ops_over_total"]
-    light = (
-        _(
-            "The norms, softmax and activation do {flops} of the FLOPs but take {time} of the "
-            "time: they read and write every value and do little with it.",
-            flops=percent(light_flops, 1),
-            time=percent(light_time),
-        )
-        if light_time > light_flops
-        else _(
-            "The norms, softmax and activation do {flops} of the FLOPs and take {time} of the "
-            "time.",
-            flops=percent(light_flops, 1),
-            time=percent(light_time),
-        )
-    )
     sentences = (
         _(
             "A forward pass without hooks of {batch} × {tokens} tokens ({where}) takes "
@@ -143,9 +123,29 @@ def time_sentence(report: dict, status_batch: tuple[int, int]) -> str:
             flops=percent(slowest["flop_share"]),
             rate=number(slowest["gflops_per_s"], 1, grouped=False),
         ),
-        light,
+        _light_sentence(report),
     )
     return " ".join(sentences)
+
+
+def _light_sentence(report: dict) -> str:
+    """The light operations' (norms, softmax, activation) share of the FLOPs against the time."""
+    light_time, light_flops = light_shares(report["by_operation"])
+    return (
+        _(
+            "The norms, softmax and activation do {flops} of the FLOPs but take {time} of the "
+            "time: they read and write every value and do little with it.",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
+        )
+        if light_time > light_flops
+        else _(
+            "The norms, softmax and activation do {flops} of the FLOPs and take {time} of the "
+            "time.",
+            flops=percent(light_flops, 1),
+            time=percent(light_time),
+        )
+    )
 
 
 def scaling_sentence(report: dict) -> str:
@@ -316,28 +316,17 @@ def _gradient_section(report: dict, run: Run, name: str) -> None:
     _gradients(report, name)
 
 
-def section_headings() -> dict[str, str]:
-    """The measured part's tabs' headings, in the run's language."""
-    return {
-        "Time per operation": _("Time per operation"),
-        "Time against length": _("Time against length"),
-        "Memory for training": _("Memory for training"),
-        "Gradient flow at initialisation": _("Gradient flow at initialisation"),
-    }
-
-
 SECTIONS = {  # the measured part's tabs: heading (English, a key) -> what draws it
-    "Time per operation": _time_section,
-    "Time against length": _scaling_section,
-    "Memory for training": _memory_section,
-    "Gradient flow at initialisation": _gradient_section,
+    N_("Time per operation"): _time_section,
+    N_("Time against length"): _scaling_section,
+    N_("Memory for training"): _memory_section,
+    N_("Gradient flow at initialisation"): _gradient_section,
 }
 
 
 def section_labels() -> list[str]:
     """The measured part's tabs' labels, in their order and the run's language."""
-    headings = section_headings()
-    return [headings[key] for key in SECTIONS]
+    return [_(heading) for heading in SECTIONS]
 
 
 # The open tab of each setup's measured part (A, and B beside it)

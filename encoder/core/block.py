@@ -34,13 +34,25 @@ from dataclasses import dataclass, field, replace
 from encoder.core import hooks
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
-from encoder.core.said import Said
+from encoder.core.said import N_, Said
 
 Shape = tuple[int, ...]
 
 NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4}  # LayerNorm with its bias
 SOFTMAX_FLOPS_PER_SCORE = 3
 ROTATION_FLOPS_PER_ELEMENT = 3
+# An operation's kinds (N_: the page names them in its language)
+KINDS = (
+    N_("lookup"),
+    N_("norm"),
+    N_("projection"),
+    N_("rotation"),
+    N_("attention"),
+    N_("softmax"),
+    N_("feed-forward"),
+    N_("activation"),
+    N_("residual"),
+)
 MATMUL_KINDS = ("projection", "attention", "feed-forward")  # kinds whose FLOPs are matmuls
 
 
@@ -53,9 +65,8 @@ def shape_text(shape: Shape) -> str:
 class Op:
     """One operation of the encoder.
 
-    layer: "embed", "0".."L-1" or "final". kind: lookup | norm | projection | rotation |
-    attention | softmax | feed-forward | activation | residual. stage: in a block, the step of the
-    block diagram it belongs to (consecutive operations of one stage are drawn as one box:
+    layer: "embed", "0".."L-1" or "final". kind: one of KINDS. stage: in a block, the step of
+    the block diagram it belongs to (consecutive operations of one stage are drawn as one box:
     "norm1", "qkv", "weights", "mix", "add1", "norm2", "linear1", "activation", "linear2",
     "add2"); outside the blocks, the part of the model it is ("token embedding", ...,
     "embedding projection", "final norm"). output: the hook that captures the operation's output

@@ -129,6 +129,13 @@ class EncoderConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the offending values and the rule they break."""
+        self._check_sizes()
+        self._check_kinds()
+        self._check_ranges()
+
+    def _check_sizes(self) -> None:
+        """The sizes: whole numbers of at least 1, heads that divide d_model, an even width for
+        sines and cosines."""
         positive = {
             "vocab_size": self.vocab_size,
             "d_model": self.d_model,
@@ -163,6 +170,9 @@ class EncoderConfig:
                     width=self.embedding_width,
                 )
             )
+
+    def _check_kinds(self) -> None:
+        """The named options, the switches and the rates: each of its kind."""
         for option in OPTIONS:  # the named options held as the config holds them (not flags)
             value = getattr(self, option.field)
             if option.named and option.holds_config_value and value not in option.choices:
@@ -202,6 +212,9 @@ class EncoderConfig:
                 raise ValueError(Said("{name}={value!r} must be a number", name=name, value=value))
             if not 0.0 <= value < 1.0:
                 raise ValueError(Said("{name}={value} must be in [0, 1)", name=name, value=value))
+
+    def _check_ranges(self) -> None:
+        """The numbers within their ranges (eps, token types, windows, RoPE's bases, the seed)."""
         if not 0 < self.layer_norm_eps < math.inf:
             raise ValueError(
                 Said(

@@ -6,7 +6,9 @@ that a front end can say it in the reader's language.
 `Said(...)` is a `str` (the English sentence), so every caller that prints, logs or compares
 it is unchanged; `Said.template` is the message a catalogue translates (the app's `told`
 looks it up) and `Said.values` what goes into its named placeholders. The library imports no
-translation machinery: marking is all it does.
+translation machinery: marking is all it does. A word it names rather than a sentence it
+says (an option's label, a table's column) is marked `N_("...")` where it is defined, and the
+front end translates it where it shows it (gettext's convention).
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ class Said(str):
 
 def _remade(template: str, values: dict[str, object]) -> Said:
     return Said(template, **values)
+
+
+def N_(message: str) -> str:
+    """`message` as it is: an English word the library names, marked for the catalogue."""
+    return message
 
 
 def said_of(error: BaseException) -> str:

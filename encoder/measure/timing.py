@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from encoder.core.said import N_
+
 
 def synchronize(device: torch.device | str) -> None:
     """Wait for queued GPU work, so a timer measures the work rather than its launch."""
@@ -34,9 +36,9 @@ def synchronize(device: torch.device | str) -> None:
         torch.mps.synchronize()
 
 
-CLOCK_NAMES = {
-    "thread": "CPU time of the thread running the pass (time.thread_time)",
-    "wall": "wall-clock time, device synchronized (time.perf_counter)",
+CLOCK_NAMES = {  # each clock's name (N_: the page says it in its language), then its function
+    "thread": N_("CPU time of the thread running the pass") + " (time.thread_time)",
+    "wall": N_("wall-clock time, device synchronized") + " (time.perf_counter)",
 }
 
 

@@ -20,7 +20,8 @@ import torch
 from app.lesson.steps import STEPS
 from app.lesson.steps.attention import ONE_QUERY, WEIGHT
 from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM
-from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
+from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER
+from app.lesson.steps.moves import MOVES
 from app.lesson.steps.training import TRAIN_ONE
 from app.lesson.text import Lesson
 from app.page.changes import (

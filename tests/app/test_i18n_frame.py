@@ -12,7 +12,8 @@ from babel.numbers import parse_decimal
 
 from app import i18n, registry, settings
 from app.controls import setup_keys, sidebar
-from app.i18n.catalogue import PSEUDO
+from app.i18n.catalogue import HERE, PSEUDO
+from app.i18n.domains import DOMAINS, message_ids
 from encoder.core.options import OPTIONS
 from tests.app.helpers import assert_no_exception, open_page
 
@@ -97,13 +98,20 @@ def test_the_navigation_shows_titles_in_the_language_and_keeps_english_ones_insi
 
 
 def test_every_word_the_controls_take_from_elsewhere_has_a_message(speaking):
-    """encoder.core.options' labels, helps, value names and phrases, the sources' names, the
-    examples' and presets' names: a new one is marked here (app.settings, app.controls.sidebar)."""
+    """encoder.core.options' labels, helps, value names and phrases, the sources' names (each
+    marked N_ where it is defined), the examples' and presets' names: each is a message of the
+    catalogues, so the page can say it in every language."""
     speaking(PSEUDO)
-    words = settings._words(PSEUDO)
+    words = {
+        message
+        for domain in DOMAINS
+        for message in message_ids(HERE / f"{domain}.pot")
+        if isinstance(message, str)
+    }
     for option in OPTIONS:
         texts = [option.label, option.help, *option.names.values()]
-        texts += [] if option.key in settings.COUNTED else [option.phrase]  # else plural forms
+        # a count's plural forms say it, and "{}" (the value alone) has no word to translate
+        texts += [] if option.key in settings.COUNTED or option.phrase == "{}" else [option.phrase]
         texts += [option.labels.get(v, option.name(v)) for v in option.choices if option.named]
         texts += [option.name(v) for v in option.choices if option.named]
         assert set(texts) <= set(words), option.key

@@ -18,7 +18,8 @@ from app.lesson import handout
 from app.lesson.steps import STEPS, TITLES
 from app.lesson.steps.attention import ONE_QUERY, WEIGHT
 from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM, NUMPY_BLOCK
-from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
+from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER
+from app.lesson.steps.moves import MOVES
 from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
 from app.lesson.steps.training import RACE, TRAIN_ONE
 from app.lesson.text import Lesson

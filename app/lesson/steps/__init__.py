@@ -1,10 +1,10 @@
-"""The lesson's steps, in order: each chapter's module (tokens, attention, heads, block,
-training) declares its steps (app.lesson.text.LessonStep: title, builder, question); the lesson
-lists them here, and the page, the handout and the step count read this list."""
+"""The lesson's steps, in order: each chapter's module (tokens, attention, heads and moves,
+block, training) declares its steps (app.lesson.text.LessonStep: title, builder, question); the
+lesson lists them here, and the page, the handout and the step count read this list."""
 
 from __future__ import annotations
 
-from app.lesson.steps import attention, block, heads, tokens, training
+from app.lesson.steps import attention, block, heads, moves, tokens, training
 from app.lesson.text import LessonStep
 
 STEPS: tuple[LessonStep, ...] = (
@@ -14,7 +14,7 @@ STEPS: tuple[LessonStep, ...] = (
     attention.WEIGHT,
     heads.HEADS_DIFFER,
     heads.HEAD_OFF,
-    heads.MOVES,
+    moves.MOVES,
     block.LAYERNORM,
     block.FEED_FORWARD,
     block.NUMPY_BLOCK,

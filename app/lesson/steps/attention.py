@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from app.charts.steps import softmax_comparison
 from app.i18n import _
 from app.lesson.asked import top_key
 from app.lesson.text import ExplorerAt, Lesson, LessonStep, OpenIn, Step, Text, sentence
 from app.page.figures import head_figure
+from encoder.inspect.attention_steps import AttentionSteps
 from encoder.inspect.lesson import MIN_DISTANCE, is_pronoun, is_special
 from encoder.inspect.predictions import Prediction
 
@@ -31,16 +33,12 @@ def _query_sentence(lesson: Lesson) -> str:
     return _("The query is {query}: it is the sentence's last content token.")
 
 
-def attention_step(lesson: Lesson) -> Step:
-    text, links = Text(), lesson.links
-    layer, head, key = lesson.layer, lesson.head, lesson.key
-    cfg, n = lesson.cfg, lesson.n
-    weight = text.num("weight", float(links.chosen["weight"]), ".3f")
-    text.say(*sentence(_query_sentence(lesson), query=lesson.query_said(text)))
+def _link_rule(lesson: Lesson, text: Text) -> str:
+    """Which keys the lesson's link may go to (app.lesson.text.Lesson.links' rule), in words."""
     specials = any(is_special(token) for token in lesson.tokens)
-    if links.rule == "content":
+    if lesson.links.rule == "content":
         distance = text.num("minimum distance", MIN_DISTANCE)
-        rule = (
+        return (
             _(
                 "a content token (not {first}, {last} or punctuation) at least {distance} "
                 "positions away",
@@ -51,10 +49,54 @@ def attention_step(lesson: Lesson) -> Step:
             if specials
             else _("a token at least {distance} positions away", distance=distance)
         )
-    elif links.rule == "other":
-        rule = _("another token (none is both content and far enough)")
-    else:
-        rule = _("itself (it is the only token)")
+    if lesson.links.rule == "other":
+        return _("another token (none is both content and far enough)")
+    return _("itself (it is the only token)")
+
+
+def _spread_said(lesson: Lesson, text: Text) -> None:
+    """The link's weight against an even spread, over the sentence or a local layer's window."""
+    cfg, n, layer = lesson.cfg, lesson.n, lesson.layer
+    even = text.num("even spread 1/n", 1 / n, ".3f")
+    text.say(
+        _(
+            "An even spread over the {count} tokens would give each {weight}.",
+            count=text.num("n", n),
+            weight=even,
+        )
+    )
+    if cfg.is_local(layer):
+        half = cfg.attention_window // 2
+        seen = min(n - 1, lesson.query + half) - max(0, lesson.query - half) + 1
+        spread = text.num("even spread over the window", 1 / seen, ".3f")
+        text.say(
+            _(
+                "But layer {layer} is local: this query sees only the {count} keys within {half} "
+                "positions of it (the others get no weight), and an even spread over them would "
+                "give each {weight}.",
+                layer=text.num("layer", layer),
+                count=text.num("keys in the window", seen),
+                half=text.num("half window", half),
+                weight=spread,
+            )
+        )
+    if lesson.random:
+        text.say(
+            _(
+                "These weights are random: no head has learned where to look, so the strongest "
+                "link is chance. A trained model such as MiniLM puts most of a row on a few "
+                "tokens, and links a pronoun to the noun it stands for."
+            )
+        )
+
+
+def attention_step(lesson: Lesson) -> Step:
+    text, links = Text(), lesson.links
+    layer, head, key = lesson.layer, lesson.head, lesson.key
+    cfg = lesson.cfg
+    weight = text.num("weight", float(links.chosen["weight"]), ".3f")
+    text.say(*sentence(_query_sentence(lesson), query=lesson.query_said(text)))
+    rule = _link_rule(lesson, text)
     text.say(
         *sentence(
             _(
@@ -88,37 +130,7 @@ def attention_step(lesson: Lesson) -> Step:
                 position=text.num("runner-up key position", int(row["key"])),
             )
         )
-    even = text.num("even spread 1/n", 1 / n, ".3f")
-    text.say(
-        _(
-            "An even spread over the {count} tokens would give each {weight}.",
-            count=text.num("n", n),
-            weight=even,
-        )
-    )
-    if cfg.is_local(layer):
-        half = cfg.attention_window // 2
-        seen = min(n - 1, lesson.query + half) - max(0, lesson.query - half) + 1
-        spread = text.num("even spread over the window", 1 / seen, ".3f")
-        text.say(
-            _(
-                "But layer {layer} is local: this query sees only the {count} keys within {half} "
-                "positions of it (the others get no weight), and an even spread over them would "
-                "give each {weight}.",
-                layer=text.num("layer", layer),
-                count=text.num("keys in the window", seen),
-                half=text.num("half window", half),
-                weight=spread,
-            )
-        )
-    if lesson.random:
-        text.say(
-            _(
-                "These weights are random: no head has learned where to look, so the strongest "
-                "link is chance. A trained model such as MiniLM puts most of a row on a few "
-                "tokens, and links a pronoun to the noun it stands for."
-            )
-        )
+    _spread_said(lesson, text)
     figure = head_figure(lesson.run, lesson.sentence, layer, head, lesson.random)
     return Step(
         text,
@@ -147,7 +159,6 @@ def weight_step(lesson: Lesson) -> Step:
     layer, head, key, q = lesson.layer, lesson.head, lesson.key, lesson.query
     steps = lesson.run.attention_steps(lesson.sentence, layer, head, q)
     table = steps.table[~steps.table["padding"]]
-    seen = table[~table["outside_window"]]  # the keys the softmax spreads over
     row = table.loc[key]
     dk = steps.head_dim
     said = (
@@ -183,6 +194,30 @@ def weight_step(lesson: Lesson) -> Step:
             score=text.num("score", scaled, ".3f"),
         )
     )
+    text.say(_softmax_said(text, steps, table, key))
+    text.say(*_weighted_sum(lesson, steps, table, text))
+    figure = softmax_comparison(
+        lesson.tokens,
+        table["weight"].to_numpy(),
+        steps.unscaled_weight[: lesson.n],
+        head_dim=dk,
+        entropies=(steps.entropy, steps.unscaled_entropy),
+    )
+    shown = table[["position", "key", "q_dot_k", "scaled", "weight"]]
+    return Step(
+        text,
+        figures=[("lesson_softmax", figure)],
+        tables=[(_("Every key's score and weight for this query"), shown)],
+        links=[lesson.attention_steps_link()],
+        uses_query=True,
+    )
+
+
+def _softmax_said(text: Text, steps: AttentionSteps, table: pd.DataFrame, key: int) -> str:
+    """The softmax of the key's score over the keys the query sees (its window's, if local)."""
+    seen = table[~table["outside_window"]]  # the keys the softmax spreads over
+    row, layer = table.loc[key], steps.layer
+    scaled = float(row["scaled"])
     scores = seen["scaled"].to_numpy(dtype=np.float64)
     total = float(np.exp(scores).sum())
     exp_key = math.exp(scaled)
@@ -201,7 +236,7 @@ def weight_step(lesson: Lesson) -> Step:
         "weight": text.num("weight", exp_key / total, ".3f"),
         "model_weight": text.num("model weight", float(row["weight"]), ".3f"),
     }
-    text.say(
+    return (
         _(
             "softmax: e^score = {exp}, over the sum of e^score of all {count} keys in its window "
             "(the other {hidden} get −∞: layer {layer} is local, a window of {window}), {total}: "
@@ -214,22 +249,6 @@ def weight_step(lesson: Lesson) -> Step:
             "weight = {weight}, the model's own {model_weight}.",
             **values,
         )
-    )
-    text.say(*_weighted_sum(lesson, steps, table, text))
-    figure = softmax_comparison(
-        lesson.tokens,
-        table["weight"].to_numpy(),
-        steps.unscaled_weight[: lesson.n],
-        head_dim=dk,
-        entropies=(steps.entropy, steps.unscaled_entropy),
-    )
-    shown = table[["position", "key", "q_dot_k", "scaled", "weight"]]
-    return Step(
-        text,
-        figures=[("lesson_softmax", figure)],
-        tables=[(_("Every key's score and weight for this query"), shown)],
-        links=[lesson.attention_steps_link()],
-        uses_query=True,
     )
 
 

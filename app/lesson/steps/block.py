@@ -7,8 +7,9 @@ from app.charts.activations import GATED_INNER
 from app.i18n import _, n_
 from app.lesson.asked import norm_growths, zero_shares
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name, sentence
-from app.page.changes import norm_does, stream_growth, stream_held, stream_size
+from app.page.changes import StreamSize, norm_does, stream_growth, stream_held, stream_size
 from app.page.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
+from encoder import EncoderConfig
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
 from encoder.inspect import activations, predictions
 from encoder.inspect.lesson import numpy_block_check, numpy_block_source
@@ -16,9 +17,9 @@ from encoder.inspect.predictions import Prediction
 from encoder.measure import scaling
 
 
-def layernorm_step(lesson: Lesson) -> Step:
-    text, run, cfg, s, layer = Text(), lesson.run, lesson.cfg, lesson.sentence, lesson.layer
-    size = stream_size(run, s)
+def _placement_said(lesson: Lesson, text: Text, size: StreamSize) -> None:
+    """Where this model's norms sit, and what that does to the stream's size."""
+    cfg = lesson.cfg
     kind = NORM_TYPE_NAMES[cfg.norm_type]
     if cfg.norm_first:
         text.say(
@@ -44,6 +45,11 @@ def layernorm_step(lesson: Lesson) -> Step:
             " ",
             stream_held(size, text.num),
         )
+
+
+def _ln1_said(lesson: Lesson, text: Text) -> None:
+    """What ln1 does to the query's row in the step's block (or that the block has none)."""
+    run, cfg, s, layer = lesson.run, lesson.cfg, lesson.sentence, lesson.layer
     stats = run.layernorm_stats
     rows = stats[
         (stats["sentence"] == s)
@@ -77,6 +83,11 @@ def layernorm_step(lesson: Lesson) -> Step:
             " ",
             norm_does("ln1", cfg.norm_type, bias=cfg.norm_bias),
         )
+
+
+def _other_placement_said(lesson: Lesson, text: Text) -> None:
+    """The same weights placed the other way: how the stream's size would go (where it can)."""
+    run, cfg, s = lesson.run, lesson.cfg, lesson.sentence
     other = placement_of(not cfg.norm_first)
     if not cfg.has_attention_norm(0):
         text.say(
@@ -100,6 +111,14 @@ def layernorm_step(lesson: Lesson) -> Step:
                 swapped, other_num, setup=lesson.unit, placed=placement_name(not cfg.norm_first)
             )
         )
+
+
+def layernorm_step(lesson: Lesson) -> Step:
+    text, run, s, layer = Text(), lesson.run, lesson.sentence, lesson.layer
+    size = stream_size(run, s)
+    _placement_said(lesson, text, size)
+    _ln1_said(lesson, text)
+    _other_placement_said(lesson, text)
     return Step(
         text,
         figures=[
@@ -123,13 +142,9 @@ def norm_growth_question(lesson: Lesson) -> Prediction | None:
     return norm_growths(traces, lesson.sentence)
 
 
-def feed_forward_step(lesson: Lesson) -> Step:
-    text, run, cfg = Text(), lesson.run, lesson.cfg
-    s, layer, q = lesson.sentence, lesson.layer, lesson.query
+def _network_said(cfg: EncoderConfig, text: Text, d: str, ff: str, inner: str) -> None:
+    """The feed-forward network every token goes through: gated or two layers."""
     name = ACTIVATION_NAMES[cfg.activation]
-    row = run.activation_summary(s).feed_forward.iloc[layer]
-    d, ff = text.num("d_model", cfg.d_model), text.num("d_ff", cfg.d_ff)
-    inner = GATED_INNER.get(cfg.activation, "") if cfg.gated else ""
     if cfg.gated:
         text.say(
             _(
@@ -154,6 +169,15 @@ def feed_forward_step(lesson: Lesson) -> Step:
                 name=name,
             )
         )
+
+
+def feed_forward_step(lesson: Lesson) -> Step:
+    text, run, cfg = Text(), lesson.run, lesson.cfg
+    s, layer, q = lesson.sentence, lesson.layer, lesson.query
+    row = run.activation_summary(s).feed_forward.iloc[layer]
+    d, ff = text.num("d_model", cfg.d_model), text.num("d_ff", cfg.d_ff)
+    inner = GATED_INNER.get(cfg.activation, "") if cfg.gated else ""
+    _network_said(cfg, text, d, ff, inner)
     negative = text.num("share below 0", float(row["share_negative"]), ".1%")
     values = {"layer": text.num("layer", layer), "negative": negative}
     if cfg.gated or cfg.activation not in predictions.ACTIVATIONS:  # the model's own zeros

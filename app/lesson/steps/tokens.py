@@ -6,20 +6,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import plotly.graph_objects as go
 
 from app.charts.steps import token_matrix, vector_strips
 from app.i18n import _, n_
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, Typed, sentence
 from app.page.figures import token_table
-from encoder import hooks
+from encoder import EncoderConfig, hooks
 from encoder.core.options import NORM_TYPE_NAMES
-from encoder.inspect.lesson import embedding_parts, is_special
+from encoder.inspect.lesson import EmbeddingParts, embedding_parts, is_special
 
 
-def tokens_step(lesson: Lesson) -> Step:
-    run, text = lesson.run, Text()
+def _tokens_said(lesson: Lesson, text: Text, ids: np.ndarray) -> None:
+    """How the tokenizer cut the text: the count, the vocabulary, the ends and the word pieces."""
     tokens, n = lesson.tokens, lesson.n
-    ids = run.input_ids[lesson.sentence, :n]
     vocab = text.num("vocabulary size", lesson.cfg.vocab_size, ",")
     if lesson.kind == "task":
         text.say(
@@ -64,6 +64,12 @@ def tokens_step(lesson: Lesson) -> Step:
                 token="{token}",  # a placeholder still: the token is the user's, put in as Typed
             )
             text.say(*sentence(said, token=Typed(tokens[pieces[0]])))
+
+
+def tokens_step(lesson: Lesson) -> Step:
+    run, text = lesson.run, Text()
+    ids = run.input_ids[lesson.sentence, : lesson.n]
+    _tokens_said(lesson, text, ids)
     text.say(
         *sentence(
             _("The lesson follows one token, {query}, id {id}."),
@@ -89,10 +95,9 @@ def tokens_step(lesson: Lesson) -> Step:
     )
 
 
-def embedding_step(lesson: Lesson) -> Step:
-    run, cfg, text = lesson.run, lesson.cfg, Text()
-    q = lesson.query
-    parts = embedding_parts(run.trace, lesson.sentence, q)
+def _embedding_said(lesson: Lesson, text: Text, parts: EmbeddingParts) -> None:
+    """The row the id picks, and the length the query's token vector gets."""
+    cfg = lesson.cfg
     width = text.num("embedding width", cfg.embedding_width)
     token_norm = text.num("length of the token vector", float(np.linalg.norm(parts.token)), ".2f")
     if cfg.scale_embeddings:
@@ -123,6 +128,11 @@ def embedding_step(lesson: Lesson) -> Step:
         row + " ",
         *sentence(gets, query=lesson.query_said(text), length=token_norm, root=root),
     )
+
+
+def _position_said(lesson: Lesson, text: Text, parts: EmbeddingParts) -> None:
+    """What the position adds: nothing (RoPE turns q and k instead), sines, or a table's row."""
+    cfg = lesson.cfg
     rotary = cfg.positional == "rope"
     position_norm = text.num(
         "length of the position vector", float(np.linalg.norm(parts.position)), ".2f"
@@ -161,52 +171,65 @@ def embedding_step(lesson: Lesson) -> Step:
                 length=position_norm,
             )
         )
+
+
+def _normalised_said(
+    cfg: EncoderConfig, text: Text, summed: str, out_norm: str, token_type: bool
+) -> str:
+    """What the first block reads where the embeddings are normalised (BERT): with a token-type
+    vector or not, projected to d_model or not."""
+    norm = NORM_TYPE_NAMES[cfg.norm_type]
+    if cfg.embedding_size:
+        d_model = text.num("d_model", cfg.d_model)
+        return (
+            _(
+                "This model also adds a token-type vector and normalises {what} with {norm}, "
+                "then projects it to d_model = {d_model}: the first block reads a vector of "
+                "length {length}.",
+                what=summed,
+                norm=norm,
+                d_model=d_model,
+                length=out_norm,
+            )
+            if token_type
+            else _(
+                "This model also normalises {what} with {norm}, then projects it to "
+                "d_model = {d_model}: the first block reads a vector of length {length}.",
+                what=summed,
+                norm=norm,
+                d_model=d_model,
+                length=out_norm,
+            )
+        )
+    return (
+        _(
+            "This model also adds a token-type vector and normalises {what} with {norm}: "
+            "the first block reads a vector of length {length}.",
+            what=summed,
+            norm=norm,
+            length=out_norm,
+        )
+        if token_type
+        else _(
+            "This model also normalises {what} with {norm}: the first block reads a "
+            "vector of length {length}.",
+            what=summed,
+            norm=norm,
+            length=out_norm,
+        )
+    )
+
+
+def _block_input_said(lesson: Lesson, text: Text, parts: EmbeddingParts) -> None:
+    """What the first block reads: the sum (or the token vector), normalised or projected."""
+    cfg = lesson.cfg
+    rotary = cfg.positional == "rope"
     out_norm = text.num("length of the block input", float(np.linalg.norm(parts.output)), ".2f")
     summed = _("the token vector") if rotary else _("the sum")
-    norm = NORM_TYPE_NAMES[cfg.norm_type]
     if cfg.embedding_norm:
-        token_type = not rotary and bool(cfg.type_vocab_size)
-        if cfg.embedding_size:
-            d_model = text.num("d_model", cfg.d_model)
-            said = (
-                _(
-                    "This model also adds a token-type vector and normalises {what} with {norm}, "
-                    "then projects it to d_model = {d_model}: the first block reads a vector of "
-                    "length {length}.",
-                    what=summed,
-                    norm=norm,
-                    d_model=d_model,
-                    length=out_norm,
-                )
-                if token_type
-                else _(
-                    "This model also normalises {what} with {norm}, then projects it to "
-                    "d_model = {d_model}: the first block reads a vector of length {length}.",
-                    what=summed,
-                    norm=norm,
-                    d_model=d_model,
-                    length=out_norm,
-                )
-            )
-        else:
-            said = (
-                _(
-                    "This model also adds a token-type vector and normalises {what} with {norm}: "
-                    "the first block reads a vector of length {length}.",
-                    what=summed,
-                    norm=norm,
-                    length=out_norm,
-                )
-                if token_type
-                else _(
-                    "This model also normalises {what} with {norm}: the first block reads a "
-                    "vector of length {length}.",
-                    what=summed,
-                    norm=norm,
-                    length=out_norm,
-                )
-            )
-        text.say(said)
+        text.say(
+            _normalised_said(cfg, text, summed, out_norm, not rotary and bool(cfg.type_vocab_size))
+        )
     elif cfg.embedding_size:
         text.say(
             _(
@@ -225,6 +248,12 @@ def embedding_step(lesson: Lesson) -> Step:
                 length=out_norm,
             )
         )
+
+
+def _embedding_figures(lesson: Lesson, parts: EmbeddingParts) -> list[tuple[str, go.Figure]]:
+    """The query's vectors as strips, and (unless RoPE) every position's vector."""
+    run, cfg, q = lesson.run, lesson.cfg, lesson.query
+    rotary = cfg.positional == "rope"
     rows = [(_("token"), parts.token)] + ([] if rotary else [(_("position"), parts.position)])
     if not cfg.embedding_size:  # the block input is as wide as the rest
         rows.append((_("block input"), parts.output))
@@ -259,9 +288,18 @@ def embedding_step(lesson: Lesson) -> Step:
                 ),
             )
         )
+    return figures
+
+
+def embedding_step(lesson: Lesson) -> Step:
+    text = Text()
+    parts = embedding_parts(lesson.run.trace, lesson.sentence, lesson.query)
+    _embedding_said(lesson, text, parts)
+    _position_said(lesson, text, parts)
+    _block_input_said(lesson, text, parts)
     return Step(
         text,
-        figures=figures,
+        figures=_embedding_figures(lesson, parts),
         links=[lesson.attention_steps_link(layer=0)],
         uses_query=True,
     )
