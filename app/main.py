@@ -30,7 +30,6 @@ from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
 from app.streamlit_private import (  # noqa: E402
     announce,
-    layouts_known_by_key,
     page_language,
     page_script,
     page_style,
@@ -138,7 +137,6 @@ def input_messages(line_count: int, run: Run) -> None:
 
 
 i18n.speak_with(sidebar.spoken_language)
-layouts_known_by_key()
 
 
 def main(make_run=run_for) -> None:

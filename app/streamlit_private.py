@@ -264,29 +264,6 @@ def presenter_question_style() -> None:
     st.html(PRESENTER_QUESTION_CSS)
 
 
-def layouts_known_by_key() -> None:
-    """Have Streamlit know a set of tabs or an expander that has a key by its key alone, as it
-    knows a keyed widget: their labels then change (a language switch) without a new element,
-    so what is inside them stays mounted and is updated in place. Relies on
-    streamlit.elements.layouts calling `compute_and_register_element_id` with
-    key_as_main_identity=False for "tabs" and "expander" (1.67); idempotent."""
-    from streamlit.elements import layouts
-
-    compute = layouts.compute_and_register_element_id
-    if hasattr(compute, "streamlits_own"):
-        return
-
-    def by_key(element_type: str, *, user_key=None, key_as_main_identity=False, **kwargs):
-        if element_type in ("tabs", "expander") and user_key is not None:
-            key_as_main_identity = True
-        return compute(
-            element_type, user_key=user_key, key_as_main_identity=key_as_main_identity, **kwargs
-        )
-
-    by_key.streamlits_own = compute
-    layouts.compute_and_register_element_id = by_key
-
-
 # A view opened at its own path (/attention) has Streamlit's frontend look for its server there
 # first, then one level up: /attention/_stcore/health and /attention/_stcore/host-config answer
 # 404, two errors in the browser's console on every such visit (streamlit/streamlit#7074). The
