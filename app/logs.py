@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 
-from streamlit.logger import setup_formatter
+import streamlit as st
 
 LEVEL_ENV = "ENCODER_EXPLORER_LOG_LEVEL"
 LOGGERS = ("app", "encoder")  # the packages whose decisions an operator reads
@@ -21,11 +21,13 @@ def configure() -> None:
     level = logging.getLevelName(name)
     for package in LOGGERS:
         logger = logging.getLogger(package)
-        if not hasattr(logger, "streamlit_console_handler"):
-            setup_formatter(logger)
+        if not logger.handlers:
             # the process's own stderr: a test runner's captured stream may close before a
             # session's models are released at exit
-            logger.streamlit_console_handler.setStream(sys.__stderr__)
+            handler = logging.StreamHandler(sys.__stderr__)
+            handler.setFormatter(logging.Formatter(st.get_option("logger.messageFormat")))
+            handler.formatter.default_msec_format = "%s.%03d"  # as Streamlit's own lines
+            logger.addHandler(handler)
             logger.propagate = False
         logger.setLevel(level if isinstance(level, int) else logging.INFO)
     if not isinstance(level, int):

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on every change
@@ -29,8 +30,8 @@ from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
 from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
 from app.streamlit_private import (  # noqa: E402
+    NameTheRootOnViewPaths,
     announce,
-    layouts_known_by_key,
     page_language,
     page_script,
     page_style,
@@ -138,7 +139,6 @@ def input_messages(line_count: int, run: Run) -> None:
 
 
 i18n.speak_with(sidebar.spoken_language)
-layouts_known_by_key()
 
 
 def main(make_run=run_for) -> None:
@@ -273,5 +273,7 @@ def draw_page(view: registry.View, held: Frame) -> None:
         st.caption(status_line(runs, held.page_start))
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # a session's run of the page
     main()
+else:  # `streamlit run app/main.py` finds this app (st.App) and serves it, the page above
+    streamlit_app = st.App(__file__, middleware=[Middleware(NameTheRootOnViewPaths)])

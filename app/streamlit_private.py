@@ -1,5 +1,6 @@
-"""Every use of Streamlit beyond its public API, in one place (pyproject pins streamlit<2): its
-runtime's internals, and the page's DOM that our CSS selects.
+"""Every use of Streamlit beyond its public API, in one place (pyproject pins the release CI
+tests, 1.67): its runtime's internals, the frontend's settings, and the page's DOM that our CSS
+selects (tests/test_layout.py finds none elsewhere in Python).
 
 Each function names what it relies on; if a Streamlit release moves it, this module is the one
 to mend, and each answers None / does nothing where the runtime is absent (AppTest) or differs.
@@ -264,77 +265,53 @@ def presenter_question_style() -> None:
     st.html(PRESENTER_QUESTION_CSS)
 
 
-def layouts_known_by_key() -> None:
-    """Have Streamlit know a set of tabs or an expander that has a key by its key alone, as it
-    knows a keyed widget: their labels then change (a language switch) without a new element,
-    so what is inside them stays mounted and is updated in place. Relies on
-    streamlit.elements.layouts calling `compute_and_register_element_id` with
-    key_as_main_identity=False for "tabs" and "expander" (1.67); idempotent."""
-    from streamlit.elements import layouts
-
-    compute = layouts.compute_and_register_element_id
-    if hasattr(compute, "streamlits_own"):
-        return
-
-    def by_key(element_type: str, *, user_key=None, key_as_main_identity=False, **kwargs):
-        if element_type in ("tabs", "expander") and user_key is not None:
-            key_as_main_identity = True
-        return compute(
-            element_type, user_key=user_key, key_as_main_identity=key_as_main_identity, **kwargs
-        )
-
-    by_key.streamlits_own = compute
-    layouts.compute_and_register_element_id = by_key
-
-
 # A view opened at its own path (/attention) has Streamlit's frontend look for its server there
 # first, then one level up: /attention/_stcore/health and /attention/_stcore/host-config answer
 # 404, two errors in the browser's console on every such visit (streamlit/streamlit#7074). The
 # frontend asks only where `window.__streamlit.BACKEND_BASE_URL` says, when the page sets it
-# before the frontend's module runs; Streamlit serves one static index.html for every path, so
-# the page served for a view's path (a single segment under the app's root, where Streamlit falls
-# back to index.html) gets a script that names the app's root, the address one level up (behind
-# a proxy's prefix too). Relies on streamlit.web.server.starlette.starlette_static_routes'
-# create_streamlit_static_handler (index.html and the static files; `get_response(path, scope)`
-# with `path` under the app's root, a FileResponse of its `_index_path` where it falls back) and
-# on the frontend reading window.__streamlit once, as it loads. The launcher installs it before
-# the server starts; `streamlit run app/main.py` serves Streamlit's page as it is.
+# before the frontend's module runs: that setting, which the frontend reads once as it loads, is
+# the private part (no public option names the server's address). Streamlit serves one
+# index.html for every path; the page served at a view's path (a single segment under the app's
+# root) gets a script that names the app's root, the address one level up (behind a proxy's
+# prefix too), added by an ASGI middleware that st.App (app/main.py) runs before its own: public
+# API, under `streamlit run app/main.py` and `encoder-explorer` alike.
 SERVER_AT_THE_ROOT = (
-    "<script>window.__streamlit = Object.assign({}, window.__streamlit, "
-    '{BACKEND_BASE_URL: new URL(".", window.location.href).href});</script>'
+    b"<script>window.__streamlit = Object.assign({}, window.__streamlit, "
+    b'{BACKEND_BASE_URL: new URL(".", window.location.href).href});</script>'
 )
+UNASKED = {b"accept-encoding", b"if-none-match", b"if-modified-since"}  # the page whole, fresh
 
 
-def name_the_root_on_view_paths() -> bool:
-    """Serve a view's path with the app's root named as the server's address (see above);
-    False where this Streamlit's static handler is not the one this relies on."""
-    try:
-        from starlette.responses import FileResponse, HTMLResponse
-        from streamlit.web.server.starlette import starlette_static_routes as routes
-    except ImportError:
-        return False
-    make = getattr(routes, "create_streamlit_static_handler", None)
-    if make is None or getattr(make, "names_the_root", False):
-        return make is not None
+class NameTheRootOnViewPaths:
+    """ASGI middleware: the page served at a view's path names the app's root as the server's
+    address (see above); every other request and answer passes untouched."""
 
-    def make_naming(directory: str, base_url: str | None):
-        handler = make(directory=directory, base_url=base_url)
-        get_response, index = handler.get_response, getattr(handler, "_index_path", None)
-        page = Path(index).read_text(encoding="utf-8") if index else ""
-        if "<head>" not in page:
-            return handler
-        named = page.replace("<head>", "<head>" + SERVER_AT_THE_ROOT, 1)
+    def __init__(self, app) -> None:
+        self.app = app
 
-        async def get_named(path: str, scope):
-            response = await get_response(path, scope)
-            view_path = path.strip("/") and "/" not in path.strip("/") and "." not in path
-            if view_path and isinstance(response, FileResponse) and response.path == index:
-                return HTMLResponse(named, headers={"Cache-Control": "no-cache"})
-            return response
+    async def __call__(self, scope, receive, send) -> None:
+        root = [part for part in st.get_option("server.baseUrlPath").split("/") if part]
+        path = [part for part in scope.get("path", "").split("/") if part]
+        view = path and path[:-1] == root and "." not in path[-1]  # not a file (favicon.png)
+        if scope["type"] != "http" or scope["method"] != "GET" or not view:
+            await self.app(scope, receive, send)
+            return
+        started, body = {}, []
 
-        handler.get_response = get_named
-        return handler
+        async def named(message) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            page, headers = b"".join(body), started["headers"]
+            if dict(headers).get(b"content-type", b"").startswith(b"text/html"):
+                page = page.replace(b"<head>", b"<head>" + SERVER_AT_THE_ROOT, 1)
+            length = (b"content-length", str(len(page)).encode())
+            headers = [*(h for h in headers if h[0] != b"content-length"), length]
+            await send({**started, "headers": headers})
+            await send({"type": "http.response.body", "body": page})
 
-    make_naming.names_the_root = True
-    routes.create_streamlit_static_handler = make_naming
-    return True
+        headers = [h for h in scope["headers"] if h[0] not in UNASKED]
+        await self.app({**scope, "headers": headers}, receive, named)

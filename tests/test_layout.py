@@ -4,9 +4,12 @@ widget key is registered, and loading a checkpoint never imports the trainer."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -186,17 +189,129 @@ def test_the_class_store_s_back_ends_import_the_base_and_the_base_neither() -> N
     assert not base & {*back_ends, "app.classroom.backend"}, base
 
 
-def test_only_one_module_reaches_into_private_streamlit() -> None:
-    """Its runtime's internals, and its DOM (CSS on Streamlit's own data-testid names)."""
-    for path in [*files("app"), *files("encoder")]:
-        private = {
-            name
-            for name in imports_of(path)
-            if name.startswith("streamlit.runtime") or name.startswith("streamlit.web.server")
-        }
-        text = path.read_text(encoding="utf-8")
-        uses_private = bool(private) or "._session_mgr" in text or 'data-testid="st' in text
-        assert uses_private == (path.name == "streamlit_private.py"), (path, private)
+# Streamlit's public API in Python: `streamlit` (st.*, st.App among them) and these documented
+# modules; any other module of it (runtime, web, logger, elements, proto, ...) is its inside.
+PUBLIC_STREAMLIT = (
+    "streamlit",
+    "streamlit.column_config",
+    "streamlit.components.v1",
+    "streamlit.components.v2",
+    "streamlit.testing.v1",
+)
+
+
+def is_private_streamlit(name: str) -> bool:
+    """A dotted name (an import, or st.x.y read off one) that reaches past Streamlit's public API:
+    a `_` name, or a module of it that PUBLIC_STREAMLIT neither lists nor leads to (st.navigation
+    is public, the function; streamlit.navigation, the package behind it, is not)."""
+    parts = name.split(".")
+    if parts[0] != "streamlit":
+        return False
+    thing = importlib.import_module("streamlit")
+    for depth, part in enumerate(parts[1:], start=2):
+        if part.startswith("_"):
+            return True
+        if not isinstance(thing, ModuleType):
+            continue  # a name on a public module (st.App, st.session_state): its own attributes
+        try:
+            module = ".".join(parts[:depth])
+            thing = (
+                getattr(thing, part) if hasattr(thing, part) else importlib.import_module(module)
+            )
+        except ImportError:
+            return False  # no such name
+        public = (
+            p == thing.__name__ or p.startswith(f"{thing.__name__}.") for p in PUBLIC_STREAMLIT
+        )
+        if isinstance(thing, ModuleType) and not any(public):
+            return True
+    return False
+
+
+def private_streamlit_names(path: Path, ours: set[str]) -> set[str]:
+    """What a file names of Streamlit beyond its public API: modules it imports, attributes it
+    reads off them (st.runtime...), and, in a file that uses Streamlit, `_` attributes that no
+    code of ours defines (those of Streamlit's objects: runtime.get_instance()._session_mgr)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {name for name in imports_of(path) if is_private_streamlit(name)}
+    aliases = {}  # a local name: the Streamlit name it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                aliases[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            aliases |= {(a.asname or a.name): f"{node.module}.{a.name}" for a in node.names}
+    aliases = {local: name for local, name in aliases.items() if name.split(".")[0] == "streamlit"}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        dotted = ast.unparse(node).split(".")
+        if dotted[0] in aliases and all(part.isidentifier() for part in dotted):
+            name = ".".join([aliases[dotted[0]], *dotted[1:]])
+            found |= {name} if is_private_streamlit(name) else set()
+        elif (
+            aliases
+            and node.attr.startswith("_")
+            and node.attr[-2:] != "__"
+            and node.attr not in ours
+        ):
+            found.add(f".{node.attr}")
+    return found
+
+
+def names_defined(paths: list[Path]) -> set[str]:
+    """Every name our own code defines: functions, classes, variables, attributes, arguments."""
+    defined = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.add(node.name)
+            elif isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store):
+                defined.add(getattr(node, "id", None) or node.attr)
+            elif isinstance(node, ast.arg):
+                defined.add(node.arg)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                defined.add(node.value)  # object.__setattr__(self, "_values", ...)
+    return defined
+
+
+def test_only_one_module_reaches_past_streamlit_s_public_api() -> None:
+    """Its runtime's and server's internals, its private names, and its DOM (CSS on Streamlit's
+    own data-testid names) in Python: app/streamlit_private.py alone."""
+    paths = [*files("app"), *files("encoder")]
+    ours = names_defined(paths)
+    for path in paths:
+        private = private_streamlit_names(path, ours)
+        dom = re.findall(r"""data-testid=["']?st[A-Z]\w*""", path.read_text(encoding="utf-8"))
+        if path.name == "streamlit_private.py":
+            assert private and dom, "the one home of Streamlit's insides names none"
+        else:
+            assert not private and not dom, (str(path.relative_to(ROOT)), private, dom)
+
+
+def test_the_rule_finds_what_reaches_past_streamlit_s_public_api(tmp_path) -> None:
+    """What the rule above calls private, and what it leaves as public."""
+    straggler = tmp_path / "straggler.py"
+    straggler.write_text(
+        "import streamlit as st\n"
+        "import streamlit.components.v1 as components\n"
+        "from streamlit.logger import setup_formatter\n"
+        "from streamlit import runtime\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "st.App('main.py'), st.components.v2.component, st.session_state, st.runtime.exists()\n"
+        "st._main, st.context.headers, runtime.get_instance()._session_mgr\n",
+        encoding="utf-8",
+    )
+    assert private_streamlit_names(straggler, set()) == {
+        "streamlit.logger",
+        "streamlit.logger.setup_formatter",
+        "streamlit.runtime",
+        "streamlit.runtime.exists",
+        "streamlit.runtime.get_instance",
+        "streamlit._main",
+        "._session_mgr",
+    }
 
 
 def test_a_link_reaches_every_lesson_step_and_no_further() -> None:

@@ -182,9 +182,7 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """`streamlit run script` on a free loopback port; stop() ends exactly this process. The
-    app's page (app/main.py) is served as a host serves it, through its launcher (`python -m
-    app.launcher`, the `encoder-explorer` command).
+    """`streamlit run script` on a free loopback port; stop() ends exactly this process.
 
     `launcher` replaces that command (e.g. an installed `encoder-explorer`),
     run in `cwd` with `env`; the loopback options are added either way, and `options` (more
@@ -204,9 +202,7 @@ class StreamlitServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamlit-{self.port}.log"
-        if launcher is None and script == "app/main.py":  # the page as a host serves it
-            launcher = [sys.executable, "-m", "app.launcher"]
-        elif launcher is None:
+        if launcher is None:
             launcher = [sys.executable, "-m", "streamlit", "run", script, *settings_for(script)]
         command = [
             *launcher,
