@@ -1,11 +1,10 @@
 /**
  * Attention explorer: one run's attention, drawn and explored entirely in the browser.
  *
- * Plain ES module, no framework, no build step, no network. Hosts (Streamlit Custom Components
- * v2, anywidget, an offline file's module script) load it joined after shared.js (element, the
- * colour scales, OKABE_ITO) and figure_tools.js (figureControls, svgDocument, figureRounded,
- * SVG_NS) and before their glue (glue/*.js), which calls `mount`: one
- * self-contained module (encoder/web/hosts.py). The stylesheet is attention_explorer.css.
+ * An ES module, no framework, no network. Hosts (Streamlit Custom Components v2, anywidget, an
+ * offline file's module script) load it with what it imports and their glue (glue/*.js), which
+ * calls `mount`, joined into one self-contained module (encoder/web/hosts.py). The stylesheet is
+ * attention_explorer.css.
  *
  *   const explorer = mount(element, payloadBytes, {selection, onSelect});
  *   explorer.update(newPayloadBytes);   // a rerun's payload; the selection is kept
@@ -83,6 +82,11 @@
  *             titled setup, input's first TITLE_CHARS characters, layer, head and mode: lines as
  *             SVG paths with their dashes, cells as an image, tokens as text; PNG from the SVG)
  */
+import {
+  SERIES_COLOURS, VIRIDIS, viridis, diverging, rgb, element, speakWith, spoken, rightToLeft, _,
+  n_, number
+} from "./shared.js";
+import { figureRounded, svgNode, svgDocument, figureControls } from "./figure_tools.js";
 
 const SCALE = 65535;
 const MAGIC = "AEX1";

@@ -7,10 +7,8 @@
  * the feed-forward's boxes with their names in italics, and what the config changes beyond the
  * boxes as bullet lines under the block.
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, _, n_, speakWith, spoken, rightToLeft) and figure_tools.js (mountFigure: the frame,
- * its tools and its keys; svgNode, FIGURE_INK, FIGURE_CHAR), and before their glue, which calls
- * `mount` (encoder/web/hosts.py). The stylesheet is block_diagram.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is block_diagram.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another architecture, text or language
@@ -60,6 +58,8 @@
  *            the table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { rightToLeft, _, n_ } from "./shared.js";
+import { svgNode, FIGURE_INK, FIGURE_CHAR, figurePoint, mountFigure } from "./figure_tools.js";
 
 const DIAGRAM_TEXT = 16; // px: a box's text
 const DIAGRAM_EDGE = 15; // px: the shapes beside the arrows (monospace)

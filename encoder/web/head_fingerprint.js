@@ -6,11 +6,8 @@
  * zmin to zmax with a colour bar. Under the columns, the heads' numbers (as many as fit) and each
  * layer's name under its heads.
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, spoken, rightToLeft, viridis, rgb) and figure_tools.js
- * (mountFigure: its root, title, notes, message, plot, readout and tools; svgNode, figureSaid,
- * colourBar, colourBarScale, figureRing, figureRingAt), and before their glue, which calls
- * `mount` (encoder/web/hosts.py). The stylesheet is head_fingerprint.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is head_fingerprint.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another corpus, model or language
@@ -53,6 +50,11 @@
  *            or PNG, the table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { viridis, rgb, element, rightToLeft, _, n_ } from "./shared.js";
+import {
+  figureSaid, svgNode, FIGURE_CHAR, mountFigure, colourBarScale, colourBar, figureRing,
+  figureRingAt
+} from "./figure_tools.js";
 
 const PRINT_TEXT = 14; // px: every label (none under 14 px)
 const PRINT_ROW = 28; // px: a behaviour's row

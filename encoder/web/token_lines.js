@@ -3,10 +3,8 @@
  * statistic, stacked on one token axis, drawn as SVG (the LayerNorm view's figure: each norm's
  * input and output, their mean and their std per token).
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, speakWith, rightToLeft) and figure_tools.js (mountFigure: its root,
- * title, message, plot, readout and tools; figureStep, svgNode, figureSaid, niceScale,
- * wrapWords, tokenLabel), and before their glue, which calls `mount` (encoder/web/hosts.py).
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py).
  * The stylesheet is token_lines.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
@@ -42,6 +40,11 @@
  *            or PNG, the table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { element, rightToLeft, _, number } from "./shared.js";
+import {
+  figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, wrapWords, niceScale, tokenLabel,
+  figurePoint, mountFigure
+} from "./figure_tools.js";
 
 const LINES_TEXT = 14; // px: every label (none under 12 px: the page's rule)
 const LINES_TITLE = 15; // px: each plot's title

@@ -4,11 +4,8 @@
  * each row named by its unit; on the right, a heatmap of the same units (rows) on every token of
  * the sentence (columns), viridis colours with a colour bar, the token's own column outlined.
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, spoken, rightToLeft, viridis, rgb) and figure_tools.js
- * (mountFigure: its root, title, notes, message, plot, readout and tools; svgNode, figureSaid,
- * colourBar, colourBarScale, figureRing, figureRingAt), and before their glue, which calls
- * `mount` (encoder/web/hosts.py). The stylesheet is top_units.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is top_units.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another token, layer, sentence or language
@@ -52,6 +49,11 @@
  *            table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { viridis, rgb, element, rightToLeft, _, n_, number } from "./shared.js";
+import {
+  figureSaid, svgNode, FIGURE_INK, FIGURE_CHAR, niceScale, tokenLabel, figurePoint, mountFigure,
+  colourBarScale, colourBar, figureRing, figureRingAt
+} from "./figure_tools.js";
 
 const UNITS_TEXT = 14; // px: every label (none under 12 px: the page's rule)
 const UNITS_ROW = 28; // px: a unit's row

@@ -3,10 +3,8 @@
  * below 0 in their own colour, with the activation function f(x) drawn over them on a second
  * axis whose 0 lines up with the bars' base, drawn as SVG (the Activations view's figure).
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, rightToLeft) and figure_tools.js (mountFigure: its root,
- * title, notes, message, plot, readout and tools; figureStep, svgNode, figureSaid), and before
- * their glue, which calls `mount` (encoder/web/hosts.py). The stylesheet is value_histogram.css
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is value_histogram.css
  * beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
@@ -48,6 +46,10 @@
  *            table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { element, rightToLeft, _, n_, number } from "./shared.js";
+import {
+  figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, figurePoint, mountFigure
+} from "./figure_tools.js";
 
 const HIST_TEXT = 14; // px: every label (none under 12 px: the page's rule)
 const HIST_PLOT = 300; // px: the plot's height

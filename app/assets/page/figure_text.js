@@ -7,7 +7,14 @@
 //
 // DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, in the
 // chart's element box (ELEMENT_BOX), the [data-testid=figure-text] box of
-// encoder/web/figure_tools.js (joined before this file).
+// encoder/web/figure_tools.js.
+
+import { _, n_ } from "../../../encoder/web/shared.js";
+import {
+  figureRounded, figureSaid, svgDocument, figureControls
+} from "../../../encoder/web/figure_tools.js";
+import { whenStill } from "./when_still.js";
+
 const MAX_SERIES = 4; // series named in a chart's sentence
 // The box Streamlit gives each element: the tools go in it after the chart, as the explorer's and
 // the SVG figures' are in theirs, so that they are part of the figure's box. (Inside the chart's

@@ -2,6 +2,10 @@
 // is one that a keyboard must reach (WCAG 2.1.1; axe: scrollable-region-focusable): while it
 // scrolls it takes the focus (tabindex 0) and has a name, and gives both back once it fits.
 // DOM contract: such a region carries data-keyboard-scroll.
+
+import { _ } from "../../../encoder/web/shared.js";
+import { whenStill } from "./when_still.js";
+
 const SCROLLERS = [ // a region's selector, its name (in the page's language: shared.js's `_`)
   [".katex-display", () => _("Formula, scrollable")],
   ['[data-testid="stTable"] > div', () => _("Table, scrollable")],

@@ -3,6 +3,10 @@
 // arrow keys, Home and End move among the views (a roving tabindex), Enter opens one.
 // DOM contract: the links are [data-testid=stTopNavLink]; the open one has aria-current="page";
 // their nav element is named "Views".
+
+import { _ } from "../../../encoder/web/shared.js";
+import { whenStill } from "./when_still.js";
+
 function viewLinks() {
   return [...document.querySelectorAll("[data-testid=stTopNavLink]")];
 }

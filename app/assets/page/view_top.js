@@ -5,6 +5,9 @@
 // of a long one was drawn scrolled to its own end, past the explorer. A wheel event is how that
 // container learns that its reader scrolled away (it then lets go of the bottom); then the top.
 // DOM contract: the page scrolls in an ancestor of [data-testid=stMain], or in stMain itself.
+
+import { whenChanged } from "./when_still.js";
+
 let viewPath = location.pathname;
 
 function pageScroller() {
