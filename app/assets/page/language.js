@@ -8,13 +8,13 @@
 import {
   PAGE_SPEECH, SPEECH_EVENT, speakWith, spoken, spokenWords,
 } from "../../../encoder/web/shared.js";
+import { TYPED_TEXT } from "./streamlit_dom.js";
 import { whenChanged } from "./when_still.js";
 
 let pageWordsRead = null; // the [data-page-words] text last spoken
 // What a reader types (sentences, answers) runs in its own direction, whatever the page's: an
 // English sentence on an Arabic page reads left to right, its full stop at its end (dir="auto":
-// the direction of its first strong letter).
-const TYPED_TEXT = '[data-testid="stTextArea"] textarea, [data-testid="stTextInput"] input';
+// the direction of its first strong letter): TYPED_TEXT.
 
 function declareLanguage() {
   const said = [...document.querySelectorAll("[data-page-language]")].pop();
