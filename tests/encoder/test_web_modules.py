@@ -110,7 +110,7 @@ def test_a_page_hosts_script_and_stub_parse_and_the_stub_hands_calls_to_the_scri
 def read_in_node(node: str, tmp_path: Path, data: bytes) -> dict:
     """read_payload.mjs's reading of `data`: {"aligned": ..., "odd": ...}."""
     module, payload_file = tmp_path / "explorer.mjs", tmp_path / "payload.bin"
-    module.write_text(joined("attention_explorer.js"), encoding="utf-8")
+    module.write_text(joined("explorer/payload.js"), encoding="utf-8")
     payload_file.write_bytes(data)
     done = subprocess.run(
         [node, str(READER), str(module), str(payload_file)],
