@@ -23,8 +23,10 @@ binding that could change under its importer), `export *`, and an import not at 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 # `import { a, b as c } from "./x.js";`, `import x from "./x.js";`, `import * as x from "./x.js";`
@@ -91,7 +93,7 @@ def read_module(path: Path, text: str | None = None) -> Module:
         if not specifier.startswith(("./", "../")):
             where = _where(path, text, found.start())
             raise BundleError(f"{where}: {specifier!r} is not a relative path to a .js file")
-        target = (path.parent / specifier).resolve()
+        target = Path(os.path.normpath(path.parent / specifier))  # no disk: fast
         if found["names"]:
             names = _names(found["names"], path, _where(path, text, found.start()))
             imports.append((target, {inside: outside for outside, inside in names}))
@@ -117,6 +119,12 @@ def read_module(path: Path, text: str | None = None) -> Module:
     if unread:
         raise BundleError(f"{_where(path, body, unread.start())}: cannot read this import")
     return Module(path, body, exports, imports)
+
+
+@cache
+def _read_file(path: Path, stamp: tuple[int, int]) -> Module:
+    """`path` read as a module, once while its size and modification time (`stamp`) hold."""
+    return read_module(path)
 
 
 def _scope_name(path: Path, root: Path) -> str:
@@ -164,7 +172,8 @@ def joined(entry: Path, text: str | None = None, root: Path | None = None) -> st
         elif not path.is_file():
             raise BundleError(f"{chain[-1] if chain else path}: imports {path}, not a file")
         else:
-            read[path] = module = read_module(path)
+            found = path.stat()
+            read[path] = module = _read_file(path, (found.st_size, found.st_mtime_ns))
         for target, _ in module.imports:
             visit(target, (*chain, path))
         order.append(path)
