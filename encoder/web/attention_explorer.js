@@ -82,21 +82,14 @@
  *             titled setup, input's first TITLE_CHARS characters, layer, head and mode: lines as
  *             SVG paths with their dashes, cells as an image, tokens as text; PNG from the SVG)
  */
-import { element, speakWith, spoken, rightToLeft, _, n_ } from "./shared.js";
-import { figureControls } from "./figure_tools.js";
-import {
-  decodePayload, fullWeights, movedWeights, rolloutWeights, tileWeights, outsideWindow, sameShape,
-  difference,
-} from "./explorer/payload.js";
-import { LINES_ALL, SETTLE_MS, peak } from "./explorer/draw.js";
 import { linesMode } from "./explorer/lines.js";
 import { matrixMode } from "./explorer/matrix.js";
 import { headsMode } from "./explorer/heads.js";
-import { available, drawBar, drawChips, overlaid, shownName } from "./explorer/bar.js";
-import { onKey } from "./explorer/keyboard.js";
+import { addModeButtons, overlaid } from "./explorer/bar.js";
+import { readers, startState } from "./explorer/state.js";
 import {
-  describe, figureSentence, figureSvg, figureTable, figureTitle,
-} from "./explorer/readout.js";
+  buildElements, choose, hover, look, pin, receive, relabel, render, settle,
+} from "./explorer/view.js";
 
 const MODES = { // in the bar's order
   lines: linesMode,
@@ -110,256 +103,33 @@ const MODES = { // in the bar's order
 
 /** Draw `payload` into `host` (an element or shadow root); see the module doc. */
 export function mount(host, payload, options = {}) {
-  const onSelect = options.onSelect || (() => {});
-  const start = options.selection || {};
-  const state = {
-    layer: 0, head: 0, mode: "lines", setup: start.setup || "A",
-    hovered: null, // query token under the pointer or the keyboard's focus
-    pinned: null,
-    cell: null, // [query, key] under the pointer in the matrix
-    overlay: [], // extra heads drawn in the lines view: [layer, head] pairs
-  };
-  /** Open at `at` ({layer, head, mode, query}, all optional). */
-  function openAt(at) {
-    state.layer = Number(at.layer) || 0;
-    state.head = Number(at.head) || 0;
-    state.mode = Object.hasOwn(MODES, at.mode) ? at.mode : "lines";
-    state.pinned = Number.isInteger(at.query) && at.query >= 0 ? at.query : null;
-    state.hovered = null;
-    state.overlay = [];
-  }
-  openAt(start);
-  let data = null;
-  let settleTimer = null;
-  let opened = null; // the payload start last opened at (JSON), so a rerun keeps the selection
-
-  const root = element("div", { "data-testid": "attention-explorer", class: "aex", tabindex: "0",
-    role: "application", "aria-label": "Attention explorer" });
-  const bar = element("div", { class: "aex-bar" });
-  const modeButtons = element("div", { class: "aex-group", role: "group", "aria-label": "View" });
-  const setups = element("div", { class: "aex-group", role: "group", "aria-label": "Setup" });
-  const layerPick = element("select", { "data-testid": "explorer-layer", "data-role": "layer",
-    "aria-label": "Layer", class: "aex-layer" });
-  layerPick.addEventListener("change", () => choose(Number(layerPick.value), state.head));
-  const layerLabel = element("label", { class: "aex-layer-label" });
-  const layerWord = document.createTextNode("Layer ");
-  layerLabel.append(layerWord, layerPick);
-  const title = element("div", { class: "aex-title" });
-  bar.append(modeButtons, setups, layerLabel, title);
-  const chips = element("div", { class: "aex-chips", role: "group", "aria-label": "Heads drawn" });
-  const message = element("div", { class: "aex-message", "data-role": "message", role: "alert" });
-  const stage = element("div", { class: "aex-stage", "data-role": "figure", role: "figure",
-    "aria-label": "Attention explorer" });
-  const readout = element("div", { class: "aex-readout", "data-role": "readout",
-    "aria-live": "polite" });
-  // the look's table and "Save as…" (figure_tools.js), read only when used
-  const controls = figureControls({ title: () => figureTitle(explorer),
-    table: () => figureTable(explorer), svg: () => figureSvg(explorer) });
-  root.append(bar, chips, message, stage, readout, controls);
-  host.append(root);
-
-  // ------------------------------------------------------------ what is drawn
-
-  const setupNamed = (name) => data.setups.find((s) => s.name === name) || data.setups[0];
-  const a = () => data.setups[0];
-  const b = () => data.setups[1] || null;
-  const comparable = () => b() !== null && sameShape(a(), b());
-  const signed = () => state.setup === "B-A";
-  const shown = () => (signed() ? a() : setupNamed(state.setup)); // shapes and tokens
-
-  function weightsOf(layer, head, reader) {
-    if (!signed()) return reader(setupNamed(state.setup), layer, head);
-    return difference(reader(a(), layer, head), reader(b(), layer, head));
-  }
-  const full = (layer, head) => weightsOf(layer, head, fullWeights);
-  const tile = (layer, head) => weightsOf(layer, head, tileWeights);
-  const moved = (layer, head) => weightsOf(layer, head, movedWeights);
-  const rolled = (layer) => weightsOf(layer, 0, (setup) => rolloutWeights(setup, layer));
-  /** The layer whose rollout is drawn for `layer` (the last where only that one was sent). */
-  const rolledLayer = (layer) => (rolloutWeights(shown(), layer) || { layer }).layer;
-  const large = () => data.largeText;
-  const query = () => (state.pinned !== null ? state.pinned : state.hovered);
-  /** Where the colours end: 1, or the largest |weight| drawn when stretched: by the host's
-   * choice, always for B − A (whose differences are small) and for long inputs (past LINES_ALL
-   * tokens a weight is about 1/n: unstretched, every cell would be dark). */
-  const stretched = () => data.stretch || signed() || shown().n > LINES_ALL;
-  const colourScale = (drawn) => (stretched() ? Math.max(...drawn.map(peak)) : 1);
-  const headName = (layer, head) => _("layer {layer}, head {head}",
-    { layer: shown().layerLabels[layer], head });
-  /** The local window a reading of `layer` marks (0: none; B − A and the rollout mark none). */
-  const windowOf = (layer, reading = "weights") => (signed() || reading === "rollout" ? 0
-    : shown().windows[layer] || 0);
-  const masked = (layer, q, k, reading = "weights") => windowOf(layer, reading) > 0
-    && outsideWindow(shown(), layer, q, k);
-
-  // the explorer as its modes see it; each mode draws on the stage
-  const explorer = { state, stage, message, shown, full, tile, moved, rolled, rolledLayer, large,
-    signed, query, colourScale, headName, hover, pin, say, choose, window: windowOf, masked,
-    overlaid: () => overlaid(explorer), mode: () => mode(), a, b, comparable, render, settle,
-    look, modeButtons, layerPick, setups, title, chips, get data() { return data; } };
-  const modes = Object.fromEntries(Object.entries(MODES)
-    .map(([name, make]) => [name, make(explorer)]));
-  const mode = () => modes[state.mode];
-
-  for (const [name, { label }] of Object.entries(modes)) {
-    const button = element("button", { type: "button", "data-role": "mode", "data-mode": name },
-      label());
-    button.addEventListener("click", () => { state.mode = name; render(); settle(); });
-    modeButtons.append(button);
-  }
-
-  function setAttributes() {
-    root.dataset.layer = String(state.layer);
-    root.dataset.head = String(state.head);
-    root.dataset.query = query() === null ? "" : String(query());
-    root.dataset.pinned = String(state.pinned !== null);
-    root.dataset.setup = state.setup;
-    root.dataset.mode = state.mode;
-    root.dataset.large = String(large());
-  }
-
-  function say(text) {
-    readout.textContent = text;
-  }
-
-  /** The bar's and the regions' words, and the direction, in the payload's language (none
-   * given: the page's, shared.js's speakWith). */
-  function speak() {
-    speakWith(data.words, data.lang);
-    root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
-    root.setAttribute("lang", spoken());
-    root.setAttribute("aria-label", _("Attention explorer"));
-    stage.setAttribute("aria-label", _("Attention explorer"));
-    modeButtons.setAttribute("aria-label", _("View"));
-    setups.setAttribute("aria-label", _("Setup"));
-    layerPick.setAttribute("aria-label", _("Layer"));
-    layerWord.textContent = _("Layer") + " ";
-    chips.setAttribute("aria-label", _("Heads drawn"));
-    for (const button of modeButtons.children) button.textContent = modes[button.dataset.mode].label();
-    controls.relabel();
-  }
-
-  /** Name the stage by the look's sentence, and redraw an open table: when the look settles. */
-  function nameFigure() {
-    if (!data) return;
-    stage.setAttribute("aria-label", figureSentence(explorer));
-    controls.refresh();
-  }
-
-  function settle() {
-    clearTimeout(settleTimer);
-    settleTimer = setTimeout(() => {
-      nameFigure();
-      onSelect({ layer: state.layer, head: state.head, query: state.pinned, setup: state.setup,
-        mode: state.mode, full: full(state.layer, state.head) !== null });
-    }, SETTLE_MS);
-  }
-
-  function choose(layer, head) {
-    const setup = shown();
-    state.layer = Math.min(Math.max(layer, 0), setup.layers - 1);
-    state.head = Math.min(Math.max(head, 0), setup.heads - 1);
-    render();
-    settle();
-  }
-
-  // ------------------------------------------------------------ looking
-
-  function hover(q) {
-    state.hovered = q;
-    look();
-  }
-
-  function pin(q) {
-    state.pinned = state.pinned === q ? null : q;
-    look();
-    settle();
-  }
-
-  /** Redraw what a look changes (cheap): the mode's drawing, attributes, readout. */
-  function look() {
-    setAttributes();
-    mode().draw();
-    const q = query();
-    const cell = mode().pointed();
-    if (cell && state.hovered !== null) {
-      say(describe(explorer, state.layer, state.head, cell[0], cell[1]));
-    } else if (q !== null) {
-      const said = describe(explorer, state.layer, state.head, q, null);
-      say(state.pinned !== null ? _("{readout} (pinned)", { readout: said }) : said);
-    } else {
-      say(_("{name}: point at a token, or use ↑/↓ and Enter", { name: shownName(explorer) }));
-    }
-  }
-
-  function render() {
-    message.textContent = "";
-    if (!data) return;
-    if (state.setup === "B-A" && !comparable()) state.setup = a().name;
-    if (!data.setups.some((s) => s.name === state.setup) && state.setup !== "B-A") {
-      state.setup = a().name;
-    }
-    if (!available(explorer, state.mode)) state.mode = "lines";
-    root.classList.toggle("aex-large", large());
-    const setup = shown();
-    state.layer = Math.min(state.layer, setup.layers - 1);
-    state.head = Math.min(state.head, setup.heads - 1);
-    if (query() !== null && query() >= setup.n) { state.pinned = null; state.hovered = null; }
-    if (b() && !comparable()) {
-      message.textContent = _("B − A needs the same layers, heads and tokens in both setups.");
-    }
-    drawBar(explorer);
-    if (mode().overlays || chips.firstChild) drawChips(explorer);
-    for (const other of Object.values(modes)) if (other !== mode()) other.forget();
-    if (state.mode === "rollout" && rolledLayer(state.layer) !== state.layer) {
-      message.textContent = n_("Only the rollout after the last layer was sent for {count} "
-        + "token: it is drawn whichever layer is chosen.", "Only the rollout after the last layer "
-        + "was sent for {count} tokens: it is drawn whichever layer is chosen.", setup.n);
-    } else if (mode().oneHead && !full(state.layer, state.head)) {
-      message.textContent = _("{head} is drawn in blocks until its full resolution arrives.",
-        { head: headName(state.layer, state.head) });
-    }
-    look();
-  }
-
-  root.addEventListener("keydown", (event) => onKey(explorer, event));
-
-  // ------------------------------------------------------------ the host's handle
-
-  function update(next) {
-    try {
-      data = decodePayload(next);
-    } catch (error) {
-      data = null;
-      stage.replaceChildren();
-      message.textContent = _("Nothing to draw: {error}", { error: error.message });
-      return;
-    }
-    const at = data.start && JSON.stringify(data.start);
-    if (at && at !== opened) openAt(data.start);
-    opened = at || opened;
-    speak();
-    for (const each of Object.values(modes)) each.forget();
-    render();
-    nameFigure();
-  }
-
-  /** Everything said again in the language spoken now (the page's changed), the data as it
-   * is: nothing decoded or computed again. */
-  function relabel() {
-    if (!data) return;
-    speak();
-    render();
-    nameFigure();
-  }
-
+  const modeNames = Object.keys(MODES);
+  // the explorer as its parts see it (explorer/*.js): its state, its data, its elements, its
+  // readers and what redraws it
+  const x = { state: startState(options.selection || {}, modeNames), data: null,
+    settleTimer: null, onSelect: options.onSelect || (() => {}), opened: null };
+  Object.assign(x, buildElements(x, host), readers(x), {
+    say: (text) => { x.readout.textContent = text; },
+    choose: (layer, head) => choose(x, layer, head),
+    hover: (q) => hover(x, q),
+    pin: (q) => pin(x, q),
+    look: () => look(x),
+    render: () => render(x),
+    settle: () => settle(x),
+    overlaid: () => overlaid(x),
+    mode: () => x.modes[x.state.mode],
+  });
+  x.modes = Object.fromEntries(Object.entries(MODES).map(([name, make]) => [name, make(x)]));
+  addModeButtons(x);
+  const update = (next) => receive(x, next, modeNames);
   update(payload);
+  const { state } = x;
   return {
     update,
-    relabel,
+    relabel: () => relabel(x),
     destroy() {
-      clearTimeout(settleTimer);
-      root.remove();
+      clearTimeout(x.settleTimer);
+      x.root.remove();
     },
     get selection() {
       return { layer: state.layer, head: state.head, query: state.pinned, setup: state.setup,

@@ -8,6 +8,32 @@ import { svgNode } from "../figure_tools.js";
 import { HEAD_COLOURS, HEAD_DASHES, MAX_OVERLAY } from "./draw.js";
 import { READINGS } from "./matrix.js";
 
+/** The bar's elements: the modes' group, the setups' group, the layer's select and the title. */
+export function buildBar(x) {
+  const bar = element("div", { class: "aex-bar" });
+  const modeButtons = element("div", { class: "aex-group", role: "group", "aria-label": "View" });
+  const setups = element("div", { class: "aex-group", role: "group", "aria-label": "Setup" });
+  const layerPick = element("select", { "data-testid": "explorer-layer", "data-role": "layer",
+    "aria-label": "Layer", class: "aex-layer" });
+  layerPick.addEventListener("change", () => x.choose(Number(layerPick.value), x.state.head));
+  const layerLabel = element("label", { class: "aex-layer-label" });
+  const layerWord = document.createTextNode("Layer ");
+  layerLabel.append(layerWord, layerPick);
+  const title = element("div", { class: "aex-title" });
+  bar.append(modeButtons, setups, layerLabel, title);
+  return { bar, modeButtons, setups, layerPick, layerWord, title };
+}
+
+/** A button for each of the explorer's modes (x.modes), in their order. */
+export function addModeButtons(x) {
+  for (const [name, { label }] of Object.entries(x.modes)) {
+    const button = element("button", { type: "button", "data-role": "mode", "data-mode": name },
+      label());
+    button.addEventListener("click", () => { x.state.mode = name; x.render(); x.settle(); });
+    x.modeButtons.append(button);
+  }
+}
+
 /** The bar as the look is: its buttons pressed or hidden, the layers, the setups, the title. */
 export function drawBar(x) {
   const setup = x.shown();
