@@ -304,6 +304,25 @@ function showChosen({ root, readout, state }, chosen) {
     value: printSaid(d.values[chosen.row][chosen.head]) });
 }
 
+/** The cell a key moves the choice (`chosen`) to (null: none), or undefined: not the
+ * figure's key. */
+function printKey(event, d, chosen) {
+  const lastHead = d.heads.length - 1;
+  const lastRow = d.behaviours.length - 1;
+  const at = chosen || { row: 0, head: 0 };
+  if (event.key in PRINT_ARROWS) {
+    const [down, along] = PRINT_ARROWS[event.key];
+    return chosen ? {
+      row: Math.min(lastRow, Math.max(0, at.row + down)),
+      head: Math.min(lastHead, Math.max(0, at.head + along * (rightToLeft() ? -1 : 1))),
+    } : at; // the first key: the first behaviour of the first head
+  }
+  if (event.key === "Home" || event.key === "End") {
+    return { row: at.row, head: event.key === "Home" ? 0 : lastHead };
+  }
+  return event.key === "Escape" && chosen ? null : undefined;
+}
+
 export function mount(host, data) {
   let chosen = null; // {row, head}: a behaviour and a column
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -318,7 +337,8 @@ export function mount(host, data) {
       }
     },
     draw: (canvas, d, width) => drawFigure(state, canvas, d, width),
-    show: () => show(), key, choose,
+    show: () => show(), choose,
+    key: (event, d) => printKey(event, d, chosen),
   });
 
   const show = () => showChosen({ root, readout, state }, chosen);
@@ -335,24 +355,6 @@ export function mount(host, data) {
     if (!cell || !state.data) return;
     choose({ row: Number(cell.dataset.row), head: Number(cell.dataset.head) });
   });
-
-  /** The cell a key moves the choice to (null: none), or undefined: not the figure's key. */
-  function key(event, d) {
-    const lastHead = d.heads.length - 1;
-    const lastRow = d.behaviours.length - 1;
-    const at = chosen || { row: 0, head: 0 };
-    if (event.key in PRINT_ARROWS) {
-      const [down, along] = PRINT_ARROWS[event.key];
-      return chosen ? {
-        row: Math.min(lastRow, Math.max(0, at.row + down)),
-        head: Math.min(lastHead, Math.max(0, at.head + along * (rightToLeft() ? -1 : 1))),
-      } : at; // the first key: the first behaviour of the first head
-    }
-    if (event.key === "Home" || event.key === "End") {
-      return { row: at.row, head: event.key === "Home" ? 0 : lastHead };
-    }
-    return event.key === "Escape" && chosen ? null : undefined;
-  }
 
   return start(data);
 }

@@ -264,6 +264,28 @@ function showChosen({ root, readout, state }, chosen) {
     value: figureSaid(d.across[chosen.unit][chosen.token]) });
 }
 
+/** The cell a key moves the choice (`chosen`) to (null: none), or undefined: not the
+ * figure's key. */
+function unitsKey(event, d, chosen) {
+  const lastToken = d.tokens.length - 1;
+  const lastUnit = d.units.length - 1;
+  const at = chosen || { unit: 0, token: d.token };
+  if (event.key in UNITS_ARROWS) {
+    const [down, along] = UNITS_ARROWS[event.key];
+    return chosen ? {
+      unit: Math.min(lastUnit, Math.max(0, at.unit + down)),
+      token: Math.min(lastToken, Math.max(0, at.token + along * (rightToLeft() ? -1 : 1))),
+    } : at; // the first key: the outlined token's largest unit
+  }
+  if (event.key === "Home" || event.key === "End") {
+    return { unit: at.unit, token: event.key === "Home" ? 0 : lastToken };
+  }
+  if (event.key === "PageUp" || event.key === "PageDown") {
+    return { unit: event.key === "PageUp" ? 0 : lastUnit, token: at.token };
+  }
+  return event.key === "Escape" && chosen ? null : undefined;
+}
+
 export function mount(host, data) {
   let chosen = null; // {unit, token}: a row and a position
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -278,7 +300,8 @@ export function mount(host, data) {
       }
     },
     draw: (canvas, d, width) => drawFigure(state, canvas, d, width),
-    show: () => show(), key, choose,
+    show: () => show(), choose,
+    key: (event, d) => unitsKey(event, d, chosen),
   });
 
   const show = () => showChosen({ root, readout, state }, chosen);
@@ -304,27 +327,6 @@ export function mount(host, data) {
       choose({ unit, token });
     }
   });
-
-  /** The cell a key moves the choice to (null: none), or undefined: not the figure's key. */
-  function key(event, d) {
-    const lastToken = d.tokens.length - 1;
-    const lastUnit = d.units.length - 1;
-    const at = chosen || { unit: 0, token: d.token };
-    if (event.key in UNITS_ARROWS) {
-      const [down, along] = UNITS_ARROWS[event.key];
-      return chosen ? {
-        unit: Math.min(lastUnit, Math.max(0, at.unit + down)),
-        token: Math.min(lastToken, Math.max(0, at.token + along * (rightToLeft() ? -1 : 1))),
-      } : at; // the first key: the outlined token's largest unit
-    }
-    if (event.key === "Home" || event.key === "End") {
-      return { unit: at.unit, token: event.key === "Home" ? 0 : lastToken };
-    }
-    if (event.key === "PageUp" || event.key === "PageDown") {
-      return { unit: event.key === "PageUp" ? 0 : lastUnit, token: at.token };
-    }
-    return event.key === "Escape" && chosen ? null : undefined;
-  }
 
   return start(data);
 }
