@@ -20,6 +20,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from app.i18n import _
 from app.i18n.browser import browser_words
 from encoder.web import asset
+from encoder.web.bundle import joined
 
 
 def session_id() -> str | None:
@@ -222,17 +223,22 @@ def page_style(present: bool = False) -> None:
 
 
 # The page's own script: what CSS cannot do, such as letting a keyboard reach a region that
-# scrolls, or giving each chart its text. It is the library's shared names (encoder/web/shared.js:
-# the palette, `element`, the words' `_()` in the page's language) and figures' tools
-# (encoder/web/figure_tools.js), then app/assets/page/*.js, in one block (their names are shared,
-# so no two files may declare the same one), once per browser page: Streamlit runs an st.html
-# element's script each time it is drawn.
-PAGE_SCRIPT_FILES = sorted((Path(__file__).parent / "assets" / "page").glob("*.js"))
+# scrolls, or giving each chart its text. It is app/assets/page/*.js, ES modules that import the
+# library's shared names (encoder/web/shared.js: the palette, `element`, the words' `_()` in the
+# page's language) and figures' tools (encoder/web/figure_tools.js), joined into one block
+# (encoder.web.bundle), once per browser page: Streamlit runs an st.html element's script each
+# time it is drawn.
+PAGE_SCRIPTS = Path(__file__).parent / "assets" / "page"
+PAGE_SCRIPT_FILES = sorted(PAGE_SCRIPTS.glob("*.js"))
 PAGE_SCRIPT = "\n".join(
-    ["if (!window.encoderExplorerPage) {", "window.encoderExplorerPage = true;"]
-    + [asset("shared.js"), asset("figure_tools.js")]
-    + [path.read_text(encoding="utf-8") for path in PAGE_SCRIPT_FILES]
-    + ["}"]
+    [
+        "if (!window.encoderExplorerPage) {",
+        "window.encoderExplorerPage = true;",
+        joined(
+            PAGE_SCRIPTS / "index.js", "".join(f'import "./{p.name}";\n' for p in PAGE_SCRIPT_FILES)
+        ),
+        "}",
+    ]
 )
 
 

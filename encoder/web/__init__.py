@@ -1,5 +1,6 @@
 """Browser-side modules and the payloads they draw: one ES module per explorer, shipped inside the
-library so the page, notebooks and offline files load the same bytes (no build step, no CDN)."""
+library so the page, notebooks and offline files load the same bytes (joined into one file per
+host by bundle.py, in Python: no npm, no CDN)."""
 
 from importlib.resources import files
 

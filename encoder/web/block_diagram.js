@@ -7,10 +7,8 @@
  * the feed-forward's boxes with their names in italics, and what the config changes beyond the
  * boxes as bullet lines under the block.
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, _, n_, speakWith, spoken, rightToLeft) and figure_tools.js (mountFigure: the frame,
- * its tools and its keys; svgNode, FIGURE_INK, FIGURE_CHAR), and before their glue, which calls
- * `mount` (encoder/web/hosts.py). The stylesheet is block_diagram.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is block_diagram.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another architecture, text or language
@@ -60,6 +58,8 @@
  *            the table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { rightToLeft, _, n_ } from "./shared.js";
+import { svgNode, FIGURE_INK, FIGURE_CHAR, figurePoint, mountFigure } from "./figure_tools.js";
 
 const DIAGRAM_TEXT = 16; // px: a box's text
 const DIAGRAM_EDGE = 15; // px: the shapes beside the arrows (monospace)
@@ -171,6 +171,281 @@ function diagramLabel(d) {
   { steps });
 }
 
+/** `d` drawn into `canvas`, `width` px wide (what the ring and the mouse need kept in `state`): its
+ * height. */
+function diagramDraw(state, canvas, d, width) {
+  const rtl = rightToLeft();
+  const used = Math.min(width, DIAGRAM_MAX_WIDTH);
+  const nodes = d.nodes;
+  const last = nodes.length - 1;
+  // across the width, drawn left to right then mirrored for a right-to-left language: the
+  // residual paths' word and lines | a frame's edge | the boxes (the arrows down them, the
+  // shapes right of the arrows) | the groups' names, where they fit
+  const X = (x) => (rtl ? width - x : x);
+  // a text anchored at x by its physical `side` ("left", "right" or "middle", as drawn left to
+  // right: mirrored with the figure), written in the direction its own letters take unless
+  // attributes.direction says; `lines` ([words, y] each): a tspan a line, where y is ignored
+  const text = (x, y, words, side, attributes = {}, lines = null) => {
+    const direction = attributes.direction || (DIAGRAM_RTL.test(words) ? "rtl" : "ltr");
+    const seen = side === "middle" ? side : ((side === "left") !== rtl ? "left" : "right");
+    const anchor = seen === "middle" ? "middle"
+      : ((seen === "left") === (direction === "ltr") ? "start" : "end");
+    const made = svgNode("text", { x: X(x), ...(lines ? {} : { y }), "text-anchor": anchor,
+      ...attributes, direction }, lines ? null : words);
+    for (const [line, at] of lines || []) {
+      made.appendChild(svgNode("tspan", { x: X(x), y: at }, line));
+    }
+    return made;
+  };
+  const skipX = 32;
+  const frameLeft = 44;
+  const boxLeft = 56;
+  const boxWidth = Math.min(DIAGRAM_MAX_BOX, used - boxLeft - 16);
+  const boxRight = boxLeft + boxWidth;
+  const edgeRight = used - 8; // the shapes' right end at most
+  // the arrows' line: the boxes' middle, or left of it where the widest shape would not fit
+  // an edge's words: a line of parts, drawn one after the other from the arrow (in a
+  // right-to-left language, the label and its shape apart: one text holding an Arabic label
+  // and a shape, Chromium drew the shape's closing bracket mirrored)
+  const edgeParts = (node) => (!node.label ? [node.shape]
+    : rtl ? [node.label, node.shape] : [`${node.label}  ${node.shape}`]);
+  const partWidth = (words) => diagramWidth(words, DIAGRAM_EDGE, DIAGRAM_MONO);
+  const edgeSpace = 2 * DIAGRAM_MONO * DIAGRAM_EDGE; // between two parts: two characters
+  const edgeWidth = (parts) => parts.reduce((sum, part) => sum + partWidth(part), 0)
+    + (parts.length - 1) * edgeSpace;
+  const widest = Math.max(0, ...nodes.slice(0, last).map((node) => edgeWidth(edgeParts(node))));
+  const spine = Math.round(Math.max(boxLeft + 28,
+    Math.min(boxLeft + boxWidth / 2, edgeRight - 10 - widest)));
+  // each edge's lines: its label and shape on one, or each on its own where one is too wide
+  const edges = nodes.map((node, i) => {
+    if (i === last) return [];
+    const one = edgeParts(node);
+    return node.label && spine + 10 + edgeWidth(one) > edgeRight ? [[node.label], [node.shape]]
+      : [one];
+  });
+  const edgesRight = Math.max(...edges.map((lines) =>
+    spine + 10 + Math.max(0, ...lines.map(edgeWidth))));
+  // the groups' names: beside their boxes where every name fits, else atop their frames
+  const groups = d.groups || [];
+  const nameLeft = Math.max(boxRight, edgesRight) + 20;
+  const names = groups.map((g) => diagramWidth(g.name, DIAGRAM_SMALL));
+  const beside = groups.length > 0 && nameLeft + Math.max(...names) + 12 <= used - 4;
+  const frameRight = beside ? nameLeft + Math.max(...names) + 12
+    : Math.max(boxRight + 10, Math.min(used - 4, edgesRight + 6));
+  // atop a frame, a name on the wider side of the arrows' line
+  const rightRoom = frameRight - 8 - (spine + 12);
+  const leftRoom = spine - 12 - (frameLeft + 8);
+  const headSide = rightRoom >= leftRoom ? "right" : "left";
+  const heads = groups.map((g) => (beside ? [g.name]
+    : diagramWrap(g.name, Math.max(rightRoom, leftRoom), DIAGRAM_SMALL)));
+  const firstOf = new Map(groups.map((g, k) => [g.first, k]));
+  const lastOf = new Map(groups.map((g, k) => [g.last, k]));
+
+  // down the page: each node's top and bottom, each group's frame, each gap's edge
+  const lines = nodes.map((node) => (node.kind === "add" ? []
+    : diagramWrap(node.text, boxWidth - 16, DIAGRAM_TEXT)));
+  const tops = [];
+  const bottoms = [];
+  const frames = groups.map(() => ({ top: 0, bottom: 0 }));
+  const gaps = []; // [top, bottom] of the gap below node i
+  let y = 8;
+  nodes.forEach((node, i) => {
+    if (firstOf.has(i)) {
+      const k = firstOf.get(i);
+      frames[k].top = y;
+      y += beside ? DIAGRAM_PAD : DIAGRAM_PAD + heads[k].length * DIAGRAM_LINE + 8;
+    }
+    tops.push(y);
+    y += node.kind === "add" ? 2 * DIAGRAM_ADD
+      : Math.max(DIAGRAM_BOX, lines[i].length * DIAGRAM_LINE + 14);
+    bottoms.push(y);
+    if (lastOf.has(i)) {
+      y += DIAGRAM_PAD;
+      frames[lastOf.get(i)].bottom = y;
+    }
+    if (i < last) {
+      const gap = DIAGRAM_GAP + (edges[i].length - 1) * 18;
+      gaps.push([y, y + gap]);
+      y += gap;
+    }
+  });
+  const blockBottom = y;
+  const notes = (Array.isArray(d.notes) ? d.notes : []).map((note) =>
+    diagramWrap(note, used - 30, DIAGRAM_SMALL)); // after a bullet, its lines hanging
+  y += notes.length ? 12 : 0;
+  const noteTop = y;
+  y += notes.reduce((sum, wrapped) => sum + wrapped.length * DIAGRAM_LINE, 0);
+  const height = Math.ceil(y + 8);
+
+  // the frames, under everything
+  groups.forEach((g, k) => {
+    const frame = svgNode("g", { "data-role": "group", "data-kind": g.kind });
+    const left = Math.min(X(frameLeft), X(frameRight));
+    frame.appendChild(svgNode("rect", { x: left, y: frames[k].top,
+      width: frameRight - frameLeft, height: frames[k].bottom - frames[k].top, rx: 6,
+      fill: "none", stroke: DIAGRAM_FRAME, "stroke-width": 1.5, "stroke-dasharray": "6 4" }));
+    const named = { "data-role": "group-name", "font-size": DIAGRAM_SMALL,
+      "font-style": "italic", fill: DIAGRAM_NAME };
+    if (beside) { // right of the boxes, at the middle box's height (no shape there)
+      const middle = Math.floor((g.first + g.last) / 2);
+      const centre = (tops[middle] + bottoms[middle]) / 2;
+      frame.appendChild(text(frameRight - 10, centre + DIAGRAM_SMALL * 0.35, g.name,
+        "right", named));
+    } else {
+      const x = headSide === "right" ? frameRight - 8 : frameLeft + 8;
+      const at = (j) => frames[k].top + DIAGRAM_PAD + 14 + j * DIAGRAM_LINE;
+      frame.appendChild(text(x, 0, g.name, headSide, named,
+        heads[k].map((line, j) => [line, at(j)])));
+    }
+    canvas.appendChild(frame);
+  });
+
+  // the residual paths: from under their node, round the boxes, into their add
+  const colour = d.skip_colour || "#0072B2";
+  for (const [from, into] of d.skips || []) {
+    const leave = bottoms[from] + 9;
+    const arrive = (tops[into] + bottoms[into]) / 2;
+    const tip = spine - DIAGRAM_ADD - 1;
+    const skip = svgNode("g", { "data-role": "skip", "data-from": from, "data-into": into });
+    skip.append(
+      svgNode("path", { d: `M ${X(spine)} ${leave} L ${X(skipX)} ${leave} L ${X(skipX)} `
+        + `${arrive} L ${X(tip - 9)} ${arrive}`, fill: "none", stroke: colour,
+      "stroke-width": 3, "stroke-linejoin": "round" }),
+      svgNode("path", { d: `M ${X(tip)} ${arrive} L ${X(tip - 11)} ${arrive - 6} `
+        + `L ${X(tip - 11)} ${arrive + 6} Z`, fill: colour }),
+    );
+    const middle = (leave + arrive) / 2;
+    const word = svgNode("text", { x: X(14), y: middle, "text-anchor": "middle",
+      "dominant-baseline": "central", "font-size": DIAGRAM_SMALL, fill: colour,
+      direction: DIAGRAM_RTL.test(d.residual || "") ? "rtl" : "ltr",
+      transform: `rotate(${rtl ? 90 : -90} ${X(14)} ${middle})` }, d.residual || "");
+    skip.appendChild(word);
+    canvas.appendChild(skip);
+  }
+
+  // the arrows down the middle, each with the shape leaving its node beside it
+  nodes.forEach((node, i) => {
+    if (i === last) return;
+    const from = bottoms[i];
+    const to = tops[i + 1];
+    canvas.append(
+      svgNode("path", { "data-role": "arrow", d: `M ${X(spine)} ${from} L ${X(spine)} ${to - 9}`,
+        stroke: DIAGRAM_ARROW, "stroke-width": 2.5, fill: "none" }),
+      svgNode("path", { d: `M ${X(spine)} ${to} L ${X(spine) - 6} ${to - 11} `
+        + `L ${X(spine) + 6} ${to - 11} Z`, fill: DIAGRAM_ARROW }),
+    );
+    const [top, bottom] = gaps[i];
+    const first = (top + bottom) / 2 - ((edges[i].length - 1) * 18) / 2 + DIAGRAM_EDGE * 0.35;
+    const edge = svgNode("g", { "data-role": "edge-label", "data-step": i,
+      "font-family": DIAGRAM_MONO_FONT, "font-size": DIAGRAM_EDGE, fill: "#222222" });
+    canvas.appendChild(edge);
+    edges[i].forEach((parts, j) => {
+      let x = spine + 10;
+      for (const part of parts) { // a shape reads left to right in every language
+        const written = text(x, first + j * 18, part, "left",
+          DIAGRAM_RTL.test(part) ? {} : { direction: "ltr" });
+        edge.appendChild(written);
+        const drawn = written.getComputedTextLength ? written.getComputedTextLength() : 0;
+        x += (drawn > 0 ? drawn : partWidth(part)) + edgeSpace;
+      }
+    });
+  });
+
+  // the boxes and the adds
+  nodes.forEach((node, i) => {
+    const top = tops[i];
+    const bottom = bottoms[i];
+    if (node.kind === "add") {
+      const centre = (top + bottom) / 2;
+      const r = DIAGRAM_ADD;
+      const add = svgNode("g", { "data-role": "add", "data-step": i });
+      add.append(
+        svgNode("circle", { cx: X(spine), cy: centre, r, fill: "#ffffff", stroke: FIGURE_INK,
+          "stroke-width": 2 }),
+        svgNode("path", { d: `M ${X(spine) - r + 5} ${centre} L ${X(spine) + r - 5} ${centre} `
+          + `M ${X(spine)} ${centre - r + 5} L ${X(spine)} ${centre + r - 5}`,
+        stroke: FIGURE_INK, "stroke-width": 2 }),
+      );
+      canvas.appendChild(add);
+      return;
+    }
+    const box = svgNode("g", { "data-role": "box", "data-step": i, "data-kind": node.kind });
+    box.appendChild(svgNode("rect", { x: Math.min(X(boxLeft), X(boxRight)), y: top,
+      width: boxWidth, height: bottom - top, rx: 4,
+      fill: (d.fills && d.fills[node.kind]) || "#ffffff", stroke: FIGURE_INK,
+      "stroke-width": 2, "stroke-dasharray": node.kind === "io" ? "2 4" : "none" }));
+    const centre = (top + bottom) / 2;
+    const at = (j) => centre + (j - (lines[i].length - 1) / 2) * DIAGRAM_LINE
+      + DIAGRAM_TEXT * 0.35;
+    box.appendChild(text(boxLeft + boxWidth / 2, 0, node.text, "middle",
+      { "font-size": DIAGRAM_TEXT }, lines[i].map((line, j) => [line, at(j)])));
+    canvas.appendChild(box);
+  });
+
+  // the notes under the block
+  let noteY = noteTop;
+  notes.forEach((wrapped, k) => {
+    wrapped.forEach((line, j) => {
+      noteY += DIAGRAM_LINE;
+      if (j === 0) canvas.appendChild(text(8, noteY - 5, "•", "left", { "data-role": "bullet",
+        "font-size": DIAGRAM_SMALL }));
+      canvas.appendChild(text(22, noteY - 5, line, "left", { "data-role": "note",
+        "data-note": k, "font-size": DIAGRAM_SMALL }));
+    });
+  });
+
+  // the chosen step's ring: a box's or an add's
+  const ring = svgNode("g", { "data-role": "ring", fill: "none", stroke: FIGURE_INK,
+    "stroke-width": 3, visibility: "hidden", "pointer-events": "none" });
+  ring.append(svgNode("rect", { rx: 7 }), svgNode("circle", { r: DIAGRAM_ADD + 6 }));
+  canvas.appendChild(ring);
+  // each node's band down the page, for the mouse: from the middle of the gap above it to the
+  // middle of the gap below
+  const bands = nodes.map((_node, i) => [
+    i === 0 ? 0 : (bottoms[i - 1] + tops[i]) / 2,
+    i === last ? blockBottom : (bottoms[i] + tops[i + 1]) / 2,
+  ]);
+  Object.assign(state, { tops, bottoms, bands, ring, spine, boxLeft, boxRight, X });
+  return height;
+}
+
+/** The ring, the bold shape and the readout at step `chosen` (-1: none) of `figure`'s data. */
+function diagramShow({ root, plot, readout, state }, chosen) {
+  const d = state.data;
+  const on = Boolean(d) && chosen >= 0;
+  root.dataset.step = on ? String(chosen) : "";
+  for (const edge of plot.querySelectorAll("[data-role=edge-label]")) {
+    edge.setAttribute("font-weight", on && Number(edge.dataset.step) === chosen ? 700 : 400);
+  }
+  if (state.ring) {
+    state.ring.setAttribute("visibility", on ? "visible" : "hidden");
+    if (on) {
+      const [rect, circle] = state.ring.children;
+      const add = d.nodes[chosen].kind === "add";
+      rect.setAttribute("visibility", add ? "hidden" : "inherit");
+      circle.setAttribute("visibility", add ? "inherit" : "hidden");
+      const top = state.tops[chosen];
+      const bottom = state.bottoms[chosen];
+      circle.setAttribute("cx", state.X(state.spine));
+      circle.setAttribute("cy", (top + bottom) / 2);
+      rect.setAttribute("x", Math.min(state.X(state.boxLeft), state.X(state.boxRight)) - 5);
+      rect.setAttribute("y", top - 5);
+      rect.setAttribute("width", state.boxRight - state.boxLeft + 10);
+      rect.setAttribute("height", bottom - top + 10);
+    }
+  }
+  if (!on) {
+    readout.textContent = d ? diagramPrompt() : "";
+    return;
+  }
+  const node = d.nodes[chosen];
+  const values = { step: chosen + 1, total: d.nodes.length, what: node.text,
+    shape: diagramOutput(node) };
+  readout.textContent = node.kind === "io"
+    ? _("Step {step} of {total}, {what}: {shape}", values)
+    : _("Step {step} of {total}, {what}: its output, {shape}", values);
+}
+
 export function mount(host, data) {
   let chosen = -1; // a node's index
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -178,283 +453,12 @@ export function mount(host, data) {
     minWidth: DIAGRAM_MIN_WIDTH, role: () => _("block diagram"), problem: diagramProblem,
     counts: { steps: (d) => d.nodes.length }, label: diagramLabel, table: diagramTable,
     forget: (d) => { if (!d || chosen >= d.nodes.length) chosen = -1; },
-    draw, show, choose,
+    draw: (canvas, d, width) => diagramDraw(state, canvas, d, width),
+    show: () => show(), choose,
     key: (event, d) => diagramKey(event, chosen, d.nodes.length - 1),
   });
 
-  /** `d` drawn into `canvas`, `width` px wide: its height. */
-  function draw(canvas, d, width) {
-    const rtl = rightToLeft();
-    const used = Math.min(width, DIAGRAM_MAX_WIDTH);
-    const nodes = d.nodes;
-    const last = nodes.length - 1;
-    // across the width, drawn left to right then mirrored for a right-to-left language: the
-    // residual paths' word and lines | a frame's edge | the boxes (the arrows down them, the
-    // shapes right of the arrows) | the groups' names, where they fit
-    const X = (x) => (rtl ? width - x : x);
-    // a text anchored at x by its physical `side` ("left", "right" or "middle", as drawn left to
-    // right: mirrored with the figure), written in the direction its own letters take unless
-    // attributes.direction says; `lines` ([words, y] each): a tspan a line, where y is ignored
-    const text = (x, y, words, side, attributes = {}, lines = null) => {
-      const direction = attributes.direction || (DIAGRAM_RTL.test(words) ? "rtl" : "ltr");
-      const seen = side === "middle" ? side : ((side === "left") !== rtl ? "left" : "right");
-      const anchor = seen === "middle" ? "middle"
-        : ((seen === "left") === (direction === "ltr") ? "start" : "end");
-      const made = svgNode("text", { x: X(x), ...(lines ? {} : { y }), "text-anchor": anchor,
-        ...attributes, direction }, lines ? null : words);
-      for (const [line, at] of lines || []) {
-        made.appendChild(svgNode("tspan", { x: X(x), y: at }, line));
-      }
-      return made;
-    };
-    const skipX = 32;
-    const frameLeft = 44;
-    const boxLeft = 56;
-    const boxWidth = Math.min(DIAGRAM_MAX_BOX, used - boxLeft - 16);
-    const boxRight = boxLeft + boxWidth;
-    const edgeRight = used - 8; // the shapes' right end at most
-    // the arrows' line: the boxes' middle, or left of it where the widest shape would not fit
-    // an edge's words: a line of parts, drawn one after the other from the arrow (in a
-    // right-to-left language, the label and its shape apart: one text holding an Arabic label
-    // and a shape, Chromium drew the shape's closing bracket mirrored)
-    const edgeParts = (node) => (!node.label ? [node.shape]
-      : rtl ? [node.label, node.shape] : [`${node.label}  ${node.shape}`]);
-    const partWidth = (words) => diagramWidth(words, DIAGRAM_EDGE, DIAGRAM_MONO);
-    const edgeSpace = 2 * DIAGRAM_MONO * DIAGRAM_EDGE; // between two parts: two characters
-    const edgeWidth = (parts) => parts.reduce((sum, part) => sum + partWidth(part), 0)
-      + (parts.length - 1) * edgeSpace;
-    const widest = Math.max(0, ...nodes.slice(0, last).map((node) => edgeWidth(edgeParts(node))));
-    const spine = Math.round(Math.max(boxLeft + 28,
-      Math.min(boxLeft + boxWidth / 2, edgeRight - 10 - widest)));
-    // each edge's lines: its label and shape on one, or each on its own where one is too wide
-    const edges = nodes.map((node, i) => {
-      if (i === last) return [];
-      const one = edgeParts(node);
-      return node.label && spine + 10 + edgeWidth(one) > edgeRight ? [[node.label], [node.shape]]
-        : [one];
-    });
-    const edgesRight = Math.max(...edges.map((lines) =>
-      spine + 10 + Math.max(0, ...lines.map(edgeWidth))));
-    // the groups' names: beside their boxes where every name fits, else atop their frames
-    const groups = d.groups || [];
-    const nameLeft = Math.max(boxRight, edgesRight) + 20;
-    const names = groups.map((g) => diagramWidth(g.name, DIAGRAM_SMALL));
-    const beside = groups.length > 0 && nameLeft + Math.max(...names) + 12 <= used - 4;
-    const frameRight = beside ? nameLeft + Math.max(...names) + 12
-      : Math.max(boxRight + 10, Math.min(used - 4, edgesRight + 6));
-    // atop a frame, a name on the wider side of the arrows' line
-    const rightRoom = frameRight - 8 - (spine + 12);
-    const leftRoom = spine - 12 - (frameLeft + 8);
-    const headSide = rightRoom >= leftRoom ? "right" : "left";
-    const heads = groups.map((g) => (beside ? [g.name]
-      : diagramWrap(g.name, Math.max(rightRoom, leftRoom), DIAGRAM_SMALL)));
-    const firstOf = new Map(groups.map((g, k) => [g.first, k]));
-    const lastOf = new Map(groups.map((g, k) => [g.last, k]));
-
-    // down the page: each node's top and bottom, each group's frame, each gap's edge
-    const lines = nodes.map((node) => (node.kind === "add" ? []
-      : diagramWrap(node.text, boxWidth - 16, DIAGRAM_TEXT)));
-    const tops = [];
-    const bottoms = [];
-    const frames = groups.map(() => ({ top: 0, bottom: 0 }));
-    const gaps = []; // [top, bottom] of the gap below node i
-    let y = 8;
-    nodes.forEach((node, i) => {
-      if (firstOf.has(i)) {
-        const k = firstOf.get(i);
-        frames[k].top = y;
-        y += beside ? DIAGRAM_PAD : DIAGRAM_PAD + heads[k].length * DIAGRAM_LINE + 8;
-      }
-      tops.push(y);
-      y += node.kind === "add" ? 2 * DIAGRAM_ADD
-        : Math.max(DIAGRAM_BOX, lines[i].length * DIAGRAM_LINE + 14);
-      bottoms.push(y);
-      if (lastOf.has(i)) {
-        y += DIAGRAM_PAD;
-        frames[lastOf.get(i)].bottom = y;
-      }
-      if (i < last) {
-        const gap = DIAGRAM_GAP + (edges[i].length - 1) * 18;
-        gaps.push([y, y + gap]);
-        y += gap;
-      }
-    });
-    const blockBottom = y;
-    const notes = (Array.isArray(d.notes) ? d.notes : []).map((note) =>
-      diagramWrap(note, used - 30, DIAGRAM_SMALL)); // after a bullet, its lines hanging
-    y += notes.length ? 12 : 0;
-    const noteTop = y;
-    y += notes.reduce((sum, wrapped) => sum + wrapped.length * DIAGRAM_LINE, 0);
-    const height = Math.ceil(y + 8);
-
-    // the frames, under everything
-    groups.forEach((g, k) => {
-      const frame = svgNode("g", { "data-role": "group", "data-kind": g.kind });
-      const left = Math.min(X(frameLeft), X(frameRight));
-      frame.appendChild(svgNode("rect", { x: left, y: frames[k].top,
-        width: frameRight - frameLeft, height: frames[k].bottom - frames[k].top, rx: 6,
-        fill: "none", stroke: DIAGRAM_FRAME, "stroke-width": 1.5, "stroke-dasharray": "6 4" }));
-      const named = { "data-role": "group-name", "font-size": DIAGRAM_SMALL,
-        "font-style": "italic", fill: DIAGRAM_NAME };
-      if (beside) { // right of the boxes, at the middle box's height (no shape there)
-        const middle = Math.floor((g.first + g.last) / 2);
-        const centre = (tops[middle] + bottoms[middle]) / 2;
-        frame.appendChild(text(frameRight - 10, centre + DIAGRAM_SMALL * 0.35, g.name,
-          "right", named));
-      } else {
-        const x = headSide === "right" ? frameRight - 8 : frameLeft + 8;
-        const at = (j) => frames[k].top + DIAGRAM_PAD + 14 + j * DIAGRAM_LINE;
-        frame.appendChild(text(x, 0, g.name, headSide, named,
-          heads[k].map((line, j) => [line, at(j)])));
-      }
-      canvas.appendChild(frame);
-    });
-
-    // the residual paths: from under their node, round the boxes, into their add
-    const colour = d.skip_colour || "#0072B2";
-    for (const [from, into] of d.skips || []) {
-      const leave = bottoms[from] + 9;
-      const arrive = (tops[into] + bottoms[into]) / 2;
-      const tip = spine - DIAGRAM_ADD - 1;
-      const skip = svgNode("g", { "data-role": "skip", "data-from": from, "data-into": into });
-      skip.append(
-        svgNode("path", { d: `M ${X(spine)} ${leave} L ${X(skipX)} ${leave} L ${X(skipX)} `
-          + `${arrive} L ${X(tip - 9)} ${arrive}`, fill: "none", stroke: colour,
-        "stroke-width": 3, "stroke-linejoin": "round" }),
-        svgNode("path", { d: `M ${X(tip)} ${arrive} L ${X(tip - 11)} ${arrive - 6} `
-          + `L ${X(tip - 11)} ${arrive + 6} Z`, fill: colour }),
-      );
-      const middle = (leave + arrive) / 2;
-      const word = svgNode("text", { x: X(14), y: middle, "text-anchor": "middle",
-        "dominant-baseline": "central", "font-size": DIAGRAM_SMALL, fill: colour,
-        direction: DIAGRAM_RTL.test(d.residual || "") ? "rtl" : "ltr",
-        transform: `rotate(${rtl ? 90 : -90} ${X(14)} ${middle})` }, d.residual || "");
-      skip.appendChild(word);
-      canvas.appendChild(skip);
-    }
-
-    // the arrows down the middle, each with the shape leaving its node beside it
-    nodes.forEach((node, i) => {
-      if (i === last) return;
-      const from = bottoms[i];
-      const to = tops[i + 1];
-      canvas.append(
-        svgNode("path", { "data-role": "arrow", d: `M ${X(spine)} ${from} L ${X(spine)} ${to - 9}`,
-          stroke: DIAGRAM_ARROW, "stroke-width": 2.5, fill: "none" }),
-        svgNode("path", { d: `M ${X(spine)} ${to} L ${X(spine) - 6} ${to - 11} `
-          + `L ${X(spine) + 6} ${to - 11} Z`, fill: DIAGRAM_ARROW }),
-      );
-      const [top, bottom] = gaps[i];
-      const first = (top + bottom) / 2 - ((edges[i].length - 1) * 18) / 2 + DIAGRAM_EDGE * 0.35;
-      const edge = svgNode("g", { "data-role": "edge-label", "data-step": i,
-        "font-family": DIAGRAM_MONO_FONT, "font-size": DIAGRAM_EDGE, fill: "#222222" });
-      canvas.appendChild(edge);
-      edges[i].forEach((parts, j) => {
-        let x = spine + 10;
-        for (const part of parts) { // a shape reads left to right in every language
-          const written = text(x, first + j * 18, part, "left",
-            DIAGRAM_RTL.test(part) ? {} : { direction: "ltr" });
-          edge.appendChild(written);
-          const drawn = written.getComputedTextLength ? written.getComputedTextLength() : 0;
-          x += (drawn > 0 ? drawn : partWidth(part)) + edgeSpace;
-        }
-      });
-    });
-
-    // the boxes and the adds
-    nodes.forEach((node, i) => {
-      const top = tops[i];
-      const bottom = bottoms[i];
-      if (node.kind === "add") {
-        const centre = (top + bottom) / 2;
-        const r = DIAGRAM_ADD;
-        const add = svgNode("g", { "data-role": "add", "data-step": i });
-        add.append(
-          svgNode("circle", { cx: X(spine), cy: centre, r, fill: "#ffffff", stroke: FIGURE_INK,
-            "stroke-width": 2 }),
-          svgNode("path", { d: `M ${X(spine) - r + 5} ${centre} L ${X(spine) + r - 5} ${centre} `
-            + `M ${X(spine)} ${centre - r + 5} L ${X(spine)} ${centre + r - 5}`,
-          stroke: FIGURE_INK, "stroke-width": 2 }),
-        );
-        canvas.appendChild(add);
-        return;
-      }
-      const box = svgNode("g", { "data-role": "box", "data-step": i, "data-kind": node.kind });
-      box.appendChild(svgNode("rect", { x: Math.min(X(boxLeft), X(boxRight)), y: top,
-        width: boxWidth, height: bottom - top, rx: 4,
-        fill: (d.fills && d.fills[node.kind]) || "#ffffff", stroke: FIGURE_INK,
-        "stroke-width": 2, "stroke-dasharray": node.kind === "io" ? "2 4" : "none" }));
-      const centre = (top + bottom) / 2;
-      const at = (j) => centre + (j - (lines[i].length - 1) / 2) * DIAGRAM_LINE
-        + DIAGRAM_TEXT * 0.35;
-      box.appendChild(text(boxLeft + boxWidth / 2, 0, node.text, "middle",
-        { "font-size": DIAGRAM_TEXT }, lines[i].map((line, j) => [line, at(j)])));
-      canvas.appendChild(box);
-    });
-
-    // the notes under the block
-    let noteY = noteTop;
-    notes.forEach((wrapped, k) => {
-      wrapped.forEach((line, j) => {
-        noteY += DIAGRAM_LINE;
-        if (j === 0) canvas.appendChild(text(8, noteY - 5, "•", "left", { "data-role": "bullet",
-          "font-size": DIAGRAM_SMALL }));
-        canvas.appendChild(text(22, noteY - 5, line, "left", { "data-role": "note",
-          "data-note": k, "font-size": DIAGRAM_SMALL }));
-      });
-    });
-
-    // the chosen step's ring: a box's or an add's
-    const ring = svgNode("g", { "data-role": "ring", fill: "none", stroke: FIGURE_INK,
-      "stroke-width": 3, visibility: "hidden", "pointer-events": "none" });
-    ring.append(svgNode("rect", { rx: 7 }), svgNode("circle", { r: DIAGRAM_ADD + 6 }));
-    canvas.appendChild(ring);
-    // each node's band down the page, for the mouse: from the middle of the gap above it to the
-    // middle of the gap below
-    const bands = nodes.map((_node, i) => [
-      i === 0 ? 0 : (bottoms[i - 1] + tops[i]) / 2,
-      i === last ? blockBottom : (bottoms[i] + tops[i + 1]) / 2,
-    ]);
-    Object.assign(state, { tops, bottoms, bands, ring, spine, boxLeft, boxRight, X });
-    return height;
-  }
-
-  /** The ring, the bold shape and the readout at the chosen step. */
-  function show() {
-    const d = state.data;
-    const on = Boolean(d) && chosen >= 0;
-    root.dataset.step = on ? String(chosen) : "";
-    for (const edge of plot.querySelectorAll("[data-role=edge-label]")) {
-      edge.setAttribute("font-weight", on && Number(edge.dataset.step) === chosen ? 700 : 400);
-    }
-    if (state.ring) {
-      state.ring.setAttribute("visibility", on ? "visible" : "hidden");
-      if (on) {
-        const [rect, circle] = state.ring.children;
-        const add = d.nodes[chosen].kind === "add";
-        rect.setAttribute("visibility", add ? "hidden" : "inherit");
-        circle.setAttribute("visibility", add ? "inherit" : "hidden");
-        const top = state.tops[chosen];
-        const bottom = state.bottoms[chosen];
-        circle.setAttribute("cx", state.X(state.spine));
-        circle.setAttribute("cy", (top + bottom) / 2);
-        rect.setAttribute("x", Math.min(state.X(state.boxLeft), state.X(state.boxRight)) - 5);
-        rect.setAttribute("y", top - 5);
-        rect.setAttribute("width", state.boxRight - state.boxLeft + 10);
-        rect.setAttribute("height", bottom - top + 10);
-      }
-    }
-    if (!on) {
-      readout.textContent = d ? diagramPrompt() : "";
-      return;
-    }
-    const node = d.nodes[chosen];
-    const values = { step: chosen + 1, total: d.nodes.length, what: node.text,
-      shape: diagramOutput(node) };
-    readout.textContent = node.kind === "io"
-      ? _("Step {step} of {total}, {what}: {shape}", values)
-      : _("Step {step} of {total}, {what}: its output, {shape}", values);
-  }
+  const show = () => diagramShow({ root, plot, readout, state }, chosen);
 
   function choose(next) {
     if (next === chosen) return;

@@ -9,8 +9,7 @@
  * with its title; their mount's frame (mountFigure); and the heatmaps' colour bar and chosen
  * cell's ring (below).
  *
- * Joined before the modules that use it (encoder/web/hosts.py) and into the page's own script
- * (app/streamlit_private.py), so it is plain functions and constants with names of their own.
+ * Imported by the modules and by the page's own script (app/assets/page/figure_text.js).
  * ("\x3c" is "<" in these files: Streamlit's st.html drops a script whose text holds a tag's
  * opening, even in a string.)
  *
@@ -22,6 +21,7 @@
  * the table on the page writes a number as the language spoken writes it ("0,0906" in Spanish),
  * the CSV as String does ("0.0906"), for any program to read.
  */
+import { element, speakWith, spoken, rightToLeft, _, number } from "./shared.js";
 
 const FIGURE_MAX_CELLS = 20000; // a table's cells; beyond, its first rows and a line that says so
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -35,7 +35,7 @@ const SAVE_FORMATS = [ // what "Save as…" offers: its format, its item's words
 
 /** A number as a figure's table and sentence give it: three significant digits (anything else,
  * NaN among them, as it is). */
-function figureRounded(value) {
+export function figureRounded(value) {
   return typeof value === "number" && Number.isFinite(value) ? Number(value.toPrecision(3)) : value;
 }
 
@@ -49,7 +49,7 @@ function spokenNumber(value) {
 }
 
 /** figureRounded's number as the language spoken writes it in a sentence ("0,715" in Spanish). */
-function figureSaid(value) {
+export function figureSaid(value) {
   return spokenNumber(figureRounded(value));
 }
 
@@ -94,7 +94,7 @@ function fileName(title) {
 }
 
 /** A new SVG element with these attributes and, if given, this text (as text). */
-function svgNode(tag, attributes = {}, text = null) {
+export function svgNode(tag, attributes = {}, text = null) {
   const node = document.createElementNS(SVG_NS, tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
   if (text !== null) node.textContent = text;
@@ -103,7 +103,7 @@ function svgNode(tag, attributes = {}, text = null) {
 
 /** One SVG document of `width` x `height` on a white ground, titled `title`, holding `layers`
  * (SVG elements, cloned: the page keeps its own) one group each: {text, width, height}. */
-function svgDocument(layers, width, height, title) {
+export function svgDocument(layers, width, height, title) {
   const root = svgNode("svg", { xmlns: SVG_NS, width, height, viewBox: `0 0 ${width} ${height}` });
   root.append(svgNode("title", {}, title), svgNode("rect", { width: "100%", height: "100%", fill: "white" }));
   for (const layer of layers) {
@@ -162,7 +162,7 @@ function figureButton(words, attributes) {
  * used, not on every redraw), in a new box for the caller to place. box.refresh() redraws an
  * open table from figure.table(), for a figure that changed; box.relabel() says its words again
  * in the language spoken now (shared.js's speakWith). */
-function figureControls(figure) {
+export function figureControls(figure) {
   const box = document.createElement("div");
   box.setAttribute("data-testid", "figure-text");
   box.className = "figure-text";
@@ -227,7 +227,7 @@ const FIGURE_ARROWS = { ArrowRight: 1, ArrowLeft: -1 }; // in the drawing's dire
  * the previous and next in the direction drawn (right to left in Arabic), the first arrow the
  * first place; Home the first, End the last; Escape none. undefined: the key is not the
  * figure's (Escape with nothing chosen, a modifier held, another key). */
-function figureStep(event, chosen, last) {
+export function figureStep(event, chosen, last) {
   if (event.altKey || event.ctrlKey || event.metaKey) return undefined;
   if (event.key in FIGURE_ARROWS) {
     const step = FIGURE_ARROWS[event.key] * (rightToLeft() ? -1 : 1);
@@ -271,12 +271,12 @@ function frameFor(data, { root, title, plot, tools }, role) {
 }
 
 const FIGURE_FONT = "system-ui, -apple-system, sans-serif"; // an SVG figure's, in its file too
-const FIGURE_INK = "#1b1b1b";
-const FIGURE_CHAR = 0.6; // of the font's size: a character's width, estimated
+export const FIGURE_INK = "#1b1b1b";
+export const FIGURE_CHAR = 0.6; // of the font's size: a character's width, estimated
 
 /** `text` in lines of at most `chars` characters, broken between words (a longer word: a line
  * of its own). */
-function wrapWords(text, chars) {
+export function wrapWords(text, chars) {
   const lines = [];
   for (const word of String(text).split(/\s+/).filter(Boolean)) {
     const last = lines.length - 1;
@@ -312,7 +312,7 @@ function savedFigure(plot, width, height, title, notes = []) {
 
 /** About `count` round steps spanning [low, high]: {low, high, ticks, digits} (1, 2 or 5 times a
  * power of ten apart, the ends on a step; `digits`: the decimals the steps need). */
-function niceScale(low, high, count = 4) {
+export function niceScale(low, high, count = 4) {
   if (!(high > low)) { // one value: a unit around it
     const pad = Math.abs(low) > 0 ? Math.abs(low) * 0.1 : 1;
     [low, high] = [low - pad, high + pad];
@@ -331,7 +331,7 @@ function niceScale(low, high, count = 4) {
 const TOKEN_LABEL_CHARS = 12; // a token's label on a figure's axis, cut beyond
 
 /** A token as a figure's axis label says it: cut beyond TOKEN_LABEL_CHARS characters. */
-const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
+export const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
   ? `${[...token].slice(0, TOKEN_LABEL_CHARS - 1).join("")}…` : token);
 
 // ------------------------------------------------------------ an SVG figure module's frame
@@ -340,7 +340,7 @@ const FIGURE_LARGE = 8 / 7; // presenter mode's figures (data.large_text): 14 px
 
 /** Where a mouse `event` points in a figure's drawing (its plot's px over its scale, `state`'s:
  * mountFigure's), as {x, y} from the drawing's top left. */
-function figurePoint(plot, state, event) {
+export function figurePoint(plot, state, event) {
   const box = plot.getBoundingClientRect();
   const scale = state.scale || 1;
   return { x: (event.clientX - box.left) / scale, y: (event.clientY - box.top) / scale };
@@ -385,7 +385,7 @@ function figurePoint(plot, state, event) {
  * than 1 for data.large_text: figurePoint reads the mouse in it), for the module to add what its
  * drawing needs; start(data) frames and draws
  * the first data and returns the module's {update(data), destroy()}. A new width redraws. */
-function mountFigure(host, spec) {
+export function mountFigure(host, spec) {
   // each part classed twice: the frame's look (figure_tools.css: svg-figure-*) and the module's
   const part = (role, attributes = {}) => element("div", {
     class: `svg-figure-${role} ${spec.name}-${role}`, ...attributes });
@@ -483,7 +483,7 @@ const FIGURE_SCALE_STEPS = 48; // a colour bar's bands
 
 /** What a colour bar from `low` to `high` marks: about `count` round values inside it ({ticks,
  * digits}, as niceScale rounds them) and the px its bar and their labels (`size` px) take. */
-function colourBarScale(low, high, count, size) {
+export function colourBarScale(low, high, count, size) {
   const scale = niceScale(low, high, count);
   const ticks = scale.ticks.filter((t) => t >= low - 1e-9 && t <= high + 1e-9);
   const widest = Math.max(0, ...ticks.map((t) => [...number(t, scale.digits, false)].length));
@@ -498,7 +498,7 @@ function colourBarScale(low, high, count, size) {
  * `top`, clear of the top value's label), starting over the bar or, given `titleEnd` (an x),
  * ending there. Laid out left to right, mirrored within `width` in a
  * right-to-left language; its text `size` px. */
-function colourBar({ width, left, top, height, low, high, colour, scale, title, size,
+export function colourBar({ width, left, top, height, low, high, colour, scale, title, size,
   titleEnd = null }) {
   const rtl = rightToLeft();
   const X = (x) => (rtl ? width - x : x); // a point
@@ -529,7 +529,7 @@ function colourBar({ width, left, top, height, low, high, colour, scale, title, 
 
 /** A chosen cell's ring, [data-role=ring]: white inside black, seen on every colour; hidden
  * until figureRingAt places it. */
-function figureRing() {
+export function figureRing() {
   const ring = svgNode("g", { "data-role": "ring", fill: "none", visibility: "hidden",
     "pointer-events": "none" });
   ring.append(
@@ -541,7 +541,7 @@ function figureRing() {
 
 /** `ring` (figureRing's) around the cell `box` ({x, y, width, height}, as drawn), its black edge
  * just outside the cell and its white one just inside; hidden when `box` is null. */
-function figureRingAt(ring, box) {
+export function figureRingAt(ring, box) {
   ring.setAttribute("visibility", box ? "visible" : "hidden");
   if (!box) return;
   const [outer, inner] = ring.children;

@@ -6,11 +6,8 @@
  * zmin to zmax with a colour bar. Under the columns, the heads' numbers (as many as fit) and each
  * layer's name under its heads.
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, spoken, rightToLeft, viridis, rgb) and figure_tools.js
- * (mountFigure: its root, title, notes, message, plot, readout and tools; svgNode, figureSaid,
- * colourBar, colourBarScale, figureRing, figureRingAt), and before their glue, which calls
- * `mount` (encoder/web/hosts.py). The stylesheet is head_fingerprint.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is head_fingerprint.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another corpus, model or language
@@ -53,6 +50,11 @@
  *            or PNG, the table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { viridis, rgb, element, rightToLeft, _, n_ } from "./shared.js";
+import {
+  figureSaid, svgNode, FIGURE_CHAR, mountFigure, colourBarScale, colourBar, figureRing,
+  figureRingAt
+} from "./figure_tools.js";
 
 const PRINT_TEXT = 14; // px: every label (none under 14 px)
 const PRINT_ROW = 28; // px: a behaviour's row
@@ -191,6 +193,136 @@ function printLabel(d) {
     low: figureSaid(d.zmin), high: figureSaid(d.zmax), highest: highest.join("; ") });
 }
 
+/** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
+ * height. */
+function drawFigure(state, canvas, d, width) {
+  const rtl = rightToLeft();
+  const rows = d.behaviours.length;
+  const count = d.heads.length;
+  // across the width, laid out left to right then mirrored for a right-to-left language:
+  // the behaviours' names | the heatmap | a gap | the colour bar and its values
+  const X = (x) => (rtl ? width - x : x); // a point
+  const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
+  const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the heatmap
+  const names = Math.max(...d.behaviours.map((b) => printWidth(b))) + 10;
+  const top = PRINT_TOP;
+  const height0 = rows * PRINT_ROW;
+  const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor(height0 / 28)), PRINT_TEXT);
+  const heatLeft = names;
+  const layers = new Set(d.heads.map(([layer]) => layer)).size;
+  const heatWidth = Math.max(count, width - names - PRINT_SCALE_GAP - colours.width - 2);
+  const band = Math.max(1, (heatWidth - (layers - 1) * PRINT_LAYER_GAP) / count);
+  const columns = printColumns(d.heads, band);
+  const heatRight = heatLeft + columns.end;
+  const ticks = printTicks(d.heads, columns.starts, band);
+  const layerNames = printLayerNames(columns.groups);
+  const below = top + height0 + 6;
+  const height = Math.max(below + ticks.height + PRINT_TEXT + 10, top + height0 + 12);
+
+  // the cells: a row a behaviour, a column a head
+  const cells = svgNode("g", { "data-role": "heatmap" });
+  d.values.forEach((line, i) => {
+    const y = top + i * PRINT_ROW;
+    line.forEach((v, j) => {
+      cells.appendChild(svgNode("rect", { "data-role": "cell", "data-row": i, "data-head": j,
+        x: R(heatLeft + columns.starts[j], band).toFixed(2), y, width: band.toFixed(2),
+        height: PRINT_ROW, fill: printColour(d, v) }));
+    });
+  });
+  canvas.appendChild(cells);
+  // a white line between two layers, in the gap between their heads
+  for (const group of columns.groups.slice(1)) {
+    const x = X(heatLeft + group.x0 - PRINT_LAYER_GAP / 2);
+    canvas.appendChild(svgNode("line", { "data-role": "layer-line", "data-layer": group.layer,
+      x1: x, x2: x, y1: top, y2: top + height0, stroke: "#ffffff",
+      "stroke-width": PRINT_LAYER_GAP, "pointer-events": "none" }));
+  }
+  // the behaviours' names, beside their rows
+  const rowLabels = d.behaviours.map((behaviour, i) => svgNode("text", { "data-role": "row-label",
+    "data-row": i, x: X(heatLeft - 8), y: top + i * PRINT_ROW + PRINT_ROW / 2 + PRINT_TEXT * 0.35,
+    "text-anchor": near, "font-size": PRINT_TEXT }, behaviour));
+  canvas.append(...rowLabels);
+
+  // the heads' numbers under their columns, then each layer's name under its heads
+  const tickOf = new Map();
+  for (const j of ticks.shown) {
+    const [layer, inLayer] = d.heads[j];
+    const x = X(heatLeft + columns.starts[j] + band / 2);
+    const attributes = { "data-role": "tick", "data-head": j, "data-layer": layer,
+      "data-layer-head": inLayer, "font-size": PRINT_TEXT };
+    const tick = ticks.upright
+      ? svgNode("text", { ...attributes, x: x + PRINT_TEXT * 0.35, y: below, "text-anchor": "end",
+        transform: `rotate(-90 ${x + PRINT_TEXT * 0.35} ${below})` }, String(inLayer))
+      : svgNode("text", { ...attributes, x, y: below + PRINT_TEXT * 0.8, "text-anchor": "middle" },
+        String(inLayer));
+    tickOf.set(j, tick);
+    canvas.appendChild(tick);
+  }
+  const layerBase = below + ticks.height + PRINT_TEXT * 0.8;
+  for (const { group, text } of layerNames) {
+    canvas.appendChild(svgNode("text", { "data-role": "layer-label", "data-layer": group.layer,
+      x: X(heatLeft + (group.x0 + group.x1) / 2), y: layerBase, "text-anchor": "middle",
+      "font-size": PRINT_TEXT }, text));
+  }
+
+  // the colour bar, its title above it, ending at the drawing's edge
+  canvas.appendChild(colourBar({ width, left: heatRight + PRINT_SCALE_GAP, top, height: height0,
+    low: d.zmin, high: d.zmax, colour: (v) => printColour(d, v), scale: colours, title: d.scale,
+    size: PRINT_TEXT, titleEnd: width - 2 }));
+
+  // the chosen cell's ring
+  const ring = figureRing();
+  canvas.appendChild(ring);
+  Object.assign(state, { top, band, heatLeft, starts: columns.starts, ring, R, rowLabels,
+    tickOf });
+  return height;
+}
+
+/** The ring, the bold labels and the readout at the chosen cell. */
+function showChosen({ root, readout, state }, chosen) {
+  const d = state.data;
+  const on = Boolean(d && chosen);
+  root.dataset.cell = on ? `${chosen.row},${chosen.head}` : "";
+  if (state.ring) {
+    figureRingAt(state.ring, on ? { x: state.R(state.heatLeft + state.starts[chosen.head],
+      state.band), y: state.top + chosen.row * PRINT_ROW, width: state.band,
+    height: PRINT_ROW } : null);
+    state.rowLabels.forEach((label, i) => {
+      label.setAttribute("font-weight", on && i === chosen.row ? 700 : 400);
+    });
+    for (const [j, tick] of state.tickOf) {
+      tick.setAttribute("font-weight", on && j === chosen.head ? 700 : 400);
+    }
+  }
+  if (!on) {
+    readout.textContent = d ? printPrompt() : "";
+    return;
+  }
+  const [layer, head] = d.heads[chosen.head];
+  readout.textContent = _("Layer {layer}, head {head} · {behaviour}: {value}", {
+    layer, head, behaviour: d.behaviours[chosen.row],
+    value: printSaid(d.values[chosen.row][chosen.head]) });
+}
+
+/** The cell a key moves the choice (`chosen`) to (null: none), or undefined: not the
+ * figure's key. */
+function printKey(event, d, chosen) {
+  const lastHead = d.heads.length - 1;
+  const lastRow = d.behaviours.length - 1;
+  const at = chosen || { row: 0, head: 0 };
+  if (event.key in PRINT_ARROWS) {
+    const [down, along] = PRINT_ARROWS[event.key];
+    return chosen ? {
+      row: Math.min(lastRow, Math.max(0, at.row + down)),
+      head: Math.min(lastHead, Math.max(0, at.head + along * (rightToLeft() ? -1 : 1))),
+    } : at; // the first key: the first behaviour of the first head
+  }
+  if (event.key === "Home" || event.key === "End") {
+    return { row: at.row, head: event.key === "Home" ? 0 : lastHead };
+  }
+  return event.key === "Escape" && chosen ? null : undefined;
+}
+
 export function mount(host, data) {
   let chosen = null; // {row, head}: a behaviour and a column
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -204,118 +336,12 @@ export function mount(host, data) {
         chosen = null;
       }
     },
-    draw, show, key, choose,
+    draw: (canvas, d, width) => drawFigure(state, canvas, d, width),
+    show: () => show(), choose,
+    key: (event, d) => printKey(event, d, chosen),
   });
 
-  /** `d` drawn into `canvas`, `width` px wide: its height. */
-  function draw(canvas, d, width) {
-    const rtl = rightToLeft();
-    const rows = d.behaviours.length;
-    const count = d.heads.length;
-    // across the width, laid out left to right then mirrored for a right-to-left language:
-    // the behaviours' names | the heatmap | a gap | the colour bar and its values
-    const X = (x) => (rtl ? width - x : x); // a point
-    const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
-    const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the heatmap
-    const names = Math.max(...d.behaviours.map((b) => printWidth(b))) + 10;
-    const top = PRINT_TOP;
-    const height0 = rows * PRINT_ROW;
-    const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor(height0 / 28)), PRINT_TEXT);
-    const heatLeft = names;
-    const layers = new Set(d.heads.map(([layer]) => layer)).size;
-    const heatWidth = Math.max(count, width - names - PRINT_SCALE_GAP - colours.width - 2);
-    const band = Math.max(1, (heatWidth - (layers - 1) * PRINT_LAYER_GAP) / count);
-    const columns = printColumns(d.heads, band);
-    const heatRight = heatLeft + columns.end;
-    const ticks = printTicks(d.heads, columns.starts, band);
-    const layerNames = printLayerNames(columns.groups);
-    const below = top + height0 + 6;
-    const height = Math.max(below + ticks.height + PRINT_TEXT + 10, top + height0 + 12);
-
-    // the cells: a row a behaviour, a column a head
-    const cells = svgNode("g", { "data-role": "heatmap" });
-    d.values.forEach((line, i) => {
-      const y = top + i * PRINT_ROW;
-      line.forEach((v, j) => {
-        cells.appendChild(svgNode("rect", { "data-role": "cell", "data-row": i, "data-head": j,
-          x: R(heatLeft + columns.starts[j], band).toFixed(2), y, width: band.toFixed(2),
-          height: PRINT_ROW, fill: printColour(d, v) }));
-      });
-    });
-    canvas.appendChild(cells);
-    // a white line between two layers, in the gap between their heads
-    for (const group of columns.groups.slice(1)) {
-      const x = X(heatLeft + group.x0 - PRINT_LAYER_GAP / 2);
-      canvas.appendChild(svgNode("line", { "data-role": "layer-line", "data-layer": group.layer,
-        x1: x, x2: x, y1: top, y2: top + height0, stroke: "#ffffff",
-        "stroke-width": PRINT_LAYER_GAP, "pointer-events": "none" }));
-    }
-    // the behaviours' names, beside their rows
-    const rowLabels = d.behaviours.map((behaviour, i) => svgNode("text", { "data-role": "row-label",
-      "data-row": i, x: X(heatLeft - 8), y: top + i * PRINT_ROW + PRINT_ROW / 2 + PRINT_TEXT * 0.35,
-      "text-anchor": near, "font-size": PRINT_TEXT }, behaviour));
-    canvas.append(...rowLabels);
-
-    // the heads' numbers under their columns, then each layer's name under its heads
-    const tickOf = new Map();
-    for (const j of ticks.shown) {
-      const [layer, inLayer] = d.heads[j];
-      const x = X(heatLeft + columns.starts[j] + band / 2);
-      const attributes = { "data-role": "tick", "data-head": j, "data-layer": layer,
-        "data-layer-head": inLayer, "font-size": PRINT_TEXT };
-      const tick = ticks.upright
-        ? svgNode("text", { ...attributes, x: x + PRINT_TEXT * 0.35, y: below, "text-anchor": "end",
-          transform: `rotate(-90 ${x + PRINT_TEXT * 0.35} ${below})` }, String(inLayer))
-        : svgNode("text", { ...attributes, x, y: below + PRINT_TEXT * 0.8, "text-anchor": "middle" },
-          String(inLayer));
-      tickOf.set(j, tick);
-      canvas.appendChild(tick);
-    }
-    const layerBase = below + ticks.height + PRINT_TEXT * 0.8;
-    for (const { group, text } of layerNames) {
-      canvas.appendChild(svgNode("text", { "data-role": "layer-label", "data-layer": group.layer,
-        x: X(heatLeft + (group.x0 + group.x1) / 2), y: layerBase, "text-anchor": "middle",
-        "font-size": PRINT_TEXT }, text));
-    }
-
-    // the colour bar, its title above it, ending at the drawing's edge
-    canvas.appendChild(colourBar({ width, left: heatRight + PRINT_SCALE_GAP, top, height: height0,
-      low: d.zmin, high: d.zmax, colour: (v) => printColour(d, v), scale: colours, title: d.scale,
-      size: PRINT_TEXT, titleEnd: width - 2 }));
-
-    // the chosen cell's ring
-    const ring = figureRing();
-    canvas.appendChild(ring);
-    Object.assign(state, { top, band, heatLeft, starts: columns.starts, ring, R, rowLabels,
-      tickOf });
-    return height;
-  }
-
-  /** The ring, the bold labels and the readout at the chosen cell. */
-  function show() {
-    const d = state.data;
-    const on = Boolean(d && chosen);
-    root.dataset.cell = on ? `${chosen.row},${chosen.head}` : "";
-    if (state.ring) {
-      figureRingAt(state.ring, on ? { x: state.R(state.heatLeft + state.starts[chosen.head],
-        state.band), y: state.top + chosen.row * PRINT_ROW, width: state.band,
-      height: PRINT_ROW } : null);
-      state.rowLabels.forEach((label, i) => {
-        label.setAttribute("font-weight", on && i === chosen.row ? 700 : 400);
-      });
-      for (const [j, tick] of state.tickOf) {
-        tick.setAttribute("font-weight", on && j === chosen.head ? 700 : 400);
-      }
-    }
-    if (!on) {
-      readout.textContent = d ? printPrompt() : "";
-      return;
-    }
-    const [layer, head] = d.heads[chosen.head];
-    readout.textContent = _("Layer {layer}, head {head} · {behaviour}: {value}", {
-      layer, head, behaviour: d.behaviours[chosen.row],
-      value: printSaid(d.values[chosen.row][chosen.head]) });
-  }
+  const show = () => showChosen({ root, readout, state }, chosen);
 
   function choose(next) {
     const same = next && chosen && next.row === chosen.row && next.head === chosen.head;
@@ -329,24 +355,6 @@ export function mount(host, data) {
     if (!cell || !state.data) return;
     choose({ row: Number(cell.dataset.row), head: Number(cell.dataset.head) });
   });
-
-  /** The cell a key moves the choice to (null: none), or undefined: not the figure's key. */
-  function key(event, d) {
-    const lastHead = d.heads.length - 1;
-    const lastRow = d.behaviours.length - 1;
-    const at = chosen || { row: 0, head: 0 };
-    if (event.key in PRINT_ARROWS) {
-      const [down, along] = PRINT_ARROWS[event.key];
-      return chosen ? {
-        row: Math.min(lastRow, Math.max(0, at.row + down)),
-        head: Math.min(lastHead, Math.max(0, at.head + along * (rightToLeft() ? -1 : 1))),
-      } : at; // the first key: the first behaviour of the first head
-    }
-    if (event.key === "Home" || event.key === "End") {
-      return { row: at.row, head: event.key === "Home" ? 0 : lastHead };
-    }
-    return event.key === "Escape" && chosen ? null : undefined;
-  }
 
   return start(data);
 }

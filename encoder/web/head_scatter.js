@@ -1,9 +1,8 @@
 /**
  * Head scatter: one head's queries and keys from a whole corpus, in one plane (AttentionViz).
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, viridis, rgb, OKABE_ITO) and before their glue, which calls `mount`
- * (encoder/web/hosts.py). The stylesheet is head_scatter.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is head_scatter.css beside this file.
  *
  *   const scatter = mount(host, data, {colour});   // host: an element or shadow root
  *   scatter.update(newData);   // another head or corpus; the colouring is kept
@@ -46,6 +45,11 @@
  *            those rows, SVG or PNG of the plane with its title and legend)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import {
+  OKABE_ITO, SERIES_COLOURS, viridis, rgb, element, speakWith, spoken, rightToLeft, _, n_,
+  number
+} from "./shared.js";
+import { svgNode, svgDocument, figureControls } from "./figure_tools.js";
 
 const SIZE = 560; // px, the plane's side
 const PAD = 12;

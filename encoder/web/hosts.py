@@ -1,26 +1,29 @@
-"""Every host's ES module, joined from the .js files of this package.
+"""Every host's ES module, joined from the ES modules of this package (encoder.web.bundle).
 
 A host (the page's Streamlit components, a notebook's anywidget, an offline HTML file) loads ONE
 self-contained ES module: anywidget imports `_esm` from a Blob and an offline file inlines it, so
-neither can follow an `import`. The module is therefore the plain concatenation, in this order, of
+neither can follow an `import`. A host's module is its entry, joined with all it imports:
 
-    shared.js            the DOM helper, the colour scales, the palette
-    figure_tools.js      a figure's "Show as a table" and "Save as…" (SVG, PNG, CSV)
-    <module>.js          attention_explorer.js, head_scatter.js, token_lines.js,
-                         value_histogram.js, top_units.js, block_diagram.js or
-                         head_fingerprint.js: exports `mount`
-    glue/<glue>.js       the host's few lines: its default export, or the offline mount calls
+    import { mount } from "./<module>.js";     attention_explorer.js, head_scatter.js, ...
+    import host from "./glue/<glue>.js";       the host's few lines, given the module's mount
+    const hosted = host(mount);                its default export (or, offline, the mounts made)
+    export default hosted;
 
-and no file imports another: each uses the names of the files joined before it (its header says
-which). Top-level names must therefore differ across the files of one join; tests check that
-every joined module parses (`node --check`).
+Each module imports what it uses (shared.js: the DOM helper, the colour scales, the palette, the
+words; figure_tools.js: a figure's "Show as a table" and "Save as…"). The join is made once a
+process, at first use.
 """
 
 from __future__ import annotations
 
 import json
+from functools import cache
+from pathlib import Path
 
 from encoder.web import asset
+from encoder.web.bundle import joined as bundle
+
+WEB = Path(__file__).parent
 
 SHARED = "shared.js"
 FIGURE_TOOLS = "figure_tools.js"
@@ -47,11 +50,21 @@ HOSTS = {
 }
 
 
+def entry(module: str, glue: str) -> str:
+    """The text of the entry that hosts `module` with `glue` (a file in glue/)."""
+    return (
+        f'import {{ mount }} from "./{module}";\nimport host from "./glue/{glue}";\n'
+        "const hosted = host(mount);\nexport default hosted;\n"
+    )
+
+
+@cache
 def joined(module: str, glue: str | None = None) -> str:
-    """shared.js, figure_tools.js, then `module`, then `glue/<glue>` if given, as one ES
-    module's text."""
-    names = [SHARED, FIGURE_TOOLS, module] + ([f"glue/{glue}"] if glue else [])
-    return "\n".join(f"// ---- {name}\n{asset(name)}" for name in names)
+    """`module` and all it imports as one ES module's text (its exports: `mount`...); with
+    `glue`, hosted by it (the host's entry: its default export is the glue's host)."""
+    if glue is None:
+        return bundle(WEB / module)
+    return bundle(WEB / f"host_{glue}", entry(module, glue))
 
 
 def host_module(host: str) -> str:
@@ -68,7 +81,7 @@ PAGE_STUB = "glue/streamlit_page.js"
 
 def page_library(host: str) -> str:
     """`host`'s module (a streamlit_* key of HOSTS) as the text of the page's module script: the
-    joined module, then its glue's streamlitHost registered as window.encoderExplorerHosts[host]
+    joined module, then its glue's host registered as window.encoderExplorerHosts[host]
     and the window's "encoder-explorer-hosts" event dispatched. The first copy to run stays
     registered: Streamlit runs the script again whenever its element is drawn anew (another
     place on the page), and a second copy of the module would not know the elements the first
@@ -76,7 +89,7 @@ def page_library(host: str) -> str:
     name = json.dumps(host)
     return (
         f"{host_module(host)}\n// ---- registered for the page (hosts.page_library)\n"
-        f"(window.encoderExplorerHosts ||= {{}})[{name}] ||= streamlitHost;\n"
+        f"(window.encoderExplorerHosts ||= {{}})[{name}] ||= hosted;\n"
         'window.dispatchEvent(new Event("encoder-explorer-hosts"));\n'
     )
 

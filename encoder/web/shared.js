@@ -1,12 +1,11 @@
 /**
  * What the browser-side modules share: the DOM helper, the colour scales and the palette.
  *
- * Joined before each module (encoder/web/hosts.py): the modules use these names directly and
- * import nothing, so that every host loads one self-contained ES module.
+ * Imported by every module and by the page's own scripts (app/assets/page).
  */
 
 // Okabe & Ito's palette: distinct for every common colour vision deficiency
-const OKABE_ITO = {
+export const OKABE_ITO = {
   blue: "#0072B2", orange: "#E69F00", green: "#009E73", purple: "#CC79A7",
   skyBlue: "#56B4E9", vermillion: "#D55E00", yellow: "#F0E442", black: "#000000",
 };
@@ -16,16 +15,16 @@ const OKABE_ITO = {
 // deuteranopia and tritanopia (Machado et al. 2009, full severity), each at least 3:1 on white;
 // app/charts/common.py has the same list (tests/app/test_palette.py checks both)
 // (blue, olive, green, magenta, vermillion, indigo, black, grey)
-const SERIES_COLOURS = ["#0072B2", "#6B5A00", "#00876A", "#C0488F", "#D55E00", "#3D2A8C",
+export const SERIES_COLOURS = ["#0072B2", "#6B5A00", "#00876A", "#C0488F", "#D55E00", "#3D2A8C",
   "#000000", "#8C8C8C"];
 
-const VIRIDIS = [
+export const VIRIDIS = [
   [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
   [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37],
 ];
 
 /** Viridis at `value` in [0, 1] (clamped) as [r, g, b]. */
-function viridis(value) {
+export function viridis(value) {
   const x = Math.min(Math.max(value, 0), 1) * (VIRIDIS.length - 1);
   const i = Math.min(Math.floor(x), VIRIDIS.length - 2);
   const f = x - i;
@@ -34,7 +33,7 @@ function viridis(value) {
 
 /** Blue (B less) - white - red (B more) at `value` in [-1, 1] (clamped) as [r, g, b], as the
  * page's B − A figures. */
-function diverging(value) {
+export function diverging(value) {
   const x = Math.min(Math.max(value, -1), 1);
   const end = x < 0 ? [33, 102, 172] : [178, 24, 43];
   const f = Math.abs(x);
@@ -42,11 +41,11 @@ function diverging(value) {
 }
 
 /** [r, g, b] as a CSS colour. */
-const rgb = ([r, g, b]) => `rgb(${r},${g},${b})`;
+export const rgb = ([r, g, b]) => `rgb(${r},${g},${b})`;
 
 /** A new element with these attributes and, if given, this text (user text: always as text,
  * never as HTML). */
-function element(tag, attributes = {}, text = null) {
+export function element(tag, attributes = {}, text = null) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
   if (text !== null) node.textContent = text;
@@ -67,13 +66,13 @@ let DIRECTION = "ltr";
 // here, then telling the window's SPEECH_EVENT: the page's explorers and scatters carry no words
 // of their own, so that a language switch sends their data again only as a reference, and they
 // speak the page's (their glue's relabel). Nowhere else (a file, a notebook): none.
-const PAGE_SPEECH = "encoderExplorerSpeech";
-const SPEECH_EVENT = "encoder-explorer-speech";
+export const PAGE_SPEECH = "encoderExplorerSpeech";
+export const SPEECH_EVENT = "encoder-explorer-speech";
 
 /** Speak `lang` (a BCP 47 tag) with `words` (as above), written in `direction` ("rtl": right to
  * left; anything else: left to right), from now on; neither words nor lang given: the page's
  * language (PAGE_SPEECH), else English. */
-function speakWith(words, lang, direction) {
+export function speakWith(words, lang, direction) {
   if (words == null && lang == null) ({ words, lang, direction } = globalThis[PAGE_SPEECH] || {});
   WORDS = words && typeof words === "object" ? words : {};
   LANG = typeof lang === "string" && lang ? lang : "en";
@@ -81,10 +80,13 @@ function speakWith(words, lang, direction) {
 }
 
 /** The language spoken now ("en" when none was given). */
-const spoken = () => LANG;
+export const spoken = () => LANG;
+
+/** The words spoken now (as `speakWith` takes them). */
+export const spokenWords = () => WORDS;
 
 /** Whether the language spoken is written right to left (Arabic), as its speaker said. */
-const rightToLeft = () => DIRECTION === "rtl";
+export const rightToLeft = () => DIRECTION === "rtl";
 
 /** `text` with each {name} replaced by values[name] (a name not given is left as it is). */
 function fillIn(text, values) {
@@ -94,7 +96,7 @@ function fillIn(text, values) {
 }
 
 /** `message` in the language spoken, with `values` put in its {placeholders}. */
-function _(message, values) {
+export function _(message, values) {
   const said = WORDS[message];
   return fillIn(typeof said === "string" && said ? said : message, values);
 }
@@ -102,7 +104,7 @@ function _(message, values) {
 /** The form of `singular`/`plural` that `count` takes in the language spoken (Intl.PluralRules),
  * with `count` (as `number` writes it, unless `values` gives it written) and `values` put in its
  * placeholders. */
-function n_(singular, plural, count, values = {}) {
+export function n_(singular, plural, count, values = {}) {
   const forms = WORDS[singular];
   let said = count === 1 ? singular : plural;
   if (forms && typeof forms === "object") {
@@ -119,7 +121,7 @@ const FORMATS = new Map(); // "lang|digits|grouped" -> Intl.NumberFormat
 /** `value` as the language spoken writes it ("0,715" in Spanish), with `digits` decimals, its
  * thousands grouped unless `grouped` is false (in English, as value.toFixed(digits), grouped
  * "1,234.500"); Western digits in every language, as the page's Python (app/i18n). */
-function number(value, digits = 0, grouped = true) {
+export function number(value, digits = 0, grouped = true) {
   const key = `${LANG}|${digits}|${grouped}`;
   let format = FORMATS.get(key);
   if (!format) {

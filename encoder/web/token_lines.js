@@ -3,10 +3,8 @@
  * statistic, stacked on one token axis, drawn as SVG (the LayerNorm view's figure: each norm's
  * input and output, their mean and their std per token).
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, speakWith, rightToLeft) and figure_tools.js (mountFigure: its root,
- * title, message, plot, readout and tools; figureStep, svgNode, figureSaid, niceScale,
- * wrapWords, tokenLabel), and before their glue, which calls `mount` (encoder/web/hosts.py).
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py).
  * The stylesheet is token_lines.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
@@ -42,6 +40,11 @@
  *            or PNG, the table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { element, rightToLeft, _, number } from "./shared.js";
+import {
+  figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, wrapWords, niceScale, tokenLabel,
+  figurePoint, mountFigure
+} from "./figure_tools.js";
 
 const LINES_TEXT = 14; // px: every label (none under 12 px: the page's rule)
 const LINES_TITLE = 15; // px: each plot's title
@@ -90,6 +93,156 @@ function linesLabel(d) {
     statistics });
 }
 
+/** The legend's entries in rows across `width`: its height. */
+function drawLegend(into, d, width, rtl) {
+  const legend = svgNode("g", { "data-role": "legend" });
+  const longest = Math.max(...d.series.map((s) => [...s.name].length));
+  const column = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT) + 46;
+  const columns = Math.max(1, Math.floor(width / column));
+  d.series.forEach((s, i) => {
+    const row = Math.floor(i / columns);
+    const slot = i % columns;
+    const x0 = rtl ? width - slot * column : slot * column;
+    const y = 14 + row * (LINES_TEXT + 10);
+    const sign = rtl ? -1 : 1;
+    legend.append(
+      svgNode("line", { x1: x0, x2: x0 + sign * 28, y1: y - 4, y2: y - 4, stroke: s.colour,
+        "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }),
+      svgNode("circle", { cx: x0 + sign * 14, cy: y - 4, r: LINES_MARKER, stroke: s.colour,
+        "stroke-width": 1.5, fill: s.open ? "#ffffff" : s.colour }),
+      svgNode("text", { x: x0 + sign * 36, y, direction: rtl ? "rtl" : "ltr",
+        "font-size": LINES_TEXT }, s.name),
+    );
+  });
+  into.appendChild(legend);
+  return Math.ceil(d.series.length / columns) * (LINES_TEXT + 10) + 8;
+}
+
+/** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
+ * height. */
+function drawFigure(state, canvas, d, width) {
+  const rtl = rightToLeft();
+  const count = d.tokens.length;
+  const scales = d.panels.map((panel) => {
+    const all = panel.values.flat().filter(Number.isFinite);
+    return niceScale(Math.min(...all), Math.max(...all));
+  });
+  const widest = Math.max(...scales.flatMap((s) => s.ticks.map((t) => number(t, s.digits, false).length)));
+  const axis = Math.ceil(widest * FIGURE_CHAR * LINES_TEXT) + 14; // the values' labels
+  const [left, right] = rtl ? [12, axis] : [axis, 12];
+  const plotWidth = width - left - right;
+  const band = plotWidth / count;
+  const xOf = (p) => (rtl ? left + plotWidth - (p + 0.5) * band : left + (p + 0.5) * band);
+  const legendHeight = drawLegend(canvas, d, width, rtl);
+  const longest = Math.max(...d.tokens.map((t) => [...tokenLabel(t)].length));
+  const labels = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT * Math.SQRT1_2) + 24;
+  // each plot's title, in as many lines as its width needs (a phone's 360 px: two)
+  const titleLines = d.panels.map((panel) => wrapWords(panel.title,
+    Math.floor(plotWidth / (FIGURE_CHAR * LINES_TITLE * 1.08))));
+  const line = LINES_TITLE + 4;
+  const tops = []; // each plot's top
+  let below = legendHeight;
+  for (const lines of titleLines) {
+    below += LINES_GAP + (lines.length - 1) * line;
+    tops.push(below);
+    below += LINES_PANEL;
+  }
+  const height = below + labels;
+  const rule = svgNode("line", { "data-role": "rule", stroke: FIGURE_INK, "stroke-width": 1.5,
+    y1: legendHeight, y2: height - labels, visibility: "hidden" });
+  d.panels.forEach((panel, k) => {
+    const scale = scales[k];
+    const top = tops[k];
+    const yOf = (v) => top + LINES_PANEL - ((v - scale.low) / (scale.high - scale.low)) * LINES_PANEL;
+    const group = svgNode("g", { "data-role": "panel", "data-panel": k });
+    titleLines[k].forEach((words, j, all) => {
+      group.appendChild(svgNode("text", { x: left + plotWidth / 2,
+        y: top - 12 - (all.length - 1 - j) * line, "text-anchor": "middle",
+        direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE, "font-weight": 600 }, words));
+    });
+    for (const tick of scale.ticks) {
+      const y = yOf(tick);
+      group.append(
+        svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
+        svgNode("text", { x: rtl ? left + plotWidth + 6 : left - 6, y: y + LINES_TEXT * 0.35,
+          "text-anchor": rtl ? "start" : "end", "font-size": LINES_TEXT },
+        number(tick, scale.digits, false)),
+      );
+    }
+    d.series.forEach((s, i) => {
+      const values = panel.values[i];
+      let path = "";
+      values.forEach((v, p) => {
+        if (Number.isFinite(v)) path += `${path ? "L" : "M"}${xOf(p).toFixed(1)},${yOf(v).toFixed(1)}`;
+      });
+      const line = svgNode("g", { "data-role": "line", "data-series": i });
+      line.appendChild(svgNode("path", { d: path, fill: "none", stroke: s.colour,
+        "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }));
+      values.forEach((v, p) => {
+        if (!Number.isFinite(v)) return;
+        line.appendChild(svgNode("circle", { cx: xOf(p).toFixed(1), cy: yOf(v).toFixed(1),
+          r: LINES_MARKER, stroke: s.colour, "stroke-width": 1.5,
+          fill: s.open ? "#ffffff" : s.colour }));
+      });
+      group.appendChild(line);
+    });
+    group.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: LINES_PANEL,
+      fill: "none", stroke: "#8c8c8c" }));
+    canvas.appendChild(group);
+  });
+  // the token labels, as many as fit side by side at an angle
+  // as many labels as fit at 45°: each a line of text (about 1.5 its size) from the next
+  const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(plotWidth / (LINES_TEXT * 1.5)))));
+  const base = height - labels + 8;
+  for (let p = 0; p < count; p += every) {
+    const x = xOf(p);
+    canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
+      "data-token-text": d.tokens[p], x,
+      y: base + LINES_TEXT * 0.7, "font-size": LINES_TEXT, "text-anchor": rtl ? "start" : "end",
+      transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
+  }
+  canvas.appendChild(rule);
+  Object.assign(state, { xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });
+  return height;
+}
+
+/** The rule and the readout at the chosen token. */
+function showChosen({ root, readout, state }, chosen) {
+  const d = state.data;
+  root.dataset.token = chosen < 0 ? "" : String(chosen);
+  if (state.rule) {
+    state.rule.setAttribute("visibility", d && chosen >= 0 ? "visible" : "hidden");
+    if (d && chosen >= 0) {
+      const x = state.xOf(chosen).toFixed(1);
+      state.rule.setAttribute("x1", x);
+      state.rule.setAttribute("x2", x);
+    }
+  }
+  readout.replaceChildren();
+  if (!d || chosen < 0) {
+    readout.textContent = d ? linesPrompt() : "";
+    return;
+  }
+  readout.appendChild(element("div", { class: "tln-token" },
+    _("“{token}”, position {position}", { token: d.tokens[chosen], position: chosen })));
+  const table = element("table", { class: "tln-values" });
+  const head = table.createTHead().insertRow();
+  head.appendChild(element("th", { scope: "col" }, ""));
+  for (const panel of d.panels) head.appendChild(element("th", { scope: "col" }, panel.short));
+  const body = table.createTBody();
+  d.series.forEach((s, i) => {
+    const row = body.insertRow();
+    const name = element("th", { scope: "row" });
+    const swatch = element("span", { class: "tln-swatch", "aria-hidden": "true" });
+    swatch.style.borderColor = s.colour;
+    swatch.style.borderStyle = s.dashed ? "dotted" : "solid";
+    name.append(swatch, document.createTextNode(s.name));
+    row.appendChild(name);
+    for (const panel of d.panels) row.appendChild(element("td", {}, lineValue(panel.values[i][chosen])));
+  });
+  readout.appendChild(table);
+}
+
 export function mount(host, data) {
   let chosen = -1; // a token's position
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -98,158 +251,12 @@ export function mount(host, data) {
     counts: { positions: (d) => d.tokens.length, series: (d) => d.series.length },
     label: linesLabel, table: linesTable,
     forget: (d) => { if (chosen >= (d ? d.tokens.length : 0)) chosen = -1; },
-    draw, show, choose,
+    draw: (canvas, d, width) => drawFigure(state, canvas, d, width),
+    show: () => show(), choose,
     key: (event, d) => figureStep(event, chosen, d.tokens.length - 1),
   });
 
-  /** The legend's entries in rows across `width`: its height. */
-  function drawLegend(into, d, width, rtl) {
-    const legend = svgNode("g", { "data-role": "legend" });
-    const longest = Math.max(...d.series.map((s) => [...s.name].length));
-    const column = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT) + 46;
-    const columns = Math.max(1, Math.floor(width / column));
-    d.series.forEach((s, i) => {
-      const row = Math.floor(i / columns);
-      const slot = i % columns;
-      const x0 = rtl ? width - slot * column : slot * column;
-      const y = 14 + row * (LINES_TEXT + 10);
-      const sign = rtl ? -1 : 1;
-      legend.append(
-        svgNode("line", { x1: x0, x2: x0 + sign * 28, y1: y - 4, y2: y - 4, stroke: s.colour,
-          "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }),
-        svgNode("circle", { cx: x0 + sign * 14, cy: y - 4, r: LINES_MARKER, stroke: s.colour,
-          "stroke-width": 1.5, fill: s.open ? "#ffffff" : s.colour }),
-        svgNode("text", { x: x0 + sign * 36, y, direction: rtl ? "rtl" : "ltr",
-          "font-size": LINES_TEXT }, s.name),
-      );
-    });
-    into.appendChild(legend);
-    return Math.ceil(d.series.length / columns) * (LINES_TEXT + 10) + 8;
-  }
-
-  /** `d` drawn into `canvas`, `width` px wide: its height. */
-  function draw(canvas, d, width) {
-    const rtl = rightToLeft();
-    const count = d.tokens.length;
-    const scales = d.panels.map((panel) => {
-      const all = panel.values.flat().filter(Number.isFinite);
-      return niceScale(Math.min(...all), Math.max(...all));
-    });
-    const widest = Math.max(...scales.flatMap((s) => s.ticks.map((t) => number(t, s.digits, false).length)));
-    const axis = Math.ceil(widest * FIGURE_CHAR * LINES_TEXT) + 14; // the values' labels
-    const [left, right] = rtl ? [12, axis] : [axis, 12];
-    const plotWidth = width - left - right;
-    const band = plotWidth / count;
-    const xOf = (p) => (rtl ? left + plotWidth - (p + 0.5) * band : left + (p + 0.5) * band);
-    const legendHeight = drawLegend(canvas, d, width, rtl);
-    const longest = Math.max(...d.tokens.map((t) => [...tokenLabel(t)].length));
-    const labels = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT * Math.SQRT1_2) + 24;
-    // each plot's title, in as many lines as its width needs (a phone's 360 px: two)
-    const titleLines = d.panels.map((panel) => wrapWords(panel.title,
-      Math.floor(plotWidth / (FIGURE_CHAR * LINES_TITLE * 1.08))));
-    const line = LINES_TITLE + 4;
-    const tops = []; // each plot's top
-    let below = legendHeight;
-    for (const lines of titleLines) {
-      below += LINES_GAP + (lines.length - 1) * line;
-      tops.push(below);
-      below += LINES_PANEL;
-    }
-    const height = below + labels;
-    const rule = svgNode("line", { "data-role": "rule", stroke: FIGURE_INK, "stroke-width": 1.5,
-      y1: legendHeight, y2: height - labels, visibility: "hidden" });
-    d.panels.forEach((panel, k) => {
-      const scale = scales[k];
-      const top = tops[k];
-      const yOf = (v) => top + LINES_PANEL - ((v - scale.low) / (scale.high - scale.low)) * LINES_PANEL;
-      const group = svgNode("g", { "data-role": "panel", "data-panel": k });
-      titleLines[k].forEach((words, j, all) => {
-        group.appendChild(svgNode("text", { x: left + plotWidth / 2,
-          y: top - 12 - (all.length - 1 - j) * line, "text-anchor": "middle",
-          direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE, "font-weight": 600 }, words));
-      });
-      for (const tick of scale.ticks) {
-        const y = yOf(tick);
-        group.append(
-          svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
-          svgNode("text", { x: rtl ? left + plotWidth + 6 : left - 6, y: y + LINES_TEXT * 0.35,
-            "text-anchor": rtl ? "start" : "end", "font-size": LINES_TEXT },
-          number(tick, scale.digits, false)),
-        );
-      }
-      d.series.forEach((s, i) => {
-        const values = panel.values[i];
-        let path = "";
-        values.forEach((v, p) => {
-          if (Number.isFinite(v)) path += `${path ? "L" : "M"}${xOf(p).toFixed(1)},${yOf(v).toFixed(1)}`;
-        });
-        const line = svgNode("g", { "data-role": "line", "data-series": i });
-        line.appendChild(svgNode("path", { d: path, fill: "none", stroke: s.colour,
-          "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }));
-        values.forEach((v, p) => {
-          if (!Number.isFinite(v)) return;
-          line.appendChild(svgNode("circle", { cx: xOf(p).toFixed(1), cy: yOf(v).toFixed(1),
-            r: LINES_MARKER, stroke: s.colour, "stroke-width": 1.5,
-            fill: s.open ? "#ffffff" : s.colour }));
-        });
-        group.appendChild(line);
-      });
-      group.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: LINES_PANEL,
-        fill: "none", stroke: "#8c8c8c" }));
-      canvas.appendChild(group);
-    });
-    // the token labels, as many as fit side by side at an angle
-    // as many labels as fit at 45°: each a line of text (about 1.5 its size) from the next
-    const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(plotWidth / (LINES_TEXT * 1.5)))));
-    const base = height - labels + 8;
-    for (let p = 0; p < count; p += every) {
-      const x = xOf(p);
-      canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
-        "data-token-text": d.tokens[p], x,
-        y: base + LINES_TEXT * 0.7, "font-size": LINES_TEXT, "text-anchor": rtl ? "start" : "end",
-        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
-    }
-    canvas.appendChild(rule);
-    Object.assign(state, { xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });
-    return height;
-  }
-
-  /** The rule and the readout at the chosen token. */
-  function show() {
-    const d = state.data;
-    root.dataset.token = chosen < 0 ? "" : String(chosen);
-    if (state.rule) {
-      state.rule.setAttribute("visibility", d && chosen >= 0 ? "visible" : "hidden");
-      if (d && chosen >= 0) {
-        const x = state.xOf(chosen).toFixed(1);
-        state.rule.setAttribute("x1", x);
-        state.rule.setAttribute("x2", x);
-      }
-    }
-    readout.replaceChildren();
-    if (!d || chosen < 0) {
-      readout.textContent = d ? linesPrompt() : "";
-      return;
-    }
-    readout.appendChild(element("div", { class: "tln-token" },
-      _("“{token}”, position {position}", { token: d.tokens[chosen], position: chosen })));
-    const table = element("table", { class: "tln-values" });
-    const head = table.createTHead().insertRow();
-    head.appendChild(element("th", { scope: "col" }, ""));
-    for (const panel of d.panels) head.appendChild(element("th", { scope: "col" }, panel.short));
-    const body = table.createTBody();
-    d.series.forEach((s, i) => {
-      const row = body.insertRow();
-      const name = element("th", { scope: "row" });
-      const swatch = element("span", { class: "tln-swatch", "aria-hidden": "true" });
-      swatch.style.borderColor = s.colour;
-      swatch.style.borderStyle = s.dashed ? "dotted" : "solid";
-      name.append(swatch, document.createTextNode(s.name));
-      row.appendChild(name);
-      for (const panel of d.panels) row.appendChild(element("td", {}, lineValue(panel.values[i][chosen])));
-    });
-    readout.appendChild(table);
-  }
+  const show = () => showChosen({ root, readout, state }, chosen);
 
   function choose(position) {
     if (position === chosen) return;

@@ -4,11 +4,8 @@
  * each row named by its unit; on the right, a heatmap of the same units (rows) on every token of
  * the sentence (columns), viridis colours with a colour bar, the token's own column outlined.
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, spoken, rightToLeft, viridis, rgb) and figure_tools.js
- * (mountFigure: its root, title, notes, message, plot, readout and tools; svgNode, figureSaid,
- * colourBar, colourBarScale, figureRing, figureRingAt), and before their glue, which calls
- * `mount` (encoder/web/hosts.py). The stylesheet is top_units.css beside this file.
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is top_units.css beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
  *   chart.update(newData);             // another token, layer, sentence or language
@@ -52,6 +49,11 @@
  *            table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { viridis, rgb, element, rightToLeft, _, n_, number } from "./shared.js";
+import {
+  figureSaid, svgNode, FIGURE_INK, FIGURE_CHAR, niceScale, tokenLabel, figurePoint, mountFigure,
+  colourBarScale, colourBar, figureRing, figureRingAt
+} from "./figure_tools.js";
 
 const UNITS_TEXT = 14; // px: every label (none under 12 px: the page's rule)
 const UNITS_ROW = 28; // px: a unit's row
@@ -122,6 +124,168 @@ function unitsLabel(d) {
     value: figureSaid(d.values[most]) });
 }
 
+/** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
+ * height. */
+function drawFigure(state, canvas, d, width) {
+  const rtl = rightToLeft();
+  const k = d.units.length;
+  const count = d.tokens.length;
+  // across the width, drawn left to right then mirrored for a right-to-left language:
+  // the units' names | the bars | a gap | the heatmap | the colour bar and its values
+  const X = (x) => (rtl ? width - x : x); // a point
+  const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
+  const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the plots
+  const names = Math.max(...d.units.map((u) => unitsWidth(u))) + 12;
+  const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)),
+    UNITS_TEXT);
+  const scaleArea = 14 + Math.max(colours.width, unitsWidth(d.scale)) + 6;
+  const plots = Math.max(60, width - names - scaleArea);
+  const barsWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[0];
+  const heatWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[1];
+  const barsLeft = names;
+  const heatLeft = barsLeft + barsWidth + plots * UNITS_GAP;
+  const scaleLeft = heatLeft + heatWidth + 14;
+  const band = heatWidth / count;
+  const top = UNITS_TOP;
+  const rows = k * UNITS_ROW;
+  const scaleHeight = Math.max(rows, 3 * UNITS_ROW);
+  // the token labels under the heatmap: as many as fit side by side at an angle, the
+  // outlined token's always among them
+  const room = UNITS_TEXT * 1.3;
+  const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(heatWidth / room))));
+  const shown = [];
+  for (let p = 0; p < count; p += every) {
+    if (p === d.token || Math.abs(p - d.token) * band >= room) shown.push(p);
+  }
+  if (!shown.includes(d.token)) shown.push(d.token);
+  shown.sort((a, b) => a - b);
+  const longest = Math.max(...shown.map((p) => [...tokenLabel(d.tokens[p])].length));
+  const labels = Math.ceil(longest * FIGURE_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
+  const height = Math.max(top + rows + labels, top + scaleHeight + 12);
+
+  // the chosen unit's band, under everything
+  const row = svgNode("rect", { "data-role": "row", x: R(0, heatLeft - plots * UNITS_GAP / 2),
+    width: heatLeft - plots * UNITS_GAP / 2, height: UNITS_ROW, fill: "#e8e8e8",
+    visibility: "hidden", "pointer-events": "none" });
+  canvas.appendChild(row);
+
+  // the bars: their values' axis above them, zero at their base
+  const values = unitsBarScale(Math.min(0, ...d.values), Math.max(0, ...d.values), barsWidth);
+  const xOfValue = (v) => barsLeft + ((v - values.low) / (values.high - values.low)) * barsWidth;
+  const axis = svgNode("g", { "data-role": "axis" });
+  for (const tick of values.ticks) {
+    const x = X(xOfValue(tick));
+    axis.append(
+      svgNode("line", { x1: x, x2: x, y1: top - 4, y2: top + rows,
+        stroke: tick === 0 ? "#8c8c8c" : "#e3e3e3" }),
+      svgNode("text", { x, y: top - 10, "text-anchor": "middle", "font-size": UNITS_TEXT },
+        number(tick, values.digits, false)),
+    );
+  }
+  canvas.appendChild(axis);
+  const zero = xOfValue(0);
+  d.units.forEach((unit, i) => {
+    const y = top + i * UNITS_ROW;
+    const end = xOfValue(d.values[i]);
+    canvas.append(
+      svgNode("rect", { "data-role": "bar", "data-unit": i,
+        x: R(Math.min(zero, end), Math.abs(end - zero)).toFixed(2), y: y + UNITS_ROW * 0.15,
+        width: Math.abs(end - zero).toFixed(2), height: UNITS_ROW * 0.7, fill: d.colour }),
+      svgNode("text", { "data-role": "label", "data-unit": i, x: X(barsLeft - 8),
+        y: y + UNITS_ROW / 2 + UNITS_TEXT * 0.35, "text-anchor": near, "font-size": UNITS_TEXT },
+      unit),
+    );
+  });
+
+  // the heatmap: a cell a unit and a token
+  const cells = svgNode("g", { "data-role": "heatmap" });
+  d.across.forEach((line, i) => {
+    const y = top + i * UNITS_ROW;
+    line.forEach((v, p) => {
+      cells.appendChild(svgNode("rect", { "data-role": "cell", "data-unit": i, "data-token": p,
+        x: R(heatLeft + p * band, band).toFixed(2), y, width: band.toFixed(2),
+        height: UNITS_ROW, fill: unitsColour(d, v) }));
+    });
+  });
+  canvas.appendChild(cells);
+  // the outlined token's column: orange, edged in black to stand apart from yellow cells
+  const column = svgNode("g", { "data-role": "chosen-column", "data-token": d.token,
+    fill: "none", "pointer-events": "none" });
+  const columnX = R(heatLeft + d.token * band, band);
+  column.append(
+    svgNode("rect", { x: columnX - 2.5, y: top - 2.5, width: band + 5, height: rows + 5,
+      stroke: FIGURE_INK, "stroke-width": 1 }),
+    svgNode("rect", { x: columnX, y: top, width: band, height: rows, stroke: UNITS_OUTLINE,
+      "stroke-width": 3 }),
+  );
+  canvas.appendChild(column);
+
+  // the colour bar: its bands from zmin (bottom) to zmax (top), its values beside it
+  canvas.appendChild(colourBar({ width, left: scaleLeft, top, height: scaleHeight, low: d.zmin,
+    high: d.zmax, colour: (v) => unitsColour(d, v), scale: colours, title: d.scale,
+    size: UNITS_TEXT }));
+
+  // the token labels, under their columns
+  const base = top + rows + 8;
+  for (const p of shown) {
+    const x = X(heatLeft + (p + 0.5) * band);
+    canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
+      "data-token-text": d.tokens[p], x, y: base + UNITS_TEXT * 0.7, "font-size": UNITS_TEXT,
+      "font-weight": p === d.token ? 700 : 400, "text-anchor": rtl ? "start" : "end",
+      transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
+  }
+
+  // the chosen cell's ring: white inside black, seen on every colour
+  const ring = figureRing();
+  canvas.appendChild(ring);
+  Object.assign(state, { top, band, barsLeft, barsRight: barsLeft + barsWidth,
+    heatLeft, heatRight: heatLeft + heatWidth, gap: plots * UNITS_GAP, ring, row, R });
+  return height;
+}
+
+/** The ring, the band and the readout at the chosen cell. */
+function showChosen({ root, readout, state }, chosen) {
+  const d = state.data;
+  const on = Boolean(d && chosen);
+  root.dataset.cell = on ? `${chosen.unit},${chosen.token}` : "";
+  if (state.ring) {
+    state.row.setAttribute("visibility", on ? "visible" : "hidden");
+    const y = on ? state.top + chosen.unit * UNITS_ROW : 0;
+    figureRingAt(state.ring, on ? { x: state.R(state.heatLeft + chosen.token * state.band,
+      state.band), y, width: state.band, height: UNITS_ROW } : null);
+    if (on) state.row.setAttribute("y", y);
+  }
+  if (!on) {
+    readout.textContent = d ? unitsPrompt() : "";
+    return;
+  }
+  readout.textContent = _("{unit}, token {position} “{token}”: {value}", {
+    unit: d.units[chosen.unit], position: chosen.token, token: d.tokens[chosen.token],
+    value: figureSaid(d.across[chosen.unit][chosen.token]) });
+}
+
+/** The cell a key moves the choice (`chosen`) to (null: none), or undefined: not the
+ * figure's key. */
+function unitsKey(event, d, chosen) {
+  const lastToken = d.tokens.length - 1;
+  const lastUnit = d.units.length - 1;
+  const at = chosen || { unit: 0, token: d.token };
+  if (event.key in UNITS_ARROWS) {
+    const [down, along] = UNITS_ARROWS[event.key];
+    return chosen ? {
+      unit: Math.min(lastUnit, Math.max(0, at.unit + down)),
+      token: Math.min(lastToken, Math.max(0, at.token + along * (rightToLeft() ? -1 : 1))),
+    } : at; // the first key: the outlined token's largest unit
+  }
+  if (event.key === "Home" || event.key === "End") {
+    return { unit: at.unit, token: event.key === "Home" ? 0 : lastToken };
+  }
+  if (event.key === "PageUp" || event.key === "PageDown") {
+    return { unit: event.key === "PageUp" ? 0 : lastUnit, token: at.token };
+  }
+  return event.key === "Escape" && chosen ? null : undefined;
+}
+
 export function mount(host, data) {
   let chosen = null; // {unit, token}: a row and a position
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -135,147 +299,12 @@ export function mount(host, data) {
         chosen = null;
       }
     },
-    draw, show, key, choose,
+    draw: (canvas, d, width) => drawFigure(state, canvas, d, width),
+    show: () => show(), choose,
+    key: (event, d) => unitsKey(event, d, chosen),
   });
 
-  /** `d` drawn into `canvas`, `width` px wide: its height. */
-  function draw(canvas, d, width) {
-    const rtl = rightToLeft();
-    const k = d.units.length;
-    const count = d.tokens.length;
-    // across the width, drawn left to right then mirrored for a right-to-left language:
-    // the units' names | the bars | a gap | the heatmap | the colour bar and its values
-    const X = (x) => (rtl ? width - x : x); // a point
-    const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
-    const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the plots
-    const names = Math.max(...d.units.map((u) => unitsWidth(u))) + 12;
-    const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)),
-      UNITS_TEXT);
-    const scaleArea = 14 + Math.max(colours.width, unitsWidth(d.scale)) + 6;
-    const plots = Math.max(60, width - names - scaleArea);
-    const barsWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[0];
-    const heatWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[1];
-    const barsLeft = names;
-    const heatLeft = barsLeft + barsWidth + plots * UNITS_GAP;
-    const scaleLeft = heatLeft + heatWidth + 14;
-    const band = heatWidth / count;
-    const top = UNITS_TOP;
-    const rows = k * UNITS_ROW;
-    const scaleHeight = Math.max(rows, 3 * UNITS_ROW);
-    // the token labels under the heatmap: as many as fit side by side at an angle, the
-    // outlined token's always among them
-    const room = UNITS_TEXT * 1.3;
-    const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(heatWidth / room))));
-    const shown = [];
-    for (let p = 0; p < count; p += every) {
-      if (p === d.token || Math.abs(p - d.token) * band >= room) shown.push(p);
-    }
-    if (!shown.includes(d.token)) shown.push(d.token);
-    shown.sort((a, b) => a - b);
-    const longest = Math.max(...shown.map((p) => [...tokenLabel(d.tokens[p])].length));
-    const labels = Math.ceil(longest * FIGURE_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
-    const height = Math.max(top + rows + labels, top + scaleHeight + 12);
-
-    // the chosen unit's band, under everything
-    const row = svgNode("rect", { "data-role": "row", x: R(0, heatLeft - plots * UNITS_GAP / 2),
-      width: heatLeft - plots * UNITS_GAP / 2, height: UNITS_ROW, fill: "#e8e8e8",
-      visibility: "hidden", "pointer-events": "none" });
-    canvas.appendChild(row);
-
-    // the bars: their values' axis above them, zero at their base
-    const values = unitsBarScale(Math.min(0, ...d.values), Math.max(0, ...d.values), barsWidth);
-    const xOfValue = (v) => barsLeft + ((v - values.low) / (values.high - values.low)) * barsWidth;
-    const axis = svgNode("g", { "data-role": "axis" });
-    for (const tick of values.ticks) {
-      const x = X(xOfValue(tick));
-      axis.append(
-        svgNode("line", { x1: x, x2: x, y1: top - 4, y2: top + rows,
-          stroke: tick === 0 ? "#8c8c8c" : "#e3e3e3" }),
-        svgNode("text", { x, y: top - 10, "text-anchor": "middle", "font-size": UNITS_TEXT },
-          number(tick, values.digits, false)),
-      );
-    }
-    canvas.appendChild(axis);
-    const zero = xOfValue(0);
-    d.units.forEach((unit, i) => {
-      const y = top + i * UNITS_ROW;
-      const end = xOfValue(d.values[i]);
-      canvas.append(
-        svgNode("rect", { "data-role": "bar", "data-unit": i,
-          x: R(Math.min(zero, end), Math.abs(end - zero)).toFixed(2), y: y + UNITS_ROW * 0.15,
-          width: Math.abs(end - zero).toFixed(2), height: UNITS_ROW * 0.7, fill: d.colour }),
-        svgNode("text", { "data-role": "label", "data-unit": i, x: X(barsLeft - 8),
-          y: y + UNITS_ROW / 2 + UNITS_TEXT * 0.35, "text-anchor": near, "font-size": UNITS_TEXT },
-        unit),
-      );
-    });
-
-    // the heatmap: a cell a unit and a token
-    const cells = svgNode("g", { "data-role": "heatmap" });
-    d.across.forEach((line, i) => {
-      const y = top + i * UNITS_ROW;
-      line.forEach((v, p) => {
-        cells.appendChild(svgNode("rect", { "data-role": "cell", "data-unit": i, "data-token": p,
-          x: R(heatLeft + p * band, band).toFixed(2), y, width: band.toFixed(2),
-          height: UNITS_ROW, fill: unitsColour(d, v) }));
-      });
-    });
-    canvas.appendChild(cells);
-    // the outlined token's column: orange, edged in black to stand apart from yellow cells
-    const column = svgNode("g", { "data-role": "chosen-column", "data-token": d.token,
-      fill: "none", "pointer-events": "none" });
-    const columnX = R(heatLeft + d.token * band, band);
-    column.append(
-      svgNode("rect", { x: columnX - 2.5, y: top - 2.5, width: band + 5, height: rows + 5,
-        stroke: FIGURE_INK, "stroke-width": 1 }),
-      svgNode("rect", { x: columnX, y: top, width: band, height: rows, stroke: UNITS_OUTLINE,
-        "stroke-width": 3 }),
-    );
-    canvas.appendChild(column);
-
-    // the colour bar: its bands from zmin (bottom) to zmax (top), its values beside it
-    canvas.appendChild(colourBar({ width, left: scaleLeft, top, height: scaleHeight, low: d.zmin,
-      high: d.zmax, colour: (v) => unitsColour(d, v), scale: colours, title: d.scale,
-      size: UNITS_TEXT }));
-
-    // the token labels, under their columns
-    const base = top + rows + 8;
-    for (const p of shown) {
-      const x = X(heatLeft + (p + 0.5) * band);
-      canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
-        "data-token-text": d.tokens[p], x, y: base + UNITS_TEXT * 0.7, "font-size": UNITS_TEXT,
-        "font-weight": p === d.token ? 700 : 400, "text-anchor": rtl ? "start" : "end",
-        transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
-    }
-
-    // the chosen cell's ring: white inside black, seen on every colour
-    const ring = figureRing();
-    canvas.appendChild(ring);
-    Object.assign(state, { top, band, barsLeft, barsRight: barsLeft + barsWidth,
-      heatLeft, heatRight: heatLeft + heatWidth, gap: plots * UNITS_GAP, ring, row, R });
-    return height;
-  }
-
-  /** The ring, the band and the readout at the chosen cell. */
-  function show() {
-    const d = state.data;
-    const on = Boolean(d && chosen);
-    root.dataset.cell = on ? `${chosen.unit},${chosen.token}` : "";
-    if (state.ring) {
-      state.row.setAttribute("visibility", on ? "visible" : "hidden");
-      const y = on ? state.top + chosen.unit * UNITS_ROW : 0;
-      figureRingAt(state.ring, on ? { x: state.R(state.heatLeft + chosen.token * state.band,
-        state.band), y, width: state.band, height: UNITS_ROW } : null);
-      if (on) state.row.setAttribute("y", y);
-    }
-    if (!on) {
-      readout.textContent = d ? unitsPrompt() : "";
-      return;
-    }
-    readout.textContent = _("{unit}, token {position} “{token}”: {value}", {
-      unit: d.units[chosen.unit], position: chosen.token, token: d.tokens[chosen.token],
-      value: figureSaid(d.across[chosen.unit][chosen.token]) });
-  }
+  const show = () => showChosen({ root, readout, state }, chosen);
 
   function choose(next) {
     const same = next && chosen && next.unit === chosen.unit && next.token === chosen.token;
@@ -298,27 +327,6 @@ export function mount(host, data) {
       choose({ unit, token });
     }
   });
-
-  /** The cell a key moves the choice to (null: none), or undefined: not the figure's key. */
-  function key(event, d) {
-    const lastToken = d.tokens.length - 1;
-    const lastUnit = d.units.length - 1;
-    const at = chosen || { unit: 0, token: d.token };
-    if (event.key in UNITS_ARROWS) {
-      const [down, along] = UNITS_ARROWS[event.key];
-      return chosen ? {
-        unit: Math.min(lastUnit, Math.max(0, at.unit + down)),
-        token: Math.min(lastToken, Math.max(0, at.token + along * (rightToLeft() ? -1 : 1))),
-      } : at; // the first key: the outlined token's largest unit
-    }
-    if (event.key === "Home" || event.key === "End") {
-      return { unit: at.unit, token: event.key === "Home" ? 0 : lastToken };
-    }
-    if (event.key === "PageUp" || event.key === "PageDown") {
-      return { unit: event.key === "PageUp" ? 0 : lastUnit, token: at.token };
-    }
-    return event.key === "Escape" && chosen ? null : undefined;
-  }
 
   return start(data);
 }

@@ -3,10 +3,8 @@
  * below 0 in their own colour, with the activation function f(x) drawn over them on a second
  * axis whose 0 lines up with the bars' base, drawn as SVG (the Activations view's figure).
  *
- * Plain ES module, no framework, no build step, no network. Hosts load it joined after shared.js
- * (element, number, _, n_, speakWith, rightToLeft) and figure_tools.js (mountFigure: its root,
- * title, notes, message, plot, readout and tools; figureStep, svgNode, figureSaid), and before
- * their glue, which calls `mount` (encoder/web/hosts.py). The stylesheet is value_histogram.css
+ * An ES module, no framework, no network: each host's glue calls `mount`, the whole joined
+ * into one file per host (encoder/web/hosts.py). The stylesheet is value_histogram.css
  * beside this file.
  *
  *   const chart = mount(host, data);   // host: an element or shadow root
@@ -48,6 +46,10 @@
  *            table as CSV)
  *   message  [data-role="message"]: why nothing is drawn
  */
+import { element, rightToLeft, _, n_, number } from "./shared.js";
+import {
+  figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, figurePoint, mountFigure
+} from "./figure_tools.js";
 
 const HIST_TEXT = 14; // px: every label (none under 12 px: the page's rule)
 const HIST_PLOT = 300; // px: the plot's height
@@ -126,7 +128,6 @@ function histCurveAt(curve, at) {
   return ((y[low + 1] - y[low]) / (x[low + 1] - x[low])) * (at - x[low]) + y[low];
 }
 
-
 /** Every bin as a table's row: from, to, count. */
 function histTable(d) {
   if (!d) return { head: [_("from")], body: [] };
@@ -151,6 +152,192 @@ function histLabel(d) {
     below: number(below), name: d.name });
 }
 
+/** The legend's entries, as many in a row as fit across `width`: its height. */
+function drawLegend(into, d, width, rtl) {
+  const legend = svgNode("g", { "data-role": "legend" });
+  // labels.curve names f's axis "right": in a right-to-left drawing it is on the left, and the
+  // entry is f's name alone (the axis's title)
+  const entries = [["bar", d.colours.below, d.labels.below],
+    ["bar", d.colours.above, d.labels.above],
+    ["line", d.colours.curve, rtl ? d.labels.values : d.labels.curve]];
+  const sign = rtl ? -1 : 1;
+  let [along, row] = [0, 0];
+  for (const [kind, colour, text] of entries) {
+    const span = 36 + Math.ceil([...text].length * FIGURE_CHAR * HIST_TEXT) + 24;
+    if (along && along + span > width) [along, row] = [0, row + 1];
+    const x0 = rtl ? width - along : along;
+    const y = 14 + row * (HIST_TEXT + 10);
+    legend.appendChild(kind === "bar"
+      ? svgNode("rect", { x: rtl ? x0 - 28 : x0, y: y - 11, width: 28, height: 12, fill: colour })
+      : svgNode("line", { x1: x0, x2: x0 + sign * 28, y1: y - 5, y2: y - 5, stroke: colour,
+        "stroke-width": 3 }));
+    legend.appendChild(svgNode("text", { x: x0 + sign * 36, y, direction: rtl ? "rtl" : "ltr",
+      "font-size": HIST_TEXT }, text));
+    along += span;
+  }
+  into.appendChild(legend);
+  return (row + 1) * (HIST_TEXT + 10) + 10;
+}
+
+/** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
+ * height. */
+function drawFigure(state, canvas, d, width) {
+  const rtl = rightToLeft();
+  const { edges, counts, curve, ranges } = d;
+  const bins = counts.length;
+  const low = Math.min(edges[0], curve.x[0]);
+  const high = Math.max(edges[bins], curve.x[curve.x.length - 1]);
+  const countTicks = histTicks(0, ranges.counts[1], 5, true);
+  const curveTicks = histTicks(ranges.curve[0], ranges.curve[1], 6);
+  const said = (ticks) => ticks.ticks.map((t) => number(t, ticks.digits, false));
+  const countLabels = said(countTicks);
+  const curveLabels = said(curveTicks);
+  // an axis's room: its widest label, a gap, its title turned on its side
+  const room = (labels) =>
+    Math.ceil(Math.max(...labels.map((l) => l.length)) * FIGURE_CHAR * HIST_TEXT) + 16 + HIST_TEXT + 8;
+  const [countRoom, curveRoom] = [room(countLabels), room(curveLabels)];
+  const [left, right] = rtl ? [curveRoom, countRoom] : [countRoom, curveRoom];
+  const plotWidth = width - left - right;
+  const xOf = (v) => {
+    const along = ((v - low) / (high - low)) * plotWidth;
+    return rtl ? left + plotWidth - along : left + along;
+  };
+  const legendHeight = drawLegend(canvas, d, width, rtl);
+  const top = legendHeight + 10;
+  const bottom = top + HIST_PLOT;
+  const height = bottom + 2 * HIST_TEXT + 30;
+  const yOf = (range) => (v) => bottom - ((v - range[0]) / (range[1] - range[0])) * HIST_PLOT;
+  const yCount = yOf(ranges.counts);
+  const yCurve = yOf(ranges.curve);
+
+  // the counts' grid and labels on their side, f's labels on the other
+  const [countX, curveX] = rtl ? [left + plotWidth + 6, left - 6] : [left - 6, left + plotWidth + 6];
+  countTicks.ticks.forEach((tick, i) => {
+    const y = yCount(tick);
+    canvas.append(
+      svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
+      svgNode("text", { x: countX, y: y + HIST_TEXT * 0.35, "font-size": HIST_TEXT,
+        "text-anchor": rtl ? "start" : "end" }, countLabels[i]),
+    );
+  });
+  curveTicks.ticks.forEach((tick, i) => {
+    const y = yCurve(tick);
+    canvas.append(
+      svgNode("line", { x1: curveX + (rtl ? 2 : -2), x2: curveX + (rtl ? 6 : -6), y1: y, y2: y,
+        stroke: "#8c8c8c" }),
+      svgNode("text", { x: curveX + (rtl ? -2 : 2), y: y + HIST_TEXT * 0.35,
+        "font-size": HIST_TEXT, "text-anchor": rtl ? "end" : "start" }, curveLabels[i]),
+    );
+  });
+  const side = (x, text) => svgNode("text", { x, y: top + HIST_PLOT / 2, "font-size": HIST_TEXT,
+    "text-anchor": "middle", direction: rtl ? "rtl" : "ltr",
+    transform: `rotate(-90 ${x} ${top + HIST_PLOT / 2})` }, text);
+  const [countTitleX, curveTitleX] = rtl ? [width - 6, HIST_TEXT + 2] : [HIST_TEXT + 2, width - 6];
+  canvas.append(side(countTitleX, d.labels.counts), side(curveTitleX, d.labels.values));
+
+  // the bars, from the base up
+  const base = yCount(0);
+  const bars = svgNode("g", { "data-role": "bars" });
+  counts.forEach((count, i) => {
+    const [a, b] = [xOf(edges[i]), xOf(edges[i + 1])];
+    const below = (edges[i] + edges[i + 1]) / 2 < 0;
+    bars.appendChild(svgNode("rect", { "data-role": "bar", "data-bin": i,
+      x: Math.min(a, b).toFixed(2), width: Math.abs(b - a).toFixed(2),
+      y: yCount(count).toFixed(2), height: (base - yCount(count)).toFixed(2),
+      fill: below ? d.colours.below : d.colours.above, stroke: "#ffffff", "stroke-width": 0.5 }));
+  });
+  canvas.appendChild(bars);
+  canvas.appendChild(svgNode("line", { x1: left, x2: left + plotWidth, y1: base, y2: base,
+    stroke: FIGURE_INK }));
+  if (low <= 0 && 0 <= high) {
+    const x = xOf(0).toFixed(2);
+    canvas.appendChild(svgNode("line", { "data-role": "zero", x1: x, x2: x, y1: top, y2: bottom,
+      stroke: HIST_ZERO, "stroke-width": 1.5, "stroke-dasharray": "2 3" }));
+  }
+  let path = "";
+  curve.x.forEach((x, i) => {
+    if (Number.isFinite(curve.y[i])) path += `${path ? "L" : "M"}${xOf(x).toFixed(1)},${yCurve(curve.y[i]).toFixed(1)}`;
+  });
+  canvas.appendChild(svgNode("path", { "data-role": "curve", d: path, fill: "none",
+    stroke: d.colours.curve, "stroke-width": 3, "stroke-linejoin": "round" }));
+  canvas.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: HIST_PLOT,
+    fill: "none", stroke: "#8c8c8c" }));
+
+  // the x axis: round values, a label every 70 px at most, as many as fit side by side (two at
+  // least where they fit), then its title
+  const most = Math.max(2, Math.floor(plotWidth / 70));
+  const fits = (t) => t.ticks.length * (Math.max(...t.ticks.map((v) =>
+    number(v, t.digits, false).length)) * FIGURE_CHAR * HIST_TEXT + 18) <= plotWidth;
+  let [ticks, denser] = [null, null]; // denser: the last that fits, at more than `most`
+  for (const step of histSteps((high - low) / (most * 3))) {
+    const next = histTicksEvery(low, high, step);
+    if (!fits(next)) continue;
+    if (next.ticks.length <= most) {
+      ticks = next.ticks.length >= 2 || !denser ? next : denser;
+      break;
+    }
+    denser = next;
+  }
+  ticks = ticks || denser || histTicksEvery(low, high, histSteps(high - low, 1)[0]);
+  for (const tick of ticks.ticks) {
+    const x = xOf(tick);
+    canvas.append(
+      svgNode("line", { x1: x, x2: x, y1: bottom, y2: bottom + 5, stroke: "#8c8c8c" }),
+      svgNode("text", { "data-role": "tick", "data-value": tick, x, y: bottom + 6 + HIST_TEXT,
+        "font-size": HIST_TEXT, "text-anchor": "middle" }, number(tick, ticks.digits, false)),
+    );
+  }
+  canvas.appendChild(svgNode("text", { x: left + plotWidth / 2, y: height - 8,
+    "font-size": HIST_TEXT, "text-anchor": "middle", direction: rtl ? "rtl" : "ltr" },
+  d.labels.x));
+
+  // the chosen bin's marks, on top
+  const outline = svgNode("rect", { "data-role": "outline", fill: "none", stroke: FIGURE_INK,
+    "stroke-width": 2.5, visibility: "hidden" });
+  const point = svgNode("circle", { "data-role": "point", r: 5, fill: "#ffffff",
+    stroke: d.colours.curve, "stroke-width": 2.5, visibility: "hidden" });
+  canvas.append(outline, point);
+  Object.assign(state, { xOf, yCount, yCurve, low, high, plotLeft: left,
+    plotRight: left + plotWidth, outline, point });
+  return height;
+}
+
+/** The marks and the readout at the chosen bin. */
+function showChosen({ root, readout, state }, chosen) {
+  const d = state.data;
+  root.dataset.bin = chosen < 0 ? "" : String(chosen);
+  const on = Boolean(d && chosen >= 0);
+  if (state.outline) {
+    state.outline.setAttribute("visibility", on ? "visible" : "hidden");
+    state.point.setAttribute("visibility", on ? "visible" : "hidden");
+  }
+  readout.replaceChildren();
+  if (!on) {
+    readout.textContent = d ? histPrompt() : "";
+    return;
+  }
+  const [from, to, count] = [d.edges[chosen], d.edges[chosen + 1], d.counts[chosen]];
+  const middle = (from + to) / 2;
+  const value = histCurveAt(d.curve, middle);
+  if (state.outline) {
+    const [a, b] = [state.xOf(from), state.xOf(to)];
+    const y = Math.min(state.yCount(count), state.yCount(0) - 2);
+    state.outline.setAttribute("x", Math.min(a, b).toFixed(2));
+    state.outline.setAttribute("width", Math.abs(b - a).toFixed(2));
+    state.outline.setAttribute("y", y.toFixed(2));
+    state.outline.setAttribute("height", (state.yCount(0) - y).toFixed(2));
+    state.point.setAttribute("cx", state.xOf(middle).toFixed(2));
+    state.point.setAttribute("cy", state.yCurve(value).toFixed(2));
+  }
+  readout.append(
+    element("div", { class: "vhs-bin" }, n_("x from {low} to {high}: {count} value",
+      "x from {low} to {high}: {count} values", count,
+      { low: figureSaid(from), high: figureSaid(to) })),
+    element("div", { class: "vhs-value" }, _("{name}(x) at {x}: {value}",
+      { name: d.name, x: figureSaid(middle), value: figureSaid(value) })),
+  );
+}
+
 export function mount(host, data) {
   let chosen = -1; // a bin
   const { root, plot, readout, state, start } = mountFigure(host, {
@@ -163,194 +350,12 @@ export function mount(host, data) {
     counts: { bins: (d) => d.counts.length },
     label: histLabel, table: histTable,
     forget: (d) => { if (chosen >= (d ? d.counts.length : 0)) chosen = -1; },
-    draw, show, choose,
+    draw: (canvas, d, width) => drawFigure(state, canvas, d, width),
+    show: () => show(), choose,
     key: (event, d) => figureStep(event, chosen, d.counts.length - 1),
   });
 
-  /** The legend's entries, as many in a row as fit across `width`: its height. */
-  function drawLegend(into, d, width, rtl) {
-    const legend = svgNode("g", { "data-role": "legend" });
-    // labels.curve names f's axis "right": in a right-to-left drawing it is on the left, and the
-    // entry is f's name alone (the axis's title)
-    const entries = [["bar", d.colours.below, d.labels.below],
-      ["bar", d.colours.above, d.labels.above],
-      ["line", d.colours.curve, rtl ? d.labels.values : d.labels.curve]];
-    const sign = rtl ? -1 : 1;
-    let [along, row] = [0, 0];
-    for (const [kind, colour, text] of entries) {
-      const span = 36 + Math.ceil([...text].length * FIGURE_CHAR * HIST_TEXT) + 24;
-      if (along && along + span > width) [along, row] = [0, row + 1];
-      const x0 = rtl ? width - along : along;
-      const y = 14 + row * (HIST_TEXT + 10);
-      legend.appendChild(kind === "bar"
-        ? svgNode("rect", { x: rtl ? x0 - 28 : x0, y: y - 11, width: 28, height: 12, fill: colour })
-        : svgNode("line", { x1: x0, x2: x0 + sign * 28, y1: y - 5, y2: y - 5, stroke: colour,
-          "stroke-width": 3 }));
-      legend.appendChild(svgNode("text", { x: x0 + sign * 36, y, direction: rtl ? "rtl" : "ltr",
-        "font-size": HIST_TEXT }, text));
-      along += span;
-    }
-    into.appendChild(legend);
-    return (row + 1) * (HIST_TEXT + 10) + 10;
-  }
-
-  /** `d` drawn into `canvas`, `width` px wide: its height. */
-  function draw(canvas, d, width) {
-    const rtl = rightToLeft();
-    const { edges, counts, curve, ranges } = d;
-    const bins = counts.length;
-    const low = Math.min(edges[0], curve.x[0]);
-    const high = Math.max(edges[bins], curve.x[curve.x.length - 1]);
-    const countTicks = histTicks(0, ranges.counts[1], 5, true);
-    const curveTicks = histTicks(ranges.curve[0], ranges.curve[1], 6);
-    const said = (ticks) => ticks.ticks.map((t) => number(t, ticks.digits, false));
-    const countLabels = said(countTicks);
-    const curveLabels = said(curveTicks);
-    // an axis's room: its widest label, a gap, its title turned on its side
-    const room = (labels) =>
-      Math.ceil(Math.max(...labels.map((l) => l.length)) * FIGURE_CHAR * HIST_TEXT) + 16 + HIST_TEXT + 8;
-    const [countRoom, curveRoom] = [room(countLabels), room(curveLabels)];
-    const [left, right] = rtl ? [curveRoom, countRoom] : [countRoom, curveRoom];
-    const plotWidth = width - left - right;
-    const xOf = (v) => {
-      const along = ((v - low) / (high - low)) * plotWidth;
-      return rtl ? left + plotWidth - along : left + along;
-    };
-    const legendHeight = drawLegend(canvas, d, width, rtl);
-    const top = legendHeight + 10;
-    const bottom = top + HIST_PLOT;
-    const height = bottom + 2 * HIST_TEXT + 30;
-    const yOf = (range) => (v) => bottom - ((v - range[0]) / (range[1] - range[0])) * HIST_PLOT;
-    const yCount = yOf(ranges.counts);
-    const yCurve = yOf(ranges.curve);
-
-    // the counts' grid and labels on their side, f's labels on the other
-    const [countX, curveX] = rtl ? [left + plotWidth + 6, left - 6] : [left - 6, left + plotWidth + 6];
-    countTicks.ticks.forEach((tick, i) => {
-      const y = yCount(tick);
-      canvas.append(
-        svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
-        svgNode("text", { x: countX, y: y + HIST_TEXT * 0.35, "font-size": HIST_TEXT,
-          "text-anchor": rtl ? "start" : "end" }, countLabels[i]),
-      );
-    });
-    curveTicks.ticks.forEach((tick, i) => {
-      const y = yCurve(tick);
-      canvas.append(
-        svgNode("line", { x1: curveX + (rtl ? 2 : -2), x2: curveX + (rtl ? 6 : -6), y1: y, y2: y,
-          stroke: "#8c8c8c" }),
-        svgNode("text", { x: curveX + (rtl ? -2 : 2), y: y + HIST_TEXT * 0.35,
-          "font-size": HIST_TEXT, "text-anchor": rtl ? "end" : "start" }, curveLabels[i]),
-      );
-    });
-    const side = (x, text) => svgNode("text", { x, y: top + HIST_PLOT / 2, "font-size": HIST_TEXT,
-      "text-anchor": "middle", direction: rtl ? "rtl" : "ltr",
-      transform: `rotate(-90 ${x} ${top + HIST_PLOT / 2})` }, text);
-    const [countTitleX, curveTitleX] = rtl ? [width - 6, HIST_TEXT + 2] : [HIST_TEXT + 2, width - 6];
-    canvas.append(side(countTitleX, d.labels.counts), side(curveTitleX, d.labels.values));
-
-    // the bars, from the base up
-    const base = yCount(0);
-    const bars = svgNode("g", { "data-role": "bars" });
-    counts.forEach((count, i) => {
-      const [a, b] = [xOf(edges[i]), xOf(edges[i + 1])];
-      const below = (edges[i] + edges[i + 1]) / 2 < 0;
-      bars.appendChild(svgNode("rect", { "data-role": "bar", "data-bin": i,
-        x: Math.min(a, b).toFixed(2), width: Math.abs(b - a).toFixed(2),
-        y: yCount(count).toFixed(2), height: (base - yCount(count)).toFixed(2),
-        fill: below ? d.colours.below : d.colours.above, stroke: "#ffffff", "stroke-width": 0.5 }));
-    });
-    canvas.appendChild(bars);
-    canvas.appendChild(svgNode("line", { x1: left, x2: left + plotWidth, y1: base, y2: base,
-      stroke: FIGURE_INK }));
-    if (low <= 0 && 0 <= high) {
-      const x = xOf(0).toFixed(2);
-      canvas.appendChild(svgNode("line", { "data-role": "zero", x1: x, x2: x, y1: top, y2: bottom,
-        stroke: HIST_ZERO, "stroke-width": 1.5, "stroke-dasharray": "2 3" }));
-    }
-    let path = "";
-    curve.x.forEach((x, i) => {
-      if (Number.isFinite(curve.y[i])) path += `${path ? "L" : "M"}${xOf(x).toFixed(1)},${yCurve(curve.y[i]).toFixed(1)}`;
-    });
-    canvas.appendChild(svgNode("path", { "data-role": "curve", d: path, fill: "none",
-      stroke: d.colours.curve, "stroke-width": 3, "stroke-linejoin": "round" }));
-    canvas.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: HIST_PLOT,
-      fill: "none", stroke: "#8c8c8c" }));
-
-    // the x axis: round values, a label every 70 px at most, as many as fit side by side (two at
-    // least where they fit), then its title
-    const most = Math.max(2, Math.floor(plotWidth / 70));
-    const fits = (t) => t.ticks.length * (Math.max(...t.ticks.map((v) =>
-      number(v, t.digits, false).length)) * FIGURE_CHAR * HIST_TEXT + 18) <= plotWidth;
-    let [ticks, denser] = [null, null]; // denser: the last that fits, at more than `most`
-    for (const step of histSteps((high - low) / (most * 3))) {
-      const next = histTicksEvery(low, high, step);
-      if (!fits(next)) continue;
-      if (next.ticks.length <= most) {
-        ticks = next.ticks.length >= 2 || !denser ? next : denser;
-        break;
-      }
-      denser = next;
-    }
-    ticks = ticks || denser || histTicksEvery(low, high, histSteps(high - low, 1)[0]);
-    for (const tick of ticks.ticks) {
-      const x = xOf(tick);
-      canvas.append(
-        svgNode("line", { x1: x, x2: x, y1: bottom, y2: bottom + 5, stroke: "#8c8c8c" }),
-        svgNode("text", { "data-role": "tick", "data-value": tick, x, y: bottom + 6 + HIST_TEXT,
-          "font-size": HIST_TEXT, "text-anchor": "middle" }, number(tick, ticks.digits, false)),
-      );
-    }
-    canvas.appendChild(svgNode("text", { x: left + plotWidth / 2, y: height - 8,
-      "font-size": HIST_TEXT, "text-anchor": "middle", direction: rtl ? "rtl" : "ltr" },
-    d.labels.x));
-
-    // the chosen bin's marks, on top
-    const outline = svgNode("rect", { "data-role": "outline", fill: "none", stroke: FIGURE_INK,
-      "stroke-width": 2.5, visibility: "hidden" });
-    const point = svgNode("circle", { "data-role": "point", r: 5, fill: "#ffffff",
-      stroke: d.colours.curve, "stroke-width": 2.5, visibility: "hidden" });
-    canvas.append(outline, point);
-    Object.assign(state, { xOf, yCount, yCurve, low, high, plotLeft: left,
-      plotRight: left + plotWidth, outline, point });
-    return height;
-  }
-
-  /** The marks and the readout at the chosen bin. */
-  function show() {
-    const d = state.data;
-    root.dataset.bin = chosen < 0 ? "" : String(chosen);
-    const on = Boolean(d && chosen >= 0);
-    if (state.outline) {
-      state.outline.setAttribute("visibility", on ? "visible" : "hidden");
-      state.point.setAttribute("visibility", on ? "visible" : "hidden");
-    }
-    readout.replaceChildren();
-    if (!on) {
-      readout.textContent = d ? histPrompt() : "";
-      return;
-    }
-    const [from, to, count] = [d.edges[chosen], d.edges[chosen + 1], d.counts[chosen]];
-    const middle = (from + to) / 2;
-    const value = histCurveAt(d.curve, middle);
-    if (state.outline) {
-      const [a, b] = [state.xOf(from), state.xOf(to)];
-      const y = Math.min(state.yCount(count), state.yCount(0) - 2);
-      state.outline.setAttribute("x", Math.min(a, b).toFixed(2));
-      state.outline.setAttribute("width", Math.abs(b - a).toFixed(2));
-      state.outline.setAttribute("y", y.toFixed(2));
-      state.outline.setAttribute("height", (state.yCount(0) - y).toFixed(2));
-      state.point.setAttribute("cx", state.xOf(middle).toFixed(2));
-      state.point.setAttribute("cy", state.yCurve(value).toFixed(2));
-    }
-    readout.append(
-      element("div", { class: "vhs-bin" }, n_("x from {low} to {high}: {count} value",
-        "x from {low} to {high}: {count} values", count,
-        { low: figureSaid(from), high: figureSaid(to) })),
-      element("div", { class: "vhs-value" }, _("{name}(x) at {x}: {value}",
-        { name: d.name, x: figureSaid(middle), value: figureSaid(value) })),
-    );
-  }
+  const show = () => showChosen({ root, readout, state }, chosen);
 
   function choose(bin) {
     if (bin === chosen) return;

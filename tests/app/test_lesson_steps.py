@@ -325,7 +325,7 @@ def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_r
     parsed = _Handout()
     parsed.feed(page)
     modules = [s for s in parsed.scripts if s.get("type") == "module"]
-    assert len(modules) == 1 and modules[0]["text"].count("export function mount(") == 1
+    assert len(modules) == 1 and modules[0]["text"].count("function mount(") == 1
     assert not any("src" in s for s in parsed.scripts)
     explorers = {s["data-explorer-for"]: s for s in parsed.scripts if "data-explorer-for" in s}
     expected = {f"step-{STEPS.index(listed) + 1}": mode for listed, mode in EXPLORED.items()}

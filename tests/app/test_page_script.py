@@ -1,6 +1,6 @@
-"""The page's own script (the library's figure tools, then app/assets/page/*.js) as Streamlit
-will run it: one block that runs once per browser page and parses, no name declared twice
-across its files, and no text that makes st.html drop the script without a word."""
+"""The page's own script (app/assets/page/*.js and the library's modules they import, joined by
+encoder.web.bundle) as Streamlit will run it: one block that runs once per browser page and
+parses, and no text that makes st.html drop the script without a word."""
 
 from __future__ import annotations
 
@@ -11,24 +11,16 @@ import subprocess
 import pytest
 
 from app.streamlit_private import PAGE_SCRIPT, PAGE_SCRIPT_FILES
-from encoder.web import asset
 
-TOP_LEVEL = re.compile(r"^(?:function|const|let|class)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
+JOINED = re.compile(r"^// ---- (\S+)$", re.MULTILINE)  # a file's place in the joined script
 
 
 def test_every_file_is_in_the_one_guarded_block() -> None:
     assert len(PAGE_SCRIPT_FILES) >= 3
     assert PAGE_SCRIPT.startswith("if (!window.encoderExplorerPage) {")
-    texts = [asset("shared.js"), asset("figure_tools.js")]
-    texts += [p.read_text(encoding="utf-8") for p in PAGE_SCRIPT_FILES]
-    for text in texts:
-        assert text in PAGE_SCRIPT
-
-
-def test_no_name_is_declared_twice_across_the_files() -> None:
-    names = TOP_LEVEL.findall(PAGE_SCRIPT)
-    twice = sorted({name for name in names if names.count(name) > 1})
-    assert twice == []
+    joined = JOINED.findall(PAGE_SCRIPT)
+    files = {path.name for path in PAGE_SCRIPT_FILES} | {"shared.js", "figure_tools.js"}
+    assert sorted(joined) == sorted(files | {"index.js"})  # each once, and the entry
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")

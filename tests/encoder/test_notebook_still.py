@@ -61,7 +61,7 @@ def test_save_html_writes_the_explorer_opened_at_the_widgets_head(minilm, tmp_pa
     path = widget.save_html(tmp_path / "mine.html", title="My <sentence>")
     assert path == tmp_path / "mine.html"
     page = path.read_text(encoding="utf-8")
-    assert page.count("export function mount(") == 1 and "My &lt;sentence&gt;" in page
+    assert page.count("function mount(") == 1 and "My &lt;sentence&gt;" in page
     (data,) = PAYLOAD.findall(page)
     header = decode_header(base64.b64decode(data))
     assert header["start"] == {"layer": 1, "head": 1, "mode": "lines"}

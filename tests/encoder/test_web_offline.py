@@ -67,5 +67,5 @@ def test_a_page_holds_the_module_once_and_escapes_its_title() -> None:
     scripts = Scripts()
     scripts.feed(page)
     assert scripts.types == ["module", "application/octet-stream"]
-    assert page.count("export function mount(") == 1
+    assert page.count("function mount(") == 1
     assert "<b>bold</b>" not in page and "A &lt;b&gt;bold&lt;/b&gt; title" in page

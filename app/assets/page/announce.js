@@ -5,6 +5,9 @@
 // drawn anew with its text already in it is not read by every screen reader).
 // DOM contract: the live region is [data-testid=page-announcer] (role="status"); its text is the
 // latest announcements, in page order.
+
+import { whenStill } from "./when_still.js";
+
 let announced = "";
 
 function announcer() {

@@ -7,14 +7,21 @@
 //
 // DOM contract: the chart's .js-plotly-plot has role="figure" and aria-label; after it, in the
 // chart's element box (ELEMENT_BOX), the [data-testid=figure-text] box of
-// encoder/web/figure_tools.js (joined before this file).
+// encoder/web/figure_tools.js.
+
+import { _, n_ } from "../../../encoder/web/shared.js";
+import {
+  figureRounded, figureSaid, svgDocument, figureControls
+} from "../../../encoder/web/figure_tools.js";
+import { ELEMENT_BOX } from "./streamlit_dom.js";
+import { whenStill } from "./when_still.js";
+
 const MAX_SERIES = 4; // series named in a chart's sentence
-// The box Streamlit gives each element: the tools go in it after the chart, as the explorer's and
-// the SVG figures' are in theirs, so that they are part of the figure's box. (Inside the chart's
-// own box, sized to the chart and cut at its edge, and below it in a box of the chart's fixed
-// height that scrolls, they were out of sight. app/streamlit_private.py's PAGE_CSS lets a box
-// holding tools grow to hold them.)
-const ELEMENT_BOX = "[data-testid=stElementContainer]";
+// The box Streamlit gives each element (ELEMENT_BOX): the tools go in it after the chart, as the
+// explorer's and the SVG figures' are in theirs, so that they are part of the figure's box.
+// (Inside the chart's own box, sized to the chart and cut at its edge, and below it in a box of
+// the chart's fixed height that scrolls, they were out of sight. app/streamlit_private.py's
+// PAGE_CSS lets a box holding tools grow to hold them.)
 const DTYPES = {
   f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array,
   i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array,

@@ -2,10 +2,15 @@
 // is one that a keyboard must reach (WCAG 2.1.1; axe: scrollable-region-focusable): while it
 // scrolls it takes the focus (tabindex 0) and has a name, and gives both back once it fits.
 // DOM contract: such a region carries data-keyboard-scroll.
+
+import { _ } from "../../../encoder/web/shared.js";
+import { CODE_SCROLLER, TABLE_SCROLLER } from "./streamlit_dom.js";
+import { whenStill } from "./when_still.js";
+
 const SCROLLERS = [ // a region's selector, its name (in the page's language: shared.js's `_`)
   [".katex-display", () => _("Formula, scrollable")],
-  ['[data-testid="stTable"] > div', () => _("Table, scrollable")],
-  ['[data-testid="stCode"] pre', () => _("Code, scrollable")],
+  [TABLE_SCROLLER, () => _("Table, scrollable")],
+  [CODE_SCROLLER, () => _("Code, scrollable")],
   ["[data-testid=figure-table]", () => _("A chart's table, scrollable")],
 ];
 

@@ -4,11 +4,17 @@
 // on the html element; and the page's scripts speak it: the browser's words in it come as JSON
 // text in the hidden [data-page-words] beside it (parsed, never read as markup; shared.js's
 // speakWith), and the page's explorers and scatters are told them (shared.js's PAGE_SPEECH).
+
+import {
+  PAGE_SPEECH, SPEECH_EVENT, speakWith, spoken, spokenWords,
+} from "../../../encoder/web/shared.js";
+import { TYPED_TEXT } from "./streamlit_dom.js";
+import { whenChanged } from "./when_still.js";
+
 let pageWordsRead = null; // the [data-page-words] text last spoken
 // What a reader types (sentences, answers) runs in its own direction, whatever the page's: an
 // English sentence on an Arabic page reads left to right, its full stop at its end (dir="auto":
-// the direction of its first strong letter).
-const TYPED_TEXT = '[data-testid="stTextArea"] textarea, [data-testid="stTextInput"] input';
+// the direction of its first strong letter): TYPED_TEXT.
 
 function declareLanguage() {
   const said = [...document.querySelectorAll("[data-page-language]")].pop();
@@ -28,12 +34,12 @@ function declareLanguage() {
       speakWith({}, root.lang, root.dir);
     }
   } else if (spoken() !== root.lang) {
-    speakWith(WORDS, root.lang, root.dir);
+    speakWith(spokenWords(), root.lang, root.dir);
   } else {
     return;
   }
   // the page's modules that carry no words of their own speak these (shared.js's PAGE_SPEECH)
-  window[PAGE_SPEECH] = { words: WORDS, lang: spoken(), direction: root.dir };
+  window[PAGE_SPEECH] = { words: spokenWords(), lang: spoken(), direction: root.dir };
   window.dispatchEvent(new Event(SPEECH_EVENT));
 }
 

@@ -4,11 +4,15 @@
 // while new content grows (its stick-to-the-bottom, made for chats): a view opened from the end
 // of a long one was drawn scrolled to its own end, past the explorer. A wheel event is how that
 // container learns that its reader scrolled away (it then lets go of the bottom); then the top.
-// DOM contract: the page scrolls in an ancestor of [data-testid=stMain], or in stMain itself.
+// DOM contract: the page scrolls in an ancestor of streamlit_dom.js's MAIN, or in MAIN itself.
+
+import { MAIN } from "./streamlit_dom.js";
+import { whenChanged } from "./when_still.js";
+
 let viewPath = location.pathname;
 
 function pageScroller() {
-  const main = document.querySelector("[data-testid=stMain]");
+  const main = document.querySelector(MAIN);
   for (let element = main; element; element = element.parentElement) {
     const overflow = getComputedStyle(element).overflowY;
     if (overflow === "auto" || overflow === "scroll") return element;

@@ -3,7 +3,7 @@
 // changed for quietMs (and, with resize, once the window has not been resized for as long).
 // Work that must follow the page at once and costs little uses whenChanged(callback): at most
 // once a frame, at the next frame after the page's elements change.
-function whenStill(callback, quietMs, { resize = false } = {}) {
+export function whenStill(callback, quietMs, { resize = false } = {}) {
   let timer = null;
   const soon = () => {
     clearTimeout(timer);
@@ -14,7 +14,7 @@ function whenStill(callback, quietMs, { resize = false } = {}) {
   soon();
 }
 
-function whenChanged(callback) {
+export function whenChanged(callback) {
   let frame = 0;
   new MutationObserver(() => {
     if (!frame) {

@@ -1,10 +1,10 @@
 /**
- * The explorer's anywidget host, joined after attention_explorer.js (encoder/web/hosts.py):
+ * The explorer's anywidget host, given the explorer's `mount` (encoder/web/hosts.py's entry):
  * render({model, el}) mounts it once, follows new payloads, and reports the settled selection
  * as the widget's `layer` and `head`.
  */
 
-export default {
+export default (mount) => ({
   render({ model, el }) {
     const view = mount(el, model.get("payload"), {
       selection: { layer: model.get("layer"), head: model.get("head") },
@@ -21,4 +21,4 @@ export default {
       view.destroy();
     };
   },
-};
+});
