@@ -377,9 +377,6 @@ BY_KEY: dict[str, ArchOption] = {option.key: option for option in OPTIONS}
 # run takes over from it); the others come from a checkpoint or a task, and the seed says which
 # weights, not their shape.
 ARCHITECTURE_FIELDS = tuple(option.field for option in OPTIONS if option.architecture)
-ACTIVATIONS = BY_FIELD["activation"].choices
-POSITIONALS = BY_FIELD["positional"].choices
-NORM_TYPES = BY_FIELD["norm_type"].choices
 # How the page, the tables and the charts name each choice.
 ACTIVATION_NAMES = dict(BY_FIELD["activation"].names)
 NORM_TYPE_NAMES = dict(BY_FIELD["norm_type"].names)
