@@ -152,9 +152,3 @@ def name_filter(names: Iterable[str] | NameFilter | None) -> NameFilter:
         names = (names,)
     wanted = frozenset(names)
     return wanted.__contains__
-
-
-def norm_weighted(index: int) -> str:
-    """The name of a quantity derived from block `index`'s hooks, not a hook point:
-    [B, H, query, key] the norm-weighted attention ||alpha_ij f(x_j)|| (encoder.inspect.moves)."""
-    return f"blocks.{index}.attn.norm_weighted"
