@@ -11,7 +11,7 @@ Shapes: B = batch, T = tokens, d = d_model, H = heads, dk = d / H, F = d_ff.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -104,30 +104,21 @@ def embed() -> EmbedHooks:
     )
 
 
+def _named(hooks: type, module: str):
+    """`hooks` (AttentionHooks, MlpHooks) for the module at path `module`: each field f names the
+    hook point `{module}.hook_{f}` (`blocks.0.attn.hook_pattern`)."""
+    return hooks(**{field.name: f"{module}.hook_{field.name}" for field in fields(hooks)})
+
+
 def block(index: int) -> BlockHooks:
     prefix = f"blocks.{index}"
     return BlockHooks(
         index=index,
         ln1=NormHooks.at(f"{prefix}.ln1", index, "ln1"),
-        attn=AttentionHooks(
-            q=f"{prefix}.attn.hook_q",
-            k=f"{prefix}.attn.hook_k",
-            v=f"{prefix}.attn.hook_v",
-            rot_q=f"{prefix}.attn.hook_rot_q",
-            rot_k=f"{prefix}.attn.hook_rot_k",
-            scores=f"{prefix}.attn.hook_scores",
-            pattern=f"{prefix}.attn.hook_pattern",
-            z=f"{prefix}.attn.hook_z",
-            out=f"{prefix}.attn.hook_out",
-        ),
+        attn=_named(AttentionHooks, f"{prefix}.attn"),
         resid_mid=f"{prefix}.hook_resid_mid",
         ln2=NormHooks.at(f"{prefix}.ln2", index, "ln2"),
-        mlp=MlpHooks(
-            pre=f"{prefix}.mlp.hook_pre",
-            gate=f"{prefix}.mlp.hook_gate",
-            post=f"{prefix}.mlp.hook_post",
-            out=f"{prefix}.mlp.hook_out",
-        ),
+        mlp=_named(MlpHooks, f"{prefix}.mlp"),
         resid_post=f"{prefix}.hook_resid_post",
     )
 
@@ -161,9 +152,3 @@ def name_filter(names: Iterable[str] | NameFilter | None) -> NameFilter:
         names = (names,)
     wanted = frozenset(names)
     return wanted.__contains__
-
-
-def norm_weighted(index: int) -> str:
-    """The name of a quantity derived from block `index`'s hooks, not a hook point:
-    [B, H, query, key] the norm-weighted attention ||alpha_ij f(x_j)|| (encoder.inspect.moves)."""
-    return f"blocks.{index}.attn.norm_weighted"

@@ -47,18 +47,14 @@ def placement_of(norm_first: bool) -> str:
     return "pre" if norm_first else "post"
 
 
-# A bias's switch, as controls and links say it.
+# A bias's switch, as controls and links say it ("on" is the config's True), and what an
+# option that is one takes.
 SWITCH = (N_("on"), N_("off"))  # each the page's name of itself
-
-
-def switched_on(value: str) -> bool:
-    """The config flag of a switch ("on" -> True)."""
-    return value == "on"
-
-
-def switch_of(flag: bool) -> str:
-    """The switch that shows a config flag (True -> "on")."""
-    return "on" if flag else "off"
+SWITCHED = {
+    "choices": SWITCH,
+    "to_config": lambda value: value == "on",
+    "from_config": lambda flag: "on" if flag else "off",
+}
 
 
 def _whole(value: float) -> float | int:
@@ -292,10 +288,8 @@ OPTIONS: tuple[ArchOption, ...] = (
         noun=N_("linear biases"),
         flag="--bias",
         help=N_("biases on the linear layers (q, k, v, out, the feed-forward's)"),
-        choices=SWITCH,
         phrase=N_("linear biases {}"),
-        to_config=switched_on,
-        from_config=switch_of,
+        **SWITCHED,
     ),
     ArchOption(
         field="norm_bias",
@@ -304,10 +298,8 @@ OPTIONS: tuple[ArchOption, ...] = (
         noun=N_("norm biases"),
         flag="--norm-bias",
         help=N_("LayerNorm's bias (RMSNorm has none either way)"),
-        choices=SWITCH,
         phrase=N_("norm biases {}"),
-        to_config=switched_on,
-        from_config=switch_of,
+        **SWITCHED,
     ),
     ArchOption(
         field="attention_window",
@@ -377,9 +369,6 @@ BY_KEY: dict[str, ArchOption] = {option.key: option for option in OPTIONS}
 # run takes over from it); the others come from a checkpoint or a task, and the seed says which
 # weights, not their shape.
 ARCHITECTURE_FIELDS = tuple(option.field for option in OPTIONS if option.architecture)
-ACTIVATIONS = BY_FIELD["activation"].choices
-POSITIONALS = BY_FIELD["positional"].choices
-NORM_TYPES = BY_FIELD["norm_type"].choices
 # How the page, the tables and the charts name each choice.
 ACTIVATION_NAMES = dict(BY_FIELD["activation"].names)
 NORM_TYPE_NAMES = dict(BY_FIELD["norm_type"].names)

@@ -78,24 +78,20 @@ def turned_by(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HeadWeights:
-    """One head's slices of the layer's projections (x @ W.T + b, as nn.Linear computes)."""
+    """One head's slices of the layer's projections (x @ W.T + b, as nn.Linear computes) that the
+    steps show: W_Q (its k and v are read from the trace's hooks) and W_O."""
 
     w_q: torch.Tensor  # [dk, d]
     b_q: torch.Tensor  # [dk]
-    w_k: torch.Tensor  # [dk, d]
-    b_k: torch.Tensor  # [dk]
-    w_v: torch.Tensor  # [dk, d]
-    b_v: torch.Tensor  # [dk]
-    w_o: torch.Tensor  # [d, d] the whole output projection: every head's z in, d out
-    b_o: torch.Tensor  # [d]
+    b_o: torch.Tensor  # [d] the whole output projection's bias, added once after every head
     w_o_head: torch.Tensor  # [d, dk] the columns of W_O that read this head's z
 
 
 def head_weights(
     cfg: EncoderConfig, weights: Mapping[str, torch.Tensor], layer: int, head: int
 ) -> HeadWeights:
-    """The head's W_Q, W_K, W_V rows and biases, and W_O (with this head's columns), on the CPU,
-    from a model's state_dict."""
+    """The head's W_Q rows and bias, and W_O's bias and this head's columns, on the CPU, from a
+    model's state_dict."""
     _check_index("layer", layer, cfg.num_layers)
     _check_index("head", head, cfg.num_heads)
     path = attention_path(layer)
@@ -108,20 +104,15 @@ def head_weights(
         return torch.zeros(size) if found is None else found.detach().cpu()
 
     d, dk = cfg.d_model, cfg.head_dim
-    # in_proj rows are [W_q; W_k; W_v], each [d, d]; inside each, head h owns rows h*dk:(h+1)*dk
-    rows = [slice(part * d + head * dk, part * d + (head + 1) * dk) for part in range(3)]
+    # in_proj rows are [W_q; W_k; W_v], each [d, d]: head h owns W_q's rows h*dk:(h+1)*dk, and
+    # the same columns of W_O
+    rows = slice(head * dk, (head + 1) * dk)
     in_proj, in_bias = weight("in_proj_weight"), bias("in_proj_bias", 3 * d)  # [3d, d], [3d]
-    w_o = weight("out_proj.weight")  # [d, d]
     return HeadWeights(
-        w_q=in_proj[rows[0]],
-        b_q=in_bias[rows[0]],
-        w_k=in_proj[rows[1]],
-        b_k=in_bias[rows[1]],
-        w_v=in_proj[rows[2]],
-        b_v=in_bias[rows[2]],
-        w_o=w_o,
+        w_q=in_proj[rows],
+        b_q=in_bias[rows],
         b_o=bias("out_proj.bias", d),
-        w_o_head=w_o[:, head * dk : (head + 1) * dk],
+        w_o_head=weight("out_proj.weight")[:, rows],
     )
 
 

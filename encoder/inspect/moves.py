@@ -14,7 +14,6 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from encoder.core import hooks
 from encoder.core.capture import Trace
 from encoder.core.model import TransformerEncoder
 from encoder.inspect.token_kinds import SINK_KINDS, kind_masks
@@ -57,16 +56,9 @@ def value_norms(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
 
 
 def norm_weighted_attention(trace: Trace, model: TransformerEncoder) -> torch.Tensor:
-    """||alpha_ij f(x_j)|| for every layer: [L, B, H, query, key] (layer i is also known by the
-    name hooks.norm_weighted(i)). Padded keys get 0."""
+    """||alpha_ij f(x_j)|| for every layer: [L, B, H, query, key]. Padded keys get 0."""
     norms = value_norms(trace, model)  # [L, B, H, key]
     return trace.attention * norms[:, :, :, None, :]  # [L, B, H, query, key]
-
-
-def by_name(trace: Trace, model: TransformerEncoder) -> dict[str, torch.Tensor]:
-    """{hooks.norm_weighted(i): [B, H, query, key]}: the matrices under their derived names."""
-    matrices = norm_weighted_attention(trace, model)
-    return {hooks.norm_weighted(i): matrices[i] for i in range(matrices.shape[0])}
 
 
 class ShareSums:

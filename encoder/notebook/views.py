@@ -40,7 +40,7 @@ def explore(
     if compare is not None:
         model_b, tokenizer_b = compare if isinstance(compare, tuple) else (compare, None)
         runs.append(sentence_attention(resolve(model_b, tokenizer_b, "B"), text))
-    return _widget(runs, layer, head)
+    return AttentionExplorer(runs, layer, head)
 
 
 def head_view(
@@ -100,7 +100,7 @@ def head_view(
 
         page = payload_of(runs, first_layer, first_head)
         return HTML(explorer_html(page, "Attention", layer=first_layer, head=first_head))
-    return _widget(runs, first_layer, first_head)
+    return AttentionExplorer(runs, first_layer, first_head)
 
 
 def stack_layers(attention: Sequence[torch.Tensor], n_tokens: int) -> torch.Tensor:
@@ -165,7 +165,3 @@ def _check_head(head: int, num_heads: int) -> int:
 
 def _listed(shapes: list[tuple[int, ...]]) -> str:
     return ", ".join(f"layer {index}: {shape}" for index, shape in enumerate(shapes))
-
-
-def _widget(runs: list[SentenceAttention], layer: int, head: int) -> AttentionExplorer:
-    return AttentionExplorer(runs, layer, head)

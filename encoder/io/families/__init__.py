@@ -78,15 +78,13 @@ ENCODER_DECODERS = frozenset(
     ]
 )
 # Encoders whose attention is not this model's, with what differs.
+DEBERTA = Said(
+    "DeBERTa's disentangled attention (separate content and relative-position terms in every "
+    "score) is not this model's attention"
+)
 OTHER_ATTENTION = {
-    "deberta": Said(
-        "DeBERTa's disentangled attention (separate content and relative-position terms in every "
-        "score) is not this model's attention"
-    ),
-    "deberta-v2": Said(
-        "DeBERTa's disentangled attention (separate content and relative-position terms in every "
-        "score) is not this model's attention"
-    ),
+    "deberta": DEBERTA,
+    "deberta-v2": DEBERTA,
     "mpnet": Said(
         "MPNet's attention adds a learned relative-position bias to every score, which this "
         "model's attention has not"

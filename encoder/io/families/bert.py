@@ -54,6 +54,15 @@ LAYER_MODULES = {
     "norm2": "output.LayerNorm",
 }
 QKV = ("attention.self.query", "attention.self.key", "attention.self.value")
+# What every BERT-layout family (DistilBERT's too) has whatever its config.json says: post-norm
+# blocks, learned positions, a LayerNorm after the unscaled embeddings
+POST_NORM_LAYOUT = {
+    "norm_first": False,
+    "positional": "learned",
+    "scale_embeddings": False,
+    "embedding_norm": True,
+    "norm_type": "layernorm",
+}
 
 
 def bert_fields(config: dict, path: str, keys: dict[str, str] = CONFIG_KEYS) -> dict:
@@ -69,14 +78,7 @@ def bert_fields(config: dict, path: str, keys: dict[str, str] = CONFIG_KEYS) -> 
             )
         )
     fields["activation"] = activation_of(config, "hidden_act", ACTIVATIONS, path)
-    return {
-        **fields,
-        "norm_first": False,
-        "positional": "learned",
-        "scale_embeddings": False,
-        "embedding_norm": True,
-        "norm_type": "layernorm",
-    }
+    return {**fields, **POST_NORM_LAYOUT}
 
 
 def bert_config(config: dict, path: str) -> EncoderConfig:
@@ -84,10 +86,11 @@ def bert_config(config: dict, path: str) -> EncoderConfig:
     return encoder_config(path, **bert_fields(config, path))
 
 
-def embedding_tensors() -> NameMap:
-    """Our embedding tables and norm <- BERT's "embeddings.*" (weights; the norm's bias too)."""
+def embedding_tensors(modules: dict[str, str] = EMBEDDINGS) -> NameMap:
+    """Our embedding tables and norm <- BERT's "embeddings.*" (weights; the norm's bias too), or
+    a family's own names for them there."""
     names: NameMap = {}
-    for ours, theirs in EMBEDDINGS.items():
+    for ours, theirs in modules.items():
         names |= parameter_names(ours, f"embeddings.{theirs}")
     return names
 

@@ -6,6 +6,7 @@ was learned or filled with sinusoids (sinusoidal_pos_embds), so it is read as le
 from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
+from encoder.io.families.bert import POST_NORM_LAYOUT, embedding_tensors
 from encoder.io.families.family import (
     Family,
     NameMap,
@@ -13,7 +14,6 @@ from encoder.io.families.family import (
     block_tensors,
     config_values,
     encoder_config,
-    parameter_names,
 )
 
 CONFIG_KEYS = {
@@ -50,18 +50,12 @@ def distilbert_config(config: dict, path: str) -> EncoderConfig:
         **fields,
         activation=activation_of(config, "activation", ACTIVATIONS, path),
         layer_norm_eps=LAYER_NORM_EPS,
-        norm_first=False,
-        positional="learned",
-        scale_embeddings=False,
-        embedding_norm=True,
-        norm_type="layernorm",
+        **POST_NORM_LAYOUT,
     )
 
 
 def distilbert_tensors(cfg: EncoderConfig) -> NameMap:
-    names: NameMap = {}
-    for ours, theirs in EMBEDDINGS.items():
-        names |= parameter_names(ours, f"embeddings.{theirs}")
+    names = embedding_tensors(EMBEDDINGS)
     for i in range(cfg.num_layers):
         names |= block_tensors(i, f"transformer.layer.{i}", LAYER_MODULES, QKV)
     return names
