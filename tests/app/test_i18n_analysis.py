@@ -118,7 +118,7 @@ def test_each_view_draws_only_marked_text_in_the_pseudo_language(view) -> None:
 
 # each view in one real language, the three taking turns (the catalogue check covers the rest)
 @pytest.mark.parametrize(
-    ("view", "language"), zip(VIEWS, ("es", "zh", "ar", "es", "zh", "ar", "es"), strict=True)
+    ("view", "language"), tuple(zip(VIEWS, ("es", "zh", "ar", "es", "zh", "ar", "es"), strict=True))
 )
 def test_each_view_opens_in_a_language(view, language) -> None:
     at = open_page(view=view, lang=language, **TINY)
