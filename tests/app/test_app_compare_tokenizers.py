@@ -116,7 +116,9 @@ def test_the_two_tokenizers_split_the_sentence_differently() -> None:
     assert a != b and len(a) != len(b)
 
 
-@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize(  # the corpus view computes the corpus for both tokenizers: slow lane
+    "view", [pytest.param(v, marks=pytest.mark.slow) if "corpus" in v else v for v in VIEWS]
+)
 def test_every_view_draws_each_setup_with_its_own_tokens_and_says_why_no_token_differences(
     page: AppTest, view: str
 ) -> None:
@@ -178,7 +180,8 @@ def test_layernorm_draws_b_minus_a_of_the_streams_size_by_depth(
 
 
 @pytest.mark.parametrize(
-    ("family_a", "family_b"), [("bert", "modernbert"), ("roberta", "xlm-roberta")]
+    ("family_a", "family_b"),
+    [("bert", "modernbert"), pytest.param("roberta", "xlm-roberta", marks=pytest.mark.slow)],
 )
 def test_two_real_families_side_by_side_each_with_its_own_tokens(
     family_a: str, family_b: str, tmp_path

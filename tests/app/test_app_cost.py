@@ -124,6 +124,7 @@ def test_the_scaling_sentence_says_the_fitted_growth_not_an_assumed_one(exponent
     assert "64 tokens is below the crossover" in sentence
 
 
+@pytest.mark.slow  # two measurements; one setup's is measured in the fast lane
 def test_compare_mode_measures_both_setups():
     at = measured_page(open_page(view="Cost", compare="1", b_norm="post", **TINY))
     assert_no_exception(at)

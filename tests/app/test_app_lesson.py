@@ -119,13 +119,15 @@ def test_a_link_that_names_a_setting_opens_exactly_that() -> None:
     assert any("forward pass" in caption.value for caption in at.caption)  # the status line
 
 
-@pytest.mark.parametrize("norm", ["pre", "post"])
+# post-norm walks in the fast lane on MiniLM (the first visit's walk above)
+@pytest.mark.parametrize("norm", ["pre", pytest.param("post", marks=pytest.mark.slow)])
 def test_every_step_renders_on_random_weights(norm: str) -> None:
     at = open_page(view="Lesson", norm=norm)
     assert at.radio(key="source").value == "random"
     walk_every_step(at)
 
 
+@pytest.mark.slow  # a third walk of every step; test_claims reads this lesson's every step
 def test_every_step_renders_on_a_modern_architecture() -> None:
     """ModernBERT's choices with random weights: RoPE, GeGLU, a local window, no biases."""
     at = open_page(view="Lesson", norm="pre", **{key: str(v) for key, v in MODERN.items()})
@@ -133,6 +135,7 @@ def test_every_step_renders_on_a_modern_architecture() -> None:
     walk_every_step(at, gated=True)
 
 
+@pytest.mark.slow  # two more walks of every step, after a training
 def test_every_step_renders_on_a_trained_and_an_uploaded_model() -> None:
     transformers = pytest.importorskip("transformers")
     trained = train(

@@ -60,6 +60,7 @@ def session_model(at: AppTest) -> session_models.SessionModel:
     return at.session_state["_session_models"][at.session_state["source"]]
 
 
+@pytest.mark.slow  # trains to 99 %: the quicker tests below train, keep and open a model
 def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention_view(
     monkeypatch,
 ) -> None:

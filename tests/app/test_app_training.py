@@ -315,7 +315,10 @@ def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_f
 
 @pytest.mark.parametrize(
     ("step", "preset", "runs"),
-    [(TRAIN_ONE, TINY_PRESET, 1), (RACE, RACE_PRESET, COMPARISON_RUNS)],
+    [  # the comparison's four runs: a second link, in the slow lane
+        (TRAIN_ONE, TINY_PRESET, 1),
+        pytest.param(RACE, RACE_PRESET, COMPARISON_RUNS, marks=pytest.mark.slow),
+    ],
 )
 def test_each_lesson_link_to_training_starts_its_job_as_it_is(step, preset, runs) -> None:
     """Lesson steps 12 and 13 link to the Training view on a preset that fits the time limit as

@@ -35,7 +35,9 @@ def flat_since(losses: list[float]) -> int:
 
 
 @pytest.mark.usefixtures("one_thread")
-@pytest.mark.parametrize(("query", "source"), SOURCES)
+@pytest.mark.parametrize(  # MiniLM's shrunk copy: a second training, in the slow lane
+    ("query", "source"), [SOURCES[0], pytest.param(*SOURCES[1], marks=pytest.mark.slow)]
+)
 def test_the_default_train_learns_its_task_in_a_tenth_of_its_steps(query, source) -> None:
     """The architecture and settings the view's Train trains by default (MiniLM's shrunk to a
     4-layer copy on `pretrained`), in a tenth of the default steps: it reaches the accuracy a run

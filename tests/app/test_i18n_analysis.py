@@ -1,9 +1,10 @@
 """The analysis views (Activations, Shapes, Cost, Heads across a corpus, Exercises, Export,
-Training) in every language: each opens without an exception in Spanish, Chinese, Arabic and the
-pseudo-language; in the pseudo-language every text they draw is a marked message (wrapped in
-⟦ ⟧), except numbers, file names and what other parts of the page draw; a number in a Spanish
-sentence is the English one written the Spanish way; the texts rebuilt from the library
-(exercises, the race's sentences, durations) are, in English, the library's own."""
+Training) in the page's languages: each opens without an exception in one of Spanish, Chinese
+and Arabic (they take turns) and in the pseudo-language; in the pseudo-language every text they
+draw is a marked message (wrapped in ⟦ ⟧), except numbers, file names and what other parts of
+the page draw; a number in a Spanish sentence is the English one written the Spanish way; the
+texts rebuilt from the library (exercises, the race's sentences, durations) are, in English, the
+library's own."""
 
 from __future__ import annotations
 
@@ -114,9 +115,11 @@ def test_each_view_draws_only_marked_text_in_the_pseudo_language(view) -> None:
     assert {key: title for key, title in titles.items() if "⟦" not in title} == {}
 
 
-@pytest.mark.parametrize("language", ["es", "zh", "ar"])
-@pytest.mark.parametrize("view", VIEWS)
-def test_each_view_opens_in_each_language(view, language) -> None:
+# each view in one real language, the three taking turns (the catalogue check covers the rest)
+@pytest.mark.parametrize(
+    ("view", "language"), tuple(zip(VIEWS, ("es", "zh", "ar", "es", "zh", "ar", "es"), strict=True))
+)
+def test_each_view_opens_in_a_language(view, language) -> None:
     at = open_page(view=view, lang=language, **TINY)
     assert_no_exception(at)
     if view == "Shapes":  # its parameters by component, drawn once opened

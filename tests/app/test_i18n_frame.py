@@ -1,7 +1,8 @@
-"""The frame in every language (app.i18n, domain "frame"): the sidebar, the navigation's titles,
-the messages and the status line, the class's invitation. Each language draws the page without an
-exception; in the pseudo-language every text the frame draws is wrapped in ⟦ ⟧ (an unmarked
-string shows as bare English); a Spanish status line writes the run's numbers as Spanish does."""
+"""The frame in the page's languages (app.i18n, domain "frame"): the sidebar, the navigation's
+titles, the messages and the status line, the class's invitation. Chinese and the pseudo-language
+draw the page without an exception (the views' tests draw the frame in Spanish and Arabic); in
+the pseudo-language every text the frame draws is wrapped in ⟦ ⟧ (an unmarked string shows as
+bare English); a Spanish status line writes the run's numbers as Spanish does."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def wrapped(text: str) -> bool:
     return text.startswith("⟦") and text.endswith("⟧")
 
 
-@pytest.mark.parametrize("language", ["es", "zh", "ar", PSEUDO])
-def test_the_frame_draws_in_every_language(language):
+# one real language (the views' tests take the others; the catalogue check covers completeness)
+@pytest.mark.parametrize("language", ["zh", PSEUDO])
+def test_the_frame_draws_in_a_language(language):
     at = open_page(view="Attention", lang=language, compare="1", b_norm="post", timing="1", **SMALL)
     assert_no_exception(at)
     assert at.sidebar.header[0].value != "Input"

@@ -1,4 +1,4 @@
-"""The lesson in every language (app/lesson): the page opens in Spanish, Chinese, Arabic and the
+"""The lesson in the page's languages (app/lesson): the page opens in Arabic and the
 pseudo-language without an error; in the pseudo-language every sentence a step says, and the
 lesson's own controls, headings and captions, are marked (wrapped in ⟦ ⟧) but for tokens and
 numbers; a sentence's numbers are written as the language writes them and equal the run's; the
@@ -59,8 +59,9 @@ def runs():
     }
 
 
-@pytest.mark.parametrize("language", ["es", "zh", "ar", PSEUDO])
-def test_the_lesson_opens_in_every_language(language) -> None:
+# one real language (the catalogue check covers the others' completeness)
+@pytest.mark.parametrize("language", ["ar", PSEUDO])
+def test_the_lesson_opens_in_a_language(language) -> None:
     at = open_page(lang=language, lesson="3")  # a step that asks first
     assert_no_exception(at)
     assert not at.error, [e.value for e in at.error]

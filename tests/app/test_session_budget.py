@@ -244,6 +244,7 @@ def test_a_training_that_would_not_fit_is_refused_before_it_starts(budgets) -> N
     assert warnings(at).count(refusal) == 1  # the click's answer, and why the button is off
 
 
+@pytest.mark.slow  # 1,000 steps trained while the page reruns
 def test_training_counts_while_it_runs_and_a_model_that_cannot_be_kept_says_so(
     budgets, monkeypatch
 ) -> None:

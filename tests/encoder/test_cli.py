@@ -46,6 +46,7 @@ def summary_value(stdout: str, label: str) -> str:
     return match.group(1)
 
 
+@pytest.mark.slow  # a Python of its own, importing torch
 def test_trace_random_model():
     result = run_cli(
         "trace", "The cat sat.", "Hello", "--norm", "post", "--heads", "2", "--d-model", "32",
@@ -122,6 +123,7 @@ def test_trace_needs_text(capsys):
     assert "TEXT" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a Python of its own, importing torch
 def test_train_json_last_line_has_the_results() -> None:
     result = run_cli(
         "train", "--task", "histogram", "--layers", "1", "--steps", "5", "--seed", "3",
@@ -172,6 +174,7 @@ def test_train_save_writes_a_checkpoint_that_loads_back(saved_model) -> None:
     assert model.training["held_out_accuracy"] == pytest.approx(summary["accuracy"], abs=1e-4)
 
 
+@pytest.mark.slow  # a Python of its own, importing torch
 def test_trace_a_saved_task_model_prints_its_answers(saved_model) -> None:
     directory, _ = saved_model
     result = run_cli("trace", "--checkpoint", str(directory), "3 1 4 1 5 9 2 6", "2 7 1 8 2 8 1 8")
@@ -205,6 +208,7 @@ def test_trace_a_task_model_refuses_text_it_cannot_read(saved_model, text, messa
     assert message in captured.err and captured.out == ""
 
 
+@pytest.mark.slow  # a Python of its own, importing torch
 def test_trace_a_bert_checkpoint_directory() -> None:
     result = run_cli("trace", "--checkpoint", str(bundled_model_dir()), "Hello there.")
     assert result.returncode == 0, result.stderr

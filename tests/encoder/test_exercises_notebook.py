@@ -47,7 +47,9 @@ def test_the_file_keeps_its_stubs() -> None:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("solved", [False, True], ids=["as handed out", "solved"])
+@pytest.mark.parametrize(  # a second kernel over the notebook, in the slow lane
+    "solved", [pytest.param(False, marks=pytest.mark.slow), True], ids=["as handed out", "solved"]
+)
 def test_the_notebook_runs_top_to_bottom(solved: bool) -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     if solved:
