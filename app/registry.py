@@ -8,7 +8,8 @@ declares (gathered here and registered with app.controls.state) and their values
 return values. `hooks(cfg, selection)` names the tensors the run keeps for it (None: every hook),
 so the run is a function of (config, selection). The Training view draws no run: it trains one.
 
-Adding a view: its module (draw, hooks, KEYS) and one line in VIEWS.
+Adding a view: its module (draw, and where it has them hooks and KEYS) and one line in VIEWS,
+`view(N_("Title"), "path", "module")` (README's "How to add a view").
 
 User text reaches the page only through dataframes, plotly labels (escaped in app.charts) and
 `st.text`/`st.code`, or escaped by app.user_text, never through raw markdown or HTML.
@@ -16,6 +17,7 @@ User text reaches the page only through dataframes, plotly labels (escaped in ap
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -26,19 +28,7 @@ from app.i18n import N_, _
 from app.keys import SHARED_KEYS, Key, Selection
 from app.lesson import page as lesson
 from app.lesson import questions
-from app.views import (
-    activations,
-    attention,
-    corpus,
-    cost,
-    exercises,
-    export,
-    layernorm,
-    shapes,
-    steps,
-    tokens,
-    training,
-)
+from app.views import exercises
 from encoder import EncoderConfig
 
 HookChoice = Callable[[EncoderConfig, Selection], "list[str] | None"]
@@ -69,6 +59,20 @@ class View:
     trains: bool = False
 
 
+def view(title: str, path: str, module: str, **given: object) -> View:
+    """A view's line in VIEWS: app.views.<module> draws it (`draw`) and, where it has them, names
+    the hooks its run keeps (`hooks`) and its session keys (`KEYS`); `draw_with` gives its draw
+    the page's callbacks; `given` sets the rest (every hook, trains)."""
+    found = importlib.import_module(f"app.views.{module}")
+    draw_with = given.pop("draw_with", {})
+    return View(
+        title,
+        path,
+        partial(found.draw, **draw_with) if draw_with else found.draw,
+        **{"hooks": getattr(found, "hooks", no_hooks), "keys": getattr(found, "KEYS", ()), **given},
+    )
+
+
 def follow_link(view: str, values: dict[str, object]) -> None:
     """Open `view` with these URL values, as a link would (the lesson's buttons)."""
     url.follow_link(view, values, sidebar.select_source)
@@ -87,27 +91,22 @@ VIEWS: tuple[View, ...] = (  # the navigation offers them in this order; titles 
         every_hook,
         (*lesson.KEYS, *questions.KEYS, *classroom.KEYS),
     ),
-    View(N_("Tokens"), "tokens", tokens.draw),
-    View(
-        N_("Attention"),
-        "attention",
-        partial(attention.draw, follow=state.follow_explorer),
-        keys=attention.KEYS,
-    ),
-    View(N_("Attention steps"), "attention-steps", steps.draw, steps.hooks, steps.KEYS),
-    View(N_("LayerNorm"), "layernorm", layernorm.draw, layernorm.hooks, layernorm.KEYS),
-    View(N_("Activations"), "activations", activations.draw, activations.hooks, activations.KEYS),
-    View(N_("Shapes"), "shapes", shapes.draw, every_hook),
-    View(N_("Cost"), "cost", cost.draw, keys=cost.KEYS),
-    View(N_("Heads across a corpus"), "heads-across-a-corpus", corpus.draw, keys=corpus.KEYS),
-    View(
+    view(N_("Tokens"), "tokens", "tokens"),
+    view(N_("Attention"), "attention", "attention", draw_with={"follow": state.follow_explorer}),
+    view(N_("Attention steps"), "attention-steps", "steps"),
+    view(N_("LayerNorm"), "layernorm", "layernorm"),
+    view(N_("Activations"), "activations", "activations"),
+    view(N_("Shapes"), "shapes", "shapes", hooks=every_hook),
+    view(N_("Cost"), "cost", "cost"),
+    view(N_("Heads across a corpus"), "heads-across-a-corpus", "corpus"),
+    view(
         N_("Exercises"),
         "exercises",
-        partial(exercises.draw, new_numbers=new_exercise_numbers),
-        keys=exercises.KEYS,
+        "exercises",
+        draw_with={"new_numbers": new_exercise_numbers},
     ),
-    View(N_("Export"), "export", export.draw, every_hook),
-    View(N_("Training"), "training", training.draw, keys=training.KEYS, trains=True),
+    view(N_("Export"), "export", "export", hooks=every_hook),
+    view(N_("Training"), "training", "training", trains=True),
 )
 BY_TITLE = {view.title: view for view in VIEWS}
 
