@@ -20,7 +20,7 @@ from app.i18n.catalogue import HERE, LOCALE, PLACEHOLDER, SOURCE, compiled, po_f
 ROOT = HERE.parent.parent
 # Said: the library's (encoder.core.said); num: a number's name in a lesson step's numbers table
 # (app.lesson.text.Text.num, and the `num` that app.page.changes' sentences are given)
-KEYWORDS = {"_": None, "n_": (1, 2), "Said": None, "num": None}
+KEYWORDS = {"_": None, "n_": (1, 2), "Said": None, "plural": (1, 2), "num": None}
 # domain -> the files (or folders, every .py below) whose messages it holds
 DOMAINS: dict[str, tuple[str, ...]] = {
     # the page around the views: the sidebar, the navigation, the class, the messages
