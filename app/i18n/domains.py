@@ -71,10 +71,9 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "corpus",
                 "exercises",
                 "export",
-                "training",
-                "training_results",
             )
         ),
+        "app/views/training",
         *(
             f"app/charts/{name}.py"
             for name in (
