@@ -12,9 +12,9 @@ from app import session_end
 from app.controls import session_models, sidebar, state, url
 from app.i18n import _
 from app.memory import MemoryRefused
+from app.page.training import TrainingActions, TrainingLab, job_name, preset_values
 from app.runs import checkpoint_cost
 from app.settings import architecture_values
-from app.views.training import JOB_NAMES, TrainingActions, TrainingLab, preset_values
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig, TrainResult
 
@@ -22,7 +22,7 @@ from encoder.train.trainer import TrainConfig, TrainResult
 def _training_what(runs: int) -> str:
     if runs == 1:
         return _("Training this architecture once")
-    return _("Training this architecture {count} times ({jobs})", count=runs, jobs=JOB_NAMES[runs])
+    return _("Training this architecture {count} times ({jobs})", count=runs, jobs=job_name(runs))
 
 
 def _memory_check(cfg: TrainConfig, runs: int) -> str:

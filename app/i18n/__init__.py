@@ -40,7 +40,7 @@ from babel.numbers import (
 
 from app.i18n.catalogue import PSEUDO, SOURCE, translations
 from encoder.core.said import N_ as N_  # the marker, for app code too
-from encoder.core.said import said_of
+from encoder.core.said import Listed, Quoted, Written, said_of
 
 
 class Language(NamedTuple):
@@ -176,8 +176,9 @@ def _percent_pattern(locale: str, digits: int) -> str:
 
 def told(said: object) -> str:
     """What the library said (an `encoder.core.said.Said`, or an error raised with one) in this
-    run's language: its template translated, its bare numbers written as the language writes
-    them; anything else, and everything in English, as `str` gives it."""
+    run's language: its template translated (a sentence that counts, `Said.plural`, in the
+    language's form for its count), its bare numbers written as the language writes them;
+    anything else, and everything in English, as `str` gives it."""
     if isinstance(said, BaseException):
         said = said_of(said)  # the Said it was raised with, else its str
     template, values = getattr(said, "template", None), getattr(said, "values", {})
@@ -185,18 +186,31 @@ def told(said: object) -> str:
         return str(said)
     bare = {name for _, name, spec, turn in Formatter().parse(template) if not (spec or turn)}
     written = {name: _written(value) if name in bare else value for name, value in values.items()}
-    translated = translations(language()).gettext(template)
+    plural, catalogue = getattr(said, "plural_template", None), translations(language())
+    translated = (
+        catalogue.gettext(template)
+        if plural is None
+        else catalogue.ngettext(template, plural, values["count"])
+    )
     return translated.format(**written) if values else translated
 
 
 def _written(value: object) -> object:
     """A number as the run's language writes it (whole numbers as f"{value}" does, others to
-    the digits `repr` gives); a sentence the library said inside another (a Said, an error
-    raised with one) told in the language too; anything else as it is."""
+    the digits `repr` gives; a percentage as `percent` writes it); a sentence the
+    library said inside another (a Said, an error raised with one) told in the language too; a
+    token the reader typed (a Quoted) in the language's quotation marks; a Listed's items so, with
+    ", " between; anything else as it is."""
     if hasattr(value, "template") or isinstance(value, BaseException):
         return told(value)
+    if isinstance(value, Quoted):
+        return quoted(value.text)
+    if isinstance(value, Listed):
+        return ", ".join(str(_written(item)) for item in value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
+    if isinstance(value, Written) and value.text.endswith("%"):  # format(share, ".1%")
+        return percent(float(value), len(value.text[:-1].partition(".")[2]))
     return localised(repr(value))
 
 

@@ -25,7 +25,7 @@ DOMAINS = {"server": (".py", "python"), "browser": (".js", "javascript")}
 # Said: the library's (encoder.core.said); N_: a message marked where it is defined and told
 # where it is shown (`_(name)`); num: a number's name in a lesson step's numbers table
 # (app.lesson.text.Text.num, and the `num` that the shared sentences are given)
-KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "Said": None, "num": None}
+KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "Said": None, "plural": (1, 2), "num": None}
 TRANSLATED = tuple(language for language in LANGUAGES if language != SOURCE)
 
 

@@ -25,8 +25,9 @@ import plotly.graph_objects as go
 from app.i18n import _, localised, percent
 from app.page import layout
 from app.runs import Run
+from encoder.inspect.ablation import head_effects
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
-from encoder.inspect.predictions import Prediction, head_effects
+from encoder.inspect.predictions import Prediction
 from encoder.web.payload import start_at
 
 
@@ -262,7 +263,7 @@ class Lesson:
     @cached_property
     def head_effects(self) -> pd.DataFrame:
         """How much switching off each head alone changes the output (layer, head, change;
-        largest first: encoder.inspect.predictions.head_effects): the head-off step's question
+        largest first: encoder.inspect.ablation.head_effects): the head-off step's question
         and its figures read the same table."""
         run = self.run
         return head_effects(run.trace, lambda head: run.heads_off((head,)).trace, self.sentence)

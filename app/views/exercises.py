@@ -19,7 +19,6 @@ from app.i18n import _, language, localised, symbols, told
 from app.keys import Key, Selection
 from app.runs import Runs
 from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES
-from encoder.core.said import Said
 from encoder.exercises import by_hand
 from encoder.exercises.by_hand import AnswerError, HandNumbers, Question, number
 
@@ -90,129 +89,11 @@ def _givens(numbers: HandNumbers) -> None:
         )
 
 
-def _formula(activation: str) -> tuple[str, str]:
-    """by_hand.ACTIVATION_FORMULAS's (name, formula) of `activation`, in the run's language."""
-    name, formula = by_hand.ACTIVATION_FORMULAS[activation]
-    if activation in ("gelu", "geglu"):
-        formula = _("h · Φ(h), Φ the standard normal's cumulative distribution")
-    return name, formula
-
-
-def ask(question: Question, numbers: HandNumbers) -> str:
-    """The question as encoder.exercises.by_hand asks it (`question.ask`), in the run's
-    language."""
-    query, key, d_k, t = numbers.query + 1, numbers.key + 1, numbers.d_k, numbers.tokens
-    if question.key == "score":
-        return _("The score of query {query} against key {key}: q · k{key}.", query=query, key=key)
-    if question.key == "scaled":
-        return _("The scaled score: q · k{key} / √d_k, with d_k = {d_k}.", key=key, d_k=d_k)
-    if question.key == "softmax":
-        return _(
-            "Query {query}'s attention row: the softmax of its {t} scaled scores "
-            "(q · k_j / √{d_k} for j = 1..{t}).",
-            query=query,
-            t=t,
-            d_k=d_k,
-        )
-    if question.key == "weighted":
-        return _(
-            "Query {query}'s output: the weighted sum of the value rows, Σ_j a_j v_j, with the "
-            "attention row a from the question before ({d_k} numbers).",
-            query=query,
-            d_k=d_k,
-        )
-    if question.key == "norm":
-        n = len(numbers.vector)
-        if numbers.norm_type == "layernorm":
-            return _(
-                "LayerNorm of x (gain 1, bias 0): (x − mean) / std, with the variance averaged "
-                "over the {n} features ({n} numbers).",
-                n=n,
-            )
-        return _(
-            "RMSNorm of x (gain 1): x / rms, with rms = √(mean of x²) over the {n} features "
-            "({n} numbers).",
-            n=n,
-        )
-    if question.key == "activation":
-        n = len(numbers.hidden)
-        name, formula = _formula(numbers.activation)
-        if not numbers.gate:
-            return _(
-                "{name} of the feed-forward's hidden vector h: {formula}, for each of its {n} "
-                "numbers.",
-                name=name,
-                formula=formula,
-                n=n,
-            )
-        return _(
-            "{glu} of the feed-forward: {name}(h) · g for each of its {n} features, h the half "
-            "of the first linear layer's output that goes through {name} ({formula}) and g the "
-            "other half, the gate.",
-            glu=ACTIVATION_NAMES[numbers.activation],
-            name=name,
-            formula=formula,
-            n=n,
-        )
-    return question.ask
-
-
-def attention_notes(cfg) -> list[str]:
-    """by_hand.attention_notes(cfg) in the run's language: what this model's attention does
-    that the row by hand leaves out."""
-    notes = []
-    if cfg.positional == "rope":
-        notes.append(
-            _(
-                "This model turns each q and k by its position before the dot product (RoPE): "
-                "read the q and k here as already turned; every question stays the same."
-            )
-        )
-    local = [layer for layer in range(cfg.num_layers) if cfg.is_local(layer)]
-    if local:
-        values = dict(window=cfg.attention_window, reach=cfg.attention_window // 2)
-        if len(local) == cfg.num_layers:
-            notes.append(
-                _(
-                    "Every layer of this model attends through a local window of {window}: a "
-                    "query there sees only the keys at most {reach} positions away, its softmax "
-                    "over those alone; the row here sees every key, as a model with the window "
-                    "off does.",
-                    **values,
-                )
-            )
-        elif len(local) == 1:
-            notes.append(
-                _(
-                    "Layer {listed} of this model (of 0–{last}) attends through a local window "
-                    "of {window}: a query there sees only the keys at most {reach} positions "
-                    "away, its softmax over those alone; the row here is a global layer's, "
-                    "where every key counts.",
-                    listed=local[0],
-                    last=cfg.num_layers - 1,
-                    **values,
-                )
-            )
-        else:
-            notes.append(
-                _(
-                    "Layers {listed} of this model (of 0–{last}) attend through a local window "
-                    "of {window}: a query there sees only the keys at most {reach} positions "
-                    "away, its softmax over those alone; the row here is a global layer's, "
-                    "where every key counts.",
-                    listed=", ".join(map(str, local)),
-                    last=cfg.num_layers - 1,
-                    **values,
-                )
-            )
-    return notes
-
-
-def _answer(question: Question, index: int, numbers: HandNumbers) -> None:
+def _answer(question: Question, index: int) -> None:
     """One question: its answer box, the verdict, and the worked solution once answered or asked
     for."""
     with st.container(border=True):
-        st.markdown(f"**{index}.** {ask(question, numbers)}")
+        st.markdown(f"**{index}.** {told(question.ask)}")
         between = "; " if symbols()[0] == "," else ", "  # as by_hand.parse_answer reads them
         example = (
             localised("0.25")
@@ -248,20 +129,10 @@ def _answer(question: Question, index: int, numbers: HandNumbers) -> None:
             st.code("\n".join(question.steps), language=None, wrap_lines=True)
 
 
-def said(sentence: str) -> str:
-    """What by_hand says (a Said) in the run's language, a mistake's name inside it ("It looks
-    like {mistake}.", the mistake a Said of its own) told too."""
-    values = getattr(sentence, "values", {})
-    if any(isinstance(value, Said) for value in values.values()):
-        told_values = {k: told(v) if isinstance(v, Said) else v for k, v in values.items()}
-        sentence = Said(sentence.template, **told_values)
-    return told(sentence)
-
-
 def verdict_text(verdict: by_hand.Verdict) -> str:
     """A verdict's sentences in the run's language (in English, `verdict.message`); Chinese
     puts no space between sentences."""
-    return ("" if language() == "zh" else " ").join(said(s) for s in verdict.sentences)
+    return ("" if language() == "zh" else " ").join(told(s) for s in verdict.sentences)
 
 
 def _where_set(runs: Runs) -> str:
@@ -298,10 +169,10 @@ def draw(runs: Runs, chosen: Selection, *, new_numbers: Callable[[], None]) -> N
         help=_("The same set gives everyone the same numbers: name one for the whole class."),
     )
     right.button(_("New numbers"), key="ex_new", on_click=new_numbers)
-    notes = attention_notes(cfg)
+    notes = [told(note) for note in by_hand.attention_notes(cfg)]
     if notes:  # what this model's attention does that the row by hand leaves out
         st.info(" ".join(notes))
     numbers = by_hand.draw(int(seed), cfg.norm_type, cfg.activation)
     _givens(numbers)
     for index, question in enumerate(numbers.questions, start=1):
-        _answer(question, index, numbers)
+        _answer(question, index)

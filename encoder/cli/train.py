@@ -16,7 +16,8 @@ from encoder.cli.options import (
 )
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
-from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_findings, placement_job
+from encoder.train.findings import placement_findings
+from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_job
 from encoder.train.stall import stalled
 from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
 

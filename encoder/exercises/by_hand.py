@@ -28,7 +28,7 @@ from encoder.core import hooks
 from encoder.core.config import GATED_ACTIVATIONS, EncoderConfig
 from encoder.core.model import ACTIVATION_FUNCTIONS, Norm
 from encoder.core.options import ACTIVATION_NAMES
-from encoder.core.said import Said
+from encoder.core.said import Listed, Said
 from encoder.exercises.mistakes import OTHER_ACTIVATIONS
 from encoder.exercises.written import Written
 
@@ -80,7 +80,7 @@ class Question:
     solution, and the answers common mistakes give (with what each mistake was)."""
 
     key: str  # one of QUESTION_KEYS
-    ask: str
+    ask: Said
     expected: tuple[float, ...]
     tolerance: float
     steps: tuple[str, ...]
@@ -239,24 +239,34 @@ def _dot_steps(q: np.ndarray, k: np.ndarray, key: int) -> str:
 
 
 def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Question, ...]:
+    """The score, the scaled score, the softmax row and the weighted sum, in that order."""
+    weights = _softmax(keys @ q / math.sqrt(len(q)))  # [T]
+    return (
+        *_score_questions(q, keys, query, key),
+        _softmax_question(q, keys, query),
+        _weighted_question(keys, values, weights, query),
+    )
+
+
+def _score_questions(q, keys, query: int, key: int) -> tuple[Question, Question]:
     d_k = len(q)
     root = math.sqrt(d_k)
     scores = keys @ q  # [T]
     scaled = scores / root  # [T]
-    weights = _softmax(scaled)  # [T]
-    mixed = weights @ values  # [d_k]
-    exps = np.exp(scaled - scaled.max())
-    t = len(keys)
     score = Question(
         "score",
-        f"The score of query {query + 1} against key {key + 1}: q · k{key + 1}.",
+        Said(
+            "The score of query {query} against key {key}: q · k{key}.",
+            query=query + 1,
+            key=key + 1,
+        ),
         (float(scores[key]),),
         0.01,
         (_dot_steps(q, keys[key], key),),
     )
     scaled_question = Question(
         "scaled",
-        f"The scaled score: q · k{key + 1} / √d_k, with d_k = {d_k}.",
+        Said("The scaled score: q · k{key} / √d_k, with d_k = {d_k}.", key=key + 1, d_k=d_k),
         (float(scaled[key]),),
         0.01,
         (
@@ -269,10 +279,25 @@ def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Questio
             (Said("a division by d_k instead of √d_k"), (float(scores[key] / d_k),)),
         ),
     )
-    softmax = Question(
+    return score, scaled_question
+
+
+def _softmax_question(q, keys, query: int) -> Question:
+    d_k, t = len(q), len(keys)
+    root = math.sqrt(d_k)
+    scores = keys @ q  # [T]
+    scaled = scores / root  # [T]
+    weights = _softmax(scaled)  # [T]
+    exps = np.exp(scaled - scaled.max())
+    return Question(
         "softmax",
-        f"Query {query + 1}'s attention row: the softmax of its {t} scaled scores "
-        f"(q · k_j / √{d_k} for j = 1..{t}).",
+        Said(
+            "Query {query}'s attention row: the softmax of its {t} scaled scores "
+            "(q · k_j / √{d_k} for j = 1..{t}).",
+            query=query + 1,
+            t=t,
+            d_k=d_k,
+        ),
         floats(weights),
         0.01,
         (
@@ -294,10 +319,19 @@ def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Questio
             ),
         ),
     )
-    weighted = Question(
+
+
+def _weighted_question(keys, values, weights, query: int) -> Question:
+    t, d_k = values.shape
+    mixed = weights @ values  # [d_k]
+    return Question(
         "weighted",
-        f"Query {query + 1}'s output: the weighted sum of the value rows, Σ_j a_j v_j, with the "
-        f"attention row a from the question before ({d_k} numbers).",
+        Said(
+            "Query {query}'s output: the weighted sum of the value rows, Σ_j a_j v_j, with the "
+            "attention row a from the question before ({d_k} numbers).",
+            query=query + 1,
+            d_k=d_k,
+        ),
         floats(mixed),
         0.05,  # room for an attention row rounded to two decimals
         (
@@ -318,7 +352,6 @@ def _attention_questions(q, keys, values, query: int, key: int) -> tuple[Questio
             ),
         ),
     )
-    return score, scaled_question, softmax, weighted
 
 
 def _norm_question(vector: np.ndarray, norm_type: str) -> Question:
@@ -336,8 +369,11 @@ def _norm_question(vector: np.ndarray, norm_type: str) -> Question:
         bessel = centered / math.sqrt((centered**2).sum() / (n - 1))
         return Question(
             "norm",
-            f"LayerNorm of x (gain 1, bias 0): (x − mean) / std, with the variance averaged over "
-            f"the {n} features ({n} numbers).",
+            Said(
+                "LayerNorm of x (gain 1, bias 0): (x − mean) / std, with the variance averaged "
+                "over the {n} features ({n} numbers).",
+                n=n,
+            ),
             floats(out),
             0.02,
             (
@@ -357,19 +393,27 @@ def _norm_question(vector: np.ndarray, norm_type: str) -> Question:
                 (Said("the mean subtracted but not divided by the std"), floats(centered)),
             ),
         )
+    return _rms_norm_question(vector, out, cfg.layer_norm_eps)
+
+
+def _rms_norm_question(vector: np.ndarray, out: np.ndarray, eps: float) -> Question:
+    n = len(vector)
     mean_square = (vector**2).mean()
     return Question(
         "norm",
-        f"RMSNorm of x (gain 1): x / rms, with rms = √(mean of x²) over the {n} features "
-        f"({n} numbers).",
+        Said(
+            "RMSNorm of x (gain 1): x / rms, with rms = √(mean of x²) over the {n} features "
+            "({n} numbers).",
+            n=n,
+        ),
         floats(out),
         0.02,
         (
             f"x² = {numbers(vector**2)}",
             f"mean of x² = ({' + '.join(number(v * v) for v in vector)}) / {n} = "
             f"{number(mean_square)}",
-            f"rms = √(mean of x² + ε) = {number(math.sqrt(mean_square + cfg.layer_norm_eps))} "
-            f"(ε = {cfg.layer_norm_eps:g} barely matters here)",
+            f"rms = √(mean of x² + ε) = {number(math.sqrt(mean_square + eps))} "
+            f"(ε = {eps:g} barely matters here)",
             f"x / rms = {numbers(out)}",
         ),
         mistakes=(
@@ -393,11 +437,12 @@ def _through(activation: str, values: np.ndarray) -> np.ndarray:
 
 
 # Each activation as a question writes it: its name before the gate, and its formula.
+GELU_FORMULA = Said("h · Φ(h), Φ the standard normal's cumulative distribution")
 ACTIVATION_FORMULAS = {
     "relu": ("ReLU", "max(0, h)"),
-    "gelu": ("GELU", "h · Φ(h), Φ the standard normal's cumulative distribution"),
+    "gelu": ("GELU", GELU_FORMULA),
     "gelu_tanh": ("GELU (tanh)", "0.5 · h · (1 + tanh(√(2/π) · (h + 0.044715 · h³)))"),
-    "geglu": ("GELU", "h · Φ(h), Φ the standard normal's cumulative distribution"),
+    "geglu": ("GELU", GELU_FORMULA),
     "swiglu": ("SiLU", "h · σ(h) = h / (1 + e^(−h))"),
 }
 
@@ -441,8 +486,13 @@ def _activation_question(hidden: np.ndarray, gate: np.ndarray | None, activation
         )
         return Question(
             "activation",
-            f"{name} of the feed-forward's hidden vector h: {formula}, for each of its {n} "
-            f"numbers.",
+            Said(
+                "{name} of the feed-forward's hidden vector h: {formula}, for each of its {n} "
+                "numbers.",
+                name=name,
+                formula=formula,
+                n=n,
+            ),
             floats(activated),
             0.01,
             (
@@ -451,14 +501,27 @@ def _activation_question(hidden: np.ndarray, gate: np.ndarray | None, activation
             ),
             mistakes=mistakes,
         )
+    return _gated_question(hidden, gate, activated, activation)
+
+
+def _gated_question(hidden, gate, activated, activation: str) -> Question:
+    """GeGLU's or SwiGLU's: the activation of h times the gate g."""
+    n = len(hidden)
+    name, formula = ACTIVATION_FORMULAS[activation]
     out = activated * gate  # [n]
     (other,) = OTHER_ACTIVATIONS[activation]  # the other gated one
     glu = ACTIVATION_NAMES[activation]
     return Question(
         "activation",
-        f"{glu} of the feed-forward: {name}(h) · g for each of its {n} features, h the half of "
-        f"the first linear layer's output that goes through {name} ({formula}) and g the "
-        f"other half, the gate.",
+        Said(
+            "{glu} of the feed-forward: {name}(h) · g for each of its {n} features, h the half "
+            "of the first linear layer's output that goes through {name} ({formula}) and g the "
+            "other half, the gate.",
+            glu=glu,
+            name=name,
+            formula=formula,
+            n=n,
+        ),
         floats(out),
         0.01,
         (
@@ -483,36 +546,53 @@ def _activation_question(hidden: np.ndarray, gate: np.ndarray | None, activation
     )
 
 
-def attention_notes(cfg: EncoderConfig) -> tuple[str, ...]:
+def attention_notes(cfg: EncoderConfig) -> tuple[Said, ...]:
     """What the model `cfg` does in its attention that the row by hand leaves out, one sentence
     each, and how the row stands for it: RoPE's turned q and k, a local window."""
     notes = []
     if cfg.positional == "rope":
         notes.append(
-            "This model turns each q and k by its position before the dot product (RoPE): read "
-            "the q and k here as already turned; every question stays the same."
+            Said(
+                "This model turns each q and k by its position before the dot product (RoPE): "
+                "read the q and k here as already turned; every question stays the same."
+            )
         )
     local = [layer for layer in range(cfg.num_layers) if cfg.is_local(layer)]
-    if local:
-        seen = (
-            f"through a local window of {cfg.attention_window}: a query there sees only "
-            f"the keys at most {cfg.attention_window // 2} positions away, its softmax over "
-            f"those alone"
+    values = dict(window=cfg.attention_window, reach=cfg.attention_window // 2)
+    if local and len(local) == cfg.num_layers:
+        notes.append(
+            Said(
+                "Every layer of this model attends through a local window of {window}: a "
+                "query there sees only the keys at most {reach} positions away, its softmax "
+                "over those alone; the row here sees every key, as a model with the window "
+                "off does.",
+                **values,
+            )
         )
-        if len(local) == cfg.num_layers:
-            where = (
-                f"Every layer of this model attends {seen}; the row here sees every key, as a "
-                f"model with the window off does."
+    elif len(local) == 1:
+        notes.append(
+            Said(
+                "Layer {listed} of this model (of 0–{last}) attends through a local window "
+                "of {window}: a query there sees only the keys at most {reach} positions "
+                "away, its softmax over those alone; the row here is a global layer's, "
+                "where every key counts.",
+                listed=local[0],
+                last=cfg.num_layers - 1,
+                **values,
             )
-        else:
-            layers = "Layer" if len(local) == 1 else "Layers"
-            listed = ", ".join(map(str, local))
-            attend = "attends" if len(local) == 1 else "attend"
-            where = (
-                f"{layers} {listed} of this model (of 0–{cfg.num_layers - 1}) {attend} {seen}; "
-                f"the row here is a global layer's, where every key counts."
+        )
+    elif local:
+        notes.append(
+            Said(
+                "Layers {listed} of this model (of 0–{last}) attend through a local window "
+                "of {window}: a query there sees only the keys at most {reach} positions "
+                "away, its softmax over those alone; the row here is a global layer's, "
+                "where every key counts.",
+                listed=Listed(local),
+                last=cfg.num_layers - 1,
+                **values,
             )
-        notes.append(where)
+        )
     return tuple(notes)
 
 

@@ -8,7 +8,11 @@ Shapes: L = layers, B = sentences, T = tokens (with padding), H = heads.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
 
 from encoder.core.capture import Trace
 from encoder.core.said import Said
@@ -81,3 +85,18 @@ def compare(base: Trace, ablated: Trace) -> AblationEffect:
         raise ValueError("the two traces were run on different inputs")
     comparison = compare_traces(base, ablated)
     return AblationEffect(**vars(comparison), heads=ablated.ablated_heads)
+
+
+def head_effects(base: Trace, ablated: Callable[[tuple[int, int]], Trace], sentence: int):
+    """For every (layer, head): the output's mean relative change over the sentence's real
+    tokens when that head alone is switched off; `ablated((layer, head))` is the same input's
+    trace with that head off (e.g. `model.trace(..., ablate_heads=[head])`, or a cached run's).
+    Columns layer, head, change; largest first."""
+    num_layers, _, num_heads = base.attention.shape[:3]
+    rows = []
+    for layer in range(num_layers):
+        for head in range(num_heads):
+            change = compare(base, ablated((layer, head))).output_change[sentence]  # [T], NaN pad
+            rows.append({"layer": layer, "head": head, "change": float(np.nanmean(change))})
+    table = pd.DataFrame(rows)
+    return table.sort_values("change", ascending=False, kind="stable", ignore_index=True)

@@ -3,7 +3,9 @@ that explains the gap between a student's guess and it with the run's own number
 
 A Prediction holds the question, the answers a student picks from (`options`; none for a
 number), the true answer in the same form (`truth`) and `explain(guess)`. Guesses travel as
-text (the class store keeps text): an option, or a number of percent ("35").
+text (the class store keeps text): an option, or a number of percent ("35"). The question, the
+parts' labels and each explanation are Saids (encoder.core.said), for a front end to say them in
+its reader's language; the options and the truth are the stored values, the same in every one.
 
 Questions:
 - top_key: which key the lesson's query attends to most in one head (a token);
@@ -28,12 +30,12 @@ import torch
 import torch.nn.functional as F
 
 from encoder.core.capture import Trace
-from encoder.inspect.ablation import compare
+from encoder.core.said import Quoted, Said, formatted
 from encoder.inspect.activations import feed_forward_values
 from encoder.inspect.norms import mean_norm_by_depth, residual_norms
 
-GROWS, STAYS, SHRINKS = "grows", "stays about the same", "shrinks"
-GROWTH_CHOICES = (GROWS, STAYS, SHRINKS)
+GROWTH_CHOICES = (Said("grows"), Said("stays about the same"), Said("shrinks"))
+GROWS, STAYS, SHRINKS = GROWTH_CHOICES
 GROWTH_BAND = 1.25  # last depth's norm over the first's beyond this factor (or 1 / it): grows
 PART_SEPARATOR = " / "  # between the answers of a paired question
 
@@ -41,15 +43,15 @@ PART_SEPARATOR = " / "  # between the answers of a paired question
 @dataclass(frozen=True)
 class Prediction:
     question_id: str  # the id a class's store keeps answers under
-    question: str
+    question: Said
     kind: str  # "token" | "head" | "number" | "choice"
     options: tuple[str, ...]  # what a student picks from ("" for a number)
     truth: str  # the true answer, as an option (or percent, for a number)
     value: float  # the number behind it (a weight, a change, a share, a ratio)
-    _explain: Callable[[str], str]
-    parts: tuple[str, ...] = ()  # a paired question's two labels (e.g. "ReLU", "GELU")
+    _explain: Callable[[str], Said]
+    parts: tuple[Said, ...] = ()  # a paired question's two labels (e.g. "after ReLU")
 
-    def explain(self, guess: str | None) -> str:
+    def explain(self, guess: str | None) -> Said:
         """One sentence with the run's numbers: what is true, and how the guess compares."""
         if guess is None or not str(guess).strip():
             return self._explain("")
@@ -61,14 +63,16 @@ def token_label(position: int, token: str) -> str:
     return f"{position}: {token}"
 
 
-def token_named(tokens: list[str], position: int) -> str:
-    """How a token is named in a sentence: its text and position ("'it' (position 8)")."""
-    return f"{str(tokens[position])!r} (position {position})"
+def token_named(tokens: list[str], position: int) -> Said:
+    """How a token is named in a sentence: its text and position ("“it” (position 8)")."""
+    return Said(
+        "{token} (position {position})", token=Quoted(str(tokens[position])), position=position
+    )
 
 
-def head_label(layer: int, head: int) -> str:
+def head_label(layer: int, head: int) -> Said:
     """How a head is named, as an answer and in a sentence: "layer 2, head 1" (both from 0)."""
-    return f"layer {layer}, head {head}"
+    return Said("layer {layer}, head {head}", layer=layer, head=head)
 
 
 def _position(guess: str, n: int) -> int | None:
@@ -85,25 +89,33 @@ def top_key(
     options = tuple(token_label(i, t) for i, t in enumerate(tokens))
     q = token_named(tokens, query)
 
-    def explain(guess: str) -> str:
-        truth = (
-            f"in {head_label(layer, head)}, {q} gives its most attention, {row[best]:.2f}, to "
-            f"{token_named(tokens, best)}"
+    where = head_label(layer, head)
+
+    def explain(guess: str) -> Said:
+        truth = Said(
+            "in {head}, {query} gives its most attention, {weight}, to {key}",
+            head=where,
+            query=q,
+            weight=formatted(row[best], ".2f"),
+            key=token_named(tokens, best),
         )
         picked = _position(guess, len(tokens))
         if picked is None:
-            return f"You skipped: {truth}."
+            return Said("You skipped: {said}.", said=truth)
         if picked == best:
-            return f"Right: {truth}."
+            return Said("Right: {said}.", said=truth)
         ratio = row[best] / max(row[picked], 1e-12)
-        return (
-            f"Not quite: {truth}; your {tokens[picked]!r} gets {row[picked]:.2f}, "
-            f"{ratio:.1f}x less."
+        return Said(
+            "Not quite: {said}; your {token} gets {weight}, {ratio}x less.",
+            said=truth,
+            token=Quoted(str(tokens[picked])),
+            weight=formatted(row[picked], ".2f"),
+            ratio=formatted(ratio, ".1f"),
         )
 
     return Prediction(
         f"top_key:{layer}.{head}:{query}",
-        f"In {head_label(layer, head)}, which token does {q} attend to most?",
+        Said("In {head}, which token does {query} attend to most?", head=where, query=q),
         "token",
         options,
         options[best],
@@ -112,23 +124,8 @@ def top_key(
     )
 
 
-def head_effects(base: Trace, ablated: Callable[[tuple[int, int]], Trace], sentence: int):
-    """For every (layer, head): the output's mean relative change over the sentence's real
-    tokens when that head alone is switched off; `ablated((layer, head))` is the same input's
-    trace with that head off (e.g. `model.trace(..., ablate_heads=[head])`, or a cached run's).
-    Columns layer, head, change; largest first."""
-    num_layers, _, num_heads = base.attention.shape[:3]
-    rows = []
-    for layer in range(num_layers):
-        for head in range(num_heads):
-            change = compare(base, ablated((layer, head))).output_change[sentence]  # [T], NaN pad
-            rows.append({"layer": layer, "head": head, "change": float(np.nanmean(change))})
-    table = pd.DataFrame(rows)
-    return table.sort_values("change", ascending=False, kind="stable", ignore_index=True)
-
-
 def strongest_head(effects: pd.DataFrame) -> Prediction:
-    """effects: `head_effects`' table."""
+    """effects: encoder.inspect.ablation.head_effects' table."""
     in_order = effects.sort_values(["layer", "head"])
     change = {head_label(r.layer, r.head): r.change for r in in_order.itertuples()}
     options = tuple(change)
@@ -136,20 +133,33 @@ def strongest_head(effects: pd.DataFrame) -> Prediction:
     truth = head_label(int(best["layer"]), int(best["head"]))
     median = float(effects["change"].median())
 
-    def explain(guess: str) -> str:
-        said = (
-            f"switching off {truth} changes the output by {change[truth]:.1%} on average "
-            f"over the tokens, the most of the {len(change)} heads (the median head: {median:.1%})"
+    heads = {label: label for label in change}  # a guess (text) -> its label (a Said)
+
+    def explain(guess: str) -> Said:
+        said = Said.plural(
+            "switching off {head} changes the output by {change} on average over the tokens, "
+            "the most of the {count} head (the median head: {median})",
+            "switching off {head} changes the output by {change} on average over the tokens, "
+            "the most of the {count} heads (the median head: {median})",
+            len(change),
+            head=truth,
+            change=formatted(change[truth], ".1%"),
+            median=formatted(median, ".1%"),
         )
         if guess not in change:
-            return f"You skipped: {said}."
+            return Said("You skipped: {said}.", said=said)
         if guess == truth:
-            return f"Right: {said}."
-        return f"Not quite: {said}; your {guess} changes it by {change[guess]:.1%}."
+            return Said("Right: {said}.", said=said)
+        return Said(
+            "Not quite: {said}; your {head} changes it by {change}.",
+            said=said,
+            head=heads[guess],
+            change=formatted(change[guess], ".1%"),
+        )
 
     return Prediction(
         "strongest_head",
-        "Which head, switched off, changes the model's output most?",
+        Said("Which head, switched off, changes the model's output most?"),
         "head",
         options,
         truth,
@@ -198,34 +208,51 @@ def zero_share(trace: Trace, sentence: int, layer: int, activation: str) -> Pred
     ("relu" | "gelu") sets to exactly 0 (zero_share_of)."""
     share, count = zero_share_of(trace, sentence, layer, activation)
     name = {"relu": "ReLU", "gelu": "GELU"}[activation]
-    why = (
-        "ReLU turns every negative input into exactly 0"
-        if activation == "relu"
-        else f"GELU is exactly 0 only at an input of 0 and at inputs of {gelu_zero_from():.2f} "
-        "or below, where float32 rounds x·Φ(x) to 0"
-    )
     shown = format(share, share_spec(share))
-
-    def explain(guess: str) -> str:
-        said = (
-            f"in block {layer}, {name} sets {shown} of the {count:,} values before the "
-            f"activation to exactly zero: {why}"
+    values = dict(
+        layer=layer, share=formatted(share, share_spec(share)), count=formatted(count, ",")
+    )
+    said = (
+        Said(
+            "in block {layer}, ReLU sets {share} of the {count} values before the activation to "
+            "exactly zero: it turns every negative input into exactly 0",
+            **values,
         )
+        if activation == "relu"
+        else Said(
+            "in block {layer}, GELU sets {share} of the {count} values before the activation to "
+            "exactly zero: GELU is exactly 0 only at an input of 0 and at inputs of {limit} or "
+            "below, where float32 rounds x·Φ(x) to 0",
+            limit=formatted(gelu_zero_from(), ".2f"),
+            **values,
+        )
+    )
+
+    def explain(guess: str) -> Said:
         picked = _percent(guess)
         if picked is None:
             return said
         gap = picked - 100 * share
+        points = formatted(abs(gap), ".0f")
         how = (
-            "spot on"
+            Said("spot on")
             if abs(gap) < 5
-            else f"{abs(gap):.0f} points too {'high' if gap > 0 else 'low'}"
+            else Said("{points} points too high", points=points)
+            if gap > 0
+            else Said("{points} points too low", points=points)
         )
-        return f"You said {picked:g}%, {how}: {said}."
+        return Said(
+            "You said {guess}%, {how}: {said}.", guess=formatted(picked, "g"), how=how, said=said
+        )
 
     return Prediction(
         f"zero_share:{activation}",
-        f"In block {layer}, what share of the feed-forward values does {name} set to exactly zero? "
-        "(percent)",
+        Said(
+            "In block {layer}, what share of the feed-forward values does {name} set to exactly "
+            "zero? (percent)",
+            layer=layer,
+            name=name,
+        ),
         "number",
         (),
         shown.rstrip("%"),
@@ -234,7 +261,7 @@ def zero_share(trace: Trace, sentence: int, layer: int, activation: str) -> Pred
     )
 
 
-def growth(ratio: float) -> str:
+def growth(ratio: float) -> Said:
     """How a norm changes by `ratio` (last over first): GROWS, SHRINKS or STAYS (GROWTH_BAND)."""
     return GROWS if ratio > GROWTH_BAND else SHRINKS if ratio < 1 / GROWTH_BAND else STAYS
 
@@ -247,22 +274,42 @@ def norm_growth(trace: Trace, sentence: int, norm_first: bool) -> Prediction:
     last_block = len(norms) - 2  # depth d is the stream after block d - 1
     ratio = last / first
     truth = growth(ratio)
-    placement = "pre-norm" if norm_first else "post-norm"
-
-    def explain(guess: str) -> str:
-        said = (
-            f"in this {placement} run the stream's mean norm goes from {first:.2f} at the "
-            f"embeddings to {last:.2f} after block {last_block} (x{ratio:.2f}): it {truth}"
+    placement = Said("pre-norm") if norm_first else Said("post-norm")
+    values = dict(
+        first=formatted(first, ".2f"),
+        last=formatted(last, ".2f"),
+        block=last_block,
+        ratio=formatted(ratio, ".2f"),
+        change=truth,
+    )
+    said = (
+        Said(
+            "in this pre-norm run the stream's mean norm goes from {first} at the embeddings "
+            "to {last} after block {block} (x{ratio}): it {change}",
+            **values,
         )
+        if norm_first
+        else Said(
+            "in this post-norm run the stream's mean norm goes from {first} at the "
+            "embeddings to {last} after block {block} (x{ratio}): it {change}",
+            **values,
+        )
+    )
+    choices = {choice: choice for choice in GROWTH_CHOICES}  # a guess (text) -> its Said
+
+    def explain(guess: str) -> Said:
         if guess not in GROWTH_CHOICES:
             return said
         if guess == truth:
-            return f"Right: {said}."
-        return f"Not quite: you said it {guess}; {said}."
+            return Said("Right: {said}.", said=said)
+        return Said("Not quite: you said it {guess}; {said}.", guess=choices[guess], said=said)
 
     return Prediction(
         f"norm_growth:{placement}",
-        f"Through the blocks of a {placement} model, the residual stream's norm...",
+        Said(
+            "Through the blocks of a {placement} model, the residual stream's norm...",
+            placement=placement,
+        ),
         "choice",
         GROWTH_CHOICES,
         truth,
@@ -278,7 +325,11 @@ def split_guess(guess: str, parts: int) -> list[str]:
 
 
 def paired(
-    question_id: str, question: str, parts: tuple[str, str], first: Prediction, second: Prediction
+    question_id: str,
+    question: Said,
+    parts: tuple[Said, Said],
+    first: Prediction,
+    second: Prediction,
 ) -> Prediction:
     """Two predictions of one kind asked as one question: `parts` name them (the answer boxes'
     labels); the guess and the truth join the two answers with PART_SEPARATOR; the explanation
@@ -287,14 +338,19 @@ def paired(
     if first.kind != second.kind:
         raise ValueError(f"cannot pair a {first.kind} question with a {second.kind} question")
 
-    def explain(guess: str) -> str:
+    def explain(guess: str) -> Said:
         guesses = split_guess(guess, 2)
         if not any(guesses):  # skipped: said once, then each part's numbers
-            return f"You skipped: {first.explain('')}; {second.explain('')}."
-        return " ".join(
-            p.explain(g) if g else f"You skipped: {p.explain('')}."
+            return Said(
+                "You skipped: {first}; {second}.",
+                first=first.explain(""),
+                second=second.explain(""),
+            )
+        one, two = (
+            p.explain(g) if g else Said("You skipped: {said}.", said=p.explain(""))
             for p, g in zip((first, second), guesses, strict=True)
         )
+        return Said("{first} {second}", first=one, second=two)
 
     return Prediction(
         question_id,
@@ -314,9 +370,12 @@ def zero_shares(trace: Trace, sentence: int, layer: int) -> Prediction:
     relu, gelu = (zero_share(trace, sentence, layer, name) for name in ("relu", "gelu"))
     return paired(
         f"zero_share:{layer}",
-        f"In block {layer}, what share of the feed-forward values do ReLU, and GELU, set to "
-        "exactly zero? (percent)",
-        ("after ReLU", "after GELU"),
+        Said(
+            "In block {layer}, what share of the feed-forward values do ReLU, and GELU, set to "
+            "exactly zero? (percent)",
+            layer=layer,
+        ),
+        (Said("after ReLU"), Said("after GELU")),
         relu,
         gelu,
     )
@@ -328,9 +387,11 @@ def norm_growths(traces: dict[bool, Trace], sentence: int) -> Prediction:
     pre, post = (norm_growth(traces[first], sentence, first) for first in (True, False))
     return paired(
         "norm_growth:both",
-        "Through the blocks, does the residual stream's norm grow: in a pre-norm model, and in "
-        "a post-norm one?",
-        ("pre-norm", "post-norm"),
+        Said(
+            "Through the blocks, does the residual stream's norm grow: in a pre-norm model, and "
+            "in a post-norm one?"
+        ),
+        (Said("pre-norm"), Said("post-norm")),
         pre,
         post,
     )

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from encoder.core import block
 from encoder.core.config import EncoderConfig
 from encoder.core.options import head_counts
+from encoder.core.said import Said, formatted
 from encoder.train.trainer import TrainConfig
 
 PER_LAYER_SECONDS = 0.015
@@ -154,10 +155,15 @@ def nearest_fitting(
     return min(candidates, key=lambda c: c[:2])[2]
 
 
-def duration_text(seconds: float) -> str:
+def duration_text(seconds: float) -> Said:
     """'about 40 s', 'about 3 min', 'about 2.5 h'."""
     if seconds < 90:
-        return f"about {max(1, round(seconds))} s"
+        return seconds_text(seconds)
     if seconds < 90 * 60:
-        return f"about {round(seconds / 60)} min"
-    return f"about {seconds / 3600:.1f} h"
+        return Said("about {minutes} min", minutes=round(seconds / 60))
+    return Said("about {hours} h", hours=formatted(seconds / 3600, ".1f"))
+
+
+def seconds_text(seconds: float) -> Said:
+    """'about 40 s' (at least 1), however long."""
+    return Said("about {seconds} s", seconds=max(1, round(seconds)))

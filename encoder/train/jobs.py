@@ -17,16 +17,15 @@ heads and layers, and differ in every choice ModernBERT made differently from BE
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import torch
-
 from encoder.core import block
 from encoder.core.config import DROPOUT_PLACES
 from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
+from encoder.core.said import Said
+from encoder.train.findings import placement_findings, race_findings
 from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
 
 logger = logging.getLogger(__name__)
@@ -82,31 +81,6 @@ def placement_configs(cfg: TrainConfig, rate: float) -> dict[str, TrainConfig]:
     return runs
 
 
-def placement_findings(results: dict[str, TrainResult]) -> str:
-    """What a placement job showed, in a sentence: the held-out accuracies (the best, or that they
-    tie), and where the final training loss was highest and lowest."""
-    accuracy = {name: r.held_out_accuracy for name, r in results.items()}
-    loss = {name: r.final_loss for name, r in results.items()}
-    best = max(accuracy.values())
-    leaders = [name for name, value in accuracy.items() if round(value, 3) == round(best, 3)]
-    if len(leaders) == len(accuracy):
-        held_out = f"every placement reached {best:.3f} held-out accuracy"
-    else:
-        others = ", ".join(
-            f"{name} {value:.3f}" for name, value in accuracy.items() if name not in leaders
-        )
-        held_out = (
-            f"{' and '.join(leaders)} reached the best held-out accuracy, {best:.3f} ({others})"
-        )
-    highest, lowest = max(loss, key=loss.get), min(loss, key=loss.get)
-    steps = max(len(r.history) for r in results.values())
-    return (
-        f"In this run of {steps} steps, {held_out}; the final training loss (measured with "
-        f"dropout on) was highest with {highest} ({loss[highest]:.3f}) and lowest with {lowest} "
-        f"({loss[lowest]:.3f})."
-    )
-
-
 # The race (issue 34): BERT's choices against ModernBERT's (Warner et al., 2024), at the size of
 # the config it starts from. ModernBERT's local window is 128 tokens at sequences of 8192; on a toy
 # task's sequences of 8 to 32 symbols a window of 8 (4 positions either side) is what can mask.
@@ -155,90 +129,6 @@ def race_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
     return dict(zip(RACE_NAMES, (bert, modern), strict=True))
 
 
-def window_masked_pairs(cfg: TrainConfig) -> int:
-    """Query-key pairs of one sequence that cfg's local window masks in a local layer: those
-    more than attention_window // 2 positions apart (0 without a window)."""
-    if not cfg.attention_window:
-        return 0
-    position = torch.arange(cfg.seq_len)  # [T]
-    apart = (position[:, None] - position[None, :]).abs()  # [T, T]
-    return int((apart > cfg.attention_window // 2).sum())
-
-
-def window_sentence(cfg: TrainConfig) -> str:
-    """Whether cfg's local window masks anything at its task's sequence length, in numbers."""
-    encoder = cfg.encoder_config()
-    local = [i for i in range(cfg.num_layers) if encoder.is_local(i)]
-    if not local:
-        return "Every layer attends globally."
-    width, reach, T = cfg.attention_window, cfg.attention_window // 2, cfg.seq_len
-    masked = window_masked_pairs(cfg)
-    global_layers = [i for i in range(cfg.num_layers) if i not in local]
-    stay = f"; {_layers(global_layers)} stay global" if global_layers else ""
-    if masked == 0:
-        return (
-            f"At sequence length {T}, the window of {width} ({reach} positions either side) "
-            f"masks nothing: every query already sees every key, so {_layers(local)} attend as "
-            "global ones do."
-        )
-    return (
-        f"At sequence length {T}, the window of {width} lets a query see only the keys within "
-        f"{reach} positions: it masks {masked} of the {T * T} query-key pairs "
-        f"({masked / (T * T):.0%}) in {_layers(local)}{stay}."
-    )
-
-
-def _layers(numbers: list[int]) -> str:
-    """ "layer 1" or "layers 1, 2 and 4"."""
-    words = [str(n) for n in numbers]
-    if len(words) == 1:
-        return f"layer {words[0]}"
-    return f"layers {', '.join(words[:-1])} and {words[-1]}"
-
-
-def race_sizes(runs: dict[str, TrainConfig]) -> str:
-    """The race's two parameter counts and how far apart they are."""
-    (bert_name, bert), (modern_name, modern) = runs.items()
-    counts = {name: encoder_parameters(run) for name, run in runs.items()}
-    apart = counts[modern_name] / counts[bert_name] - 1
-    return (
-        f"{bert_name} has {counts[bert_name]:,} encoder parameters (d_ff {bert.d_ff}); "
-        f"{modern_name} {counts[modern_name]:,} with d_ff {modern.d_ff} (GeGLU's linear1 is "
-        f"2 x {modern.d_ff} = {2 * modern.d_ff} wide): {abs(apart):.2%} "
-        f"{'more' if apart > 0 else 'fewer'}."
-    )
-
-
-def _first_step_at_or_below(result: TrainResult, loss: float) -> int | None:
-    """The first step (1-based) whose training loss is at most `loss`."""
-    return next((row["step"] for row in result.history if row["loss"] <= loss), None)
-
-
-def race_findings(results: dict[str, TrainResult]) -> str:
-    """Which run reached what loss in how many steps and seconds, and when the leader first got
-    down to the other's final loss."""
-    said = [
-        f"{name} reached a training loss of {r.final_loss:.3f} after {len(r.history)} steps in "
-        f"{r.seconds:.1f} s (held-out accuracy {_share(r.held_out_accuracy)})"
-        for name, r in results.items()
-    ]
-    (leader, led), (other, behind) = sorted(results.items(), key=lambda item: item[1].final_loss)
-    if led.final_loss == behind.final_loss:
-        return "; ".join(said) + ": a tie."
-    step = _first_step_at_or_below(led, behind.final_loss)
-    reached = (
-        f" {leader} first got down to {other}'s final loss at step {step}, after "
-        f"{led.elapsed[step - 1]:.1f} s."
-        if step is not None
-        else ""
-    )
-    return "; ".join(said) + f". {leader} ends lower." + reached
-
-
-def _share(value: float) -> str:
-    return "not measured" if math.isnan(value) else f"{value:.1%}"
-
-
 @dataclass
 class TrainingJob:
     """One run or several, trained in lockstep, a chunk at a time, stoppable between steps."""
@@ -248,7 +138,7 @@ class TrainingJob:
     dropout_rate: float | None = None  # the placement job's rate (None: another job)
     init_grad_norms: dict[str, list[float]] = field(default_factory=dict)  # run name -> per block
     # what the finished runs showed, in a sentence (the placement job's and the race's)
-    findings: Callable[[dict[str, TrainResult]], str] | None = None
+    findings: Callable[[dict[str, TrainResult]], Said] | None = None
     results: dict[str, TrainResult] = field(default_factory=dict)  # filled once every run is done
 
     def __post_init__(self) -> None:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.controls import session_models
 from app.user_text import literal
-from app.views import training as training_view
+from app.views.training import lab as training_lab
 from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
 from encoder.io.checkpoints import checkpoint_from_files
 from encoder.io.task_model import TaskModel
@@ -64,7 +64,7 @@ def session_model(at: AppTest) -> session_models.SessionModel:
 def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention_view(
     monkeypatch,
 ) -> None:
-    monkeypatch.setattr(training_view, "CHUNK_SECONDS", 3.0)  # fewer page reruns per test
+    monkeypatch.setattr(training_lab, "CHUNK_SECONDS", 3.0)  # fewer page reruns per test
     at = open_page(view="Training", **SMALL)
     assert_no_exception(at)
     at.number_input(key="train_steps").set_value(STEPS)

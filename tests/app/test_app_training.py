@@ -19,17 +19,11 @@ from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.lesson.steps import STEPS
 from app.lesson.steps.training import RACE, RACE_PRESET, TINY_PRESET, TRAIN_ONE
+from app.page.training import COMPARISON_RUNS, JOB_NAMES, JOB_RUNS, PLACEMENT_RUNS, RACE_RUNS
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES
 from app.sources import pretrained_config
-from app.views.training import (
-    COMPARISON_RUNS,
-    JOB_NAMES,
-    JOB_RUNS,
-    MAX_STEPS,
-    PLACEMENT_RUNS,
-    RACE_RUNS,
-    plan,
-)
+from app.views.training.lab import MAX_STEPS
+from app.views.training.plan import plan
 from encoder import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
 from encoder.train.duration import (
@@ -40,16 +34,8 @@ from encoder.train.duration import (
     nearest_fitting,
     training_seconds,
 )
-from encoder.train.jobs import (
-    DROPOUT_PLACEMENTS,
-    RACE_NAMES,
-    comparison_configs,
-    placement_findings,
-    race_configs,
-    race_findings,
-    race_sizes,
-    window_sentence,
-)
+from encoder.train.findings import placement_findings, race_findings, race_sizes, window_sentence
+from encoder.train.jobs import DROPOUT_PLACEMENTS, RACE_NAMES, comparison_configs, race_configs
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 from tests.app.helpers import (

@@ -10,8 +10,8 @@ import pytest
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.sources import pretrained_config
-from app.views.training import plan
-from app.views.training_results import stall_said
+from app.views.training.plan import plan
+from app.views.training.results import stall_said
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
 from encoder.train.trainer import TrainConfig, Trainer
 from tests.app.helpers import assert_no_exception, open_page, train_to_the_end

@@ -23,7 +23,7 @@ from app.controls.sidebar import english_only_note
 from app.i18n import LANGUAGES
 from app.i18n.catalogue import HERE, PSEUDO, translations
 from app.i18n.domains import DOMAINS, ROOT, check_all, files_of, template
-from encoder.core.said import Said
+from encoder.core.said import Listed, Quoted, Said, formatted
 from tests.app.helpers import assert_no_exception, open_page, shown
 
 
@@ -161,6 +161,18 @@ def test_what_the_library_says_is_told_in_the_language_with_its_numbers(speaking
     assert i18n.told("plain") == "plain"
     said = Said("{a} of {b}", a=1, b=2)
     assert pickle.loads(pickle.dumps(said)).values == {"a": 1, "b": 2}
+
+
+def test_a_sentence_that_counts_lists_and_quotes_keeps_them_told_and_pickled(speaking) -> None:
+    listed = Listed((Quoted("it"), formatted(0.5, ".1%"), 1234.5))
+    said = Said.plural("{count} run of {runs}", "{count} runs of {runs}", 1, runs=listed)
+    assert said == "1 run of “it”, 50.0%, 1234.5"
+    assert Said.plural("{count} run", "{count} runs", 2) == "2 runs"
+    again = pickle.loads(pickle.dumps(said))
+    assert again == said and again.plural_template == "{count} runs of {runs}"
+    speaking("es")  # not in a catalogue: the English form, its values the Spanish way
+    assert i18n.told(said) == "1 run of «it», 50,0\u00a0%, 1234,5"
+    assert i18n.told(Said.plural("{count} run", "{count} runs", 1234)) == "1234 runs"
 
 
 def test_charts_write_numbers_with_the_languages_symbols(speaking) -> None:

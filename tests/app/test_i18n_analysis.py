@@ -2,16 +2,12 @@
 Training) in the page's languages: each opens without an exception in one of Spanish, Chinese
 and Arabic (they take turns) and in the pseudo-language; in the pseudo-language every text they
 draw is a marked message (wrapped in ⟦ ⟧), except numbers, file names and what other parts of
-the page draw; a number in a Spanish sentence is the English one written the Spanish way; the
-texts rebuilt from the library (exercises, the race's sentences, durations) are, in English, the
-library's own."""
+the page draw; a number in a Spanish sentence is the English one written the Spanish way."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -19,18 +15,9 @@ from streamlit.testing.v1 import AppTest
 from app import i18n
 from app.components.module_figures import FINGERPRINT, HISTOGRAM, TOP_UNITS
 from app.i18n.catalogue import PSEUDO, translations
-from app.views import exercises, training, training_results
-from encoder import EncoderConfig
-from encoder.exercises import by_hand
 from encoder.io.tokenize import load_tokenizer
-from encoder.train.duration import duration_text
-from encoder.train.jobs import (
-    placement_findings,
-    race_configs,
-    race_findings,
-    race_sizes,
-    window_sentence,
-)
+from encoder.train.findings import race_sizes
+from encoder.train.jobs import race_configs
 from encoder.train.trainer import TrainConfig
 from tests.app.helpers import (
     TINY,
@@ -176,76 +163,7 @@ def test_a_spanish_sentence_writes_the_english_number_the_spanish_way() -> None:
         assert float(es.replace(".", "").replace(",", ".")) == float(en.replace(",", ""))
 
 
-@pytest.mark.parametrize("norm_type", ["layernorm", "rmsnorm"])
-@pytest.mark.parametrize("activation", ["relu", "gelu", "gelu_tanh", "geglu", "swiglu"])
-def test_the_exercises_ask_in_english_what_the_library_asks(norm_type, activation) -> None:
-    for seed in range(3):
-        numbers = by_hand.draw(seed, norm_type, activation)
-        for question in numbers.questions:
-            assert exercises.ask(question, numbers) == question.ask
-
-
-@pytest.mark.parametrize(
-    "changes",
-    [{"positional": "rope"}, {"num_layers": 4, "attention_window": 4, "global_every": 3},
-     {"num_layers": 2, "attention_window": 4, "global_every": 2},
-     {"num_layers": 3, "attention_window": 4, "global_every": 0}],
-)  # fmt: skip
-def test_the_exercises_notes_in_english_are_the_librarys(changes) -> None:
-    cfg = EncoderConfig(**{**dict(vocab_size=10, d_model=8, num_heads=2, d_ff=16), **changes})
-    assert exercises.attention_notes(cfg) == list(by_hand.attention_notes(cfg))
-
-
-@pytest.mark.parametrize("seconds", [0.2, 40, 89.6, 95, 3000, 5399, 5400, 9000])
-def test_durations_in_english_are_the_librarys(seconds) -> None:
-    assert training.duration_words(seconds) == duration_text(seconds)
-
-
-@pytest.mark.parametrize("seq_len", [4, 8, 16, 32])
-def test_the_race_sentences_in_english_are_the_librarys(seq_len) -> None:
-    runs = race_configs(TrainConfig(seq_len=seq_len, num_layers=4))
-    assert training.race_sizes(runs) == race_sizes(runs)
-    modern = runs["ModernBERT-style"]
-    assert training.window_sentence(modern) == window_sentence(modern)
-
-
 def test_a_translated_sentence_keeps_its_numbers(speaking) -> None:
     speaking("es")
-    sentence = training.race_sizes(race_configs(TrainConfig(seq_len=16, num_layers=6)))
+    sentence = i18n.told(race_sizes(race_configs(TrainConfig(seq_len=16, num_layers=6))))
     assert "parámetros de codificador" in sentence and re.search(r"\d{3}\.\d{3}", sentence)
-
-
-def result(loss: float, accuracy: float, losses: list[float]) -> SimpleNamespace:
-    """What the findings read of a TrainResult."""
-    return SimpleNamespace(
-        final_loss=loss,
-        held_out_accuracy=accuracy,
-        history=[{"step": i + 1, "loss": value} for i, value in enumerate(losses)],
-        seconds=1.25 * len(losses),
-        elapsed=[0.5 * (i + 1) for i in range(len(losses))],
-    )
-
-
-@pytest.mark.parametrize(
-    "results",
-    [{"BERT-style": result(0.107, 0.991, [2.0, 0.5, 0.107]),
-      "ModernBERT-style": result(0.152, 0.969, [2.1, 0.6, 0.152])},
-     {"BERT-style": result(0.2, math.nan, [0.3, 0.2]), "ModernBERT-style": result(0.2, 0.5, [0.2])},
-     {"BERT-style": result(0.5, 0.4, [0.6, 0.5]),
-      "ModernBERT-style": result(0.4, 0.5, [0.45, 0.4])}],
-)  # fmt: skip
-def test_the_race_findings_in_english_are_the_librarys(results) -> None:
-    assert training_results.race_said(results) == race_findings(results)
-
-
-@pytest.mark.parametrize(
-    "accuracies",
-    [(0.9, 0.9, 0.9, 0.9), (0.95, 0.9, 0.8, 0.7), (0.95, 0.95, 0.8, 0.7), (0.9, 0.95, 0.95, 0.95)],
-)
-def test_the_placement_findings_in_english_are_the_librarys(accuracies) -> None:
-    names = ("none", "attention weights", "sublayer outputs", "everywhere")
-    results = {
-        name: result(0.1 * (i + 1), accuracy, [1.0, 0.1 * (i + 1)])
-        for i, (name, accuracy) in enumerate(zip(names, accuracies, strict=True))
-    }
-    assert training_results.placement_said(results) == placement_findings(results)

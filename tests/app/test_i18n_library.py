@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from babel.messages.pofile import read_po
 
 from app import i18n, sources
 from app.i18n.catalogue import PSEUDO, translations
@@ -18,9 +20,11 @@ from encoder import EncoderConfig
 from encoder.inspect.limits import MAX_PARAMETERS, RunTooLarge, check_run
 from encoder.io.checkpoints import load_checkpoint
 from encoder.tasks.tasks import TASKS
+from encoder.train.findings import race_findings
 from tests.app.helpers import assert_no_exception, open_page, shown
 from tests.encoder.family_checkpoints import HIDDEN, build_checkpoint
 
+ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "The cat sat on the mat."
 DIVISIBLE = (
     "d_model={d_model} is not divisible by num_heads={heads}: each head gets d_model / num_heads "
@@ -180,3 +184,36 @@ def test_the_task_descriptions_are_the_librarys_told_in_arabic() -> None:
         translated = catalogue("ar", task.description)
         assert f"- **{task.name}**: {translated}" in help_text
     assert "أخرج الرمز السابق" in help_text
+
+
+RACE_RUN = (
+    "{name} reached a training loss of {loss} after {count} step in {seconds} s (held-out "
+    "accuracy {accuracy})",
+    "{name} reached a training loss of {loss} after {count} steps in {seconds} s (held-out "
+    "accuracy {accuracy})",
+)
+
+
+@pytest.mark.parametrize(("count", "form"), [(0, 0), (1, 1), (2, 2), (3, 3), (11, 4), (100, 5)])
+def test_a_sentence_that_counts_is_told_in_each_of_arabics_six_forms(speaking, count, form):
+    """The race's finding counts its steps (Said.plural): told in Arabic, it takes the catalogue's
+    form for the count (zero, one, two, few: 3-10, many: 11-99, other: 100...); in English, the
+    singular for 1 only."""
+    run = SimpleNamespace(
+        final_loss=0.107,
+        held_out_accuracy=0.991,
+        history=[{"step": i + 1, "loss": 0.107} for i in range(count)],
+        seconds=1.5,
+        elapsed=[0.5] * count,
+    )
+    said = race_findings({"BERT-style": run, "ModernBERT-style": run})  # a tie
+    english = "after 1 step in" if count == 1 else f"after {count} steps in"
+    assert said.count(english) == 2 and said.endswith(": a tie.")
+    with (ROOT / "app/i18n/locale/ar/LC_MESSAGES/server.po").open("rb") as po:
+        forms = read_po(po, locale="ar")[RACE_RUN].string
+    assert len(set(forms)) >= 5  # zero and other alike, the others each its own
+    speaking("ar")
+    told = i18n.told(said)
+    for name in ("BERT-style", "ModernBERT-style"):
+        values = dict(name=name, loss="0.107", seconds="1.5", accuracy="99.1%")
+        assert forms[form].format(count=count, **values) in told, told

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from app import runs
 from app.controls import session_models, setup_keys
 from app.memory import KEPT_SHARE, size_text
-from app.views import training as training_view
+from app.views.training import lab as training_lab
 from encoder import EncoderConfig
 from encoder.core import block
 from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
@@ -248,7 +248,7 @@ def test_a_training_that_would_not_fit_is_refused_before_it_starts(budgets) -> N
 def test_training_counts_while_it_runs_and_a_model_that_cannot_be_kept_says_so(
     budgets, monkeypatch
 ) -> None:
-    monkeypatch.setattr(training_view, "CHUNK_SECONDS", 0.5)
+    monkeypatch.setattr(training_lab, "CHUNK_SECONDS", 0.5)
     at = open_page(view="Training", **SMALL)
     cfg = TrainConfig(d_model=64, num_heads=4, num_layers=2, d_ff=128, activation="gelu",
                       positional="sinusoidal", steps=1000)  # fmt: skip

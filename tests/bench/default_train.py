@@ -16,7 +16,7 @@ import torch
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.sources import pretrained_config
-from app.views.training import plan
+from app.views.training.plan import plan
 from encoder.train.stall import stalled
 from encoder.train.trainer import TrainConfig, Trainer
 

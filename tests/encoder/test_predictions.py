@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from encoder import EncoderConfig, TransformerEncoder, hooks
-from encoder.inspect import activations, predictions
+from encoder.inspect import ablation, activations, predictions
 from tests.encoder.helpers import padded_batch
 
 LENGTHS = [9, 6]  # sentence 1 is padded: its last 3 positions must never count
@@ -52,7 +52,7 @@ def test_strongest_head_is_the_one_whose_ablation_moves_the_output_most():
             base = trace.output[1, :n].double()
             change = (out - base).norm(dim=-1) / base.norm(dim=-1)  # [n]
             changes[f"layer {layer}, head {head}"] = change.mean().item()
-    effects = predictions.head_effects(
+    effects = ablation.head_effects(
         trace, lambda head: model.trace(ids, mask, names=(), ablate_heads=[head]), sentence=1
     )
     assert len(effects) == 12

@@ -10,13 +10,13 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.tasks import get_task
+from encoder.train.findings import placement_findings
 from encoder.train.jobs import (
     DROPOUT_PLACEMENTS,
     comparison_configs,
     comparison_job,
     comparison_warmup,
     placement_configs,
-    placement_findings,
     placement_job,
     run_name,
     single_job,

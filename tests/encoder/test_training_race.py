@@ -9,15 +9,8 @@ import itertools
 import pytest
 
 from encoder import TransformerEncoder
-from encoder.train.jobs import (
-    RACE_NAMES,
-    race_configs,
-    race_findings,
-    race_job,
-    race_sizes,
-    window_masked_pairs,
-    window_sentence,
-)
+from encoder.train.findings import race_findings, race_sizes, window_masked_pairs, window_sentence
+from encoder.train.jobs import RACE_NAMES, race_configs, race_job
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
 
@@ -114,3 +107,15 @@ def test_a_short_race_trains_both_on_the_same_batches_and_says_who_got_where() -
         f"{leader} first got down to {other}'s final loss at step {first}, after "
         f"{led.elapsed[first - 1]:.1f} s." in sentence
     )
+
+
+@pytest.mark.parametrize(
+    ("num_layers", "ending"),
+    [
+        (3, "in layers 1 and 2; layer 0 stays global."),
+        (4, "in layers 1 and 2; layers 0 and 3 stay global."),
+    ],
+)
+def test_the_window_sentence_says_one_global_layer_in_the_singular(num_layers, ending) -> None:
+    modern = race_configs(TrainConfig(num_layers=num_layers, seq_len=16))["ModernBERT-style"]
+    assert window_sentence(modern).endswith(ending)

@@ -7,12 +7,12 @@ import math
 from dataclasses import replace
 
 from app.charts.diagram import block_diagram
-from app.i18n import _, localised
+from app.i18n import _, told
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name
 from app.page.figures import head_figure
 from app.settings import architecture_values
 from encoder.core import block
-from encoder.train.duration import training_seconds
+from encoder.train.duration import duration_text, training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import TrainConfig
@@ -26,16 +26,6 @@ def _training_values(preset: str) -> dict[str, object]:
     architecture in the sidebar."""
     cfg = TrainConfig(**TRAINING_PRESETS[preset])
     return {"source": "random", **architecture_values(cfg.encoder_config()), "train_preset": preset}
-
-
-def _duration(seconds: float) -> str:
-    """'about 40 s', 'about 3 min', 'about 2.5 h' (encoder.train.duration.duration_text, in this
-    run's language)."""
-    if seconds < 90:
-        return _("about {count} s", count=max(1, round(seconds)))
-    if seconds < 90 * 60:
-        return _("about {count} min", count=round(seconds / 60))
-    return _("about {count} h", count=localised(f"{seconds / 3600:.1f}"))
 
 
 def training_step(lesson: Lesson) -> Step:
@@ -121,7 +111,7 @@ def race_step(lesson: Lesson) -> Step:
             warmup=text.num("warmup steps", comparison_warmup(race)),
             runs=text.num("runs", len(runs)),
             steps=text.num("race steps", race.steps),
-            time=text.num("race time", _duration(training_seconds(race, len(runs)))),
+            time=text.num("race time", told(duration_text(training_seconds(race, len(runs))))),
         )
     )
     chance = math.log(race.num_classes)

@@ -1,25 +1,21 @@
 """The Training view's results, once a job has ended: the runs' held-out accuracy, a button per
 kept model that opens it in the Attention view at its sharpest head, what the job showed (the
-race's and the placement runs' findings in the run's language), and the job's own figures."""
+race's and the placement runs' findings, encoder.train.jobs's Said, in the run's language), and
+the job's own figures; and, while it trains, the warning of a run that is not learning."""
 
 from __future__ import annotations
-
-import math
-from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
 from app.charts import training as training_charts
-from app.i18n import _, localised, number, percent, told
+from app.i18n import _, localised, told
 from app.page.layout import written
+from app.page.training import TrainingActions
 from app.page.widgets import show
-from encoder.train.jobs import TrainingJob, placement_findings, race_findings
+from encoder.train.jobs import TrainingJob
 from encoder.train.stall import Stall, stalled
 from encoder.train.trainer import Trainer, TrainResult, sample_trace
-
-if TYPE_CHECKING:
-    from app.views.training import TrainingActions
 
 
 def stall_said(stall: Stall) -> str:
@@ -43,7 +39,7 @@ def draw(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> 
     """A finished job's results (`models`: {run name: session model id} of the runs kept)."""
     _results(job, models, actions)
     if job.findings is not None:
-        st.info(findings_said(job))
+        st.info(told(job.findings(job.results)))
     if job.init_grad_norms:
         _comparison_results(job)
         return
@@ -144,95 +140,3 @@ def _comparison_results(job: TrainingJob) -> None:
             "change at step 1."
         )
     )
-
-
-def _share(value: float) -> str:
-    return _("not measured") if math.isnan(value) else percent(value, 1)
-
-
-def race_said(results: dict[str, TrainResult]) -> str:
-    """encoder.train.jobs.race_findings in the run's language: which run reached what loss in
-    how many steps and seconds, and when the leader first got down to the other's final loss."""
-    said = "; ".join(
-        _(
-            "{name} reached a training loss of {loss} after {steps} steps in {seconds} s "
-            "(held-out accuracy {accuracy})",
-            name=name,
-            loss=number(r.final_loss, 3, grouped=False),
-            steps=len(r.history),
-            seconds=number(r.seconds, 1, grouped=False),
-            accuracy=_share(r.held_out_accuracy),
-        )
-        for name, r in results.items()
-    )
-    (leader, led), (other, behind) = sorted(results.items(), key=lambda item: item[1].final_loss)
-    if led.final_loss == behind.final_loss:
-        return _("{said}: a tie.", said=said)
-    step = next((row["step"] for row in led.history if row["loss"] <= behind.final_loss), None)
-    if step is None:
-        return _("{said}. {leader} ends lower.", said=said, leader=leader)
-    return _(
-        "{said}. {leader} ends lower. {leader} first got down to {other}'s final loss at step "
-        "{step}, after {seconds} s.",
-        said=said,
-        leader=leader,
-        other=other,
-        step=step,
-        seconds=number(led.elapsed[step - 1], 1, grouped=False),
-    )
-
-
-def placement_said(results: dict[str, TrainResult]) -> str:
-    """encoder.train.jobs.placement_findings in the run's language: the held-out accuracies (the
-    best, or that they tie), and where the final training loss was highest and lowest."""
-    accuracy = {name: r.held_out_accuracy for name, r in results.items()}
-    loss = {name: r.final_loss for name, r in results.items()}
-    best = max(accuracy.values())
-    leaders = [name for name, value in accuracy.items() if round(value, 3) == round(best, 3)]
-    highest, lowest = max(loss, key=loss.get), min(loss, key=loss.get)
-    values = dict(
-        steps=max(len(r.history) for r in results.values()),
-        best=number(best, 3, grouped=False),
-        highest=highest,
-        highest_loss=number(loss[highest], 3, grouped=False),
-        lowest=lowest,
-        lowest_loss=number(loss[lowest], 3, grouped=False),
-    )
-    if len(leaders) == len(accuracy):
-        return _(
-            "In this run of {steps} steps, every placement reached {best} held-out accuracy; "
-            "the final training loss (measured with dropout on) was highest with {highest} "
-            "({highest_loss}) and lowest with {lowest} ({lowest_loss}).",
-            **values,
-        )
-    others = ", ".join(
-        f"{name} {number(value, 3, grouped=False)}"
-        for name, value in accuracy.items()
-        if name not in leaders
-    )
-    return _(
-        "In this run of {steps} steps, {leaders} reached the best held-out accuracy, {best} "
-        "({others}); the final training loss (measured with dropout on) was highest with "
-        "{highest} ({highest_loss}) and lowest with {lowest} ({lowest_loss}).",
-        leaders=_listed(leaders),
-        others=others,
-        **values,
-    )
-
-
-def _listed(names: list[str]) -> str:
-    """'a', 'a and b', 'a and b and c' (as encoder.train.jobs writes the leaders)."""
-    said = names[0]
-    for name in names[1:]:
-        said = _("{names} and {last}", names=said, last=name)
-    return said
-
-
-def findings_said(job: TrainingJob) -> str:
-    """What the finished job showed, in the run's language (the library's sentence for a job
-    this view does not know)."""
-    if job.findings is race_findings:
-        return race_said(job.results)
-    if job.findings is placement_findings:
-        return placement_said(job.results)
-    return job.findings(job.results)
