@@ -3,7 +3,7 @@
 They live in the session's ModelShelf, kept in its state (app.controls.state), so each browser
 session sees only its own. Each has a unique id (a random UUID, never a hash of its tensors) that
 names it as a model source: in the source control, in the URL, and in the keys of the shared run
-cache (app.runs), where no other session can ever ask for the same id.
+cache (app.run_cache), where no other session can ever ask for the same id.
 
 They count in the server's memory budget (app.memory.CACHE) as what their session keeps: their
 real bytes (parameters and buffers of the encoder and of a task model's classifier, and the
