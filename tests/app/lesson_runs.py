@@ -9,7 +9,7 @@ import functools
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.lesson.text import Typed
-from app.runs import run_for
+from app.run_cache import run_for
 from app.settings import ARCHITECTURE_KEYS
 from app.sources import ModelSource, built_in
 from encoder.tasks.tasks import example_sequence

@@ -22,7 +22,7 @@ from app.lesson.steps.heads import HEAD_OFF, HEADS_DIFFER, MOVES
 from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
 from app.lesson.steps.training import RACE, TRAIN_ONE
 from app.lesson.text import Lesson
-from app.runs import run_for
+from app.run_cache import run_for
 from app.sources import ModelSource, built_in, pretrained_config
 from encoder import load_pretrained
 from encoder.io.tokenize import load_tokenizer

@@ -11,7 +11,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import runs
+from app import run_cache, runs
 from app.controls import session_models, setup_keys
 from app.memory import KEPT_SHARE, size_text
 from app.views import training as training_view
@@ -55,7 +55,7 @@ def budgets(monkeypatch):
     """set(budget, session budget): the server's and each session's, from a clean cache."""
     gc.collect()  # sessions of earlier tests let go of what they kept
     # the server's first page warms the landing run in the background; let it land, then go
-    runs.warm_landing(setup_keys.DEFAULTS["text"]).join(timeout=120)
+    run_cache.warm_landing(setup_keys.DEFAULTS["text"]).join(timeout=120)
     runs.CACHE.clear()
     assert runs.CACHE.kept() == 0
 
