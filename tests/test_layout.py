@@ -108,8 +108,8 @@ def test_only_the_state_module_touches_the_session_state() -> None:
         assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
 
 
-# a view's parts beside it (step_tables: Attention steps' tables; training_results: Training's)
-VIEW_PARTS = ("step_tables", "training_results")
+# a view's parts beside it (step_*: Attention steps' steps and tables; training_results: Training's)
+VIEW_PARTS = ("step_inputs", "step_tables", "step_outputs", "training_results")
 SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
 
 
