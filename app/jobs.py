@@ -33,7 +33,7 @@ def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:
     (measured once per architecture, batch shape and device; steps, rates and seeds change
     nothing here)."""
     with st.spinner(_("Measuring what checkpointing saves…")):
-        return _checkpoint_cost(cfg.encoder_config(), cfg.batch_size, cfg.seq_len, cfg.device)
+        return _checkpoint_cost(cfg.model, cfg.batch_size, cfg.seq_len, cfg.device)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -62,8 +62,7 @@ def _apply_preset() -> None:
     if name is None:
         return
     state.update(preset_values(name))
-    cfg = TrainConfig(**TRAINING_PRESETS[name])
-    source_picker.use_architecture(architecture_values(cfg.encoder_config()))
+    source_picker.use_architecture(architecture_values(TRAINING_PRESETS[name].model))
 
 
 def _open_model(model_id: str, layer: int, head: int) -> None:

@@ -232,7 +232,7 @@ def test_the_lesson_s_chapters_import_the_text_model_but_not_each_other() -> Non
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:
     from encoder.train.trainer import TrainConfig, train
 
-    train(TrainConfig(d_model=16, num_layers=1, steps=1)).task_model().save(tmp_path)
+    train(TrainConfig(steps=1).with_model(d_model=16, num_layers=1)).task_model().save(tmp_path)
     script = (
         "import sys\n"
         "from encoder import load_pretrained\n"

@@ -111,13 +111,13 @@ class SessionModel:
 def trained_model_bytes(cfg: TrainConfig) -> int:
     """The estimate of a model trained with `cfg`, from the config: the encoder's parameters
     (encoder.core.block) and the classifier head (d_model x classes, and a bias per class)."""
-    head = (cfg.d_model + 1) * cfg.num_classes
-    return BYTES_PER_VALUE * (block.parameters(cfg.encoder_config()) + head)
+    head = (cfg.model.d_model + 1) * cfg.num_classes
+    return BYTES_PER_VALUE * (block.parameters(cfg.model) + head)
 
 
 def training_bytes(cfg: TrainConfig, runs: int) -> int:
     """The estimate of what training `runs` runs of `cfg` at once holds while it trains."""
-    activations = estimate_activation_bytes(cfg.encoder_config(), cfg.batch_size, cfg.seq_len)
+    activations = estimate_activation_bytes(cfg.model, cfg.batch_size, cfg.seq_len)
     per_run = TRAINING_COPIES * trained_model_bytes(cfg) + TRAINING_ACTIVATION_COPIES * activations
     return runs * per_run
 

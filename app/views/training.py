@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 
 import streamlit as st
@@ -41,7 +41,6 @@ from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, Settings, say
 from app.user_text import literal
 from app.views import training_results
 from encoder.core.config import EncoderConfig
-from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.measure.train_memory import TrainMemory
 from encoder.tasks.tasks import TASKS
 from encoder.train.duration import (
@@ -67,7 +66,7 @@ from encoder.train.jobs import (
     window_masked_pairs,
 )
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, TrainResult, torch_threads
+from encoder.train.trainer import TrainConfig, TrainResult, torch_threads, trainable
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk
@@ -150,7 +149,7 @@ def preset_values(name: str | None) -> dict[str, object]:
     """The Training view's widget values a training preset sets."""
     if name is None:
         return {}
-    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    cfg = TRAINING_PRESETS[name]
     return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
 
 
@@ -233,16 +232,16 @@ class TrainingActions:
 
 
 def _preset_label(name: str) -> str:
-    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    cfg = TRAINING_PRESETS[name]
     return _(
         "{name}: {task}, {norm} {layers} x {heads}, d_model {d_model}, d_ff {d_ff}, {steps} steps",
         name=preset_name(name),
         task=cfg.task,
-        norm=norm_name(cfg.norm_first),
-        layers=cfg.num_layers,
-        heads=cfg.num_heads,
-        d_model=cfg.d_model,
-        d_ff=cfg.d_ff,
+        norm=norm_name(cfg.model.norm_first),
+        layers=cfg.model.num_layers,
+        heads=cfg.model.num_heads,
+        d_model=cfg.model.d_model,
+        d_ff=cfg.model.d_ff,
         steps=cfg.steps,
     )
 
@@ -329,11 +328,9 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
         seed=seed,
         checkpoint_blocks=checkpoint,
     )
-    hidden = {
-        name: value
-        for name, value in TRAINING_PRESETS.get(preset or "", {}).items()
-        if name not in ARCHITECTURE_FIELDS and name not in chosen
-    }
+    start = TRAINING_PRESETS.get(preset or "", TrainConfig())  # its hidden fields: decay...
+    hidden = {f.name: getattr(start, f.name) for f in fields(start) if f.name not in chosen}
+    del hidden["model"]  # the sidebar's architecture
     return {**hidden, **chosen}, rate
 
 
@@ -373,7 +370,7 @@ def plan(cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float)
         architecture, cfg, runs, scale, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
     )
     if fitting is not None:
-        shrunk = replace(cfg, **{name: getattr(fitting, name) for name in ARCHITECTURE_FIELDS})
+        shrunk = replace(cfg, model=trainable(fitting))
         return Plan(shrunk, training_seconds(shrunk, runs, scale))
     steps = affordable_steps(cfg, runs, scale, MAX_TRAINING_SECONDS)
     if steps < 1:
@@ -387,6 +384,7 @@ def _change_text(chosen: TrainConfig, planned: TrainConfig) -> str:
     128)" or "300 of the 5000 steps"."""
     if planned.steps != chosen.steps:
         return _("{steps} of the {chosen} steps", steps=planned.steps, chosen=chosen.steps)
+    planned = planned.model
     if planned.num_layers == 1:
         return _(
             "a 1-layer, d_model {d_model} copy ({heads} heads, d_ff {d_ff})",
@@ -564,13 +562,13 @@ def race_text(cfg: TrainConfig) -> str:
         "layer whose index is a multiple of {every} global) on {task}, seed "
         "{seed}, the same batches, {layers} layers x {heads} heads, d_model {d_model}.",
         job=job_name(RACE_RUNS),
-        window=modern.attention_window,
-        every=modern.global_every,
+        window=modern.model.attention_window,
+        every=modern.model.global_every,
         task=cfg.task,
         seed=cfg.seed,
-        layers=cfg.num_layers,
-        heads=cfg.num_heads,
-        d_model=cfg.d_model,
+        layers=cfg.model.num_layers,
+        heads=cfg.model.num_heads,
+        d_model=cfg.model.d_model,
     )
     return f"{race} {race_sizes(runs)} {window_sentence(modern)}"
 
@@ -584,11 +582,11 @@ def race_sizes(runs: dict[str, TrainConfig]) -> str:
     values = dict(
         bert=bert_name,
         bert_count=number(counts[bert_name]),
-        bert_d_ff=bert.d_ff,
+        bert_d_ff=bert.model.d_ff,
         modern=modern_name,
         modern_count=number(counts[modern_name]),
-        modern_d_ff=modern.d_ff,
-        wide=2 * modern.d_ff,
+        modern_d_ff=modern.model.d_ff,
+        wide=2 * modern.model.d_ff,
         apart=percent(abs(apart), 2),
     )
     if apart > 0:
@@ -620,13 +618,13 @@ def _layers(numbers: list[int]) -> str:
 def window_sentence(cfg: TrainConfig) -> str:
     """encoder.train.jobs.window_sentence in the run's language: whether cfg's local window
     masks anything at its task's sequence length, in numbers."""
-    encoder = cfg.encoder_config()
-    local = [i for i in range(cfg.num_layers) if encoder.is_local(i)]
+    encoder = cfg.model
+    local = [i for i in range(encoder.num_layers) if encoder.is_local(i)]
     if not local:
         return _("Every layer attends globally.")
-    width, reach, T = cfg.attention_window, cfg.attention_window // 2, cfg.seq_len
+    width, reach, T = encoder.attention_window, encoder.attention_window // 2, cfg.seq_len
     masked = window_masked_pairs(cfg)
-    global_layers = [i for i in range(cfg.num_layers) if i not in local]
+    global_layers = [i for i in range(encoder.num_layers) if i not in local]
     if masked == 0:
         return _(
             "At sequence length {length}, the window of {width} ({reach} positions either side) "
@@ -697,7 +695,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         )
     )
     try:
-        cfg = TrainConfig.from_architecture(architecture, **chosen)
+        cfg = TrainConfig(model=trainable(architecture), **chosen)
     except ValueError as problem:
         st.error(_("These settings cannot be trained: {error}", error=literal(told(problem))))
         return

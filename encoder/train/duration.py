@@ -54,7 +54,7 @@ class StepCost:
 def step_cost(cfg: TrainConfig, architecture: EncoderConfig | None = None) -> StepCost:
     """The rule of the module docstring for one step of `cfg`, or of `architecture` trained with
     cfg's task, sequence length and batch. The block's work is read from encoder.core.block."""
-    sizes = cfg.encoder_config() if architecture is None else architecture
+    sizes = cfg.model if architecture is None else architecture
     tokens = cfg.batch_size * cfg.seq_len
     ops = block.block_ops(sizes, 0, cfg.batch_size, cfg.seq_len)  # every block alike
     L, head = sizes.num_layers, sizes.d_model * cfg.num_classes  # the classifier's weights

@@ -1,7 +1,7 @@
 """Training jobs a page drives a chunk at a time: one run, pre- vs post-norm side by side,
 dropout in each place side by side, or BERT's architecture racing ModernBERT's at one size.
 
-    job = comparison_job(TrainConfig(task="sort", num_layers=6))   # or single_job(cfg),
+    job = comparison_job(TrainConfig(task="sort").with_model(num_layers=6))   # or single_job(cfg),
                                   # placement_job(cfg, rate=0.3) or race_job(cfg)
     while job.running:
         job.advance(seconds=0.5)        # redraw the curves between chunks; job.stop() any time
@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 def run_name(cfg: TrainConfig) -> str:
     """A run's name in charts and tables: "pre-norm" or "post-norm"."""
-    return f"{placement_of(cfg.norm_first)}-norm"
+    return f"{placement_of(cfg.model.norm_first)}-norm"
 
 
 def comparison_warmup(cfg: TrainConfig) -> int:
@@ -50,7 +50,7 @@ def comparison_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
     warmup = comparison_warmup(cfg)
     runs: dict[str, TrainConfig] = {}
     for placement in NORM_PLACEMENTS:
-        plain = replace(cfg, norm_first=norm_first_of(placement), warmup_steps=0)
+        plain = replace(cfg, warmup_steps=0).with_model(norm_first=norm_first_of(placement))
         runs[run_name(plain)] = plain
         runs[f"{run_name(plain)} + warmup {warmup}"] = replace(plain, warmup_steps=warmup)
     return runs
@@ -78,7 +78,7 @@ def placement_configs(cfg: TrainConfig, rate: float) -> dict[str, TrainConfig]:
         }
         if places is None:  # every place takes `dropout`'s rate
             own = dict.fromkeys(own)
-        runs[name] = replace(cfg, dropout=rate if places is None else 0.0, **own)
+        runs[name] = cfg.with_model(dropout=rate if places is None else 0.0, **own)
     return runs
 
 
@@ -134,13 +134,13 @@ RACE_NAMES = ("BERT-style", "ModernBERT-style")
 
 def encoder_parameters(cfg: TrainConfig) -> int:
     """The parameters of cfg's encoder (the classifier head, the same in every run, left out)."""
-    return block.parameters(cfg.encoder_config())
+    return block.parameters(cfg.model)
 
 
 def matched_d_ff(cfg: TrainConfig, target: int) -> int:
     """The d_ff that gives cfg's encoder the parameter count nearest `target` (the count grows
     by the same amount with each unit of d_ff: GeGLU's linear1 is 2 x d_ff wide, linear2 d_ff)."""
-    one, two = (encoder_parameters(replace(cfg, d_ff=d_ff)) for d_ff in (1, 2))
+    one, two = (encoder_parameters(cfg.with_model(d_ff=d_ff)) for d_ff in (1, 2))
     return max(1, 1 + round((target - one) / (two - one)))
 
 
@@ -149,31 +149,32 @@ def race_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
     d_ff, and ModernBERT-style (pre-norm, RoPE, GeGLU, no biases in linear layers or norms, a
     local window with every third layer global) with the d_ff that makes its parameter count
     closest to BERT-style's; both with cfg's task, seed, d_model, heads and layers."""
-    bert = replace(cfg, **BERT_STYLE)
-    modern = replace(cfg, **MODERNBERT_STYLE)
-    modern = replace(modern, d_ff=matched_d_ff(modern, encoder_parameters(bert)))
+    bert = cfg.with_model(**BERT_STYLE)
+    modern = cfg.with_model(**MODERNBERT_STYLE)
+    modern = modern.with_model(d_ff=matched_d_ff(modern, encoder_parameters(bert)))
     return dict(zip(RACE_NAMES, (bert, modern), strict=True))
 
 
 def window_masked_pairs(cfg: TrainConfig) -> int:
     """Query-key pairs of one sequence that cfg's local window masks in a local layer: those
     more than attention_window // 2 positions apart (0 without a window)."""
-    if not cfg.attention_window:
+    window = cfg.model.attention_window
+    if not window:
         return 0
     position = torch.arange(cfg.seq_len)  # [T]
     apart = (position[:, None] - position[None, :]).abs()  # [T, T]
-    return int((apart > cfg.attention_window // 2).sum())
+    return int((apart > window // 2).sum())
 
 
 def window_sentence(cfg: TrainConfig) -> str:
     """Whether cfg's local window masks anything at its task's sequence length, in numbers."""
-    encoder = cfg.encoder_config()
-    local = [i for i in range(cfg.num_layers) if encoder.is_local(i)]
+    encoder = cfg.model
+    local = [i for i in range(encoder.num_layers) if encoder.is_local(i)]
     if not local:
         return "Every layer attends globally."
-    width, reach, T = cfg.attention_window, cfg.attention_window // 2, cfg.seq_len
+    width, reach, T = encoder.attention_window, encoder.attention_window // 2, cfg.seq_len
     masked = window_masked_pairs(cfg)
-    global_layers = [i for i in range(cfg.num_layers) if i not in local]
+    global_layers = [i for i in range(encoder.num_layers) if i not in local]
     stay = f"; {_layers(global_layers)} stay global" if global_layers else ""
     if masked == 0:
         return (
@@ -202,9 +203,9 @@ def race_sizes(runs: dict[str, TrainConfig]) -> str:
     counts = {name: encoder_parameters(run) for name, run in runs.items()}
     apart = counts[modern_name] / counts[bert_name] - 1
     return (
-        f"{bert_name} has {counts[bert_name]:,} encoder parameters (d_ff {bert.d_ff}); "
-        f"{modern_name} {counts[modern_name]:,} with d_ff {modern.d_ff} (GeGLU's linear1 is "
-        f"2 x {modern.d_ff} = {2 * modern.d_ff} wide): {abs(apart):.2%} "
+        f"{bert_name} has {counts[bert_name]:,} encoder parameters (d_ff {bert.model.d_ff}); "
+        f"{modern_name} {counts[modern_name]:,} with d_ff {modern.model.d_ff} (GeGLU's linear1 is "
+        f"2 x {modern.model.d_ff} = {2 * modern.model.d_ff} wide): {abs(apart):.2%} "
         f"{'more' if apart > 0 else 'fewer'}."
     )
 

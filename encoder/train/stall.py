@@ -63,7 +63,7 @@ def tries(cfg: TrainConfig) -> tuple[Said, ...]:
     learning rate above STEADY_LR, a warmup (where there is none) and a third of it; below, three
     times it."""
     said = []
-    if not cfg.norm_first:
+    if not cfg.model.norm_first:
         said.append(
             Said(
                 "Try pre-norm (the sidebar's Norm placement): the gradient then reaches every "

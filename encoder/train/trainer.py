@@ -35,31 +35,31 @@ from encoder.tasks.tasks import Task, get_task, input_symbol
 logger = logging.getLogger(__name__)
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
-# EncoderConfig's dropout rates, which TrainConfig shares: torch's places, then each place's own.
-DROPOUT_FIELDS = ("dropout", *(f"{place}_dropout" for place in DROPOUT_PLACES))
+# The encoder TrainConfig trains by default: two small blocks (its vocabulary, length and seed are
+# the task's and the TrainConfig's, set there); EncoderConfig's defaults for the rest.
+TRAIN_MODEL = EncoderConfig(
+    vocab_size=10,
+    max_len=8,
+    num_layers=2,
+    d_model=64,
+    num_heads=4,
+    d_ff=128,
+    activation="relu",
+    positional="learned",
+)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Task, architecture and optimiser of one training run; invalid values raise ValueError."""
+    """Task, model and optimiser of one training run; invalid values raise ValueError.
+
+    `model` is the encoder trained: its vocabulary and length are the task's (`vocab`,
+    `seq_len`) and its seed is `seed` (which seeds the data too), all three set here; its dropout
+    rates act only while training.
+    """
 
     task: str = "reverse"
-    norm_first: bool = True  # True = pre-norm, False = post-norm
-    num_layers: int = 2
-    d_model: int = 64
-    num_heads: int = 4
-    d_ff: int = 128
-    activation: str = "relu"
-    positional: str = "learned"
-    norm_type: str = "layernorm"
-    # The architecture options beside those (EncoderConfig's fields, its defaults: BERT's choices)
-    rope_base: float = 10000.0
-    linear_bias: bool = True
-    norm_bias: bool = True
-    attention_window: int = 0  # 0 = global attention
-    global_every: int = 0
-    embedding_size: int = 0  # 0 = d_model
-    shared_layers: bool = False
+    model: EncoderConfig = TRAIN_MODEL
     seq_len: int = 8
     vocab: int = 10
     batch_size: int = 128
@@ -75,35 +75,19 @@ class TrainConfig:
     # Gradient checkpointing: keep only each block's input for backward and recompute the block
     # (less memory, about one more forward pass of time); the losses are the same.
     checkpoint_blocks: bool = False
-    # Dropout: `dropout` in torch's places, or a rate per place (None: `dropout`'s); see
-    # EncoderConfig.dropout_rates. Active only while training.
-    dropout: float = 0.0
-    attention_dropout: float | None = None
-    residual_dropout: float | None = None
-    ffn_dropout: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
+        own = replace(self.model, vocab_size=self.vocab, max_len=self.seq_len, seed=self.seed)
+        object.__setattr__(self, "model", own)  # frozen: set once, as it is made
 
-    @classmethod
-    def from_architecture(cls, architecture: EncoderConfig, **settings) -> TrainConfig:
-        """Train `architecture` (e.g. the sidebar's); `settings` set the other fields.
-
-        The architecture's vocabulary, length and seed are not taken: the task sets the first two,
-        and `seed` (a setting) seeds both the weights and the data. Its dropout rates are taken
-        unless `settings` set them.
-        """
-        architecture_fields = {name: getattr(architecture, name) for name in ARCHITECTURE_FIELDS}
-        dropout = {name: getattr(architecture, name) for name in DROPOUT_FIELDS}
-        return cls(**{**architecture_fields, **dropout, **settings})
+    def with_model(self, **changes) -> TrainConfig:
+        """This config with these changes to its model (EncoderConfig's fields)."""
+        return replace(self, model=replace(self.model, **changes))
 
     def validate(self) -> None:
         get_task(self.task)
         whole = {
-            "num_layers": (self.num_layers, 1),
-            "d_model": (self.d_model, 1),
-            "num_heads": (self.num_heads, 1),
-            "d_ff": (self.d_ff, 1),
             "seq_len": (self.seq_len, 2),
             "vocab": (self.vocab, 2),
             "batch_size": (self.batch_size, 1),
@@ -155,21 +139,21 @@ class TrainConfig:
                     devices=available_devices(),
                 )
             )
-        self.encoder_config()  # the architecture's rules (d_model / num_heads, activation, ...)
 
     @property
     def num_classes(self) -> int:
         return get_task(self.task).num_classes(self.seq_len, self.vocab)
 
-    def encoder_config(self) -> EncoderConfig:
-        architecture = {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
-        dropout = {name: getattr(self, name) for name in DROPOUT_FIELDS}
-        return EncoderConfig(
-            vocab_size=self.vocab, max_len=self.seq_len, seed=self.seed, **architecture, **dropout
-        )
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+def trainable(architecture: EncoderConfig) -> EncoderConfig:
+    """The model to train for `architecture` (e.g. the sidebar's, a checkpoint's): its
+    architecture options and dropout rates on EncoderConfig's defaults; what a checkpoint adds
+    beside them (e.g. MiniLM's embedding norm) is left out, as TrainConfig sets the vocabulary,
+    length and seed."""
+    dropout = ("dropout", *(f"{place}_dropout" for place in DROPOUT_PLACES))
+    return EncoderConfig(
+        **{name: getattr(architecture, name) for name in (*ARCHITECTURE_FIELDS, *dropout)}
+    )
 
 
 @dataclass(frozen=True)
@@ -231,13 +215,13 @@ class TrainResult:
     def summary(self) -> dict:
         return {
             "task": self.config.task,
-            "norm": placement_of(self.config.norm_first),
-            "layers": self.config.num_layers,
+            "norm": placement_of(self.config.model.norm_first),
+            "layers": self.config.model.num_layers,
             "seq_len": self.config.seq_len,
             "vocab": self.config.vocab,
             "warmup": self.config.warmup_steps,
             "checkpoint_blocks": self.config.checkpoint_blocks,
-            "dropout": self.config.encoder_config().dropout_rates(),
+            "dropout": self.config.model.dropout_rates(),
             "accuracy": round(self.held_out_accuracy, 4),
             "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
             "held_out_examples": self.held_out_examples,
@@ -295,7 +279,7 @@ class Trainer:
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
         self.task: Task = get_task(cfg.task)
-        self.model = TokenClassifier(cfg.encoder_config(), cfg.num_classes).to(cfg.device)
+        self.model = TokenClassifier(cfg.model, cfg.num_classes).to(cfg.device)
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
         )

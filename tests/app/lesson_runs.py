@@ -39,7 +39,9 @@ def random_run(norm: str, sentences: list[str], **architecture):
 def trained_run():
     """A model trained here on a toy task (reverse, 2 layers, briefly), run on one sequence."""
     model = train(
-        TrainConfig(task="reverse", d_model=32, num_layers=2, steps=40, held_out_examples=50)
+        TrainConfig(task="reverse", steps=40, held_out_examples=50).with_model(
+            d_model=32, num_layers=2
+        )
     ).task_model()
     source = ModelSource("trained-lesson-test", model.tokenizer, model.check_text, model.encoder,
                          model)  # fmt: skip

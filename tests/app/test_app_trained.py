@@ -52,7 +52,9 @@ REVERSE_LINES = [
 @pytest.fixture(scope="module")
 def library_model() -> TaskModel:
     """A briefly trained reverse model (the upload tests need its files, not its skill)."""
-    cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    cfg = TrainConfig(task="reverse", steps=20, held_out_examples=50).with_model(
+        d_model=32, num_layers=1
+    )
     return train(cfg).task_model()
 
 
@@ -79,7 +81,7 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     print(f"trained {STEPS} steps: {job.seconds:.1f} s of steps, {wall:.1f} s of page runs")
     assert not job.running and not at.exception
     result = job.results["pre-norm"]
-    cfg = result.config
+    cfg = result.config.model
     assert (cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.d_ff) == (64, 4, 2, 128)
     assert (cfg.activation, cfg.positional, cfg.norm_first) == ("gelu", "sinusoidal", True)
     assert result.held_out_accuracy >= 0.99

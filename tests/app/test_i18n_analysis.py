@@ -201,7 +201,7 @@ def test_durations_in_english_are_the_librarys(seconds) -> None:
 
 @pytest.mark.parametrize("seq_len", [4, 8, 16, 32])
 def test_the_race_sentences_in_english_are_the_librarys(seq_len) -> None:
-    runs = race_configs(TrainConfig(seq_len=seq_len, num_layers=4))
+    runs = race_configs(TrainConfig(seq_len=seq_len).with_model(num_layers=4))
     assert training.race_sizes(runs) == race_sizes(runs)
     modern = runs["ModernBERT-style"]
     assert training.window_sentence(modern) == window_sentence(modern)
@@ -215,7 +215,7 @@ def test_a_spanish_percentage_is_written_the_spanish_way(speaking) -> None:
 
 def test_a_translated_sentence_keeps_its_numbers(speaking) -> None:
     speaking("es")
-    sentence = training.race_sizes(race_configs(TrainConfig(seq_len=16, num_layers=6)))
+    sentence = training.race_sizes(race_configs(TrainConfig(seq_len=16).with_model(num_layers=6)))
     assert "parámetros de codificador" in sentence and re.search(r"\d{3}\.\d{3}", sentence)
 
 

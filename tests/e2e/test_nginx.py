@@ -57,7 +57,9 @@ def proxied(nginx, tmp_path_factory):
 def checkpoint() -> bytes:
     """A tiny model trained for a few steps, as the zip of its three files (its skill is not
     needed, only files the page accepts)."""
-    cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    cfg = TrainConfig(task="reverse", steps=20, held_out_examples=50).with_model(
+        d_model=32, num_layers=1
+    )
     return checkpoint_archive(train(cfg).task_model().files())
 
 

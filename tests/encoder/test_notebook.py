@@ -69,7 +69,7 @@ def test_explore_takes_a_checkpoint_directory(tmp_path):
     from encoder.tasks.tasks import example_sequence
     from encoder.train.trainer import TrainConfig, train
 
-    config = TrainConfig(d_model=16, num_layers=1, steps=1)
+    config = TrainConfig(steps=1).with_model(d_model=16, num_layers=1)
     train(config).task_model().save(tmp_path)
     (setup,) = setups_of(explore(example_sequence(config.seq_len, config.vocab), tmp_path))
     assert (setup["layers"], setup["heads"], setup["n"]) == (1, config.num_heads, config.seq_len)

@@ -11,6 +11,7 @@ import json
 import pickle
 import time
 import zipfile
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,11 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def trained(**changes) -> TaskModel:
-    return train(TrainConfig(**{**SMALL, "steps": 3, **changes})).task_model()
+    """SMALL trained for 3 steps, with `changes` (TrainConfig's fields, or its model's)."""
+    values = {**SMALL, "steps": 3, **changes}
+    own = {f.name for f in fields(TrainConfig)}
+    cfg = TrainConfig(**{k: v for k, v in values.items() if k in own})
+    return train(cfg.with_model(**{k: v for k, v in values.items() if k not in own})).task_model()
 
 
 @pytest.fixture(scope="module")
