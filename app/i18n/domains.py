@@ -87,6 +87,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
                 "top_units",
                 "value_histogram",
                 "cost",
+                "training_cost",
                 "heads",
                 "ablation",
                 "training",

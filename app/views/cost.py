@@ -18,15 +18,8 @@ import math
 
 import streamlit as st
 
-from app.charts.cost import (
-    flop_chart,
-    gradient_flow_chart,
-    light_shares,
-    operation_time_chart,
-    percent,
-    scaling_chart,
-    train_memory_chart,
-)
+from app.charts.cost import flop_chart, light_shares, operation_time_chart, percent, scaling_chart
+from app.charts.training_cost import gradient_flow_chart, train_memory_chart
 from app.i18n import _, number, told
 from app.jobs import CostJob
 from app.keys import Key, Selection
