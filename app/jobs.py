@@ -22,7 +22,7 @@ from encoder.core.said import said_of
 from encoder.inspect.limits import BYTES_PER_VALUE
 from encoder.measure.cost import CostReport, CostSettings, cost_report
 from encoder.measure.train_memory import TrainMemory, measure_train_memory
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,9 @@ from app.jobs import checkpoint_cost
 from app.memory import MemoryRefused
 from app.settings import architecture_values
 from app.views.training import JOB_NAMES, TrainingActions, TrainingLab, preset_values
+from encoder.train.config import TrainConfig
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, TrainResult
+from encoder.train.trainer import TrainResult
 
 
 def _training_what(runs: int) -> str:

@@ -230,7 +230,8 @@ def test_the_lesson_s_chapters_import_the_text_model_but_not_each_other() -> Non
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:
-    from encoder.train.trainer import TrainConfig, train
+    from encoder.train.config import TrainConfig
+    from encoder.train.trainer import train
 
     train(TrainConfig(steps=1).with_model(d_model=16, num_layers=1)).task_model().save(tmp_path)
     script = (

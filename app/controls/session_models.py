@@ -63,7 +63,8 @@ from encoder.io.checkpoint_files import (
 )
 from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
 from encoder.io.task_model import TaskModel
-from encoder.train.trainer import TrainConfig, TrainResult
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import TrainResult
 
 log = logging.getLogger(__name__)
 MAX_SESSION_MODELS = 8

@@ -43,6 +43,7 @@ from app.views import training_results
 from encoder.core.config import EncoderConfig
 from encoder.measure.train_memory import TrainMemory
 from encoder.tasks.tasks import TASKS
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -66,7 +67,7 @@ from encoder.train.jobs import (
     window_masked_pairs,
 )
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, TrainResult, torch_threads, trainable
+from encoder.train.trainer import TrainResult, torch_threads
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk

@@ -17,9 +17,10 @@ from encoder.cli.options import (
 )
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
+from encoder.train.config import TRAIN_MODEL, TrainConfig
 from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_findings, placement_job
 from encoder.train.stall import stalled
-from encoder.train.trainer import TRAIN_MODEL, StepMetrics, TrainConfig, torch_threads, train
+from encoder.train.trainer import StepMetrics, torch_threads, train
 
 
 def add_command(subparsers: argparse._SubParsersAction) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from encoder.core import block
 from encoder.core.config import EncoderConfig
 from encoder.core.options import head_counts
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 
 PER_LAYER_SECONDS = 0.015
 VALUES_PER_SECOND = 500e6

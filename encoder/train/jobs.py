@@ -27,7 +27,8 @@ import torch
 from encoder.core import block
 from encoder.core.config import DROPOUT_PLACES
 from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
-from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import Trainer, TrainResult, gradient_norms_at_init
 
 logger = logging.getLogger(__name__)
 

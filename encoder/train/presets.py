@@ -3,7 +3,7 @@ architecture presets are app/assets/presets.json.)"""
 
 from __future__ import annotations
 
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 
 TRAINING_PRESETS: dict[str, TrainConfig] = {
     "default": TrainConfig(),

@@ -13,7 +13,8 @@ from app.run_cache import run_for
 from app.settings import ARCHITECTURE_KEYS
 from app.sources import ModelSource, built_in
 from encoder.tasks.tasks import example_sequence
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import train
 
 # ModernBERT's architecture choices, as the sidebar's keys say them: rotary positions, a gated
 # GELU feed-forward, a local window (global every third layer), no biases

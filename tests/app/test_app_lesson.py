@@ -18,8 +18,9 @@ from app.lesson.steps.training import RACE
 from app.settings import LESSON_RULE_QUERY
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.tokenize import bundled_model_dir
+from encoder.train.config import TrainConfig
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.trainer import train
 from encoder.web.payload import decode_header
 from tests.app.helpers import (
     architecture_said,

@@ -24,7 +24,8 @@ from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir
 from encoder.tasks.task_tokenizer import check_task_text
 from encoder.tasks.tasks import example_sequence
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import train
 from tests.app.helpers import (
     architecture_said,
     assert_no_exception,

@@ -32,6 +32,7 @@ from app.views.training import (
 )
 from encoder import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -51,7 +52,6 @@ from encoder.train.jobs import (
     window_sentence,
 )
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, trainable
 from tests.app.helpers import (
     architecture_said,
     assert_no_exception,
@@ -189,7 +189,7 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
         from encoder.io.task_model import TaskModel
         from encoder.tasks.classifier import TokenClassifier
         from encoder.tasks.task_tokenizer import task_tokenizer
-        from encoder.train.trainer import TrainConfig
+        from encoder.train.config import TrainConfig
 
         cfg = TrainConfig().with_model(d_model=16, num_layers=1)
         model = TaskModel(TokenClassifier(cfg.model, 10), task_tokenizer(10), "reverse", 8)

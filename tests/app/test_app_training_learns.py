@@ -12,8 +12,9 @@ from app.controls.sidebar import random_config
 from app.sources import pretrained_config
 from app.views.training import plan
 from app.views.training_results import stall_said
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
-from encoder.train.trainer import TrainConfig, Trainer, trainable
+from encoder.train.trainer import Trainer
 from tests.app.helpers import assert_no_exception, open_page, train_to_the_end
 
 SOURCES = [({}, "random"), ({"source": "pretrained"}, "pretrained")]

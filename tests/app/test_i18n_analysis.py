@@ -23,6 +23,7 @@ from app.views import exercises, training, training_results
 from encoder import EncoderConfig
 from encoder.exercises import by_hand
 from encoder.io.tokenize import load_tokenizer
+from encoder.train.config import TrainConfig
 from encoder.train.duration import duration_text
 from encoder.train.jobs import (
     placement_findings,
@@ -31,7 +32,6 @@ from encoder.train.jobs import (
     race_sizes,
     window_sentence,
 )
-from encoder.train.trainer import TrainConfig
 from tests.app.helpers import (
     TINY,
     assert_no_exception,

@@ -22,7 +22,7 @@ from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
 from encoder.io.task_model import TaskModel
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import task_tokenizer
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 from tests.app.helpers import assert_no_exception, open_page, upload
 
 # A random model of MiniLM's vocabulary, 2 MB: the page's own runs take little of the budget

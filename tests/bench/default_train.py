@@ -17,8 +17,9 @@ from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.sources import pretrained_config
 from app.views.training import plan
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.stall import stalled
-from encoder.train.trainer import TrainConfig, Trainer, trainable
+from encoder.train.trainer import Trainer
 
 
 def main(source: str, seed: int) -> dict:

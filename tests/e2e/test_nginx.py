@@ -26,7 +26,8 @@ import pytest
 from app.controls.setup_keys import DEFAULTS
 from app.controls.url import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import train
 from tests.e2e.harness import drawn_with, sentence_of, wait_ready, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 

@@ -67,7 +67,8 @@ def test_explore_compares_two_setups_on_one_sentence(minilm):
 
 def test_explore_takes_a_checkpoint_directory(tmp_path):
     from encoder.tasks.tasks import example_sequence
-    from encoder.train.trainer import TrainConfig, train
+    from encoder.train.config import TrainConfig
+    from encoder.train.trainer import train
 
     config = TrainConfig(steps=1).with_model(d_model=16, num_layers=1)
     train(config).task_model().save(tmp_path)

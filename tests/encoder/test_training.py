@@ -12,10 +12,9 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.tasks.classifier import TokenClassifier
+from encoder.train.config import TRAIN_MODEL, TrainConfig, trainable
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import (
-    TRAIN_MODEL,
-    TrainConfig,
     Trainer,
     gradient_norms_at_init,
     learning_rate,
@@ -23,7 +22,6 @@ from encoder.train.trainer import (
     sequence_keys,
     torch_threads,
     train,
-    trainable,
 )
 from tests.encoder.helpers import DEVICES, needs_cuda
 

@@ -10,6 +10,7 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.tasks import get_task
+from encoder.train.config import TRAIN_MODEL, TrainConfig, trainable
 from encoder.train.jobs import (
     DROPOUT_PLACEMENTS,
     comparison_configs,
@@ -21,7 +22,7 @@ from encoder.train.jobs import (
     run_name,
     single_job,
 )
-from encoder.train.trainer import TRAIN_MODEL, TrainConfig, train, trainable
+from encoder.train.trainer import train
 
 SMALL = dict(
     model=replace(TRAIN_MODEL, num_layers=1, d_model=32, num_heads=2, d_ff=64),

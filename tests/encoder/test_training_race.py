@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from encoder import TransformerEncoder
+from encoder.train.config import TrainConfig
 from encoder.train.jobs import (
     RACE_NAMES,
     race_configs,
@@ -20,7 +21,6 @@ from encoder.train.jobs import (
     window_sentence,
 )
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

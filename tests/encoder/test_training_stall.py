@@ -10,8 +10,9 @@ import pytest
 
 from encoder.cli import main
 from encoder.tasks.tasks import TASKS, guessing_accuracy
+from encoder.train.config import TRAIN_MODEL, TrainConfig
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
-from encoder.train.trainer import TRAIN_MODEL, TrainConfig, train
+from encoder.train.trainer import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
