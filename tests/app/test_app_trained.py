@@ -15,7 +15,7 @@ import torch
 from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
-from app.controls import session_models
+from app.controls import model_files, session_models
 from app.user_text import literal
 from app.views import training as training_view
 from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
@@ -233,7 +233,7 @@ def test_every_hostile_upload_gets_the_loaders_message(
 ) -> None:
     files = hostile_uploads(library_model, tmp_path)[kind]
     with pytest.raises(ValueError) as expected:
-        session_models.checkpoint_from_upload(files)
+        model_files.checkpoint_from_upload(files)
     at = upload(open_page(view="Attention"), *files)
     assert_no_exception(at)
     assert [e.value for e in at.error] == [
@@ -245,7 +245,7 @@ def test_every_hostile_upload_gets_the_loaders_message(
 
 def test_an_upload_over_the_size_limit_is_refused(library_model: TaskModel, monkeypatch) -> None:
     archive = checkpoint_archive(library_model.files())
-    monkeypatch.setattr(session_models, "UPLOAD_LIMIT", len(archive) - 1)
+    monkeypatch.setattr(model_files, "UPLOAD_LIMIT", len(archive) - 1)
     at = upload(open_page(view="Attention"), ("big.zip", archive))
     assert_no_exception(at)
     limit = len(archive) - 1

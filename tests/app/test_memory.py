@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import heap, memory, runs
+from app import heap, runs
 from app.memory import ByteBudgetCache, MemoryRefused, parse_bytes
 from encoder.inspect.limits import RunTooLarge
 from tests.app.helpers import open_page
