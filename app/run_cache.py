@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 import streamlit as st
-import torch
 
 from app.i18n import _, told
 from app.jobs import cost_job
@@ -28,11 +27,6 @@ from encoder.core import block
 from encoder.inspect.limits import MAX_SENTENCES, check_run, estimate_trace_bytes
 from encoder.io.tokenize import TokenizedBatch, tokenize
 from encoder.measure.timing import synchronize
-
-# One torch thread per forward pass. The page streams to the browser while the script runs, so
-# on a small machine Chromium draws while torch computes, and two torch threads then wait on
-# each other: measured rerun at 6 x 8 heads, d_model 512, 33 tokens, 0.52 s -> 0.43 s.
-torch.set_num_threads(1)
 
 
 def split_lines(text: str) -> tuple[list[str], int]:
