@@ -139,31 +139,13 @@ def keys_values_step(steps: AttentionSteps, tokens: list[str], name: str = "") -
             padding=padding,
         )
     st.caption(note)
-    left, right = pair(name)
-    with left:
-        show_for(
-            token_matrix(
-                steps.keys,
-                tokens,
-                steps.n_valid,
-                title=_("Keys K {shape}", shape=shape_text((T, dk))),
-                colour_title="k",
-            ),
-            "step_keys",
-            name,
-        )
-    with right:
-        show_for(
-            token_matrix(
-                steps.values,
-                tokens,
-                steps.n_valid,
-                title=_("Values V {shape}", shape=shape_text((T, dk))),
-                colour_title="v",
-            ),
-            "step_values",
-            name,
-        )
+    _side_by_side(
+        steps,
+        tokens,
+        name,
+        (steps.keys, _("Keys K {shape}", shape=shape_text((T, dk))), "k", "step_keys"),
+        (steps.values, _("Values V {shape}", shape=shape_text((T, dk))), "v", "step_values"),
+    )
 
 
 def rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
@@ -199,33 +181,14 @@ def rope_step(steps: AttentionSteps, tokens: list[str], name: str = "") -> None:
         name,
     )
     show_for(rope_turns(steps.q_turned, steps.rope_angles, position=i), "step_rope_turns", name)
-    left, right = pair(name)
-    with left:
-        show_for(
-            token_matrix(
-                steps.keys,
-                tokens,
-                steps.n_valid,
-                title=_("Keys before {shape}", shape=shape_text((T, dk))),
-                colour_title="k",
-            ),
-            "step_rope_keys",
-            name,
-        )
-    with right:
-        show_for(
-            token_matrix(
-                steps.rotated_keys,
-                tokens,
-                steps.n_valid,
-                title=_(
-                    "Keys after, each turned by its position {shape}", shape=shape_text((T, dk))
-                ),
-                colour_title="k",
-            ),
-            "step_rope_rotated_keys",
-            name,
-        )
+    after = _("Keys after, each turned by its position {shape}", shape=shape_text((T, dk)))
+    _side_by_side(
+        steps,
+        tokens,
+        name,
+        (steps.keys, _("Keys before {shape}", shape=shape_text((T, dk))), "k", "step_rope_keys"),
+        (steps.rotated_keys, after, "k", "step_rope_rotated_keys"),
+    )
 
 
 def _rope_read(steps: AttentionSteps) -> str:
@@ -269,3 +232,12 @@ def _rope_read(steps: AttentionSteps) -> str:
             **values,
         )
     return caption
+
+
+def _side_by_side(steps: AttentionSteps, tokens: list[str], name: str, *matrices: tuple) -> None:
+    """Two [T, dk] matrices of one query's step side by side, each (values, title, colour
+    title, key)."""
+    for where, (values, title, colour, key) in zip(pair(name), matrices, strict=True):
+        with where:
+            matrix = token_matrix(values, tokens, steps.n_valid, title=title, colour_title=colour)
+            show_for(matrix, key, name)
