@@ -92,6 +92,20 @@ def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
     return cost_layout(fig, title, height=480)
 
 
+def _placement_line(x: list, y: list, placement: str, name: str, hover: str) -> go.Scatter:
+    """One norm placement's line with markers, in its colour; `hover` names the point."""
+    return go.Scatter(
+        x=x,
+        y=np.round(y, 6),
+        mode="lines+markers",
+        name=name,
+        legendgroup=placement,
+        line=dict(color=PLACEMENT_COLOURS[placement], width=4),
+        marker=dict(size=11),
+        hovertemplate=hover + "<br>%{y:.4f}<extra></extra>",
+    )
+
+
 def gradient_flow_chart(
     per_layer: dict[str, list[dict]], by_depth: list[dict], weight: str = "w2"
 ) -> go.Figure:
@@ -109,45 +123,19 @@ def gradient_flow_chart(
                         _("last layer's W2 gradient against depth")),
     )  # fmt: skip
     names = {"pre": _("pre-norm"), "post": _("post-norm")}
+    names = {placement: names.get(placement, f"{placement}-norm") for placement in per_layer}
     for placement, rows in per_layer.items():
-        colour = PLACEMENT_COLOURS[placement]
-        name = names.get(placement, f"{placement}-norm")
-        fig.add_trace(
-            go.Scatter(
-                x=[row["layer"] for row in rows],
-                y=np.round([row[weight] for row in rows], 6),
-                mode="lines+markers",
-                name=name,
-                legendgroup=placement,
-                line=dict(color=colour, width=4),
-                marker=dict(size=11),
-                hovertemplate=_("{name}, layer {layer}", name=name, layer="%{x}")
-                + "<br>%{y:.4f}<extra></extra>",
-            ),
-            row=1,
-            col=1,
-        )
+        name = names[placement]
+        hover = _("{name}, layer {layer}", name=name, layer="%{x}")
+        layers, values = [row["layer"] for row in rows], [row[weight] for row in rows]
+        fig.add_trace(_placement_line(layers, values, placement, name, hover), row=1, col=1)
     depths = [row["layers"] for row in by_depth]
     slopes = {}
-    for placement in per_layer:
+    for placement, name in names.items():
         values = [row[placement] for row in by_depth]
         slopes[placement] = log_log_slope(depths, values)
-        name = names.get(placement, f"{placement}-norm")
-        fig.add_trace(
-            go.Scatter(
-                x=depths,
-                y=np.round(values, 6),
-                mode="lines+markers",
-                name=name,
-                legendgroup=placement,
-                showlegend=False,
-                line=dict(color=PLACEMENT_COLOURS[placement], width=4),
-                marker=dict(size=11),
-                hovertemplate=f"{name}, L = %{{x}}<br>%{{y:.4f}}<extra></extra>",
-            ),
-            row=1,
-            col=2,
-        )
+        line = _placement_line(depths, values, placement, name, f"{name}, L = %{{x}}")
+        fig.add_trace(line.update(showlegend=False), row=1, col=2)
     if by_depth and "pre" in per_layer:
         anchor = by_depth[0]
         fig.add_trace(
@@ -169,7 +157,7 @@ def gradient_flow_chart(
                      row=1, col=2)  # fmt: skip
     fig.update_annotations(font_size=LARGE_FONT)
     trend = ", ".join(
-        f"{names.get(placement, f'{placement}-norm')} L^{slope:+.2f}"
+        f"{names[placement]} L^{slope:+.2f}"
         for placement, slope in slopes.items()
         if not math.isnan(slope)
     )
