@@ -73,7 +73,8 @@ def test_explore_takes_a_checkpoint_directory(tmp_path):
     config = TrainConfig(steps=1).with_model(d_model=16, num_layers=1)
     train(config).task_model().save(tmp_path)
     (setup,) = setups_of(explore(example_sequence(config.seq_len, config.vocab), tmp_path))
-    assert (setup["layers"], setup["heads"], setup["n"]) == (1, config.num_heads, config.seq_len)
+    heads = config.model.num_heads
+    assert (setup["layers"], setup["heads"], setup["n"]) == (1, heads, config.seq_len)
 
 
 def test_explore_takes_the_name_of_a_model_found_on_this_machine(minilm, tmp_path, monkeypatch):
