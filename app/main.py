@@ -25,9 +25,11 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
 
 from app import i18n, logs, registry, session_end, training_session  # noqa: E402
 from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
+from app.heap import collect_garbage, freeze_startup_heap  # noqa: E402
 from app.i18n import _, n_, number, told  # noqa: E402
-from app.memory import CACHE, collect_garbage, freeze_startup_heap  # noqa: E402
-from app.runs import Run, Runs, run_for, split_lines, warm_landing  # noqa: E402
+from app.memory import CACHE  # noqa: E402
+from app.run_cache import run_for, split_lines, warm_landing  # noqa: E402
+from app.runs import Run, Runs  # noqa: E402
 from app.settings import Settings, Setup  # noqa: E402
 from app.streamlit_private import (  # noqa: E402
     NameTheRootOnViewPaths,

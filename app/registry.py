@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from app.charts import common
-from app.controls import classroom, setup_keys, sidebar, state, url
+from app.controls import asking, classroom, setup_keys, sidebar, state, url
 from app.i18n import N_, _
 from app.keys import SHARED_KEYS, Key, Selection
 from app.lesson import page as lesson
@@ -87,7 +87,7 @@ VIEWS: tuple[View, ...] = (  # the navigation offers them in this order; titles 
     View(
         N_("Lesson"),
         "lesson",
-        partial(lesson.draw, follow=follow_link, ask=classroom.ask, class_bar=classroom.bar),
+        partial(lesson.draw, follow=follow_link, ask=asking.ask, class_bar=classroom.bar),
         every_hook,
         (*lesson.KEYS, *questions.KEYS, *classroom.KEYS),
     ),

@@ -9,14 +9,15 @@ if that fits, and each finished run's model is then kept only if it fits
 from __future__ import annotations
 
 from app import session_end
-from app.controls import session_models, sidebar, state, url
+from app.controls import session_models, source_picker, state, url
 from app.i18n import _
+from app.jobs import checkpoint_cost
 from app.memory import MemoryRefused
 from app.page.training import TrainingActions, TrainingLab, job_name, preset_values
-from app.runs import checkpoint_cost
 from app.settings import architecture_values
+from encoder.train.config import TrainConfig
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, TrainResult
+from encoder.train.trainer import TrainResult
 
 
 def _training_what(runs: int) -> str:
@@ -62,13 +63,12 @@ def _apply_preset() -> None:
     if name is None:
         return
     state.update(preset_values(name))
-    cfg = TrainConfig(**TRAINING_PRESETS[name])
-    sidebar.use_architecture(architecture_values(cfg.encoder_config()))
+    source_picker.use_architecture(architecture_values(TRAINING_PRESETS[name].model))
 
 
 def _open_model(model_id: str, layer: int, head: int) -> None:
     """Read a trained model in the Attention view, at this head."""
-    sidebar.select_source(model_id)
+    source_picker.select_source(model_id)
     state.open_view("Attention", {"layer": layer, "head": head})
 
 

@@ -111,9 +111,9 @@ def test_only_the_state_module_touches_the_session_state() -> None:
         assert touches == (path == ROOT / "app" / "controls" / "state.py"), path
 
 
-# a view's parts beside it (step_tables: Attention steps' tables); a view that is a package
+# a view's parts beside it (step_*: Attention steps' steps and tables); a view that is a package
 # (app/views/training/) holds its parts inside
-VIEW_PARTS = ("step_tables",)
+VIEW_PARTS = ("step_inputs", "step_tables", "step_outputs")
 SESSION_MODULES = ("controls", "session_end", "streamlit_private")  # what reads a session
 
 
@@ -357,9 +357,10 @@ def test_the_lesson_s_chapters_import_the_text_model_but_not_each_other() -> Non
 
 
 def test_loading_a_checkpoint_does_not_import_the_trainer(tmp_path: Path) -> None:
-    from encoder.train.trainer import TrainConfig, train
+    from encoder.train.config import TrainConfig
+    from encoder.train.trainer import train
 
-    train(TrainConfig(d_model=16, num_layers=1, steps=1)).task_model().save(tmp_path)
+    train(TrainConfig(steps=1).with_model(d_model=16, num_layers=1)).task_model().save(tmp_path)
     script = (
         "import sys\n"
         "from encoder import load_pretrained\n"

@@ -1,6 +1,6 @@
-"""Predict, then reveal, and a class that follows its teacher, on the Lesson's page: the
-session's side (what this browser answered, the teacher's secret, a student's id), which
-app.registry hands the lesson's page as `class_bar` and `ask`.
+"""A class that follows its teacher, on the Lesson's page: the session's side (the teacher's
+secret, a student's id), which app.registry hands the lesson's page as `class_bar`; its
+questions are asked by app.controls.asking (`ask`).
 
 The teacher clicks "Start a class": the store (app.classroom) returns a public code and a secret
 that stays in the teacher's session (never in a link). Students open `?class=CODE` (or type the
@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import pandas as pd
 import streamlit as st
 
 from app.classroom.backend import open_store
@@ -41,17 +40,8 @@ from app.controls import state
 from app.controls.url import VIEW_PARAM, link
 from app.i18n import _, told
 from app.keys import Key
-from app.lesson.questions import (
-    PAIRED_KINDS,
-    SECOND_PART,
-    WIDGET_KEYS,
-    guess_widget,
-    header,
-    show_reveal,
-)
 from app.streamlit_private import announce
 from app.user_text import literal
-from encoder.inspect.predictions import Prediction
 
 POLL_S = 0.5  # a student's page asks the store this often (a step change: 2 s p95, 10 students)
 TALLY_POLL_S = 0.5  # the teacher's tally, while a question is open (a failed read: under 0.3 s)
@@ -85,7 +75,7 @@ def class_store() -> ClassStore:
     return open_store()
 
 
-def _state_unsaid(code: str) -> ClassState | None:
+def state_unsaid(code: str) -> ClassState | None:
     """The class's state, or None when the store is away, without a message: for the reads
     whose page draws that message elsewhere (the answer box, the panel, the follow line)."""
     try:
@@ -97,7 +87,7 @@ def _state_unsaid(code: str) -> ClassState | None:
     return None
 
 
-def _guarded(action: Callable[[], object], away: str = "") -> object | None:
+def guarded(action: Callable[[], object], away: str = "") -> object | None:
     """The store's answer, or None after showing its message (an error, never a traceback;
     `away`, when given, says the store is away, in place of the store's own message). A store
     found away is marked (`_class_away`): a student's poll, or a teacher's watch, redraws the
@@ -114,68 +104,6 @@ def _guarded(action: Callable[[], object], away: str = "") -> object | None:
         log.error("classes are unavailable: %s", error)
         st.error(_("Classes are unavailable on this server: its class settings are wrong."))
     return None
-
-
-# --- predict, then reveal ---------------------------------------------------------------------
-
-
-def ask(prediction: Prediction, present: bool) -> bool:
-    """The step's question, before anything of the step: True once this browser has the answer
-    (the reveal drawn here, the step follows), False while it is asked (alone, or in a class)."""
-    guess = answered(prediction)
-    if guess is None and student():
-        guess = _revealed_to_me(prediction)
-    if guess is not None:
-        show_reveal(prediction, guess)
-        return True
-    header(prediction, present)
-    if state.get("_predict_for") != prediction.question_id:  # a new question: fresh controls
-        for kind in PAIRED_KINDS:
-            state.pop(WIDGET_KEYS[kind] + SECOND_PART)
-        for name in WIDGET_KEYS.values():
-            state.pop(name)
-        state.put("_predict_for", prediction.question_id)
-    if not class_question(prediction):
-        ask_alone(prediction)
-    return False
-
-
-def _revealed_to_me(prediction: Prediction) -> str | None:
-    """A student's answer ("" none) once the teacher revealed this question, marked answered
-    here, before the page draws the question (a rerun from the answer box, inside this run,
-    could end the run half drawn); None while it is not revealed."""
-    code, me = student()
-    current = _state_unsaid(code)
-    if current is None or current.question != prediction.question_id or not current.revealed:
-        return None
-    try:
-        guess = class_store().my_answer(code, me, prediction.question_id) or ""
-    except (ClassError, ValueError):  # the answer box says so
-        return None
-    mark_answered(prediction, guess)
-    return guess
-
-
-def answered(prediction: Prediction) -> str | None:
-    """This browser's guess once it revealed or skipped the question ("" skipped), else None."""
-    return (state.get("_predict_done") or {}).get(prediction.question_id)
-
-
-def mark_answered(prediction: Prediction, guess: str) -> None:
-    done = state.get("_predict_done") or {}
-    state.put("_predict_done", {**done, prediction.question_id: guess})
-
-
-def ask_alone(prediction: Prediction) -> None:
-    """Outside a class: the guess, Reveal and Skip (the page reruns with the reveal)."""
-    guess = guess_widget(prediction)
-    check, skip = st.columns([1, 1])
-    if check.button(_("Reveal"), type="primary", key="predict_reveal", disabled=guess is None):
-        mark_answered(prediction, guess or "")
-        st.rerun()
-    if skip.button(_("Skip"), key="predict_skip"):
-        mark_answered(prediction, "")
-        st.rerun()
 
 
 # --- a class -------------------------------------------------------------------------------
@@ -227,14 +155,14 @@ def bar(number: int, present: bool, below: bool = False) -> None:
     if teacher():
         code, secret = teacher()
         state.put("_class_away", False)  # until a call of this run finds the store away
-        _guarded(lambda: _publish(code, secret, number))
+        guarded(lambda: _publish(code, secret, number))
         _teacher_card(code, present)
         return
     code = state.get("class")
     if code and not student():
         state.put("_class_away", False)  # until the join below finds the store away
         nickname = state.get("class_nickname") or ""
-        joined = _guarded(lambda: class_store().join(code, nickname))
+        joined = guarded(lambda: class_store().join(code, nickname))
         if joined is not None:
             state.put("_class_student", (class_store().state(code).code, joined))
         elif not state.get("_class_away"):  # no such class, or full, or ended: the page says so
@@ -251,7 +179,7 @@ def _invitation() -> None:
     with st.expander(_("Teach a class, or join one")):
         left, right = st.columns(2)
         if left.button(_("Start a class"), key="class_start", icon=":material/groups:"):
-            made = _guarded(lambda: class_store().create())
+            made = guarded(lambda: class_store().create())
             if made is not None:
                 state.put("_class_teacher", (made.code, made.secret))
                 st.rerun()
@@ -293,7 +221,7 @@ def _teacher_card(code: str, present: bool) -> None:
     image.image(qr_png(link, scale=4 if present else 3), caption=_("The student link"))
     if end.button(_("End the class"), key="class_end"):
         secret = teacher()[1]
-        _guarded(lambda: class_store().end(code, secret))
+        guarded(lambda: class_store().end(code, secret))
         state.put("_class_teacher", None)
         st.rerun()
 
@@ -305,7 +233,7 @@ def _follow_switched() -> None:
 
 def _follow_line(code: str) -> None:
     """A student's switch between following the teacher and exploring freely."""
-    current = _guarded(lambda: class_store().state(code))
+    current = guarded(lambda: class_store().state(code))
     st.toggle(
         _("Follow the teacher"),
         value=bool(state.get("_class_following")),
@@ -321,7 +249,7 @@ def _follow_line(code: str) -> None:
 def _student_poll() -> None:
     """The page's one timer, drawing nothing: any change of the class (step, setup, question,
     reveal) reruns the page; while following, with the teacher's step and settings."""
-    current = _state_unsaid(still(student())[0])
+    current = state_unsaid(still(student())[0])
     if current is None:  # away (marked) or gone: the page's messages say which
         return
     back = state.get("_class_away")  # the store is back: the page as it should be, at once
@@ -346,95 +274,6 @@ def _store_watch() -> None:
     if code is None:  # the session lost it (`still`): the page drawn again as the session is
         st.rerun()
     state.put("_class_away", False)  # until the read below finds the store away again
-    _state_unsaid(code)
+    state_unsaid(code)
     if not state.get("_class_away"):  # it answers (what is wrong with the class, the page says)
         st.rerun()
-
-
-def class_question(prediction: Prediction) -> bool:
-    """In a class: the teacher's question panel (open, live tally, reveal) or the student's
-    answer box; False outside a class (the page asks on its own). The teacher's panel polls the
-    tally while the question is open; the student's has no timer (the page's one timer,
-    _student_poll, reruns the page when the class changes)."""
-    if teacher():
-        current = _state_unsaid(teacher()[0])
-        if current is None and state.get("_class_away"):  # the class's line says so, once;
-            return True  # the page's watch (_store_watch) draws the panel again when it is back
-        asking = current is not None and current.question == prediction.question_id
-        polling = TALLY_POLL_S if asking and not current.revealed else None
-        st.fragment(_teacher_question, run_every=polling)(prediction)
-    elif student():
-        st.fragment(_student_question)(prediction)
-    return bool(teacher() or student())
-
-
-def _teacher_question(prediction: Prediction) -> None:
-    code, secret = still(teacher())
-    away = _(
-        "The class is unavailable right now (its store cannot be reached): the tally and Reveal "
-        "come back by themselves when it is back."
-    )
-    current = _guarded(lambda: class_store().state(code), away=away)
-    if current is None:
-        return
-    qid = prediction.question_id
-    if current.question != qid:
-        if st.button(_("Ask the class"), key="class_open", type="primary"):
-            _guarded(lambda: class_store().open_question(code, secret, qid))
-            st.rerun()
-        return
-    tally = _guarded(lambda: class_store().tally(code, qid, secret), away=away)
-    if tally is None:
-        return
-    joined = _guarded(lambda: class_store().students(code), away=away) or 0
-    st.markdown(_("**{count} of {joined}** students answered", count=tally.count, joined=joined))
-    _tally_chart(tally, prediction if current.revealed else None)
-    revealing = not current.revealed and st.button(_("Reveal to everyone"), key="class_reveal")
-    if revealing and _guarded(lambda: class_store().reveal(code, secret)) is not None:
-        mark_answered(prediction, "")
-        st.rerun()
-
-
-def _tally_chart(tally, prediction: Prediction | None) -> None:
-    answer, students = _("answer"), _("students")
-    table = pd.DataFrame(tally.counts, columns=[answer, students])
-    if prediction is not None:
-        table[_("true")] = table[answer] == prediction.truth
-    st.dataframe(table, hide_index=True)
-
-
-def _student_question(prediction: Prediction) -> None:
-    code, me = still(student())
-    qid = prediction.question_id
-    current = _state_unsaid(code)  # the follow line says what is wrong with the class
-    away = current is None and state.get("_class_away")  # the question stays; Send is refused
-    if not away and (current is None or current.question != qid):
-        st.info(_("Wait for your teacher to open the question."))
-        return
-    if current is not None and current.revealed:  # revealed since this page was drawn
-        st.rerun()
-    with st.form("class_answer", border=False):  # choosing sends nothing: one rerun, on Send
-        guess = guess_widget(prediction, _("Your answer"))
-        sent = st.form_submit_button(_("Send"), key="class_send", type="primary")
-    if sent:
-        if guess is None:
-            st.warning(_("Choose an answer first (or leave it: skipping is fine)."))
-        else:
-            counted = not away and _guarded(
-                lambda: class_store().answer(code, me, qid, guess) or True
-            )
-            state.put("_class_refused", None if counted else qid)
-    mine = None if away else _guarded(lambda: class_store().my_answer(code, me, qid))
-    if mine:
-        counted = _("Counted: {answer} (you can change it until the reveal).", answer=mine)
-        st.success(literal(counted))
-    elif state.get("_class_refused") == qid:  # said until it is counted, the page redrawn too
-        if away:
-            st.info(
-                _(
-                    "Your answer was not counted (the class is unavailable right now): send it "
-                    "again."
-                )
-            )
-        else:
-            st.info(_("Your answer was not counted: send it again."))

@@ -3,7 +3,7 @@
 They live in the session's ModelShelf, kept in its state (app.controls.state), so each browser
 session sees only its own. Each has a unique id (a random UUID, never a hash of its tensors) that
 names it as a model source: in the source control, in the URL, and in the keys of the shared run
-cache (app.runs), where no other session can ever ask for the same id.
+cache (app.run_cache), where no other session can ever ask for the same id.
 
 They count in the server's memory budget (app.memory.CACHE) as what their session keeps: their
 real bytes (parameters and buffers of the encoder and of a task model's classifier, and the
@@ -22,7 +22,6 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import PurePath
 
 from tokenizers import Tokenizer
 
@@ -40,7 +39,6 @@ from app.memory import (
     tensor_bytes,
 )
 from app.sources import (
-    TOKENIZER_BYTES_PER_JSON_BYTE,
     ModelSource,
     built_in,
     checkpoint_bytes,
@@ -53,23 +51,17 @@ from encoder.core.model import TransformerEncoder
 from encoder.core.options import placement_of
 from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
 from encoder.io.checkpoint_files import (
-    MAX_FILE_BYTES,
-    TOKENIZER_FILE,
-    WEIGHTS_FILE,
-    Files,
-    check_size,
     checkpoint_archive,
-    files_from_archive,
 )
-from encoder.io.checkpoints import Checkpoint, checkpoint_from_files
+from encoder.io.checkpoints import Checkpoint
 from encoder.io.task_model import TaskModel
-from encoder.train.trainer import TrainConfig, TrainResult
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import TrainResult
 
 log = logging.getLogger(__name__)
 MAX_SESSION_MODELS = 8
 # Bytes a session may keep (read at call time, so tests can lower it; see app.memory)
 SESSION_BUDGET = budget_from_env(SESSION_BUDGET_ENV, DEFAULT_SESSION_BUDGET)
-UPLOAD_LIMIT = MAX_FILE_BYTES  # bytes per uploaded file (read at call time, so tests can lower it)
 PREFIXES = ("trained-", "uploaded-")
 # Training holds each model's weights, gradients and AdamW's two moments; and autograd keeps about
 # every intermediate of a batch (what a trace captures) twice over, for the backward pass.
@@ -111,13 +103,13 @@ class SessionModel:
 def trained_model_bytes(cfg: TrainConfig) -> int:
     """The estimate of a model trained with `cfg`, from the config: the encoder's parameters
     (encoder.core.block) and the classifier head (d_model x classes, and a bias per class)."""
-    head = (cfg.d_model + 1) * cfg.num_classes
-    return BYTES_PER_VALUE * (block.parameters(cfg.encoder_config()) + head)
+    head = (cfg.model.d_model + 1) * cfg.num_classes
+    return BYTES_PER_VALUE * (block.parameters(cfg.model) + head)
 
 
 def training_bytes(cfg: TrainConfig, runs: int) -> int:
     """The estimate of what training `runs` runs of `cfg` at once holds while it trains."""
-    activations = estimate_activation_bytes(cfg.encoder_config(), cfg.batch_size, cfg.seq_len)
+    activations = estimate_activation_bytes(cfg.model, cfg.batch_size, cfg.seq_len)
     per_run = TRAINING_COPIES * trained_model_bytes(cfg) + TRAINING_ACTIVATION_COPIES * activations
     return runs * per_run
 
@@ -379,69 +371,3 @@ def trained_label(model: TaskModel) -> str:
     """TaskModel.label(), plus the warmup when there was one (the comparison's variants)."""
     warmup = model.training.get("warmup_steps")
     return model.label() + (f", warmup {warmup}" if warmup else "")
-
-
-def checkpoint_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Checkpoint, str]:
-    """(checkpoint, name) from uploaded files: one .zip, or config.json, model.safetensors and
-    tokenizer.json. ValueError naming the file and what is wrong; nothing is executed."""
-    files, name = files_from_upload(uploads)
-    return checkpoint_from_files(files, name, UPLOAD_LIMIT), name
-
-
-def files_from_upload(uploads: list[tuple[str, bytes]]) -> tuple[Files, str]:
-    """(files, name) of an upload, each file within UPLOAD_LIMIT (see checkpoint_from_upload)."""
-    if not uploads:
-        raise ValueError(_("No file was uploaded."))
-    for name, data in uploads:
-        check_size(name, len(data), UPLOAD_LIMIT)
-    if len(uploads) == 1 and uploads[0][0].lower().endswith(".zip"):
-        name, data = uploads[0]
-        return files_from_archive(data, name, UPLOAD_LIMIT), name
-    files: Files = {}
-    for name, data in uploads:
-        if name in files:
-            raise ValueError(_("{name} was uploaded twice", name=name))
-        files[name] = data
-    return files, "upload"
-
-
-def upload_estimate(
-    uploads: list[tuple[str, bytes]], files: Files, zipped: bool
-) -> tuple[int, int]:
-    """(kept, peak): the estimate of what an upload's model keeps (its float32 tensors are the
-    weights file's bytes, and the tokenizer), and of the memory while it loads: the uploaded
-    bytes twice (ours, and what Streamlit's receiving of them still holds), the files unzipped
-    from them, the tensors read from the weights, and the model they fill. Measured for
-    MiniLM's 83 MB zip: 358 MB over the idle server at the peak; counted: 446 MB."""
-    weights = len(files.get(WEIGHTS_FILE, b""))
-    kept = weights + TOKENIZER_BYTES_PER_JSON_BYTE * len(files.get(TOKENIZER_FILE, b""))
-    uploaded = sum(len(data) for _, data in uploads)
-    unzipped = sum(len(data) for data in files.values()) if zipped else 0
-    return kept, 2 * uploaded + unzipped + weights + kept
-
-
-def add_upload(uploads: list[tuple[str, bytes]], in_use: Iterable[str]) -> str:
-    """Load an upload (see checkpoint_from_upload) and keep it as a model source; its id.
-    ValueError (MemoryRefused when it does not fit) with the message for the page."""
-    files, name = files_from_upload(uploads)
-    zipped = name.lower().endswith(".zip")
-    kept, peak = upload_estimate(uploads, files, zipped)
-
-    def load() -> Checkpoint:
-        checkpoint = checkpoint_from_files(files, name, UPLOAD_LIMIT)
-        files.clear()  # their bytes now live in the tensors
-        return checkpoint
-
-    where = f"uploaded {name}" if zipped else "uploaded"
-
-    def label(checkpoint: Checkpoint) -> str:
-        if checkpoint.task_model is not None:
-            return f"{trained_label(checkpoint.task_model)} ({where})"
-        cfg = checkpoint.encoder.cfg
-        return (
-            f"{placement_of(cfg.norm_first)}-norm {cfg.num_layers} x {cfg.num_heads}, "
-            f"d_model {cfg.d_model} ({where})"
-        )
-
-    file_name = PurePath(name).stem if zipped else "checkpoint"
-    return session_models().add("uploaded", label, load, file_name, kept, peak, in_use)

@@ -7,7 +7,7 @@ values)`, which app.registry binds to the controls' link-following, as a link wo
 ask a question first (each step declares its own; app.lesson.questions draws the answer
 controls): `ask(prediction, present)` draws it and says whether this browser has the answer yet,
 and `class_bar(step, present)` draws the class's line; app.registry binds both to the session's
-side (app.controls.classroom).
+side (app.controls.asking, app.controls.classroom).
 """
 
 from __future__ import annotations

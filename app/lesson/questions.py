@@ -4,7 +4,7 @@ app.lesson.steps); the step's text and figures appear with the reveal, beside th
 student's guess and one sentence on the gap (encoder.inspect.predictions). A student may skip.
 In a class the teacher opens the question to the room and reveals it to everyone at once. This
 module draws; what a browser answered and the class live in the session
-(app.controls.classroom), which the page reaches through the registry.
+(app.controls.asking), which the page reaches through the registry.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ KEYS = (
 def guess_widget(prediction: Prediction, label: str | None = None) -> str | None:
     """The answer control for the question's kind; the guess as text (None: not chosen; the
     stored value, the same in every language). The caller clears the controls when the
-    question changes (app.controls.classroom)."""
+    question changes (app.controls.asking)."""
     label = _("Your guess") if label is None else label
     key = WIDGET_KEYS[prediction.kind]
     if prediction.parts:  # one box per part, side by side; chosen only when both are

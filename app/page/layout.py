@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from app.charts.common import MARGIN, PLOTLY_HEIGHT, fit_narrow
+from app.charts.common import MARGIN, PLOTLY_HEIGHT
+from app.charts.fitting import fit_narrow
 from app.i18n import _, language, symbols, told, writes_numbers_as_english
 from app.page.changes import heads_named, source_name
 from app.page.widgets import show

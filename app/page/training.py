@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from app.i18n import _
 from encoder.measure.train_memory import TrainMemory
+from encoder.train.config import TrainConfig
 from encoder.train.duration import measured_scale
 from encoder.train.jobs import DROPOUT_PLACEMENTS, TrainingJob, comparison_configs, race_configs
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, TrainResult
+from encoder.train.trainer import TrainResult
 
 COMPARISON_RUNS = len(comparison_configs(TrainConfig()))
 PLACEMENT_RUNS = len(DROPOUT_PLACEMENTS)
@@ -56,7 +57,7 @@ def preset_values(name: str | None) -> dict[str, object]:
     """The Training view's widget values a training preset sets."""
     if name is None:
         return {}
-    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    cfg = TRAINING_PRESETS[name]
     return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
 
 

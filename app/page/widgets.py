@@ -15,12 +15,11 @@ from app.charts import common
 from app.charts.common import (
     PLOTLY_WHITE,
     SMALLEST_TEXT,
-    fit_narrow,
     legible,
-    mirror,
     smallest_text,
     text_layout,
 )
+from app.charts.fitting import fit_narrow, mirror
 from app.i18n import _, direction
 
 # No Plotly toolbar: each chart's "Save as…" (SVG, PNG, CSV) and "Show as a table" come from
@@ -63,9 +62,9 @@ def show(fig, key: str, title_chars: int | None = None) -> None:
     """Draw a figure under its key, no text in it under this run's smallest figure text
     (app.charts.common.smallest_text: larger in presenter mode), fit for a place `title_chars`
     characters of title wide
-    (app.charts.common.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
+    (app.charts.fitting.fit_narrow: a column narrower than the page; PHONE_TITLE_CHARS on a
     phone), mirrored in a right-to-left language where the order of its things matters
-    (app.charts.common.mirror). Our template, not Streamlit's plotly theme (which draws ticks
+    (app.charts.fitting.mirror). Our template, not Streamlit's plotly theme (which draws ticks
     and subtitles at 11-12 px whatever the figure's font). The builders' own sizes are
     SMALLEST_TEXT or more (tests/app/test_charts.py): only larger text raises them."""
     smallest = smallest_text()

@@ -7,7 +7,7 @@ overtakes the feed-forward), what training keeps in memory (pre vs post, with an
 checkpointing), and how gradients flow at initialisation (against Xiong et al. 2020).
 
 The page draws at once what the shapes tell (parameters, FLOPs by operation, memory of the
-weights and of training's copies); the measurement runs in a background thread (app.runs.cost_job:
+weights and of training's copies); the measurement runs in a background thread (app.jobs.cost_job:
 once per architecture, device and budget, so a second visit is instant), and a fragment polls it
 with a progress bar until its numbers are drawn, without the user doing anything.
 """
@@ -18,19 +18,14 @@ import math
 
 import streamlit as st
 
-from app.charts.cost import (
-    flop_chart,
-    gradient_flow_chart,
-    light_shares,
-    operation_time_chart,
-    scaling_chart,
-    train_memory_chart,
-)
+from app.charts.cost import flop_chart, light_shares, operation_time_chart, scaling_chart
+from app.charts.training_cost import gradient_flow_chart, train_memory_chart
 from app.i18n import N_, _, number, percent, told
+from app.jobs import CostJob
 from app.keys import Key, Selection
 from app.page.changes import what_changed
 from app.page.layout import operations_named, show_for, side_by_side
-from app.runs import CostJob, Run, Runs
+from app.runs import Run, Runs
 from encoder import EncoderConfig
 from encoder.core import block
 from encoder.inspect.ledger import matmul_flops_by_kind

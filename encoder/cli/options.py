@@ -78,6 +78,6 @@ def add_dropout_options(parser: argparse.ArgumentParser) -> None:
 
 
 def dropout_settings(args: argparse.Namespace) -> dict[str, float | None]:
-    """The dropout fields of EncoderConfig / TrainConfig from the flags."""
+    """The dropout fields of EncoderConfig from the flags."""
     own = {f"{place}_dropout": getattr(args, f"{place}_dropout") for place in DROPOUT_PLACES}
     return {"dropout": args.dropout, **own}

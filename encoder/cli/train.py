@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from encoder.cli.options import (
     add_architecture_option,
@@ -16,10 +17,11 @@ from encoder.cli.options import (
 )
 from encoder.core.options import BY_FIELD, norm_first_of
 from encoder.tasks.tasks import TASKS, example_sequence
+from encoder.train.config import TRAIN_MODEL, TrainConfig
 from encoder.train.findings import placement_findings
 from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_job
 from encoder.train.stall import stalled
-from encoder.train.trainer import StepMetrics, TrainConfig, torch_threads, train
+from encoder.train.trainer import StepMetrics, torch_threads, train
 
 
 def add_command(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +33,7 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--task", choices=tuple(TASKS), default=default.task)
     for field in ("norm_first", "num_layers"):
         option = BY_FIELD[field]
-        chosen = option.value_of(default)
+        chosen = option.value_of(default.model)
         add_architecture_option(parser, option, chosen, default=chosen)
     parser.add_argument("--warmup", type=int, default=default.warmup_steps, metavar="STEPS")
     parser.add_argument("--steps", type=int, default=default.steps)
@@ -67,25 +69,28 @@ def run(args: argparse.Namespace) -> int:
     with --save, save the model; with --json, end with the results as one JSON line."""
     cfg = TrainConfig(  # a ValueError here becomes the CLI's one-line error, exit code 2
         task=args.task,
-        norm_first=norm_first_of(args.norm),
-        num_layers=args.layers,
+        model=replace(
+            TRAIN_MODEL,
+            norm_first=norm_first_of(args.norm),
+            num_layers=args.layers,
+            **dropout_settings(args),
+        ),
         warmup_steps=args.warmup,
         steps=args.steps,
         lr=args.lr,
         seed=args.seed,
         checkpoint_blocks=args.checkpoint_blocks,
-        **dropout_settings(args),
     )
     check_threads(args)
     if args.placements:
         return _compare_placements(cfg, args)
     every = max(1, cfg.steps // 10)
     checkpointing = ", blocks checkpointed" if cfg.checkpoint_blocks else ""
-    rates = cfg.encoder_config().dropout_rates()
+    rates = cfg.model.dropout_rates()
     if any(rates.values()):
         checkpointing += ", dropout " + ", ".join(f"{k} {v:g}" for k, v in rates.items())
     print(
-        f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers{checkpointing}) "
+        f"training {cfg.task} ({args.norm}-norm, {cfg.model.num_layers} layers{checkpointing}) "
         f"for {cfg.steps} steps"
     )
 
@@ -119,8 +124,8 @@ def _compare_placements(cfg: TrainConfig, args: argparse.Namespace) -> int:
     """Train each dropout placement in lockstep; a table of the results and what they showed."""
     rate = args.dropout or DEFAULT_DROPOUT_RATE
     print(
-        f"training {cfg.task} ({args.norm}-norm, {cfg.num_layers} layers) for {cfg.steps} steps "
-        f"with dropout {rate:g} in each placement"
+        f"training {cfg.task} ({args.norm}-norm, {cfg.model.num_layers} layers) for {cfg.steps} "
+        f"steps with dropout {rate:g} in each placement"
     )
     job = placement_job(cfg, rate)
     with torch_threads(args.threads):

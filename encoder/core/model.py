@@ -11,7 +11,6 @@ Module paths follow `torch.nn.TransformerEncoder` (`layers.{i}.self_attn.in_proj
 
 from __future__ import annotations
 
-import math
 import operator
 import threading
 from collections.abc import Iterable, Iterator
@@ -24,9 +23,12 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from encoder.core import hooks
+from encoder.core.attention import SelfAttention
 from encoder.core.block import hook_names
-from encoder.core.capture import HookPoint, Trace, ablated_heads, capturing
+from encoder.core.capture import HookPoint, Trace, capturing
 from encoder.core.config import EncoderConfig
+from encoder.core.embeddings import Embeddings
+from encoder.core.norm import Norm
 
 # The feed-forward activation of each `EncoderConfig.activation` (GELU in its exact erf form but
 # for gelu_tanh); the gated ones (GeGLU, SwiGLU) multiply it by the gate half of linear1.
@@ -55,131 +57,6 @@ def norm_path(norm: hooks.NormHooks) -> str:
 def attention_path(layer: int) -> str:
     """The module path of block `layer`'s attention in the state_dict."""
     return f"{block_path(layer)}.self_attn"
-
-
-class Norm(nn.Module):
-    """LayerNorm or RMSNorm, computed explicitly so its statistics can be captured."""
-
-    def __init__(self, cfg: EncoderConfig, names: hooks.NormHooks, width: int = 0) -> None:
-        """width: the size of the normalised vectors (0: d_model)."""
-        super().__init__()
-        width = width or cfg.d_model
-        self.names = names
-        self.norm_type = cfg.norm_type
-        self.eps = cfg.layer_norm_eps
-        self.weight = nn.Parameter(torch.ones(width))
-        if cfg.norm_type == "layernorm" and cfg.norm_bias:
-            self.bias = nn.Parameter(torch.zeros(width))
-        else:  # RMSNorm has no bias; LayerNorm without one (ModernBERT)
-            self.register_parameter("bias", None)
-        self.hook_in = HookPoint(names.inp)  # [B, T, d] (E wide for the embedding norm)
-        self.hook_mean = HookPoint(names.mean)  # [B, T] mean over d of the input
-        # [B, T] what the input is divided by: sqrt(var + eps) for LayerNorm,
-        # sqrt(mean(x^2) + eps) for RMSNorm (which does not subtract the mean)
-        self.hook_std = HookPoint(names.std)
-        self.hook_out = HookPoint(names.out)  # [B, T, d]
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.hook_in(x)
-        mean = self.hook_mean(x.mean(dim=-1))  # [B, T]
-        if self.norm_type == "layernorm":
-            centered = x - mean.unsqueeze(-1)
-            std = self.hook_std(torch.sqrt(centered.pow(2).mean(dim=-1) + self.eps))  # [B, T]
-            out = centered / std.unsqueeze(-1) * self.weight
-            if self.bias is not None:
-                out = out + self.bias
-        else:
-            rms = self.hook_std(torch.sqrt(x.pow(2).mean(dim=-1) + self.eps))  # [B, T]
-            out = x / rms.unsqueeze(-1) * self.weight
-        return self.hook_out(out)
-
-
-def rotary_angles(tokens: int, head_dim: int, base: float, device: torch.device) -> torch.Tensor:
-    """RoPE's angles: position t turns pair j by t * base^(-2j/dk): [T, dk/2]."""
-    pairs = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device)  # [dk/2] = 2j
-    frequencies = base ** (-pairs / head_dim)  # [dk/2]
-    position = torch.arange(tokens, dtype=torch.float32, device=device)  # [T]
-    return position[:, None] * frequencies[None, :]  # [T, dk/2]
-
-
-def rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair (x_j, x_{j + dk/2}) of x [B, H, T, dk] by its angle [T, dk/2]: the
-    complex product (x_j + i x_{j + dk/2}) e^(i angle) (the half-split pairing of GPT-NeoX,
-    Llama and ModernBERT)."""
-    first, second = x.chunk(2, dim=-1)  # [B, H, T, dk/2] each
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # [T, dk/2]
-    return torch.cat([first * cos - second * sin, second * cos + first * sin], dim=-1)
-
-
-def outside_window(tokens: int, window: int, device: torch.device) -> torch.Tensor:
-    """[query, key] True where the key is more than window // 2 positions from the query."""
-    position = torch.arange(tokens, device=device)  # [T]
-    return (position[:, None] - position[None, :]).abs() > window // 2  # [T, T]
-
-
-class SelfAttention(nn.Module):
-    """Multi-head self-attention, explicit softmax; parameters named as nn.MultiheadAttention's."""
-
-    def __init__(self, cfg: EncoderConfig, layer: int, names: hooks.AttentionHooks) -> None:
-        super().__init__()
-        d = cfg.d_model
-        self.layer = layer
-        self.num_heads = cfg.num_heads
-        self.head_dim = cfg.head_dim
-        # RoPE's base in this layer (None: positions were added to the embeddings instead)
-        self.rope_base = cfg.rope_base_of(layer) if cfg.positional == "rope" else None
-        self.window = cfg.attention_window if cfg.is_local(layer) else 0  # 0: sees every key
-        self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))  # rows: W_q, W_k, W_v
-        if cfg.linear_bias:
-            self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
-        else:
-            self.register_parameter("in_proj_bias", None)
-        self.out_proj = nn.Linear(d, d, bias=cfg.linear_bias)
-        nn.init.xavier_uniform_(self.in_proj_weight)
-        if cfg.linear_bias:
-            nn.init.zeros_(self.out_proj.bias)
-        self.attn_dropout = nn.Dropout(cfg.dropout_rates()["attention"])  # on the weights
-        self.hook_q = HookPoint(names.q)  # [B, H, T, dk]
-        self.hook_k = HookPoint(names.k)  # [B, H, T, dk]
-        self.hook_v = HookPoint(names.v)  # [B, H, T, dk]
-        if self.rope_base is not None:
-            self.hook_rot_q = HookPoint(names.rot_q)  # [B, H, T, dk] q turned by position
-            self.hook_rot_k = HookPoint(names.rot_k)  # [B, H, T, dk] k turned by position
-        self.hook_scores = HookPoint(names.scores)  # [B, H, T, T] scaled, masked
-        self.hook_pattern = HookPoint(names.pattern)  # [B, H, T, T] softmax
-        self.hook_z = HookPoint(names.z)  # [B, H, T, dk] weighted values
-        self.hook_out = HookPoint(names.out)  # [B, T, d] after out_proj
-
-    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
-        B, T, d = x.shape
-        qkv = F.linear(x, self.in_proj_weight, self.in_proj_bias)  # [B, T, 3d]
-        qkv = qkv.view(B, T, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        q = self.hook_q(qkv[0])  # [B, H, T, dk]
-        k = self.hook_k(qkv[1])
-        v = self.hook_v(qkv[2])
-        if self.rope_base is not None:  # RoPE: q and k turned by their positions
-            angles = rotary_angles(T, self.head_dim, self.rope_base, x.device)  # [T, dk/2]
-            q = self.hook_rot_q(rotate(q, angles))  # [B, H, T, dk]
-            k = self.hook_rot_k(rotate(k, angles))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # [B, H, T, T]
-        if key_padding is not None:  # [B, T] True = padding
-            scores = scores.masked_fill(key_padding[:, None, None, :], float("-inf"))
-        if self.window:  # a local layer: keys beyond window // 2 positions are not seen
-            outside = outside_window(T, self.window, x.device)  # [T, T]
-            if key_padding is not None:  # a padding query keeps every real key (no empty row)
-                outside = outside & ~key_padding[:, None, :, None]  # [B, 1, T, T]
-            scores = scores.masked_fill(outside, float("-inf"))
-        scores = self.hook_scores(scores)
-        pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # [B, H, query, key]
-        z = self.attn_dropout(pattern) @ v  # [B, H, T, dk]
-        switched_off = ablated_heads(self.layer)
-        if switched_off:  # as if W_O's columns for those heads were zero
-            keep = torch.ones(self.num_heads, dtype=z.dtype, device=z.device)
-            keep[list(switched_off)] = 0
-            z = z * keep[:, None, None]
-        z = self.hook_z(z)
-        z = z.transpose(1, 2).reshape(B, T, d)  # heads side by side: [B, T, d]
-        return self.hook_out(self.out_proj(z))
 
 
 class EncoderBlock(nn.Module):
@@ -244,76 +121,6 @@ def share_parameters(layers: nn.ModuleList) -> None:
             for name, parameter in list(module.named_parameters(recurse=False)):
                 key = f"{path}.{name}"
                 setattr(module, name, first.setdefault(key, parameter))
-
-
-def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
-    """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...): [max_len, d]."""
-    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # [max_len, 1]
-    even_dims = torch.arange(0, d_model, 2, dtype=torch.float32)  # [d/2]
-    inv_freq = torch.exp(even_dims * (-math.log(1e4) / d_model))
-    table = torch.zeros(max_len, d_model)
-    table[:, 0::2] = torch.sin(position * inv_freq)
-    table[:, 1::2] = torch.cos(position * inv_freq)
-    return table
-
-
-class Embeddings(nn.Module):
-    """Token embedding (optionally scaled by sqrt(E)) + positions (+ token types), norm, dropout,
-    and a projection to d_model when the embeddings are narrower (embedding_size).
-
-    With RoPE nothing is added for positions (the blocks turn q and k instead): the model then
-    has no position table and no embed.hook_position."""
-
-    def __init__(self, cfg: EncoderConfig) -> None:
-        super().__init__()
-        E = cfg.embedding_width
-        self.scale = math.sqrt(E) if cfg.scale_embeddings else 1.0
-        self.position_offset = cfg.position_offset  # token t reads row position_offset + t
-        self.token = nn.Embedding(cfg.vocab_size, E)
-        # Scaled embeddings start at unit variance, like the sinusoidal table they are added to.
-        nn.init.normal_(self.token.weight, std=E**-0.5 if cfg.scale_embeddings else 0.02)
-        rows = cfg.max_len + cfg.position_offset
-        if cfg.positional == "learned":
-            self.position = nn.Embedding(rows, E)
-            nn.init.normal_(self.position.weight, std=0.02)
-        elif cfg.positional == "sinusoidal":
-            self.register_buffer("sinusoid", sinusoidal_positions(rows, E), persistent=False)
-        self.token_type = nn.Embedding(cfg.type_vocab_size, E) if cfg.type_vocab_size else None
-        if self.token_type is not None:
-            nn.init.normal_(self.token_type.weight, std=0.02)
-        names = hooks.embed()
-        self.norm = Norm(cfg, names.norm, E) if cfg.embedding_norm else None
-        self.dropout = nn.Dropout(cfg.dropout)
-        # ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project: [E] -> [d]
-        if cfg.embedding_size:
-            self.project = nn.Linear(E, cfg.d_model, bias=cfg.linear_bias)
-        else:
-            self.project = None
-        self.hook_token = HookPoint(names.token)  # [B, T, E] scaled token embeddings
-        if cfg.positional != "rope":
-            self.hook_position = HookPoint(names.position)  # [T, E]
-        self.hook_out = HookPoint(names.out)  # [B, T, d] input to block 0
-
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None) -> torch.Tensor:
-        T = input_ids.shape[1]
-        x = self.hook_token(self.token(input_ids) * self.scale)  # [B, T, E]
-        # [T] token t reads row position_offset + t of the table
-        rows = torch.arange(self.position_offset, self.position_offset + T, device=x.device)
-        if hasattr(self, "sinusoid"):
-            x = x + self.hook_position(self.sinusoid[rows])  # [T, E]
-        elif hasattr(self, "position"):  # a lookup: under no_grad no gradient flag leaks out
-            x = x + self.hook_position(self.position(rows))
-        # (RoPE adds no positions here: each block turns q and k instead)
-        if self.token_type is not None:
-            if token_type_ids is None:
-                token_type_ids = torch.zeros_like(input_ids)
-            x = x + self.token_type(token_type_ids)
-        if self.norm is not None:
-            x = self.norm(x)
-        x = self.dropout(x)
-        if self.project is not None:
-            x = self.project(x)  # [B, T, d]
-        return self.hook_out(x)
 
 
 _SEEDING = threading.RLock()  # torch's default generator is one for all of the process's threads

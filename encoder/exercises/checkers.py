@@ -29,110 +29,28 @@ from encoder.core import hooks
 from encoder.core.model import Norm
 from encoder.core.options import NORM_TYPE_NAMES
 from encoder.exercises import mistakes as wrong
+from encoder.exercises.checking import (
+    HEAD_AXES,
+    SCORE_AXES,
+    STREAM_AXES,
+    block_hooks,
+    global_layer_only,
+    query_key,
+    raw_scores,
+    run_check,
+    seen_keys,
+    without_rope,
+)
 from encoder.exercises.lab import Lab
-from encoder.exercises.result import CheckResult, Mistake, compare, failure
-from encoder.exercises.student import call_student
+from encoder.exercises.result import CheckResult, Mistake
 from encoder.inspect.lesson import block_parameters
-
-SCORE_AXES = ("sentence", "head", "query", "key")
-STREAM_AXES = ("sentence", "token", "feature")
-HEAD_AXES = ("sentence", "token", "feature")
-
-
-def _block(lab: Lab, layer: int) -> hooks.BlockHooks:
-    if not 0 <= layer < lab.cfg.num_layers:
-        raise ValueError(f"layer={layer}: this model has layers 0..{lab.cfg.num_layers - 1}")
-    return hooks.block(layer)
-
-
-def _global_layer_only(lab: Lab, layer: int, exercise: str) -> None:
-    """A ValueError when block `layer` attends through a local window, which the [B, T] mask
-    given to `exercise` cannot carry; it names the global layers, or the setting without one."""
-    cfg = lab.cfg
-    if not cfg.is_local(layer):
-        return
-    global_layers = [i for i in range(cfg.num_layers) if not cfg.is_local(i)]
-    listed = ", ".join(map(str, global_layers))
-    instead = (
-        f"check a global layer ({listed}), e.g. layer={global_layers[0]}"
-        if global_layers
-        else "every layer is local here: check a model built with attention_window=0"
-    )
-    raise ValueError(
-        f"block {layer} attends through a local window of {cfg.attention_window} (keys more than "
-        f"{cfg.attention_window // 2} positions from the query are masked), which the [B, T] "
-        f"padding mask given to {exercise} cannot say: {instead}"
-    )
-
-
-def _without_rope(lab: Lab, exercise: str) -> None:
-    """A ValueError for a RoPE model: `exercise`'s function computes q and k from x and is not
-    told that the model turns them by position before the scores."""
-    if lab.cfg.positional != "rope":
-        return
-    raise ValueError(
-        f"this model turns q and k by their positions (RoPE) between the projection and the "
-        f"scores, which the function of {exercise} is not given: check it on a model with "
-        f"learned or sinusoidal positions (e.g. setup(EncoderConfig(positional='learned'))); "
-        f"check_scores and check_head_attention give you RoPE's turned q and k"
-    )
-
-
-def _run(
-    lab: Lab,
-    exercise: str,
-    fn: Callable,
-    args: tuple,
-    expected: np.ndarray,
-    axes: tuple[str, ...],
-    *,
-    layer: int | None,
-    where: np.ndarray | None = None,
-    mistakes: tuple[Mistake, ...] = (),
-) -> CheckResult:
-    axes_text = "[" + ", ".join(axes) + "]"
-    outcome = call_student(
-        fn, args, expected.shape, axes_text, exercise=exercise, time_limit=lab.time_limit
-    )
-    if outcome.values is None:
-        return failure(exercise, outcome.problem, outcome.hint, layer)
-    return compare(
-        exercise,
-        outcome.values,
-        expected,
-        axes,
-        layer=layer,
-        where=where,
-        mistakes=mistakes,
-        received_dtype=outcome.dtype,
-        reference_dtype=lab.dtype,
-    )
-
-
-def _query_key(lab: Lab, names: hooks.BlockHooks) -> tuple[str, str]:
-    """The hooks of the q and k the scores are made of: turned by position (RoPE) where the
-    model turns them, else straight from the projection ([B, H, T, dk] each)."""
-    if lab.cfg.positional == "rope":
-        return names.attn.rot_q, names.attn.rot_k
-    return names.attn.q, names.attn.k
-
-
-def _raw_scores(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
-    """q @ k^T from the live q and k (turned, with RoPE), unscaled and unmasked: [B, H, T, T]."""
-    q, k = (lab.array(lab.trace[name]) for name in _query_key(lab, names))
-    return q @ k.swapaxes(-1, -2)
-
-
-def _seen(lab: Lab, names: hooks.BlockHooks) -> np.ndarray:
-    """[B, H, T, T] True where the query sees the key: a real key, inside a local window."""
-    return np.isfinite(lab.array(lab.trace[names.attn.scores]))
 
 
 def check_softmax(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     """fn(scores) -> weights. scores [B, H, T, T]: block `layer`'s scaled scores, padded keys
     (and, in a local layer, keys outside the window) already -inf; weights [B, H, T, T]: the
     softmax over keys (the last axis)."""
-    names = _block(lab, layer)
+    names = block_hooks(lab, layer)
     scores = lab.array(lab.trace[names.attn.scores])
     with np.errstate(over="ignore"):
         mistakes = (
@@ -140,7 +58,7 @@ def check_softmax(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
             Mistake("not normalised", wrong.NOT_NORMALISED, np.exp(scores)),
         )
     expected = lab.array(lab.trace[names.attn.pattern])
-    return _run(lab, "softmax", fn, (lab.given(scores),), expected, SCORE_AXES,
+    return run_check(lab, "softmax", fn, (lab.given(scores),), expected, SCORE_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -149,8 +67,8 @@ def check_scores(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     already turned by their positions); scores [B, H, T, T] = q k^T / sqrt(dk), unmasked
     (compared where the query sees the key: the model sets padded keys, and keys outside a
     local layer's window, to -inf, the masks' job)."""
-    names = _block(lab, layer)
-    raw = _raw_scores(lab, names)
+    names = block_hooks(lab, layer)
+    raw = raw_scores(lab, names)
     dk = lab.cfg.head_dim
     mistakes = (
         Mistake("missing sqrt", wrong.MISSING_SQRT, raw),
@@ -159,9 +77,9 @@ def check_scores(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
                 raw.swapaxes(-1, -2) / math.sqrt(dk)),
     )  # fmt: skip
     expected = lab.array(lab.trace[names.attn.scores])
-    args = tuple(lab.given(lab.trace[name]) for name in _query_key(lab, names))
-    return _run(lab, "scaled dot-product scores", fn, args, expected, SCORE_AXES,
-                layer=layer, where=_seen(lab, names), mistakes=mistakes)  # fmt: skip
+    args = tuple(lab.given(lab.trace[name]) for name in query_key(lab, names))
+    return run_check(lab, "scaled dot-product scores", fn, args, expected, SCORE_AXES,
+                layer=layer, where=seen_keys(lab, names), mistakes=mistakes)  # fmt: skip
 
 
 def check_head_attention(fn: Callable, lab: Lab, layer: int = 0, head: int = 0) -> CheckResult:
@@ -169,19 +87,19 @@ def check_head_attention(fn: Callable, lab: Lab, layer: int = 0, head: int = 0) 
     (with RoPE, q and k already turned by their positions); mask [B, T] bool, True for a real
     token; z [B, T, dk] = softmax(q k^T / sqrt(dk), padded keys -inf) @ v. A local layer's
     window is not in the mask: such a layer is refused with a ValueError naming a global one."""
-    names = _block(lab, layer)
+    names = block_hooks(lab, layer)
     if not 0 <= head < lab.cfg.num_heads:
         raise ValueError(f"head={head}: this model has heads 0..{lab.cfg.num_heads - 1}")
-    _global_layer_only(lab, layer, "check_head_attention")
+    global_layer_only(lab, layer, "check_head_attention")
     v = lab.array(lab.trace[names.attn.v])
-    raw = _raw_scores(lab, names)
+    raw = raw_scores(lab, names)
     mistakes = tuple(
         Mistake(name, hint, (weights @ v)[:, head])
         for name, hint, weights in wrong.weight_mistakes(raw, lab.cfg.head_dim, lab.key_is_token)
     )
-    args = tuple(lab.given(lab.trace[n][:, head]) for n in (*_query_key(lab, names), names.attn.v))
+    args = tuple(lab.given(lab.trace[n][:, head]) for n in (*query_key(lab, names), names.attn.v))
     expected = lab.array(lab.trace[names.attn.z][:, head])
-    return _run(lab, f"attention of head {head}", fn, (*args, lab.given(lab.key_is_token)),
+    return run_check(lab, f"attention of head {head}", fn, (*args, lab.given(lab.key_is_token)),
                 expected, HEAD_AXES, layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -200,9 +118,9 @@ def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckR
     [d, d], b_out [d]: the output projection; out [B, T, d] after it. A model without linear
     biases gives zeros for b_qkv and b_out. Refused with a ValueError for a RoPE model and a
     local layer (the function is told of neither)."""
-    names = _block(lab, layer)
-    _without_rope(lab, "check_multi_head_attention")
-    _global_layer_only(lab, layer, "check_multi_head_attention")
+    names = block_hooks(lab, layer)
+    without_rope(lab, "check_multi_head_attention")
+    global_layer_only(lab, layer, "check_multi_head_attention")
     H, dk = lab.cfg.num_heads, lab.cfg.head_dim
     params = _block_weights(lab, layer)
     w_qkv, b_qkv = params["self_attn.in_proj_weight"], params["self_attn.in_proj_bias"]
@@ -216,7 +134,7 @@ def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckR
     mistakes = [
         Mistake(name, hint, project(weights @ v))
         for name, hint, weights in wrong.weight_mistakes(
-            _raw_scores(lab, names), dk, lab.key_is_token
+            raw_scores(lab, names), dk, lab.key_is_token
         )
     ]
     q, k, v_wrong = (wrong.split_heads_wrongly(m, H) for m in np.split(x @ w_qkv.T + b_qkv, 3, -1))
@@ -231,7 +149,7 @@ def check_multi_head_attention(fn: Callable, lab: Lab, layer: int = 0) -> CheckR
     args = (x, lab.key_is_token, w_qkv, b_qkv, w_out, b_out)
     given = (*(lab.given(a) for a in args), H)
     expected = lab.array(lab.trace[names.attn.out])
-    return _run(lab, "multi-head attention", fn, given, expected, STREAM_AXES,
+    return run_check(lab, "multi-head attention", fn, given, expected, STREAM_AXES,
                 layer=layer, mistakes=tuple(mistakes))  # fmt: skip
 
 
@@ -243,7 +161,7 @@ def _first_norm(lab: Lab, layer: int, kind: str) -> tuple[Norm, hooks.NormHooks,
             f"this model's norms are {lab.cfg.norm_type}: check {kind} on a model built with "
             f"norm_type={kind!r} (e.g. setup(EncoderConfig(norm_type={kind!r})))"
         )
-    names, block = _block(lab, layer), lab.model.layers[layer]
+    names, block = block_hooks(lab, layer), lab.model.layers[layer]
     if block.norm1 is None:
         return block.norm2, names.ln2, f"{NORM_TYPE_NAMES[kind]} (ln2: block {layer} has no ln1)"
     return block.norm1, names.ln1, NORM_TYPE_NAMES[kind]
@@ -261,7 +179,7 @@ def check_layer_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     mistakes = wrong.layer_norm_mistakes(x, gain, bias, norm.eps)
     args = (lab.given(x), lab.given(gain), lab.given(bias), norm.eps)
     expected = lab.array(lab.trace[names.out])
-    return _run(lab, exercise, fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+    return run_check(lab, exercise, fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
 
 
 def check_rms_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
@@ -274,7 +192,7 @@ def check_rms_norm(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     mistakes = wrong.rms_norm_mistakes(x, gain, norm.eps)
     expected = lab.array(lab.trace[names.out])
     args = (lab.given(x), lab.given(gain), norm.eps)
-    return _run(lab, exercise, fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
+    return run_check(lab, exercise, fn, args, expected, STREAM_AXES, layer=layer, mistakes=mistakes)
 
 
 def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
@@ -285,7 +203,7 @@ def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     [2F]; h = x @ w1.T + b1, its first F features go through act and the last F are the gate:
     y = (act(h[..., :F]) * h[..., F:]) @ w2.T + b2. A model without linear biases gives zeros
     for b1 and b2."""
-    names = _block(lab, layer)
+    names = block_hooks(lab, layer)
     cfg = lab.cfg
     params = _block_weights(lab, layer)
     # w1 [F, d] ([2F, d] gated), b1 [F] ([2F]), w2 [d, F], b2 [d]
@@ -297,7 +215,7 @@ def check_feed_forward(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     mistakes = wrong.feed_forward_mistakes(pre, gate, w2, b2, cfg.activation)
     args = (*(lab.given(a) for a in (x, w1, b1, w2, b2)), cfg.activation)
     expected = lab.array(lab.trace[names.mlp.out])
-    return _run(lab, f"feed-forward ({lab.cfg.activation})", fn, args, expected, STREAM_AXES,
+    return run_check(lab, f"feed-forward ({lab.cfg.activation})", fn, args, expected, STREAM_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -337,10 +255,10 @@ def check_block(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     model lacks is zeros); norm_first True = pre-norm; activation as in check_feed_forward;
     y [B, T, d] the block's output. Refused with a ValueError for a RoPE model, a local layer
     and a block without an attention norm (the function is told of none of them)."""
-    names = _block(lab, layer)
+    names = block_hooks(lab, layer)
     cfg = lab.cfg
-    _without_rope(lab, "check_block")
-    _global_layer_only(lab, layer, "check_block")
+    without_rope(lab, "check_block")
+    global_layer_only(lab, layer, "check_block")
     if not cfg.has_attention_norm(layer):
         raise ValueError(
             f"block {layer} has no attention norm (its attention reads x itself), which the "
@@ -363,7 +281,7 @@ def check_block(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
             cfg.layer_norm_eps)  # fmt: skip
     expected = lab.array(lab.trace[names.resid_post])
     placement = "pre-norm" if cfg.norm_first else "post-norm"
-    return _run(lab, f"encoder block ({placement})", fn, args, expected, STREAM_AXES,
+    return run_check(lab, f"encoder block ({placement})", fn, args, expected, STREAM_AXES,
                 layer=layer, mistakes=mistakes)  # fmt: skip
 
 
@@ -385,7 +303,7 @@ def check_positions(fn: Callable, lab: Lab) -> CheckResult:
         )
     expected = lab.array(lab.trace[hooks.embed().position])
     T, d = expected.shape
-    return _run(lab, "sinusoidal positions", fn, (T, d), expected, ("position", "feature"),
+    return run_check(lab, "sinusoidal positions", fn, (T, d), expected, ("position", "feature"),
                 layer=None, mistakes=wrong.position_mistakes(T, d))  # fmt: skip
 
 
@@ -395,17 +313,17 @@ def check_padding_mask(fn: Callable, lab: Lab, layer: int = 0) -> CheckResult:
     outside the window are already -inf, as the model sets them); attention_mask [B, T] int,
     1 = token, 0 = padding; weights [B, H, T, T]: the softmax over keys with padded keys getting
     weight 0."""
-    names = _block(lab, layer)
+    names = block_hooks(lab, layer)
     if lab.key_is_token.all():
         raise ValueError(
             "this lab's batch has no padding: give sentences of different lengths, e.g. "
             "setup(model, ['The cat sat on the mat.', 'Dogs bark.'])"
         )
-    scores = _raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)  # [B, H, T, T]
+    scores = raw_scores(lab, names) / math.sqrt(lab.cfg.head_dim)  # [B, H, T, T]
     # -inf where the model masks a real key: outside a local layer's window (none elsewhere)
-    outside_window = ~_seen(lab, names) & lab.key_is_token[:, None, None, :]
+    outside_window = ~seen_keys(lab, names) & lab.key_is_token[:, None, None, :]
     scores = np.where(outside_window, -np.inf, scores)
     args = (lab.given(scores), lab.given(lab.batch.attention_mask))
     expected = lab.array(lab.trace[names.attn.pattern])
-    return _run(lab, "padding mask", fn, args, expected, SCORE_AXES, layer=layer,
+    return run_check(lab, "padding mask", fn, args, expected, SCORE_AXES, layer=layer,
                 mistakes=wrong.padding_mistakes(scores, lab.key_is_token))  # fmt: skip

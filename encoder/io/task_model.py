@@ -39,15 +39,13 @@ from encoder.io.checkpoint_files import (
     WEIGHTS_FILE,
     Files,
     check_files,
-    check_layers,
-    check_tensors,
     file_source,
     listed,
-    meta_state,
     read_checkpoint_dir,
     read_json_object,
     read_safetensors,
 )
+from encoder.io.tensor_checks import check_layers, check_tensors, meta_state
 from encoder.io.tokenize import tokenizer_from_json
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer

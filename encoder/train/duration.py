@@ -31,7 +31,7 @@ from encoder.core import block
 from encoder.core.config import EncoderConfig
 from encoder.core.options import head_counts
 from encoder.core.said import Said, formatted
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 
 PER_LAYER_SECONDS = 0.015
 VALUES_PER_SECOND = 500e6
@@ -55,7 +55,7 @@ class StepCost:
 def step_cost(cfg: TrainConfig, architecture: EncoderConfig | None = None) -> StepCost:
     """The rule of the module docstring for one step of `cfg`, or of `architecture` trained with
     cfg's task, sequence length and batch. The block's work is read from encoder.core.block."""
-    sizes = cfg.encoder_config() if architecture is None else architecture
+    sizes = cfg.model if architecture is None else architecture
     tokens = cfg.batch_size * cfg.seq_len
     ops = block.block_ops(sizes, 0, cfg.batch_size, cfg.seq_len)  # every block alike
     L, head = sizes.num_layers, sizes.d_model * cfg.num_classes  # the classifier's weights

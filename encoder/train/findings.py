@@ -10,7 +10,8 @@ import torch
 
 from encoder.core import block
 from encoder.core.said import Listed, Said, Written, formatted
-from encoder.train.trainer import TrainConfig, TrainResult
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import TrainResult
 
 
 def placement_findings(results: dict[str, TrainResult]) -> Said:
@@ -70,22 +71,23 @@ def _listed(names: list[str]) -> str:
 def window_masked_pairs(cfg: TrainConfig) -> int:
     """Query-key pairs of one sequence that cfg's local window masks in a local layer: those
     more than attention_window // 2 positions apart (0 without a window)."""
-    if not cfg.attention_window:
+    window = cfg.model.attention_window
+    if not window:
         return 0
     position = torch.arange(cfg.seq_len)  # [T]
     apart = (position[:, None] - position[None, :]).abs()  # [T, T]
-    return int((apart > cfg.attention_window // 2).sum())
+    return int((apart > window // 2).sum())
 
 
 def window_sentence(cfg: TrainConfig) -> Said:
     """Whether cfg's local window masks anything at its task's sequence length, in numbers."""
-    encoder = cfg.encoder_config()
-    local = [i for i in range(cfg.num_layers) if encoder.is_local(i)]
+    encoder = cfg.model
+    local = [i for i in range(encoder.num_layers) if encoder.is_local(i)]
     if not local:
         return Said("Every layer attends globally.")
-    width, reach, T = cfg.attention_window, cfg.attention_window // 2, cfg.seq_len
+    width, reach, T = encoder.attention_window, encoder.attention_window // 2, cfg.seq_len
     masked = window_masked_pairs(cfg)
-    global_layers = [i for i in range(cfg.num_layers) if i not in local]
+    global_layers = [i for i in range(encoder.num_layers) if i not in local]
     if masked == 0:
         return Said(
             "At sequence length {length}, the window of {width} ({reach} positions either side) "
@@ -135,16 +137,16 @@ def _layers(numbers: list[int]) -> Said:
 def race_sizes(runs: dict[str, TrainConfig]) -> Said:
     """The race's two parameter counts and how far apart they are."""
     (bert_name, bert), (modern_name, modern) = runs.items()
-    counts = {name: block.parameters(run.encoder_config()) for name, run in runs.items()}
+    counts = {name: block.parameters(run.model) for name, run in runs.items()}
     apart = counts[modern_name] / counts[bert_name] - 1
     values = dict(
         bert=bert_name,
         bert_count=formatted(counts[bert_name], ","),
-        bert_d_ff=bert.d_ff,
+        bert_d_ff=bert.model.d_ff,
         modern=modern_name,
         modern_count=formatted(counts[modern_name], ","),
-        modern_d_ff=modern.d_ff,
-        wide=2 * modern.d_ff,
+        modern_d_ff=modern.model.d_ff,
+        wide=2 * modern.model.d_ff,
         apart=formatted(abs(apart), ".2%"),
     )
     if apart > 0:

@@ -1,7 +1,7 @@
 """Training jobs a page drives a chunk at a time: one run, pre- vs post-norm side by side,
 dropout in each place side by side, or BERT's architecture racing ModernBERT's at one size.
 
-    job = comparison_job(TrainConfig(task="sort", num_layers=6))   # or single_job(cfg),
+    job = comparison_job(TrainConfig(task="sort").with_model(num_layers=6))   # or single_job(cfg),
                                   # placement_job(cfg, rate=0.3) or race_job(cfg)
     while job.running:
         job.advance(seconds=0.5)        # redraw the curves between chunks; job.stop() any time
@@ -25,15 +25,16 @@ from encoder.core import block
 from encoder.core.config import DROPOUT_PLACES
 from encoder.core.options import NORM_PLACEMENTS, norm_first_of, placement_of
 from encoder.core.said import Said
+from encoder.train.config import TrainConfig
 from encoder.train.findings import placement_findings, race_findings
-from encoder.train.trainer import TrainConfig, Trainer, TrainResult, gradient_norms_at_init
+from encoder.train.trainer import Trainer, TrainResult, gradient_norms_at_init
 
 logger = logging.getLogger(__name__)
 
 
 def run_name(cfg: TrainConfig) -> str:
     """A run's name in charts and tables: "pre-norm" or "post-norm"."""
-    return f"{placement_of(cfg.norm_first)}-norm"
+    return f"{placement_of(cfg.model.norm_first)}-norm"
 
 
 def comparison_warmup(cfg: TrainConfig) -> int:
@@ -49,7 +50,7 @@ def comparison_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
     warmup = comparison_warmup(cfg)
     runs: dict[str, TrainConfig] = {}
     for placement in NORM_PLACEMENTS:
-        plain = replace(cfg, norm_first=norm_first_of(placement), warmup_steps=0)
+        plain = replace(cfg, warmup_steps=0).with_model(norm_first=norm_first_of(placement))
         runs[run_name(plain)] = plain
         runs[f"{run_name(plain)} + warmup {warmup}"] = replace(plain, warmup_steps=warmup)
     return runs
@@ -77,7 +78,7 @@ def placement_configs(cfg: TrainConfig, rate: float) -> dict[str, TrainConfig]:
         }
         if places is None:  # every place takes `dropout`'s rate
             own = dict.fromkeys(own)
-        runs[name] = replace(cfg, dropout=rate if places is None else 0.0, **own)
+        runs[name] = cfg.with_model(dropout=rate if places is None else 0.0, **own)
     return runs
 
 
@@ -108,13 +109,13 @@ RACE_NAMES = ("BERT-style", "ModernBERT-style")
 
 def encoder_parameters(cfg: TrainConfig) -> int:
     """The parameters of cfg's encoder (the classifier head, the same in every run, left out)."""
-    return block.parameters(cfg.encoder_config())
+    return block.parameters(cfg.model)
 
 
 def matched_d_ff(cfg: TrainConfig, target: int) -> int:
     """The d_ff that gives cfg's encoder the parameter count nearest `target` (the count grows
     by the same amount with each unit of d_ff: GeGLU's linear1 is 2 x d_ff wide, linear2 d_ff)."""
-    one, two = (encoder_parameters(replace(cfg, d_ff=d_ff)) for d_ff in (1, 2))
+    one, two = (encoder_parameters(cfg.with_model(d_ff=d_ff)) for d_ff in (1, 2))
     return max(1, 1 + round((target - one) / (two - one)))
 
 
@@ -123,9 +124,9 @@ def race_configs(cfg: TrainConfig) -> dict[str, TrainConfig]:
     d_ff, and ModernBERT-style (pre-norm, RoPE, GeGLU, no biases in linear layers or norms, a
     local window with every third layer global) with the d_ff that makes its parameter count
     closest to BERT-style's; both with cfg's task, seed, d_model, heads and layers."""
-    bert = replace(cfg, **BERT_STYLE)
-    modern = replace(cfg, **MODERNBERT_STYLE)
-    modern = replace(modern, d_ff=matched_d_ff(modern, encoder_parameters(bert)))
+    bert = cfg.with_model(**BERT_STYLE)
+    modern = cfg.with_model(**MODERNBERT_STYLE)
+    modern = modern.with_model(d_ff=matched_d_ff(modern, encoder_parameters(bert)))
     return dict(zip(RACE_NAMES, (bert, modern), strict=True))
 
 

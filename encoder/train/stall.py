@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from encoder.core.said import Said
 from encoder.tasks.tasks import guessing_accuracy
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 
 SMOOTHING = 10  # steps in the running mean (one batch's loss is noisy)
 FLAT_FRACTION = 0.1  # a loss that came down by less than this share of itself is flat
@@ -63,7 +63,7 @@ def tries(cfg: TrainConfig) -> tuple[Said, ...]:
     learning rate above STEADY_LR, a warmup (where there is none) and a third of it; below, three
     times it."""
     said = []
-    if not cfg.norm_first:
+    if not cfg.model.norm_first:
         said.append(
             Said(
                 "Try pre-norm (the sidebar's Norm placement): the gradient then reaches every "

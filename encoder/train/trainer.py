@@ -1,6 +1,6 @@
 """Train a small TransformerEncoder on a toy task, step by step, with metrics a class can watch.
 
-    result = train(TrainConfig(task="reverse"))       # or drive a Trainer yourself:
+    result = train(TrainConfig(task="reverse"))       # TrainConfig: encoder.train.config; or:
     trainer = Trainer(cfg); trainer.run(max_seconds=0.5); trainer.history; trainer.result()
 
 Training batches come from one random stream (seeded by `seed`), the held-out set from another.
@@ -23,153 +23,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoder.core.capture import Trace
-from encoder.core.config import DROPOUT_PLACES, EncoderConfig
-from encoder.core.model import available_devices
-from encoder.core.options import ARCHITECTURE_FIELDS, placement_of
-from encoder.core.said import Said
+from encoder.core.options import placement_of
 from encoder.io.task_model import TaskModel
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import task_tokenizer
 from encoder.tasks.tasks import Task, get_task, input_symbol
+from encoder.train.config import TrainConfig
 
 logger = logging.getLogger(__name__)
 
 HELD_OUT_SEED_OFFSET = 1_000_003  # the held-out stream's seed is seed + this
-# EncoderConfig's dropout rates, which TrainConfig shares: torch's places, then each place's own.
-DROPOUT_FIELDS = ("dropout", *(f"{place}_dropout" for place in DROPOUT_PLACES))
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Task, architecture and optimiser of one training run; invalid values raise ValueError."""
-
-    task: str = "reverse"
-    norm_first: bool = True  # True = pre-norm, False = post-norm
-    num_layers: int = 2
-    d_model: int = 64
-    num_heads: int = 4
-    d_ff: int = 128
-    activation: str = "relu"
-    positional: str = "learned"
-    norm_type: str = "layernorm"
-    # The architecture options beside those (EncoderConfig's fields, its defaults: BERT's choices)
-    rope_base: float = 10000.0
-    linear_bias: bool = True
-    norm_bias: bool = True
-    attention_window: int = 0  # 0 = global attention
-    global_every: int = 0
-    embedding_size: int = 0  # 0 = d_model
-    shared_layers: bool = False
-    seq_len: int = 8
-    vocab: int = 10
-    batch_size: int = 128
-    steps: int = 600
-    lr: float = 3e-3
-    warmup_steps: int = 0  # linear warmup from 0 to lr over this many steps
-    decay: bool = True  # after warmup: cosine decay to 0 at the last step (False = constant lr)
-    weight_decay: float = 0.01
-    grad_clip: float = 1.0  # max global gradient norm; 0 = no clipping
-    held_out_examples: int = 1000
-    seed: int = 0
-    device: str = "cpu"
-    # Gradient checkpointing: keep only each block's input for backward and recompute the block
-    # (less memory, about one more forward pass of time); the losses are the same.
-    checkpoint_blocks: bool = False
-    # Dropout: `dropout` in torch's places, or a rate per place (None: `dropout`'s); see
-    # EncoderConfig.dropout_rates. Active only while training.
-    dropout: float = 0.0
-    attention_dropout: float | None = None
-    residual_dropout: float | None = None
-    ffn_dropout: float | None = None
-
-    def __post_init__(self) -> None:
-        self.validate()
-
-    @classmethod
-    def from_architecture(cls, architecture: EncoderConfig, **settings) -> TrainConfig:
-        """Train `architecture` (e.g. the sidebar's); `settings` set the other fields.
-
-        The architecture's vocabulary, length and seed are not taken: the task sets the first two,
-        and `seed` (a setting) seeds both the weights and the data. Its dropout rates are taken
-        unless `settings` set them.
-        """
-        architecture_fields = {name: getattr(architecture, name) for name in ARCHITECTURE_FIELDS}
-        dropout = {name: getattr(architecture, name) for name in DROPOUT_FIELDS}
-        return cls(**{**architecture_fields, **dropout, **settings})
-
-    def validate(self) -> None:
-        get_task(self.task)
-        whole = {
-            "num_layers": (self.num_layers, 1),
-            "d_model": (self.d_model, 1),
-            "num_heads": (self.num_heads, 1),
-            "d_ff": (self.d_ff, 1),
-            "seq_len": (self.seq_len, 2),
-            "vocab": (self.vocab, 2),
-            "batch_size": (self.batch_size, 1),
-            "steps": (self.steps, 1),
-            "warmup_steps": (self.warmup_steps, 0),
-            "held_out_examples": (self.held_out_examples, 1),
-            "seed": (self.seed, 0),
-        }
-        for name, (value, least) in whole.items():
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(
-                    Said("{name}={value!r} must be a whole number", name=name, value=value)
-                )
-            if value < least:
-                raise ValueError(
-                    Said(
-                        "{name}={value} must be at least {least}",
-                        name=name,
-                        value=value,
-                        least=least,
-                    )
-                )
-        positive = {"lr": self.lr}
-        non_negative = {"weight_decay": self.weight_decay, "grad_clip": self.grad_clip}
-        for name, value in {**positive, **non_negative}.items():
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(
-                    Said("{name}={value!r} must be a finite number", name=name, value=value)
-                )
-            if value < 0 or (name in positive and value == 0):
-                if name in positive:
-                    raise ValueError(
-                        Said("{name}={value} must be positive", name=name, value=value)
-                    )
-                raise ValueError(Said("{name}={value} must be >= 0", name=name, value=value))
-        if not isinstance(self.checkpoint_blocks, bool):
-            raise ValueError(
-                Said(
-                    "{name}={value!r} must be True or False",
-                    name="checkpoint_blocks",
-                    value=self.checkpoint_blocks,
-                )
-            )
-        if self.device not in available_devices():
-            raise ValueError(
-                Said(
-                    "device={device!r} is not one of {devices}",
-                    device=self.device,
-                    devices=available_devices(),
-                )
-            )
-        self.encoder_config()  # the architecture's rules (d_model / num_heads, activation, ...)
-
-    @property
-    def num_classes(self) -> int:
-        return get_task(self.task).num_classes(self.seq_len, self.vocab)
-
-    def encoder_config(self) -> EncoderConfig:
-        architecture = {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
-        dropout = {name: getattr(self, name) for name in DROPOUT_FIELDS}
-        return EncoderConfig(
-            vocab_size=self.vocab, max_len=self.seq_len, seed=self.seed, **architecture, **dropout
-        )
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -231,13 +94,13 @@ class TrainResult:
     def summary(self) -> dict:
         return {
             "task": self.config.task,
-            "norm": placement_of(self.config.norm_first),
-            "layers": self.config.num_layers,
+            "norm": placement_of(self.config.model.norm_first),
+            "layers": self.config.model.num_layers,
             "seq_len": self.config.seq_len,
             "vocab": self.config.vocab,
             "warmup": self.config.warmup_steps,
             "checkpoint_blocks": self.config.checkpoint_blocks,
-            "dropout": self.config.encoder_config().dropout_rates(),
+            "dropout": self.config.model.dropout_rates(),
             "accuracy": round(self.held_out_accuracy, 4),
             "sequence_accuracy": round(self.held_out_sequence_accuracy, 4),
             "held_out_examples": self.held_out_examples,
@@ -295,7 +158,7 @@ class Trainer:
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
         self.task: Task = get_task(cfg.task)
-        self.model = TokenClassifier(cfg.encoder_config(), cfg.num_classes).to(cfg.device)
+        self.model = TokenClassifier(cfg.model, cfg.num_classes).to(cfg.device)
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
         )

@@ -9,11 +9,12 @@ import functools
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.lesson.text import Typed
-from app.runs import run_for
+from app.run_cache import run_for
 from app.settings import ARCHITECTURE_KEYS
 from app.sources import ModelSource, built_in
 from encoder.tasks.tasks import example_sequence
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import train
 
 # ModernBERT's architecture choices, as the sidebar's keys say them: rotary positions, a gated
 # GELU feed-forward, a local window (global every third layer), no biases
@@ -39,7 +40,9 @@ def random_run(norm: str, sentences: list[str], **architecture):
 def trained_run():
     """A model trained here on a toy task (reverse, 2 layers, briefly), run on one sequence."""
     model = train(
-        TrainConfig(task="reverse", d_model=32, num_layers=2, steps=40, held_out_examples=50)
+        TrainConfig(task="reverse", steps=40, held_out_examples=50).with_model(
+            d_model=32, num_layers=2
+        )
     ).task_model()
     source = ModelSource("trained-lesson-test", model.tokenizer, model.check_text, model.encoder,
                          model)  # fmt: skip

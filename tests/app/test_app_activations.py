@@ -12,7 +12,8 @@ import torch
 
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.runs import Runs, run_for
+from app.run_cache import run_for
+from app.runs import Runs
 from app.sources import built_in
 from app.views import export as export_view
 from encoder import EncoderConfig, TransformerEncoder, hooks

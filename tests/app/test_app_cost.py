@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import runs
+from app import jobs, runs
 from app.sources import pretrained_config
 from app.views import cost
 from encoder import TransformerEncoder
@@ -39,7 +39,7 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
     monkeypatch,
 ):
     measured = []
-    real = runs.cost_report
+    real = jobs.cost_report
     drawn = threading.Event()  # the page's first run has been read
 
     def slow(*args, **kwargs):
@@ -47,7 +47,7 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
         drawn.wait(timeout=60)  # the measurement ends only after the page was drawn without it
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runs, "cost_report", slow)
+    monkeypatch.setattr(jobs, "cost_report", slow)
     runs.CACHE.clear()
     at = open_page(view="Cost", seed="11", text=TEXT, timing="1", **TINY)
     assert_no_exception(at)
@@ -70,7 +70,7 @@ def test_the_cost_view_draws_what_the_shapes_tell_at_once_then_the_measured_numb
     measured_page(at)
     assert_no_exception(at)
     assert [s.value for s in at.main.header] == ["Time per operation", "What the shapes tell"]
-    report = runs.cost_job(cfg, None, "cpu", None, None, cost.BUDGET_S).report.to_dict()
+    report = jobs.cost_job(cfg, None, "cpu", None, None, cost.BUDGET_S).report.to_dict()
     sentences = [shown(i.value) for i in at.info]
     assert sentences[-1] == known
     timing = sentences[0]
@@ -173,14 +173,14 @@ def test_what_the_shapes_tell_counts_the_models_own_parameters_and_splits_its_fl
 ROOT = Path(__file__).resolve().parents[2]
 ENDS_DURING_A_MEASUREMENT = """
 import time
-from app import runs
+from app import jobs
 from app.sources import built_in
 from encoder import EncoderConfig
 from encoder.io.tokenize import tokenize
 cfg = EncoderConfig(d_model=64, num_heads=4, num_layers=4, d_ff=256)
 source = built_in("random", cfg)
 batch = tokenize(["The cat sat on the mat."], source.reader, cfg.max_len)
-job = runs.cost_job(cfg, source, "cpu", batch.input_ids, batch.attention_mask, 600.0)
+job = jobs.cost_job(cfg, source, "cpu", batch.input_ids, batch.attention_mask, 600.0)
 while job.done < 0.2:  # in its measures' torch code
     time.sleep(0.05)
 print("ending", job.finished)
@@ -188,7 +188,7 @@ print("ending", job.finished)
 
 
 def test_a_process_that_ends_during_a_measurement_ends_cleanly_and_soon():
-    """Its thread, a daemon, is ended within a step at exit (runs._end_measuring): cut off in
+    """Its thread, a daemon, is ended within a step at exit (jobs._end_measuring): cut off in
     torch's code at the interpreter's end, it aborted the process."""
     start = time.perf_counter()
     ended = subprocess.run(

@@ -18,8 +18,9 @@ from app.lesson.steps.training import RACE
 from app.settings import LESSON_RULE_QUERY
 from encoder.io.checkpoint_files import checkpoint_archive
 from encoder.io.tokenize import bundled_model_dir
+from encoder.train.config import TrainConfig
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.trainer import train
 from encoder.web.payload import decode_header
 from tests.app.helpers import (
     architecture_said,
@@ -139,7 +140,9 @@ def test_every_step_renders_on_a_modern_architecture() -> None:
 def test_every_step_renders_on_a_trained_and_an_uploaded_model() -> None:
     transformers = pytest.importorskip("transformers")
     trained = train(
-        TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+        TrainConfig(task="reverse", steps=20, held_out_examples=50).with_model(
+            d_model=32, num_layers=1
+        )
     ).task_model()
     at = upload(open_page(view="Lesson"), ("reverse.zip", checkpoint_archive(trained.files())))
     assert_no_exception(at)
@@ -249,11 +252,11 @@ def test_the_race_opens_the_training_view_on_its_preset() -> None:
     assert at.session_state["view"] == "Training"
     assert at.selectbox(key="train_preset").value == "pre vs post: deep, high lr"
     assert at.radio(key="source").value == "random"
-    race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
-    assert at.slider(key="num_layers").value == race.num_layers
+    race = TRAINING_PRESETS["pre vs post: deep, high lr"]
+    assert at.slider(key="num_layers").value == race.model.num_layers
     assert at.number_input(key="train_steps").value == race.steps
     assert at.selectbox(key="train_task").value == "sort"
     assert at.query_params["train_preset"] == "pre vs post: deep, high lr"
     at.radio(key="source").set_value("pretrained").run()  # and back: MiniLM's architecture
     at.radio(key="source").set_value("random").run()
-    assert at.slider(key="num_layers").value == race.num_layers  # kept as the user's own
+    assert at.slider(key="num_layers").value == race.model.num_layers  # kept as the user's own

@@ -10,11 +10,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from app import downloads
-from app import runs as app_runs
+from app import downloads, run_cache
 from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
-from app.runs import run_for
+from app.run_cache import run_for
 from app.sources import built_in
 from encoder import TransformerEncoder, hooks
 from encoder.inspect.attention_steps import step_table
@@ -242,13 +241,13 @@ def test_bad_ablation_values_are_named_and_the_rest_is_used():
 
 def test_no_second_run_without_ablation(monkeypatch):
     calls = []
-    real_run_for = app_runs.run_for
+    real_run_for = run_cache.run_for
 
     def counting(*args, **kwargs):
         calls.append(tuple(kwargs.get("ablate", ())))
         return real_run_for(*args, **kwargs)
 
-    monkeypatch.setattr(app_runs, "run_for", counting)
+    monkeypatch.setattr(run_cache, "run_for", counting)
     at = open_page(view="Attention")
     assert_no_exception(at)
     assert calls == [()]

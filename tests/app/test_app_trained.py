@@ -15,7 +15,7 @@ import torch
 from safetensors.torch import save as save_safetensors
 from streamlit.testing.v1 import AppTest
 
-from app.controls import session_models
+from app.controls import model_files, session_models
 from app.user_text import literal
 from app.views.training import lab as training_lab
 from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
@@ -24,7 +24,8 @@ from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import bundled_model_dir
 from encoder.tasks.task_tokenizer import check_task_text
 from encoder.tasks.tasks import example_sequence
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import train
 from tests.app.helpers import (
     architecture_said,
     assert_no_exception,
@@ -52,7 +53,9 @@ REVERSE_LINES = [
 @pytest.fixture(scope="module")
 def library_model() -> TaskModel:
     """A briefly trained reverse model (the upload tests need its files, not its skill)."""
-    cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    cfg = TrainConfig(task="reverse", steps=20, held_out_examples=50).with_model(
+        d_model=32, num_layers=1
+    )
     return train(cfg).task_model()
 
 
@@ -80,7 +83,7 @@ def test_train_reverse_on_the_sidebar_then_find_the_mirror_head_in_the_attention
     print(f"trained {STEPS} steps: {job.seconds:.1f} s of steps, {wall:.1f} s of page runs")
     assert not job.running and not at.exception
     result = job.results["pre-norm"]
-    cfg = result.config
+    cfg = result.config.model
     assert (cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.d_ff) == (64, 4, 2, 128)
     assert (cfg.activation, cfg.positional, cfg.norm_first) == ("gelu", "sinusoidal", True)
     assert result.held_out_accuracy >= 0.99
@@ -231,7 +234,7 @@ def test_every_hostile_upload_gets_the_loaders_message(
 ) -> None:
     files = hostile_uploads(library_model, tmp_path)[kind]
     with pytest.raises(ValueError) as expected:
-        session_models.checkpoint_from_upload(files)
+        model_files.checkpoint_from_upload(files)
     at = upload(open_page(view="Attention"), *files)
     assert_no_exception(at)
     assert [e.value for e in at.error] == [
@@ -243,7 +246,7 @@ def test_every_hostile_upload_gets_the_loaders_message(
 
 def test_an_upload_over_the_size_limit_is_refused(library_model: TaskModel, monkeypatch) -> None:
     archive = checkpoint_archive(library_model.files())
-    monkeypatch.setattr(session_models, "UPLOAD_LIMIT", len(archive) - 1)
+    monkeypatch.setattr(model_files, "UPLOAD_LIMIT", len(archive) - 1)
     at = upload(open_page(view="Attention"), ("big.zip", archive))
     assert_no_exception(at)
     limit = len(archive) - 1

@@ -26,6 +26,7 @@ from app.views.training.lab import MAX_STEPS
 from app.views.training.plan import plan
 from encoder import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -37,7 +38,6 @@ from encoder.train.duration import (
 from encoder.train.findings import placement_findings, race_findings, race_sizes, window_sentence
 from encoder.train.jobs import DROPOUT_PLACEMENTS, RACE_NAMES, comparison_configs, race_configs
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig
 from tests.app.helpers import (
     architecture_said,
     assert_no_exception,
@@ -83,8 +83,13 @@ def test_train_uses_the_sidebars_architecture_and_keeps_the_model(at: AppTest) -
     assert isinstance(result.model, TokenClassifier)
     assert len(result.history) == 20 and not result.stopped
     cfg = result.config
-    assert (cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.d_ff) == (1, 32, 4, 64)
-    assert (cfg.activation, cfg.positional, cfg.norm_type) == ("relu", "sinusoidal", "layernorm")
+    model = cfg.model
+    assert (model.num_layers, model.d_model, model.num_heads, model.d_ff) == (1, 32, 4, 64)
+    assert (model.activation, model.positional, model.norm_type) == (
+        "relu",
+        "sinusoidal",
+        "layernorm",
+    )
     titles = chart_titles(at)
     assert titles[0] == "Training curves"
     curves = json.loads(at.get("plotly_chart")[0].proto.spec)
@@ -151,11 +156,11 @@ def test_preset_fills_the_training_controls_and_the_sidebar(at: AppTest) -> None
     name = "pre vs post: deep, high lr"
     at.selectbox(key="train_preset").set_value(name).run()
     assert_no_exception(at)
-    preset = TrainConfig(**TRAINING_PRESETS[name])
-    assert at.slider(key="num_layers").value == preset.num_layers == 6
-    assert at.select_slider(key="d_ff").value == preset.d_ff
-    assert at.select_slider(key="d_model").value == preset.d_model
-    assert at.radio(key="positional").value == preset.positional
+    preset = TRAINING_PRESETS[name]
+    assert at.slider(key="num_layers").value == preset.model.num_layers == 6
+    assert at.select_slider(key="d_ff").value == preset.model.d_ff
+    assert at.select_slider(key="d_model").value == preset.model.d_model
+    assert at.radio(key="positional").value == preset.model.positional
     assert at.select_slider(key="train_lr").value == 1e-2
     assert at.selectbox(key="train_task").value == "sort"
     assert at.number_input(key="train_steps").value == preset.steps
@@ -170,12 +175,10 @@ def test_a_session_keeps_its_last_eight_models_and_the_one_in_use() -> None:
         from encoder.io.task_model import TaskModel
         from encoder.tasks.classifier import TokenClassifier
         from encoder.tasks.task_tokenizer import task_tokenizer
-        from encoder.train.trainer import TrainConfig
+        from encoder.train.config import TrainConfig
 
-        cfg = TrainConfig(d_model=16, num_layers=1)
-        model = TaskModel(
-            TokenClassifier(cfg.encoder_config(), 10), task_tokenizer(10), "reverse", 8
-        )
+        cfg = TrainConfig().with_model(d_model=16, num_layers=1)
+        model = TaskModel(TokenClassifier(cfg.model, 10), task_tokenizer(10), "reverse", 8)
         checkpoint = Checkpoint(model.encoder, model.tokenizer, model)
         nbytes = session_models.checkpoint_bytes(checkpoint)
         shelf = session_models.session_models()
@@ -217,7 +220,7 @@ def test_dropout_placement_trains_each_place_side_by_side_and_says_what_it_showe
     job = at.session_state["_training_lab"].job
     names = list(DROPOUT_PLACEMENTS)
     assert list(job.trainers) == names and job.dropout_rate == 0.5
-    rates = [t.cfg.encoder_config().dropout_rates() for t in job.trainers.values()]
+    rates = [t.cfg.model.dropout_rates() for t in job.trainers.values()]
     assert [r["attention"] for r in rates] == [0.0, 0.5, 0.0, 0.0, 0.5]
     assert [r["ffn"] for r in rates] == [0.0, 0.0, 0.0, 0.5, 0.5]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -256,7 +259,7 @@ def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_f
     at = open_page(view="Training", **query)
     assert_no_exception(at)
     architecture = pretrained_config() if query else random_config(DEFAULTS)
-    cfg = TrainConfig.from_architecture(architecture)
+    cfg = TrainConfig(model=trainable(architecture))
     assert training_seconds(cfg) > MAX_TRAINING_SECONDS  # the defaults do not fit as they are
     fitting = {
         runs: nearest_fitting(
@@ -287,14 +290,15 @@ def test_opened_on_a_default_every_button_trains_the_nearest_architecture_that_f
     job = at.session_state["_training_lab"].job
     assert job.running
     (trainer,) = job.trainers.values()
-    trained = trainer.cfg
+    trained = trainer.cfg.model
     shrunk = fitting[1]
     assert (trained.num_layers, trained.d_model, trained.num_heads, trained.d_ff) == (
         shrunk.num_layers, shrunk.d_model, shrunk.num_heads, shrunk.d_ff,
     )  # fmt: skip
-    assert (trained.norm_first, trained.activation, trained.steps, trained.task) == (
-        architecture.norm_first, architecture.activation, cfg.steps, cfg.task,
+    assert (trained.norm_first, trained.activation) == (
+        architecture.norm_first, architecture.activation,
     )  # fmt: skip
+    assert (trainer.cfg.steps, trainer.cfg.task) == (cfg.steps, cfg.task)
     at.button(key="train_stop").click().run()
     assert_no_exception(at)
 
@@ -310,7 +314,7 @@ def test_each_lesson_link_to_training_starts_its_job_as_it_is(step, preset, runs
     """Lesson steps 12 and 13 link to the Training view on a preset that fits the time limit as
     it is: the step's button (Train; Pre vs post, the race) is on, and pressing it trains the
     preset's runs, not a smaller copy."""
-    cfg = TrainConfig(**TRAINING_PRESETS[preset])
+    cfg = TRAINING_PRESETS[preset]
     assert training_seconds(cfg, runs) <= MAX_TRAINING_SECONDS
     at = open_page(lesson=str(STEPS.index(step) + 1))
     at.button(key="lesson_open_0").click().run()
@@ -331,7 +335,7 @@ def test_each_lesson_link_to_training_starts_its_job_as_it_is(step, preset, runs
 
 def test_past_even_the_smallest_architecture_a_button_trains_fewer_steps() -> None:
     small = EncoderConfig(vocab_size=10, d_model=16, num_heads=2, num_layers=1, d_ff=64)
-    cfg = TrainConfig.from_architecture(small, steps=MAX_STEPS)
+    cfg = TrainConfig(model=trainable(small), steps=MAX_STEPS)
     runs = PLACEMENT_RUNS
     smallest = D_MODEL_CHOICES[0], D_FF_CHOICES[0]
     assert (small.d_model, small.d_ff) == smallest  # nothing smaller to offer
@@ -358,7 +362,8 @@ def test_bert_vs_modernbert_races_both_at_one_size_and_says_who_got_where(at: Ap
     assert list(trained) == list(RACE_NAMES)
     bert = trained["BERT-style"]
     assert trained == race_configs(bert)  # BERT-style is the sidebar's size as it is
-    assert (bert.num_layers, bert.d_model, bert.num_heads, bert.d_ff) == (4, 32, 4, 64)
+    assert (bert.model.num_layers, bert.model.d_model, bert.model.num_heads) == (4, 32, 4)
+    assert bert.model.d_ff == 64
     said = " ".join(c.value for c in at.caption)
     assert race_sizes(trained) in said and window_sentence(trained["ModernBERT-style"]) in said
     assert "masks 56 of the 144 query-key pairs" in said  # |q - k| > 4 at length 12: 2 x 28

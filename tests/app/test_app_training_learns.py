@@ -12,8 +12,9 @@ from app.controls.sidebar import random_config
 from app.sources import pretrained_config
 from app.views.training.plan import plan
 from app.views.training.results import stall_said
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
-from encoder.train.trainer import TrainConfig, Trainer
+from encoder.train.trainer import Trainer
 from tests.app.helpers import assert_no_exception, open_page, train_to_the_end
 
 SOURCES = [({}, "random"), ({"source": "pretrained"}, "pretrained")]
@@ -23,7 +24,7 @@ MAX_CHUNKS = 2000
 def default_plan(source: str) -> TrainConfig:
     """What the view's Train trains, opened on `source` with every control at its default."""
     architecture = pretrained_config() if source == "pretrained" else random_config(DEFAULTS)
-    planned = plan(TrainConfig.from_architecture(architecture), architecture, 1, 1.0).cfg
+    planned = plan(TrainConfig(model=trainable(architecture)), architecture, 1, 1.0).cfg
     assert planned is not None
     return planned
 

@@ -450,7 +450,8 @@ def test_presenter_sizes_raise_every_text_a_figure_sets_and_keep_larger_ones():
 
 
 def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_below():
-    from app.charts.common import MARGIN, TITLE_LINE, fit_narrow, text_layout
+    from app.charts.common import MARGIN, TITLE_LINE, text_layout
+    from app.charts.fitting import fit_narrow
 
     fig = residual_norm_chart(
         pd.DataFrame(
@@ -478,7 +479,8 @@ def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_be
 
 
 def test_a_subtitle_wraps_on_its_own_smaller_budget_and_stays_a_subtitle():
-    from app.charts.common import new_figure, wrap_title
+    from app.charts.common import new_figure
+    from app.charts.fitting import wrap_title
 
     fig = new_figure(layout={"title": {"text": (
         "Block 0: 16 tokens x 1536 units before GELU<br>"

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from app.charts import common, cost
+from app.charts import common, cost, training_cost
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.core import block
 from encoder.measure.cost import CostSettings, cost_report
@@ -34,8 +34,8 @@ def build_all(report: dict) -> list:
     return [
         cost.operation_time_chart(report["by_operation"]),
         cost.scaling_chart(report["scaling"], report["crossover_tokens"]),
-        cost.train_memory_chart(report["train_memory_by_norm"]),
-        cost.gradient_flow_chart(report["grad_norms_by_norm"], report["last_w2_by_depth"]),
+        training_cost.train_memory_chart(report["train_memory_by_norm"]),
+        training_cost.gradient_flow_chart(report["grad_norms_by_norm"], report["last_w2_by_depth"]),
     ]
 
 
@@ -76,7 +76,7 @@ def test_scaling_chart_draws_the_measured_times_and_crossing_references(report) 
 
 def test_train_memory_chart_compares_plain_and_checkpointed(report) -> None:
     memory = report["train_memory_by_norm"]
-    fig = cost.train_memory_chart(memory)
+    fig = training_cost.train_memory_chart(memory)
     plain, checkpointed = fig.data
     assert list(plain.x) == ["pre-norm", "post-norm"]
     assert fig.layout.yaxis.title.text == "kB kept for backward"
@@ -90,7 +90,7 @@ def test_train_memory_chart_compares_plain_and_checkpointed(report) -> None:
 
 def test_gradient_flow_chart_has_layers_depths_and_the_paper_reference(report) -> None:
     per_layer, by_depth = report["grad_norms_by_norm"], report["last_w2_by_depth"]
-    fig = cost.gradient_flow_chart(per_layer, by_depth)
+    fig = training_cost.gradient_flow_chart(per_layer, by_depth)
     names = [trace.name for trace in fig.data]
     assert names == ["pre-norm", "post-norm", "pre-norm", "post-norm",
                      "1/sqrt(L): the paper's pre-norm"]  # fmt: skip

@@ -32,7 +32,8 @@ from app.page.changes import (
     relu_vs_gelu,
 )
 from app.page.layout import setup_title
-from app.runs import Run, Runs, run_for
+from app.run_cache import run_for
+from app.runs import Run, Runs
 from app.views import activations as activations_view
 from app.views import exercises
 from app.views.layernorm import layernorm_sentence

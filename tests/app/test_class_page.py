@@ -9,7 +9,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import runs
+from app import run_cache
 from app.classroom.sqlite_store import SqliteClassStore
 from app.classroom.store import ClassStoreUnavailable, Limits
 from app.controls.classroom import class_store
@@ -190,9 +190,9 @@ def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):
     teacher = open_page(view="Lesson", lesson=str(NORM_STEP), **SMALL)
     code = start_class(teacher)
     built = []
-    build = runs._build_run
+    build = run_cache._build_run
     monkeypatch.setattr(
-        runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
+        run_cache, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
     )
     student = open_page(**{"class": code})
     student.run()  # follows the teacher to the norm step (the question's two runs included)
@@ -204,19 +204,19 @@ def test_a_students_step_is_the_teachers_cached_run(store_path, monkeypatch):
 
 def test_the_landing_run_is_warmed_once_per_process(monkeypatch):
     built = []
-    build = runs._build_run
+    build = run_cache._build_run
     monkeypatch.setattr(
-        runs, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
+        run_cache, "_build_run", lambda key, *rest: built.append(key) or build(key, *rest)
     )
-    runs.warm_landing.clear()
+    run_cache.warm_landing.clear()
     text = "A sentence only this test warms."
-    runs.warm_landing(text).join(timeout=120)
-    assert runs.warm_landing(text) is runs.warm_landing(text)  # one thread per process
+    run_cache.warm_landing(text).join(timeout=120)
+    assert run_cache.warm_landing(text) is run_cache.warm_landing(text)  # one thread per process
     (key,) = built
-    cfg = runs.pretrained_config()
-    source = runs.built_in("pretrained", cfg)
-    assert key == runs.run_key(cfg, source, "cpu", [text], None)
-    runs.run_for(cfg, source, "cpu", [text], None)  # the landing page's run: a cache hit
+    cfg = run_cache.pretrained_config()
+    source = run_cache.built_in("pretrained", cfg)
+    assert key == run_cache.run_key(cfg, source, "cpu", [text], None)
+    run_cache.run_for(cfg, source, "cpu", [text], None)  # the landing page's run: a cache hit
     assert len(built) == 1
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from app import downloads
 from app.controls.sidebar import random_config
-from app.runs import run_for
+from app.run_cache import run_for
 from app.sources import built_in
 
 SENTENCES = ["The cat sat on the mat.", "A longer second sentence pads the first one."]

@@ -16,9 +16,9 @@ from app import i18n
 from app.components.module_figures import FINGERPRINT, HISTOGRAM, TOP_UNITS
 from app.i18n.catalogue import PSEUDO, translations
 from encoder.io.tokenize import load_tokenizer
+from encoder.train.config import TrainConfig
 from encoder.train.findings import race_sizes
 from encoder.train.jobs import race_configs
-from encoder.train.trainer import TrainConfig
 from tests.app.helpers import (
     TINY,
     assert_no_exception,
@@ -165,5 +165,5 @@ def test_a_spanish_sentence_writes_the_english_number_the_spanish_way() -> None:
 
 def test_a_translated_sentence_keeps_its_numbers(speaking) -> None:
     speaking("es")
-    sentence = i18n.told(race_sizes(race_configs(TrainConfig(seq_len=16, num_layers=6))))
+    sentence = i18n.told(race_sizes(race_configs(TrainConfig(seq_len=16).with_model(num_layers=6))))
     assert "parámetros de codificador" in sentence and re.search(r"\d{3}\.\d{3}", sentence)

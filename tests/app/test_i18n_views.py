@@ -170,7 +170,8 @@ def test_a_spanish_sentence_writes_the_runs_numbers_as_spanish_does() -> None:
 
 
 def test_a_chinese_title_wraps_between_characters_in_a_narrow_place() -> None:
-    from app.charts.common import _width, new_figure, wrap_title
+    from app.charts.common import new_figure
+    from app.charts.fitting import _width, wrap_title
 
     title = "第 2 层，第 1 个头：每一行是一个查询词元在各个键上的注意力"  # no space to break at
     lines = wrap_title(new_figure(layout={"title": {"text": title}}), 24).layout.title.text

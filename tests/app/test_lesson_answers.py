@@ -22,7 +22,7 @@ from app.lesson.steps.block import FEED_FORWARD, LAYERNORM
 from app.lesson.steps.heads import HEAD_OFF
 from app.lesson.steps.training import TRAIN_ONE
 from app.lesson.text import Lesson
-from app.runs import run_for
+from app.run_cache import run_for
 from app.sources import built_in, pretrained_config
 from encoder import hooks
 from tests.app.lesson_runs import our_text, random_run

@@ -23,12 +23,11 @@ from app.lesson.steps.moves import MOVES
 from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
 from app.lesson.steps.training import RACE, TRAIN_ONE
 from app.lesson.text import Lesson
-from app.runs import run_for
+from app.run_cache import run_for
 from app.sources import ModelSource, built_in, pretrained_config
 from encoder import load_pretrained
 from encoder.io.tokenize import load_tokenizer
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig
 from encoder.web.payload import decode_header, full_weights
 from tests.app.lesson_runs import MODERN, our_text, random_run, trained_run
 from tests.encoder.family_checkpoints import CORPUS, FAMILIES, build_checkpoint
@@ -240,8 +239,8 @@ def test_the_headline_numbers_are_the_models(minilm_run, minilm_trace) -> None:
     )
 
     # the race is the preset's
-    race = TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"])
-    assert values[RACE]["race layers"] == race.num_layers
+    race = TRAINING_PRESETS["pre vs post: deep, high lr"]
+    assert values[RACE]["race layers"] == race.model.num_layers
     assert values[RACE]["chance loss"] == pytest.approx(math.log(race.num_classes))
     print(
         f"\nthe attention step: query 'it' ({query}), layer {layer}, head {head}, "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import memory, runs
+from app import heap, runs
 from app.memory import ByteBudgetCache, MemoryRefused, parse_bytes
 from encoder.inspect.limits import RunTooLarge
 from tests.app.helpers import open_page
@@ -83,7 +83,7 @@ def test_many_long_inputs_keep_the_server_within_its_memory_budget():
     at = open_page(timeout_s=300, text="warm up", **setup)  # imports, tokenizer, fonts: idle
     runs.CACHE.clear()
     gc.collect()
-    memory.release_freed_memory()
+    heap.release_freed_memory()
     idle = rss_bytes()
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS, to see this test's peak
     sizes = []
@@ -277,7 +277,7 @@ def test_the_startup_heap_is_frozen_once_out_of_the_collectors_walk():
     collection walks a small remainder (a fresh process: the test's own heap stays as it is)."""
     script = (
         "import gc, plotly.graph_objects, streamlit, torch\n"
-        "from app.memory import freeze_startup_heap\n"
+        "from app.heap import freeze_startup_heap\n"
         "before = len(gc.get_objects())\n"
         "freeze_startup_heap()\n"
         "frozen, left = gc.get_freeze_count(), len(gc.get_objects())\n"
@@ -305,7 +305,7 @@ def test_a_page_asks_for_a_collection_and_a_thread_of_its_own_collects_soon_afte
         collected_in.append(threading.current_thread())
         return collect()
 
-    monkeypatch.setattr(memory.gc, "collect", recorded)
+    monkeypatch.setattr(heap.gc, "collect", recorded)
     collect()
     gc.disable()  # only the page's collection may free it
     try:
@@ -314,7 +314,7 @@ def test_a_page_asks_for_a_collection_and_a_thread_of_its_own_collects_soon_afte
         gone = threading.Event()
         weakref.finalize(node, gone.set)
         del node
-        memory.collect_garbage()
+        heap.collect_garbage()
         assert gone.wait(timeout=5)
     finally:
         gc.enable()

@@ -11,7 +11,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import runs
+from app import run_cache, runs
 from app.controls import session_models, setup_keys
 from app.memory import KEPT_SHARE, size_text
 from app.views.training import lab as training_lab
@@ -22,7 +22,7 @@ from encoder.io.checkpoint_files import checkpoint_archive, files_from_archive
 from encoder.io.task_model import TaskModel
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import task_tokenizer
-from encoder.train.trainer import TrainConfig
+from encoder.train.config import TrainConfig
 from tests.app.helpers import assert_no_exception, open_page, upload
 
 # A random model of MiniLM's vocabulary, 2 MB: the page's own runs take little of the budget
@@ -35,8 +35,8 @@ class Upload:
     keeps once loaded (its tensors, counted here, and its tokenizer)."""
 
     def __init__(self) -> None:
-        cfg = TrainConfig(d_model=256, num_heads=4, num_layers=2, d_ff=1024)
-        classifier = TokenClassifier(cfg.encoder_config(), cfg.num_classes).eval()
+        cfg = TrainConfig().with_model(d_model=256, num_heads=4, num_layers=2, d_ff=1024)
+        classifier = TokenClassifier(cfg.model, cfg.num_classes).eval()
         model = TaskModel(classifier, task_tokenizer(cfg.vocab), cfg.task, cfg.seq_len)
         self.zip = checkpoint_archive(model.files())
         files = files_from_archive(self.zip, "x")
@@ -55,7 +55,7 @@ def budgets(monkeypatch):
     """set(budget, session budget): the server's and each session's, from a clean cache."""
     gc.collect()  # sessions of earlier tests let go of what they kept
     # the server's first page warms the landing run in the background; let it land, then go
-    runs.warm_landing(setup_keys.DEFAULTS["text"]).join(timeout=120)
+    run_cache.warm_landing(setup_keys.DEFAULTS["text"]).join(timeout=120)
     runs.CACHE.clear()
     assert runs.CACHE.kept() == 0
 
@@ -211,16 +211,17 @@ def training_bytes(cfg: TrainConfig, runs_: int) -> tuple[int, int]:
     """(the trained model, the training): the model's float32 parameters, from the config; a
     training holds four copies (weights, gradients, AdamW's two moments) and two of a batch's
     intermediates, per run."""
-    enc = cfg.encoder_config()
-    model = BYTES_PER_VALUE * (block.parameters(enc) + (cfg.d_model + 1) * cfg.num_classes)
+    enc = cfg.model
+    model = BYTES_PER_VALUE * (block.parameters(enc) + (enc.d_model + 1) * cfg.num_classes)
     batch = estimate_activation_bytes(enc, cfg.batch_size, cfg.seq_len)
     return model, runs_ * (4 * model + 2 * batch)
 
 
 def test_a_training_that_would_not_fit_is_refused_before_it_starts(budgets) -> None:
     at = open_page(view="Training", **SMALL)
-    cfg = TrainConfig(d_model=64, num_heads=4, num_layers=2, d_ff=128, activation="gelu",
-                      positional="sinusoidal")  # fmt: skip
+    cfg = TrainConfig().with_model(
+        d_model=64, num_heads=4, num_layers=2, d_ff=128, activation="gelu", positional="sinusoidal"
+    )
     _, once = training_bytes(cfg, 1)
     _, two = training_bytes(cfg, 2)
     budgets(100_000_000, once + 1)  # one run fits, the race (two) and pre vs post (four) do not
@@ -250,8 +251,9 @@ def test_training_counts_while_it_runs_and_a_model_that_cannot_be_kept_says_so(
 ) -> None:
     monkeypatch.setattr(training_lab, "CHUNK_SECONDS", 0.5)
     at = open_page(view="Training", **SMALL)
-    cfg = TrainConfig(d_model=64, num_heads=4, num_layers=2, d_ff=128, activation="gelu",
-                      positional="sinusoidal", steps=1000)  # fmt: skip
+    cfg = TrainConfig(steps=1000).with_model(
+        d_model=64, num_heads=4, num_layers=2, d_ff=128, activation="gelu", positional="sinusoidal"
+    )
     model, once = training_bytes(cfg, 1)
     budgets(100_000_000, once)
     at.number_input(key="train_steps").set_value(cfg.steps).run()
@@ -268,7 +270,7 @@ def test_training_counts_while_it_runs_and_a_model_that_cannot_be_kept_says_so(
     result = lab.job.results["pre-norm"]
     parameters = sum(t.numel() * t.element_size() for t in result.model.parameters())
     assert parameters == model  # the estimate from the config is the model's parameters
-    sinusoid = 4 * cfg.seq_len * cfg.d_model  # the positions' buffer, max_len x d_model
+    sinusoid = 4 * cfg.seq_len * cfg.model.d_model  # the positions' buffer, max_len x d_model
     # not kept, but still held by the finished job: counted until the next training
     assert runs.CACHE.kept() == model + sinusoid and len(shelf(at)) == 0
     kept = model + sinusoid + 16 * len(task_tokenizer(cfg.vocab).to_str())

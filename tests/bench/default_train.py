@@ -17,14 +17,15 @@ from app.controls.setup_keys import DEFAULTS
 from app.controls.sidebar import random_config
 from app.sources import pretrained_config
 from app.views.training.plan import plan
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.stall import stalled
-from encoder.train.trainer import TrainConfig, Trainer
+from encoder.train.trainer import Trainer
 
 
 def main(source: str, seed: int) -> dict:
     torch.set_num_threads(1)
     architecture = pretrained_config() if source == "pretrained" else random_config(DEFAULTS)
-    planned = plan(TrainConfig.from_architecture(architecture), architecture, 1, 1.0)
+    planned = plan(TrainConfig(model=trainable(architecture)), architecture, 1, 1.0)
     cfg = replace(planned.cfg, seed=seed)
     trainer, said_at = Trainer(cfg), None
     while not trainer.done:

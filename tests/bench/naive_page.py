@@ -1,8 +1,8 @@
 """The naive way to draw every head: one `st.plotly_chart` per head (the benchmark's baseline).
 
 `streamlit run tests/bench/naive_page.py`: the same run as the app at 6 layers x 8 heads,
-d_model 512 (the same cached `app.runs.run_for`), text in the same `text` widget, but 48 figures
-of raw float32 weights with token tick labels.
+d_model 512 (the same cached `app.run_cache.run_for`), text in the same `text` widget, but 48
+figures of raw float32 weights with token tick labels.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; streamlit runs this 
     sys.path.insert(0, ROOT)
 
 from app.controls.sidebar import random_config  # noqa: E402
-from app.runs import run_for, split_lines  # noqa: E402
+from app.run_cache import run_for, split_lines  # noqa: E402
 from app.sources import built_in  # noqa: E402
 from tests.e2e.harness import BENCH_SETUP  # noqa: E402
 from tests.shared import SENTENCE  # noqa: E402

@@ -1,6 +1,6 @@
 """A stand-in for a run, made of random numbers: what the floor page's views draw.
 
-`floor_run` takes app.runs.run_for's arguments and returns an app.runs.Run with the text's real
+`floor_run` takes app.run_cache.run_for's arguments and returns an app.runs.Run with the text's real
 tokens, and for the tensors a trace would hold, random arrays of the same shapes (attention rows
 are softmaxes, padded keys get 0), made once per size and mask; the weights the tables read (norm
 gains, attention projections) are random too. No model is built and no forward pass runs.
@@ -16,7 +16,8 @@ from functools import cache, lru_cache
 
 import torch
 
-from app.runs import Run, RunKey, run_key, tokenize_for
+from app.run_cache import run_key, tokenize_for
+from app.runs import Run, RunKey
 from app.sources import ModelSource, built_in
 from encoder import EncoderConfig, Trace, hooks
 from encoder.core import block
@@ -138,7 +139,7 @@ def floor_run_for(key: RunKey) -> Run:
 def floor_run(
     cfg: EncoderConfig, source: ModelSource, device: str, sentences: list[str], names=(), ablate=()
 ) -> Run:
-    """app.runs.run_for's stand-in: the same batch, random numbers instead of a forward pass
+    """app.run_cache.run_for's stand-in: the same batch, random numbers instead of a forward pass
     (heads switched off change nothing in random numbers; they only name the stand-in)."""
     key = run_key(cfg, source, device, sentences, names, ablate)
     for count in PLANNED_COUNTS:  # made once per size; then a look-up

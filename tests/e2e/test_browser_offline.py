@@ -19,7 +19,7 @@ import torch
 from app.lesson.handout import lesson_html
 from app.lesson.steps import TITLES
 from app.lesson.text import Lesson
-from app.runs import run_for
+from app.run_cache import run_for
 from app.sources import built_in, pretrained_config
 from encoder.web.offline import explorer_html
 from encoder.web.payload import SCALE, build_setup, encode, quantise

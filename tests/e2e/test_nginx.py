@@ -26,7 +26,8 @@ import pytest
 from app.controls.setup_keys import DEFAULTS
 from app.controls.url import MAX_URL_TEXT
 from encoder.io.checkpoint_files import checkpoint_archive
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import train
 from tests.e2e.harness import drawn_with, sentence_of, wait_ready, wait_settled
 from tests.e2e.proxy import Nginx, Request, replicas_behind_nginx
 
@@ -57,7 +58,9 @@ def proxied(nginx, tmp_path_factory):
 def checkpoint() -> bytes:
     """A tiny model trained for a few steps, as the zip of its three files (its skill is not
     needed, only files the page accepts)."""
-    cfg = TrainConfig(task="reverse", d_model=32, num_layers=1, steps=20, held_out_examples=50)
+    cfg = TrainConfig(task="reverse", steps=20, held_out_examples=50).with_model(
+        d_model=32, num_layers=1
+    )
     return checkpoint_archive(train(cfg).task_model().files())
 
 

@@ -10,11 +10,11 @@ import pytest
 from encoder.io.checkpoint_files import CHECKPOINT_FILES, files_from_archive
 from encoder.io.checkpoints import load_checkpoint
 from encoder.io.tokenize import bundled_model_dir
+from encoder.train.config import TrainConfig
 from encoder.train.jobs import single_job
-from encoder.train.trainer import TrainConfig
 
-TINY = TrainConfig(
-    task="sort", d_model=16, num_heads=2, num_layers=1, d_ff=32, steps=3, held_out_examples=5
+TINY = TrainConfig(task="sort", steps=3, held_out_examples=5).with_model(
+    d_model=16, num_heads=2, num_layers=1, d_ff=32
 )
 
 

@@ -67,12 +67,14 @@ def test_explore_compares_two_setups_on_one_sentence(minilm):
 
 def test_explore_takes_a_checkpoint_directory(tmp_path):
     from encoder.tasks.tasks import example_sequence
-    from encoder.train.trainer import TrainConfig, train
+    from encoder.train.config import TrainConfig
+    from encoder.train.trainer import train
 
-    config = TrainConfig(d_model=16, num_layers=1, steps=1)
+    config = TrainConfig(steps=1).with_model(d_model=16, num_layers=1)
     train(config).task_model().save(tmp_path)
     (setup,) = setups_of(explore(example_sequence(config.seq_len, config.vocab), tmp_path))
-    assert (setup["layers"], setup["heads"], setup["n"]) == (1, config.num_heads, config.seq_len)
+    heads = config.model.num_heads
+    assert (setup["layers"], setup["heads"], setup["n"]) == (1, heads, config.seq_len)
 
 
 def test_explore_takes_the_name_of_a_model_found_on_this_machine(minilm, tmp_path, monkeypatch):

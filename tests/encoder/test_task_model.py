@@ -11,6 +11,7 @@ import json
 import pickle
 import time
 import zipfile
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ from encoder.io.checkpoints import checkpoint_from_files, load_checkpoint
 from encoder.io.task_model import FORMAT, TaskModel, load_task_model, task_model_from_files
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.task_tokenizer import task_tokenizer
-from encoder.train.trainer import TrainConfig, torch_threads, train
+from encoder.train.config import TrainConfig
+from encoder.train.trainer import torch_threads, train
 
 SOURCE = "upload.zip"  # how the hostile checkpoints are named in messages
 SMALL = dict(num_layers=2, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)
@@ -41,7 +43,11 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def trained(**changes) -> TaskModel:
-    return train(TrainConfig(**{**SMALL, "steps": 3, **changes})).task_model()
+    """SMALL trained for 3 steps, with `changes` (TrainConfig's fields, or its model's)."""
+    values = {**SMALL, "steps": 3, **changes}
+    own = {f.name for f in fields(TrainConfig)}
+    cfg = TrainConfig(**{k: v for k, v in values.items() if k in own})
+    return train(cfg.with_model(**{k: v for k, v in values.items() if k not in own})).task_model()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ on a GPU, the CPU's steps."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 import torch
@@ -12,9 +12,9 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.tasks.classifier import TokenClassifier
+from encoder.train.config import TRAIN_MODEL, TrainConfig, trainable
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import (
-    TrainConfig,
     Trainer,
     gradient_norms_at_init,
     learning_rate,
@@ -28,7 +28,11 @@ from tests.encoder.helpers import DEVICES, needs_cuda
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=64, held_out_examples=200)
+SMALL = dict(
+    model=replace(TRAIN_MODEL, num_layers=1, d_model=32, num_heads=2, d_ff=64),
+    batch_size=64,
+    held_out_examples=200,
+)
 
 
 def test_a_short_run_lowers_the_loss_and_records_every_metric() -> None:
@@ -126,20 +130,22 @@ def test_learning_rate_warms_up_linearly_then_decays_to_zero() -> None:
     ],
 )
 def test_invalid_configs_raise_naming_the_values(changes: dict, message: str) -> None:
+    own = {f.name for f in fields(TrainConfig)}  # the others are its model's
     with pytest.raises(ValueError, match=message):
-        TrainConfig(**changes)
+        cfg = TrainConfig(**{k: v for k, v in changes.items() if k in own})
+        cfg.with_model(**{k: v for k, v in changes.items() if k not in own})
 
 
 def test_every_preset_is_a_valid_config() -> None:
-    assert TrainConfig(**TRAINING_PRESETS["pre vs post: deep, high lr"]).num_layers == 6
+    assert TRAINING_PRESETS["pre vs post: deep, high lr"].model.num_layers == 6
     for preset in TRAINING_PRESETS.values():
-        TrainConfig(**preset)
+        assert (preset.model.vocab_size, preset.model.max_len) == (preset.vocab, preset.seq_len)
 
 
 def test_gradient_norms_at_init_give_one_positive_norm_per_layer() -> None:
-    cfg = TrainConfig(task="sort", **{**SMALL, "num_layers": 3})
+    cfg = TrainConfig(task="sort", **SMALL).with_model(num_layers=3)
     pre = gradient_norms_at_init(cfg)
-    post = gradient_norms_at_init(TrainConfig(**{**cfg.to_dict(), "norm_first": False}))
+    post = gradient_norms_at_init(cfg.with_model(norm_first=False))
     assert len(pre) == len(post) == 3
     assert all(g > 0 for g in pre + post)
     assert pre == gradient_norms_at_init(cfg)  # deterministic
@@ -157,13 +163,13 @@ def test_sample_trace_runs_the_trained_model_on_one_sequence() -> None:
     assert logits.argmax(-1)[0].tolist() == sample.predictions
 
 
-def test_from_architecture_trains_that_architecture_on_the_tasks_vocabulary() -> None:
+def test_a_trainable_architecture_trains_on_the_tasks_vocabulary() -> None:
     sidebar = EncoderConfig(
         vocab_size=30522, d_model=48, num_heads=3, num_layers=2, d_ff=96, activation="gelu",
         norm_first=False, positional="sinusoidal", norm_type="rmsnorm", max_len=512, seed=9,
     )  # fmt: skip
-    cfg = TrainConfig.from_architecture(sidebar, task="shift", seq_len=6, vocab=7, seed=2)
-    built = cfg.encoder_config()
+    cfg = TrainConfig(model=trainable(sidebar), task="shift", seq_len=6, vocab=7, seed=2)
+    built = cfg.model
     for name in ARCHITECTURE_FIELDS:
         assert getattr(built, name) == getattr(sidebar, name), name
     assert (built.vocab_size, built.max_len, built.seed) == (7, 6, 2)  # the task's, the setting's
@@ -173,12 +179,12 @@ def test_from_architecture_trains_that_architecture_on_the_tasks_vocabulary() ->
 
 
 def test_token_classifier_weights_follow_config_and_seed() -> None:
-    cfg = TrainConfig(**SMALL).encoder_config()
+    cfg = TrainConfig(**SMALL).model
     first, second = TokenClassifier(cfg, 5), TokenClassifier(cfg, 5)
     second_state = second.state_dict()
     for name, tensor in first.state_dict().items():
         assert torch.equal(tensor, second_state[name]), name
-    other = TokenClassifier(EncoderConfig(**{**cfg.to_dict(), "seed": 1}), 5)
+    other = TokenClassifier(replace(cfg, seed=1), 5)
     assert not torch.equal(first.head.weight, other.head.weight)
 
 
@@ -192,8 +198,9 @@ def test_summary_gives_the_sequence_length_and_vocabulary() -> None:
 def test_checkpointed_blocks_train_to_the_same_losses(device: str) -> None:
     """Gradient checkpointing recomputes each block in backward: the same numbers, step by step
     (the RNG state is preserved, so the data stream and any dropout do not move)."""
-    cfg = TrainConfig(task="sort", steps=6, num_layers=2, d_model=32, num_heads=2, d_ff=64,
-                      batch_size=32, held_out_examples=50, device=device)  # fmt: skip
+    cfg = TrainConfig(
+        task="sort", steps=6, batch_size=32, held_out_examples=50, device=device
+    ).with_model(num_layers=2, d_model=32, num_heads=2, d_ff=64)
     torch.manual_seed(123)
     plain = train(cfg)
     rng_after_plain = torch.get_rng_state()

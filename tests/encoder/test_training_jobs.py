@@ -10,6 +10,7 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.tasks.classifier import TokenClassifier
 from encoder.tasks.tasks import get_task
+from encoder.train.config import TRAIN_MODEL, TrainConfig, trainable
 from encoder.train.findings import placement_findings
 from encoder.train.jobs import (
     DROPOUT_PLACEMENTS,
@@ -21,9 +22,13 @@ from encoder.train.jobs import (
     run_name,
     single_job,
 )
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.trainer import train
 
-SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=32, held_out_examples=50)
+SMALL = dict(
+    model=replace(TRAIN_MODEL, num_layers=1, d_model=32, num_heads=2, d_ff=64),
+    batch_size=32,
+    held_out_examples=50,
+)
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -31,14 +36,17 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def differences(a: TrainConfig, b: TrainConfig) -> dict[str, tuple]:
     """field -> (a's value, b's value) for every field where the two configs differ."""
-    first, second = asdict(a), asdict(b)
+    first, second = ({**asdict(c), **asdict(c.model)} for c in (a, b))
+    del first["model"], second["model"]
     return {name: (first[name], second[name]) for name in first if first[name] != second[name]}
 
 
 def test_run_names_follow_the_norm_placement() -> None:
-    assert run_name(TrainConfig(norm_first=True)) == "pre-norm"
-    assert run_name(TrainConfig(norm_first=False)) == "post-norm"
-    assert list(single_job(TrainConfig(norm_first=False, **SMALL)).trainers) == ["post-norm"]
+    assert run_name(TrainConfig().with_model(norm_first=True)) == "pre-norm"
+    assert run_name(TrainConfig().with_model(norm_first=False)) == "post-norm"
+    assert list(single_job(TrainConfig(**SMALL).with_model(norm_first=False)).trainers) == [
+        "post-norm"
+    ]
 
 
 def test_a_job_trained_in_chunks_equals_one_uninterrupted_run() -> None:
@@ -100,7 +108,7 @@ def test_comparison_has_four_configs_that_differ_only_in_placement_and_warmup(
     }
     for name, run in runs.items():
         norm_first, warmup_steps = wanted[name]
-        assert (run.norm_first, run.warmup_steps) == (norm_first, warmup_steps)
+        assert (run.model.norm_first, run.warmup_steps) == (norm_first, warmup_steps)
         assert set(differences(cfg, run)) <= {"norm_first", "warmup_steps"}, name
 
 
@@ -111,7 +119,7 @@ def block_gradient_norms_by_hand(cfg: TrainConfig) -> list[float]:
     inputs, targets = task.sample(
         cfg.batch_size, cfg.seq_len, cfg.vocab, torch.Generator().manual_seed(cfg.seed)
     )
-    model = TokenClassifier(cfg.encoder_config(), cfg.num_classes).train()
+    model = TokenClassifier(cfg.model, cfg.num_classes).train()
     logits = model(inputs)  # [B, T, classes]
     torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
     return [
@@ -121,9 +129,11 @@ def block_gradient_norms_by_hand(cfg: TrainConfig) -> list[float]:
 
 
 def test_comparison_job_draws_warmup_runs_dashed_and_measures_init_gradients() -> None:
-    cfg = TrainConfig(task="sort", steps=8, **{**SMALL, "num_layers": 2})
+    cfg = TrainConfig(task="sort", steps=8, **SMALL).with_model(num_layers=2)
     job = comparison_job(cfg)
-    placement = {name: (t.cfg.norm_first, t.cfg.warmup_steps) for name, t in job.trainers.items()}
+    placement = {
+        name: (t.cfg.model.norm_first, t.cfg.warmup_steps) for name, t in job.trainers.items()
+    }
     assert placement == {
         "pre-norm": (True, 0),
         "pre-norm + warmup 2": (True, 2),
@@ -133,7 +143,7 @@ def test_comparison_job_draws_warmup_runs_dashed_and_measures_init_gradients() -
     assert job.dashed == ("pre-norm + warmup 2", "post-norm + warmup 2")
     assert list(job.init_grad_norms) == ["pre-norm", "post-norm"]
     for name, norm_first in (("pre-norm", True), ("post-norm", False)):
-        expected = block_gradient_norms_by_hand(replace(cfg, norm_first=norm_first))
+        expected = block_gradient_norms_by_hand(cfg.with_model(norm_first=norm_first))
         assert job.init_grad_norms[name] == pytest.approx(expected, rel=1e-5)
     assert job.init_grad_norms["pre-norm"] != pytest.approx(job.init_grad_norms["post-norm"])
     first = [t.held_out_inputs for t in job.trainers.values()]
@@ -144,7 +154,7 @@ def test_placement_runs_differ_only_in_where_dropout_sits() -> None:
     cfg = TrainConfig(task="sort", steps=3, **SMALL)
     runs = placement_configs(cfg, 0.25)
     assert list(runs) == list(DROPOUT_PLACEMENTS)
-    rates = {name: run.encoder_config().dropout_rates() for name, run in runs.items()}
+    rates = {name: run.model.dropout_rates() for name, run in runs.items()}
     assert rates == {
         "no dropout": {"attention": 0.0, "residual": 0.0, "ffn": 0.0},
         "attention weights": {"attention": 0.25, "residual": 0.0, "ffn": 0.0},
@@ -152,7 +162,13 @@ def test_placement_runs_differ_only_in_where_dropout_sits() -> None:
         "feed-forward hidden": {"attention": 0.0, "residual": 0.0, "ffn": 0.25},
         "all (torch's places)": {"attention": 0.25, "residual": 0.25, "ffn": 0.25},
     }
-    assert [run.dropout for run in runs.values()] == [0.0, 0.0, 0.0, 0.0, 0.25]  # + embeddings
+    assert [run.model.dropout for run in runs.values()] == [
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.25,
+    ]  # + embeddings
     dropout_fields = {"dropout", "attention_dropout", "residual_dropout", "ffn_dropout"}
     for run in runs.values():
         assert set(differences(cfg, run)) <= dropout_fields
@@ -190,12 +206,12 @@ def test_placement_findings_say_when_every_placement_ties() -> None:
     assert "(attention weights 0.500)" in sentence
 
 
-def test_from_architecture_carries_the_architectures_dropout_unless_set() -> None:
+def test_a_trainable_architecture_carries_its_dropout_unless_changed() -> None:
     architecture = EncoderConfig(d_model=32, num_heads=2, d_ff=64, dropout=0.1, ffn_dropout=0.3)
-    cfg = TrainConfig.from_architecture(architecture)
-    assert cfg.encoder_config().dropout_rates() == {"attention": 0.1, "residual": 0.1, "ffn": 0.3}
-    changed = TrainConfig.from_architecture(architecture, dropout=0.0, attention_dropout=0.2)
-    assert changed.encoder_config().dropout_rates() == {
+    cfg = TrainConfig(model=trainable(architecture))
+    assert cfg.model.dropout_rates() == {"attention": 0.1, "residual": 0.1, "ffn": 0.3}
+    changed = cfg.with_model(dropout=0.0, attention_dropout=0.2)
+    assert changed.model.dropout_rates() == {
         "attention": 0.2,
         "residual": 0.0,
         "ffn": 0.3,

@@ -5,14 +5,15 @@ sentence (against the runs' own numbers)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
 from encoder import TransformerEncoder
+from encoder.train.config import TrainConfig
 from encoder.train.findings import race_findings, race_sizes, window_masked_pairs, window_sentence
 from encoder.train.jobs import RACE_NAMES, race_configs, race_job
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -22,24 +23,25 @@ TOLERANCE = 0.01  # the two encoders' parameter counts agree within 1% (race_con
 
 def counted(cfg: TrainConfig) -> int:
     """The parameters of the encoder the run trains, counted on the model itself."""
-    return sum(p.numel() for p in TransformerEncoder(cfg.encoder_config()).parameters())
+    return sum(p.numel() for p in TransformerEncoder(cfg.model).parameters())
 
 
 @pytest.mark.parametrize(
-    "size",
-    [TRAINING_PRESETS[RACE_PRESET], dict(num_layers=4, d_model=128, num_heads=4, d_ff=512)],
+    "cfg",
+    [TRAINING_PRESETS[RACE_PRESET], TrainConfig().with_model(num_layers=4, d_model=128, d_ff=512)],
 )
-def test_the_two_architectures_share_the_size_and_differ_in_each_choice(size: dict) -> None:
-    cfg = TrainConfig(**size)
+def test_the_two_architectures_share_the_size_and_differ_in_each_choice(cfg: TrainConfig) -> None:
     runs = race_configs(cfg)
     assert tuple(runs) == RACE_NAMES
     bert, modern = runs.values()
     for run in (bert, modern):
-        assert (run.task, run.seed, run.num_layers, run.d_model, run.num_heads, run.seq_len) == (
-            cfg.task, cfg.seed, cfg.num_layers, cfg.d_model, cfg.num_heads, cfg.seq_len,
+        assert (run.task, run.seed, run.seq_len) == (cfg.task, cfg.seed, cfg.seq_len)
+        assert (run.model.num_layers, run.model.d_model, run.model.num_heads) == (
+            cfg.model.num_layers, cfg.model.d_model, cfg.model.num_heads,
         )  # fmt: skip
+    bert, modern = bert.model, modern.model  # their encoders
     assert (bert.norm_first, bert.positional, bert.activation, bert.d_ff) == (
-        False, "learned", "gelu", cfg.d_ff,
+        False, "learned", "gelu", cfg.model.d_ff,
     )  # fmt: skip
     assert bert.linear_bias and bert.norm_bias and bert.attention_window == 0
     assert (modern.norm_first, modern.positional, modern.activation) == (True, "rope", "geglu")
@@ -47,12 +49,12 @@ def test_the_two_architectures_share_the_size_and_differ_in_each_choice(size: di
     assert modern.attention_window > 0 and modern.global_every == 3
     # GeGLU's linear1 is twice as wide, so the matched d_ff is about two thirds of BERT's
     assert modern.d_ff < bert.d_ff
-    a, b = counted(bert), counted(modern)
+    a, b = (counted(run) for run in runs.values())
     assert abs(b / a - 1) <= TOLERANCE
     # no other d_ff comes closer
     closest = min(
         range(modern.d_ff - 3, modern.d_ff + 4),
-        key=lambda d_ff: abs(counted(TrainConfig(**{**modern.to_dict(), "d_ff": d_ff})) - a),
+        key=lambda d_ff: abs(counted(runs["ModernBERT-style"].with_model(d_ff=d_ff)) - a),
     )
     assert closest == modern.d_ff
     sentence = race_sizes(runs)
@@ -63,8 +65,8 @@ def test_the_two_architectures_share_the_size_and_differ_in_each_choice(size: di
 
 @pytest.mark.parametrize(("seq_len", "window"), [(16, 8), (8, 8), (5, 8), (12, 4)])
 def test_the_window_sentence_counts_the_masked_pairs(seq_len: int, window: int) -> None:
-    modern = race_configs(TrainConfig(num_layers=6, seq_len=seq_len))["ModernBERT-style"]
-    modern = TrainConfig(**{**modern.to_dict(), "attention_window": window})
+    modern = race_configs(TrainConfig(seq_len=seq_len).with_model(num_layers=6))["ModernBERT-style"]
+    modern = modern.with_model(attention_window=window)
     masked = sum(
         abs(query - key) > window // 2 for query, key in itertools.product(range(seq_len), repeat=2)
     )
@@ -79,8 +81,10 @@ def test_the_window_sentence_counts_the_masked_pairs(seq_len: int, window: int) 
 
 
 def test_a_short_race_trains_both_on_the_same_batches_and_says_who_got_where() -> None:
-    cfg = TrainConfig(task="sort", num_layers=3, d_model=32, num_heads=2, d_ff=64, seq_len=8)
-    cfg = TrainConfig(**{**cfg.to_dict(), "steps": 6, "batch_size": 16, "held_out_examples": 50})
+    cfg = TrainConfig(task="sort", seq_len=8).with_model(
+        num_layers=3, d_model=32, num_heads=2, d_ff=64
+    )
+    cfg = replace(cfg, steps=6, batch_size=16, held_out_examples=50)
     job = race_job(cfg)
     assert set(job.init_grad_norms) == set(RACE_NAMES)
     assert all(len(norms) == 3 for norms in job.init_grad_norms.values())
@@ -117,5 +121,7 @@ def test_a_short_race_trains_both_on_the_same_batches_and_says_who_got_where() -
     ],
 )
 def test_the_window_sentence_says_one_global_layer_in_the_singular(num_layers, ending) -> None:
-    modern = race_configs(TrainConfig(num_layers=num_layers, seq_len=16))["ModernBERT-style"]
+    modern = race_configs(TrainConfig(seq_len=16).with_model(num_layers=num_layers))[
+        "ModernBERT-style"
+    ]
     assert window_sentence(modern).endswith(ending)

@@ -4,17 +4,23 @@ which its loss is flat and the task's chance level; a run that learns never does
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from encoder.cli import main
 from encoder.tasks.tasks import TASKS, guessing_accuracy
+from encoder.train.config import TRAIN_MODEL, TrainConfig
 from encoder.train.stall import FLAT_STEPS, LEARNED_ACCURACY, SMOOTHING, stalled
-from encoder.train.trainer import TrainConfig, train
+from encoder.train.trainer import train
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, batch_size=64, held_out_examples=200)
+SMALL = dict(
+    model=replace(TRAIN_MODEL, num_layers=1, d_model=32, num_heads=2, d_ff=64),
+    batch_size=64,
+    held_out_examples=200,
+)
 
 
 def rows(losses: list[float], accuracy: float = 0.1) -> list[dict[str, float]]:
@@ -91,15 +97,15 @@ def test_a_falling_or_rising_curve_or_one_in_its_warmup_is_not_flat() -> None:
 
 
 def test_what_to_try_follows_the_runs_settings() -> None:
-    post = TrainConfig(task="reverse", norm_first=False, lr=3e-3, positional="learned")
+    post = TrainConfig(task="reverse", lr=3e-3).with_model(norm_first=False, positional="learned")
     said = [str(t) for t in stalled(post, rows([2.3] * 80)).tries]
     assert said[0].startswith("Try pre-norm")
     assert "Try a warmup of 60 steps." in said
     assert "Try a smaller learning rate: 0.001 instead of 0.003." in said
-    pre = TrainConfig(task="reverse", warmup_steps=40, lr=1e-2, positional="sinusoidal")
+    pre = TrainConfig(task="reverse", warmup_steps=40, lr=1e-2).with_model(positional="sinusoidal")
     said = [str(t) for t in stalled(pre, rows([2.3] * 100)).tries]
     assert said == ["Try a smaller learning rate: 0.003 instead of 0.01."]  # it has a warmup
-    slow = TrainConfig(task="reverse", lr=1e-4, positional="rope")
+    slow = TrainConfig(task="reverse", lr=1e-4).with_model(positional="rope")
     said = [str(t) for t in stalled(slow, rows([2.3] * 80)).tries]
     assert said == ["Try a larger learning rate: 0.0003 instead of 0.0001."]  # no warmup: slower
 

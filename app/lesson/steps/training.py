@@ -15,7 +15,6 @@ from encoder.core import block
 from encoder.train.duration import duration_text, training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
@@ -24,8 +23,8 @@ RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm 
 def _training_values(preset: str) -> dict[str, object]:
     """The URL values that open the Training view on a preset: random weights with the preset's
     architecture in the sidebar."""
-    cfg = TrainConfig(**TRAINING_PRESETS[preset])
-    return {"source": "random", **architecture_values(cfg.encoder_config()), "train_preset": preset}
+    model = TRAINING_PRESETS[preset].model
+    return {"source": "random", **architecture_values(model), "train_preset": preset}
 
 
 def training_step(lesson: Lesson) -> Step:
@@ -63,15 +62,15 @@ def training_step(lesson: Lesson) -> Step:
                 **values,
             )
         )
-    tiny = TrainConfig(**TRAINING_PRESETS[TINY_PRESET])
+    tiny = TRAINING_PRESETS[TINY_PRESET]
     text.say(
         _(
             "Train a tiny model and watch a head form: {layers} layers x {heads} heads learn the "
             "{task} task on sequences of {length} digits in {steps} steps, {seconds} s by the "
             "estimate. Press Train in the Training view; when it is done, open the trained model "
             "and come back to the Lesson: every step then reads the model you trained.",
-            layers=text.num("tiny layers", tiny.num_layers),
-            heads=text.num("tiny heads", tiny.num_heads),
+            layers=text.num("tiny layers", tiny.model.num_layers),
+            heads=text.num("tiny heads", tiny.model.num_heads),
             task=tiny.task,
             length=text.num("tiny sequence length", tiny.seq_len),
             steps=text.num("tiny steps", tiny.steps),
@@ -88,7 +87,7 @@ def training_step(lesson: Lesson) -> Step:
 
 def race_step(lesson: Lesson) -> Step:
     text, cfg = Text(), lesson.cfg
-    race = TrainConfig(**TRAINING_PRESETS[RACE_PRESET])
+    race = TRAINING_PRESETS[RACE_PRESET]
     runs = comparison_configs(race)
     text.say(
         _(
@@ -105,7 +104,7 @@ def race_step(lesson: Lesson) -> Step:
             "The race trains one {layers}-layer model on the {task} task both ways, at learning "
             "rate {rate}, with and without {warmup} warmup steps: {runs} runs of {steps} steps, "
             "{time} here by the estimate.",
-            layers=text.num("race layers", race.num_layers),
+            layers=text.num("race layers", race.model.num_layers),
             task=race.task,
             rate=text.num("learning rate", race.lr, "g"),
             warmup=text.num("warmup steps", comparison_warmup(race)),

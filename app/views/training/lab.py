@@ -24,6 +24,7 @@ finished run's model that no longer fits.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from functools import partial
 
 import streamlit as st
@@ -54,8 +55,8 @@ from app.views.training.plan import (
     race_text,
     time_check,
 )
-from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.tasks.tasks import TASKS
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.jobs import (
     DEFAULT_DROPOUT_RATE,
     TrainingJob,
@@ -65,7 +66,7 @@ from encoder.train.jobs import (
     single_job,
 )
 from encoder.train.presets import TRAINING_PRESETS
-from encoder.train.trainer import TrainConfig, torch_threads
+from encoder.train.trainer import torch_threads
 
 CHUNK_SECONDS = 0.5  # training time between two redraws
 REFRESH_SECONDS = 0.2  # how soon the fragment asks for the next chunk
@@ -110,16 +111,16 @@ KEYS = (  # the controls (a preset in the link fills in the others) and the sess
 
 
 def _preset_label(name: str) -> str:
-    cfg = TrainConfig(**TRAINING_PRESETS[name])
+    cfg = TRAINING_PRESETS[name]
     return _(
         "{name}: {task}, {norm} {layers} x {heads}, d_model {d_model}, d_ff {d_ff}, {steps} steps",
         name=preset_name(name),
         task=cfg.task,
-        norm=norm_name(cfg.norm_first),
-        layers=cfg.num_layers,
-        heads=cfg.num_heads,
-        d_model=cfg.d_model,
-        d_ff=cfg.d_ff,
+        norm=norm_name(cfg.model.norm_first),
+        layers=cfg.model.num_layers,
+        heads=cfg.model.num_heads,
+        d_model=cfg.model.d_model,
+        d_ff=cfg.model.d_ff,
         steps=cfg.steps,
     )
 
@@ -167,11 +168,9 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
         seed=seed,
         checkpoint_blocks=checkpoint,
     )
-    hidden = {
-        name: value
-        for name, value in TRAINING_PRESETS.get(preset or "", {}).items()
-        if name not in ARCHITECTURE_FIELDS and name not in chosen
-    }
+    start = TRAINING_PRESETS.get(preset or "", TrainConfig())  # its hidden fields: decay...
+    hidden = {f.name: getattr(start, f.name) for f in fields(start) if f.name not in chosen}
+    del hidden["model"]  # the sidebar's architecture
     return {**hidden, **chosen}, rate
 
 
@@ -286,7 +285,7 @@ def draw(settings: Settings, lab: TrainingLab, actions: TrainingActions) -> None
         )
     )
     try:
-        cfg = TrainConfig.from_architecture(architecture, **chosen)
+        cfg = TrainConfig(model=trainable(architecture), **chosen)
     except ValueError as problem:
         st.error(_("These settings cannot be trained: {error}", error=literal(told(problem))))
         return

@@ -13,8 +13,8 @@ from app.i18n import _, localised, number, told
 from app.page.training import JOB_RUNS, RACE_RUNS, TrainingLab, job_name
 from app.settings import D_FF_CHOICES, D_MODEL_CHOICES, say
 from encoder.core.config import EncoderConfig
-from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.measure.train_memory import TrainMemory
+from encoder.train.config import TrainConfig, trainable
 from encoder.train.duration import (
     MAX_TRAINING_SECONDS,
     affordable_steps,
@@ -26,7 +26,6 @@ from encoder.train.duration import (
 )
 from encoder.train.findings import race_sizes, window_sentence
 from encoder.train.jobs import race_configs
-from encoder.train.trainer import TrainConfig
 
 
 def norm_name(norm_first: bool) -> str:
@@ -70,7 +69,7 @@ def plan(cfg: TrainConfig, architecture: EncoderConfig, runs: int, scale: float)
         architecture, cfg, runs, scale, MAX_TRAINING_SECONDS, D_MODEL_CHOICES, D_FF_CHOICES
     )
     if fitting is not None:
-        shrunk = replace(cfg, **{name: getattr(fitting, name) for name in ARCHITECTURE_FIELDS})
+        shrunk = replace(cfg, model=trainable(fitting))
         return Plan(shrunk, training_seconds(shrunk, runs, scale))
     steps = affordable_steps(cfg, runs, scale, MAX_TRAINING_SECONDS)
     if steps < 1:
@@ -84,6 +83,7 @@ def _change_text(chosen: TrainConfig, planned: TrainConfig) -> str:
     128)" or "300 of the 5000 steps"."""
     if planned.steps != chosen.steps:
         return _("{steps} of the {chosen} steps", steps=planned.steps, chosen=chosen.steps)
+    planned = planned.model
     if planned.num_layers == 1:
         return _(
             "a 1-layer, d_model {d_model} copy ({heads} heads, d_ff {d_ff})",
@@ -226,12 +226,12 @@ def race_text(cfg: TrainConfig) -> str:
         "layer whose index is a multiple of {every} global) on {task}, seed "
         "{seed}, the same batches, {layers} layers x {heads} heads, d_model {d_model}.",
         job=job_name(RACE_RUNS),
-        window=modern.attention_window,
-        every=modern.global_every,
+        window=modern.model.attention_window,
+        every=modern.model.global_every,
         task=cfg.task,
         seed=cfg.seed,
-        layers=cfg.num_layers,
-        heads=cfg.num_heads,
-        d_model=cfg.d_model,
+        layers=cfg.model.num_layers,
+        heads=cfg.model.num_heads,
+        d_model=cfg.model.d_model,
     )
     return f"{race} {told(race_sizes(runs))} {told(window_sentence(modern))}"

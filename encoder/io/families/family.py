@@ -22,13 +22,11 @@ from encoder.io.checkpoint_files import (
     INDEX_FILE,
     WEIGHTS_FILE,
     Files,
-    NoInit,
-    check_layers,
     file_source,
     listed,
-    meta_state,
     read_weights,
 )
+from encoder.io.tensor_checks import NoInit, check_layers, meta_state
 
 NameMap = dict[str, tuple[str, ...]]  # our parameter name -> the checkpoint tensors it is made of
 

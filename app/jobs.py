@@ -1,0 +1,140 @@
+"""The page's measurements that run longer than a rerun: a model's cost (time, memory and
+gradients, in a background thread, one at a time, its report kept in the shared cache) and what
+checkpointing saves a training step (measured once per architecture, batch shape and device)."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from dataclasses import dataclass
+
+import streamlit as st
+import torch
+
+from app.i18n import _
+from app.memory import CACHE
+from app.models import model_for, model_key
+from app.sources import ModelSource
+from encoder import EncoderConfig, TransformerEncoder
+from encoder.core import block
+from encoder.core.said import said_of
+from encoder.inspect.limits import BYTES_PER_VALUE
+from encoder.measure.cost import CostReport, CostSettings, cost_report
+from encoder.measure.train_memory import TrainMemory, measure_train_memory
+from encoder.train.config import TrainConfig
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint_cost(cfg: TrainConfig) -> TrainMemory:
+    """One training step's memory for the backward pass and its time, plain and with every
+    block checkpointed: the encoder of `cfg`'s architecture on a batch of its task's shape
+    (measured once per architecture, batch shape and device; steps, rates and seeds change
+    nothing here)."""
+    with st.spinner(_("Measuring what checkpointing saves…")):
+        return _checkpoint_cost(cfg.model, cfg.batch_size, cfg.seq_len, cfg.device)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _checkpoint_cost(
+    encoder_cfg: EncoderConfig, batch_size: int, seq_len: int, device: str
+) -> TrainMemory:
+    model = TransformerEncoder(encoder_cfg).to(device)
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, encoder_cfg.vocab_size, (batch_size, seq_len), generator=generator)
+    return measure_train_memory(model, ids.to(device), None, repeats=2)
+
+
+COST_REPORT_BYTES = 100_000  # a cost report's rows, generously
+MAX_COST_JOBS = 32  # measurements the server remembers (each a report of about 100 kB)
+
+
+@dataclass
+class CostJob:
+    """One cost measurement, running in a thread of its own (never the script's thread, so it
+    makes no st call): what it measures now and how far it is (0..1), then its report, or why it
+    failed. `batch`: [B, T] of the batch it measures on (the text of the page that started it)."""
+
+    batch: tuple[int, int]
+    what: str = "starting"
+    done: float = 0.0
+    report: CostReport | None = None
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.report is not None or self.error is not None
+
+    def heard(self, what: str, done: float) -> None:
+        self.what, self.done = what, done
+
+
+_COST_JOBS: dict[tuple, CostJob] = {}  # (config, device, budget) -> its job, oldest first
+_COST_JOBS_LOCK = threading.Lock()
+_MEASURING = threading.Lock()  # one measurement at a time: two would time each other
+MEASURER = "cost-measure"  # the measuring thread's name
+_STOP_MEASURING = threading.Event()  # set at exit: a measurement then ends within a step
+ENDING_S = 30.0  # at most this long, the process's end waits for the measurement to end
+
+
+@atexit.register
+def _end_measuring() -> None:
+    """At the process's end (a server stopped, a test session over), before its daemon threads
+    are cut off: end a running measurement within a step and wait for it. Cut off inside torch's
+    code, its thread would abort the process ("terminate called without an active exception")."""
+    _STOP_MEASURING.set()
+    for thread in threading.enumerate():
+        if thread.name == MEASURER:
+            thread.join(timeout=ENDING_S)
+
+
+def cost_job(
+    cfg: EncoderConfig,
+    source: ModelSource,
+    device: str,
+    input_ids: torch.Tensor,  # [B, T]
+    attention_mask: torch.Tensor,  # [B, T]
+    budget_s: float,
+) -> CostJob:
+    """The architecture's cost on this device, measured once per (config, device, budget) in a
+    background thread on the batch of the first page that asks (timing, memory and gradients at
+    initialisation depend on the shapes, not on the weights' values); a job that failed is
+    started again. The report is kept in the shared cache meanwhile (its working copies reserved
+    in the memory budget, one measurement at a time, built aside: the pages' runs go on
+    meanwhile)."""
+    key = (cfg, device, budget_s)
+    with _COST_JOBS_LOCK:
+        job = _COST_JOBS.get(key)
+        if job is not None and job.error is None:
+            return job
+        job = _COST_JOBS[key] = CostJob(batch=tuple(input_ids.shape))
+        finished = [k for k, j in _COST_JOBS.items() if j.finished]
+        for old in finished[: max(0, len(_COST_JOBS) - MAX_COST_JOBS)]:
+            del _COST_JOBS[old]
+
+    def measure() -> CostReport:
+        model = model_for(cfg, source, device)
+        settings = CostSettings(budget_s=budget_s)
+        ids, mask = input_ids.to(device), attention_mask.to(device)
+        return cost_report(model, ids, mask, settings, job.heard, stop=_STOP_MEASURING)
+
+    def run() -> None:
+        try:
+            with _MEASURING:
+                job.report = CACHE.get_or_build(
+                    ("cost", *key),
+                    measure,
+                    lambda report: COST_REPORT_BYTES,
+                    reserve=4 * BYTES_PER_VALUE * block.parameters(cfg),  # trainable copy, grads
+                    what="Measuring this model",
+                    keep=(model_key(cfg, source, device),),
+                    tag=source.tag,
+                    aside=True,
+                )
+        except Exception as error:  # RunTooLarge, out of memory, a bug: the page stops waiting
+            log.exception("measuring the cost of %s failed", cfg)
+            job.error = said_of(error) or type(error).__name__  # told when shown
+
+    threading.Thread(target=run, name=MEASURER, daemon=True).start()
+    return job
