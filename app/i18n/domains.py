@@ -79,13 +79,10 @@ DOMAINS: dict[str, tuple[str, ...]] = {
             f"app/charts/{name}.py"
             for name in (
                 "activations",
-                "top_units",
-                "value_histogram",
                 "cost",
                 "heads",
                 "ablation",
                 "training",
-                "diagram",
             )
         ),
     ),  # fmt: skip

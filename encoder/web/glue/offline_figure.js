@@ -1,0 +1,12 @@
+/**
+ * A figure module (token_lines.js, value_histogram.js, top_units.js, block_diagram.js,
+ * head_fingerprint.js) in an offline HTML file, joined after the module (encoder/web/hosts.py):
+ * mounts it on the element named by each of its data's script elements (JSON, never run).
+ * encoder/web/offline.py writes the module's file name for MODULE.
+ */
+
+const MODULE = "MODULE_NAME";
+
+for (const data of document.querySelectorAll(`script[data-figure-for][data-module="${MODULE}"]`)) {
+  mount(document.getElementById(data.dataset.figureFor), JSON.parse(data.textContent));
+}
