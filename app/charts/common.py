@@ -17,13 +17,13 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from app.i18n import _, direction, language, symbols
+from encoder.io.tokenize import PAD as PAD_TOKEN  # noqa: F401  (padding, as a chart shows it)
 from encoder.web import SERIES_COLOURS  # noqa: F401  (the charts' series, as the modules')
 
 FONT_SIZE = 14  # a figure's body text (px), as large as its ticks and subtitles
 SMALLEST_TEXT = 14  # no figure text under this (px), ticks and subtitles included (DESIGN 4b)
 PRESENTER_TEXT = 16  # presenter mode's smallest figure text (px): read from the back of a room
 FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # the page's own typeface
-PAD_TOKEN = "[PAD]"
 MAX_TICK_LABELS = 60  # more tokens than this: label every k-th tick (hover still names each)
 TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the whole token)
 DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
