@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from app.charts.attention import attention_head, attention_overview
@@ -120,23 +119,9 @@ def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.
     }
 
 
-@dataclass(frozen=True)
-class HistogramParts:
-    """What block `layer`'s histogram draws: its bins, the activation's curve over them, the
-    activation's name, its title and the lines under the title (plain text)."""
-
-    edges: np.ndarray  # [bins + 1]
-    counts: np.ndarray  # [bins]
-    curve_x: np.ndarray  # [points]
-    curve_y: np.ndarray  # [points]
-    name: str
-    title: str
-    notes: list[str]
-
-
-def histogram_parts(run: Run, sentence: int, layer: int) -> HistogramParts:
+def histogram_figure(run: Run, sentence: int, layer: int) -> Drawn:
     """Block `layer`'s values before the activation (real tokens x units) in bins, with the
-    activation function over them."""
+    activation function over them (value_histogram.js)."""
     cfg, tokens = run.cfg, run.tokens[sentence]
     # a gated feed-forward: the half that goes through GELU or SiLU, before the gate multiplies it
     name = GATED_INNER.get(cfg.activation, ACTIVATION_NAMES[cfg.activation])
@@ -171,19 +156,10 @@ def histogram_parts(run: Run, sentence: int, layer: int) -> HistogramParts:
                 maximum=number(histogram.maximum, 2, grouped=False),
             )
         )
-    return HistogramParts(histogram.edges, histogram.counts, curve_x, curve_y, name, title, notes)
-
-
-def histogram_figure(run: Run, sentence: int, layer: int) -> Drawn:
-    """histogram_parts drawn by the value histogram (value_histogram.js)."""
-    parts = histogram_parts(run, sentence, layer)
-    return Drawn(
-        hosts.HISTOGRAM,
-        value_histogram_data(
-            parts.edges, parts.counts, parts.curve_x, parts.curve_y, parts.name, parts.title,
-            parts.notes,
-        ),
-    )  # fmt: skip
+    data = value_histogram_data(
+        histogram.edges, histogram.counts, curve_x, curve_y, name, title, notes
+    )
+    return Drawn(hosts.HISTOGRAM, data)
 
 
 def block_figure(run: Run) -> Drawn:

@@ -28,15 +28,6 @@ def _zero_aligned_ranges(counts_max: float, curve_min: float, curve_max: float):
     return [-zero_at / (1 - zero_at) * top, top], curve_range
 
 
-def histogram_ranges(counts: np.ndarray, curve_y: np.ndarray):
-    """The counts' (left) and the curve's (right) axis ranges of a histogram with `counts` and a
-    curve through `curve_y`, their zeros on one line (_zero_aligned_ranges)."""
-    counts = np.asarray(counts)
-    return _zero_aligned_ranges(
-        float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
-    )
-
-
 def value_histogram_data(
     edges: np.ndarray,
     counts: np.ndarray,
@@ -62,7 +53,9 @@ def value_histogram_data(
         raise ValueError(
             f"the curve needs as many x as y values: {curve_x.size} x, {curve_y.size} y"
         )
-    counts_range, curve_range = histogram_ranges(counts, curve_y)
+    counts_range, curve_range = _zero_aligned_ranges(
+        float(counts.max()) if counts.size else 1.0, float(curve_y.min()), float(curve_y.max())
+    )
     return {
         "title": title,
         "notes": list(notes),
