@@ -87,9 +87,10 @@ DOMAINS: dict[str, tuple[str, ...]] = {
         ),
     ),  # fmt: skip
     # what the library says: an architecture refused, a model on disk that cannot be read, a
-    # task's name, a measurement that cannot run (marked with encoder.core.said.Said)
+    # task's name, a measurement that cannot run, a figure's words (marked with
+    # encoder.core.said.Said)
     "library": tuple(
-        f"encoder/{name}" for name in ("core", "tasks", "io", "inspect", "measure", "train")
+        f"encoder/{name}" for name in ("core", "tasks", "io", "inspect", "measure", "train", "web")
     ),
     # what an exercise's checker tells the student
     "exercises": ("encoder/exercises",),
@@ -103,10 +104,12 @@ TRANSLATED = tuple(language for language in LANGUAGES if language != SOURCE)
 
 
 def files_of(domain: str) -> Iterator[Path]:
+    """The domain's files: the browser's .js files, the other domains' .py files."""
+    kinds = {".js"} if domain == BROWSER else {".py"}
     for name in DOMAINS[domain]:
         path = ROOT / name
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in METHODS)
+            yield from sorted(p for p in path.rglob("*") if p.suffix in kinds)
         else:
             yield path
 
