@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from encoder.core.said import Said
-from encoder.io.tokenize import PAD as PAD_TOKEN
 from encoder.web import SERIES_COLOURS
 
+PAD_TOKEN = "[PAD]"  # a position past the sentence (encoder.io.tokenize.PAD)
 NORM_ORDER = ["embed.ln", "ln1", "ln2", "final_norm"]
 LINE_DIGITS = 6  # significant digits a value keeps in the data
 
