@@ -5,9 +5,7 @@ over d) per token, for one layer, as lines over a token axis in two panels. Its 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from encoder.core.said import Said
@@ -23,62 +21,12 @@ def token_at(tokens: list[str], position: int) -> str:
     return tokens[position] if position < len(tokens) else PAD_TOKEN
 
 
-@dataclass(frozen=True)
-class NormLine:
-    """One norm's input or output in one layer: the norm ("ln1", ...), the line's name, colour
-    and side ("in" or "out"), and its mean and std over d per position."""
-
-    norm: str
-    name: str
-    colour: str
-    side: str
-    positions: np.ndarray  # [tokens]
-    mean: np.ndarray  # [tokens]
-    std: np.ndarray  # [tokens]
-
-
-def norm_lines(stats: pd.DataFrame, layer: int) -> list[NormLine]:
-    """Each norm's input and output lines in `layer` (its ln1 and ln2; the embeddings' norm at
-    -1, the final norm after the last block), in NORM_ORDER."""
-    rows = stats[stats["layer"] == layer]
-    if rows.empty:
-        raise ValueError(
-            Said(
-                "no LayerNorm statistics for layer={layer}; layers present: {present}",
-                layer=layer,
-                present=sorted(stats["layer"].unique().tolist()),
-            )
-        )
-    lines = []
-    norms = [n for n in NORM_ORDER if n in set(rows["norm"])]
-    for colour, norm in zip(SERIES_COLOURS, norms, strict=False):
-        part = rows[rows["norm"] == norm].sort_values("position")
-        for side in ("in", "out"):
-            name = (
-                Said("{norm} input", norm=norm)
-                if side == "in"
-                else Said("{norm} output", norm=norm)
-            )
-            lines.append(
-                NormLine(
-                    norm,
-                    name,
-                    colour,
-                    side,
-                    part["position"].to_numpy(),
-                    part[f"{side}_mean"].to_numpy(),
-                    part[f"{side}_std"].to_numpy(),
-                )
-            )
-    return lines
-
-
-def _norms_title(lines: list[NormLine], layer: int) -> str:
+def _norms_title(norm: str, layer: int) -> str:
     titles = {
         "embed.ln": Said("Norm statistics in the embeddings: input (dotted) vs output (solid)"),
         "final_norm": Said("Norm statistics in the final norm: input (dotted) vs output (solid)"),
     }
-    return titles.get(lines[0].norm) or Said(
+    return titles.get(norm) or Said(
         "Norm statistics in block {layer}: input (dotted) vs output (solid)", layer=layer
     )
 
@@ -91,37 +39,51 @@ def _statistics() -> tuple[tuple[str, str, str], ...]:
     )
 
 
+def _values(column, at: list[int], positions: list[int]) -> list[float | None]:
+    """A norm's `column` (its values at positions `at`) at every one of `positions`, to
+    LINE_DIGITS significant digits (None where it has none)."""
+    by_position = dict(zip(at, column.tolist(), strict=True))
+    return [
+        float(f"{by_position[p]:.{LINE_DIGITS}g}")
+        if p in by_position and math.isfinite(by_position[p])
+        else None
+        for p in positions
+    ]
+
+
 def layernorm_lines(stats: pd.DataFrame, tokens: list[str], layer: int) -> dict:
     """Each norm's statistics in `layer` (encoder.inspect.norms' table of one sentence, whose
-    `tokens` these are) as token_lines.js's data: the title, series and panels, each value to
-    LINE_DIGITS significant digits (None where a norm has no value at a position)."""
-    lines = norm_lines(stats, layer)
-    positions = sorted({p for line in lines for p in line.positions.tolist()})
-
-    def values(line: NormLine, column: str) -> list[float | None]:
-        said = getattr(line, column).tolist()
-        by_position = dict(zip(line.positions.tolist(), said, strict=True))
-        return [
-            float(f"{by_position[p]:.{LINE_DIGITS}g}")
-            if p in by_position and math.isfinite(by_position[p])
-            else None
-            for p in positions
-        ]
-
+    `tokens` these are: its ln1 and ln2; the embeddings' norm at -1, the final norm after the
+    last block) as token_lines.js's data: the title, a series for each norm's input and output
+    (in NORM_ORDER) and a panel for each statistic, each value to LINE_DIGITS significant
+    digits (None where a norm has no value at a position)."""
+    rows = stats[stats["layer"] == layer]
+    if rows.empty:
+        raise ValueError(
+            Said(
+                "no LayerNorm statistics for layer={layer}; layers present: {present}",
+                layer=layer,
+                present=sorted(stats["layer"].unique().tolist()),
+            )
+        )
+    norms = [n for n in NORM_ORDER if n in set(rows["norm"])][: len(SERIES_COLOURS)]
+    positions = sorted(set(rows.loc[rows["norm"].isin(norms), "position"].tolist()))
+    series, panels = [], {column: [] for column, __, __ in _statistics()}
+    for colour, norm in zip(SERIES_COLOURS, norms, strict=False):
+        part = rows[rows["norm"] == norm].sort_values("position")
+        at = part["position"].tolist()
+        said = {"in": Said("{norm} input", norm=norm), "out": Said("{norm} output", norm=norm)}
+        for side in ("in", "out"):
+            dashed = side == "in"
+            series.append({"name": said[side], "colour": colour, "dashed": dashed, "open": dashed})
+            for column, values in panels.items():
+                values.append(_values(part[f"{side}_{column}"], at, positions))
     return {
-        "title": _norms_title(lines, layer),
+        "title": _norms_title(norms[0], layer),
         "tokens": [token_at(tokens, p) for p in positions],
-        "series": [
-            {
-                "name": line.name,
-                "colour": line.colour,
-                "dashed": line.side == "in",
-                "open": line.side == "in",
-            }
-            for line in lines
-        ],  # fmt: skip
+        "series": series,
         "panels": [
-            {"title": title, "short": short, "values": [values(line, column) for line in lines]}
+            {"title": title, "short": short, "values": panels[column]}
             for column, title, short in _statistics()
         ],
     }
