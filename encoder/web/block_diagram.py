@@ -10,7 +10,6 @@ are `Said`s (English, with their templates): a front end tells them in its reade
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import groupby
 
 from encoder.core import hooks
@@ -23,16 +22,12 @@ BOX_FILL = {"norm": "#FFF2B3", "attn": "#CFE3F5", "ffn": "#D5EFD0", "io": "#FFFF
 SKIP_INK = "#0072B2"  # the residual path
 
 
-@dataclass(frozen=True)
-class Node:
-    """One step of the block, drawn top to bottom; its words as plain text (block_diagram.js
-    draws them as text)."""
-
-    kind: str  # "io" | "norm" | "attn" | "ffn" | "add"
-    text: str = ""  # the box's text (an add: its operation's name, drawn as ⊕)
-    label: str = ""  # what the edge leaving this node carries, before its shape ("weights")
-    shape: str = ""  # the shape of the tensor leaving this node ('[1, 9, 384]')
-    branch: bool = False  # a residual skip path leaves from this node's outgoing edge
+def _node(kind: str, text: str, label: str = "", shape: str = "", branch: bool = False) -> dict:
+    """One step of the block, drawn top to bottom: its kind ("io", "norm", "attn", "ffn" or
+    "add"), its box's text (an add: its operation's name, drawn as ⊕), what the edge leaving it
+    carries before its shape ("weights"), the shape of the tensor leaving it ('[1, 9, 384]'),
+    and whether a residual path leaves from its outgoing edge."""
+    return {"kind": kind, "text": text, "label": label, "shape": shape, "branch": branch}
 
 
 # A diagram step (an op's `stage`) -> its box kind, and for the steps that are more than one
@@ -144,19 +139,19 @@ def architecture_notes(cfg: EncoderConfig) -> list[str]:
     return notes
 
 
-def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[Node]:
+def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[dict]:
     """One box per step of the block (consecutive operations of one stage), between the block's
     input and output; a residual path leaves from the input and from the stream between the
     two halves (resid_mid)."""
     resid_mid = hooks.block(int(ops[0].layer)).resid_mid
-    nodes = [Node("io", Said("block input x"), shape=shape_text(ops[0].inputs[0]), branch=True)]
+    nodes = [_node("io", Said("block input x"), shape=shape_text(ops[0].inputs[0]), branch=True)]
     for stage, group in groupby(ops, key=lambda op: op.stage):
         group = list(group)
         last = group[-1]
         kind = STAGE_KINDS[stage]
         text, label = _stage_text(stage, cfg, last.operation)
         nodes.append(
-            Node(
+            _node(
                 kind,
                 last.operation if kind == "add" else text,
                 label,
@@ -164,30 +159,30 @@ def _block_nodes(ops: list[Op], cfg: EncoderConfig | None = None) -> list[Node]:
                 branch=resid_mid in last.hooks,
             )
         )
-    return [*nodes, Node("io", Said("block output"), shape=shape_text(ops[-1].output_shape))]
+    return [*nodes, _node("io", Said("block output"), shape=shape_text(ops[-1].output_shape))]
 
 
-def _residual_paths(nodes: list[Node]) -> list[tuple[int, int]]:
-    """Each residual path as (the node whose outgoing edge it leaves, the add it comes back
-    into): from the latest branch before each add."""
+def _residual_paths(nodes: list[dict]) -> list[list[int]]:
+    """Each residual path as [the node whose outgoing edge it leaves, the add it comes back
+    into]: from the latest branch before each add."""
     paths, start = [], None
     for i, node in enumerate(nodes):
-        if node.kind == "add" and start is not None:
-            paths.append((start, i))
-        if node.branch:
+        if node["kind"] == "add" and start is not None:
+            paths.append([start, i])
+        if node["branch"]:
             start = i
     return paths
 
 
-def _groups(nodes: list[Node]) -> list[tuple[str, str, int, int]]:
-    """The framed groups of boxes: (kind, name, first node, last node), for each kind the block
+def _groups(nodes: list[dict]) -> list[dict]:
+    """The framed groups of boxes: {kind, name, first node, last node}, for each kind the block
     has."""
     names = (("attn", Said("multi-head self-attention")), ("ffn", Said("feed-forward network")))
     found = []
     for kind, name in names:
-        rows = [i for i, node in enumerate(nodes) if node.kind == kind]
+        rows = [i for i, node in enumerate(nodes) if node["kind"] == kind]
         if rows:
-            found.append((kind, name, min(rows), max(rows)))
+            found.append({"kind": kind, "name": name, "first": min(rows), "last": max(rows)})
     return found
 
 
@@ -212,21 +207,9 @@ def block_diagram_data(ops: list[Op], cfg: EncoderConfig) -> dict:
     nodes = _block_nodes(ops, cfg)
     return {
         "title": block_title(cfg),
-        "nodes": [
-            {
-                "kind": node.kind,
-                "text": node.text,
-                "label": node.label,
-                "shape": node.shape,
-                "branch": node.branch,
-            }
-            for node in nodes
-        ],
-        "skips": [list(path) for path in _residual_paths(nodes)],
-        "groups": [
-            {"kind": kind, "name": name, "first": first, "last": last}
-            for kind, name, first, last in _groups(nodes)
-        ],
+        "nodes": nodes,
+        "skips": _residual_paths(nodes),
+        "groups": _groups(nodes),
         "notes": architecture_notes(cfg),
         "residual": Said("residual"),
         "fills": dict(BOX_FILL),
