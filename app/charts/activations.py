@@ -15,7 +15,6 @@ from app.charts.common import (
     SERIES_COLOURS,
     SMALLEST_TEXT,
     base_layout,
-    base_spec,
     depth_name,
     escape,
     new_figure,
@@ -23,136 +22,17 @@ from app.charts.common import (
     visible_ticks,
 )
 from app.charts.cost import percent
-from app.i18n import _, n_
+from app.i18n import _
+from encoder.web import rounded
+from encoder.web.value_histogram import BELOW_ZERO
 
-DIGITS = 4  # decimals sent to the browser
 TOKEN_LABEL_CHARS = 14
 MAX_FLAGGED = 5  # outlier dimensions named on the heatmap (the table lists them all)
-BELOW_ZERO = SERIES_COLOURS[4]  # vermillion: the values the activation zeroes or bends
-ABOVE_ZERO = SERIES_COLOURS[0]
-CURVE_COLOUR = "#111111"  # the activation function's line over a histogram
-# A gated activation's own function, the one its input half goes through before the gate
-# multiplies it: GeGLU = GELU(x W_in) * (x W_gate), SwiGLU = SiLU(x W_in) * (x W_gate).
-GATED_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
-
-
-def rounded(values) -> np.ndarray:
-    return np.round(np.asarray(values, dtype=np.float32), DIGITS)
-
-
-def plain(values) -> list:
-    """`rounded` values as plain Python floats (nested lists, as the array's shape), each its
-    shortest decimal: 0.1234, not float32's 0.12340000271797180 (an ES module's data)."""
-    return np.round(rounded(values).astype(np.float64), DIGITS).tolist()
 
 
 def token_labels(tokens: list[str]) -> list[str]:
     """Unique category labels for a token axis: 'position token', escaped and cut."""
     return [f"{i} {short(token, TOKEN_LABEL_CHARS)}" for i, token in enumerate(tokens)]
-
-
-def _zero_aligned_ranges(counts_max: float, curve_min: float, curve_max: float):
-    """Ranges for the counts (left) and the curve (right) axes that put both zeros on one line."""
-    low = min(curve_min, 0.0)
-    span = max(curve_max, 1e-9) - low
-    curve_range = [low - 0.05 * span, max(curve_max, 1e-9) + 0.05 * span]
-    zero_at = -curve_range[0] / (curve_range[1] - curve_range[0])  # 0..1 up the plot
-    top = 1.05 * max(counts_max, 1)
-    return [-zero_at / (1 - zero_at) * top, top], curve_range
-
-
-def histogram_ranges(counts: np.ndarray, curve_y: np.ndarray):
-    """The counts' (left) and the curve's (right) axis ranges of a histogram with `counts` and a
-    curve through `curve_y`, their zeros on one line (_zero_aligned_ranges)."""
-    counts = np.asarray(counts)
-    return _zero_aligned_ranges(
-        float(counts.max()) if counts.size else 1.0, float(np.min(curve_y)), float(np.max(curve_y))
-    )
-
-
-def _bars(centres, counts, widths, edges, keep: np.ndarray, name: str, colour: str) -> dict:
-    """The histogram's bins where `keep` holds."""
-    return {
-        "type": "bar",
-        "x": rounded(centres[keep]),
-        "y": counts[keep],
-        "width": rounded(widths[keep]),
-        "marker": {"color": colour},
-        "opacity": 0.75,
-        "name": name,
-        # each bin's edges, and its count with its noun in the language's plural (n_)
-        "customdata": [
-            [float(low), float(high), n_("{count} value", "{count} values", int(count))]
-            for low, high, count in zip(
-                rounded(edges[:-1][keep]), rounded(edges[1:][keep]), counts[keep], strict=True
-            )
-        ],
-        "hovertemplate": _("x from %{customdata[0]} to %{customdata[1]}: %{customdata[2]}")
-        + "<extra></extra>",
-    }
-
-
-def pre_activation_chart(
-    edges: np.ndarray,
-    counts: np.ndarray,
-    curve_x: np.ndarray,
-    curve_y: np.ndarray,
-    name: str,
-    title: str,
-) -> go.Figure:
-    """Histogram of pre-activation values (bins below 0 in their own colour) with the activation
-    function `name`(x) drawn over it on a second y axis whose 0 lines up with the bars' base
-    (built as plain dicts: app.charts.common.new_figure)."""
-    edges = np.asarray(edges, dtype=np.float64)
-    counts = np.asarray(counts)
-    centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
-    below = centres < 0
-    traces = [
-        _bars(centres, counts, widths, edges, below, _("values below 0"), BELOW_ZERO),
-        _bars(centres, counts, widths, edges, ~below, _("values 0 or above"), ABOVE_ZERO),
-        {
-            "type": "scatter",
-            "x": rounded(curve_x),
-            "y": rounded(curve_y),
-            "yaxis": "y2",
-            "mode": "lines",
-            "name": _("{name}(x) (right axis)", name=name),
-            "line": {"color": CURVE_COLOUR, "width": 3},
-            "hovertemplate": f"{name}(%{{x:.3f}}) = %{{y:.4f}}<extra></extra>",
-        },
-    ]
-    counts_range, curve_range = histogram_ranges(counts, curve_y)
-    layout = {
-        **base_spec(title, height=500),
-        "shapes": [  # x = 0, the full height
-            {
-                "type": "line",
-                "x0": 0,
-                "x1": 0,
-                "y0": 0,
-                "y1": 1,
-                "yref": "y domain",
-                "line": {"color": "#777777", "width": 1, "dash": "dot"},
-            }
-        ],
-        "bargap": 0,
-        "barmode": "overlay",
-        "xaxis": {"title": {"text": _("pre-activation value x")}, "zeroline": False},
-        "yaxis": {"title": {"text": _("how many values")}, "range": counts_range, "zeroline": True},
-        "yaxis2": {
-            "title": {"text": f"{name}(x)"},
-            "overlaying": "y",
-            "side": "right",
-            "range": curve_range,
-            "tickmode": "auto",
-            "nticks": 6,
-            "showgrid": False,
-            "zeroline": False,
-        },
-        "legend": {"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
-        "margin": {"l": 70, "r": 70, "t": 100, "b": 110},
-    }
-    return new_figure(traces, layout)
 
 
 def residual_stream_chart(

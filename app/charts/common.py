@@ -16,22 +16,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from app.i18n import _, direction, language, symbols
+from encoder.io.tokenize import PAD as PAD_TOKEN  # noqa: F401  (padding, as a chart shows it)
+from encoder.web import SERIES_COLOURS  # noqa: F401  (the charts' series, as the modules')
 
 FONT_SIZE = 14  # a figure's body text (px), as large as its ticks and subtitles
 SMALLEST_TEXT = 14  # no figure text under this (px), ticks and subtitles included (DESIGN 4b)
 PRESENTER_TEXT = 16  # presenter mode's smallest figure text (px): read from the back of a room
 FONT_FAMILY = '"Source Sans", "Source Sans Pro", sans-serif'  # the page's own typeface
-PAD_TOKEN = "[PAD]"
 MAX_TICK_LABELS = 60  # more tokens than this: label every k-th tick (hover still names each)
 TICK_CHARS = 14  # visible tick labels are cut to this length (hover shows the whole token)
-# Series told apart by colour (lines, markers): every pair at least 10 apart (CIE76) in normal and
-# simulated colour-blind vision, each at least 3:1 on white; in this order (blue, olive, green,
-# magenta, vermillion, indigo, black, grey); encoder/web/shared.js has the same list
-# (tests/app/test_palette.py checks both). Okabe and Ito's, darkened to 3:1, had two blues 9 apart
-# and an orange 3 from vermillion for a protanope.
-SERIES_COLOURS = [
-    "#0072B2", "#6B5A00", "#00876A", "#C0488F", "#D55E00", "#3D2A8C", "#000000", "#8C8C8C"
-]  # fmt: skip
 DIVERGING = "RdBu_r"  # signed values and differences: blue < 0 < red, white at 0
 MARGIN = dict(l=60, r=20, t=60, b=50)
 PLOTLY_HEIGHT = 450  # px: the height plotly draws a figure that sets none

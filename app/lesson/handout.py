@@ -1,7 +1,9 @@
 """The lesson as one self-contained HTML file: every step's text, numbers, tables, code and
-figures for one run and sentence, with plotly.js and the attention explorer's module embedded
-once, so it opens offline. A step's attention figure is drawn by the explorer (encoder/web), the
-same one as on the page and in notebooks, opened on the step's head.
+figures for one run and sentence, with plotly.js, the attention explorer's module and each
+figure module it draws embedded once, so it opens offline. A step's attention figure is drawn by
+the explorer (encoder/web), the same one as on the page and in notebooks, opened on the step's
+head; a figure a browser module draws on the page (app.page.figures.Drawn) is drawn by that
+module here too.
 
 User text is escaped with html.escape (tokens inside sentences, the sentence itself, table
 cells); figures escape their own labels (app.charts.common); the explorer's tokens travel inside
@@ -21,7 +23,8 @@ from app.i18n import _, direction, language, localised, quoted
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
 from app.lesson.text import ExplorerAt, Lesson, Paragraph, Step, Typed, shown_table
-from encoder.web.offline import explorer_element, explorer_scripts
+from app.page.figures import Drawn, spoken
+from encoder.web.offline import explorer_element, explorer_scripts, figure_element, figure_scripts
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2rem auto; padding: 0 1rem;
@@ -65,8 +68,10 @@ def step_html(number: int, title: str, step: Step, explorer: str | None = None) 
     for key, figure in step.figures:
         if explorer is not None and step.explorer is not None and key == step.explorer.figure:
             parts.append(explorer)
-            continue
-        parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False))
+        elif isinstance(figure, Drawn):
+            parts.append(figure_element(figure.module, spoken(figure.data), f"step-{number}-{key}"))
+        else:
+            parts.append(pio.to_html(figure, include_plotlyjs=False, full_html=False))
     for caption, table in step.tables:
         parts.append(f'<p class="caption">{html.escape(caption)}</p>{table_html(table)}')
     if step.code is not None:
@@ -80,11 +85,13 @@ def lesson_html(lesson: Lesson) -> str:
     """Every step of the lesson for this run and sentence, as one HTML page."""
     sentence = lesson.run.sentences[lesson.sentence]
     heading = _("Encoder Explorer: a lesson on {model}", model=lesson.model_name)
-    steps = []
+    steps, modules = [], []
     for number, listed in enumerate(STEPS, 1):
         step = listed.build(lesson)
         explorer = explorer_html(lesson, number, step.explorer) if step.explorer else None
         steps.append(step_html(number, listed.title, step, explorer))
+        drawn = (figure.module for __, figure in step.figures if isinstance(figure, Drawn))
+        modules += [module for module in drawn if module not in modules]
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -93,6 +100,7 @@ def lesson_html(lesson: Lesson) -> str:
             f"<style>{STYLE}</style>",
             f'<script type="text/javascript">{get_plotlyjs()}</script>',
             explorer_scripts(),
+            *(figure_scripts(module) for module in modules),
             "</head><body>",
             f"<h1>{html.escape(heading)}</h1>",
             "<p>"

@@ -19,12 +19,14 @@ import streamlit as st
 
 from app.charts.common import presenting
 from app.components.attention_explorer import attention_explorer
+from app.components.module_figures import module_figure
 from app.i18n import _, in_this_language, localised
 from app.keys import FITS_QUERY, POSITION_BOUNDS, Key, Selection
 from app.lesson import handout
 from app.lesson.explorer import step_payload
 from app.lesson.steps import STEPS
 from app.lesson.text import Lesson, Paragraph, Step, Typed, shown_table
+from app.page.figures import Drawn
 from app.page.layout import wide_table, written
 from app.page.widgets import pick_sentence, show
 from app.runs import Runs
@@ -55,7 +57,6 @@ TABLE_ROW_PX = 42  # an HTML table's row, about (presenter mode's larger type in
 # a figure title's line in the step's figure column (3/5 of the main area): 20 px titles beside
 # the sidebar, and presenter mode's 23 px with the sidebar folded away
 NORMAL_TITLE_CHARS, PRESENTER_TITLE_CHARS = 43, 56
-FIXED_HEIGHT = ("lesson_block", "lesson_other_block")  # figures drawn to their rows' height
 
 
 def markdown(paragraph: Paragraph) -> str:
@@ -218,13 +219,15 @@ def _open_buttons(step: Step, follow: Follow) -> None:
 
 def _step_figures(lesson: Lesson, step: Step, present: bool, narrow: bool) -> None:
     """The step's figures, tables (HTML, whose cells wrap in a narrow column) and code; in
-    presenter mode (whose large figure text app.page.widgets.show draws) the first figure no
-    taller than fits beside the text (a figure drawn to its rows' height, the block diagram,
-    keeps it)."""
+    presenter mode (whose large figure text app.page.widgets.show draws) the first Plotly figure
+    no taller than fits beside the text (a module's figure is drawn to its own height)."""
     for index, (key, figure) in enumerate(step.figures):
         if step.explorer is not None and key == step.explorer.figure and _explorer(lesson, step):
             continue
-        if present and index == 0 and key not in FIXED_HEIGHT:
+        if isinstance(figure, Drawn):  # drawn by its module, to its own height
+            module_figure(figure, key=key)
+            continue
+        if present and index == 0:
             height = figure.layout.height or PRESENTER_FIGURE_HEIGHT
             figure.update_layout(height=min(height, PRESENTER_FIGURE_HEIGHT))
         chars = PRESENTER_TITLE_CHARS if present else NORMAL_TITLE_CHARS

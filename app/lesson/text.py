@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 
 from app.i18n import _, localised, percent
 from app.page import layout
+from app.page.figures import Drawn
 from app.runs import Run
 from encoder.inspect.ablation import head_effects
 from encoder.inspect.lesson import Links, attention_links, is_special, pick_query
@@ -143,7 +144,8 @@ class Step:
     """One step of the lesson, ready to lay out (its title is its LessonStep's)."""
 
     text: Text
-    figures: list[tuple[str, go.Figure]] = field(default_factory=list)  # (key, figure)
+    # (key, figure): a Plotly figure, or one a browser module draws (app.page.figures.Drawn)
+    figures: list[tuple[str, go.Figure | Drawn]] = field(default_factory=list)
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # (caption, table)
     code: str | None = None
     links: list[OpenIn] = field(default_factory=list)

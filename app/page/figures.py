@@ -1,26 +1,56 @@
 """Run-to-figure and run-to-table helpers: the one home of what the views, the lesson and the
-Export view all draw from a run (a chart of app.charts fed with a run's tables, or a table ready
-for the page). Plain functions of a run; nothing here draws on the page."""
+Export view all draw from a run (a chart of app.charts fed with a run's tables, a browser
+module's data from encoder/web, or a table ready for the page). Plain functions of a run;
+nothing here draws on the page."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
-from app.charts import activations as activation_charts
-from app.charts.activations import GATED_INNER
 from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
-from app.charts.diagram import block_diagram, block_diagram_data
-from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
-from app.charts.value_histogram import value_histogram_data
-from app.i18n import _, number
+from app.charts.norms import residual_norm_chart
+from app.i18n import _, direction, language, number, told
+from app.i18n.browser import words_now
 from app.runs import Run
-from encoder.core.options import ACTIVATION_NAMES
+from encoder.core.options import ACTIVATION_NAMES, GATED_INNER
+from encoder.core.said import Said
 from encoder.inspect import activations, norms
+from encoder.web import hosts, spoken_in
+from encoder.web.block_diagram import block_diagram_data
+from encoder.web.token_lines import layernorm_lines
+from encoder.web.value_histogram import value_histogram_data
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A figure a browser module of encoder/web draws (its `module`: hosts.LINES, hosts.DIAGRAM,
+    ...) from its `data` (built beside the module, its words Saids): on the page
+    (app.components.module_figures), in the handout and in Export's files (encoder.web.offline)
+    alike."""
+
+    module: str
+    data: dict
+
+
+def told_all(data: object) -> object:
+    """`data` with every Said in it (at any depth of its dicts and lists) told in this run's
+    language; everything else as it is (a token the user typed is never a Said)."""
+    if isinstance(data, Said):
+        return told(data)
+    if isinstance(data, dict):
+        return {name: told_all(value) for name, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [told_all(value) for value in data]
+    return data
+
+
+def spoken(data: dict) -> dict:
+    """A module's data in this run's language: its Saids told, the module's own words sent."""
+    return spoken_in(told_all(data), language(), words_now(), direction())
 
 
 def head_figure(run: Run, sentence: int, layer: int, head: int, stretch: bool):
@@ -58,15 +88,10 @@ def residual_figure(run: Run, sentence: int):
     return residual_norm_chart(resid, run.tokens[sentence])
 
 
-def layernorm_figure(run: Run, sentence: int, layer: int):
+def layernorm_figure(run: Run, sentence: int, layer: int) -> Drawn:
+    """Each norm's statistics per token in block `layer` (token_lines.js)."""
     stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
-    return layernorm_chart(stats, run.tokens[sentence], layer)
-
-
-def layernorm_line_data(run: Run, sentence: int, layer: int) -> dict:
-    """layernorm_figure's lines as the token lines' data (app.components.module_figures)."""
-    stats = run.layernorm_stats[run.layernorm_stats["sentence"] == sentence]
-    return layernorm_lines(stats, run.tokens[sentence], layer)
+    return Drawn(hosts.LINES, layernorm_lines(stats, run.tokens[sentence], layer))
 
 
 def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.DataFrame]]]:
@@ -94,23 +119,9 @@ def activation_tables(sentence: int) -> dict[str, tuple[str, Callable[[Run], pd.
     }
 
 
-@dataclass(frozen=True)
-class HistogramParts:
-    """What block `layer`'s histogram draws: its bins, the activation's curve over them, the
-    activation's name, its title and the lines under the title (plain text)."""
-
-    edges: np.ndarray  # [bins + 1]
-    counts: np.ndarray  # [bins]
-    curve_x: np.ndarray  # [points]
-    curve_y: np.ndarray  # [points]
-    name: str
-    title: str
-    notes: list[str]
-
-
-def histogram_parts(run: Run, sentence: int, layer: int) -> HistogramParts:
+def histogram_figure(run: Run, sentence: int, layer: int) -> Drawn:
     """Block `layer`'s values before the activation (real tokens x units) in bins, with the
-    activation function over them."""
+    activation function over them (value_histogram.js)."""
     cfg, tokens = run.cfg, run.tokens[sentence]
     # a gated feed-forward: the half that goes through GELU or SiLU, before the gate multiplies it
     name = GATED_INNER.get(cfg.activation, ACTIVATION_NAMES[cfg.activation])
@@ -145,35 +156,15 @@ def histogram_parts(run: Run, sentence: int, layer: int) -> HistogramParts:
                 maximum=number(histogram.maximum, 2, grouped=False),
             )
         )
-    return HistogramParts(histogram.edges, histogram.counts, curve_x, curve_y, name, title, notes)
-
-
-def histogram_figure(run: Run, sentence: int, layer: int):
-    """histogram_parts drawn by plotly (the lesson's step)."""
-    parts = histogram_parts(run, sentence, layer)
-    title = parts.title + "".join(f"<br><sup>{note}</sup>" for note in parts.notes)
-    return activation_charts.pre_activation_chart(
-        parts.edges, parts.counts, parts.curve_x, parts.curve_y, parts.name, title
+    data = value_histogram_data(
+        histogram.edges, histogram.counts, curve_x, curve_y, name, title, notes
     )
+    return Drawn(hosts.HISTOGRAM, data)
 
 
-def histogram_data(run: Run, sentence: int, layer: int) -> dict:
-    """histogram_parts as the value histogram's data (app.components.module_figures)."""
-    parts = histogram_parts(run, sentence, layer)
-    return value_histogram_data(
-        parts.edges, parts.counts, parts.curve_x, parts.curve_y, parts.name, parts.title,
-        parts.notes,
-    )  # fmt: skip
-
-
-def block_figure(run: Run):
-    """The block diagram drawn by plotly (the lesson's steps, the Export view)."""
-    return block_diagram(run.block_ops(), run.cfg)
-
-
-def block_data(run: Run) -> dict:
-    """The same block as block_diagram.js's data (the Shapes view)."""
-    return block_diagram_data(run.block_ops(), run.cfg)
+def block_figure(run: Run) -> Drawn:
+    """The run's block with its shapes (block_diagram.js)."""
+    return Drawn(hosts.DIAGRAM, block_diagram_data(run.block_ops(), run.cfg))
 
 
 def token_table(run: Run, sentence: int) -> pd.DataFrame:

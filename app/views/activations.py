@@ -11,14 +11,12 @@ import pandas as pd
 import streamlit as st
 
 from app.charts import activations as charts
-from app.charts.activations import GATED_INNER
 from app.charts.common import depth_name
-from app.charts.top_units import top_units_data
-from app.components.module_figures import top_units, value_histogram
+from app.components.module_figures import module_figure
 from app.i18n import _, localised, number, percent
 from app.keys import FITS_LAYER, FITS_TOKEN, LAYER_BOUNDS, POSITION_BOUNDS, Key, Selection
 from app.page.changes import relu_vs_gelu, say, what_changed
-from app.page.figures import histogram_data
+from app.page.figures import Drawn, histogram_figure
 from app.page.layout import (
     deltas,
     header,
@@ -34,8 +32,10 @@ from app.page.layout import (
 from app.page.widgets import pick_index, pick_sentence, pick_token
 from app.runs import Run, Runs
 from encoder import EncoderConfig
-from encoder.core.options import ACTIVATION_NAMES
+from encoder.core.options import ACTIVATION_NAMES, GATED_INNER
 from encoder.inspect import activations
+from encoder.web import hosts
+from encoder.web.top_units import top_units_data
 
 # float32 rounds GELU to exactly 0 below about this x (measured: -5.49 exact, -5.06 tanh)
 GELU_ZERO_BELOW = {"gelu": -5.5, "gelu_tanh": -5.1}
@@ -146,7 +146,7 @@ def _top_units(runs: Runs, sentence: int, layer: int) -> None:
         data = top_units_data(
             top.units, top.values, top.across_tokens, run.tokens[sentence], token, layer
         )
-        top_units(data, key=key_for("act_top_units", name))
+        module_figure(Drawn(hosts.TOP_UNITS, data), key=key_for("act_top_units", name))
 
 
 def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
@@ -157,14 +157,15 @@ def _feed_forward(runs: Runs, sentence: int, layer: int) -> None:
     if runs.b is None:
         left, right = st.columns(2)
         with left:
-            value_histogram(histogram_data(runs.a, sentence, layer), key="act_histogram")
+            module_figure(histogram_figure(runs.a, sentence, layer), key="act_histogram")
         with right:
             st.fragment(_top_units)(runs, sentence, layer)
     else:
         for name, run in side_by_side(runs):
             if not missing(name, "layer", layer, run.cfg.num_layers):
-                data = histogram_data(run, sentence, layer)
-                value_histogram(data, key=key_for("act_histogram", name))
+                module_figure(
+                    histogram_figure(run, sentence, layer), key=key_for("act_histogram", name)
+                )
         st.fragment(_top_units)(runs, sentence, layer)
     for name, run in runs.named():
         table = run.activation_summary(sentence).feed_forward

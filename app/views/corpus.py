@@ -9,14 +9,14 @@ from collections.abc import Collection
 import pandas as pd
 import streamlit as st
 
-from app.charts.heads import fingerprint_data
 from app.components.head_scatter import head_scatter
-from app.components.module_figures import head_fingerprint
+from app.components.module_figures import module_figure
 from app.corpus_stats import scatter_for, stats_for
 from app.i18n import _, number, told
 from app.keys import Key, Selection
 from app.memory import RunTooLarge
 from app.page.changes import what_changed
+from app.page.figures import Drawn
 from app.page.layout import header, key_for, missing, number_table, shown, side_by_side
 from app.page.widgets import pick_index
 from app.runs import Runs
@@ -34,6 +34,8 @@ from encoder.inspect.corpus import (
     group_counts,
     parse_corpus,
 )
+from encoder.web import hosts
+from encoder.web.head_fingerprint import fingerprint_data
 
 BUNDLED, PASTED = "the bundled corpus", "my own sentences"  # the radio's values (keys)
 
@@ -184,7 +186,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
         grid = fingerprint(stats.table)
         layers, heads = stats.table["layer"].tolist(), stats.table["head"].tolist()
         data = fingerprint_data(grid, layers, heads, [header(name) for name in FINGERPRINT])
-        head_fingerprint(data, key=key_for("corpus_fingerprint", name))  # drawn in the browser
+        module_figure(Drawn(hosts.FINGERPRINT, data), key=key_for("corpus_fingerprint", name))
         number_table(shown(stats.table), tuple(header(name) for name in LABELS), height=300)
     st.fragment(_one_head)(runs, computed)
 

@@ -1,6 +1,7 @@
 """The Export view: the run's numbers as CSV, NPZ and JSON files, and every figure as an HTML page
-that works offline. Each file is built only when its button is clicked; the chosen head, query
-and layer are those the other views selected."""
+that works offline (a figure a browser module draws: that module's own offline page). Each file
+is built only when its button is clicked; the chosen head, query and layer are those the other
+views selected."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import streamlit as st
 
 from app import downloads as files
 from app.charts.common import figure_to_html
-from app.i18n import _, in_this_language
+from app.i18n import _, direction, in_this_language, language
 from app.keys import Selection
 from app.page.changes import what_changed
 from app.page.figures import (
+    Drawn,
     activation_tables,
     block_figure,
     head_figure,
@@ -19,10 +21,12 @@ from app.page.figures import (
     overview_figure,
     residual_figure,
     residual_table,
+    spoken,
 )
 from app.page.layout import stacked
 from app.page.widgets import pick_sentence
 from app.runs import Run, Runs
+from encoder.web.offline import figure_html
 
 
 def _run_files(name: str, run: Run, sentence: int, chosen: Selection) -> list[tuple]:
@@ -109,10 +113,19 @@ def _figures(name: str, run: Run, sentence: int, chosen: Selection) -> list[tupl
             f"{stem}{tag}.html",
             f"{stem}{tag}.html",
             "text/html",
-            lambda build=build: figure_to_html(build()).encode("utf-8"),
+            lambda build=build: _page(build()).encode("utf-8"),
         )
         for stem, build in builds.items()
     ]
+
+
+def _page(figure) -> str:
+    """A figure as one self-contained HTML page: Plotly's, or its module's offline page."""
+    if not isinstance(figure, Drawn):
+        return figure_to_html(figure)
+    data = spoken(figure.data)
+    title = data["title"]
+    return figure_html(figure.module, data, title, lang=language(), direction=direction())
 
 
 def draw(runs: Runs, chosen: Selection) -> None:

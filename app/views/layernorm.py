@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.components.module_figures import token_lines
+from app.components.module_figures import module_figure
 from app.i18n import _, number
 from app.keys import FITS_LAYER, LAYER_BOUNDS, Key, Selection
 from app.page.changes import (
@@ -19,7 +19,7 @@ from app.page.changes import (
     stream_size,
     what_changed,
 )
-from app.page.figures import layernorm_line_data, residual_figure, residual_table
+from app.page.figures import layernorm_figure, residual_figure, residual_table
 from app.page.layout import (
     deltas,
     headers,
@@ -109,8 +109,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
             st.header(_("LayerNorm statistics in block {layer}, per token", layer=layer))
             for name, setup in side_by_side(runs):
                 if not missing(name or "A", "layer", layer, setup.cfg.num_layers):
-                    data = layernorm_line_data(setup, sentence, layer)
-                    token_lines(data, key=key_for("layernorm", name))
+                    figure = layernorm_figure(setup, sentence, layer)
+                    module_figure(figure, key=key_for("layernorm", name))
     if stream.open:
         with stream:
             st.header(_("Size of the residual stream across depth"))

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.components.module_figures import block_diagram
+from app.components.module_figures import module_figure
 from app.i18n import _, localised, number
 from app.keys import Selection
 from app.page.changes import what_changed
-from app.page.figures import block_data
+from app.page.figures import block_figure
 from app.page.layout import (
     key_for,
     operations_named,
@@ -183,8 +183,8 @@ def draw(runs: Runs, chosen: Selection) -> None:
         )
         st.header(f"{setup}{header}")
         # drawn by block_diagram.js (SVG), not plotly: the view loads no plotly at all
-        block_diagram(
-            block_data(run), key=key_for("block_diagram", name if runs.b is not None else "")
+        module_figure(
+            block_figure(run), key=key_for("block_diagram", name if runs.b is not None else "")
         )
         _equations(run)
     st.header(_("Shape trace: every operation, in the order the data flows"))

@@ -5,8 +5,8 @@ parameters and its FLOPs, for a config and a [batch, tokens] input. Everything t
 the block reads this table: the hook shapes and names (`shapes`, `hook_names`), the memory
 estimate (encoder.inspect.limits), the shape ledger and parameter counts
 (encoder.inspect.ledger), the training-time estimate (encoder.train.duration) and the block
-diagram (app.charts.diagram). The model (encoder.core.model) is the code it describes; tests check
-that the two agree, hook by hook and parameter by parameter.
+diagram (encoder.web.block_diagram). The model (encoder.core.model) is the code it describes;
+tests check that the two agree, hook by hook and parameter by parameter.
 
 FLOP convention, counted over the whole padded batch [B, T]:
 - matmuls and linear layers: 2 FLOPs per multiply-accumulate (`matmul_flops`); bias adds are

@@ -372,6 +372,9 @@ ARCHITECTURE_FIELDS = tuple(option.field for option in OPTIONS if option.archite
 # How the page, the tables and the charts name each choice.
 ACTIVATION_NAMES = dict(BY_FIELD["activation"].names)
 NORM_TYPE_NAMES = dict(BY_FIELD["norm_type"].names)
+# A gated activation's own function, the one its input half goes through before the gate
+# multiplies it: GeGLU = GELU(x W_in) * (x W_gate), SwiGLU = SiLU(x W_in) * (x W_gate).
+GATED_INNER = {"geglu": "GELU", "swiglu": "SiLU"}
 
 
 def key_values(cfg: object) -> dict[str, object]:

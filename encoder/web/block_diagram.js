@@ -20,7 +20,7 @@
  *        into]] (each residual path: the node whose outgoing edge it leaves, the add it comes
  *        back into), groups: [{kind, name, first, last}] (the framed boxes), notes: string[]
  *        (the lines under the block), residual (the paths' word), fills ({kind: colour}),
- *        skip_colour, lang?, words?} (app/charts/diagram.py's block_diagram_data). Every word
+ *        skip_colour, lang?, words?} (block_diagram.py beside it: block_diagram_data). Every word
  *        but the module's own (the readout's, the tools', the plot's label) comes translated;
  *        with `lang` and `words` (app.i18n.browser) the module's own are in that language too.
  *        Drawn with textContent only.

@@ -17,7 +17,7 @@
  *        name), heads: [layer, head][n] (each column's head, layer by layer, from 0),
  *        values: (number|null)[b][n] (a behaviour's value for each head; null: none),
  *        zmin, zmax (the colour scale's ends), scale (the colour bar's title), lang?, words?}
- *        (app/charts/heads.py's fingerprint_data). Every word but the module's own (the
+ *        (head_fingerprint.py beside it: fingerprint_data). Every word but the module's own (the
  *        readout's, the tools', the plot's label, the layers' names) comes translated; with
  *        `lang` and `words` (app.i18n.browser) the module's own are in that language too.
  *

@@ -34,6 +34,8 @@ HISTOGRAM = "value_histogram.js"
 TOP_UNITS = "top_units.js"
 DIAGRAM = "block_diagram.js"
 FINGERPRINT = "head_fingerprint.js"
+FIGURE_MODULES = (LINES, HISTOGRAM, TOP_UNITS, DIAGRAM, FINGERPRINT)  # the SVG figures' modules
+OFFLINE_FIGURE = "offline_figure.js"  # their glue in an offline file
 
 # host -> (module, glue): every module a host loads
 HOSTS = {
@@ -47,6 +49,8 @@ HOSTS = {
     "streamlit_head_fingerprint": (FINGERPRINT, "streamlit.js"),
     "anywidget_explorer": (EXPLORER, "anywidget.js"),
     "offline_explorer": (EXPLORER, "offline.js"),
+    # a figure module in an offline file (the lesson's handout, Export's downloads)
+    **{f"offline_{m.removesuffix('.js')}": (m, OFFLINE_FIGURE) for m in FIGURE_MODULES},
 }
 
 

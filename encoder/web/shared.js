@@ -13,7 +13,7 @@ export const OKABE_ITO = {
 // Series told apart by colour (the explorer's heads, the scatter's token kinds, the charts' lines):
 // every pair at least 10 apart (CIE76 ΔE) in normal vision and in simulated protanopia,
 // deuteranopia and tritanopia (Machado et al. 2009, full severity), each at least 3:1 on white;
-// app/charts/common.py has the same list (tests/app/test_palette.py checks both)
+// encoder/web/__init__.py has the same list (tests/app/test_palette.py checks both)
 // (blue, olive, green, magenta, vermillion, indigo, black, grey)
 export const SERIES_COLOURS = ["#0072B2", "#6B5A00", "#00876A", "#C0488F", "#D55E00", "#3D2A8C",
   "#000000", "#8C8C8C"];

@@ -11,7 +11,8 @@
  *   chart.update(newData);             // another sentence, layer or language
  *   chart.destroy();
  *
- * data: {title, tokens: string[] (one per position), series: [{name, colour, dashed, open}],
+ * data (token_lines.py beside it: layernorm_lines): {title, tokens: string[] (one per
+ *        position), series: [{name, colour, dashed, open}],
  *        panels: [{title, short, values: number[series][position]}], lang?, words?}. Every word
  *        but the module's own (the readout's, the tools', the plot's label) comes translated;
  *        with `lang` and `words` (app.i18n.browser) the module's own are in that language too.

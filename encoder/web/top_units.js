@@ -16,7 +16,7 @@
  *        label, "unit 200"), values: number[k] (the bars: the token's values, largest first),
  *        across: number[k][n] (the heatmap: each unit on every token),
  *        zmin, zmax (the colour scale's ends), scale (the colour bar's title), colour (the
- *        bars'), lang?, words?} (app/charts/top_units.py). Every word but the module's own
+ *        bars'), lang?, words?} (top_units.py beside it). Every word but the module's own
  *        (the readout's, the tools', the plot's label) comes translated; with `lang` and `words`
  *        (app.i18n.browser) the module's own are in that language too.
  * User text (tokens) is drawn with textContent only.

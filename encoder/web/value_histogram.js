@@ -11,7 +11,7 @@
  *   chart.update(newData);             // another sentence, layer or language
  *   chart.destroy();
  *
- * data (app.charts.value_histogram.value_histogram_data): {title, notes: string[] (the lines
+ * data (value_histogram.py beside it: value_histogram_data): {title, notes: string[] (the lines
  *        under the title), name (the activation's: "GELU"), edges: number[bins + 1] (increasing),
  *        counts: number[bins], curve: {x: number[], y: number[]} (f(x), x increasing),
  *        ranges: {counts: [low, high], curve: [low, high]} (the left and right axes, their zeros

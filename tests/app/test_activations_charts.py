@@ -10,7 +10,6 @@ from app.charts.activations import (
     cosine_chart,
     mean_cosine_chart,
     pca_paths_chart,
-    pre_activation_chart,
     residual_stream_chart,
 )
 
@@ -20,29 +19,6 @@ ESCAPED = ["[CLS]", "&lt;b&gt;x&lt;/b&gt;", "&lt;img src=x onerror=alert(1)&gt;"
 
 def values(trace) -> np.ndarray:
     return np.asarray(trace, dtype=float)
-
-
-def test_histogram_splits_bins_at_zero_and_lines_up_both_zeros():
-    edges = np.linspace(-3, 2, 11)
-    counts = np.arange(10) + 1
-    curve_x = np.linspace(-3, 2, 11)
-    curve_y = np.maximum(curve_x, 0)
-    fig = pre_activation_chart(edges, counts, curve_x, curve_y, "ReLU", "title")
-    below, above, curve = fig.data
-    assert (values(below.x) < 0).all() and (values(above.x) > 0).all()
-    assert values(below.y).sum() + values(above.y).sum() == counts.sum()
-    assert curve.name.startswith("ReLU(x)") and curve.yaxis == "y2"
-    np.testing.assert_array_equal(values(curve.y), curve_y)
-
-    def zero_at(axis) -> float:  # where 0 sits, as a share of the axis from the bottom
-        low, high = axis.range
-        return -low / (high - low)
-
-    assert zero_at(fig.layout.yaxis) == pytest.approx(zero_at(fig.layout.yaxis2))
-    # GELU dips below 0: its zero sits higher, still on the bars' base
-    gelu = pre_activation_chart(edges, counts, curve_x, curve_x / 2 - 0.17, "GELU", "title")
-    assert zero_at(gelu.layout.yaxis2) > 0.05
-    assert zero_at(gelu.layout.yaxis) == pytest.approx(zero_at(gelu.layout.yaxis2))
 
 
 def test_residual_chart_flags_at_most_a_few_outliers_by_dimension():

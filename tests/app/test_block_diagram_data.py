@@ -1,7 +1,7 @@
-"""app.charts.diagram.block_diagram_data: block_diagram.js's data is the block's table of
+"""encoder.web.block_diagram.block_diagram_data: block_diagram.js's data is the block's table of
 operations (a node a stage between the input and the output, each edge the shape of its stage's
-last operation), in pre- or post-norm order, with the residual paths, the frames and the notes
-of the Plotly figure's one description, as plain JSON and plain text, in the run's language."""
+last operation), in pre- or post-norm order, with the residual paths, the frames and the notes,
+as plain JSON and plain text, told in the page's language (app.page.figures.told_all)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,10 @@ from itertools import groupby
 import pytest
 
 from app import i18n
-from app.charts.diagram import (
-    BOX_FILL,
-    SKIP_INK,
-    _block_nodes,
-    architecture_notes,
-    block_diagram,
-    block_diagram_data,
-)
+from app.page.figures import told_all
 from encoder.core.block import block_ops, shape_text
 from encoder.core.config import EncoderConfig
+from encoder.web.block_diagram import BOX_FILL, SKIP_INK, architecture_notes, block_diagram_data
 
 B, T = 2, 9  # distinct sizes: each shape names one tensor (d 64, 4 heads of 16, d_ff 256)
 
@@ -111,8 +105,14 @@ def test_rope_a_gate_and_the_notes_are_the_configs():
     linear1 = next(node for node in data["nodes"] if node["text"] == "linear1  (d → 2·d_ff)")
     assert linear1["label"] == "input, gate" and linear1["shape"] == "[2, 9, 512]"
     assert data["notes"] == architecture_notes(cfg)
-    assert data["notes"][0].startswith("No positions added to the embeddings")
-    assert len(data["notes"]) == 5
+    assert data["notes"] == [
+        "No positions added to the embeddings: each block turns q and k by position (RoPE)",
+        "Layers 1, 2 and 4 attend only to keys within 2 positions (window 4); 0 and 3 to all",
+        "No biases in the linear layers or the norms",
+        "Embeddings are 32 wide, projected to d_model = 64 before block 0",
+        "All 5 blocks use these same weights (one set)",
+    ]
+    assert data_of(config(True))["notes"] == []  # a BERT-style block: no notes
     modern = config(True, first_attention_norm=False, num_layers=3)
     texts = [node["text"] for node in data_of(modern)["nodes"]]
     assert "ln1 (LayerNorm)" not in texts and "ln2 (LayerNorm)" in texts
@@ -120,26 +120,9 @@ def test_rope_a_gate_and_the_notes_are_the_configs():
     assert data_of(modern)["skips"] == [[0, 4], [4, 9]]
 
 
-def test_the_plotly_figure_draws_the_same_nodes():
-    """One description: the lesson's and Export's Plotly figure writes the nodes' texts and
-    edges, HTML-escaped; the data has them as plain text."""
-    cfg = config(True, activation="swiglu")
-    ops = block_ops(cfg, 0, B, T)
-    data = block_diagram_data(ops, cfg)
-    fig = block_diagram(ops, cfg)
-    written = {a.text for a in fig.layout.annotations if a.text}
-    for node in data["nodes"]:
-        if node["kind"] != "add":
-            assert node["text"] in written
-    edges = {f"{n['label']}  {n['shape']}" if n["label"] else n["shape"] for n in data["nodes"]}
-    assert {n.edge for n in _block_nodes(ops, cfg)} == edges
-    assert {n.edge for n in _block_nodes(ops, cfg)[:-1]} <= written
-    assert fig.layout.title.text == data["title"]
-
-
 def test_in_another_language_the_words_are_translated_and_not_escaped(speaking):
     speaking("es")
-    data = data_of(config(True))
+    data = told_all(data_of(config(True)))
     texts = [node["text"] for node in data["nodes"]]
     assert texts[0] == "entrada del bloque x" and "suma residual" in texts
     assert data["title"].startswith("Bloque pre-norm")

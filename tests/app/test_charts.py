@@ -14,10 +14,8 @@ import pytest
 from app import i18n
 from app.charts.attention import attention_head, attention_overview, batch_mask_grid
 from app.charts.common import PAD_TOKEN, figure_to_html
-from app.charts.diagram import block_diagram
-from app.charts.norms import layernorm_chart, layernorm_lines, residual_norm_chart
-from encoder import EncoderConfig
-from encoder.core.block import block_ops
+from app.charts.norms import residual_norm_chart
+from encoder.web.token_lines import layernorm_lines
 
 EVIL = ["<b>x</b>", "<img src=x onerror=alert(1)>"]
 
@@ -186,41 +184,19 @@ def layernorm_stats(tokens: int = 4) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_layernorm_chart_plots_input_and_output_mean_and_std_of_each_norm():
-    tokens = ["[CLS]", "the", EVIL[0], "the"]
-    fig = layernorm_chart(layernorm_stats(), tokens, 1)
-    names = {(t.name, t.yaxis) for t in fig.data}
-    expected = {
-        (f"{n} {side}put", axis)
-        for n in ("ln1", "ln2")
-        for side in ("in", "out")
-        for axis in ("y", "y2")
-    }
-    assert names == expected and len(fig.data) == 8
-    ln2_input_std = next(t for t in fig.data if t.name == "ln2 input" and t.yaxis == "y2")
-    assert list(ln2_input_std.y) == [11.5, 12.5, 13.5, 14.5]
-    assert list(ln2_input_std.customdata) == ["[CLS]", "the", "&lt;b&gt;x&lt;/b&gt;", "the"]
-    assert fig.layout.xaxis2.ticktext == ("[CLS]", "the", "&lt;b&gt;x&lt;/b&gt;", "the")
-    assert fig.layout.xaxis2.tickvals == (0, 1, 2, 3)
-    embedding = layernorm_chart(layernorm_stats(), tokens, -1)
-    assert {t.name for t in embedding.data} == {"embed.ln input", "embed.ln output"}
-    with pytest.raises(ValueError, match="layer=5"):
-        layernorm_chart(layernorm_stats(), tokens, 5)
-
-
-def test_layernorm_lines_are_the_charts_lines_as_token_lines_data():
+def test_layernorm_lines_are_each_norms_input_and_output_as_token_lines_data():
     tokens = ["[CLS]", "the", EVIL[0], "the"]
     stats = layernorm_stats()
     stats = stats[~((stats["norm"] == "ln2") & (stats["position"] == 3))]  # one value missing
     data = layernorm_lines(stats, tokens, 1)
-    fig = layernorm_chart(stats, tokens, 1)
-    assert data["title"] == fig.layout.title.text
+    assert data["title"] == "Norm statistics in block 1: input (dotted) vs output (solid)"
     assert data["tokens"] == tokens  # as typed: the module draws them as text
-    legend = [t.name for t in fig.data if t.showlegend]
-    assert [s["name"] for s in data["series"]] == legend
+    names = ["ln1 input", "ln1 output", "ln2 input", "ln2 output"]
+    assert [s["name"] for s in data["series"]] == names
     assert [s["dashed"] for s in data["series"]] == [True, False, True, False]
     assert [p["short"] for p in data["panels"]] == ["mean", "std"]
-    assert [a.text for a in fig.layout.annotations] == [p["title"] for p in data["panels"]]
+    titles = ["mean over the d features", "standard deviation over the d features"]
+    assert [p["title"] for p in data["panels"]] == titles
     layer = stats[stats["layer"] == 1]
     ln2 = layer[layer["norm"] == "ln2"].sort_values("position")
     mean, std = data["panels"]
@@ -230,6 +206,7 @@ def test_layernorm_lines_are_the_charts_lines_as_token_lines_data():
     embedding = layernorm_lines(thirds, ["[CLS]"], -1)  # positions past the sentence: padding
     assert embedding["tokens"] == ["[CLS]", PAD_TOKEN, PAD_TOKEN, PAD_TOKEN]
     assert embedding["panels"][0]["values"][0] == [-3.33333, -3.0, -2.66667, -2.33333]  # 6 digits
+    assert [s["name"] for s in embedding["series"]] == ["embed.ln input", "embed.ln output"]
     with pytest.raises(ValueError, match="layer=5"):
         layernorm_lines(stats, tokens, 5)
 
@@ -251,87 +228,12 @@ def test_residual_norm_chart_draws_a_thin_line_per_token_and_a_thick_mean():
     assert fig.layout.xaxis.ticktext == ("embeddings", "block 0", "block 1", "block 2")
 
 
-def diagram(norm_first: bool, **overrides) -> go.Figure:
-    """The block diagram of block 0 of a small model on a [2, 9] batch (distinct sizes, so each
-    shape names one tensor: d 64, 4 heads of 16, d_ff 256)."""
-    cfg = EncoderConfig(d_model=64, num_heads=4, d_ff=256, norm_first=norm_first, **overrides)
-    return block_diagram(block_ops(cfg, 0, 2, 9), cfg)
-
-
-def diagram_texts(fig: go.Figure) -> list[tuple[float, str]]:
-    """(y, text) of every labelled annotation, top to bottom."""
-    return sorted(((a.y, a.text) for a in fig.layout.annotations if a.text), reverse=True)
-
-
-def order_of(texts: list[tuple[float, str]], *needles: str) -> list[int]:
-    return [next(i for i, (_, t) in enumerate(texts) if needle in t) for needle in needles]
-
-
-@pytest.mark.parametrize("norm_first", [True, False])
-def test_block_diagram_writes_every_shape_on_its_edges(norm_first):
-    fig = diagram(norm_first, norm_type="rmsnorm", activation="relu")
-    text = " ".join(t for _, t in diagram_texts(fig))
-    for shape in ("[2, 9, 64]", "[2, 4, 9, 16]", "[2, 4, 9, 9]", "[2, 9, 256]"):
-        assert shape in text
-    assert "ln1 (RMSNorm)" in text and "ln2 (RMSNorm)" in text and "ReLU" in text
-    assert sum(a.text == "⊕" for a in fig.layout.annotations) == 2  # the two residual adds
-    assert fig.layout.xaxis.range == (0, 12) and not fig.layout.xaxis.visible
-    assert fig.layout.font.size >= 14
-
-
-def test_block_diagram_places_the_norms_by_pre_or_post_norm():
-    pre = diagram_texts(diagram(True))
-    post = diagram_texts(diagram(False))
-    # pre-norm: ln1 before attention, ln2 before linear1; post-norm: after each add
-    assert order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1") == sorted(
-        order_of(pre, "ln1", "Q, K, V, split", "ln2", "linear1")
-    )
-    assert order_of(post, "Q, K, V, split", "ln1", "linear1", "ln2") == sorted(
-        order_of(post, "Q, K, V, split", "ln1", "linear1", "ln2")
-    )
-    assert [t for _, t in pre] != [t for _, t in post]
-    # the block's output is ln2's (post-norm) or the second add's (pre-norm)
-    assert [t for _, t in post][-3:] == ["ln2 (LayerNorm)", "[2, 9, 64]", "block output"]
-    assert [t for _, t in pre][-3:] == ["⊕", "[2, 9, 64]", "block output"]
-
-
-def test_block_diagram_draws_rope_the_gate_and_says_the_rest_of_the_architecture():
-    fig = diagram(True, positional="rope", activation="geglu", linear_bias=False,
-                  norm_bias=False, attention_window=4, global_every=3, num_layers=5,
-                  embedding_size=32, shared_layers=True)  # fmt: skip
-    texts = [t for _, t in diagram_texts(fig)]
-    steps = order_of(diagram_texts(fig), "RoPE turns Q, K", "softmax", "2·d_ff", "× gate")
-    assert steps == sorted(steps)  # in the order the data flows
-    assert "linear1  (d → 2·d_ff)" in texts and any(t.startswith("input, gate  [") for t in texts)
-    assert "GeGLU: GELU(input) × gate" in texts
-    notes = [t for _, t in diagram_texts(fig) if t.startswith("• ")]
-    assert notes == [
-        "• No positions added to the embeddings: each block turns q and k by position (RoPE)",
-        "• Layers 1, 2 and 4 attend only to keys within 2 positions (window 4); 0 and 3 to all",
-        "• No biases in the linear layers or the norms",
-        "• Embeddings are 32 wide, projected to d_model = 64 before block 0",
-        "• All 5 blocks use these same weights (one set)",
-    ]
-    plain = diagram(True)  # a BERT-style block: no notes, no RoPE, no gate
-    assert not any("RoPE" in t or "gate" in t or "• " in t for _, t in diagram_texts(plain))
-    modernbert = diagram(True, first_attention_norm=False, num_layers=3)
-    texts = [t for _, t in diagram_texts(modernbert)]
-    assert "ln1 (LayerNorm)" not in texts and "ln2 (LayerNorm)" in texts
-    assert (
-        "• Block 0, drawn here, has no norm before its attention; the other blocks have one"
-        in texts
-    )
-    swiglu = [t for _, t in diagram_texts(diagram(False, activation="swiglu"))]
-    assert "SwiGLU: SiLU(input) × gate" in swiglu
-
-
 def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
     attention = softmax_attention(1, 2, 4, n_valid=4)
     figures = [
         attention_overview(attention, 4),
         attention_head(attention[0, 0], list("abcd"), 4, title="t"),
         batch_mask_grid([list("abcd")], np.ones((1, 4))),
-        diagram(True),
     ]
     for fig in figures:
         assert fig.layout.font.size >= 13
@@ -340,18 +242,18 @@ def test_figures_keep_readable_fonts_and_a_colour_blind_safe_attention_scale():
 
 
 def test_figure_to_html_inlines_plotly_js_and_declares_the_language():
-    page = figure_to_html(diagram(True))
+    def figure() -> go.Figure:
+        return attention_head(np.eye(4), list("abcd"), 4, title="t")
+
+    page = figure_to_html(figure())
     assert '<html lang="en" dir="ltr">' in page and "plotly.js v" in page
     assert len(page) > 3_000_000
     i18n.speak_now("ar")
     try:
-        assert '<html lang="ar" dir="rtl">' in figure_to_html(diagram(True))
+        assert '<html lang="ar" dir="rtl">' in figure_to_html(figure())
     finally:
         i18n.speak_now(None)
     assert re.findall(r"<script[^>]*>", page) == ["<script>"] * 3  # inline only, no src=
-    spec = json.loads(diagram(True).to_json())
-    assert spec["layout"]["shapes"]  # boxes drawn as layout shapes, no images
-    assert "images" not in spec["layout"]
 
 
 def test_stretched_colours_end_at_the_largest_real_weight():
@@ -394,15 +296,13 @@ def _font_sizes(spec, where: str = "") -> list[tuple[str, float]]:
 
 
 def _legibility_figures() -> list[go.Figure]:
-    """A figure of every kind that sets text sizes of its own: cells with text, annotations, a
-    diagram, subplots with titles, heatmaps with colour bars."""
-    cfg = EncoderConfig(d_model=32, num_heads=2, num_layers=1, d_ff=64, vocab_size=100)
+    """A figure of every kind that sets text sizes of its own: cells with text, annotations,
+    subplots with titles, heatmaps with colour bars."""
     tokens = ["[CLS]", "a", "b", "[SEP]"]
     return [
         attention_head(np.eye(4), tokens, 4, title="t<br><sup>below</sup>"),
         attention_overview(softmax_attention(2, 2, 4, n_valid=3), 3),
         batch_mask_grid([tokens, tokens[:3] + ["[PAD]"]], np.array([[1, 1, 1, 1], [1, 1, 1, 0]])),
-        block_diagram(block_ops(cfg, 0, 1, 4), cfg),
     ]
 
 
@@ -442,11 +342,11 @@ def test_presenter_sizes_raise_every_text_a_figure_sets_and_keep_larger_ones():
         legible(fig, PRESENTER_TEXT)
         after = _font_sizes(fig.to_plotly_json())
         assert after and all(size >= PRESENTER_TEXT for _, size in after), after
-        for path, size in after:  # never smaller than it was (the diagram's ⊕ stays 42)
+        for path, size in after:  # never smaller than it was
             assert size >= before.get(path, 0), path
-    diagram = _legibility_figures()[3]
-    legible(diagram, PRESENTER_TEXT)
-    assert max(note.font.size for note in diagram.layout.annotations) == 42
+    glyph = go.Figure(layout={"annotations": [{"text": "⊕", "font": {"size": 42}}]})
+    legible(glyph, PRESENTER_TEXT)
+    assert glyph.layout.annotations[0].font.size == 42  # a larger text stays as large
 
 
 def test_a_narrow_figure_wraps_its_title_grows_its_top_and_moves_a_top_legend_below():

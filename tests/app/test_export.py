@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,7 @@ import pytest
 
 from app import downloads
 from app.controls.sidebar import random_config
+from app.keys import Selection
 from app.run_cache import run_for
 from app.sources import built_in
 
@@ -63,3 +65,23 @@ def test_json_trims_each_sentence_to_its_tokens(run):
     np.testing.assert_allclose(attention.sum(-1), 1.0, atol=1e-5)
     assert len(document["layernorm_stats"]) == len(run.layernorm_stats)
     assert document["config"]["num_heads"] == 4
+
+
+def test_a_figure_a_module_draws_downloads_as_that_modules_offline_page(run):
+    """Export's block diagram and norms per token are drawn by the views' modules
+    (block_diagram.js, token_lines.js), from the same data, in a page that needs no network."""
+    from app.page.figures import block_figure, layernorm_figure, told_all
+    from app.views.export import _figures
+
+    chosen = Selection({"layer": 0, "head": 0, "ln_layer": 1, "stretch": False})
+    files = {name: build for _, name, _, build in _figures("", run, 1, chosen)}
+    expected = {
+        "block_diagram.html": block_figure(run),
+        "layernorm_l1.html": layernorm_figure(run, 1, 1),
+    }
+    for name, figure in expected.items():
+        page = files[name]().decode("utf-8")
+        (data,) = re.findall(r'data-module="([a-z_]+\.js)">(.*?)</script>', page)
+        assert data[0] == figure.module
+        assert json.loads(data[1]) == told_all(figure.data)
+        assert "Plotly.newPlot" not in page and " src=" not in page

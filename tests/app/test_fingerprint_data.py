@@ -1,7 +1,7 @@
-"""app.charts.heads.fingerprint_data: head_fingerprint.js's data holds the corpus grid transposed
-to [behaviour][head], rounded to FINGERPRINT_DIGITS decimals as plain floats (None for a missing
-value), each column's (layer, head), the behaviours as named, and its words in the run's language;
-and the Heads across a corpus view draws it with the module, not with Plotly."""
+"""encoder.web.head_fingerprint.fingerprint_data: head_fingerprint.js's data holds the corpus
+grid transposed to [behaviour][head], rounded to FINGERPRINT_DIGITS decimals as plain floats (None
+for a missing value), each column's (layer, head), the behaviours as named, and its words (told in
+the page's language); and the Heads across a corpus view draws it with the module, not Plotly."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from app import i18n
-from app.charts.heads import FINGERPRINT_DIGITS, fingerprint_data
+from app.page.figures import told_all
 from encoder import EncoderConfig, TransformerEncoder
 from encoder.inspect.corpus import (
     FINGERPRINT,
@@ -22,6 +22,7 @@ from encoder.inspect.corpus import (
     fingerprint,
 )
 from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web.head_fingerprint import FINGERPRINT_DIGITS, fingerprint_data
 from tests.app.helpers import assert_no_exception, module_data, open_page
 
 LAYERS = [0, 0, 0, 1, 1, 1]  # 2 layers x 3 heads, layer by layer
@@ -77,7 +78,7 @@ def test_a_missing_value_is_none_and_a_grid_of_the_wrong_shape_is_refused():
 def test_the_words_are_in_the_runs_language_and_the_behaviours_as_given(speaking):
     speaking("es")
     names = ["anterior", "siguiente", "sí misma", "[CLS]", "[SEP]", "puntuación", "dispersión"]
-    data = fingerprint_data(GRID, LAYERS, HEADS, names)
+    data = told_all(fingerprint_data(GRID, LAYERS, HEADS, names))
     assert data["behaviours"] == names
     assert data["scale"] == "proporción media"
     assert "Fingerprint" not in data["title"]

@@ -28,16 +28,12 @@ PAGES = {
     "tokens": {"view": "Tokens", "text": TWO},
     "attention, ablation": {"view": "Attention", "source": "pretrained", "ablate": "3.1"},
     "steps": {"view": "Attention steps", "text": TWO, "norm": "post", "step_query": "3"},
-    # the view draws its norms with token_lines.js; the lesson's step 8 with plotly
+    # the lesson's step 8: the residual stream's size with plotly (its norms: token_lines.js)
     "lesson, norms": {"view": "Lesson", "lesson": "8", "norm_type": "rmsnorm"},
     "layernorm, stream": {"view": "LayerNorm", "norm_type": "rmsnorm"},
-    # the view's first tab draws with ES modules; the lesson's step 9 its histogram with plotly
+    # the view's first tab draws with ES modules (as the lesson's step 9 does)
     "activations relu, stream": {"view": "Activations", "activation": "relu", "text": TWO},
     "activations relu, geometry": {"view": "Activations", "activation": "relu", "text": TWO},
-    "lesson, feed-forward": {"view": "Lesson", "lesson": "9", "activation": "relu"},
-    # the Shapes view draws its block diagram with block_diagram.js; the lesson (step 13: the
-    # other norm placement's block) and Export with plotly
-    "lesson, block": {"view": "Lesson", "lesson": "13"},
 }
 
 
@@ -59,7 +55,6 @@ OPENED = {  # what a reader opens on a page (its steps, a tab, a question's reve
     "activations relu, stream": opened({"act_section": "The residual stream"}),
     "activations relu, geometry": opened({"act_section": "Token geometry across depth"}),
     "lesson, norms": lambda at: at.button(key="predict_skip").click().run(),
-    "lesson, feed-forward": lambda at: at.button(key="predict_skip").click().run(),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 import re
 from html.parser import HTMLParser
@@ -23,6 +24,7 @@ from app.lesson.steps.moves import MOVES
 from app.lesson.steps.tokens import EMBEDDINGS, TOKENS
 from app.lesson.steps.training import RACE, TRAIN_ONE
 from app.lesson.text import Lesson
+from app.page.figures import Drawn, told_all
 from app.run_cache import run_for
 from app.sources import ModelSource, built_in, pretrained_config
 from encoder import load_pretrained
@@ -286,7 +288,7 @@ class _Handout(HTMLParser):
         self._in = None
 
 
-def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -> None:
+def test_the_handout_holds_every_step_with_plotly_and_each_module_once_and_escapes_user_text():
     sentence = "The <b>cat</b> & the dog: it sat."
     run = random_run("pre", [sentence])
     page = handout.lesson_html(Lesson(run, 0))
@@ -296,9 +298,17 @@ def test_the_handout_holds_every_step_with_plotly_once_and_escapes_user_text() -
     library = [s for s in parsed.scripts if "plotly.js v" in s["text"][:200]]
     assert len(library) == 1  # plotly.js embedded once
     assert not any("src" in s for s in parsed.scripts)  # nothing fetched: opens offline
-    figures = sum(len(listed.build(Lesson(run, 0)).figures) for listed in STEPS)
+    built = [figure for listed in STEPS for _, figure in listed.build(Lesson(run, 0)).figures]
     explorers = [s for s in parsed.scripts if "data-explorer-for" in s]
-    assert explorers and page.count("Plotly.newPlot(") == figures - len(explorers)
+    # the figures a browser module draws on the page: the same module, on the same data
+    drawn = [figure for figure in built if isinstance(figure, Drawn)]
+    elements = [s for s in parsed.scripts if "data-figure-for" in s]
+    assert [s["data-module"] for s in elements] == [figure.module for figure in drawn]
+    assert [json.loads(s["text"]) for s in elements] == [told_all(f.data) for f in drawn]
+    modules = [s["text"] for s in parsed.scripts if s.get("type") == "module"]
+    assert len(modules) == 1 + len({figure.module for figure in drawn})  # the explorer's too
+    assert all(module.count("function mount(") == 1 for module in modules)
+    assert explorers and page.count("Plotly.newPlot(") == len(built) - len(explorers) - len(drawn)
     assert "<b>cat</b>" not in page and html.escape(sentence) in page
 
 
@@ -323,8 +333,8 @@ def test_the_handout_draws_its_attention_steps_with_one_explorer_module(minilm_r
     page = handout.lesson_html(lesson)
     parsed = _Handout()
     parsed.feed(page)
-    modules = [s for s in parsed.scripts if s.get("type") == "module"]
-    assert len(modules) == 1 and modules[0]["text"].count("function mount(") == 1
+    modules = [s["text"] for s in parsed.scripts if s.get("type") == "module"]
+    assert sum("data-explorer-for" in module for module in modules) == 1  # one explorer module
     assert not any("src" in s for s in parsed.scripts)
     explorers = {s["data-explorer-for"]: s for s in parsed.scripts if "data-explorer-for" in s}
     expected = {f"step-{STEPS.index(listed) + 1}": mode for listed, mode in EXPLORED.items()}

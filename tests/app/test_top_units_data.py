@@ -1,5 +1,6 @@
-"""app.charts.top_units: top_units.js's data holds the units' values rounded as plain lists, the
-tokens as typed (the module draws them as text), and its words in the run's language."""
+"""encoder.web.top_units: top_units.js's data holds the units' values rounded as plain lists, the
+tokens as typed (the module draws them as text), and its words, told in the page's
+language (app.page.figures.told_all)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 
 from app import i18n
-from app.charts.top_units import top_units_data
+from app.page.figures import told_all
+from encoder.web.top_units import top_units_data
 
 EVIL = ["[CLS]", "<b>x</b>", "<img src=x onerror=alert(1)>", "[SEP]"]
 UNITS = np.array([5, 9, 2])
@@ -65,7 +67,7 @@ def test_one_unit_has_the_singular_title_and_a_zero_floor():
 
 def test_in_another_language_the_words_are_translated(speaking):
     speaking("es")
-    data = data_of()
+    data = told_all(data_of())
     assert data["units"][0] == "unidad 5" and data["scale"] == "valor"
     assert data["notes"][0] == "las barras: sus valores después de la activación;"
     assert EVIL[2] in data["title"] and "most active" not in data["title"]

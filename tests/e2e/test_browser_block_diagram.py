@@ -11,11 +11,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from app.charts.diagram import block_diagram_data
 from app.i18n.browser import browser_words
 from encoder.core.block import block_ops
 from encoder.core.config import EncoderConfig
 from encoder.web import spoken_in
+from encoder.web.block_diagram import block_diagram_data
 from encoder.web.hosts import DIAGRAM
 from tests.e2e.module_pages import SMALL, module_page
 

@@ -13,10 +13,10 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from app.charts.heads import fingerprint_data
 from app.i18n.browser import browser_words
 from encoder.inspect.corpus import FINGERPRINT
 from encoder.web import spoken_in
+from encoder.web.head_fingerprint import fingerprint_data
 from encoder.web.hosts import FINGERPRINT as MODULE
 from tests.e2e.harness import js_number
 from tests.e2e.module_pages import BOX_JS, cell_boxes, channels, module_page, viridis

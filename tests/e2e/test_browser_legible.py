@@ -26,16 +26,19 @@ from tests.e2e.harness import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-# The smallest figure text in the main area: [size px, its text], or null with no figure.
+# The smallest figure text in the main area as shown (an SVG text: its size times its drawing's
+# scale, a module's drawn larger in presenter mode): [size px, its text], or null with no figure.
 SMALLEST_FIGURE_TEXT_JS = """() => {
   let smallest = null;
   const main = document.querySelector("[data-testid=stMain]");
   const plotly = main.querySelectorAll(".js-plotly-plot svg text");
   // and our ES modules' figures, in their components' shadow roots ([data-draw-ms]: drawn)
   for (const text of [...plotly, ...DEEP_ALL(main, "[data-draw-ms] text")]) {
+    const m = text.getScreenCTM();  // a module's drawing shown larger (presenter mode)
+    const scale = m ? Math.hypot(m.c, m.d) : 1;
     for (const part of [text, ...text.querySelectorAll("tspan")]) {
       if (!part.textContent.trim() || !text.checkVisibility()) continue;
-      const size = parseFloat(getComputedStyle(part).fontSize);
+      const size = Math.round(parseFloat(getComputedStyle(part).fontSize) * scale * 10) / 10;
       if (smallest === null || size < smallest[0]) smallest = [size, part.textContent];
     }
   }

@@ -17,10 +17,14 @@ import pytest
 import torch
 
 from app.lesson.handout import lesson_html
-from app.lesson.steps import TITLES
+from app.lesson.steps import STEPS, TITLES
+from app.lesson.steps.block import COST, FEED_FORWARD, LAYERNORM
+from app.lesson.steps.training import RACE
 from app.lesson.text import Lesson
+from app.page.figures import Drawn, told_all
 from app.run_cache import run_for
 from app.sources import built_in, pretrained_config
+from encoder.web import hosts
 from encoder.web.offline import explorer_html
 from encoder.web.payload import SCALE, build_setup, encode, quantise
 from tests.e2e.harness import PageProblems
@@ -141,6 +145,23 @@ def test_the_lesson_handout_explores_attention_from_file_with_the_network_off(br
     shots = Path(os.environ.get("ENCODER_SHOTS_DIR", tmp_path))
     explorer.screenshot(path=str(shots / "handout_explorer.png"))
     assert page.locator(".plotly-graph-div").count() > 0  # the other figures still draw
+
+    # the figures a browser module draws on the page: that module, from its data, here too
+    for listed in (LAYERNORM, FEED_FORWARD, COST, RACE):
+        number = STEPS.index(listed) + 1
+        for key, figure in listed.build(lesson).figures:
+            if not isinstance(figure, Drawn):
+                continue
+            data = told_all(figure.data)
+            drawn = page.locator(f"#step-{number}-{key} [role=figure]")
+            assert drawn.get_attribute("aria-label").startswith(data["title"]), key
+            for tool in ("Show as a table", "Save as…"):  # its numbers, its files
+                assert drawn.get_by_role("button", name=tool).count() == 1, (key, tool)
+            if figure.module == hosts.DIAGRAM:
+                boxes = [node for node in data["nodes"] if node["kind"] != "add"]
+                assert drawn.locator("[data-role=box]").count() == len(boxes), key
+            if figure.module == hosts.LINES:
+                assert drawn.locator("[data-role=tick]").count() == len(data["tokens"]), key
     offline.close()
 
 

@@ -10,11 +10,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from app.charts.norms import layernorm_lines
 from app.i18n.browser import browser_words
 from encoder.inspect.norms import layernorm_stats
 from encoder.web import spoken_in
 from encoder.web.hosts import LINES
+from encoder.web.token_lines import layernorm_lines
 from tests.e2e.harness import DEEP_FIND_JS, js_number
 from tests.e2e.module_pages import module_page, small_trace
 

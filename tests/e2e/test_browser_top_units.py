@@ -10,11 +10,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from app.charts.top_units import top_units_data
 from app.i18n.browser import browser_words
 from encoder.inspect.activations import top_units
 from encoder.web import spoken_in
 from encoder.web.hosts import TOP_UNITS
+from encoder.web.top_units import top_units_data
 from tests.e2e.harness import js_number
 from tests.e2e.module_pages import BOX_JS, cell_boxes, channels, module_page, small_trace, viridis
 

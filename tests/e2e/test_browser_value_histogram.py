@@ -12,12 +12,12 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from app.charts.activations import GATED_INNER
-from app.charts.value_histogram import value_histogram_data
 from app.i18n.browser import browser_words
+from encoder.core.options import GATED_INNER
 from encoder.inspect.activations import activation_curve, pre_activation_histogram
 from encoder.web import spoken_in
 from encoder.web.hosts import HISTOGRAM
+from encoder.web.value_histogram import value_histogram_data
 from tests.e2e.harness import js_number
 from tests.e2e.module_pages import module_page, small_trace
 

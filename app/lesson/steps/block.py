@@ -3,14 +3,13 @@ feed-forward layer, then the whole block in plain NumPy and what it costs."""
 
 from __future__ import annotations
 
-from app.charts.activations import GATED_INNER
 from app.i18n import _, n_
 from app.lesson.asked import norm_growths, zero_shares
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name, sentence
 from app.page.changes import StreamSize, norm_does, stream_growth, stream_held, stream_size
 from app.page.figures import block_figure, histogram_figure, layernorm_figure, residual_figure
 from encoder import EncoderConfig
-from encoder.core.options import ACTIVATION_NAMES, NORM_TYPE_NAMES, placement_of
+from encoder.core.options import ACTIVATION_NAMES, GATED_INNER, NORM_TYPE_NAMES, placement_of
 from encoder.inspect import activations, predictions
 from encoder.inspect.lesson import numpy_block_check, numpy_block_source
 from encoder.inspect.predictions import Prediction

@@ -6,15 +6,16 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from app.charts.diagram import block_diagram
 from app.i18n import _, told
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name
-from app.page.figures import head_figure
+from app.page.figures import Drawn, head_figure
 from app.settings import architecture_values
 from encoder.core import block
 from encoder.train.duration import duration_text, training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup
 from encoder.train.presets import TRAINING_PRESETS
+from encoder.web import hosts
+from encoder.web.block_diagram import block_diagram_data
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
@@ -134,7 +135,7 @@ def race_step(lesson: Lesson) -> Step:
     flipped = replace(
         cfg, norm_first=other, first_attention_norm=cfg.first_attention_norm or not other
     )
-    diagram = block_diagram(block.block_ops(flipped, 0, B, T), flipped)
+    diagram = Drawn(hosts.DIAGRAM, block_diagram_data(block.block_ops(flipped, 0, B, T), flipped))
     return Step(
         text,
         figures=[("lesson_other_block", diagram)],

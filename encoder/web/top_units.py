@@ -1,18 +1,19 @@
-"""The top units' figure as top_units.js's data (encoder/web/top_units.js): the chosen token's most
-active feed-forward units (bars) and the same units on every token (a heatmap), drawn in the
-browser as SVG."""
+"""The top units' data (top_units.js): the chosen token's most active feed-forward units (bars)
+and the same units on every token (a heatmap). Its words are `Said`s (English, with their
+templates): a front end tells them in its reader's language."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from app.charts.activations import ABOVE_ZERO, plain
-from app.i18n import _
+from encoder.core.said import Said
+from encoder.web import plain
+from encoder.web.value_histogram import ABOVE_ZERO
 
 
 def unit_labels(units) -> list[str]:
     """Each feed-forward unit's label: 'unit 200'."""
-    return [_("unit {unit}", unit=u) for u in np.asarray(units).tolist()]
+    return [Said("unit {unit}", unit=u) for u in np.asarray(units).tolist()]
 
 
 def top_units_heading(name: str, token: int, layer: int, count: int) -> str:
@@ -20,8 +21,8 @@ def top_units_heading(name: str, token: int, layer: int, count: int) -> str:
     module draws it as text) at `token` in block `layer`."""
     about = dict(name=name, token=token, layer=layer)
     if count == 1:
-        return _("The 1 most active unit of '{name}' ({token}) in block {layer}", **about)
-    return _(
+        return Said("The 1 most active unit of '{name}' ({token}) in block {layer}", **about)
+    return Said(
         "The {count} most active units of '{name}' ({token}) in block {layer}",
         count=count,
         **about,
@@ -32,8 +33,8 @@ def top_units_notes() -> tuple[str, str]:
     """The top units' two lines under the title: what the bars and the heatmap show (not "left"
     and "right": in a right-to-left language the module draws them the other way round)."""
     return (
-        _("the bars: its values after the activation;"),
-        _("the heatmap: the same units on every token (its column outlined)"),
+        Said("the bars: its values after the activation;"),
+        Said("the heatmap: the same units on every token (its column outlined)"),
     )
 
 
@@ -47,9 +48,9 @@ def top_units_data(
 ) -> dict:
     """`token`'s `units` in block `layer` (`values` [k]: theirs on it; `across_tokens` [k, n]:
     theirs on every token of `tokens`) as top_units.js's data: its title and the two lines under
-    it in the run's language, the tokens as they are (the module draws them as text), each unit's
-    label, the bars' values and the heatmap's rounded (app.charts.activations.plain), the colour
-    scale's ends (zmin: the least value or 0, zmax: the largest) and the bars' colour."""
+    it, the tokens as they are (the module draws them as text), each unit's label, the bars'
+    values and the heatmap's rounded (encoder.web.plain), the colour scale's ends (zmin: the
+    least value or 0, zmax: the largest) and the bars' colour."""
     labels = unit_labels(units)
     across = plain(across_tokens)
     flat = [v for row in across for v in row]
@@ -63,6 +64,6 @@ def top_units_data(
         "across": across,
         "zmin": min(min(flat, default=0.0), 0.0),
         "zmax": max(flat, default=0.0),
-        "scale": _("value"),
+        "scale": Said("value"),
         "colour": ABOVE_ZERO,
     }
