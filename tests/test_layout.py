@@ -404,12 +404,12 @@ def test_a_key_outside_the_registry_is_refused() -> None:
 
 # A Streamlit test id in a script: [data-testid=stMain], '[data-testid="stCode"] pre', "stMain"
 STREAMLIT_TEST_ID = re.compile(r"""data-testid=["']?st[A-Z]\w*|["'`]st[A-Z][A-Za-z]*["'`]""")
-STREAMLIT_DOM = ROOT / "app" / "assets" / "page" / "streamlit_dom.js"
+STREAMLIT_DOM = ROOT / "app" / "assets" / "page" / "streamlit_private.js"
 
 
 def test_only_one_browser_script_names_streamlit_s_dom() -> None:
     """The page's scripts and the library's modules read Streamlit's private DOM (its data-testid
-    names) through app/assets/page/streamlit_dom.js alone."""
+    names) through app/assets/page/streamlit_private.js alone."""
     scripts = sorted([*(ROOT / "app").rglob("*.js"), *(ROOT / "encoder").rglob("*.js")])
     assert STREAMLIT_DOM in scripts
     for path in scripts:

@@ -13,7 +13,7 @@ import { _, n_ } from "../../../encoder/web/shared.js";
 import {
   figureRounded, figureSaid, svgDocument, figureControls
 } from "../../../encoder/web/figure_tools.js";
-import { ELEMENT_BOX } from "./streamlit_dom.js";
+import { ELEMENT_BOX } from "./streamlit_private.js";
 import { whenStill } from "./when_still.js";
 
 const MAX_SERIES = 4; // series named in a chart's sentence

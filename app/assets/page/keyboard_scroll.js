@@ -4,7 +4,7 @@
 // DOM contract: such a region carries data-keyboard-scroll.
 
 import { _ } from "../../../encoder/web/shared.js";
-import { CODE_SCROLLER, TABLE_SCROLLER } from "./streamlit_dom.js";
+import { CODE_SCROLLER, TABLE_SCROLLER } from "./streamlit_private.js";
 import { whenStill } from "./when_still.js";
 
 const SCROLLERS = [ // a region's selector, its name (in the page's language: shared.js's `_`)

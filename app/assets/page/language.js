@@ -8,7 +8,7 @@
 import {
   PAGE_SPEECH, SPEECH_EVENT, speakWith, spoken, spokenWords,
 } from "../../../encoder/web/shared.js";
-import { TYPED_TEXT } from "./streamlit_dom.js";
+import { TYPED_TEXT } from "./streamlit_private.js";
 import { whenChanged } from "./when_still.js";
 
 let pageWordsRead = null; // the [data-page-words] text last spoken

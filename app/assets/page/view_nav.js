@@ -1,11 +1,11 @@
 // The view control (Streamlit's top navigation) is one keyboard stop, and Tab lands on the view
 // that is open (WCAG 2.4.3), not on the first: the open view's link takes the focus, the
 // arrow keys, Home and End move among the views (a roving tabindex), Enter opens one.
-// DOM contract: the links are streamlit_dom.js's VIEW_LINKS; the open one has
+// DOM contract: the links are streamlit_private.js's VIEW_LINKS; the open one has
 // aria-current="page"; their nav element is named "Views".
 
 import { _ } from "../../../encoder/web/shared.js";
-import { VIEW_LINKS } from "./streamlit_dom.js";
+import { VIEW_LINKS } from "./streamlit_private.js";
 import { whenStill } from "./when_still.js";
 
 function viewLinks() {

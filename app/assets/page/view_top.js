@@ -4,9 +4,9 @@
 // while new content grows (its stick-to-the-bottom, made for chats): a view opened from the end
 // of a long one was drawn scrolled to its own end, past the explorer. A wheel event is how that
 // container learns that its reader scrolled away (it then lets go of the bottom); then the top.
-// DOM contract: the page scrolls in an ancestor of streamlit_dom.js's MAIN, or in MAIN itself.
+// DOM contract: the page scrolls in an ancestor of streamlit_private.js's MAIN, or in MAIN itself.
 
-import { MAIN } from "./streamlit_dom.js";
+import { MAIN } from "./streamlit_private.js";
 import { whenChanged } from "./when_still.js";
 
 let viewPath = location.pathname;

@@ -1,6 +1,7 @@
 // Streamlit's own DOM as the page's scripts read it: its private test ids (data-testid="st..."),
-// which any Streamlit release may rename. The page scripts' side of app/streamlit_private.py
-// (which holds the Python's and the CSS's); no other .js names one (tests/test_layout.py).
+// which any Streamlit release may rename. The scripts' side of app/streamlit_private.py (one name
+// for every private use: the Python's and the CSS's there, the scripts' here); no other .js names
+// one (tests/test_layout.py).
 
 // The box Streamlit gives each element (a chart's tools go in it, after the chart)
 export const ELEMENT_BOX = "[data-testid=stElementContainer]";
