@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 import torch
 
-from app.i18n import _
+from app.i18n import N_, _
 from app.memory import CACHE
 from app.models import model_for, model_key
 from app.sources import ModelSource
@@ -57,7 +57,7 @@ class CostJob:
     failed. `batch`: [B, T] of the batch it measures on (the text of the page that started it)."""
 
     batch: tuple[int, int]
-    what: str = "starting"
+    what: str = N_("starting")  # what it measures now (marked: the page tells it)
     done: float = 0.0
     report: CostReport | None = None
     error: str | None = None

@@ -260,7 +260,7 @@ def _measured(job: CostJob, run: Run, name: str, budget_s: float, polling: bool)
             text=_(
                 "Measuring {what} ({name}) in the background: the "
                 "measured numbers appear here when they are ready…",
-                what=job.what,
+                what=_(job.what),
                 name=name or _("this model"),
             ),
         )

@@ -28,6 +28,7 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.core.options import placement_of
+from encoder.core.said import N_
 from encoder.measure import gradients
 from encoder.measure.op_times import OpProfile, profile_ops
 from encoder.measure.scaling import MAX_TOKENS, Scaling, measure_scaling
@@ -140,12 +141,12 @@ def _grad_norms_by_placement(
     }
 
 
-MEASURE_NAMES = {  # each measure as a sentence can name it while it runs
-    "ops": "the time of every operation",
-    "scaling": "the time against length",
-    "train_memory": "the memory kept for training",
-    "grad_norms": "the gradients at initialisation",
-    "last_w2_by_depth": "the gradients against depth",
+MEASURE_NAMES = {  # each measure as a sentence can name it while it runs (marked, told there)
+    "ops": N_("the time of every operation"),
+    "scaling": N_("the time against length"),
+    "train_memory": N_("the memory kept for training"),
+    "grad_norms": N_("the gradients at initialisation"),
+    "last_w2_by_depth": N_("the gradients against depth"),
 }
 
 

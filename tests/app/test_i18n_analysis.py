@@ -167,3 +167,15 @@ def test_a_translated_sentence_keeps_its_numbers(speaking) -> None:
     speaking("es")
     sentence = i18n.told(race_sizes(race_configs(TrainConfig(seq_len=16).with_model(num_layers=6))))
     assert "parámetros de codificador" in sentence and re.search(r"\d{3}\.\d{3}", sentence)
+
+
+def test_what_the_cost_view_measures_is_said_in_the_page_s_language() -> None:
+    """The Cost view's progress line names what the background measurement measures now (the
+    library's MEASURE_NAMES, or the job's start): each a message every language translates, so
+    that a Spanish line does not read "Midiendo the memory kept for training"."""
+    from app.jobs import CostJob
+    from encoder.measure.cost import MEASURE_NAMES
+
+    for language in ("es", "zh", "ar"):
+        for what in (*MEASURE_NAMES.values(), CostJob.what):
+            assert translations(language).gettext(what) != what, (language, what)
