@@ -21,6 +21,7 @@ from app.charts.common import (
     escape,
     new_figure,
     short,
+    subtitled,
     visible_ticks,
 )
 from app.i18n import _, n_
@@ -271,15 +272,14 @@ def mosaic_figure(mosaic: Mosaic, heatmap: go.Heatmap, title: str) -> go.Figure:
     if padding:
         title = _("{title} + {padding} padding (grey)", title=title, padding=padding)
     if mosaic.factor > 1:
-        title += (
-            "<br><sup>"
-            + _(
+        title = subtitled(
+            title,
+            _(
                 "{positions} positions in blocks of {factor}: a cell is the attention a block of "
                 "queries gives a block of keys (summed over keys, averaged over queries)",
                 positions=mosaic.n_tokens,
                 factor=mosaic.factor,
-            )
-            + "</sup>"
+            ),
         )
     # about 850 px of plot width on a wide page: as tall as the mosaic needs, never a screenful
     rows, columns = mosaic.z.shape
