@@ -220,6 +220,49 @@ class ByteBudgetCache:
             release_freed_memory()
         return total
 
+    def _short_of(
+        self, nbytes: int, what: str, keep: set, kept: int, kept_by: Hashable | None
+    ) -> tuple[int, str]:
+        """make_room's question: how many bytes evicting cannot free, and a sentence saying what
+        holds the budget; (0, "") when they fit."""
+        with self._lock:
+            total = self._taken()
+            evictable = sum(
+                entry.size
+                for key, entry in self._entries.items()
+                if entry.owner is None and key not in self._held and key not in keep
+            )
+        kept_now, own = self.kept(), self.kept(kept_by) if kept_by is not None else 0
+        over_budget = total - evictable + nbytes - self.budget
+        over_kept = kept_now + kept - self.kept_limit if kept else 0
+        if over_kept > 0:
+            return max(over_kept, over_budget), _(
+                "{what} needs about {size} of memory; the models that browser sessions "
+                "keep may take {limit} together on this server ({share} of its memory "
+                "limit of {budget}), and they take {now} now ({own} of them this "
+                "session's). Try again when other sessions have ended.",
+                what=what,
+                size=size_text(kept),
+                limit=size_text(self.kept_limit),
+                share=percent(self.kept_share),
+                budget=size_text(self.budget),
+                now=size_text(kept_now),
+                own=size_text(own),
+            )
+        if over_budget > 0:
+            return over_budget, _(
+                "{what} needs about {size} of memory at its peak; the server's memory is "
+                "limited to {budget}, and models that browser sessions keep take {kept} of "
+                "it, pages being drawn right now {held}. Try again in a moment, or once "
+                "other sessions have ended.",
+                what=what,
+                size=size_text(nbytes),
+                budget=size_text(self.budget),
+                kept=size_text(kept_now),
+                held=size_text(self.held),
+            )
+        return 0, ""
+
     def make_room(
         self,
         nbytes: int,
@@ -236,45 +279,7 @@ class ByteBudgetCache:
         (0, "") when they fit."""
         keep = set(keep)
         with self._building:
-            with self._lock:
-                total = self._taken()
-                evictable = sum(
-                    entry.size
-                    for key, entry in self._entries.items()
-                    if entry.owner is None and key not in self._held and key not in keep
-                )
-            kept_now, own = self.kept(), self.kept(kept_by) if kept_by is not None else 0
-            over_budget = total - evictable + nbytes - self.budget
-            over_kept = kept_now + kept - self.kept_limit if kept else 0
-            short, why = 0, ""
-            if over_kept > 0:
-                short = max(over_kept, over_budget)
-                why = _(
-                    "{what} needs about {size} of memory; the models that browser sessions "
-                    "keep may take {limit} together on this server ({share} of its memory "
-                    "limit of {budget}), and they take {now} now ({own} of them this "
-                    "session's). Try again when other sessions have ended.",
-                    what=what,
-                    size=size_text(kept),
-                    limit=size_text(self.kept_limit),
-                    share=percent(self.kept_share),
-                    budget=size_text(self.budget),
-                    now=size_text(kept_now),
-                    own=size_text(own),
-                )
-            elif over_budget > 0:
-                short = over_budget
-                why = _(
-                    "{what} needs about {size} of memory at its peak; the server's memory is "
-                    "limited to {budget}, and models that browser sessions keep take {kept} of "
-                    "it, pages being drawn right now {held}. Try again in a moment, or once "
-                    "other sessions have ended.",
-                    what=what,
-                    size=size_text(nbytes),
-                    budget=size_text(self.budget),
-                    kept=size_text(kept_now),
-                    held=size_text(self.held),
-                )
+            short, why = self._short_of(nbytes, what, keep, kept, kept_by)
             if check_only:
                 return short, why
             if short > 0:

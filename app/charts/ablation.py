@@ -37,6 +37,38 @@ MEAN_PANEL = 120  # px: the mean's panel under it
 PANEL_GAP = 40  # px between them
 
 
+def _cosine_heatmap(
+    cosine: np.ndarray, depths: list[str], labels: list[str], share: float
+) -> go.Heatmap:
+    """A row per token, a column per depth, each cell's number where they fit; its colour bar
+    beside the heatmap alone (`share`: the heatmap's part of the plot's height, from the top)."""
+    lowest = float(np.nanmin(cosine))
+    show_text = len(labels) <= 24
+    return go.Heatmap(
+        z=np.round(cosine.T, 4),  # [token, depth]
+        x=depths,
+        y=list(range(len(labels))),
+        zmin=min(lowest, 0.999),
+        zmax=1,
+        colorscale="Viridis",
+        colorbar=dict(
+            title=dict(text=_("cosine"), side="right"),
+            thickness=14,
+            y=1,
+            yanchor="top",
+            len=share,
+        ),
+        text=[[cell_text(c) for c in row] for row in cosine.T] if show_text else None,
+        texttemplate="%{text}" if show_text else None,
+        textfont=dict(size=SMALLEST_TEXT),
+        customdata=[[escape(label)] * len(depths) for label in labels],
+        hovertemplate=_("%{x} · token %{customdata}<br>cosine %{z:.6f}") + "<extra></extra>",
+        name=_("cosine per token"),
+        xaxis="x",
+        yaxis="y",
+    )
+
+
 def residual_cosine_chart(
     cosine: np.ndarray, mean: np.ndarray, tokens: list[str], *, title: str
 ) -> go.Figure:
@@ -49,33 +81,10 @@ def residual_cosine_chart(
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
     positions, ticks = visible_ticks(labels)
     lowest = float(np.nanmin(cosine))
-    show_text = len(tokens) <= 24
     rows = COSINE_ROW * len(tokens)
     plot = rows + PANEL_GAP + MEAN_PANEL
     split = MEAN_PANEL / plot  # the mean's share of the plot's height, from the bottom
-    heatmap = go.Heatmap(
-        z=np.round(cosine.T, 4),  # [token, depth]
-        x=depths,
-        y=list(range(len(tokens))),
-        zmin=min(lowest, 0.999),
-        zmax=1,
-        colorscale="Viridis",
-        colorbar=dict(
-            title=dict(text=_("cosine"), side="right"),
-            thickness=14,
-            y=1,
-            yanchor="top",
-            len=rows / plot,
-        ),
-        text=[[cell_text(c) for c in row] for row in cosine.T] if show_text else None,
-        texttemplate="%{text}" if show_text else None,
-        textfont=dict(size=SMALLEST_TEXT),
-        customdata=[[escape(label)] * len(depths) for label in labels],
-        hovertemplate=_("%{x} · token %{customdata}<br>cosine %{z:.6f}") + "<extra></extra>",
-        name=_("cosine per token"),
-        xaxis="x",
-        yaxis="y",
-    )
+    heatmap = _cosine_heatmap(cosine, depths, labels, rows / plot)
     line = go.Scatter(
         x=depths,
         y=np.round(np.asarray(mean, dtype=np.float64), 6),

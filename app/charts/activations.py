@@ -81,6 +81,21 @@ def residual_stream_chart(
         row=1,
         col=2,
     )
+    _flag_outliers(fig, dims, outliers)
+    y_ticks, _labels = visible_ticks(tokens)
+    fig.update_yaxes(
+        autorange="reversed", type="category", tickvals=[rows[i] for i in y_ticks], row=1, col=1
+    )
+    fig.update_xaxes(
+        title_text=_("dimension of the residual stream"), type="category", row=1, col=1
+    )
+    fig.update_xaxes(rangemode="tozero", row=1, col=2)
+    base_layout(fig, title, height=int(np.clip(200 + 22 * len(rows), 360, 900)))
+    return fig.update_layout(margin=dict(l=60, r=20, t=130, b=60))
+
+
+def _flag_outliers(fig: go.Figure, dims: np.ndarray, outliers: list[tuple[int, float]]) -> None:
+    """The first MAX_FLAGGED outlier dimensions that are shown, each named above its column."""
     column_of = {dimension: i for i, dimension in enumerate(np.asarray(dims).tolist())}
     shown = [(d, times) for d, times in outliers if d in column_of]
     for dimension, times in shown[:MAX_FLAGGED]:
@@ -97,16 +112,6 @@ def residual_stream_chart(
             ay=-22,
             font=dict(color=BELOW_ZERO),
         )
-    y_ticks, _labels = visible_ticks(tokens)
-    fig.update_yaxes(
-        autorange="reversed", type="category", tickvals=[rows[i] for i in y_ticks], row=1, col=1
-    )
-    fig.update_xaxes(
-        title_text=_("dimension of the residual stream"), type="category", row=1, col=1
-    )
-    fig.update_xaxes(rangemode="tozero", row=1, col=2)
-    base_layout(fig, title, height=int(np.clip(200 + 22 * len(rows), 360, 900)))
-    return fig.update_layout(margin=dict(l=60, r=20, t=130, b=60))
 
 
 def cosine_chart(matrix: np.ndarray, tokens: list[str], title: str) -> go.Figure:
@@ -181,10 +186,8 @@ def mean_cosine_chart(depths: np.ndarray, mean_cosine: np.ndarray, chosen: int) 
     return base_layout(fig, _("Do the tokens become alike with depth?"), height=420)
 
 
-def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]) -> go.Figure:
-    """One path per token through a 2-D PCA of its states, embedding to last layer: grey lines,
-    markers coloured by depth, the token named at its last point."""
-    coords = rounded(coords)  # [depth, token, 2]
+def _pca_traces(coords: np.ndarray, tokens: list[str]) -> list[go.Scatter]:
+    """The paths (grey lines), the points coloured by depth and the tokens named at the end."""
     depths, n, _pair = coords.shape
     path_x, path_y = [], []
     for t in range(n):  # None breaks the line between tokens
@@ -197,50 +200,56 @@ def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]
         for t in range(n)
     ]
     path_text = [f"'{token}' ({t})" for t, token in enumerate(escaped)]
-    fig = new_figure(
-        [
-            go.Scatter(
-                x=path_x,
-                y=path_y,
-                mode="lines",
-                line=dict(color="rgba(120, 120, 120, 0.45)", width=1.5),
-                hoverinfo="skip",
-                showlegend=False,
-            ),
-            go.Scatter(
-                x=coords[:, :, 0].flatten(),
-                y=coords[:, :, 1].flatten(),
-                mode="markers",
-                marker=dict(
-                    size=8,
-                    color=np.repeat(np.arange(depths), n),
-                    colorscale="Viridis",
-                    cmin=0,
-                    cmax=depths - 1,
-                    colorbar=dict(
-                        title=dict(text=_("depth"), side="right"),
-                        thickness=14,
-                        tickvals=list(range(depths)),
-                        ticktext=[depth_name(d) for d in range(depths)],
-                    ),
+    return [
+        go.Scatter(
+            x=path_x,
+            y=path_y,
+            mode="lines",
+            line=dict(color="rgba(120, 120, 120, 0.45)", width=1.5),
+            hoverinfo="skip",
+            showlegend=False,
+        ),
+        go.Scatter(
+            x=coords[:, :, 0].flatten(),
+            y=coords[:, :, 1].flatten(),
+            mode="markers",
+            marker=dict(
+                size=8,
+                color=np.repeat(np.arange(depths), n),
+                colorscale="Viridis",
+                cmin=0,
+                cmax=depths - 1,
+                colorbar=dict(
+                    title=dict(text=_("depth"), side="right"),
+                    thickness=14,
+                    tickvals=list(range(depths)),
+                    ticktext=[depth_name(d) for d in range(depths)],
                 ),
-                customdata=point_text,
-                hovertemplate="%{customdata}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
-                showlegend=False,
             ),
-            go.Scatter(
-                x=coords[-1, :, 0],
-                y=coords[-1, :, 1],
-                mode="text",
-                text=[short(token, TOKEN_LABEL_CHARS) for token in tokens],
-                customdata=path_text,
-                textposition="top center",
-                textfont=dict(size=SMALLEST_TEXT, color="#222222"),
-                hovertemplate=_("%{customdata} after the last block") + "<extra></extra>",
-                showlegend=False,
-            ),
-        ]
-    )
+            customdata=point_text,
+            hovertemplate="%{customdata}<br>(%{x:.3f}, %{y:.3f})<extra></extra>",
+            showlegend=False,
+        ),
+        go.Scatter(
+            x=coords[-1, :, 0],
+            y=coords[-1, :, 1],
+            mode="text",
+            text=[short(token, TOKEN_LABEL_CHARS) for token in tokens],
+            customdata=path_text,
+            textposition="top center",
+            textfont=dict(size=SMALLEST_TEXT, color="#222222"),
+            hovertemplate=_("%{customdata} after the last block") + "<extra></extra>",
+            showlegend=False,
+        ),
+    ]
+
+
+def pca_paths_chart(coords: np.ndarray, explained: np.ndarray, tokens: list[str]) -> go.Figure:
+    """One path per token through a 2-D PCA of its states, embedding to last layer: grey lines,
+    markers coloured by depth, the token named at its last point."""
+    coords = rounded(coords)  # [depth, token, 2]
+    depths, n, _pair = coords.shape
+    fig = new_figure(_pca_traces(coords, tokens))
     ratio = np.asarray(explained, dtype=float)
     fig.update_layout(
         xaxis=dict(

@@ -21,6 +21,7 @@ from app.charts.common import (
     escape,
     new_figure,
     short,
+    subtitled,
     visible_ticks,
 )
 from app.i18n import _, n_
@@ -200,6 +201,21 @@ class Mosaic:
         return self.tiles[:, :, : self.n_valid_blocks, : self.n_valid_blocks]
 
 
+def _segments(count: int, tile: int, n_valid_blocks: int) -> list[Segment]:
+    """One axis of `count` tiles of `tile` cells: each tile's tokens and padding, and the gap
+    cell between tiles."""
+    stride = tile + 1
+    out = []
+    for i in range(count):
+        s = i * stride
+        out += [
+            Segment(s, s + n_valid_blocks, "token"),
+            Segment(s + n_valid_blocks, s + tile, "pad"),
+        ]
+        out += [Segment(s + tile, s + stride, "gap")] if i < count - 1 else []
+    return out
+
+
 def attention_mosaic(
     values: np.ndarray,
     n_valid: int,
@@ -230,17 +246,6 @@ def attention_mosaic(
     keys = _block_labels(starts, n_tokens, n_valid, queries=False) + [""]
     centre = (tile - 1) / 2
 
-    def segments(count: int) -> list[Segment]:
-        out = []
-        for i in range(count):
-            s = i * stride
-            out += [
-                Segment(s, s + n_valid_blocks, "token"),
-                Segment(s + n_valid_blocks, s + tile, "pad"),
-            ]
-            out += [Segment(s + tile, s + stride, "gap")] if i < count - 1 else []
-        return out
-
     return Mosaic(
         z=z,
         tiles=values,
@@ -256,8 +261,8 @@ def attention_mosaic(
             _("layer {layer} · {query}", layer=layers[i // stride], query=queries[i % stride])
             for i in range(z.shape[0])
         ],
-        x_segments=segments(n_heads),
-        y_segments=segments(n_layers),
+        x_segments=_segments(n_heads, tile, n_valid_blocks),
+        y_segments=_segments(n_layers, tile, n_valid_blocks),
         x_ticks=([h * stride + centre for h in range(n_heads)], [f"H{h}" for h in range(n_heads)]),
         y_ticks=([i * stride + centre for i in range(n_layers)], [f"L{i}" for i in layers]),
     )
@@ -271,15 +276,14 @@ def mosaic_figure(mosaic: Mosaic, heatmap: go.Heatmap, title: str) -> go.Figure:
     if padding:
         title = _("{title} + {padding} padding (grey)", title=title, padding=padding)
     if mosaic.factor > 1:
-        title += (
-            "<br><sup>"
-            + _(
+        title = subtitled(
+            title,
+            _(
                 "{positions} positions in blocks of {factor}: a cell is the attention a block of "
                 "queries gives a block of keys (summed over keys, averaged over queries)",
                 positions=mosaic.n_tokens,
                 factor=mosaic.factor,
-            )
-            + "</sup>"
+            ),
         )
     # about 850 px of plot width on a wide page: as tall as the mosaic needs, never a screenful
     rows, columns = mosaic.z.shape

@@ -114,6 +114,11 @@ def base_spec(title: str, height: int) -> dict:
     }
 
 
+def subtitled(title: str, subtitle: str) -> str:
+    """A figure's title with a smaller line under it (plotly's <sup>)."""
+    return f"{title}<br><sup>{subtitle}</sup>"
+
+
 def base_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     fig.update_layout(base_spec(title, height))
     return fig

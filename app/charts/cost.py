@@ -31,6 +31,7 @@ from app.charts.common import (
     base_spec,
     escape,
     new_figure,
+    subtitled,
 )
 from app.i18n import _, number, percent
 from encoder.inspect.measures import log_log_slope
@@ -68,6 +69,28 @@ def _spec(title: str, height: int, **layout) -> dict:
 def cost_layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     """_spec's layout on a figure built with plotly's objects."""
     return fig.update_layout(_spec(title, height))
+
+
+def _time_title(rows: list[dict]) -> str:
+    """The time chart's title: the slowest operation's share of the time and of the FLOPs, and
+    the light operations' (rows sorted by their share of the time)."""
+    slowest = rows[-1]
+    light_time, light_flops = light_shares(rows)
+    return subtitled(
+        _(
+            "Time per operation: {operation} takes {time} of the summed time for {flops} of the "
+            "FLOPs",
+            operation=escape(slowest["operation"]),
+            time=percent(slowest["time_share"]),
+            flops=percent(slowest["flop_share"]),
+        ),
+        _(
+            "norms, softmax and activation: {time} of the time for {flops} of the FLOPs. All "
+            "layers together; hatched: split by FLOPs",
+            time=percent(light_time),
+            flops=percent(light_flops, 1),
+        ),
+    )
 
 
 def operation_time_chart(by_operation: list[dict]) -> go.Figure:
@@ -110,7 +133,6 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         "marker": {"color": FLOP_COLOUR},
         "hovertemplate": _("%{y}<br>%{x:.1f}% of the FLOPs") + "<extra></extra>",
     }
-    slowest = rows[-1]
     axes = {
         "barmode": "group",
         "bargap": 0.25,
@@ -121,24 +143,7 @@ def operation_time_chart(by_operation: list[dict]) -> go.Figure:
         },
         "yaxis": {"automargin": True},
     }
-    light_time, light_flops = light_shares(rows)
-    title = (
-        _(
-            "Time per operation: {operation} takes {time} of the summed time for {flops} of the "
-            "FLOPs",
-            operation=escape(slowest["operation"]),
-            time=percent(slowest["time_share"]),
-            flops=percent(slowest["flop_share"]),
-        )
-        + "<br><sup>"
-        + _(
-            "norms, softmax and activation: {time} of the time for {flops} of the FLOPs. All "
-            "layers together; hatched: split by FLOPs",
-            time=percent(light_time),
-            flops=percent(light_flops, 1),
-        )
-        + "</sup>"
-    )
+    title = _time_title(rows)
     layout = _spec(title, 180 + 46 * len(rows), **axes)
     layout["legend"]["traceorder"] = "reversed"  # the time's bar and legend entry first
     return new_figure([flop_bars, time_bars], layout)
@@ -173,15 +178,13 @@ def flop_chart(by_operation: list[dict]) -> go.Figure:
         "showlegend": False,
     }
     most = rows[-1]
-    title = (
+    title = subtitled(
         _(
             "FLOPs per operation: {operation} does {share} of them",
             operation=escape(most["operation"]),
             share=percent(most["flop_share"]),
-        )
-        + "<br><sup>"
-        + _("from the shapes, before any timing; all layers together")
-        + "</sup>"
+        ),
+        _("from the shapes, before any timing; all layers together"),
     )
     return new_figure([bars], _spec(title, 180 + 30 * len(rows), **axes))
 
@@ -245,19 +248,17 @@ def scaling_chart(points: list[dict], crossover_tokens: int) -> go.Figure:
         yaxis=dict(type="log", title_text=_("ms (log scale)"), dtick=1),
     )
     exponent = log_log_slope([p["tokens"] for p in points], [p["ms"] for p in points])
-    title = (
+    title = subtitled(
         _(
             "Cost against length: attention overtakes the feed-forward at n = {crossover}",
             crossover=number(crossover_tokens),
-        )
-        + "<br><sup>"
-        + _(
+        ),
+        _(
             "measured time grows like n^{exponent} from {first} to {last} tokens; FLOPs: n²·d "
             "for attention, n·d·d_ff for the feed-forward",
             exponent=number(exponent, 2, grouped=False),
             first=points[0]["tokens"],
             last=points[-1]["tokens"],
-        )
-        + "</sup>"
+        ),
     )
     return cost_layout(fig, title, height=620)

@@ -214,6 +214,64 @@ WINDOW_FILL = "#E6E6E6"  # cells a local window masks: light grey under a cross 
 WINDOW_MARK = "#555555"
 
 
+def _window_traces(weights: np.ndarray, outside: np.ndarray, hover: list[str]) -> list:
+    """The weights (masked cells left out of the colour scale), the masked cells' grey and their
+    crosses (a legend entry counting them)."""
+    shown = np.where(outside, np.nan, weights)  # masked cells: no weight colour
+    queries, keys = np.nonzero(outside)
+    return [
+        go.Heatmap(
+            z=np.round(shown, 5),
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            colorbar=dict(title=dict(text=_("weight"), side="right"), thickness=14),
+            customdata=[[[q, k] for k in hover] for q in hover],
+            hovertemplate=_("query %{customdata[0]}<br>key %{customdata[1]}<br>weight %{z:.4f}")
+            + "<extra></extra>",
+            name=_("weights"),
+        ),
+        go.Heatmap(
+            z=np.where(outside, 1.0, np.nan),
+            colorscale=[[0, WINDOW_FILL], [1, WINDOW_FILL]],
+            showscale=False,
+            hoverinfo="skip",
+            name=_("outside the window"),
+        ),
+        go.Scatter(
+            x=keys,
+            y=queries,
+            mode="markers",
+            marker=dict(symbol="x-thin", size=8, line=dict(width=1.5, color=WINDOW_MARK)),
+            name=_("outside the window: {cells} cells masked (−∞, weight 0)", cells=len(keys)),
+            showlegend=True,
+            customdata=[[hover[q], hover[k]] for q, k in zip(queries, keys, strict=True)],
+            hovertemplate=_(
+                "query %{customdata[0]}<br>key %{customdata[1]}<br>outside the window: masked"
+            )
+            + "<extra></extra>",
+        ),
+    ]
+
+
+def _shade_padding(fig: go.Figure, n_valid: int, n_tokens: int) -> None:
+    """Padding's keys (columns) and queries (rows) shaded and named, where there is padding."""
+    if n_valid < n_tokens:  # padding: the keys' columns and the queries' rows beyond n_valid
+        for box in (
+            dict(x0=n_valid - 0.5, x1=n_tokens - 0.5, y0=-0.5, y1=n_tokens - 0.5),
+            dict(x0=-0.5, x1=n_valid - 0.5, y0=n_valid - 0.5, y1=n_tokens - 0.5),
+        ):
+            fig.add_shape(type="rect", **box, fillcolor=PAD_SHADE, line=dict(width=0))
+        fig.add_annotation(
+            x=(n_valid + n_tokens - 1) / 2,
+            y=(n_tokens - 1) / 2,
+            text=_("padding"),
+            textangle=-90,
+            showarrow=False,
+            font=dict(size=FONT_SIZE + 2, color="white"),
+        )
+
+
 def window_matrix(
     weights: np.ndarray,
     tokens: list[str],
@@ -230,57 +288,8 @@ def window_matrix(
     n_tokens = weights.shape[0]
     labels = [f"{j} {token}" for j, token in enumerate(tokens)]
     hover = [escape(label) for label in labels]
-    shown = np.where(outside, np.nan, weights)  # masked cells: no weight colour
-    queries, keys = np.nonzero(outside)
-    fig = new_figure(
-        [
-            go.Heatmap(
-                z=np.round(shown, 5),
-                zmin=0,
-                zmax=1,
-                colorscale="Viridis",
-                colorbar=dict(title=dict(text=_("weight"), side="right"), thickness=14),
-                customdata=[[[q, k] for k in hover] for q in hover],
-                hovertemplate=_("query %{customdata[0]}<br>key %{customdata[1]}<br>weight %{z:.4f}")
-                + "<extra></extra>",
-                name=_("weights"),
-            ),
-            go.Heatmap(
-                z=np.where(outside, 1.0, np.nan),
-                colorscale=[[0, WINDOW_FILL], [1, WINDOW_FILL]],
-                showscale=False,
-                hoverinfo="skip",
-                name=_("outside the window"),
-            ),
-            go.Scatter(
-                x=keys,
-                y=queries,
-                mode="markers",
-                marker=dict(symbol="x-thin", size=8, line=dict(width=1.5, color=WINDOW_MARK)),
-                name=_("outside the window: {cells} cells masked (−∞, weight 0)", cells=len(keys)),
-                showlegend=True,
-                customdata=[[hover[q], hover[k]] for q, k in zip(queries, keys, strict=True)],
-                hovertemplate=_(
-                    "query %{customdata[0]}<br>key %{customdata[1]}<br>outside the window: masked"
-                )
-                + "<extra></extra>",
-            ),
-        ]
-    )
-    if n_valid < n_tokens:  # padding: the keys' columns and the queries' rows beyond n_valid
-        for box in (
-            dict(x0=n_valid - 0.5, x1=n_tokens - 0.5, y0=-0.5, y1=n_tokens - 0.5),
-            dict(x0=-0.5, x1=n_valid - 0.5, y0=n_valid - 0.5, y1=n_tokens - 0.5),
-        ):
-            fig.add_shape(type="rect", **box, fillcolor=PAD_SHADE, line=dict(width=0))
-        fig.add_annotation(
-            x=(n_valid + n_tokens - 1) / 2,
-            y=(n_tokens - 1) / 2,
-            text=_("padding"),
-            textangle=-90,
-            showarrow=False,
-            font=dict(size=FONT_SIZE + 2, color="white"),
-        )
+    fig = new_figure(_window_traces(weights, outside, hover))
+    _shade_padding(fig, n_valid, n_tokens)
     fig.add_shape(
         type="rect",
         x0=-0.5,

@@ -37,25 +37,10 @@ def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     )
 
 
-def training_curves(
-    histories: dict[str, list[dict[str, float]]],
-    total_steps: int,
-    *,
-    chance_loss: float | None = None,
-    dashed: tuple[str, ...] = (),
-) -> go.Figure:
-    """Loss (log scale) and accuracy of one or more runs against the step, side by side.
-
-    histories: {run name: history}; runs named in `dashed` are drawn dashed in the colour of the
-    run listed just before them (e.g. "post-norm + warmup" after "post-norm").
-    chance_loss: ln(classes), drawn as a grey line: a loss stuck there means nothing is learned.
-    """
-    fig = make_subplots(
-        figure=new_figure(),
-        rows=1,
-        cols=2,
-        subplot_titles=(_("loss (training batch)"), _("accuracy")),
-    )
+def _run_lines(
+    fig: go.Figure, histories: dict[str, list[dict[str, float]]], dashed: tuple[str, ...]
+) -> None:
+    """Each run's loss (left) and accuracy (right); a dashed run in the colour before it."""
     measures = {"loss": _("loss"), "accuracy": _("accuracy")}
     colour_index = -1
     for name, history in histories.items():
@@ -85,6 +70,28 @@ def training_curves(
                 row=1,
                 col=col,
             )
+
+
+def training_curves(
+    histories: dict[str, list[dict[str, float]]],
+    total_steps: int,
+    *,
+    chance_loss: float | None = None,
+    dashed: tuple[str, ...] = (),
+) -> go.Figure:
+    """Loss (log scale) and accuracy of one or more runs against the step, side by side.
+
+    histories: {run name: history}; runs named in `dashed` are drawn dashed in the colour of the
+    run listed just before them (e.g. "post-norm + warmup" after "post-norm").
+    chance_loss: ln(classes), drawn as a grey line: a loss stuck there means nothing is learned.
+    """
+    fig = make_subplots(
+        figure=new_figure(),
+        rows=1,
+        cols=2,
+        subplot_titles=(_("loss (training batch)"), _("accuracy")),
+    )
+    _run_lines(fig, histories, dashed)
     losses = [row["loss"] for history in histories.values() for row in history]
     if losses:  # an explicit log range: autorange stretches to decades nobody needs
         low = max(min(losses), 1e-5) / 1.5

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.charts.common import new_figure
+from app.charts.common import new_figure, subtitled
 from app.charts.cost import (
     CHECKPOINTED_COLOUR,
     LARGE_FONT,
@@ -75,19 +75,17 @@ def train_memory_chart(memory: dict[str, dict]) -> go.Figure:
     )
     less = [m["saved_bytes"] / m["saved_bytes_checkpointed"] for m in memory.values()]
     slower = [m["ms_checkpointed"] / m["ms"] for m in memory.values()]
-    title = (
+    title = subtitled(
         _(
             "Training memory: checkpointing keeps {low}-{high}x less for backward",
             low=number(min(less), 1, grouped=False),
             high=number(max(less), 1, grouped=False),
-        )
-        + "<br><sup>"
-        + _(
+        ),
+        _(
             "for {low}-{high}x the time of forward + backward (each block runs twice)",
             low=number(min(slower), 2, grouped=False),
             high=number(max(slower), 2, grouped=False),
-        )
-        + "</sup>"
+        ),
     )
     return cost_layout(fig, title, height=480)
 
@@ -104,6 +102,16 @@ def _placement_line(x: list, y: list, placement: str, name: str, hover: str) -> 
         marker=dict(size=11),
         hovertemplate=hover + "<br>%{y:.4f}<extra></extra>",
     )
+
+
+def _gradient_axes(fig: go.Figure, depths: list[int]) -> None:
+    """Left: gradient norm per layer from zero. Right: log-log against depth, ticks at `depths`."""
+    fig.update_xaxes(title_text=_("layer"), dtick=1, row=1, col=1)
+    fig.update_yaxes(title_text=_("gradient norm"), rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(type="log", title_text=_("layers L (log)"), tickvals=depths, row=1, col=2)
+    fig.update_yaxes(type="log", title_text=_("gradient norm (log)"), nticks=6, tickformat=".2f",
+                     row=1, col=2)  # fmt: skip
+    fig.update_annotations(font_size=LARGE_FONT)
 
 
 def gradient_flow_chart(
@@ -150,23 +158,17 @@ def gradient_flow_chart(
             row=1,
             col=2,
         )
-    fig.update_xaxes(title_text=_("layer"), dtick=1, row=1, col=1)
-    fig.update_yaxes(title_text=_("gradient norm"), rangemode="tozero", row=1, col=1)
-    fig.update_xaxes(type="log", title_text=_("layers L (log)"), tickvals=depths, row=1, col=2)
-    fig.update_yaxes(type="log", title_text=_("gradient norm (log)"), nticks=6, tickformat=".2f",
-                     row=1, col=2)  # fmt: skip
-    fig.update_annotations(font_size=LARGE_FONT)
+    _gradient_axes(fig, depths)
     trend = ", ".join(
         f"{names[placement]} L^{slope:+.2f}"
         for placement, slope in slopes.items()
         if not math.isnan(slope)
     )
-    title = _("Gradients at initialisation, against Xiong et al. 2020") + (
-        "<br><sup>"
-        + _("last layer's W2 against depth: {trend} (paper: pre -0.5, post 0)", trend=trend)
-        + "</sup>"
-        if trend
-        else ""
-    )
+    title = _("Gradients at initialisation, against Xiong et al. 2020")
+    if trend:
+        title = subtitled(
+            title,
+            _("last layer's W2 against depth: {trend} (paper: pre -0.5, post 0)", trend=trend),
+        )
     cost_layout(fig, title, height=580)
     return fig.update_layout(margin_t=120)  # room for the panel titles under the subtitle

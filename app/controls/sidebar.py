@@ -68,32 +68,26 @@ def _picker(label: str, placeholder: str, items: list[dict], key: str, values) -
     )
 
 
+# The example sentences' and presets' names (app/assets' examples.json and presets.json), marked
+# for the catalogue (the sentences themselves stay as they are)
+PICKER_NAMES = (
+    N_("Coreference: 'it' = the animal"),
+    N_("Coreference: 'it' = the street"),
+    N_("Two sentences (padding)"),
+    N_("Ambiguous 'bank'"),
+    N_("Agreement across distance"),
+    N_("Garden path"),
+    N_("Classroom (pre-norm, 4 layers x 4 heads, d 256)"),
+    N_("Original Transformer base (post-norm, ReLU, 6 x 8, d 512)"),
+    N_("Modern pre-norm with RMSNorm (6 x 8, d 512)"),
+    N_("Tiny, readable on a projector (2 layers x 2 heads, d 32)"),
+    N_("BERT-base shape (post-norm, 12 x 12, d 768, learned positions)"),
+)
+
+
 def picker_labels() -> dict[str, str]:
-    """The example sentences' and presets' names (app/assets' examples.json and presets.json),
-    as this run's language says them (the sentences themselves stay as they are)."""
-    return {
-        "Coreference: 'it' = the animal": _("Coreference: 'it' = the animal"),
-        "Coreference: 'it' = the street": _("Coreference: 'it' = the street"),
-        "Two sentences (padding)": _("Two sentences (padding)"),
-        "Ambiguous 'bank'": _("Ambiguous 'bank'"),
-        "Agreement across distance": _("Agreement across distance"),
-        "Garden path": _("Garden path"),
-        "Classroom (pre-norm, 4 layers x 4 heads, d 256)": _(
-            "Classroom (pre-norm, 4 layers x 4 heads, d 256)"
-        ),
-        "Original Transformer base (post-norm, ReLU, 6 x 8, d 512)": _(
-            "Original Transformer base (post-norm, ReLU, 6 x 8, d 512)"
-        ),
-        "Modern pre-norm with RMSNorm (6 x 8, d 512)": _(
-            "Modern pre-norm with RMSNorm (6 x 8, d 512)"
-        ),
-        "Tiny, readable on a projector (2 layers x 2 heads, d 32)": _(
-            "Tiny, readable on a projector (2 layers x 2 heads, d 32)"
-        ),
-        "BERT-base shape (post-norm, 12 x 12, d 768, learned positions)": _(
-            "BERT-base shape (post-norm, 12 x 12, d 768, learned positions)"
-        ),
-    }
+    """The example sentences' and presets' names, as this run's language says them."""
+    return {name: _(name) for name in PICKER_NAMES}
 
 
 def describe_b(overrides: dict[str, object]) -> str:

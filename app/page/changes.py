@@ -213,6 +213,45 @@ def stream_growth(
     return said[(told, verdict if verdict in (GROWS, SHRINKS) else "same")].format(**values)
 
 
+def _why_held(size: StreamSize) -> str:
+    """stream_held's second sentence, as a template of its values: why the norms hold the stream
+    where they do."""
+    if size.unit_gains:
+        return _(
+            "That is sqrt(d_model) = {root}: every ln2 has unit gain and zero bias, and a {kind} "
+            "output with unit gain and zero bias has that length."
+        )
+    return {
+        (True, "below"): _(
+            "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+            "ln2's learned gain (mean gain {gains} per block) put the stream below that."
+        ),
+        (True, "above"): _(
+            "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+            "ln2's learned gain (mean gain {gains} per block) put the stream above that."
+        ),
+        (True, "around"): _(
+            "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+            "ln2's learned gain (mean gain {gains} per block) put the stream around that."
+        ),
+        (False, "below"): _(
+            "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+            "ln2's learned gain and bias (mean gain {gains} per block) put the stream below "
+            "that."
+        ),
+        (False, "above"): _(
+            "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+            "ln2's learned gain and bias (mean gain {gains} per block) put the stream above "
+            "that."
+        ),
+        (False, "around"): _(
+            "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
+            "ln2's learned gain and bias (mean gain {gains} per block) put the stream around "
+            "that."
+        ),
+    }[(size.norm_type == "rmsnorm", size.against_unit)]
+
+
 def stream_held(size: StreamSize, num: Number = _plain, setup: str | None = None) -> str:
     """Where a post-norm model's norms hold the stream after its blocks, and why there, as a
     sentence: 'The mean L2 norm per token is between 7.95 and 11.55 after each of the 6 blocks.
@@ -241,42 +280,7 @@ def stream_held(size: StreamSize, num: Number = _plain, setup: str | None = None
             "In {setup}, the mean L2 norm per token is {where} after each of the {count} blocks."
         )
     ).format(**values)
-    if size.unit_gains:
-        why = _(
-            "That is sqrt(d_model) = {root}: every ln2 has unit gain and zero bias, and a {kind} "
-            "output with unit gain and zero bias has that length."
-        )
-    else:
-        why = {
-            (True, "below"): _(
-                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
-                "ln2's learned gain (mean gain {gains} per block) put the stream below that."
-            ),
-            (True, "above"): _(
-                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
-                "ln2's learned gain (mean gain {gains} per block) put the stream above that."
-            ),
-            (True, "around"): _(
-                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
-                "ln2's learned gain (mean gain {gains} per block) put the stream around that."
-            ),
-            (False, "below"): _(
-                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
-                "ln2's learned gain and bias (mean gain {gains} per block) put the stream below "
-                "that."
-            ),
-            (False, "above"): _(
-                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
-                "ln2's learned gain and bias (mean gain {gains} per block) put the stream above "
-                "that."
-            ),
-            (False, "around"): _(
-                "A {kind} output with unit gain and zero bias has length sqrt(d_model) = {root}; "
-                "ln2's learned gain and bias (mean gain {gains} per block) put the stream around "
-                "that."
-            ),
-        }[(size.norm_type == "rmsnorm", size.against_unit)]
-    return subject + " " + why.format(**values)
+    return subject + " " + _why_held(size).format(**values)
 
 
 def _trained(run: Run) -> bool:

@@ -12,7 +12,7 @@ from pandas.io.formats.style import Styler
 
 from app.charts.common import MARGIN, PLOTLY_HEIGHT
 from app.charts.fitting import fit_narrow
-from app.i18n import _, language, symbols, told, writes_numbers_as_english
+from app.i18n import N_, _, language, symbols, told, writes_numbers_as_english
 from app.page.changes import heads_named, source_name
 from app.page.widgets import show
 from app.runs import Run, Runs
@@ -143,6 +143,108 @@ def pair(name: str, widths=(1, 1)) -> tuple:
     return (st.container(), st.container()) if name else tuple(st.columns(list(widths)))
 
 
+# A table's words the page shows translated (its column names, and the cells of its word
+# columns, WORD_COLUMNS): marked here, translated by header(). Any other name stays as it is.
+HEADER_WORDS = frozenset(
+    {
+        N_("setup"),
+        N_("layer"),
+        N_("head"),
+        N_("depth"),
+        N_("stream"),
+        N_("position"),
+        N_("token"),
+        N_("id"),
+        N_("key"),
+        N_("query"),
+        N_("weight"),
+        N_("scaled"),
+        N_("masked"),
+        N_("value"),
+        N_("even"),
+        N_("role"),
+        N_("reading"),
+        N_("norm"),
+        N_("entropy"),
+        N_("growth"),
+        N_("sinks"),
+        N_("moved"),
+        N_("largest"),
+        N_("task asks"),
+        N_("model answers"),
+        N_("mean cosine"),
+        N_("lowest cosine"),
+        N_("weight A"),
+        N_("weight B"),
+        N_("cosine of B's with A's"),
+        N_("to first"),
+        N_("to last"),
+        N_("dimension"),
+        N_("after"),
+        N_("mean"),
+        N_("std"),
+        N_("max"),
+        N_("operation"),
+        N_("kind"),
+        N_("params"),
+        N_("flops"),
+        # the operation trace's (encoder.inspect.ledger.shape_ledger; its shapes: HEADER_NAMES)
+        N_("component"),
+        N_("group"),
+        N_("spread"),
+        N_("heads"),
+        # a head's behaviour over a corpus (encoder.inspect.corpus.GROUPS)
+        N_("previous"),
+        N_("next"),
+        N_("self"),
+        N_("punctuation"),
+        N_("broad"),
+        N_("mixed"),
+        # a head's role (encoder.inspect.lesson.ROLES; "broad" above)
+        N_("previous token"),
+        N_("next token"),
+        N_("first token"),
+        N_("last token"),
+        # a reading of a head's attention (encoder.inspect.moves.NORM_WEIGHTED; "weight" above),
+        # and its layers
+        N_("norm-weighted"),
+        N_("all"),
+        # a row of encoder.inspect.ledger.parameter_counts ("attention (all layers)": below)
+        N_("token embedding"),
+        N_("position embedding"),
+        N_("token-type embedding"),
+        N_("embedding norm"),
+        N_("embedding projection"),
+        N_("attention"),
+        N_("feed-forward"),
+        N_("block norms"),
+        N_("final norm"),
+        N_("total"),
+    }
+)
+# Names in code a table keeps, and the words the page says for them.
+HEADER_NAMES = {
+    # a head's metrics (encoder.inspect.heads.head_metrics), as the Attention view says them
+    "max_weight": N_("max weight"),
+    "mean_distance": N_("mean distance"),
+    "to_self": N_("to itself"),
+    "to_previous": N_("to previous"),
+    "to_next": N_("to next"),
+    # a norm's learned gain and bias (encoder.inspect.norms), the LayerNorm view's table
+    "gain_mean": N_("gain mean"),
+    "gain_std": N_("gain std"),
+    "gain_min": N_("gain min"),
+    "gain_max": N_("gain max"),
+    "bias_mean": N_("bias mean"),
+    "bias_std": N_("bias std"),
+    "per_layer": N_("per layer"),
+    # the operation trace's (encoder.inspect.ledger.shape_ledger)
+    "input_shape": N_("input shape"),
+    "output_shape": N_("output shape"),
+    "matmul_flops": N_("matmul flops"),
+}
+
+
 def header(column: str) -> str:
     """A table's column, or a cell of one of its word columns (WORD_COLUMNS), as the reader sees
     it, in the page's language: the tables keep their own names and words (the code and the
@@ -153,99 +255,10 @@ def header(column: str) -> str:
         return column
     if column.startswith("Δ "):
         return "Δ " + header(column.removeprefix("Δ "))
-    words = {
-        "setup": _("setup"),
-        "layer": _("layer"),
-        "head": _("head"),
-        "depth": _("depth"),
-        "stream": _("stream"),
-        "position": _("position"),
-        "token": _("token"),
-        "id": _("id"),
-        "key": _("key"),
-        "query": _("query"),
-        "weight": _("weight"),
-        "scaled": _("scaled"),
-        "masked": _("masked"),
-        "value": _("value"),
-        "even": _("even"),
-        "role": _("role"),
-        "reading": _("reading"),
-        "norm": _("norm"),
-        "entropy": _("entropy"),
-        "growth": _("growth"),
-        "sinks": _("sinks"),
-        "moved": _("moved"),
-        "largest": _("largest"),
-        "task asks": _("task asks"),
-        "model answers": _("model answers"),
-        "mean cosine": _("mean cosine"),
-        "lowest cosine": _("lowest cosine"),
-        "weight A": _("weight A"),
-        "weight B": _("weight B"),
-        "cosine of B's with A's": _("cosine of B's with A's"),
-        "to first": _("to first"),
-        "to last": _("to last"),
-        # a head's metrics (encoder.inspect.heads.head_metrics), as the Attention view says them
-        "max_weight": _("max weight"),
-        "mean_distance": _("mean distance"),
-        "to_self": _("to itself"),
-        "to_previous": _("to previous"),
-        "to_next": _("to next"),
-        # a norm's learned gain and bias (encoder.inspect.norms), the LayerNorm view's table
-        "gain_mean": _("gain mean"),
-        "gain_std": _("gain std"),
-        "gain_min": _("gain min"),
-        "gain_max": _("gain max"),
-        "bias_mean": _("bias mean"),
-        "bias_std": _("bias std"),
-        "dimension": _("dimension"),
-        "after": _("after"),
-        "mean": _("mean"),
-        "std": _("std"),
-        "max": _("max"),
-        "operation": _("operation"),
-        "kind": _("kind"),
-        "params": _("params"),
-        "per_layer": _("per layer"),
-        "flops": _("flops"),
-        # the operation trace's (encoder.inspect.ledger.shape_ledger)
-        "input_shape": _("input shape"),
-        "output_shape": _("output shape"),
-        "matmul_flops": _("matmul flops"),
-        "component": _("component"),
-        "group": _("group"),
-        "spread": _("spread"),
-        "heads": _("heads"),
-        # a head's behaviour over a corpus (encoder.inspect.corpus.GROUPS)
-        "previous": _("previous"),
-        "next": _("next"),
-        "self": _("self"),
-        "punctuation": _("punctuation"),
-        "broad": _("broad"),
-        "mixed": _("mixed"),
-        # a head's role (encoder.inspect.lesson.ROLES; "broad" above)
-        "previous token": _("previous token"),
-        "next token": _("next token"),
-        "first token": _("first token"),
-        "last token": _("last token"),
-        # a reading of a head's attention (encoder.inspect.moves; "weight" above), and its layers
-        moves.NORM_WEIGHTED: _("norm-weighted"),
-        "all": _("all"),
-        # a row of encoder.inspect.ledger.parameter_counts ("attention (all layers)": below)
-        "token embedding": _("token embedding"),
-        "position embedding": _("position embedding"),
-        "token-type embedding": _("token-type embedding"),
-        "embedding norm": _("embedding norm"),
-        "embedding projection": _("embedding projection"),
-        "attention": _("attention"),
-        "feed-forward": _("feed-forward"),
-        "block norms": _("block norms"),
-        "final norm": _("final norm"),
-        "total": _("total"),
-    }
-    if column in words:
-        return words[column]
+    if column in HEADER_WORDS:
+        return _(column)
+    if column in HEADER_NAMES:
+        return _(HEADER_NAMES[column])
     if column.startswith("to ["):  # "to [CLS]": a token's name stays
         return _("to {token}", token=column.removeprefix("to "))
     if column.endswith(" (all layers)"):  # a stacked component's parameters

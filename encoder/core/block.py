@@ -165,11 +165,42 @@ def _residual(layer: str, stage: str, hook: str, B: int, T: int, d: int) -> Op:
     )
 
 
+def _position_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
+    """The position embedding and its add to the tokens' (none with RoPE: the blocks turn q and
+    k)."""
+    if cfg.positional == "rope":
+        return []
+    E = cfg.embedding_width
+    wide, table = (B, T, E), (T, E)
+    names = hooks.embed()
+    rows = cfg.max_len + cfg.position_offset
+    position = Op(
+        layer="embed",
+        operation=Said(
+            "position embedding ({kind}, from row {row})",
+            kind=cfg.positional,
+            row=cfg.position_offset,
+        )
+        if cfg.position_offset
+        else Said("position embedding ({kind})", kind=cfg.positional),
+        kind="lookup",
+        stage="position embedding",
+        output=names.position,
+        inputs=((T,),),
+        output_shape=table,
+        hooks={names.position: table},
+        params=rows * E if cfg.positional == "learned" else 0,
+    )
+    add = Op("embed", Said("add token + position"), "residual", "add", "", (wide, table), wide,
+             flops=B * T * E)  # fmt: skip
+    return [position, add]
+
+
 def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
     """Token embedding, positions, token types, the embedding norm, the projection to d: what
     block 0 reads. The last of them also fills embed.hook_out."""
     d, E = cfg.d_model, cfg.embedding_width
-    ids, wide, table = (B, T), (B, T, E), (T, E)
+    ids, wide = (B, T), (B, T, E)
     names = hooks.embed()
     scaled, width = cfg.scale_embeddings, "E" if cfg.embedding_size else "d"
     ops = [
@@ -188,31 +219,7 @@ def embedding_ops(cfg: EncoderConfig, B: int, T: int) -> list[Op]:
             flops=B * T * E if scaled else 0,
         )
     ]
-    if cfg.positional != "rope":  # RoPE adds nothing here: the blocks turn q and k
-        rows = cfg.max_len + cfg.position_offset
-        ops.append(
-            Op(
-                layer="embed",
-                operation=Said(
-                    "position embedding ({kind}, from row {row})",
-                    kind=cfg.positional,
-                    row=cfg.position_offset,
-                )
-                if cfg.position_offset
-                else Said("position embedding ({kind})", kind=cfg.positional),
-                kind="lookup",
-                stage="position embedding",
-                output=names.position,
-                inputs=((T,),),
-                output_shape=table,
-                hooks={names.position: table},
-                params=rows * E if cfg.positional == "learned" else 0,
-            )
-        )
-        ops.append(
-            Op("embed", Said("add token + position"), "residual", "add", "", (wide, table), wide,
-               flops=B * T * E)
-        )  # fmt: skip
+    ops += _position_ops(cfg, B, T)
     if cfg.type_vocab_size:
         ops.append(
             Op("embed", Said("add token-type embedding"), "lookup", "token-type embedding", "",
@@ -243,12 +250,12 @@ def _holds_parameters(cfg: EncoderConfig, index: int, stage: str) -> bool:
     return index == first
 
 
-def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
-    """Block `index`, pre- or post-norm, in the order the data flows."""
-    d, H, dk, ff = cfg.d_model, cfg.num_heads, cfg.head_dim, cfg.d_ff
-    layer, names = str(index), hooks.block(index)
-    a, m = names.attn, names.mlp
-    stream, heads, square, hidden = (B, T, d), (B, H, T, dk), (B, H, T, T), (B, T, ff)
+def _attention_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
+    """Block `index`'s attention: Q, K, V (rotated with RoPE), the scores, the softmax, the mix
+    of V and the out projection."""
+    d, H, dk = cfg.d_model, cfg.num_heads, cfg.head_dim
+    layer, a = str(index), hooks.block(index).attn
+    stream, heads, square = (B, T, d), (B, H, T, dk), (B, H, T, T)
     bias = cfg.linear_bias
     attention_matmul = 2 * B * H * T * T * dk
     projections = [
@@ -268,7 +275,7 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
         if cfg.is_local(index)
         else Said("scores QK^T / sqrt(dk)")
     )
-    attention = [
+    return [
         *projections,
         *rotations,
         Op(layer, scores, "attention", "weights", a.scores,
@@ -281,6 +288,14 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
         _linear(layer, Said("concat heads + out projection"), "projection", "mix", a.out, heads,
                 stream, B * T, d, d, bias=bias),
     ]  # fmt: skip
+
+
+def _feed_forward_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
+    """Block `index`'s feed-forward: linear1 (with the gate, gated), the activation, linear2."""
+    d, ff = cfg.d_model, cfg.d_ff
+    layer, m = str(index), hooks.block(index).mlp
+    stream, hidden = (B, T, d), (B, T, ff)
+    bias = cfg.linear_bias
     activation = ACTIVATION_NAMES[cfg.activation]
     if cfg.gated:  # linear1 gives the activation's input and the gate: [B, T, 2F]
         linear1 = _linear(layer, Said("linear1 (input and gate)"), "feed-forward", "linear1", m.pre,
@@ -295,12 +310,20 @@ def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
                           B * T, d, ff, bias=bias)  # fmt: skip
         activate = Op(layer, activation, "activation", "activation", m.post, (hidden,), hidden,
                       {m.post: hidden}, flops=B * T * ff)  # fmt: skip
-    feed_forward = [
+    return [
         linear1,
         activate,
         _linear(layer, "linear2", "feed-forward", "linear2", m.out, hidden, stream, B * T, ff, d,
                 bias=bias),
     ]  # fmt: skip
+
+
+def block_ops(cfg: EncoderConfig, index: int, B: int, T: int) -> list[Op]:
+    """Block `index`, pre- or post-norm, in the order the data flows."""
+    d = cfg.d_model
+    layer, names = str(index), hooks.block(index)
+    attention = _attention_ops(cfg, index, B, T)
+    feed_forward = _feed_forward_ops(cfg, index, B, T)
     if cfg.norm_first:  # pre-norm: x + f(norm(x))
         norm1 = (
             [_norm(cfg, layer, "ln1", "norm1", names.ln1, B, T)]

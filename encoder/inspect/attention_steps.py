@@ -232,6 +232,57 @@ class AttentionSteps:
         return self.all_z.shape[0]
 
 
+def _rope_fields(
+    cfg: EncoderConfig,
+    trace: Trace,
+    sentence: int,
+    layer: int,
+    head: int,
+    query: int,
+    q: np.ndarray,
+) -> dict:
+    """AttentionSteps' RoPE fields: q_i and every k_j turned, the base, the angles (None
+    without RoPE)."""
+    if cfg.positional != "rope":
+        return dict.fromkeys(("rotated_q", "rotated_keys", "rope_base", "q_turned", "rope_angles"))
+    a = hooks.block(layer).attn
+    rotated_q = trace[a.rot_q][sentence, head, query].numpy()  # [dk]
+    return {
+        "rotated_q": rotated_q,
+        "rotated_keys": trace[a.rot_k][sentence, head].numpy(),  # [T, dk]
+        "rope_base": cfg.rope_base_of(layer),
+        "q_turned": turned_by(q, rotated_q),
+        "rope_angles": rope_angles(cfg, layer, query),
+    }
+
+
+def _window_fields(cfg: EncoderConfig, trace: Trace, sentence: int, layer: int, head: int) -> dict:
+    """AttentionSteps' local window fields: the model's width, its layers, this layer's width,
+    and the real tokens' query-key pairs whose score the model set to -inf."""
+    real = trace.attention_mask[sentence].bool()  # [T]
+    scores = trace[hooks.block(layer).attn.scores][sentence, head]  # [T, T]
+    outside = torch.isneginf(scores) & real[:, None] & real[None, :]  # [T, T]
+    return {
+        "model_window": cfg.attention_window,
+        "num_layers": cfg.num_layers,
+        "local_layers": tuple(i for i in range(cfg.num_layers) if cfg.is_local(i)),
+        "window": cfg.attention_window if cfg.is_local(layer) else 0,
+        "outside_window": outside.numpy(),
+    }
+
+
+def _unscaled_fields(table: pd.DataFrame) -> dict:
+    """AttentionSteps' softmax of the unscaled scores (the keys the model masks left out), and
+    both softmaxes' entropy."""
+    hidden = (table["padding"] | table["outside_window"]).to_numpy()  # keys the model masks
+    unscaled = softmax(np.where(hidden, -np.inf, table["q_dot_k"].to_numpy()))
+    return {
+        "unscaled_weight": unscaled,
+        "entropy": float(entropy(torch.tensor(table["weight"].to_numpy()))),
+        "unscaled_entropy": float(entropy(torch.tensor(unscaled))),
+    }
+
+
 def attention_steps(
     cfg: EncoderConfig,
     weights: Mapping[str, torch.Tensor],
@@ -255,24 +306,9 @@ def attention_steps(
     block_input = trace.hidden_states[layer][sentence, query].numpy()  # [d]
     has_ln1 = cfg.has_attention_norm(layer)  # ModernBERT's block 0 reads x itself
     attention_out = row(a.out)  # [d]
-    hidden = (table["padding"] | table["outside_window"]).to_numpy()  # keys the model masks
-    unscaled = softmax(np.where(hidden, -np.inf, table["q_dot_k"].to_numpy()))
     z = trace[a.z][sentence, head, query]  # [dk]
     values = trace[a.v][sentence, head].numpy()  # [T, dk]
     q = trace[a.q][sentence, head, query].numpy()  # [dk]
-    rope = dict.fromkeys(("rotated_q", "rotated_keys", "rope_base", "q_turned", "rope_angles"))
-    if cfg.positional == "rope":
-        rotated_q = trace[a.rot_q][sentence, head, query].numpy()  # [dk]
-        rope = {
-            "rotated_q": rotated_q,
-            "rotated_keys": trace[a.rot_k][sentence, head].numpy(),  # [T, dk]
-            "rope_base": cfg.rope_base_of(layer),
-            "q_turned": turned_by(q, rotated_q),
-            "rope_angles": rope_angles(cfg, layer, query),
-        }
-    real = trace.attention_mask[sentence].bool()  # [T]
-    scores = trace[a.scores][sentence, head]  # [T, T]
-    outside = torch.isneginf(scores) & real[:, None] & real[None, :]  # [T, T]
     return AttentionSteps(
         sentence=sentence,
         layer=layer,
@@ -292,17 +328,11 @@ def attention_steps(
         q=q,
         keys=trace[a.k][sentence, head].numpy(),
         values=values,
-        **rope,
-        model_window=cfg.attention_window,
-        num_layers=cfg.num_layers,
-        local_layers=tuple(i for i in range(cfg.num_layers) if cfg.is_local(i)),
-        window=cfg.attention_window if cfg.is_local(layer) else 0,
-        outside_window=outside.numpy(),
+        **_rope_fields(cfg, trace, sentence, layer, head, query, q),
+        **_window_fields(cfg, trace, sentence, layer, head),
         pattern=trace[a.pattern][sentence, head].numpy(),
         table=table,
-        unscaled_weight=unscaled,
-        entropy=float(entropy(torch.tensor(table["weight"].to_numpy()))),
-        unscaled_entropy=float(entropy(torch.tensor(unscaled))),
+        **_unscaled_fields(table),
         weighted_values=table["weight"].to_numpy()[:, None] * values,
         z=z.numpy(),
         all_z=trace[a.z][sentence, :, query].numpy(),

@@ -226,6 +226,31 @@ def project_queries_keys(queries: np.ndarray, keys: np.ndarray) -> tuple[np.ndar
     return plane[:n], plane[n:]
 
 
+def _padded(sentences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids as one batch padded with 0 to the longest, and its attention mask: [B, T]."""
+    T = max(len(ids) for ids in sentences)
+    input_ids = torch.zeros(len(sentences), T, dtype=torch.long)  # [B, T]
+    mask = torch.zeros(len(sentences), T, dtype=torch.long)  # [B, T]
+    for r, ids in enumerate(sentences):
+        input_ids[r, : len(ids)] = torch.tensor(ids)
+        mask[r, : len(ids)] = 1
+    return input_ids, mask
+
+
+def _projections(queries: list[torch.Tensor], keys: list[torch.Tensor]) -> np.ndarray:
+    """Every head's queries and keys (batches of [L, H, n, dk]) on its 2-D plane:
+    [L, H, 2 (queries, keys), N, 2]."""
+    all_q = torch.cat(queries, dim=2).numpy()  # [L, H, N, dk]
+    all_k = torch.cat(keys, dim=2).numpy()
+    L, H = all_q.shape[:2]
+    projections = np.zeros((L, H, 2, all_q.shape[2], 2), dtype=np.float32)
+    for layer in range(L):
+        for head in range(H):
+            q_plane, k_plane = project_queries_keys(all_q[layer, head], all_k[layer, head])
+            projections[layer, head, 0], projections[layer, head, 1] = q_plane, k_plane
+    return projections
+
+
 def corpus_statistics(
     model: TransformerEncoder,
     corpus: Corpus,
@@ -244,12 +269,7 @@ def corpus_statistics(
     device = model.device
     for first in range(0, len(order), batch_size):
         rows = order[first : first + batch_size]
-        T = max(len(corpus.ids[i]) for i in rows)
-        input_ids = torch.zeros(len(rows), T, dtype=torch.long)  # [B, T]
-        mask = torch.zeros(len(rows), T, dtype=torch.long)  # [B, T]
-        for r, i in enumerate(rows):
-            input_ids[r, : len(corpus.ids[i])] = torch.tensor(corpus.ids[i])
-            mask[r, : len(corpus.ids[i])] = 1
+        input_ids, mask = _padded([corpus.ids[i] for i in rows])
         trace = model.trace(input_ids.to(device), mask.to(device), names=keep)
         attention = trace.attention.cpu()  # [L, B, H, T, T]
         real = mask.bool()
@@ -276,13 +296,7 @@ def corpus_statistics(
     table["spread"] = means["spread"].flatten().numpy()
     table["group"] = table.apply(group_of, axis=1)
 
-    all_q = torch.cat(queries, dim=2).numpy()  # [L, H, N, dk]
-    all_k = torch.cat(keys, dim=2).numpy()
-    projections = np.zeros((L, H, 2, all_q.shape[2], 2), dtype=np.float32)
-    for layer in range(L):
-        for head in range(H):
-            q_plane, k_plane = project_queries_keys(all_q[layer, head], all_k[layer, head])
-            projections[layer, head, 0], projections[layer, head, 1] = q_plane, k_plane
+    projections = _projections(queries, keys)
     points = pd.DataFrame(
         [
             {"sentence": i, "position": p, "token": token, "kind": token_kind(token)}

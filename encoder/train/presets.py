@@ -3,20 +3,21 @@ architecture presets are app/assets/presets.json.)"""
 
 from __future__ import annotations
 
+from encoder.core.said import N_
 from encoder.train.config import TrainConfig
 
-TRAINING_PRESETS: dict[str, TrainConfig] = {
-    "default": TrainConfig(),
+TRAINING_PRESETS: dict[str, TrainConfig] = {  # names marked N_: the page says them translated
+    N_("default"): TrainConfig(),
     # The lesson's race: within the Training view's time limit (about 1.5 min by the estimate,
     # 45 s measured here for its four runs). Measured here (seeds 0, 1; 160 steps; learned
     # positions starting at encoder.tasks.classifier.POSITION_STD, 2026-11-29): pre-norm reaches
     # 94-98% held-out accuracy, post-norm stays at chance (10%: loss ln 10 = 2.30); with 40
     # warmup steps post-norm learns (89-93%). (With 12 layers and 200 steps of 128 sequences, the
     # same story took 5 min by the estimate: over the limit.)
-    "pre vs post: deep, high lr": TrainConfig(
+    N_("pre vs post: deep, high lr"): TrainConfig(
         task="sort", lr=1e-2, decay=False, steps=160, batch_size=64
     ).with_model(num_layers=6, d_ff=256),
-    "pre vs post: 6 layers, lr 1e-3": TrainConfig(task="sort", lr=1e-3, steps=300).with_model(
+    N_("pre vs post: 6 layers, lr 1e-3"): TrainConfig(task="sort", lr=1e-3, steps=300).with_model(
         num_layers=6, d_ff=256
     ),
     # BERT vs ModernBERT (the button of that name): the race's size, on sequences of 16 so that
@@ -26,7 +27,7 @@ TRAINING_PRESETS: dict[str, TrainConfig] = {
     # encoder.tasks.classifier.POSITION_STD, 2026-11-29): seed 0, BERT-style ends at loss 0.034
     # (99.8% held out), ModernBERT-style 0.121 (97.7%); seed 1, 0.036 (99.9%) against 0.108
     # (98.2%). (With learned positions starting at 0.02, neither won on every seed.)
-    "BERT vs ModernBERT: 6 layers, sequences of 16": TrainConfig(
+    N_("BERT vs ModernBERT: 6 layers, sequences of 16"): TrainConfig(
         task="sort", seq_len=16, lr=3e-3, steps=160, batch_size=64
     ).with_model(num_layers=6, d_ff=256),
 }

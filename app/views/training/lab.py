@@ -80,15 +80,7 @@ DROPOUT_RATES = (0.1, 0.2, 0.3, 0.4, 0.5)
 
 def preset_name(name: str) -> str:
     """A training preset's display name (its id, TRAINING_PRESETS's key, stays in the link)."""
-    names = {
-        "default": _("default"),
-        "pre vs post: deep, high lr": _("pre vs post: deep, high lr"),
-        "pre vs post: 6 layers, lr 1e-3": _("pre vs post: 6 layers, lr 1e-3"),
-        "BERT vs ModernBERT: 6 layers, sequences of 16": _(
-            "BERT vs ModernBERT: 6 layers, sequences of 16"
-        ),
-    }
-    return names.get(name, name)
+    return _(name) if name in TRAINING_PRESETS else name
 
 
 def task_description(name: str) -> str:

@@ -130,6 +130,30 @@ def _their_name(name: str, prefixes: tuple[str, ...]) -> str:
     return name
 
 
+def _check_tensor(source: str, name: str, tensor: torch.Tensor, shape: tuple) -> None:
+    """ValueError unless the checkpoint's tensor `name` has `shape` and holds floats."""
+    if tuple(tensor.shape) != shape:
+        raise ValueError(
+            Said(
+                "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
+                source=source,
+                name=name,
+                shape=str(tuple(tensor.shape)),
+                config=CONFIG_FILE,
+                wanted=str(shape),
+            )
+        )
+    if not tensor.is_floating_point():
+        raise ValueError(
+            Said(
+                "{source}: tensor {name} is {dtype}, not floats",
+                source=source,
+                name=name,
+                dtype=str(tensor.dtype),
+            )
+        )
+
+
 def map_weights(
     tensors: dict[str, torch.Tensor], family: Family, cfg: EncoderConfig, source: str
 ) -> dict[str, torch.Tensor]:
@@ -170,26 +194,7 @@ def map_weights(
         shape = tuple(expected[ours].shape)
         part_shape = (shape[0] // len(parts), *shape[1:])  # q, k, v each take a third of the rows
         for part in parts:
-            if tuple(theirs[part].shape) != part_shape:
-                raise ValueError(
-                    Said(
-                        "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
-                        source=source,
-                        name=part,
-                        shape=str(tuple(theirs[part].shape)),
-                        config=CONFIG_FILE,
-                        wanted=str(part_shape),
-                    )
-                )
-            if not theirs[part].is_floating_point():
-                raise ValueError(
-                    Said(
-                        "{source}: tensor {name} is {dtype}, not floats",
-                        source=source,
-                        name=part,
-                        dtype=str(theirs[part].dtype),
-                    )
-                )
+            _check_tensor(source, part, theirs[part], part_shape)
         pieces = [theirs[part] for part in parts]
         state[ours] = pieces[0] if len(pieces) == 1 else torch.cat(pieces)  # no needless copy
     return state
