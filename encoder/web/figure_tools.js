@@ -334,6 +334,38 @@ const TOKEN_LABEL_CHARS = 12; // a token's label on a figure's axis, cut beyond
 export const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
   ? `${[...token].slice(0, TOKEN_LABEL_CHARS - 1).join("")}…` : token);
 
+/** The room under a plot for token labels turned 45°, `size` px, the longest `chars` long. */
+export const angledRoom = (chars, size) => Math.ceil(chars * FIGURE_CHAR * size * Math.SQRT1_2) + 24;
+
+/** Token `p`'s label turned 45° under its column at `x`, hanging from `base`, `size` px (`bold`,
+ * where given: the chosen token's weight). */
+export function tokenTick(tokens, p, x, base, size, bold = null) {
+  const rtl = rightToLeft();
+  const weight = bold === null ? {} : { "font-weight": bold ? 700 : 400 };
+  return svgNode("text", { "data-role": "tick", "data-position": p, "data-token-text": tokens[p],
+    x, y: base + size * 0.7, "font-size": size, ...weight, "text-anchor": rtl ? "start" : "end",
+    transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(tokens[p]));
+}
+
+/** A value's grid line across a plot, from `left` to `right` at `y`, and its label at `labelX`. */
+export const gridTick = (left, right, y, labelX, anchor, size, text) => [
+  svgNode("line", { x1: left, x2: right, y1: y, y2: y, stroke: "#e3e3e3" }),
+  svgNode("text", { x: labelX, y: y + size * 0.35, "font-size": size, "text-anchor": anchor }, text),
+];
+
+/** A plot's frame. */
+export const plotFrame = (x, y, width, height) =>
+  svgNode("rect", { x, y, width, height, fill: "none", stroke: "#8c8c8c" });
+
+/** A path's `d` through the finite `values` (the i-th at xOf(i), yOf(value)), gaps skipped. */
+export function figurePath(values, xOf, yOf) {
+  let path = "";
+  values.forEach((v, i) => {
+    if (Number.isFinite(v)) path += `${path ? "L" : "M"}${xOf(i).toFixed(1)},${yOf(v).toFixed(1)}`;
+  });
+  return path;
+}
+
 // ------------------------------------------------------------ an SVG figure module's frame
 
 const FIGURE_LARGE = 8 / 7; // presenter mode's figures (data.large_text): 14 px labels at 16 px
