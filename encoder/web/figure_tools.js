@@ -418,6 +418,34 @@ export function figurePoint(plot, state, event) {
  * drawing needs; start(data) frames and draws
  * the first data and returns the module's {update(data), destroy()}. A new width redraws. */
 export function mountFigure(host, spec) {
+  const f = figureParts(host, spec);
+  const { root, plot, readout, state } = f;
+  plot.addEventListener("keydown", (event) => {
+    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
+    const next = spec.key(event, state.data);
+    if (next === undefined) return;
+    event.preventDefault();
+    spec.choose(next);
+  });
+  f.resizing = watchWidth(root, () => state.data && drawFrame(f));
+  const update = (next) => updateFrame(f, next);
+
+  function start(data) {
+    update(data);
+    return {
+      update,
+      destroy() {
+        f.resizing.stop();
+        root.remove();
+      },
+    };
+  }
+
+  return { root, plot, readout, state, start };
+}
+
+/** A figure's parts in `host`: its title, notes, message, plot, readout and tools, its state. */
+function figureParts(host, spec) {
   // each part classed twice: the frame's look (figure_tools.css: svg-figure-*) and the module's
   const part = (role, attributes = {}) => element("div", {
     class: `svg-figure-${role} ${spec.name}-${role}`, ...attributes });
@@ -438,72 +466,53 @@ export function mountFigure(host, spec) {
   });
   root.append(...[title, notes, message, plot, readout, tools].filter(Boolean));
   host.appendChild(root);
+  return { host, spec, root, title, notes, message, plot, readout, state, tools };
+}
 
-  function draw() {
-    const start = performance.now();
-    plot.replaceChildren();
-    const d = state.data;
-    if (!d) return;
-    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
-    plot.appendChild(canvas);
-    // large text (presenter mode): drawn for a narrower place and shown FIGURE_LARGE times as
-    // large, every word and mark with it (the layout stays the module's own)
-    const scale = d.large_text ? FIGURE_LARGE : 1;
-    const room = root.clientWidth || host.clientWidth || 640;
-    const width = Math.max(spec.minWidth, Math.floor(room / scale));
-    const height = spec.draw(canvas, d, width);
-    plot.setAttribute("width", Math.round(width * scale));
-    plot.setAttribute("height", Math.round(height * scale));
-    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    Object.assign(state, { width, height, scale });
-    root.dataset.width = String(width);
-    root.dataset.drawMs = (performance.now() - start).toFixed(1);
-    spec.show();
+/** The figure's data drawn as wide as its place (then the module's marks of the choice). */
+function drawFrame({ host, spec, root, plot, state }) {
+  const start = performance.now();
+  plot.replaceChildren();
+  const d = state.data;
+  if (!d) return;
+  // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
+  const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
+  plot.appendChild(canvas);
+  // large text (presenter mode): drawn for a narrower place and shown FIGURE_LARGE times as
+  // large, every word and mark with it (the layout stays the module's own)
+  const scale = d.large_text ? FIGURE_LARGE : 1;
+  const room = root.clientWidth || host.clientWidth || 640;
+  const width = Math.max(spec.minWidth, Math.floor(room / scale));
+  const height = spec.draw(canvas, d, width);
+  plot.setAttribute("width", Math.round(width * scale));
+  plot.setAttribute("height", Math.round(height * scale));
+  plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  Object.assign(state, { width, height, scale });
+  root.dataset.width = String(width);
+  root.dataset.drawMs = (performance.now() - start).toFixed(1);
+  spec.show();
+}
+
+/** New data for the figure: its frame's words, its notes and counts, drawn. */
+function updateFrame(f, next) {
+  const { spec, root, notes, plot, state } = f;
+  const problem = spec.problem(next);
+  frameFor(next, f, spec.role);
+  f.message.textContent = problem;
+  if (notes) {
+    notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
+      .map((note) => spec.note(note)));
   }
-
-  plot.addEventListener("keydown", (event) => {
-    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
-    const next = spec.key(event, state.data);
-    if (next === undefined) return;
-    event.preventDefault();
-    spec.choose(next);
-  });
-
-  const resizing = watchWidth(root, () => state.data && draw());
-
-  function update(next) {
-    const problem = spec.problem(next);
-    frameFor(next, { root, title, plot, tools }, spec.role);
-    message.textContent = problem;
-    if (notes) {
-      notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
-        .map((note) => spec.note(note)));
-    }
-    state.data = problem ? null : next;
-    for (const [name, count] of Object.entries(spec.counts)) {
-      root.dataset[name] = state.data ? String(count(state.data)) : "0";
-    }
-    plot.setAttribute("aria-label", state.data ? spec.label(state.data) : problem);
-    spec.forget(state.data);
-    resizing.drawn();
-    draw();
-    if (!state.data) spec.show();
-    tools.refresh(); // an open table follows the data
+  state.data = problem ? null : next;
+  for (const [name, count] of Object.entries(spec.counts)) {
+    root.dataset[name] = state.data ? String(count(state.data)) : "0";
   }
-
-  function start(data) {
-    update(data);
-    return {
-      update,
-      destroy() {
-        resizing.stop();
-        root.remove();
-      },
-    };
-  }
-
-  return { root, plot, readout, state, start };
+  plot.setAttribute("aria-label", state.data ? spec.label(state.data) : problem);
+  spec.forget(state.data);
+  f.resizing.drawn();
+  drawFrame(f);
+  if (!state.data) spec.show();
+  f.tools.refresh(); // an open table follows the data
 }
 
 // ------------------------------------------------------------- what a heatmap module shares
