@@ -187,8 +187,8 @@ function colourOf(v, i) {
   return rgb(viridis(d.position[i] / v.state.maxPosition));
 }
 
-/** Each point's place on the plane (one scale for both axes), the hover grid's buckets and the
- * last position, kept in `state`. */
+/** Each point's place on the plane (one scale for both axes), the hover grid's buckets, the
+ * last position and the data's extent, kept in `state`. */
 function scatterLayout(state) {
   const d = state.data;
   const n = d.x.length;
@@ -211,7 +211,7 @@ function scatterLayout(state) {
     grid[cy * cells + cx].push(i);
     maxPosition = Math.max(maxPosition, d.position[i]);
   }
-  Object.assign(state, { px, py, grid, cells, maxPosition });
+  Object.assign(state, { px, py, grid, cells, maxPosition, extent: [x0, x1, y0, y1] });
 }
 
 /** The legend of the view's colouring. */
@@ -399,15 +399,10 @@ function listen(v) {
   canvas.addEventListener("keydown", (event) => onKey(v, event));
 }
 
-/** The plane's label: its points, its axes' names and ranges, its keys. */
-function label(d) {
+/** The plane's label: its points, its axes' names and ranges (as laid out), its keys. */
+function label({ data: d, extent: [x0, x1, y0, y1] }) {
   const n = d.x.length;
-  let queries = 0, x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  for (let i = 0; i < n; i++) {
-    if (d.role[i] === 0) queries += 1;
-    x0 = Math.min(x0, d.x[i]); x1 = Math.max(x1, d.x[i]);
-    y0 = Math.min(y0, d.y[i]); y1 = Math.max(y1, d.y[i]);
-  }
+  const queries = d.role.filter((role) => role === 0).length;
   const [xName, yName] = axesOf(d).map(said);
   return _("Scatter plot of {points} points, {queries} queries and {keys} keys. Across, x: "
     + "{xName}, from {x0} to {x1}. Up, y: {yName}, from {y0} to {y1}. Arrow keys select the "
@@ -451,7 +446,7 @@ function update(v, sent) {
   v.state.data = problem ? null : next;
   if (v.state.data) {
     scatterLayout(v.state);
-    canvas.setAttribute("aria-label", label(v.state.data));
+    canvas.setAttribute("aria-label", label(v.state));
   } else {
     canvas.setAttribute("aria-label", _("Scatter plot: {problem}", { problem }));
   }
