@@ -171,35 +171,75 @@ function diagramLabel(d) {
   { steps });
 }
 
+// an edge's parts in the mono font, two characters between two of them
+const edgePartWidth = (words) => diagramWidth(words, DIAGRAM_EDGE, DIAGRAM_MONO);
+const DIAGRAM_EDGE_SPACE = 2 * DIAGRAM_MONO * DIAGRAM_EDGE;
+
 /** `d` drawn into `canvas`, `width` px wide (what the ring and the mouse need kept in `state`): its
  * height. */
 function diagramDraw(state, canvas, d, width) {
+  const at = diagramAcross(d, width);
+  const down = diagramDown(d, at);
+  drawFrames(canvas, d, at, down);
+  drawSkips(canvas, d, at, down);
+  drawArrows(canvas, d, at, down);
+  drawBoxes(canvas, d, at, down);
+  // the notes under the block
+  let noteY = down.noteTop;
+  down.notes.forEach((wrapped, k) => {
+    wrapped.forEach((line, j) => {
+      noteY += DIAGRAM_LINE;
+      if (j === 0) {
+        canvas.appendChild(diagramText(at, 8, noteY - 5, "•", "left", { "data-role": "bullet",
+          "font-size": DIAGRAM_SMALL }));
+      }
+      canvas.appendChild(diagramText(at, 22, noteY - 5, line, "left", { "data-role": "note",
+        "data-note": k, "font-size": DIAGRAM_SMALL }));
+    });
+  });
+  // the chosen step's ring: a box's or an add's
+  const ring = svgNode("g", { "data-role": "ring", fill: "none", stroke: FIGURE_INK,
+    "stroke-width": 3, visibility: "hidden", "pointer-events": "none" });
+  ring.append(svgNode("rect", { rx: 7 }), svgNode("circle", { r: DIAGRAM_ADD + 6 }));
+  canvas.appendChild(ring);
+  // each node's band down the page, for the mouse: from the middle of the gap above it to the
+  // middle of the gap below
+  const { tops, bottoms } = down;
+  const last = d.nodes.length - 1;
+  const bands = d.nodes.map((_node, i) => [
+    i === 0 ? 0 : (bottoms[i - 1] + tops[i]) / 2,
+    i === last ? down.blockBottom : (bottoms[i] + tops[i + 1]) / 2,
+  ]);
+  const { spine, boxLeft, boxRight, X } = at;
+  Object.assign(state, { tops, bottoms, bands, ring, spine, boxLeft, boxRight, X });
+  return down.height;
+}
+
+/** A text anchored at x by its physical `side` ("left", "right" or "middle", as drawn left to
+ * right: mirrored with the figure), written in the direction its own letters take unless
+ * attributes.direction says; `lines` ([words, y] each): a tspan a line, where y is ignored. */
+function diagramText({ rtl, X }, x, y, words, side, attributes = {}, lines = null) {
+  const direction = attributes.direction || (DIAGRAM_RTL.test(words) ? "rtl" : "ltr");
+  const seen = side === "middle" ? side : ((side === "left") !== rtl ? "left" : "right");
+  const anchor = seen === "middle" ? "middle"
+    : ((seen === "left") === (direction === "ltr") ? "start" : "end");
+  const made = svgNode("text", { x: X(x), ...(lines ? {} : { y }), "text-anchor": anchor,
+    ...attributes, direction }, lines ? null : words);
+  for (const [line, at] of lines || []) {
+    made.appendChild(svgNode("tspan", { x: X(x), y: at }, line));
+  }
+  return made;
+}
+
+/** Across the width, drawn left to right then mirrored for a right-to-left language: the
+ * residual paths' word and lines | a frame's edge | the boxes (the arrows down them, the
+ * shapes right of the arrows) | the groups' names, where they fit. */
+function diagramAcross(d, width) {
   const rtl = rightToLeft();
   const used = Math.min(width, DIAGRAM_MAX_WIDTH);
   const nodes = d.nodes;
   const last = nodes.length - 1;
-  // across the width, drawn left to right then mirrored for a right-to-left language: the
-  // residual paths' word and lines | a frame's edge | the boxes (the arrows down them, the
-  // shapes right of the arrows) | the groups' names, where they fit
-  const X = (x) => (rtl ? width - x : x);
-  // a text anchored at x by its physical `side` ("left", "right" or "middle", as drawn left to
-  // right: mirrored with the figure), written in the direction its own letters take unless
-  // attributes.direction says; `lines` ([words, y] each): a tspan a line, where y is ignored
-  const text = (x, y, words, side, attributes = {}, lines = null) => {
-    const direction = attributes.direction || (DIAGRAM_RTL.test(words) ? "rtl" : "ltr");
-    const seen = side === "middle" ? side : ((side === "left") !== rtl ? "left" : "right");
-    const anchor = seen === "middle" ? "middle"
-      : ((seen === "left") === (direction === "ltr") ? "start" : "end");
-    const made = svgNode("text", { x: X(x), ...(lines ? {} : { y }), "text-anchor": anchor,
-      ...attributes, direction }, lines ? null : words);
-    for (const [line, at] of lines || []) {
-      made.appendChild(svgNode("tspan", { x: X(x), y: at }, line));
-    }
-    return made;
-  };
-  const skipX = 32;
-  const frameLeft = 44;
-  const boxLeft = 56;
+  const [frameLeft, boxLeft] = [44, 56];
   const boxWidth = Math.min(DIAGRAM_MAX_BOX, used - boxLeft - 16);
   const boxRight = boxLeft + boxWidth;
   const edgeRight = used - 8; // the shapes' right end at most
@@ -209,10 +249,8 @@ function diagramDraw(state, canvas, d, width) {
   // and a shape, Chromium drew the shape's closing bracket mirrored)
   const edgeParts = (node) => (!node.label ? [node.shape]
     : rtl ? [node.label, node.shape] : [`${node.label}  ${node.shape}`]);
-  const partWidth = (words) => diagramWidth(words, DIAGRAM_EDGE, DIAGRAM_MONO);
-  const edgeSpace = 2 * DIAGRAM_MONO * DIAGRAM_EDGE; // between two parts: two characters
-  const edgeWidth = (parts) => parts.reduce((sum, part) => sum + partWidth(part), 0)
-    + (parts.length - 1) * edgeSpace;
+  const edgeWidth = (parts) => parts.reduce((sum, part) => sum + edgePartWidth(part), 0)
+    + (parts.length - 1) * DIAGRAM_EDGE_SPACE;
   const widest = Math.max(0, ...nodes.slice(0, last).map((node) => edgeWidth(edgeParts(node))));
   const spine = Math.round(Math.max(boxLeft + 28,
     Math.min(boxLeft + boxWidth / 2, edgeRight - 10 - widest)));
@@ -235,19 +273,25 @@ function diagramDraw(state, canvas, d, width) {
   // atop a frame, a name on the wider side of the arrows' line
   const rightRoom = frameRight - 8 - (spine + 12);
   const leftRoom = spine - 12 - (frameLeft + 8);
-  const headSide = rightRoom >= leftRoom ? "right" : "left";
   const heads = groups.map((g) => (beside ? [g.name]
     : diagramWrap(g.name, Math.max(rightRoom, leftRoom), DIAGRAM_SMALL)));
+  return { rtl, used, frameLeft, frameRight, boxLeft, boxWidth, boxRight, spine, edges, groups,
+    beside, heads, headSide: rightRoom >= leftRoom ? "right" : "left",
+    X: (x) => (rtl ? width - x : x) };
+}
+
+/** Down the page: each node's top and bottom, each group's frame, each gap's edge, the notes'
+ * lines and top, the block's bottom and the height. */
+function diagramDown(d, at) {
+  const { nodes } = d;
+  const { groups, beside, heads, edges } = at;
+  const last = nodes.length - 1;
   const firstOf = new Map(groups.map((g, k) => [g.first, k]));
   const lastOf = new Map(groups.map((g, k) => [g.last, k]));
-
-  // down the page: each node's top and bottom, each group's frame, each gap's edge
   const lines = nodes.map((node) => (node.kind === "add" ? []
-    : diagramWrap(node.text, boxWidth - 16, DIAGRAM_TEXT)));
-  const tops = [];
-  const bottoms = [];
+    : diagramWrap(node.text, at.boxWidth - 16, DIAGRAM_TEXT)));
+  const [tops, bottoms, gaps] = [[], [], []]; // gaps: [top, bottom] of the gap below node i
   const frames = groups.map(() => ({ top: 0, bottom: 0 }));
-  const gaps = []; // [top, bottom] of the gap below node i
   let y = 8;
   nodes.forEach((node, i) => {
     if (firstOf.has(i)) {
@@ -271,14 +315,18 @@ function diagramDraw(state, canvas, d, width) {
   });
   const blockBottom = y;
   const notes = (Array.isArray(d.notes) ? d.notes : []).map((note) =>
-    diagramWrap(note, used - 30, DIAGRAM_SMALL)); // after a bullet, its lines hanging
+    diagramWrap(note, at.used - 30, DIAGRAM_SMALL)); // after a bullet, its lines hanging
   y += notes.length ? 12 : 0;
   const noteTop = y;
   y += notes.reduce((sum, wrapped) => sum + wrapped.length * DIAGRAM_LINE, 0);
-  const height = Math.ceil(y + 8);
+  return { lines, tops, bottoms, frames, gaps, blockBottom, notes, noteTop,
+    height: Math.ceil(y + 8) };
+}
 
-  // the frames, under everything
-  groups.forEach((g, k) => {
+/** The groups' frames, under everything, each with its name. */
+function drawFrames(canvas, d, at, { tops, bottoms, frames }) {
+  const { frameLeft, frameRight, X } = at;
+  at.groups.forEach((g, k) => {
     const frame = svgNode("g", { "data-role": "group", "data-kind": g.kind });
     const left = Math.min(X(frameLeft), X(frameRight));
     frame.appendChild(svgNode("rect", { x: left, y: frames[k].top,
@@ -286,22 +334,25 @@ function diagramDraw(state, canvas, d, width) {
       fill: "none", stroke: DIAGRAM_FRAME, "stroke-width": 1.5, "stroke-dasharray": "6 4" }));
     const named = { "data-role": "group-name", "font-size": DIAGRAM_SMALL,
       "font-style": "italic", fill: DIAGRAM_NAME };
-    if (beside) { // right of the boxes, at the middle box's height (no shape there)
+    if (at.beside) { // right of the boxes, at the middle box's height (no shape there)
       const middle = Math.floor((g.first + g.last) / 2);
       const centre = (tops[middle] + bottoms[middle]) / 2;
-      frame.appendChild(text(frameRight - 10, centre + DIAGRAM_SMALL * 0.35, g.name,
+      frame.appendChild(diagramText(at, frameRight - 10, centre + DIAGRAM_SMALL * 0.35, g.name,
         "right", named));
     } else {
-      const x = headSide === "right" ? frameRight - 8 : frameLeft + 8;
-      const at = (j) => frames[k].top + DIAGRAM_PAD + 14 + j * DIAGRAM_LINE;
-      frame.appendChild(text(x, 0, g.name, headSide, named,
-        heads[k].map((line, j) => [line, at(j)])));
+      const x = at.headSide === "right" ? frameRight - 8 : frameLeft + 8;
+      const y = (j) => frames[k].top + DIAGRAM_PAD + 14 + j * DIAGRAM_LINE;
+      frame.appendChild(diagramText(at, x, 0, g.name, at.headSide, named,
+        at.heads[k].map((line, j) => [line, y(j)])));
     }
     canvas.appendChild(frame);
   });
+}
 
-  // the residual paths: from under their node, round the boxes, into their add
+/** The residual paths: from under their node, round the boxes, into their add. */
+function drawSkips(canvas, d, { rtl, spine, X }, { tops, bottoms }) {
   const colour = d.skip_colour || "#0072B2";
+  const skipX = 32;
   for (const [from, into] of d.skips || []) {
     const leave = bottoms[from] + 9;
     const arrive = (tops[into] + bottoms[into]) / 2;
@@ -322,9 +373,13 @@ function diagramDraw(state, canvas, d, width) {
     skip.appendChild(word);
     canvas.appendChild(skip);
   }
+}
 
-  // the arrows down the middle, each with the shape leaving its node beside it
-  nodes.forEach((node, i) => {
+/** The arrows down the middle, each with the shape leaving its node beside it. */
+function drawArrows(canvas, d, at, { tops, bottoms, gaps }) {
+  const { spine, X, edges } = at;
+  const last = d.nodes.length - 1;
+  d.nodes.forEach((node, i) => {
     if (i === last) return;
     const from = bottoms[i];
     const to = tops[i + 1];
@@ -342,21 +397,23 @@ function diagramDraw(state, canvas, d, width) {
     edges[i].forEach((parts, j) => {
       let x = spine + 10;
       for (const part of parts) { // a shape reads left to right in every language
-        const written = text(x, first + j * 18, part, "left",
+        const written = diagramText(at, x, first + j * 18, part, "left",
           DIAGRAM_RTL.test(part) ? {} : { direction: "ltr" });
         edge.appendChild(written);
         const drawn = written.getComputedTextLength ? written.getComputedTextLength() : 0;
-        x += (drawn > 0 ? drawn : partWidth(part)) + edgeSpace;
+        x += (drawn > 0 ? drawn : edgePartWidth(part)) + DIAGRAM_EDGE_SPACE;
       }
     });
   });
+}
 
-  // the boxes and the adds
-  nodes.forEach((node, i) => {
-    const top = tops[i];
-    const bottom = bottoms[i];
+/** The boxes, their words wrapped, and the adds. */
+function drawBoxes(canvas, d, at, { tops, bottoms, lines }) {
+  const { spine, boxLeft, boxRight, boxWidth, X } = at;
+  d.nodes.forEach((node, i) => {
+    const [top, bottom] = [tops[i], bottoms[i]];
+    const centre = (top + bottom) / 2;
     if (node.kind === "add") {
-      const centre = (top + bottom) / 2;
       const r = DIAGRAM_ADD;
       const add = svgNode("g", { "data-role": "add", "data-step": i });
       add.append(
@@ -374,39 +431,12 @@ function diagramDraw(state, canvas, d, width) {
       width: boxWidth, height: bottom - top, rx: 4,
       fill: (d.fills && d.fills[node.kind]) || "#ffffff", stroke: FIGURE_INK,
       "stroke-width": 2, "stroke-dasharray": node.kind === "io" ? "2 4" : "none" }));
-    const centre = (top + bottom) / 2;
-    const at = (j) => centre + (j - (lines[i].length - 1) / 2) * DIAGRAM_LINE
+    const y = (j) => centre + (j - (lines[i].length - 1) / 2) * DIAGRAM_LINE
       + DIAGRAM_TEXT * 0.35;
-    box.appendChild(text(boxLeft + boxWidth / 2, 0, node.text, "middle",
-      { "font-size": DIAGRAM_TEXT }, lines[i].map((line, j) => [line, at(j)])));
+    box.appendChild(diagramText(at, boxLeft + boxWidth / 2, 0, node.text, "middle",
+      { "font-size": DIAGRAM_TEXT }, lines[i].map((line, j) => [line, y(j)])));
     canvas.appendChild(box);
   });
-
-  // the notes under the block
-  let noteY = noteTop;
-  notes.forEach((wrapped, k) => {
-    wrapped.forEach((line, j) => {
-      noteY += DIAGRAM_LINE;
-      if (j === 0) canvas.appendChild(text(8, noteY - 5, "•", "left", { "data-role": "bullet",
-        "font-size": DIAGRAM_SMALL }));
-      canvas.appendChild(text(22, noteY - 5, line, "left", { "data-role": "note",
-        "data-note": k, "font-size": DIAGRAM_SMALL }));
-    });
-  });
-
-  // the chosen step's ring: a box's or an add's
-  const ring = svgNode("g", { "data-role": "ring", fill: "none", stroke: FIGURE_INK,
-    "stroke-width": 3, visibility: "hidden", "pointer-events": "none" });
-  ring.append(svgNode("rect", { rx: 7 }), svgNode("circle", { r: DIAGRAM_ADD + 6 }));
-  canvas.appendChild(ring);
-  // each node's band down the page, for the mouse: from the middle of the gap above it to the
-  // middle of the gap below
-  const bands = nodes.map((_node, i) => [
-    i === 0 ? 0 : (bottoms[i - 1] + tops[i]) / 2,
-    i === last ? blockBottom : (bottoms[i] + tops[i + 1]) / 2,
-  ]);
-  Object.assign(state, { tops, bottoms, bands, ring, spine, boxLeft, boxRight, X });
-  return height;
 }
 
 /** The ring, the bold shape and the readout at step `chosen` (-1: none) of `figure`'s data. */

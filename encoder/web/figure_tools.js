@@ -334,6 +334,38 @@ const TOKEN_LABEL_CHARS = 12; // a token's label on a figure's axis, cut beyond
 export const tokenLabel = (token) => ([...token].length > TOKEN_LABEL_CHARS
   ? `${[...token].slice(0, TOKEN_LABEL_CHARS - 1).join("")}…` : token);
 
+/** The room under a plot for token labels turned 45°, `size` px, the longest `chars` long. */
+export const angledRoom = (chars, size) => Math.ceil(chars * FIGURE_CHAR * size * Math.SQRT1_2) + 24;
+
+/** Token `p`'s label turned 45° under its column at `x`, hanging from `base`, `size` px (`bold`,
+ * where given: the chosen token's weight). */
+export function tokenTick(tokens, p, x, base, size, bold = null) {
+  const rtl = rightToLeft();
+  const weight = bold === null ? {} : { "font-weight": bold ? 700 : 400 };
+  return svgNode("text", { "data-role": "tick", "data-position": p, "data-token-text": tokens[p],
+    x, y: base + size * 0.7, "font-size": size, ...weight, "text-anchor": rtl ? "start" : "end",
+    transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(tokens[p]));
+}
+
+/** A value's grid line across a plot, from `left` to `right` at `y`, and its label at `labelX`. */
+export const gridTick = (left, right, y, labelX, anchor, size, text) => [
+  svgNode("line", { x1: left, x2: right, y1: y, y2: y, stroke: "#e3e3e3" }),
+  svgNode("text", { x: labelX, y: y + size * 0.35, "font-size": size, "text-anchor": anchor }, text),
+];
+
+/** A plot's frame. */
+export const plotFrame = (x, y, width, height) =>
+  svgNode("rect", { x, y, width, height, fill: "none", stroke: "#8c8c8c" });
+
+/** A path's `d` through the finite `values` (the i-th at xOf(i), yOf(value)), gaps skipped. */
+export function figurePath(values, xOf, yOf) {
+  let path = "";
+  values.forEach((v, i) => {
+    if (Number.isFinite(v)) path += `${path ? "L" : "M"}${xOf(i).toFixed(1)},${yOf(v).toFixed(1)}`;
+  });
+  return path;
+}
+
 // ------------------------------------------------------------ an SVG figure module's frame
 
 const FIGURE_LARGE = 8 / 7; // presenter mode's figures (data.large_text): 14 px labels at 16 px
@@ -386,6 +418,34 @@ export function figurePoint(plot, state, event) {
  * drawing needs; start(data) frames and draws
  * the first data and returns the module's {update(data), destroy()}. A new width redraws. */
 export function mountFigure(host, spec) {
+  const f = figureParts(host, spec);
+  const { root, plot, readout, state } = f;
+  plot.addEventListener("keydown", (event) => {
+    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
+    const next = spec.key(event, state.data);
+    if (next === undefined) return;
+    event.preventDefault();
+    spec.choose(next);
+  });
+  f.resizing = watchWidth(root, () => state.data && drawFrame(f));
+  const update = (next) => updateFrame(f, next);
+
+  function start(data) {
+    update(data);
+    return {
+      update,
+      destroy() {
+        f.resizing.stop();
+        root.remove();
+      },
+    };
+  }
+
+  return { root, plot, readout, state, start };
+}
+
+/** A figure's parts in `host`: its title, notes, message, plot, readout and tools, its state. */
+function figureParts(host, spec) {
   // each part classed twice: the frame's look (figure_tools.css: svg-figure-*) and the module's
   const part = (role, attributes = {}) => element("div", {
     class: `svg-figure-${role} ${spec.name}-${role}`, ...attributes });
@@ -406,72 +466,53 @@ export function mountFigure(host, spec) {
   });
   root.append(...[title, notes, message, plot, readout, tools].filter(Boolean));
   host.appendChild(root);
+  return { host, spec, root, title, notes, message, plot, readout, state, tools };
+}
 
-  function draw() {
-    const start = performance.now();
-    plot.replaceChildren();
-    const d = state.data;
-    if (!d) return;
-    // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
-    const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
-    plot.appendChild(canvas);
-    // large text (presenter mode): drawn for a narrower place and shown FIGURE_LARGE times as
-    // large, every word and mark with it (the layout stays the module's own)
-    const scale = d.large_text ? FIGURE_LARGE : 1;
-    const room = root.clientWidth || host.clientWidth || 640;
-    const width = Math.max(spec.minWidth, Math.floor(room / scale));
-    const height = spec.draw(canvas, d, width);
-    plot.setAttribute("width", Math.round(width * scale));
-    plot.setAttribute("height", Math.round(height * scale));
-    plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    Object.assign(state, { width, height, scale });
-    root.dataset.width = String(width);
-    root.dataset.drawMs = (performance.now() - start).toFixed(1);
-    spec.show();
+/** The figure's data drawn as wide as its place (then the module's marks of the choice). */
+function drawFrame({ host, spec, root, plot, state }) {
+  const start = performance.now();
+  plot.replaceChildren();
+  const d = state.data;
+  if (!d) return;
+  // one group holds the drawing, its font with it (a saved SVG has no stylesheet)
+  const canvas = svgNode("g", { "font-family": FIGURE_FONT, fill: FIGURE_INK });
+  plot.appendChild(canvas);
+  // large text (presenter mode): drawn for a narrower place and shown FIGURE_LARGE times as
+  // large, every word and mark with it (the layout stays the module's own)
+  const scale = d.large_text ? FIGURE_LARGE : 1;
+  const room = root.clientWidth || host.clientWidth || 640;
+  const width = Math.max(spec.minWidth, Math.floor(room / scale));
+  const height = spec.draw(canvas, d, width);
+  plot.setAttribute("width", Math.round(width * scale));
+  plot.setAttribute("height", Math.round(height * scale));
+  plot.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  Object.assign(state, { width, height, scale });
+  root.dataset.width = String(width);
+  root.dataset.drawMs = (performance.now() - start).toFixed(1);
+  spec.show();
+}
+
+/** New data for the figure: its frame's words, its notes and counts, drawn. */
+function updateFrame(f, next) {
+  const { spec, root, notes, plot, state } = f;
+  const problem = spec.problem(next);
+  frameFor(next, f, spec.role);
+  f.message.textContent = problem;
+  if (notes) {
+    notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
+      .map((note) => spec.note(note)));
   }
-
-  plot.addEventListener("keydown", (event) => {
-    if (!state.data || event.altKey || event.ctrlKey || event.metaKey) return;
-    const next = spec.key(event, state.data);
-    if (next === undefined) return;
-    event.preventDefault();
-    spec.choose(next);
-  });
-
-  const resizing = watchWidth(root, () => state.data && draw());
-
-  function update(next) {
-    const problem = spec.problem(next);
-    frameFor(next, { root, title, plot, tools }, spec.role);
-    message.textContent = problem;
-    if (notes) {
-      notes.replaceChildren(...(next && Array.isArray(next.notes) ? next.notes : [])
-        .map((note) => spec.note(note)));
-    }
-    state.data = problem ? null : next;
-    for (const [name, count] of Object.entries(spec.counts)) {
-      root.dataset[name] = state.data ? String(count(state.data)) : "0";
-    }
-    plot.setAttribute("aria-label", state.data ? spec.label(state.data) : problem);
-    spec.forget(state.data);
-    resizing.drawn();
-    draw();
-    if (!state.data) spec.show();
-    tools.refresh(); // an open table follows the data
+  state.data = problem ? null : next;
+  for (const [name, count] of Object.entries(spec.counts)) {
+    root.dataset[name] = state.data ? String(count(state.data)) : "0";
   }
-
-  function start(data) {
-    update(data);
-    return {
-      update,
-      destroy() {
-        resizing.stop();
-        root.remove();
-      },
-    };
-  }
-
-  return { root, plot, readout, state, start };
+  plot.setAttribute("aria-label", state.data ? spec.label(state.data) : problem);
+  spec.forget(state.data);
+  f.resizing.drawn();
+  drawFrame(f);
+  if (!state.data) spec.show();
+  f.tools.refresh(); // an open table follows the data
 }
 
 // ------------------------------------------------------------- what a heatmap module shares

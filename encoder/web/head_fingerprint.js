@@ -196,30 +196,54 @@ function printLabel(d) {
 /** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
  * height. */
 function drawFigure(state, canvas, d, width) {
+  const at = printLayout(d, width);
+  drawPrintCells(canvas, d, at);
+  // the behaviours' names, beside their rows
+  const rowLabels = d.behaviours.map((behaviour, i) => svgNode("text", { "data-role": "row-label",
+    "data-row": i, x: at.X(at.heatLeft - 8),
+    y: at.top + i * PRINT_ROW + PRINT_ROW / 2 + PRINT_TEXT * 0.35,
+    "text-anchor": at.rtl ? "start" : "end", "font-size": PRINT_TEXT }, behaviour));
+  canvas.append(...rowLabels);
+  const tickOf = drawHeadTicks(canvas, d, at);
+  // the colour bar, its title above it, ending at the drawing's edge
+  canvas.appendChild(colourBar({ width, left: at.heatRight + PRINT_SCALE_GAP, top: at.top,
+    height: at.height0, low: d.zmin, high: d.zmax, colour: (v) => printColour(d, v),
+    scale: at.colours, title: d.scale, size: PRINT_TEXT, titleEnd: width - 2 }));
+  // the chosen cell's ring
+  const ring = figureRing();
+  canvas.appendChild(ring);
+  Object.assign(state, { top: at.top, band: at.band, heatLeft: at.heatLeft,
+    starts: at.columns.starts, ring, R: at.R, rowLabels, tickOf });
+  return at.height;
+}
+
+/** Where each part goes across `width`, laid out left to right then mirrored for a right-to-left
+ * language: the behaviours' names | the heatmap | a gap | the colour bar and its values; the
+ * heads' columns and ticks, and the height. */
+function printLayout(d, width) {
   const rtl = rightToLeft();
-  const rows = d.behaviours.length;
   const count = d.heads.length;
-  // across the width, laid out left to right then mirrored for a right-to-left language:
-  // the behaviours' names | the heatmap | a gap | the colour bar and its values
-  const X = (x) => (rtl ? width - x : x); // a point
-  const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
-  const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the heatmap
   const names = Math.max(...d.behaviours.map((b) => printWidth(b))) + 10;
   const top = PRINT_TOP;
-  const height0 = rows * PRINT_ROW;
+  const height0 = d.behaviours.length * PRINT_ROW;
   const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor(height0 / 28)), PRINT_TEXT);
-  const heatLeft = names;
   const layers = new Set(d.heads.map(([layer]) => layer)).size;
   const heatWidth = Math.max(count, width - names - PRINT_SCALE_GAP - colours.width - 2);
   const band = Math.max(1, (heatWidth - (layers - 1) * PRINT_LAYER_GAP) / count);
   const columns = printColumns(d.heads, band);
-  const heatRight = heatLeft + columns.end;
   const ticks = printTicks(d.heads, columns.starts, band);
-  const layerNames = printLayerNames(columns.groups);
   const below = top + height0 + 6;
-  const height = Math.max(below + ticks.height + PRINT_TEXT + 10, top + height0 + 12);
+  return { rtl, top, height0, colours, heatLeft: names, band, columns, ticks, below,
+    heatRight: names + columns.end,
+    height: Math.max(below + ticks.height + PRINT_TEXT + 10, top + height0 + 12),
+    X: (x) => (rtl ? width - x : x), // a point
+    R: (x, w) => (rtl ? width - x - w : x) }; // a box's left edge
+}
 
-  // the cells: a row a behaviour, a column a head
+/** The cells, a row a behaviour and a column a head, and a white line between two layers, in
+ * the gap between their heads. */
+function drawPrintCells(canvas, d, at) {
+  const { top, band, heatLeft, columns, X, R } = at;
   const cells = svgNode("g", { "data-role": "heatmap" });
   d.values.forEach((line, i) => {
     const y = top + i * PRINT_ROW;
@@ -230,20 +254,18 @@ function drawFigure(state, canvas, d, width) {
     });
   });
   canvas.appendChild(cells);
-  // a white line between two layers, in the gap between their heads
   for (const group of columns.groups.slice(1)) {
     const x = X(heatLeft + group.x0 - PRINT_LAYER_GAP / 2);
     canvas.appendChild(svgNode("line", { "data-role": "layer-line", "data-layer": group.layer,
-      x1: x, x2: x, y1: top, y2: top + height0, stroke: "#ffffff",
+      x1: x, x2: x, y1: top, y2: top + at.height0, stroke: "#ffffff",
       "stroke-width": PRINT_LAYER_GAP, "pointer-events": "none" }));
   }
-  // the behaviours' names, beside their rows
-  const rowLabels = d.behaviours.map((behaviour, i) => svgNode("text", { "data-role": "row-label",
-    "data-row": i, x: X(heatLeft - 8), y: top + i * PRINT_ROW + PRINT_ROW / 2 + PRINT_TEXT * 0.35,
-    "text-anchor": near, "font-size": PRINT_TEXT }, behaviour));
-  canvas.append(...rowLabels);
+}
 
-  // the heads' numbers under their columns, then each layer's name under its heads
+/** The heads' numbers under their columns, then each layer's name under its heads: the ticks
+ * by head. */
+function drawHeadTicks(canvas, d, at) {
+  const { ticks, below, band, heatLeft, columns, X } = at;
   const tickOf = new Map();
   for (const j of ticks.shown) {
     const [layer, inLayer] = d.heads[j];
@@ -259,23 +281,12 @@ function drawFigure(state, canvas, d, width) {
     canvas.appendChild(tick);
   }
   const layerBase = below + ticks.height + PRINT_TEXT * 0.8;
-  for (const { group, text } of layerNames) {
+  for (const { group, text } of printLayerNames(columns.groups)) {
     canvas.appendChild(svgNode("text", { "data-role": "layer-label", "data-layer": group.layer,
       x: X(heatLeft + (group.x0 + group.x1) / 2), y: layerBase, "text-anchor": "middle",
       "font-size": PRINT_TEXT }, text));
   }
-
-  // the colour bar, its title above it, ending at the drawing's edge
-  canvas.appendChild(colourBar({ width, left: heatRight + PRINT_SCALE_GAP, top, height: height0,
-    low: d.zmin, high: d.zmax, colour: (v) => printColour(d, v), scale: colours, title: d.scale,
-    size: PRINT_TEXT, titleEnd: width - 2 }));
-
-  // the chosen cell's ring
-  const ring = figureRing();
-  canvas.appendChild(ring);
-  Object.assign(state, { top, band, heatLeft, starts: columns.starts, ring, R, rowLabels,
-    tickOf });
-  return height;
+  return tickOf;
 }
 
 /** The ring, the bold labels and the readout at the chosen cell. */

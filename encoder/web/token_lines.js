@@ -44,7 +44,7 @@
 import { element, rightToLeft, _, number } from "./shared.js";
 import {
   figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, wrapWords, niceScale, tokenLabel,
-  figurePoint, mountFigure
+  figurePoint, mountFigure, angledRoom, tokenTick, gridTick, plotFrame, figurePath
 } from "./figure_tools.js";
 
 const LINES_TEXT = 14; // px: every label (none under 12 px: the page's rule)
@@ -122,8 +122,28 @@ function drawLegend(into, d, width, rtl) {
 /** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
  * height. */
 function drawFigure(state, canvas, d, width) {
-  const rtl = rightToLeft();
+  const at = linesLayout(d, width, drawLegend(canvas, d, width, rightToLeft()));
+  const rule = svgNode("line", { "data-role": "rule", stroke: FIGURE_INK, "stroke-width": 1.5,
+    y1: at.legendHeight, y2: at.height - at.labels, visibility: "hidden" });
+  d.panels.forEach((panel, k) => drawPanel(canvas, d, at, k));
+  // the token labels, as many as fit side by side at an angle
+  // as many labels as fit at 45°: each a line of text (about 1.5 its size) from the next
   const count = d.tokens.length;
+  const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(at.plotWidth / (LINES_TEXT * 1.5)))));
+  const base = at.height - at.labels + 8;
+  for (let p = 0; p < count; p += every) {
+    canvas.appendChild(tokenTick(d.tokens, p, at.xOf(p), base, LINES_TEXT));
+  }
+  canvas.appendChild(rule);
+  Object.assign(state, { xOf: at.xOf, band: at.band, plotLeft: at.left,
+    plotRight: at.left + at.plotWidth, rule });
+  return at.height;
+}
+
+/** Where the plots go, `width` px wide under a legend `legendHeight` tall: their scales, their
+ * left edge and width, a token's band and x, each plot's title lines and top, the height. */
+function linesLayout(d, width, legendHeight) {
+  const rtl = rightToLeft();
   const scales = d.panels.map((panel) => {
     const all = panel.values.flat().filter(Number.isFinite);
     return niceScale(Math.min(...all), Math.max(...all));
@@ -132,11 +152,10 @@ function drawFigure(state, canvas, d, width) {
   const axis = Math.ceil(widest * FIGURE_CHAR * LINES_TEXT) + 14; // the values' labels
   const [left, right] = rtl ? [12, axis] : [axis, 12];
   const plotWidth = width - left - right;
-  const band = plotWidth / count;
+  const band = plotWidth / d.tokens.length;
   const xOf = (p) => (rtl ? left + plotWidth - (p + 0.5) * band : left + (p + 0.5) * band);
-  const legendHeight = drawLegend(canvas, d, width, rtl);
   const longest = Math.max(...d.tokens.map((t) => [...tokenLabel(t)].length));
-  const labels = Math.ceil(longest * FIGURE_CHAR * LINES_TEXT * Math.SQRT1_2) + 24;
+  const labels = angledRoom(longest, LINES_TEXT);
   // each plot's title, in as many lines as its width needs (a phone's 360 px: two)
   const titleLines = d.panels.map((panel) => wrapWords(panel.title,
     Math.floor(plotWidth / (FIGURE_CHAR * LINES_TITLE * 1.08))));
@@ -148,63 +167,42 @@ function drawFigure(state, canvas, d, width) {
     tops.push(below);
     below += LINES_PANEL;
   }
-  const height = below + labels;
-  const rule = svgNode("line", { "data-role": "rule", stroke: FIGURE_INK, "stroke-width": 1.5,
-    y1: legendHeight, y2: height - labels, visibility: "hidden" });
-  d.panels.forEach((panel, k) => {
-    const scale = scales[k];
-    const top = tops[k];
-    const yOf = (v) => top + LINES_PANEL - ((v - scale.low) / (scale.high - scale.low)) * LINES_PANEL;
-    const group = svgNode("g", { "data-role": "panel", "data-panel": k });
-    titleLines[k].forEach((words, j, all) => {
-      group.appendChild(svgNode("text", { x: left + plotWidth / 2,
-        y: top - 12 - (all.length - 1 - j) * line, "text-anchor": "middle",
-        direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE, "font-weight": 600 }, words));
-    });
-    for (const tick of scale.ticks) {
-      const y = yOf(tick);
-      group.append(
-        svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
-        svgNode("text", { x: rtl ? left + plotWidth + 6 : left - 6, y: y + LINES_TEXT * 0.35,
-          "text-anchor": rtl ? "start" : "end", "font-size": LINES_TEXT },
-        number(tick, scale.digits, false)),
-      );
-    }
-    d.series.forEach((s, i) => {
-      const values = panel.values[i];
-      let path = "";
-      values.forEach((v, p) => {
-        if (Number.isFinite(v)) path += `${path ? "L" : "M"}${xOf(p).toFixed(1)},${yOf(v).toFixed(1)}`;
-      });
-      const line = svgNode("g", { "data-role": "line", "data-series": i });
-      line.appendChild(svgNode("path", { d: path, fill: "none", stroke: s.colour,
-        "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }));
-      values.forEach((v, p) => {
-        if (!Number.isFinite(v)) return;
-        line.appendChild(svgNode("circle", { cx: xOf(p).toFixed(1), cy: yOf(v).toFixed(1),
-          r: LINES_MARKER, stroke: s.colour, "stroke-width": 1.5,
-          fill: s.open ? "#ffffff" : s.colour }));
-      });
-      group.appendChild(line);
-    });
-    group.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: LINES_PANEL,
-      fill: "none", stroke: "#8c8c8c" }));
-    canvas.appendChild(group);
+  return { rtl, scales, left, plotWidth, band, xOf, labels, titleLines, line, tops, legendHeight,
+    height: below + labels };
+}
+
+/** Plot `k`: its title, its values' grid, a line a series, its frame. */
+function drawPanel(canvas, d, at, k) {
+  const { rtl, left, plotWidth, line } = at;
+  const [panel, scale, top] = [d.panels[k], at.scales[k], at.tops[k]];
+  const yOf = (v) => top + LINES_PANEL - ((v - scale.low) / (scale.high - scale.low)) * LINES_PANEL;
+  const group = svgNode("g", { "data-role": "panel", "data-panel": k });
+  at.titleLines[k].forEach((words, j, all) => {
+    group.appendChild(svgNode("text", { x: left + plotWidth / 2,
+      y: top - 12 - (all.length - 1 - j) * line, "text-anchor": "middle",
+      direction: rtl ? "rtl" : "ltr", "font-size": LINES_TITLE, "font-weight": 600 }, words));
   });
-  // the token labels, as many as fit side by side at an angle
-  // as many labels as fit at 45°: each a line of text (about 1.5 its size) from the next
-  const every = Math.max(1, Math.ceil(count / Math.max(1, Math.floor(plotWidth / (LINES_TEXT * 1.5)))));
-  const base = height - labels + 8;
-  for (let p = 0; p < count; p += every) {
-    const x = xOf(p);
-    canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
-      "data-token-text": d.tokens[p], x,
-      y: base + LINES_TEXT * 0.7, "font-size": LINES_TEXT, "text-anchor": rtl ? "start" : "end",
-      transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
+  for (const tick of scale.ticks) {
+    group.append(...gridTick(left, left + plotWidth, yOf(tick), rtl ? left + plotWidth + 6 : left - 6,
+      rtl ? "start" : "end", LINES_TEXT, number(tick, scale.digits, false)));
   }
-  canvas.appendChild(rule);
-  Object.assign(state, { xOf, band, plotLeft: left, plotRight: left + plotWidth, rule });
-  return height;
+  d.series.forEach((s, i) => group.appendChild(seriesLine(s, i, panel.values[i], at.xOf, yOf)));
+  group.appendChild(plotFrame(left, top, plotWidth, LINES_PANEL));
+  canvas.appendChild(group);
+}
+
+/** Series `s`'s line through its `values`, a marker at each. */
+function seriesLine(s, i, values, xOf, yOf) {
+  const line = svgNode("g", { "data-role": "line", "data-series": i });
+  line.appendChild(svgNode("path", { d: figurePath(values, xOf, yOf), fill: "none",
+    stroke: s.colour, "stroke-width": 2, "stroke-dasharray": s.dashed ? "3 3" : "none" }));
+  values.forEach((v, p) => {
+    if (!Number.isFinite(v)) return;
+    line.appendChild(svgNode("circle", { cx: xOf(p).toFixed(1), cy: yOf(v).toFixed(1),
+      r: LINES_MARKER, stroke: s.colour, "stroke-width": 1.5,
+      fill: s.open ? "#ffffff" : s.colour }));
+  });
+  return line;
 }
 
 /** The rule and the readout at the chosen token. */

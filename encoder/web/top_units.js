@@ -52,7 +52,7 @@
 import { viridis, rgb, element, rightToLeft, _, n_, number } from "./shared.js";
 import {
   figureSaid, svgNode, FIGURE_INK, FIGURE_CHAR, niceScale, tokenLabel, figurePoint, mountFigure,
-  colourBarScale, colourBar, figureRing, figureRingAt
+  colourBarScale, colourBar, figureRing, figureRingAt, angledRoom, tokenTick
 } from "./figure_tools.js";
 
 const UNITS_TEXT = 14; // px: every label (none under 12 px: the page's rule)
@@ -127,14 +127,40 @@ function unitsLabel(d) {
 /** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
  * height. */
 function drawFigure(state, canvas, d, width) {
+  const at = unitsLayout(d, width);
+  // the chosen unit's band, under everything
+  const row = svgNode("rect", { "data-role": "row", x: at.R(0, at.heatLeft - at.gap / 2),
+    width: at.heatLeft - at.gap / 2, height: UNITS_ROW, fill: "#e8e8e8",
+    visibility: "hidden", "pointer-events": "none" });
+  canvas.appendChild(row);
+  drawUnitBars(canvas, d, at);
+  drawUnitsHeatmap(canvas, d, at);
+  // the colour bar: its bands from zmin (bottom) to zmax (top), its values beside it
+  canvas.appendChild(colourBar({ width, left: at.scaleLeft, top: at.top, height: at.scaleHeight,
+    low: d.zmin, high: d.zmax, colour: (v) => unitsColour(d, v), scale: at.colours,
+    title: d.scale, size: UNITS_TEXT }));
+  // the token labels, under their columns
+  const base = at.top + at.rows + 8;
+  for (const p of at.shown) {
+    canvas.appendChild(tokenTick(d.tokens, p, at.X(at.heatLeft + (p + 0.5) * at.band), base,
+      UNITS_TEXT, p === d.token));
+  }
+  // the chosen cell's ring: white inside black, seen on every colour
+  const ring = figureRing();
+  canvas.appendChild(ring);
+  const { top, band, barsLeft, barsWidth, heatLeft, heatWidth, gap, R } = at;
+  Object.assign(state, { top, band, barsLeft, barsRight: barsLeft + barsWidth,
+    heatLeft, heatRight: heatLeft + heatWidth, gap, ring, row, R });
+  return at.height;
+}
+
+/** Where each part goes across `width`, drawn left to right then mirrored for a right-to-left
+ * language: the units' names | the bars | a gap | the heatmap | the colour bar and its values;
+ * the token labels shown under the heatmap, and the height. */
+function unitsLayout(d, width) {
   const rtl = rightToLeft();
   const k = d.units.length;
   const count = d.tokens.length;
-  // across the width, drawn left to right then mirrored for a right-to-left language:
-  // the units' names | the bars | a gap | the heatmap | the colour bar and its values
-  const X = (x) => (rtl ? width - x : x); // a point
-  const R = (x, w) => (rtl ? width - x - w : x); // a box's left edge
-  const near = rtl ? "start" : "end"; // a label's anchor that keeps it toward the plots
   const names = Math.max(...d.units.map((u) => unitsWidth(u))) + 12;
   const colours = colourBarScale(d.zmin, d.zmax, Math.max(2, Math.floor((k * UNITS_ROW) / 28)),
     UNITS_TEXT);
@@ -142,11 +168,8 @@ function drawFigure(state, canvas, d, width) {
   const plots = Math.max(60, width - names - scaleArea);
   const barsWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[0];
   const heatWidth = plots * (1 - UNITS_GAP) * UNITS_SHARES[1];
-  const barsLeft = names;
-  const heatLeft = barsLeft + barsWidth + plots * UNITS_GAP;
-  const scaleLeft = heatLeft + heatWidth + 14;
+  const heatLeft = names + barsWidth + plots * UNITS_GAP;
   const band = heatWidth / count;
-  const top = UNITS_TOP;
   const rows = k * UNITS_ROW;
   const scaleHeight = Math.max(rows, 3 * UNITS_ROW);
   // the token labels under the heatmap: as many as fit side by side at an angle, the
@@ -160,16 +183,17 @@ function drawFigure(state, canvas, d, width) {
   if (!shown.includes(d.token)) shown.push(d.token);
   shown.sort((a, b) => a - b);
   const longest = Math.max(...shown.map((p) => [...tokenLabel(d.tokens[p])].length));
-  const labels = Math.ceil(longest * FIGURE_CHAR * UNITS_TEXT * Math.SQRT1_2) + 24;
-  const height = Math.max(top + rows + labels, top + scaleHeight + 12);
+  const labels = angledRoom(longest, UNITS_TEXT);
+  return { rtl, colours, barsLeft: names, barsWidth, heatLeft, heatWidth, band, rows, shown,
+    scaleLeft: heatLeft + heatWidth + 14, scaleHeight, gap: plots * UNITS_GAP, top: UNITS_TOP,
+    height: Math.max(UNITS_TOP + rows + labels, UNITS_TOP + scaleHeight + 12),
+    X: (x) => (rtl ? width - x : x), // a point
+    R: (x, w) => (rtl ? width - x - w : x) }; // a box's left edge
+}
 
-  // the chosen unit's band, under everything
-  const row = svgNode("rect", { "data-role": "row", x: R(0, heatLeft - plots * UNITS_GAP / 2),
-    width: heatLeft - plots * UNITS_GAP / 2, height: UNITS_ROW, fill: "#e8e8e8",
-    visibility: "hidden", "pointer-events": "none" });
-  canvas.appendChild(row);
-
-  // the bars: their values' axis above them, zero at their base
+/** The bars: their values' axis above them, zero at their base, each unit's name beside its. */
+function drawUnitBars(canvas, d, at) {
+  const { top, rows, barsLeft, barsWidth, X, R } = at;
   const values = unitsBarScale(Math.min(0, ...d.values), Math.max(0, ...d.values), barsWidth);
   const xOfValue = (v) => barsLeft + ((v - values.low) / (values.high - values.low)) * barsWidth;
   const axis = svgNode("g", { "data-role": "axis" });
@@ -192,12 +216,16 @@ function drawFigure(state, canvas, d, width) {
         x: R(Math.min(zero, end), Math.abs(end - zero)).toFixed(2), y: y + UNITS_ROW * 0.15,
         width: Math.abs(end - zero).toFixed(2), height: UNITS_ROW * 0.7, fill: d.colour }),
       svgNode("text", { "data-role": "label", "data-unit": i, x: X(barsLeft - 8),
-        y: y + UNITS_ROW / 2 + UNITS_TEXT * 0.35, "text-anchor": near, "font-size": UNITS_TEXT },
-      unit),
+        y: y + UNITS_ROW / 2 + UNITS_TEXT * 0.35, "text-anchor": at.rtl ? "start" : "end",
+        "font-size": UNITS_TEXT }, unit),
     );
   });
+}
 
-  // the heatmap: a cell a unit and a token
+/** The heatmap, a cell a unit and a token, and the outlined token's column: orange, edged in
+ * black to stand apart from yellow cells. */
+function drawUnitsHeatmap(canvas, d, at) {
+  const { top, rows, band, heatLeft, R } = at;
   const cells = svgNode("g", { "data-role": "heatmap" });
   d.across.forEach((line, i) => {
     const y = top + i * UNITS_ROW;
@@ -208,7 +236,6 @@ function drawFigure(state, canvas, d, width) {
     });
   });
   canvas.appendChild(cells);
-  // the outlined token's column: orange, edged in black to stand apart from yellow cells
   const column = svgNode("g", { "data-role": "chosen-column", "data-token": d.token,
     fill: "none", "pointer-events": "none" });
   const columnX = R(heatLeft + d.token * band, band);
@@ -219,28 +246,6 @@ function drawFigure(state, canvas, d, width) {
       "stroke-width": 3 }),
   );
   canvas.appendChild(column);
-
-  // the colour bar: its bands from zmin (bottom) to zmax (top), its values beside it
-  canvas.appendChild(colourBar({ width, left: scaleLeft, top, height: scaleHeight, low: d.zmin,
-    high: d.zmax, colour: (v) => unitsColour(d, v), scale: colours, title: d.scale,
-    size: UNITS_TEXT }));
-
-  // the token labels, under their columns
-  const base = top + rows + 8;
-  for (const p of shown) {
-    const x = X(heatLeft + (p + 0.5) * band);
-    canvas.appendChild(svgNode("text", { "data-role": "tick", "data-position": p,
-      "data-token-text": d.tokens[p], x, y: base + UNITS_TEXT * 0.7, "font-size": UNITS_TEXT,
-      "font-weight": p === d.token ? 700 : 400, "text-anchor": rtl ? "start" : "end",
-      transform: `rotate(${rtl ? 45 : -45} ${x} ${base})` }, tokenLabel(d.tokens[p])));
-  }
-
-  // the chosen cell's ring: white inside black, seen on every colour
-  const ring = figureRing();
-  canvas.appendChild(ring);
-  Object.assign(state, { top, band, barsLeft, barsRight: barsLeft + barsWidth,
-    heatLeft, heatRight: heatLeft + heatWidth, gap: plots * UNITS_GAP, ring, row, R });
-  return height;
 }
 
 /** The ring, the band and the readout at the chosen cell. */

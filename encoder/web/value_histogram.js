@@ -48,7 +48,8 @@
  */
 import { element, rightToLeft, _, n_, number } from "./shared.js";
 import {
-  figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, figurePoint, mountFigure
+  figureSaid, svgNode, figureStep, FIGURE_INK, FIGURE_CHAR, figurePoint, mountFigure, gridTick,
+  plotFrame, figurePath
 } from "./figure_tools.js";
 
 const HIST_TEXT = 14; // px: every label (none under 12 px: the page's rule)
@@ -182,16 +183,33 @@ function drawLegend(into, d, width, rtl) {
 /** `d` drawn into `canvas`, `width` px wide (what the choice needs kept in `state`): its
  * height. */
 function drawFigure(state, canvas, d, width) {
+  const at = histLayout(d, width, drawLegend(canvas, d, width, rightToLeft()));
+  drawValueAxes(canvas, d, at);
+  drawBars(canvas, d, at);
+  drawXAxis(canvas, d, at);
+  // the chosen bin's marks, on top
+  const outline = svgNode("rect", { "data-role": "outline", fill: "none", stroke: FIGURE_INK,
+    "stroke-width": 2.5, visibility: "hidden" });
+  const point = svgNode("circle", { "data-role": "point", r: 5, fill: "#ffffff",
+    stroke: d.colours.curve, "stroke-width": 2.5, visibility: "hidden" });
+  canvas.append(outline, point);
+  const { xOf, yCount, yCurve, low, high, left, plotWidth } = at;
+  Object.assign(state, { xOf, yCount, yCurve, low, high, plotLeft: left,
+    plotRight: left + plotWidth, outline, point });
+  return at.height;
+}
+
+/** Where the plot goes, `width` px wide under a legend `legendHeight` tall: its x range, both
+ * value axes' ticks and labels, its edges, its scales and the height. */
+function histLayout(d, width, legendHeight) {
   const rtl = rightToLeft();
   const { edges, counts, curve, ranges } = d;
-  const bins = counts.length;
   const low = Math.min(edges[0], curve.x[0]);
-  const high = Math.max(edges[bins], curve.x[curve.x.length - 1]);
+  const high = Math.max(edges[counts.length], curve.x[curve.x.length - 1]);
   const countTicks = histTicks(0, ranges.counts[1], 5, true);
   const curveTicks = histTicks(ranges.curve[0], ranges.curve[1], 6);
   const said = (ticks) => ticks.ticks.map((t) => number(t, ticks.digits, false));
-  const countLabels = said(countTicks);
-  const curveLabels = said(curveTicks);
+  const [countLabels, curveLabels] = [said(countTicks), said(curveTicks)];
   // an axis's room: its widest label, a gap, its title turned on its side
   const room = (labels) =>
     Math.ceil(Math.max(...labels.map((l) => l.length)) * FIGURE_CHAR * HIST_TEXT) + 16 + HIST_TEXT + 8;
@@ -202,31 +220,29 @@ function drawFigure(state, canvas, d, width) {
     const along = ((v - low) / (high - low)) * plotWidth;
     return rtl ? left + plotWidth - along : left + along;
   };
-  const legendHeight = drawLegend(canvas, d, width, rtl);
   const top = legendHeight + 10;
   const bottom = top + HIST_PLOT;
-  const height = bottom + 2 * HIST_TEXT + 30;
   const yOf = (range) => (v) => bottom - ((v - range[0]) / (range[1] - range[0])) * HIST_PLOT;
-  const yCount = yOf(ranges.counts);
-  const yCurve = yOf(ranges.curve);
+  return { rtl, width, low, high, countTicks, curveTicks, countLabels, curveLabels, left,
+    plotWidth, xOf, top, bottom, height: bottom + 2 * HIST_TEXT + 30,
+    yCount: yOf(ranges.counts), yCurve: yOf(ranges.curve) };
+}
 
-  // the counts' grid and labels on their side, f's labels on the other
+/** The counts' grid and labels on their side, f's labels on the other, each axis's title. */
+function drawValueAxes(canvas, d, at) {
+  const { rtl, left, plotWidth, top, width } = at;
   const [countX, curveX] = rtl ? [left + plotWidth + 6, left - 6] : [left - 6, left + plotWidth + 6];
-  countTicks.ticks.forEach((tick, i) => {
-    const y = yCount(tick);
-    canvas.append(
-      svgNode("line", { x1: left, x2: left + plotWidth, y1: y, y2: y, stroke: "#e3e3e3" }),
-      svgNode("text", { x: countX, y: y + HIST_TEXT * 0.35, "font-size": HIST_TEXT,
-        "text-anchor": rtl ? "start" : "end" }, countLabels[i]),
-    );
+  at.countTicks.ticks.forEach((tick, i) => {
+    canvas.append(...gridTick(left, left + plotWidth, at.yCount(tick), countX,
+      rtl ? "start" : "end", HIST_TEXT, at.countLabels[i]));
   });
-  curveTicks.ticks.forEach((tick, i) => {
-    const y = yCurve(tick);
+  at.curveTicks.ticks.forEach((tick, i) => {
+    const y = at.yCurve(tick);
     canvas.append(
       svgNode("line", { x1: curveX + (rtl ? 2 : -2), x2: curveX + (rtl ? 6 : -6), y1: y, y2: y,
         stroke: "#8c8c8c" }),
       svgNode("text", { x: curveX + (rtl ? -2 : 2), y: y + HIST_TEXT * 0.35,
-        "font-size": HIST_TEXT, "text-anchor": rtl ? "end" : "start" }, curveLabels[i]),
+        "font-size": HIST_TEXT, "text-anchor": rtl ? "end" : "start" }, at.curveLabels[i]),
     );
   });
   const side = (x, text) => svgNode("text", { x, y: top + HIST_PLOT / 2, "font-size": HIST_TEXT,
@@ -234,8 +250,12 @@ function drawFigure(state, canvas, d, width) {
     transform: `rotate(-90 ${x} ${top + HIST_PLOT / 2})` }, text);
   const [countTitleX, curveTitleX] = rtl ? [width - 6, HIST_TEXT + 2] : [HIST_TEXT + 2, width - 6];
   canvas.append(side(countTitleX, d.labels.counts), side(curveTitleX, d.labels.values));
+}
 
-  // the bars, from the base up
+/** The bars from the base up, the base, x = 0's line, f's curve and the plot's frame. */
+function drawBars(canvas, d, at) {
+  const { edges, counts, curve } = d;
+  const { xOf, yCount, left, plotWidth, top, bottom } = at;
   const base = yCount(0);
   const bars = svgNode("g", { "data-role": "bars" });
   counts.forEach((count, i) => {
@@ -249,22 +269,21 @@ function drawFigure(state, canvas, d, width) {
   canvas.appendChild(bars);
   canvas.appendChild(svgNode("line", { x1: left, x2: left + plotWidth, y1: base, y2: base,
     stroke: FIGURE_INK }));
-  if (low <= 0 && 0 <= high) {
+  if (at.low <= 0 && 0 <= at.high) {
     const x = xOf(0).toFixed(2);
     canvas.appendChild(svgNode("line", { "data-role": "zero", x1: x, x2: x, y1: top, y2: bottom,
       stroke: HIST_ZERO, "stroke-width": 1.5, "stroke-dasharray": "2 3" }));
   }
-  let path = "";
-  curve.x.forEach((x, i) => {
-    if (Number.isFinite(curve.y[i])) path += `${path ? "L" : "M"}${xOf(x).toFixed(1)},${yCurve(curve.y[i]).toFixed(1)}`;
-  });
-  canvas.appendChild(svgNode("path", { "data-role": "curve", d: path, fill: "none",
+  canvas.appendChild(svgNode("path", { "data-role": "curve",
+    d: figurePath(curve.y, (i) => xOf(curve.x[i]), at.yCurve), fill: "none",
     stroke: d.colours.curve, "stroke-width": 3, "stroke-linejoin": "round" }));
-  canvas.appendChild(svgNode("rect", { x: left, y: top, width: plotWidth, height: HIST_PLOT,
-    fill: "none", stroke: "#8c8c8c" }));
+  canvas.appendChild(plotFrame(left, top, plotWidth, HIST_PLOT));
+}
 
-  // the x axis: round values, a label every 70 px at most, as many as fit side by side (two at
-  // least where they fit), then its title
+/** The x axis: round values, a label every 70 px at most, as many as fit side by side (two at
+ * least where they fit), then its title. */
+function drawXAxis(canvas, d, at) {
+  const { low, high, plotWidth, bottom } = at;
   const most = Math.max(2, Math.floor(plotWidth / 70));
   const fits = (t) => t.ticks.length * (Math.max(...t.ticks.map((v) =>
     number(v, t.digits, false).length)) * FIGURE_CHAR * HIST_TEXT + 18) <= plotWidth;
@@ -280,26 +299,16 @@ function drawFigure(state, canvas, d, width) {
   }
   ticks = ticks || denser || histTicksEvery(low, high, histSteps(high - low, 1)[0]);
   for (const tick of ticks.ticks) {
-    const x = xOf(tick);
+    const x = at.xOf(tick);
     canvas.append(
       svgNode("line", { x1: x, x2: x, y1: bottom, y2: bottom + 5, stroke: "#8c8c8c" }),
       svgNode("text", { "data-role": "tick", "data-value": tick, x, y: bottom + 6 + HIST_TEXT,
         "font-size": HIST_TEXT, "text-anchor": "middle" }, number(tick, ticks.digits, false)),
     );
   }
-  canvas.appendChild(svgNode("text", { x: left + plotWidth / 2, y: height - 8,
-    "font-size": HIST_TEXT, "text-anchor": "middle", direction: rtl ? "rtl" : "ltr" },
+  canvas.appendChild(svgNode("text", { x: at.left + plotWidth / 2, y: at.height - 8,
+    "font-size": HIST_TEXT, "text-anchor": "middle", direction: at.rtl ? "rtl" : "ltr" },
   d.labels.x));
-
-  // the chosen bin's marks, on top
-  const outline = svgNode("rect", { "data-role": "outline", fill: "none", stroke: FIGURE_INK,
-    "stroke-width": 2.5, visibility: "hidden" });
-  const point = svgNode("circle", { "data-role": "point", r: 5, fill: "#ffffff",
-    stroke: d.colours.curve, "stroke-width": 2.5, visibility: "hidden" });
-  canvas.append(outline, point);
-  Object.assign(state, { xOf, yCount, yCurve, low, high, plotLeft: left,
-    plotRight: left + plotWidth, outline, point });
-  return height;
 }
 
 /** The marks and the readout at the chosen bin. */
