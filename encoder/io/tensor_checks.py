@@ -16,6 +16,21 @@ from encoder.core.said import Said
 from encoder.io.checkpoint_files import CONFIG_FILE, MAX_LAYERS, listed
 
 
+def check_shape(source: str, name: str, tensor: torch.Tensor, shape: tuple) -> None:
+    """ValueError unless the checkpoint's tensor `name` has the `shape` its config implies."""
+    if tuple(tensor.shape) != shape:
+        raise ValueError(
+            Said(
+                "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
+                source=source,
+                name=name,
+                shape=str(tuple(tensor.shape)),
+                config=CONFIG_FILE,
+                wanted=str(shape),
+            )
+        )
+
+
 def check_layers(cfg: EncoderConfig, source: str) -> None:
     """Refuse a config with more than MAX_LAYERS blocks before anything is built for it."""
     if cfg.num_layers > MAX_LAYERS:
@@ -74,17 +89,7 @@ def check_tensors(
         )
     for name, want in expected.items():
         got = tensors[name]
-        if got.shape != want.shape:
-            raise ValueError(
-                Said(
-                    "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
-                    source=source,
-                    name=name,
-                    shape=str(tuple(got.shape)),
-                    config=CONFIG_FILE,
-                    wanted=str(tuple(want.shape)),
-                )
-            )
+        check_shape(source, name, got, tuple(want.shape))
         if got.dtype != want.dtype:
             raise ValueError(
                 Said(

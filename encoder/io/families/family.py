@@ -26,7 +26,7 @@ from encoder.io.checkpoint_files import (
     listed,
     read_weights,
 )
-from encoder.io.tensor_checks import NoInit, check_layers, meta_state
+from encoder.io.tensor_checks import NoInit, check_layers, check_shape, meta_state
 
 NameMap = dict[str, tuple[str, ...]]  # our parameter name -> the checkpoint tensors it is made of
 
@@ -132,17 +132,7 @@ def _their_name(name: str, prefixes: tuple[str, ...]) -> str:
 
 def _check_tensor(source: str, name: str, tensor: torch.Tensor, shape: tuple) -> None:
     """ValueError unless the checkpoint's tensor `name` has `shape` and holds floats."""
-    if tuple(tensor.shape) != shape:
-        raise ValueError(
-            Said(
-                "{source}: tensor {name} has shape {shape}, but {config} implies {wanted}",
-                source=source,
-                name=name,
-                shape=str(tuple(tensor.shape)),
-                config=CONFIG_FILE,
-                wanted=str(shape),
-            )
-        )
+    check_shape(source, name, tensor, shape)
     if not tensor.is_floating_point():
         raise ValueError(
             Said(
