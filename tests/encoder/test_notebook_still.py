@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PAYLOAD = re.compile(r'data-explorer-for="explorer">([A-Za-z0-9+/=]+)<')
 SAID = re.compile(  # head_sentence's shape, read back into its numbers
     r"Layer (?P<layer>\d+), head (?P<head>\d+)(?: of (?P<setup>\w+))?: "
-    r"'(?P<query>.*?)' \(position (?P<q>\d+)\) gives (?P<weight>\d\.\d\d) to "
-    r"(?:itself|'(?P<key>.*?)' \(position (?P<k>\d+)\)); "
+    r"“(?P<query>.*?)” \(position (?P<q>\d+)\) gives (?P<weight>\d\.\d\d) to "
+    r"(?:itself|“(?P<key>.*?)” \(position (?P<k>\d+)\)); "
     r"(?P<count>\d+) of (?P<n>\d+) tokens? (?:puts|put) most weight on "
-    r"'(?P<chosen>.*?)' \(position (?P<c>\d+)\)\."
+    r"“(?P<chosen>.*?)” \(position (?P<c>\d+)\)\."
 )
 
 
@@ -122,12 +122,12 @@ def test_the_sentence_states_the_heads_own_maxima(minilm):
 def test_the_sentence_counts_in_words_and_names_the_setups(minilm):
     spread = torch.tensor([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.8, 0.1, 0.1]])
     assert head_sentence(spread, ["a", "b", "c"], 4, 0) == (
-        "Layer 4, head 0: 'a' (position 0) gives 0.80 to 'b' (position 1); "
-        "1 of 3 tokens puts most weight on 'a' (position 0)."
+        "Layer 4, head 0: “a” (position 0) gives 0.80 to “b” (position 1); "
+        "1 of 3 tokens puts most weight on “a” (position 0)."
     )
     assert head_sentence(torch.ones(1, 1), ["x"], 0, 2, "B") == (
-        "Layer 0, head 2 of B: 'x' (position 0) gives 1.00 to itself; "
-        "1 of 1 token puts most weight on 'x' (position 0)."
+        "Layer 0, head 2 of B: “x” (position 0) gives 1.00 to itself; "
+        "1 of 1 token puts most weight on “x” (position 0)."
     )
     with pytest.raises(ValueError, match=r"over the 2 tokens; got shape \(3, 3\)"):
         head_sentence(spread, ["a", "b"], 0, 0)
@@ -154,7 +154,7 @@ def test_the_still_picture_draws_the_current_head_with_escaped_tokens():
     assert drawn[(0, 0)] == drawn[(1, 0)] == viridis(0.0) == "#440154"
     for text in (data["image/svg+xml"], data["text/html"]):
         assert "&lt;b&gt;&amp;" in text and "<b>&" not in text
-    assert "'&lt;b&gt;&amp;' (position 0)" not in data["text/plain"]  # plain text: not escaped
+    assert "“&lt;b&gt;&amp;” (position 0)" not in data["text/plain"]  # plain text: not escaped
     widget.layer, widget.head = 0, 0  # another head settles: the picture follows it
     moved = svg_of(widget)
     assert moved.find(f"{SVG}title").text == "Attention explorer, layer 0, head 0"
@@ -210,6 +210,6 @@ def test_a_saved_notebook_keeps_the_still_picture_for_where_no_kernel_runs(monke
     # Automatically): without it, nbconvert and nbviewer skip the widget view
     del saved.metadata["widgets"]
     page, _ = nbconvert.HTMLExporter().from_notebook_node(saved)  # nbviewer's way, no state
-    said = "Layer 0, head 0: '&lt;i&gt;a' (position 0) gives 0.75 to 'b' (position 1)"
+    said = "Layer 0, head 0: “&lt;i&gt;a” (position 0) gives 0.75 to “b” (position 1)"
     assert said in page.replace("&#x27;", "'")  # the sentence, then the picture
     assert 'class="cells"' in page and "<title>Attention explorer, layer 0, head 0</title>" in page
