@@ -30,13 +30,14 @@ def draw(runs: Runs, selection: Selection) -> None:
     st.markdown(_("{SAID}", count=len(runs.a.tokens[0])))
 '''
 OPEN = """
-import json, sys
+import json, os, sys
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file("app/main.py", default_timeout=180)
 at.query_params["view"] = sys.argv[1]
 at.run()
 print(json.dumps({"exceptions": [e.value for e in at.exception],
-                  "markdown": [m.value for m in at.markdown]}))
+                  "markdown": [m.value for m in at.markdown]}), flush=True)
+os._exit(0)  # the page's background threads (a warm run) are not waited for at exit
 """
 
 
