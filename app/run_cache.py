@@ -84,6 +84,7 @@ def _build_run(key: RunKey, source: ModelSource, batch, model: TransformerEncode
             cfg, source, key.device, batch.input_ids, batch.attention_mask, budget_s
         ),
         source=source,
+        reading=lambda sentences: run_for(cfg, source, key.device, sentences),
     )
 
 

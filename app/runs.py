@@ -26,13 +26,15 @@ from app.i18n import _, told
 from app.jobs import CostJob
 from app.memory import CACHE
 from app.models import model_for
-from app.sources import BUILT_IN, ModelSource
+from app.sources import BUILT_IN, NO_HEAD_RANDOM, ModelSource
 from encoder import EncoderConfig, Trace, TransformerEncoder
 from encoder.core import block
+from encoder.core.lm_head import MaskedLMHead
 from encoder.inspect import ablation, activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
 from encoder.inspect.limits import RunTooLarge
+from encoder.inspect.similarity import Pooling, cosine_matrix, embeddings_by_depth, pooling_of
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import Truncation
 from encoder.tasks.tasks import get_task
@@ -81,6 +83,8 @@ class Run:
     # measure, e.g. a stand-in); budget_s -> its CostJob (app.jobs.cost_job)
     measure_cost: Callable[[float], CostJob] | None = None
     source: ModelSource | None = None  # where the weights came from and what read the text
+    # the same model and device reading other sentences (a cached run keeping no hook)
+    reading: Callable[[list[str]], Run] | None = None
 
     def model(self) -> TransformerEncoder:
         """The run's model, from the shared cache (for readings that need its weights whole)."""
@@ -117,6 +121,27 @@ class Run:
             return "its own tokenizer"
         reader = self.source.reader
         return f"{type(reader.model).__name__}, a vocabulary of {reader.get_vocab_size():,}"
+
+    @property
+    def pooling(self) -> Pooling:
+        """How the model pools a sentence's embedding (its source's; mean for a stand-in)."""
+        return pooling_of(None) if self.source is None else self.source.pooling
+
+    def masked_head(self) -> tuple[MaskedLMHead | None, str | None]:
+        """The model's masked-LM head (on the CPU), or why it has none (ModelSource's)."""
+        return (None, NO_HEAD_RANDOM) if self.source is None else self.source.masked_head()
+
+    def cpu_model(self) -> TransformerEncoder:
+        """The model on the CPU, where the run's trace and the head are."""
+        return self.model() if self.device == "cpu" else model_for(self.cfg, self.source, "cpu")
+
+    @cached_property
+    def similarity(self) -> np.ndarray:
+        """The cosines of the sentences' embeddings at every depth, [L+1, B, B] (depth 0: the
+        embeddings, L: the output, the embedding the model gives), pooled as the model pools."""
+        mask = torch.from_numpy(self.attention_mask)
+        embeddings = embeddings_by_depth(self.trace, mask, self.pooling)
+        return cosine_matrix(embeddings).numpy()
 
     def n_valid(self, sentence: int) -> int:
         return int(self.attention_mask[sentence].sum())

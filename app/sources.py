@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 import streamlit as st
 import tokenizers
@@ -23,7 +25,11 @@ import tokenizers
 from app.i18n import N_, _, number, told
 from app.memory import CACHE, size_text, tensor_bytes
 from encoder import EncoderConfig, TransformerEncoder
+from encoder.core.lm_head import MaskedLMHead
+from encoder.core.said import Said
 from encoder.inspect.limits import MAX_PARAMETERS
+from encoder.inspect.masked import NO_HEAD
+from encoder.inspect.similarity import Pooling, pooling_of
 from encoder.io.checkpoint_files import CONFIG_FILE
 from encoder.io.checkpoints import Checkpoint, load_checkpoint
 from encoder.io.families import family_config
@@ -47,18 +53,75 @@ TOKENIZER_BYTES_PER_JSON_BYTE = 16
 class ModelSource:
     """A resolved model source: its id (what runs are cached under), the tokenizer that reads
     the text, a task's sequence check ((text) -> ids, ValueError naming what is wrong), and for
-    a session model its own encoder (eval mode, on the CPU) and TaskModel."""
+    a session model its own encoder (eval mode, on the CPU) and TaskModel; its masked-LM head
+    (or why it has none) and the directory whose sentence-transformers config says its pooling."""
 
     id: str
     reader: tokenizers.Tokenizer
     check: Callable[[str], object] | None = None
     encoder: TransformerEncoder | None = None
     task_model: TaskModel | None = None
+    mlm_head: MaskedLMHead | None = None  # on the CPU, beside `encoder`, counted with it
+    no_head: Said | None = None  # why there is no head (the checkpoint's loader says)
+    directory: Path | None = None
+
+    def masked_head(self) -> tuple[MaskedLMHead | None, str | None]:
+        """(the head, None), or (None, why there is none): the loader's Said (masked.NO_HEAD where
+        it gave none), or NO_HEAD_RANDOM / NO_HEAD_TASK (random weights; a toy task's model)."""
+        if self.mlm_head is not None:
+            return self.mlm_head, None
+        if self.id == "pretrained":
+            return None, pretrained_no_head()
+        if self.task_model is not None:
+            return None, NO_HEAD_TASK
+        if self.id == "random":
+            return None, NO_HEAD_RANDOM
+        return None, self.no_head or NO_HEAD
+
+    @property
+    def pooling(self) -> Pooling:
+        """How a sentence's embedding is pooled from the stream: the model's own
+        sentence-transformers config where its directory has one, else mean over real tokens."""
+        return _pooling(self.directory)
 
     @property
     def tag(self) -> str | None:
         """A session model's id: the cache entries built from it leave with it."""
         return self.id if self.encoder is not None else None
+
+
+# masked_head's reasons the app says itself: weights never trained, a model trained on a toy task
+NO_HEAD_RANDOM, NO_HEAD_TASK = "random", "task"
+
+
+def no_head_text(why: str) -> str:
+    """Why a model predicts no masked words (masked_head's reason), and the way to one that does."""
+    if why == NO_HEAD_RANDOM:
+        return _(
+            "Random weights have never been trained to predict words: train a masked-word "
+            "model in Training, or choose a model with a masked-LM head."
+        )
+    if why == NO_HEAD_TASK:
+        return _(
+            "This model was trained on a toy task, not to predict words: train a masked-word "
+            "model in Training, or choose a model with a masked-LM head."
+        )
+    return _(
+        "{why}: choose a model with a masked-LM head (BERT, RoBERTa and their kin found on this "
+        "machine) or train a masked-word model in Training.",
+        why=told(why).rstrip("."),
+    )
+
+
+@cache
+def _pooling(directory: Path | None) -> Pooling:
+    return pooling_of(directory)
+
+
+@cache
+def pretrained_no_head() -> Said | None:
+    """Why MiniLM has no masked-LM head, as its checkpoint's loader says (read once)."""
+    return load_checkpoint(bundled_model_dir()).no_head
 
 
 def tokenizer() -> tokenizers.Tokenizer:
@@ -85,17 +148,20 @@ def built_in(source: str, cfg: EncoderConfig) -> ModelSource:
     if source not in BUILT_IN:
         raise ValueError(f"{source!r} is not one of {', '.join(BUILT_IN)}")
     if cfg.vocab_size == tokenizer().get_vocab_size():
-        return ModelSource(source, tokenizer())
+        directory = bundled_model_dir() if source == "pretrained" else None
+        return ModelSource(source, tokenizer(), directory=directory)
     reader = task_tokenizer(cfg.vocab_size)
     return ModelSource(source, reader, lambda text: check_task_text(text, reader, cfg.max_len))
 
 
 def checkpoint_bytes(checkpoint: Checkpoint) -> int:
-    """What a loaded checkpoint holds: its encoder's (and a task model's classifier's) tensors
-    and its tokenizer."""
+    """What a loaded checkpoint holds: its encoder's (a task model's classifier's, a masked-LM
+    head's where it is not tied to the embeddings) tensors and its tokenizer."""
     modules = [checkpoint.encoder]
     if checkpoint.task_model is not None:
         modules.append(checkpoint.task_model.classifier)
+    if checkpoint.mlm_head is not None:
+        modules.append(checkpoint.mlm_head)
     tokenizer = len(checkpoint.tokenizer.to_str()) * TOKENIZER_BYTES_PER_JSON_BYTE
     return tensor_bytes(modules) + tokenizer
 
@@ -181,6 +247,14 @@ def found_checkpoint(source: str) -> Checkpoint:
 
 
 def found_source(source: str) -> ModelSource:
-    """A found model as a source of runs: its own tokenizer and encoder (eval mode, CPU)."""
+    """A found model as a source of runs: its own tokenizer, encoder (eval mode, CPU), masked-LM
+    head and pooling."""
     checkpoint = found_checkpoint(source)
-    return ModelSource(source, checkpoint.tokenizer, encoder=checkpoint.encoder)
+    return ModelSource(
+        source,
+        checkpoint.tokenizer,
+        encoder=checkpoint.encoder,
+        mlm_head=checkpoint.mlm_head,
+        no_head=checkpoint.no_head,
+        directory=found_models()[source].path,
+    )

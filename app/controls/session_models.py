@@ -47,8 +47,10 @@ from app.sources import (
 )
 from encoder.core import block
 from encoder.core.config import EncoderConfig
+from encoder.core.lm_head import MaskedLMHead
 from encoder.core.model import TransformerEncoder
 from encoder.core.options import placement_of
+from encoder.core.said import Said
 from encoder.inspect.limits import BYTES_PER_VALUE, estimate_activation_bytes
 from encoder.io.checkpoint_files import (
     checkpoint_archive,
@@ -81,6 +83,8 @@ class SessionModel:
     task_model: TaskModel | None  # None for an uploaded BERT-style checkpoint
     file_name: str  # the download's name, without ".zip"
     nbytes: int = 0  # what it holds in memory (checkpoint_bytes), counted in the budget
+    mlm_head: MaskedLMHead | None = None  # its masked-LM head, counted in nbytes
+    no_head: Said | None = None  # why it has none (the checkpoint's loader says)
 
     @property
     def cfg(self) -> EncoderConfig:
@@ -90,7 +94,10 @@ class SessionModel:
     def source(self) -> ModelSource:
         """This model as a source of runs: its own tokenizer, encoder and task."""
         check = self.task_model.check_text if self.task_model is not None else None
-        return ModelSource(self.id, self.tokenizer, check, self.encoder, self.task_model)
+        return ModelSource(
+            self.id, self.tokenizer, check, self.encoder, self.task_model,
+            mlm_head=self.mlm_head, no_head=self.no_head,
+        )  # fmt: skip
 
     def archive(self) -> bytes | None:
         """The checkpoint as a zip (config.json, model.safetensors, tokenizer.json); None for an
@@ -250,6 +257,8 @@ class ModelShelf(Mapping[str, SessionModel]):
                 task_model=checkpoint.task_model,
                 file_name=file_name,
                 nbytes=nbytes,
+                mlm_head=checkpoint.mlm_head,
+                no_head=checkpoint.no_head,
             )
             self._cache.keep(("session model", model_id), nbytes, self.owner, tag=model_id)
         fixed = {*in_use, *protect, model_id}
@@ -301,7 +310,8 @@ class ModelShelf(Mapping[str, SessionModel]):
         cfg = model.cfg
         placement = placement_of(cfg.norm_first)
         file_name = f"{model.task}-{placement}-norm-{cfg.num_layers}x{cfg.num_heads}"
-        checkpoint = Checkpoint(model.encoder, model.tokenizer, model)
+        head = getattr(model, "mlm_head", None)  # a masked-word model's (the masked task)
+        checkpoint = Checkpoint(model.encoder, model.tokenizer, model, mlm_head=head)
         nbytes = checkpoint_bytes(checkpoint)  # it exists already: loading it takes nothing more
         return self.add(
             "trained",
