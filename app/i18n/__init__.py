@@ -195,6 +195,12 @@ def told(said: object) -> str:
     return translated.format(**written) if values else translated
 
 
+def told_sentence(said: object) -> str:
+    """told(said) as a sentence of its own: its first letter a capital, a full stop at its end."""
+    text = told(said).rstrip(".")
+    return f"{text[:1].upper()}{text[1:]}."
+
+
 def _written(value: object) -> object:
     """A number as the run's language writes it (whole numbers as f"{value}" does, others to
     the digits `repr` gives; a percentage as `percent` writes it); a sentence the

@@ -13,9 +13,11 @@ from app.components.head_scatter import head_scatter
 from app.components.module_figures import module_figure
 from app.corpus_stats import scatter_for, stats_for
 from app.i18n import _, number, told
-from app.keys import Key, Selection
+from app.keys import Selection
 from app.memory import RunTooLarge
+from app.page import corpus_choice
 from app.page.changes import what_changed
+from app.page.corpus_choice import chosen_sentences
 from app.page.figures import Drawn
 from app.page.layout import header, key_for, missing, number_table, shown, side_by_side
 from app.page.widgets import pick_index
@@ -24,75 +26,16 @@ from encoder.inspect.corpus import (
     BROAD,
     FINGERPRINT,
     GROUP_RULE,
-    MAX_CHARS,
-    MAX_SENTENCES,
     MAX_TOKENS,
     MIXED,
-    bundled_corpus,
-    bundled_corpus_source,
     fingerprint,
     group_counts,
-    parse_corpus,
 )
 from encoder.web import hosts
 from encoder.web.head_fingerprint import fingerprint_data
 
-BUNDLED, PASTED = "the bundled corpus", "my own sentences"  # the radio's values (keys)
-
-
-def _source_name(choice: str) -> str:
-    """The radio's option as the reader sees it."""
-    return _("the bundled corpus") if choice == BUNDLED else _("my own sentences")
-
-
 LABELS = ("setup", "layer", "head", "group")
-
-KEYS = (  # the bundled corpus or the user's own sentences
-    Key("corpus_source"),
-    Key("corpus_text", ""),
-)
-
-
-def chosen_sentences() -> list[str] | None:
-    """The corpus the user picked, or None after saying what is wrong with a pasted one."""
-    choice = st.radio(
-        _("Corpus"),
-        (BUNDLED, PASTED),
-        format_func=_source_name,
-        key="corpus_source",
-        persist_state="session",
-        horizontal=True,
-    )
-    if choice == BUNDLED:
-        sentences = bundled_corpus()
-        st.caption(
-            (
-                _("1 sentence.")
-                if len(sentences) == 1
-                else _("{count} sentences.", count=number(len(sentences)))
-            )
-            + f" {bundled_corpus_source()}"
-        )
-        return sentences
-    text = st.text_area(
-        _(
-            "Your sentences, one a line (2 to {most}, at most {tokens} tokens each)",
-            most=number(MAX_SENTENCES),
-            tokens=MAX_TOKENS,
-        ),
-        key="corpus_text",
-        persist_state="session",
-        height=160,
-    )
-    try:
-        return parse_corpus(text)
-    except ValueError as error:
-        said = told(error)
-        st.info(
-            f"{said[0].upper()}{said[1:]}. "
-            + _("(At most {chars} characters.)", chars=number(MAX_CHARS))
-        )
-        return None
+KEYS = corpus_choice.KEYS  # the corpus radio's and text area's
 
 
 def clear_roles(counts: pd.DataFrame) -> int:

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from app import corpus_stats
-from app.views.corpus import BUNDLED, PASTED
+from app.page.corpus_choice import BUNDLED, PASTED
 from encoder.inspect.corpus import (
     MAX_CHARS,
     MAX_SENTENCES,
