@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from app.charts.attention import attention_head, attention_overview
@@ -21,6 +22,7 @@ from encoder.core.said import Said
 from encoder.inspect import activations, norms
 from encoder.web import hosts, spoken_in
 from encoder.web.block_diagram import block_diagram_data
+from encoder.web.similarity_matrix import similarity_payload
 from encoder.web.token_lines import layernorm_lines
 from encoder.web.value_histogram import value_histogram_data
 
@@ -178,3 +180,21 @@ def token_table(run: Run, sentence: int) -> pd.DataFrame:
         table["task asks"] = asked[sentence][: len(tokens)]
         table["model answers"] = answered[sentence][: len(tokens)]
     return table
+
+
+def depth_names(run: Run) -> list[str]:
+    """Each depth of the embeddings by depth: the embeddings, after each block, the output."""
+    names = depth_labels(run.cfg.num_layers)
+    return [*names[:-1], _("output")]
+
+
+def sentence_labels(run: Run) -> list[str]:
+    """The sentences as the matrix names them: their number and text (shown literally)."""
+    return [f"{i + 1}. {text}" for i, text in enumerate(run.sentences)]
+
+
+def matrix_figure(similarity: np.ndarray, run: Run, title: str) -> Drawn:
+    """The cosine matrix at every depth, [L+1, B, B], drawn by similarity_matrix.js."""
+    words = {"title": title}
+    data = similarity_payload(similarity, sentence_labels(run), depth_names(run), words)
+    return Drawn(hosts.SIMILARITY, data)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.i18n import _
+from app.settings import architecture_values
 from encoder.measure.train_memory import TrainMemory
 from encoder.train.config import TrainConfig
 from encoder.train.duration import measured_scale
@@ -51,6 +52,13 @@ TRAINING_FIELDS = {
     "train_seed": "seed",
     "train_checkpoint": "checkpoint_blocks",
 }
+
+
+def training_link_values(preset: str) -> dict[str, object]:
+    """The URL values that open the Training view on a preset: random weights with the preset's
+    architecture in the sidebar (a link's, a button's)."""
+    model = TRAINING_PRESETS[preset].model
+    return {"source": "random", **architecture_values(model), "train_preset": preset}
 
 
 def preset_values(name: str | None) -> dict[str, object]:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from app.i18n import _, told
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, placement_name
 from app.page.figures import Drawn, head_figure
-from app.settings import architecture_values
+from app.page.training import training_link_values
 from encoder.core import block
 from encoder.train.duration import duration_text, training_seconds
 from encoder.train.jobs import comparison_configs, comparison_warmup
@@ -19,13 +19,6 @@ from encoder.web.block_diagram import block_diagram_data
 
 TINY_PRESET = "default"  # the Training view's preset for "train a tiny model"
 RACE_PRESET = "pre vs post: deep, high lr"  # ... and for the pre- vs post-norm race
-
-
-def _training_values(preset: str) -> dict[str, object]:
-    """The URL values that open the Training view on a preset: random weights with the preset's
-    architecture in the sidebar."""
-    model = TRAINING_PRESETS[preset].model
-    return {"source": "random", **architecture_values(model), "train_preset": preset}
 
 
 def training_step(lesson: Lesson) -> Step:
@@ -82,7 +75,7 @@ def training_step(lesson: Lesson) -> Step:
     return Step(
         text,
         figures=[("lesson_sharpest", figure)],
-        links=[OpenIn("Training", _training_values(TINY_PRESET))],
+        links=[OpenIn("Training", training_link_values(TINY_PRESET))],
     )
 
 
@@ -139,7 +132,7 @@ def race_step(lesson: Lesson) -> Step:
     return Step(
         text,
         figures=[("lesson_other_block", diagram)],
-        links=[OpenIn("Training", _training_values(RACE_PRESET))],
+        links=[OpenIn("Training", training_link_values(RACE_PRESET))],
     )
 
 
