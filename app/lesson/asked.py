@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from app.i18n import told
-from encoder.inspect import predictions
+from encoder.inspect import closest, predictions
 from encoder.inspect.predictions import GROWTH_CHOICES, Prediction
 
 HEAD_LABEL = re.compile(r"layer (\d+), head (\d+)")
@@ -66,3 +66,8 @@ def zero_shares(*args) -> Prediction:
 def norm_growths(*args) -> Prediction:
     """predictions.norm_growths, said in this run's language."""
     return _told(predictions.norm_growths(*args))
+
+
+def closest_to_first(*args) -> Prediction:
+    """closest.closest_to_first, said in this run's language."""
+    return _told(closest.closest_to_first(*args))
