@@ -1,0 +1,150 @@
+"""What it is for (AppTest): the cosines and a search hit on the page equal sentence-transformers'
+on MiniLM; a tiny random BERT with its masked-LM head (built here, found through
+ENCODER_EXPLORER_MODELS) predicts on the page what transformers' BertForPreTraining predicts;
+MiniLM says it has no head and why; bad input is a message, never a traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from app import sources
+from encoder.inspect.corpus import bundled_corpus
+from encoder.io.tokenize import bundled_model_dir
+from tests.app.helpers import assert_no_exception, open_page, shown
+from tests.encoder.family_checkpoints import build_checkpoint
+
+VIEW = "What it is for"
+SENTENCES = ["The cat sat on the mat.", "A kitten rested on the rug.", "Stock prices fell today."]
+FOUND = "disk:tiny-bert"
+
+
+def messages(at, kind: str) -> list[str]:
+    return [shown(element.value) for element in at.get(kind)]
+
+
+def table_of(at, column: str):
+    """The first table on the page with `column`."""
+    tables = [frame.value for frame in at.dataframe]
+    return next(table for table in tables if column in table.columns)
+
+
+def page(**query: str):
+    at = open_page(view=VIEW, **query)
+    assert_no_exception(at)
+    return at
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    st = pytest.importorskip("sentence_transformers")
+    return st.SentenceTransformer(str(bundled_model_dir()), device="cpu")
+
+
+def test_minilm_cosines_on_the_page_equal_sentence_transformers(minilm) -> None:
+    at = page(source="pretrained", text="\n".join(SENTENCES))
+    embeddings = minilm.encode(SENTENCES, convert_to_tensor=True, normalize_embeddings=True)
+    cosines = (embeddings @ embeddings.T).numpy()
+    (said,) = [m for m in messages(at, "info") if "closest pair" in m]
+    found = re.search(r"Sentences (\d) and (\d) are the closest pair \(cosine ([\d.]+)\)", said)
+    a, b = int(found[1]) - 1, int(found[2]) - 1
+    off = cosines - 2 * np.eye(3)
+    assert (a, b) == tuple(sorted(np.unravel_index(off.argmax(), off.shape)))
+    assert float(found[3]) == pytest.approx(cosines[a, b], abs=5e-4)
+    assert "then normalised" in said  # MiniLM's own pooling, from its sentence-transformers files
+
+
+def test_minilm_search_hit_cosine_equals_sentence_transformers(minilm) -> None:
+    at = page(source="pretrained", text="\n".join(SENTENCES))
+    at.session_state["meaning_search"] = True  # the section computes once opened
+    at.run()
+    assert_no_exception(at)
+    corpus = bundled_corpus()
+    query = minilm.encode([SENTENCES[0]], convert_to_tensor=True, normalize_embeddings=True)
+    lines = minilm.encode(corpus, convert_to_tensor=True, normalize_embeddings=True)
+    cosines = (lines @ query[0]).numpy()
+    best = int(cosines.argmax())
+    hits = table_of(at, "cosine")
+    assert hits["sentence"].iloc[0] == corpus[best]
+    assert hits["cosine"].iloc[0] == pytest.approx(cosines[best], abs=1e-5)
+
+
+def test_minilm_says_it_has_no_masked_lm_head() -> None:
+    at = page(source="pretrained", text="Paris is the [MASK] of France.")
+    (said,) = [m for m in messages(at, "info") if "masked-LM head" in m]
+    assert said.startswith("all-MiniLM-L6-v2 was trained for sentence embeddings")
+
+
+def test_random_weights_say_they_were_never_trained_to_predict_words() -> None:
+    at = page(source="random", text="Paris is the [MASK] of France.")
+    assert any(m.startswith("Random weights have never been trained") for m in messages(at, "info"))
+
+
+@pytest.fixture
+def tiny_bert(tmp_path: Path, monkeypatch) -> Path:
+    """A tiny random BERT saved with its masked-LM head (BertForPreTraining) and a WordPiece
+    tokenizer, the only model found on this machine."""
+    pytest.importorskip("transformers")
+    folder = tmp_path / "models"
+    path = build_checkpoint("bert", folder / "tiny-bert", head=True)
+    monkeypatch.setenv("ENCODER_EXPLORER_MODELS", str(folder))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    sources.found_models.clear()
+    yield path
+    sources.found_models.clear()
+
+
+def test_masked_words_on_the_page_equal_transformers(tiny_bert: Path) -> None:
+    import transformers
+    from tokenizers import Tokenizer
+
+    text = "the cat [MASK] on the mat."
+    at = page(source=FOUND, text=text)
+    tokenizer = Tokenizer.from_file(str(tiny_bert / "tokenizer.json"))
+    encoding = tokenizer.encode(text)
+    mask = encoding.tokens.index("[MASK]")
+    reference = transformers.BertForPreTraining.from_pretrained(
+        tiny_bert, attn_implementation="eager", dtype=torch.float32
+    ).eval()
+    with torch.no_grad():
+        logits = reference(torch.tensor([encoding.ids])).prediction_logits[0, mask]
+    probabilities = logits.softmax(-1)
+    top = probabilities.topk(5)
+    words = table_of(at, "probability")
+    assert list(words["token"]) == [tokenizer.id_to_token(i) for i in top.indices.tolist()]
+    np.testing.assert_allclose(words["probability"], top.values.numpy(), atol=1e-5)
+    assert (words["position"] == mask).all()
+    assert any(f"the mask at position {mask}" in m for m in messages(at, "markdown"))
+
+
+def test_bad_masked_input_is_a_message(tiny_bert: Path) -> None:
+    at = page(source=FOUND, text="the cat sat on the mat.")
+    hint = [m for m in messages(at, "info") if m.startswith("Type [MASK] in a sentence")]
+    assert hint, messages(at, "info")
+    example = at.button(key="meaning_example")
+    example.click().run()
+    assert_no_exception(at)
+    assert "[MASK]" in at.session_state["text"]
+    assert not any(m.startswith("Type [MASK]") for m in messages(at, "info"))
+
+    at = page(source=FOUND, text="[MASK] " * 20)
+    assert any("20 masks in the sentence; at most 8" in m for m in messages(at, "warning"))
+
+    at = page(source=FOUND, text="the cat <mask> on the mat.")
+    (said,) = messages(at, "warning")
+    assert not any(m.startswith("Type [MASK]") for m in messages(at, "info"))
+    assert "is the mask token of RoBERTa" in said and "this model's is “[MASK]”" in said
+
+
+def test_an_empty_corpus_is_a_message() -> None:
+    at = page(source="pretrained", text="\n".join(SENTENCES))
+    at.session_state["meaning_search"] = True
+    at.session_state["corpus_source"] = "my own sentences"
+    at.session_state["corpus_text"] = "\n  \n"
+    at.run()
+    assert_no_exception(at)
+    assert any("The corpus is empty" in m for m in messages(at, "info"))
