@@ -568,6 +568,14 @@ export function colourBar({ width, left, top, height, low, high, colour, scale, 
   return bar;
 }
 
+/** The text colour on a cell of colour `[r, g, b]`: the ink or white, whichever contrasts more
+ * (WCAG's relative luminance). */
+export function figureInkOn([r, g, b]) {
+  const lin = (c) => { const s = c / 255; return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; };
+  const y = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  return 1.05 / (y + 0.05) > (y + 0.05) / 0.0611 ? "#ffffff" : FIGURE_INK; // 0.0611: the ink's
+}
+
 /** A chosen cell's ring, [data-role=ring]: white inside black, seen on every colour; hidden
  * until figureRingAt places it. */
 export function figureRing() {

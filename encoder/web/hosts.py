@@ -34,20 +34,21 @@ HISTOGRAM = "value_histogram.js"
 TOP_UNITS = "top_units.js"
 DIAGRAM = "block_diagram.js"
 FINGERPRINT = "head_fingerprint.js"
-FIGURE_MODULES = (LINES, HISTOGRAM, TOP_UNITS, DIAGRAM, FINGERPRINT)  # the SVG figures' modules
+SIMILARITY = "similarity_matrix.js"
+LENS = "lens_grid.js"
+# the SVG figures' modules
+FIGURE_MODULES = (LINES, HISTOGRAM, TOP_UNITS, DIAGRAM, FINGERPRINT, SIMILARITY, LENS)
 OFFLINE_FIGURE = "offline_figure.js"  # their glue in an offline file
+NOTEBOOK_FIGURES = (SIMILARITY, LENS)  # figure modules a notebook draws (anywidget_figure.js)
 
 # host -> (module, glue): every module a host loads
 HOSTS = {
     "streamlit_explorer": (EXPLORER, "streamlit_explorer.js"),  # reports its layer and head
     "streamlit_still_explorer": (EXPLORER, "streamlit.js"),  # the lesson's: reports nothing
     "streamlit_head_scatter": (SCATTER, "streamlit.js"),
-    "streamlit_token_lines": (LINES, "streamlit.js"),
-    "streamlit_value_histogram": (HISTOGRAM, "streamlit.js"),
-    "streamlit_top_units": (TOP_UNITS, "streamlit.js"),
-    "streamlit_block_diagram": (DIAGRAM, "streamlit.js"),
-    "streamlit_head_fingerprint": (FINGERPRINT, "streamlit.js"),
+    **{f"streamlit_{m.removesuffix('.js')}": (m, "streamlit.js") for m in FIGURE_MODULES},
     "anywidget_explorer": (EXPLORER, "anywidget.js"),
+    **{f"anywidget_{m.removesuffix('.js')}": (m, "anywidget_figure.js") for m in NOTEBOOK_FIGURES},
     "offline_explorer": (EXPLORER, "offline.js"),
     # a figure module in an offline file (the lesson's handout, Export's downloads)
     **{f"offline_{m.removesuffix('.js')}": (m, OFFLINE_FIGURE) for m in FIGURE_MODULES},
@@ -115,7 +116,6 @@ def scatter_style() -> str:
 
 
 def figure_style(module: str) -> str:
-    """An SVG figure module's stylesheet (LINES, HISTOGRAM, TOP_UNITS, DIAGRAM or FINGERPRINT:
-    the .css beside its .js), after its figure tools' and its frame's (figure_tools.css), which
-    it refines."""
+    """An SVG figure module's stylesheet (one of FIGURE_MODULES: the .css beside its .js),
+    after its figure tools' and its frame's (figure_tools.css), which it refines."""
     return asset("figure_tools.css") + asset(module.removesuffix(".js") + ".css")
