@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import torch
 
 from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
@@ -20,6 +21,7 @@ from app.runs import Run
 from encoder.core.options import ACTIVATION_NAMES, GATED_INNER
 from encoder.core.said import Said
 from encoder.inspect import activations, norms
+from encoder.inspect.similarity import ALIKE_RULE, alike_depths
 from encoder.web import hosts, spoken_in
 from encoder.web.block_diagram import block_diagram_data
 from encoder.web.similarity_matrix import similarity_payload
@@ -193,8 +195,26 @@ def sentence_labels(run: Run) -> list[str]:
     return [f"{i + 1}. {text}" for i, text in enumerate(run.sentences)]
 
 
-def matrix_figure(similarity: np.ndarray, run: Run, title: str) -> Drawn:
-    """The cosine matrix at every depth, [L+1, B, B], drawn by similarity_matrix.js."""
-    words = {"title": title}
-    data = similarity_payload(similarity, sentence_labels(run), depth_names(run), words)
-    return Drawn(hosts.SIMILARITY, data)
+def matrix_figure(runs: list[Run], title: str) -> Drawn:
+    """The cosine matrix of the sentences at every depth (Run.similarity, [L+1, B, B]), drawn by
+    similarity_matrix.js with the depth at which each pair becomes alike (ALIKE_RULE); a second
+    run (setup B, the same sentences) is drawn beside the first with B − A."""
+
+    def payload(run: Run, name: str, b: dict | None = None) -> dict:
+        words = {"title": title, "rule": ALIKE_RULE}
+        alike = alike_matrix(run.similarity, run.sentences)
+        labels, depths = sentence_labels(run), depth_names(run)
+        return similarity_payload(
+            run.similarity, labels, depths, words, alike=alike, b=b, name=name
+        )
+
+    b = payload(runs[1], "B") if len(runs) > 1 else None
+    return Drawn(hosts.SIMILARITY, payload(runs[0], "A", b))
+
+
+def alike_matrix(similarity: np.ndarray, sentences: list[str]) -> np.ndarray:
+    """[B, B]: the depth at which each pair becomes alike (alike_depths), -1 on the diagonal."""
+    found = -np.ones(similarity.shape[1:], dtype=int)
+    for pair in alike_depths(torch.from_numpy(similarity), sentences):
+        found[pair.a, pair.b] = found[pair.b, pair.a] = pair.depth
+    return found

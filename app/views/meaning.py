@@ -24,7 +24,7 @@ from app.page.layout import key_for, number_table, side_by_side
 from app.runs import Run, Runs
 from app.user_text import literal, quoted
 from app.views import meaning_masked, meaning_search
-from encoder.inspect.closest import CLOSEST_SENTENCES, closest_pair, closest_said
+from encoder.inspect.closest import CLOSEST_SENTENCES, closest_pair
 from encoder.inspect.similarity import alike_depths, token_shares
 
 Follow = Callable[[str, dict[str, object]], None]
@@ -39,12 +39,12 @@ EXAMPLE = "\n".join(CLOSEST_SENTENCES)  # the lesson's question's sentences
 
 
 def matrix_said(run: Run) -> str:
-    """What the matrix shows, in sentences computed from its numbers: the closest pair at the
-    output, the depth at which pairs become alike, and how the embedding is pooled."""
+    """Beside the figure's own captions (each depth's closest and farthest pair): the depth at
+    which the closest pair at the output becomes alike, and how the embedding is pooled."""
     a, b, _cosine = closest_pair(run.similarity[-1])
     pairs = alike_depths(torch.from_numpy(run.similarity), run.sentences)
     alike = next(pair for pair in pairs if (pair.a, pair.b) == (a, b))
-    said = (closest_said(run.similarity[-1]), alike.said, run.pooling.why)
+    said = (alike.said, run.pooling.why)
     return " ".join(told_sentence(one) for one in said)
 
 
@@ -87,25 +87,26 @@ def _section(key: str, label: str, draw_open: Callable[[], None]) -> None:
 
 
 def _matrices(runs: Runs) -> None:
-    for name, run in side_by_side(runs):
-        figure = matrix_figure(run.similarity, run, _("Cosine of each pair of sentences"))
-        module_figure(figure, key=key_for("meaning_matrix", name))
-        st.info(literal(matrix_said(run)))
-    if runs.b is None:
-        return
-    a, b = runs.a.similarity, runs.b.similarity
-    if a.shape != b.shape:
+    """Setup A's matrix (and B's beside it, with B − A, where both have as many depths)."""
+    runs_drawn = [run for _name, run in runs.named()]
+    if len(runs_drawn) == 2 and runs.a.similarity.shape != runs.b.similarity.shape:
         st.info(
             _(
-                "A has {a} depths and B {b}: the difference B − A is drawn where both have as "
-                "many layers.",
-                a=a.shape[0],
-                b=b.shape[0],
+                "A has {a} depths and B {b}: each is drawn alone, without B − A.",
+                a=runs.a.similarity.shape[0],
+                b=runs.b.similarity.shape[0],
             )
         )
-        return
-    title = _("B − A: how much more alike B finds each pair")
-    module_figure(matrix_figure(b - a, runs.b, title), key="meaning_matrix_difference")
+        runs_drawn = [[run] for run in runs_drawn]
+    else:
+        runs_drawn = [runs_drawn]
+    title = _("Cosine of each pair of sentences")
+    for drawn in runs_drawn:
+        key = key_for("meaning_matrix", "B" if drawn[0] is runs.b else "")
+        module_figure(matrix_figure(drawn, title), key=key)
+    for name, run in runs.named():
+        said = matrix_said(run)
+        st.info(literal(_("Setup {name}: {said}", name=name, said=said) if runs.b else said))
 
 
 def _shares(runs: Runs) -> None:

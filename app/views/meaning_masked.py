@@ -42,14 +42,6 @@ def masked_preset() -> str | None:
     return next((name for name, cfg in TRAINING_PRESETS.items() if cfg.task == "masked"), None)
 
 
-def leads_from(fill) -> int:
-    """The first block after which the output's top word leads at every later layer (the lens)."""
-    word, block = fill.top[0].token, len(fill.by_layer) - 1
-    while block > 0 and fill.by_layer[block - 1][0].token == word:
-        block -= 1
-    return block
-
-
 def draw(runs: Runs, follow: Follow) -> None:
     st.subheader(_("The masked word, layer by layer"))
     for name, run in side_by_side(runs):
@@ -119,12 +111,11 @@ def _fills(run: Run, head, model, sentence: int, found: list, name: str) -> None
         st.markdown(
             _(
                 "Sentence {number}, the mask at position {position}: the model's top word is "
-                "{word} ({probability}); it leads from block {block} on.",
+                "{word} ({probability}).",
                 number=sentence + 1,
                 position=fill.position,
                 word=quoted(best.token),
                 probability=percent(best.probability, 1),
-                block=leads_from(fill),
             )
         )
     table = pd.DataFrame(

@@ -21,6 +21,7 @@ from app.runs import Run, Runs
 from app.user_text import quoted
 from encoder.inspect.limits import BYTES_PER_VALUE
 from encoder.inspect.search import CorpusIndex, corpus_index
+from encoder.inspect.similarity import states_at
 
 TOP = 5  # hits shown
 KEYS = (*CORPUS_KEYS, Key("meaning_query", ""))
@@ -44,7 +45,7 @@ def index_for(run: Run, lines: list[str]) -> CorpusIndex:
     return CACHE.get_or_build(
         ("corpus index", cfg, run.key.source, _digest(lines)),
         build,
-        lambda index: getattr(index, "nbytes", BYTES_PER_VALUE * values),
+        lambda index: index.nbytes,
         # the embeddings at every depth, and one batch's states while they are built
         reserve=BYTES_PER_VALUE * values * 2 + BYTES_PER_TOKEN * sum(map(len, lines)) * depths,
         what=_("The corpus' {count} lines, embedded", count=len(lines)),
@@ -89,8 +90,7 @@ def draw(runs: Runs) -> None:
 
 
 def _hits(run: Run, index: CorpusIndex, query: str, depth: int, depth_name: str) -> None:
-    asked = corpus_index(run.cpu_model(), run.source.reader, [query], run.pooling)
-    hits = index.search(asked.embeddings[depth, 0], depth, top=TOP)
+    hits = index.search(index.embed([query])[depth, 0], depth, top=TOP)
     table = pd.DataFrame(
         {"rank": range(1, len(hits) + 1), "cosine": [hit.cosine for hit in hits],
          "sentence": [hit.text for hit in hits]}
@@ -119,10 +119,7 @@ def _nearest_tokens(run: Run, index: CorpusIndex, depth: int, depth_name: str, n
         key=f"meaning_token_{name or 'A'}",
         format_func=lambda p: f"{p}: {tokens[p]}",
     )
-    state = run.trace.hidden_states[min(depth, run.cfg.num_layers)][0, position]
-    if depth == run.cfg.num_layers:
-        state = run.trace.output[0, position]
-    hits = index.nearest_tokens(state, depth, top=TOP)
+    hits = index.nearest_tokens(states_at(run.trace, depth)[0, position], depth, top=TOP)
     st.markdown(
         _(
             "At {depth}, the corpus' tokens nearest to {token}: the same word in other "

@@ -1,7 +1,8 @@
-"""Which sentences a model finds alike: the closest pair of a batch, and the lesson's closing
-question ("which of these sentences is closest to the first?"), its truth from a cosine matrix
-of the model's own sentence embeddings (encoder.inspect.similarity), as a Prediction
-(encoder.inspect.predictions: the stored options and truth are the sentences themselves).
+"""Which sentences a model finds alike: the closest pair of a batch (whose likeness the page
+says), and the lesson's closing question ("which of these sentences is closest to the first?"),
+its truth from a cosine matrix of the model's own sentence embeddings
+(encoder.inspect.similarity), as a Prediction (encoder.inspect.predictions: the stored options
+and truth are the sentences themselves).
 
 The question's sentences set a trap on purpose: one says the first's words in another order
 (and another meaning), one says the first's meaning in other words. A model that pools its
@@ -34,29 +35,6 @@ def closest_pair(similarity: np.ndarray) -> tuple[int, int, float]:
     a, b = np.unravel_index(int(matrix.argmax()), matrix.shape)
     a, b = sorted((int(a), int(b)))
     return a, b, float(matrix[a, b])
-
-
-def closest_said(similarity: np.ndarray) -> Said:
-    """The closest pair and the farthest, in a sentence (sentences numbered from 1)."""
-    a, b, cosine = closest_pair(similarity)
-    matrix = np.array(similarity, dtype=np.float64)
-    np.fill_diagonal(matrix, np.inf)
-    far_a, far_b = sorted(np.unravel_index(int(matrix.argmin()), matrix.shape))
-    if matrix.shape[0] == 2:
-        return Said(
-            "The two sentences' embeddings have a cosine of {cosine}.",
-            cosine=formatted(cosine, ".3f"),
-        )
-    return Said(
-        "Sentences {a} and {b} are the closest pair (cosine {cosine}); sentences {c} and {d} the "
-        "farthest (cosine {far}).",
-        a=a + 1,
-        b=b + 1,
-        cosine=formatted(cosine, ".3f"),
-        c=int(far_a) + 1,
-        d=int(far_b) + 1,
-        far=formatted(float(matrix[far_a, far_b]), ".3f"),
-    )
 
 
 def closest_to_first(similarity: np.ndarray, sentences: list[str]) -> Prediction:

@@ -5,7 +5,6 @@ MiniLM says it has no head and why; bad input is a message, never a traceback.""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import torch
 from app import sources
 from encoder.inspect.corpus import bundled_corpus
 from encoder.io.tokenize import bundled_model_dir
-from tests.app.helpers import assert_no_exception, open_page, shown
+from tests.app.helpers import assert_no_exception, module_data, open_page, shown
 from tests.encoder.family_checkpoints import build_checkpoint
 
 VIEW = "What it is for"
@@ -49,12 +48,14 @@ def test_minilm_cosines_on_the_page_equal_sentence_transformers(minilm) -> None:
     at = page(source="pretrained", text="\n".join(SENTENCES))
     embeddings = minilm.encode(SENTENCES, convert_to_tensor=True, normalize_embeddings=True)
     cosines = (embeddings @ embeddings.T).numpy()
-    (said,) = [m for m in messages(at, "info") if "closest pair" in m]
-    found = re.search(r"Sentences (\d) and (\d) are the closest pair \(cosine ([\d.]+)\)", said)
-    a, b = int(found[1]) - 1, int(found[2]) - 1
+    data = module_data(at, "meaning_matrix")
+    assert data["depths"][-1] == "output" and len(data["depths"]) == 7  # MiniLM's 6 blocks
+    np.testing.assert_allclose(np.array(data["values"][-1]), cosines, atol=1e-4)
     off = cosines - 2 * np.eye(3)
-    assert (a, b) == tuple(sorted(np.unravel_index(off.argmax(), off.shape)))
-    assert float(found[3]) == pytest.approx(cosines[a, b], abs=5e-4)
+    a, b = sorted(np.unravel_index(off.argmax(), off.shape))
+    (said,) = [m for m in messages(at, "info") if "at the output" in m]
+    assert said.startswith(f"“{SENTENCES[a]}” and “{SENTENCES[b]}”")
+    assert f"{cosines[a, b]:.2f} at the output" in said
     assert "then normalised" in said  # MiniLM's own pooling, from its sentence-transformers files
 
 

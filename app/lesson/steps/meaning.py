@@ -89,7 +89,7 @@ def meaning_step(lesson: Lesson) -> Step:
                 mask=mask_token_of(lesson.run.source.reader),
             )
         )
-    figure = matrix_figure(reading.similarity, reading, _("Cosine of each pair of sentences"))
+    figure = matrix_figure([reading], _("Cosine of each pair of sentences"))
     return Step(
         text,
         figures=[("lesson_similarity", figure)],
