@@ -187,12 +187,7 @@ def token_table(run: Run, sentence: int) -> pd.DataFrame:
 def depth_names(run: Run) -> list[str]:
     """Each depth of the embeddings by depth: the embeddings, after each block, the output."""
     names = depth_labels(run.cfg.num_layers)
-    return [*names[:-1], _("output")]
-
-
-def sentence_labels(run: Run) -> list[str]:
-    """The sentences as the matrix names them: their number and text (shown literally)."""
-    return [f"{i + 1}. {text}" for i, text in enumerate(run.sentences)]
+    return [*names[:-1], _("the output")]
 
 
 def matrix_figure(runs: list[Run], title: str) -> Drawn:
@@ -203,7 +198,7 @@ def matrix_figure(runs: list[Run], title: str) -> Drawn:
     def payload(run: Run, name: str, b: dict | None = None) -> dict:
         words = {"title": title, "rule": ALIKE_RULE}
         alike = alike_matrix(run.similarity, run.sentences)
-        labels, depths = sentence_labels(run), depth_names(run)
+        labels, depths = run.sentences, depth_names(run)  # numbered by the module
         return similarity_payload(
             run.similarity, labels, depths, words, alike=alike, b=b, name=name
         )

@@ -125,7 +125,7 @@ def _fills(run: Run, head, model, sentence: int, found: list, name: str) -> None
             for fill in found for rank, word in enumerate(fill.top)
         ]
     )  # fmt: skip
-    st.dataframe(table, hide_index=True, width="stretch", height=38 + 35 * min(len(table), 10))
+    st.dataframe(table, hide_index=True, width="content", height=38 + 35 * min(len(table), 10))
     positions = [fill.position for fill in found]
     probabilities = lens_probabilities(model, head, run.trace, sentence, positions)
     layers = [_("after block {block}", block=layer) for layer in range(run.cfg.num_layers)]
