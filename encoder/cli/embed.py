@@ -11,7 +11,6 @@ import pandas as pd
 
 from encoder.cli.model import prepare_run
 from encoder.cli.options import add_model_options
-from encoder.core.said import Said
 from encoder.inspect.similarity import cosine_matrix, pooled, pooling_of, states_at
 from encoder.io.finder import checkpoint_path
 from encoder.io.tokenize import bundled_model_dir
@@ -41,17 +40,13 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     for number, line in enumerate(args.sentences, start=1):
         if not line.strip():
-            raise ValueError(Said("sentence {number} is empty: give it some words", number=number))
+            raise ValueError(f"sentence {number} is empty: give it some words")
     chosen, batch, model = prepare_run(args)
     layers = chosen.cfg.num_layers
     depth = layers if args.layer is None else args.layer
     if not 0 <= depth <= layers:
         raise ValueError(
-            Said(
-                "--layer {layer} is outside 0..{layers}: this model has {layers} blocks",
-                layer=args.layer,
-                layers=layers,
-            )
+            f"--layer {args.layer} is outside 0..{layers}: this model has {layers} blocks"
         )
     if args.pretrained:
         directory = bundled_model_dir()

@@ -4,6 +4,7 @@ and against transformers' BertModel hidden states pooled here independently."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -74,6 +75,17 @@ def test_a_pooling_not_computed_here_falls_back_to_mean_and_says_so(tmp_path) ->
     pooling = pooling_of(tmp_path)
     assert (pooling.mode, pooling.normalized) == ("mean", False)
     assert "pooling_mode_mean_sqrt_len_tokens" in pooling.why and "mean" in pooling.why
+
+
+def test_a_module_after_the_pooling_is_named_as_left_out(tmp_path) -> None:
+    write_sentence_transformers_dir(tmp_path, "pooling_mode_max_tokens", True)
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    dense = {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}
+    (tmp_path / "modules.json").write_text(json.dumps([*modules, dense]))
+    pooling = pooling_of(tmp_path)
+    assert (pooling.mode, pooling.normalized) == ("max", True)
+    assert pooling.why.startswith("max over real tokens, then normalised")
+    assert "its Dense module is left out" in pooling.why
 
 
 def test_minilm_embeddings_equal_sentence_transformers_encode(run, sentence_transformer) -> None:
