@@ -20,7 +20,6 @@ import torch.nn.functional as F
 from encoder.core.capture import Trace
 from encoder.core.said import Quoted, Said, formatted
 
-MODES = ("mean", "cls", "max")
 ST_MODES = {f"pooling_mode_{key}": mode for key, mode in (("mean_tokens", "mean"),
             ("cls_token", "cls"), ("max_tokens", "max"))}  # fmt: skip
 ALIKE_WITHIN = 0.05  # a pair has settled once its cosine stays this close to the output's
