@@ -10,7 +10,6 @@ from dataclasses import asdict
 
 from encoder.cli.options import CHECKPOINT_HELP
 from encoder.core.model import available_devices
-from encoder.core.said import Said
 from encoder.inspect.masked import MaskFill, fill
 from encoder.io.checkpoints import load_checkpoint
 from encoder.io.finder import checkpoint_path
@@ -49,11 +48,7 @@ def format_fills(fills: list[MaskFill]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if args.device not in available_devices():
         raise ValueError(
-            Said(
-                "device {device!r} is not available here; use one of {devices}",
-                device=args.device,
-                devices=available_devices(),
-            )
+            f"device {args.device!r} is not available here; use one of {available_devices()}"
         )
     checkpoint = load_checkpoint(checkpoint_path(args.checkpoint))
     if checkpoint.mlm_head is None:
