@@ -20,7 +20,7 @@ from encoder.core.capture import Trace
 from encoder.core.lm_head import MaskedLMHead
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Quoted, Said
-from encoder.io.tokenize import tokenize
+from encoder.inspect.limits import check_run
 
 MAX_MASKS = 8  # masks predicted in one sentence
 MASK_TOKENS = ("[MASK]", "<mask>")
@@ -66,12 +66,12 @@ def _typed(tokens: list[str]) -> str:
     return "".join(t.removeprefix("##").replace("Ġ", "").replace("▁", "") for t in tokens).lower()
 
 
-def checked_positions(tokens: list[str], mask_token: str) -> list[int]:
-    """mask_positions, or ValueError(Said) for no mask, another family's mask token typed, or
-    more than MAX_MASKS."""
+def checked_positions(tokens: list[str], mask_token: str, text: str | None = None) -> list[int]:
+    """mask_positions, or ValueError(Said) for no mask, another family's mask token typed (found
+    in `text` where given, else in the tokens), or more than MAX_MASKS."""
     positions = mask_positions(tokens, mask_token)
     if not positions:
-        typed = _typed(tokens)
+        typed = _typed(tokens) if text is None else text.lower()
         for other, families in MASK_FAMILIES.items():
             if other != mask_token and other.lower() in typed:
                 raise ValueError(
@@ -132,15 +132,16 @@ def fills(
     top: int = 5,
     *,
     tokenizer: Tokenizer,
+    text: str | None = None,
 ) -> list[MaskFill]:
     """Every mask of one sentence of a traced batch: the `top` words at the output and after
-    each block (the tokenizer names them). ValueError(Said) as checked_positions says, for a
-    model without a head, or for top < 1."""
+    each block (the tokenizer names them). ValueError(Said) as checked_positions says (`text`:
+    the sentence as typed), for a model without a head, or for top < 1."""
     if head is None:
         raise ValueError(NO_HEAD)
     if top < 1:
         raise ValueError(Said("top={top} must be at least 1", top=top))
-    positions = checked_positions(tokens, mask_token)
+    positions = checked_positions(tokens, mask_token, text)
     probabilities = lens_probabilities(model, head, trace, sentence, positions)  # [L, M, V]
     values, ids = probabilities.topk(min(top, probabilities.shape[-1]), dim=-1)  # [L, M, k]
     words = [
@@ -164,11 +165,23 @@ def fill(
     text: str,
     top: int = 5,
 ) -> list[MaskFill]:
-    """Tokenize `text`, run the model and fill every mask (fills)."""
+    """Tokenize `text`, run the model and fill every mask (fills). ValueError(Said) as fills
+    says, or for a sentence longer than the model reads or a run over the machine's bounds."""
     if head is None:
         raise ValueError(NO_HEAD)
     mask_token = mask_token_of(tokenizer)
-    batch = tokenize([text], tokenizer, model.cfg.max_len)
-    checked_positions(batch.tokens[0], mask_token)  # before the run
-    trace = model.trace(batch.input_ids.to(model.device), batch.attention_mask.to(model.device))
-    return fills(model, head, trace, batch.tokens[0], mask_token, 0, top, tokenizer=tokenizer)
+    encoding = tokenizer.encode(text)
+    tokens = encoding.tokens
+    checked_positions(tokens, mask_token, text)  # before the run
+    if len(tokens) > model.cfg.max_len:
+        raise ValueError(
+            Said(
+                "the sentence is {count} tokens long; this model reads at most {limit}",
+                count=len(tokens),
+                limit=model.cfg.max_len,
+            )
+        )
+    check_run(model.cfg, 1, len(tokens))
+    ids = torch.tensor([encoding.ids], device=model.device)  # [1, T]
+    trace = model.trace(ids, torch.ones_like(ids))
+    return fills(model, head, trace, tokens, mask_token, 0, top, tokenizer=tokenizer, text=text)

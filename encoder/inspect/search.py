@@ -23,7 +23,7 @@ from tokenizers import Tokenizer
 
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Said
-from encoder.inspect.similarity import Pooling, embeddings_by_depth, states_at
+from encoder.inspect.similarity import Pooling, check_depth, embeddings_by_depth, states_at
 
 CHUNK = 64  # lines per forward pass
 
@@ -57,7 +57,7 @@ def _encoded(tokenizer: Tokenizer, lines: list[str], max_len: int) -> list[list[
 
 def _check_lines(lines: list[str]) -> None:
     if not lines:
-        raise ValueError(Said("the corpus is empty: give sentences, one a line"))
+        raise ValueError(Said("the corpus is empty: paste sentences, one a line"))
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             raise ValueError(
@@ -114,15 +114,9 @@ class CorpusIndex:
     def num_layers(self) -> int:
         return self.embeddings.shape[0] - 1
 
-    def _check_depth(self, depth: int) -> None:
-        if not 0 <= depth <= self.num_layers:
-            raise ValueError(
-                Said("depth {depth} is outside 0..{last}", depth=depth, last=self.num_layers)
-            )
-
     def search(self, query_embedding: torch.Tensor, depth: int, top: int = 5) -> list[Hit]:
         """The `top` lines closest to a [d] query at `depth` (0..L), best first."""
-        self._check_depth(depth)
+        check_depth(depth, self.num_layers)
         query = F.normalize(query_embedding.float().cpu(), dim=-1)
         cosines = self.embeddings[depth] @ query  # [N]
         best = cosines.topk(min(top, len(self.lines)))
@@ -134,7 +128,7 @@ class CorpusIndex:
     def token_states(self, layer: int) -> torch.Tensor:
         """[tokens, d] unit states of every real token of the corpus at `layer` (0..L, the depths
         of embeddings), line by line in order; run through the model the first time asked."""
-        self._check_depth(layer)
+        check_depth(layer, self.num_layers)
         if layer not in self._token_states:
             states = [None] * len(self.ids)
             for rows, trace, _ in self._runs(self.ids):

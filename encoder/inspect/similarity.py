@@ -20,9 +20,8 @@ import torch.nn.functional as F
 from encoder.core.capture import Trace
 from encoder.core.said import Quoted, Said, formatted
 
-MODES = ("mean", "cls", "max")
-ST_MODES = {"pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}
-ST_MODES["pooling_mode_max_tokens"] = "max"
+ST_MODES = {f"pooling_mode_{key}": mode for key, mode in (("mean_tokens", "mean"),
+            ("cls_token", "cls"), ("max_tokens", "max"))}  # fmt: skip
 ALIKE_WITHIN = 0.05  # a pair has settled once its cosine stays this close to the output's
 ALIKE_RULE = Said(
     "A pair's likeness is settled at the first depth from which its cosine stays within "
@@ -57,36 +56,51 @@ def pooling_of(directory: Path | str | None) -> Pooling:
     """The pooling a sentence-transformers directory declares (modules.json, then its Pooling
     module's config.json, and whether a Normalize module follows); without those files (or for
     None) mean pooling over real tokens, not normalised. A pooling this library does not compute
-    (mean_sqrt_len, several modes at once) falls back to mean, and `why` says so."""
+    (mean_sqrt_len, several modes at once) falls back to mean, and `why` says so, as it says a
+    module it leaves out (a Dense layer after the pooling)."""
     modules_file = Path(directory) / "modules.json" if directory is not None else None
     if modules_file is None or not modules_file.is_file():
         return DEFAULT
-    modules = _json(modules_file)
-    types = [str(m.get("type", "")) for m in modules] if isinstance(modules, list) else []
-    pooling = [m for m, kind in zip(modules, types, strict=True) if kind.endswith(".Pooling")]
-    if not pooling:
+    modules = [m for m in _json(modules_file) or () if isinstance(m, dict)]
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
+    if "Pooling" not in kinds:
         return DEFAULT
-    config = _json(Path(directory) / pooling[0].get("path", "") / "config.json")
-    chosen = [mode for key, mode in ST_MODES.items() if config.get(key)]
+    config = _json(
+        Path(directory) / modules[kinds.index("Pooling")].get("path", "") / "config.json"
+    )
+    chosen = [mode for key, mode in ST_MODES.items() if config.get(key) is True]
     asked = sorted(k for k, on in config.items() if k.startswith("pooling_mode") and on is True)
-    normalized = any(kind.endswith(".Normalize") for kind in types)
-    if len(asked) != 1 or len(chosen) != 1:
+    normalized = "Normalize" in kinds
+    if len(asked) == 1 and len(chosen) == 1:
+        how = {
+            "mean": Said("mean over real tokens"),
+            "cls": Said("the first token"),
+            "max": Said("max over real tokens"),
+        }[chosen[0]]
+        if normalized:
+            why = Said(
+                "{how}, then normalised, as the model's sentence-transformers config says", how=how
+            )
+        else:
+            why = Said(
+                "{how}, not normalised, as the model's sentence-transformers config says", how=how
+            )
+    else:
+        chosen = ["mean"]
         why = Said(
             "the model's sentence-transformers config asks for {asked}, which is not computed "
             "here: mean over real tokens instead",
-            asked=", ".join(asked) or "no pooling mode",
+            asked=", ".join(asked) or Said("no pooling mode"),
         )
-        return Pooling("mean", normalized, why)
-    words = {
-        "mean": "mean over real tokens",
-        "cls": "the first token",
-        "max": "max over real tokens",
-    }
-    if normalized:
-        template = "{how}, then normalised, as the model's sentence-transformers config says"
-    else:
-        template = "{how}, not normalised, as the model's sentence-transformers config says"
-    return Pooling(chosen[0], normalized, Said(template, how=words[chosen[0]]))
+    left = [kind for kind in kinds if kind not in ("Transformer", "Pooling", "Normalize")]
+    if left:
+        why = Said(
+            "{why}; its {modules} module is left out, so these vectors differ from the model's "
+            "sentence embeddings",
+            why=why,
+            modules=", ".join(left),
+        )
+    return Pooling(chosen[0], normalized, why)
 
 
 def pooled(states: torch.Tensor, attention_mask: torch.Tensor, pooling: Pooling) -> torch.Tensor:
@@ -103,19 +117,23 @@ def pooled(states: torch.Tensor, attention_mask: torch.Tensor, pooling: Pooling)
     return F.normalize(out, p=2, dim=-1) if pooling.normalized else out
 
 
+def check_depth(depth: int, num_layers: int) -> None:
+    """ValueError unless 0 <= depth <= num_layers."""
+    if not 0 <= depth <= num_layers:
+        raise ValueError(
+            Said(
+                "depth {depth} is outside 0..{last}: this model has {last} blocks",
+                depth=depth,
+                last=num_layers,
+            )
+        )
+
+
 def states_at(trace: Trace, depth: int) -> torch.Tensor:
     """The [B, T, d] stream at `depth`: 0 the embeddings' output, l after block l, the last
     trace.output (after the final norm where the model has one)."""
-    L = trace.num_layers
-    if not 0 <= depth <= L:
-        raise ValueError(
-            Said(
-                "depth {depth} is outside 0..{last} (this model has {last} blocks)",
-                depth=depth,
-                last=L,
-            )
-        )
-    return trace.output if depth == L else trace.hidden_states[depth]
+    check_depth(depth, trace.num_layers)
+    return trace.output if depth == trace.num_layers else trace.hidden_states[depth]
 
 
 def embeddings_by_depth(
@@ -186,20 +204,24 @@ def alike_depths(
             off = ((series - series[-1]).abs() > within).nonzero()
             depth = int(off[-1]) + 1 if len(off) else 0
             start, end = float(series[0]), float(series[-1])
-            template = (
-                "{a} and {b} become alike from {depth} (cosine {start} at the embeddings, {end} "
-                "at the output)"
-                if end >= start
-                else "{a} and {b} grow apart until {depth} (cosine {start} at the embeddings, "
-                "{end} at the output)"
-            )
-            said = Said(
-                template,
-                a=Quoted(labels[a]),
-                b=Quoted(labels[b]),
-                depth=depth_name(depth, L),
-                start=formatted(start, ".2f"),
-                end=formatted(end, ".2f"),
-            )
+            values = {
+                "a": Quoted(labels[a]),
+                "b": Quoted(labels[b]),
+                "depth": depth_name(depth, L),
+                "start": formatted(start, ".2f"),
+                "end": formatted(end, ".2f"),
+            }
+            if end >= start:
+                said = Said(
+                    "{a} and {b} become alike from {depth} (cosine {start} at the embeddings, "
+                    "{end} at the output)",
+                    **values,
+                )
+            else:
+                said = Said(
+                    "{a} and {b} grow apart until {depth} (cosine {start} at the embeddings, "
+                    "{end} at the output)",
+                    **values,
+                )
             pairs.append(AlikePair(a, b, depth, tuple(series.tolist()), said))
     return pairs

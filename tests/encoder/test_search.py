@@ -4,13 +4,17 @@ itself; the chunked, padded pass equals each line run alone."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
+from encoder import load_pretrained
 from encoder.inspect.corpus import bundled_corpus
 from encoder.inspect.search import CHUNK, corpus_index
 from encoder.inspect.similarity import embeddings_by_depth, pooling_of, states_at
 from encoder.io.tokenize import bundled_model_dir
+from tests.encoder.helpers import DEVICES
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -75,6 +79,24 @@ def test_a_corpus_token_s_nearest_tokens_start_with_itself(minilm, index) -> Non
         assert layer == 0 or hits[1].cosine < 1 - 1e-3
         assert [h.cosine for h in hits] == sorted((h.cosine for h in hits), reverse=True)
     assert set(index._token_states) == {0, 3, index.num_layers}  # built when asked, not before
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_index_on_a_device_equals_sentence_transformers_on_the_cpu(device) -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from sentence_transformers import SentenceTransformer
+
+    model, tokenizer = load_pretrained()  # its own copy: the shared MiniLM stays on the CPU
+    lines = bundled_corpus()[:40]
+    index = corpus_index(
+        model.to(device), tokenizer, lines, pooling_of(bundled_model_dir()), device
+    )
+    reference = SentenceTransformer(str(bundled_model_dir()), device="cpu").encode(lines)
+    assert index.embeddings.device.type == "cpu"
+    torch.testing.assert_close(index.embeddings[-1], torch.from_numpy(reference), atol=1e-5, rtol=0)
+    query = index.embed([lines[3]])[-1, 0]
+    assert index.search(query, index.num_layers)[0].line == 3
+    assert index.nearest_tokens(index.token_states(2)[7], 2)[0].cosine == pytest.approx(1, abs=1e-5)
 
 
 def test_a_blank_line_an_empty_corpus_and_a_depth_outside_are_refused(minilm, index) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +23,7 @@ from encoder.inspect.similarity import (
     token_shares,
 )
 from encoder.io.tokenize import bundled_model_dir
+from tests.encoder.pooling_dirs import write_sentence_transformers_dir
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -75,6 +75,17 @@ def test_a_pooling_not_computed_here_falls_back_to_mean_and_says_so(tmp_path) ->
     pooling = pooling_of(tmp_path)
     assert (pooling.mode, pooling.normalized) == ("mean", False)
     assert "pooling_mode_mean_sqrt_len_tokens" in pooling.why and "mean" in pooling.why
+
+
+def test_a_module_after_the_pooling_is_named_as_left_out(tmp_path) -> None:
+    write_sentence_transformers_dir(tmp_path, "pooling_mode_max_tokens", True)
+    modules = json.loads((tmp_path / "modules.json").read_text())
+    dense = {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}
+    (tmp_path / "modules.json").write_text(json.dumps([*modules, dense]))
+    pooling = pooling_of(tmp_path)
+    assert (pooling.mode, pooling.normalized) == ("max", True)
+    assert pooling.why.startswith("max over real tokens, then normalised")
+    assert "its Dense module is left out" in pooling.why
 
 
 def test_minilm_embeddings_equal_sentence_transformers_encode(run, sentence_transformer) -> None:
@@ -143,35 +154,6 @@ def test_token_shares_sum_to_the_cosine_every_pair_every_depth(run) -> None:
                 expected = x @ v / (np.linalg.norm(v) * n_a * np.linalg.norm(u))
                 np.testing.assert_allclose(shares.numpy(), expected, atol=1e-5)
     assert (token_shares(trace, batch.attention_mask, pooling, 0, 2, 6) < 0).any()  # signed
-
-
-def write_sentence_transformers_dir(folder: Path, mode: str, normalize: bool) -> Path:
-    """The bundled MiniLM's files (linked) with a modules.json and a 1_Pooling/config.json of
-    one pooling `mode` (a sentence-transformers key), normalised or not."""
-    for file in bundled_model_dir().iterdir():
-        if file.is_file() and file.name != "modules.json":
-            (folder / file.name).symlink_to(file)
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {
-            "idx": 1,
-            "name": "1",
-            "path": "1_Pooling",
-            "type": "sentence_transformers.models.Pooling",
-        },
-    ]
-    if normalize:
-        kind = "sentence_transformers.models.Normalize"
-        modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": kind})
-        (folder / "2_Normalize").mkdir()
-    (folder / "modules.json").write_text(json.dumps(modules))
-    (folder / "1_Pooling").mkdir()
-    keys = ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens")
-    config = {f"pooling_mode_{key}": f"pooling_mode_{key}" == mode for key in keys}
-    (folder / "1_Pooling" / "config.json").write_text(
-        json.dumps({"word_embedding_dimension": 384, **config})
-    )
-    return folder
 
 
 @pytest.mark.parametrize(

@@ -232,8 +232,8 @@ def head_from_tensors(
 ) -> tuple[MaskedLMHead | None, Said | None]:
     """(the masked-LM head, None), tied to the model's word embeddings where the checkpoint ties
     them (config.json's tie_word_embeddings, transformers' default true, and no decoder weight of
-    its own or one equal to the word table); or (None, why there is none): the tensors it lacks.
-    ValueError for a head tensor of the wrong shape."""
+    its own or one equal to the word table); or (None, why there is none): the tensors it lacks,
+    or the one whose shape or dtype is wrong (the encoder still loads: only the head is refused)."""
     theirs = {_their_name(name, ()): tensor for name, tensor in tensors.items()}
     words = model.embed.token.weight
     tied = config.get("tie_word_embeddings", True) is not False and (
@@ -256,8 +256,11 @@ def head_from_tensors(
             source=source,
             names=listed(missing),
         )
-    for ours, (part,) in name_map.items():
-        _check_tensor(source, part, theirs[part], tuple(expected[ours].shape))
+    try:
+        for ours, (part,) in name_map.items():
+            _check_tensor(source, part, theirs[part], tuple(expected[ours].shape))
+    except ValueError as error:
+        return None, said_of(error)
     state = {ours: theirs[part].to(torch.float32) for ours, (part,) in name_map.items()}
     if tied:
         state["decoder.weight"] = words
