@@ -180,6 +180,12 @@ HEADER_WORDS = frozenset(
         N_("to first"),
         N_("to last"),
         N_("dimension"),
+        # what the encoder is for (app/views/meaning*): search hits, token shares, masked words
+        N_("rank"),
+        N_("cosine"),
+        N_("sentence"),
+        N_("share"),
+        N_("probability"),
         N_("after"),
         N_("mean"),
         N_("std"),

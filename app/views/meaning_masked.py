@@ -14,7 +14,7 @@ import streamlit as st
 from app.components.module_figures import module_figure
 from app.i18n import _, percent, told
 from app.page.figures import Drawn
-from app.page.layout import key_for, side_by_side
+from app.page.layout import headers, key_for, side_by_side
 from app.page.training import training_link_values
 from app.runs import Run, Runs
 from app.sources import no_head_text
@@ -125,7 +125,10 @@ def _fills(run: Run, head, model, sentence: int, found: list, name: str) -> None
             for fill in found for rank, word in enumerate(fill.top)
         ]
     )  # fmt: skip
-    st.dataframe(table, hide_index=True, width="content", height=38 + 35 * min(len(table), 10))
+    height = 38 + 35 * min(len(table), 10)
+    st.dataframe(
+        table, hide_index=True, width="content", height=height, column_config=headers(table)
+    )
     positions = [fill.position for fill in found]
     probabilities = lens_probabilities(model, head, run.trace, sentence, positions)
     layers = [_("after block {block}", block=layer) for layer in range(run.cfg.num_layers)]
