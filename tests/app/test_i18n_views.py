@@ -18,6 +18,7 @@ from app.components.module_figures import LINES
 from app.i18n import NUMBER_LOCALES
 from app.i18n.catalogue import PSEUDO, translations
 from app.views.attention import DIVERGENCE, METRICS, READINGS
+from encoder.inspect.corpus import bundled_corpus
 from encoder.io.tokenize import load_tokenizer
 from tests.app.helpers import (
     EVERY_STEP_OPEN,
@@ -32,15 +33,26 @@ from tests.app.helpers import (
 )
 
 # each view, and LayerNorm's second tab as a view of its own (one tab is open at a time)
-VIEWS = ("Tokens", "Attention", "Attention steps", "LayerNorm", "LayerNorm, stream")
+VIEWS = (
+    "Tokens",
+    "Attention",
+    "Attention steps",
+    "LayerNorm",
+    "LayerNorm, stream",
+    "What it is for",
+)
 # each view in one real language, alone and compared, the three taking turns (Arabic's right to
 # left among them); the pseudo-language's test below opens every view in both modes
-ALONE_IN = tuple(zip(VIEWS, ("es", "zh", "ar", "es", "zh"), strict=True))
-COMPARED_IN = tuple(zip(VIEWS, ("ar", "es", "zh", "ar", "es"), strict=True))
+ALONE_IN = tuple(zip(VIEWS, ("es", "zh", "ar", "es", "zh", "ar"), strict=True))
+COMPARED_IN = tuple(zip(VIEWS, ("ar", "es", "zh", "ar", "es", "zh"), strict=True))
 TWO = "The cat sat on the mat.\nA much longer second sentence pads the first."
 TOKENS = {
     "[PAD]",
     *(token for line in TWO.splitlines() for token in load_tokenizer().encode(line).tokens),
+}
+CORPUS = {  # the bundled corpus' lines and their tokens, as the search shows them
+    *bundled_corpus(),
+    *(token for line in bundled_corpus() for token in load_tokenizer().encode(line).tokens),
 }
 SMALL = {"d_model": "64", "num_heads": "4", "num_layers": "3", "d_ff": "128"}
 COMPARE = {"compare": "1", "b_norm": "post", **SMALL}
@@ -60,6 +72,8 @@ def open_view(view: str, language: str, **query: str) -> AppTest:
             at.session_state[key] = opened
     if view.startswith("LayerNorm"):
         at.session_state["ln_gains"] = True
+    if view == "What it is for":  # the token shares and the search (the bundled corpus)
+        at.session_state["meaning_shares"] = at.session_state["meaning_search"] = True
     at.run()
     if view == "LayerNorm, stream":  # its second tab (the first is open at first), by its label
         at.session_state[STREAM_TAB[0]] = at.tabs[1].label
@@ -145,7 +159,8 @@ def test_every_text_these_views_draw_is_a_marked_message(view: str, query: dict)
     texts = drawn(at) + chart_texts(at)
     unmarked = [text for text in texts if not marked(text)]
     assert not unmarked, unmarked
-    unmarked = [word for word in table_words(at, TOKENS) if not marked(word)]
+    data = TOKENS | CORPUS if view == "What it is for" else TOKENS  # the search's hits: text
+    unmarked = [word for word in table_words(at, data) if not marked(word)]
     assert not unmarked, unmarked  # the tables' headers and word cells too
 
 
