@@ -79,6 +79,12 @@ class ModelSource:
         return None, self.no_head or NO_HEAD
 
     @property
+    def reads_symbols(self) -> bool:
+        """A toy task's model, which reads symbols, not sentences (a masked-word model reads
+        words: its head predicts them)."""
+        return self.check is not None and self.mlm_head is None
+
+    @property
     def pooling(self) -> Pooling:
         """How a sentence's embedding is pooled from the stream: the model's own
         sentence-transformers config where its directory has one, else mean over real tokens."""

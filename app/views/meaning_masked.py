@@ -42,6 +42,11 @@ def masked_preset() -> str | None:
     return next((name for name, cfg in TRAINING_PRESETS.items() if cfg.task == "masked"), None)
 
 
+def example_for(run: Run, mask: str) -> str:
+    """A sentence with the model's mask token to try: a masked-word model's own (its words)."""
+    return EXAMPLE.format(mask=mask) if run.task_model is None else run.task_model.example
+
+
 def draw(runs: Runs, follow: Follow) -> None:
     st.subheader(_("The masked word, layer by layer"))
     for name, run in side_by_side(runs):
@@ -99,7 +104,7 @@ def _panel(run: Run, head, follow: Follow, name: str) -> None:
             _("Try an example"),
             key=key_for("meaning_example", name),
             on_click=follow,
-            args=("What it is for", {"text": EXAMPLE.format(mask=mask)}),
+            args=("What it is for", {"text": example_for(run, mask)}),
         )
 
 

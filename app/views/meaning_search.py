@@ -55,7 +55,7 @@ def index_for(run: Run, lines: list[str]) -> CorpusIndex:
 
 def draw(runs: Runs) -> None:
     """The query, the corpus, the depth; each setup's hits and a token's nearest tokens."""
-    if any(run.source is None or run.source.check is not None for _n, run in runs.named()):
+    if any(run.source is None or run.source.reads_symbols for _n, run in runs.named()):
         st.info(_("This model reads a toy task's symbols, not sentences: nothing to search."))
         return
     run = runs.a

@@ -718,8 +718,11 @@ def measure_views(browser, servers, token_counts, args, rows, notes) -> dict[str
 
 VISIT_VIEWS = (
     "Lesson", "Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes",
-    "Cost", "Heads across a corpus", "Exercises", "Export", "Training",
+    "Cost", "Heads across a corpus", "Exercises", "Export", "What it is for", "Training",
 )  # fmt: skip
+# views whose main figure needs two sentences (a similarity matrix): their visits' texts have two
+# lines, the bare page's beside them too
+TWO_LINES = ("What it is for",)
 # A view's main figure, as a selector in the main area (or a list: every one), looked for in the
 # shadow roots of Custom Components v2 too; a view not named here: a Plotly chart,
 # the attention explorer or a table, a grid or HTML (the Lesson's first step, the Tokens view),
@@ -736,6 +739,7 @@ MAIN_FIGURE = {
     "Exercises": "[data-testid=stTable]",
     "Export": "[data-testid=stDownloadButton]",
     "Training": "[data-testid=stButton]",
+    "What it is for": "[data-testid=similarity-matrix] [data-testid=similarity-cell]",
 }
 VISIT_SOURCE = {"source": "pretrained"}  # MiniLM, as the issue's measures
 # Work a view leaves running on the server after its visits (Cost's measurement, in the
@@ -919,6 +923,9 @@ def measure_visits(browser: Browser, args, notes: list[str]) -> list[str]:
             progress(f"visits: {view}, each visit beside one of the bare page's")
             for k in range(args.visits):
                 first, second = (sentence_of(29 + k % 2, f"{view[:4]}{k}{i}") for i in (0, 1))
+                if view in TWO_LINES:
+                    two = sentence_of(12, "two")
+                    first, second = (f"{text}\n{two}" for text in (first, second))
                 pair = [
                     (bare.page_url(text=first), None, bare_by_view[view], False),
                     (app_url(view, first), MAIN_FIGURE.get(view), by_view[view], True),

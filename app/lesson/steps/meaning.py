@@ -15,18 +15,26 @@ from encoder.inspect.masked import mask_token_of
 from encoder.inspect.predictions import Prediction
 
 
-def _reading(lesson: Lesson) -> Run | None:
-    """The live model reading the step's sentences; None for a model that reads a toy task's
-    symbols (the step says why)."""
+def _reading(lesson: Lesson) -> Run | str:
+    """The live model reading the step's sentences, or why it cannot (a toy task's symbols, a
+    masked-word model's vocabulary without one of their words): the step says it."""
     run = lesson.run
-    if run.reading is None or (run.source is not None and run.source.check is not None):
-        return None
-    return run.reading(list(CLOSEST_SENTENCES))
+    if run.reading is None or (run.source is not None and run.source.reads_symbols):
+        return _(
+            "{model} reads a toy task's symbols, not sentences: open What it is for with MiniLM "
+            "to see sentence embeddings.",
+            model=lesson.model_title,
+        )
+    try:
+        return run.reading(list(CLOSEST_SENTENCES))
+    except ValueError as error:  # a word its vocabulary lacks (the task's check says which)
+        return _("{model} cannot read the step's sentences: {why}", model=lesson.model_title,
+                 why=told(error))  # fmt: skip
 
 
 def closest_question(lesson: Lesson) -> Prediction | None:
     reading = _reading(lesson)
-    if reading is None:
+    if isinstance(reading, str):
         return None
     return closest_to_first(reading.similarity[-1], list(CLOSEST_SENTENCES))
 
@@ -42,14 +50,8 @@ def meaning_step(lesson: Lesson) -> Step:
             pooling=told(lesson.run.pooling.why),
         )
     )
-    if reading is None:
-        text.say(
-            _(
-                "{model} reads a toy task's symbols, not sentences: open What it is for with "
-                "MiniLM to see sentence embeddings.",
-                model=lesson.model_title,
-            )
-        )
+    if isinstance(reading, str):
+        text.say(reading)
         return Step(text, links=[OpenIn("What it is for", {})])
     cosines = reading.similarity[-1][0]
     first, swapped, paraphrase, other = (Typed(s) for s in CLOSEST_SENTENCES)
