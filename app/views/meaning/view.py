@@ -2,8 +2,8 @@
 layer. Sentence embeddings: the cosine matrix of the batch's sentences at every depth
 (similarity_matrix.js: a depth change is drawn in the browser), the closest pair, the depth at
 which pairs become alike, and which tokens make two sentences alike (their signed shares of the
-cosine); a search of a corpus by meaning (app.views.meaning_search). The masked word: the top
-words at each mask and the lens, the head on every layer's stream (app.views.meaning_masked).
+cosine); a search of a corpus by meaning (search.py). The masked word: the top words at each
+mask and the lens, the head on every layer's stream (masked.py).
 The sections below the matrix compute only while open."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from app.page.figures import depth_names, matrix_figure
 from app.page.layout import key_for, number_table, side_by_side
 from app.runs import Run, Runs
 from app.user_text import literal, quoted
-from app.views import meaning_masked, meaning_search
+from app.views.meaning import masked, search
 from encoder.inspect.closest import CLOSEST_SENTENCES, closest_pair
 from encoder.inspect.similarity import alike_depths, token_shares
 
@@ -32,8 +32,8 @@ SHARES, SEARCH = "meaning_shares", "meaning_search"  # the sections' expanders (
 KEYS = (
     Key(SHARES, False),
     Key(SEARCH, False),
-    *meaning_search.KEYS,
-    *meaning_masked.KEYS,
+    *search.KEYS,
+    *masked.KEYS,
 )
 EXAMPLE = "\n".join(CLOSEST_SENTENCES)  # the lesson's question's sentences
 
@@ -74,8 +74,8 @@ def draw(runs: Runs, chosen: Selection, follow: Follow) -> None:
     else:
         _matrices(runs)
         _section(SHARES, _("Which tokens make two sentences alike"), lambda: _shares(runs))
-    _section(SEARCH, _("Search a corpus by meaning"), lambda: meaning_search.draw(runs))
-    meaning_masked.draw(runs, follow)
+    _section(SEARCH, _("Search a corpus by meaning"), lambda: search.draw(runs))
+    masked.draw(runs, follow)
 
 
 def _section(key: str, label: str, draw_open: Callable[[], None]) -> None:
