@@ -17,11 +17,11 @@ import numpy as np
 from encoder.core.said import Quoted, Said, formatted
 from encoder.inspect.predictions import Prediction
 
-CLOSEST_SENTENCES = (
-    "The dog chased the cat across the garden.",
-    "The cat chased the dog across the garden.",
-    "A puppy ran after a kitten in the yard.",
-    "The bank raised its interest rates today.",
+CLOSEST_SENTENCES = (  # no full stops: each is quoted inside a sentence of its own
+    "The dog chased the cat across the garden",
+    "The cat chased the dog across the garden",
+    "A puppy ran after a kitten in the yard",
+    "The bank raised its interest rates today",
 )
 
 
