@@ -315,7 +315,8 @@ function simShow({ root, readout, state, d, chosen }) {
   const alike = (d.alike || []).find(([a, b]) => a === Math.min(row, col) && b === Math.max(row, col));
   readout.textContent = _("Sentences {a} and {b} at {depth}: cosine {values}.", { a: row + 1, b: col + 1,
     depth: d.depths[i], values: d.b ? values.join(", ") : number(d.values[i][row][col], 3) })
-    + (alike ? ` ${_("They become alike at depth {depth} ({name}).", { depth: alike[2], name: d.depths[alike[2]] })}` : "");
+    + (alike ? " " + _("They become alike at depth {depth} ({name}).",
+      { depth: alike[2], name: d.depths[alike[2]] }) : "");
 }
 
 export function mount(host, data) {
