@@ -81,7 +81,8 @@ function drawLens(state, canvas, d, width) {
         "font-size": LENS_TEXT, "font-weight": 600, "text-anchor": "middle" },
       _("mask {mask}", { mask: m + 1 })),
       svgNode("text", { "data-role": "col-position", "data-mask": m, x, y: 2 * LENS_TEXT + 8,
-        "font-size": LENS_TEXT, "text-anchor": "middle" }, _("position {position}", { position })),
+        "font-size": LENS_TEXT, "text-anchor": "middle" }, [_("position {position}", { position }),
+        _("pos. {position}", { position })].find((t) => lensWidth(t) <= col - 10) || String(position)),
     );
   });
   d.layers.forEach((name, l) => {

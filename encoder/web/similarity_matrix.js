@@ -313,7 +313,7 @@ function simShow({ root, readout, state, d, chosen }) {
   const { row, col } = chosen;
   const values = state.panels.map(({ p }) => `${p.title}: ${number(p.matrix(i)[row][col], 3)}`);
   const alike = (d.alike || []).find(([a, b]) => a === Math.min(row, col) && b === Math.max(row, col));
-  readout.textContent = _("Sentences {a} and {b} at {depth}: cosine {values}.", { a: row + 1, b: col + 1,
+  readout.textContent = _("Sentences {a} and {b}, {depth}: cosine {values}.", { a: row + 1, b: col + 1,
     depth: d.depths[i], values: d.b ? values.join(", ") : number(d.values[i][row][col], 3) })
     + (alike ? " " + _("They become alike at depth {depth} ({name}).",
       { depth: alike[2], name: d.depths[alike[2]] }) : "");

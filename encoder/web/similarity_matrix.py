@@ -39,10 +39,10 @@ def depth_caption(values: np.ndarray, depth_name: str) -> Said:
     high, low = max(pairs), min(pairs)
     about = dict(depth=depth_name, a=high[1], b=high[2], high=formatted(high[0], ".2f"))
     if n == 2:
-        return Said("At {depth}, sentences {a} and {b} have a cosine of {high}.", **about)
+        return Said("{depth}: sentences {a} and {b} have a cosine of {high}.", **about)
     return Said(
-        "At {depth}, the most alike pair is sentences {a} and {b} (cosine {high}); the least "
-        "alike, {c} and {d} ({low}).",
+        "{depth}: the most alike pair is sentences {a} and {b} (cosine {high}); the least alike, "
+        "{c} and {d} ({low}).",
         **about,
         c=low[1],
         d=low[2],
