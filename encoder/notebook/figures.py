@@ -107,12 +107,15 @@ def similarity(
     with torch.no_grad():
         trace = setup.model.trace(batch.input_ids, batch.attention_mask, names=())
         sims = cosine_matrix(embeddings_by_depth(trace, batch.attention_mask, pooling))
-    alike = alike_depths(sims)
-    words = {"notes": [pooling.why], "rule": getattr(alike, "why", "")}
     names = depth_names(setup.model.cfg.num_layers)
     names[-1] = Said("output")
     data = similarity_payload(
-        sims.numpy(), sentences, names, words, depth=depth, alike=getattr(alike, "depths", alike)
+        sims.numpy(),
+        sentences,
+        names,
+        {"notes": [pooling.why]},
+        depth=depth,
+        alike=alike_depths(sims, sentences),
     )
     return SimilarityMatrix(data=data)
 
@@ -132,7 +135,9 @@ def fill(text: str, checkpoint: str | Path | None = None, top: int = 5) -> LensG
     batch = tokenize([text], loaded.tokenizer, model.cfg.max_len)
     with torch.no_grad():
         trace = model.trace(batch.input_ids, batch.attention_mask, names=())
-        found = fills(model, head, trace, batch.tokens[0], mask_token_of(loaded.tokenizer), top=top)
+        mask = mask_token_of(loaded.tokenizer)
+        tokens = batch.tokens[0]
+        found = fills(model, head, trace, tokens, mask, top=top, tokenizer=loaded.tokenizer)
         probabilities = lens_probabilities(model, head, trace, 0, [f.position for f in found])
     names = depth_names(model.cfg.num_layers)[1:]
     data = lens_payload(found, probabilities, batch.tokens[0], names)

@@ -4,17 +4,17 @@
  * rerun, nothing sent): square cells on a blue–white–red scale from −1 to 1 with its colour
  * bar, the value printed in each cell where it fits; in compare mode setup B's matrix (at the
  * same share of its depth) and B − A (a scale of its own); under them, each pair's cosine
- * across depth (the chosen pair's line in colour, a dot where a pair becomes alike).
+ * across depth (the chosen pair's line in colour, a dot where a pair settles).
  *
  * An ES module, no framework, no network: each host's glue calls `mount` (encoder/web/hosts.py).
  * The stylesheet is similarity_matrix.css beside this file.
  *
  * data: {title, notes: string[], labels: string[B] (the sentences, the user's text), depth (the
  *        depth it opens at), depths: string[D] (each depth's name), values: number[D][B][B],
- *        captions: string[D] (what each depth's matrix says), scale, axis, lines, rule, alike:
- *        [a, b, depth][] (where each pair becomes alike), name ("A"), b?: {name, depths, values,
- *        captions, alike} (setup B, same sentences), difference? (B − A's title), lang?,
- *        words?} (similarity_matrix.py: similarity_payload).
+ *        captions: string[D] (what each depth's matrix says), scale, axis, lines, alike:
+ *        [a, b, depth, said?][] (where each pair settles, and a sentence saying so), name
+ *        ("A"), b?: {name, depths, values, captions, alike} (setup B, same sentences),
+ *        difference? (B − A's title), lang?, words?} (similarity_matrix.py: similarity_payload).
  *
  * Reading it: the slider (a range input, keyboard-reachable) chooses the depth; the mouse over a
  * cell, or the keyboard on the plot (one Tab stop: arrows move the chosen cell, Home and End the
@@ -163,7 +163,7 @@ function drawPanel(canvas, d, p, box, at, state) {
 }
 
 /** Each pair's cosine across depth (setup A's): a grey line a pair, the chosen pair's (and
- * B's, dashed) coloured, a dot where a pair becomes alike, a line at the depth drawn. */
+ * B's, dashed) coloured, a dot where a pair settles, a line at the depth drawn. */
 function drawLines(canvas, d, at, state) {
   const count = d.depths.length;
   const rtl = rightToLeft();
@@ -315,8 +315,8 @@ function simShow({ root, readout, state, d, chosen }) {
   const alike = (d.alike || []).find(([a, b]) => a === Math.min(row, col) && b === Math.max(row, col));
   readout.textContent = _("Sentences {a} and {b}, {depth}: cosine {values}.", { a: row + 1, b: col + 1,
     depth: d.depths[i], values: d.b ? values.join(", ") : number(d.values[i][row][col], 3) })
-    + (alike ? " " + _("They become alike at depth {depth} ({name}).",
-      { depth: alike[2], name: d.depths[alike[2]] }) : "");
+    + (alike ? " " + (alike[3] || _("It settles at depth {depth} ({name}).",
+      { depth: alike[2], name: d.depths[alike[2]] })) : "");
 }
 
 export function mount(host, data) {

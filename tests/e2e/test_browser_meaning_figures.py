@@ -155,7 +155,7 @@ def test_the_similarity_matrix_draws_each_depth_in_the_browser_alone(browser, tm
     readout = page.locator("[data-role=readout]").inner_text()
     assert readout == (
         f"Sentences 2 and 1, after block 0: cosine {values[1, 1, 0]:.3f}. "
-        "They become alike at depth 3 (after block 2)."
+        "It settles at depth 3 (after block 2)."
     )
     ring = page.locator("[data-role=ring] [data-edge=inner]")
     cell = page.locator("[data-panel=a][data-row='1'][data-col='0']")

@@ -60,6 +60,10 @@ def test_alike_depths_and_the_opening_depth_are_kept_and_checked():
     alike[2, 3] = 9  # not a depth: dropped
     data = similarity_payload(cosines(), LABELS, DEPTHS, depth=0, alike=alike)
     assert data["depth"] == 0 and data["alike"] == [[0, 1, 2]]
+    # or the library's pairs (encoder.inspect.similarity.alike_depths: a, b, depth, said)
+    pairs = [AlikePair(0, 1, 2, "settles"), AlikePair(2, 3, 0, "alike at once")]
+    found = similarity_payload(cosines(), LABELS, DEPTHS, alike=pairs)["alike"]
+    assert found == [[0, 1, 2, "settles"], [2, 3, 0, "alike at once"]]
     with pytest.raises(ValueError, match="depth=4"):
         similarity_payload(cosines(), LABELS, DEPTHS, depth=4)
     with pytest.raises(ValueError, match=r"\(3, 4, 4\)"):
@@ -77,6 +81,14 @@ def test_compare_mode_carries_b_and_refuses_other_sentences():
     other = similarity_payload(cosines(seed=1), LABELS[::-1], DEPTHS, name="B")
     with pytest.raises(ValueError, match="other sentences"):
         similarity_payload(cosines(), LABELS, DEPTHS, b=other)
+
+
+@dataclass(frozen=True)
+class AlikePair:  # encoder.inspect.similarity's, as a duck type
+    a: int
+    b: int
+    depth: int
+    said: str
 
 
 @dataclass(frozen=True)
