@@ -40,6 +40,16 @@ SLIDE_JS = """([slider, depth]) => new Promise(done => {
   const values = cells.map(c => [+c.dataset.row, +c.dataset.col, +c.dataset.value]);
   requestAnimationFrame(() => done({ sync, frame: performance.now() - t0, values }));
 })"""
+# in a drawing: the cells' rightmost edge, the first panel's row labels' leftmost, the first two
+# cells' left edges
+MIRRORED_JS = """(p, cell) => {
+  const box = (node) => node.getBoundingClientRect();
+  const cells = [...p.querySelectorAll(cell)].map(box);
+  const first = "[data-role=row-label]:not([data-panel=b], [data-panel=difference])";
+  const labels = [...p.querySelectorAll(first)].map(box);
+  return { cells: Math.max(...cells.map(b => b.right)),
+    labels: Math.min(...labels.map(b => b.left)), first: cells[0].left, second: cells[1].left };
+}"""
 CELLS_JS = """cs => cs.map(c => [+c.dataset.row, +c.dataset.col, +c.dataset.value,
   c.getAttribute("fill"), c.nextSibling.textContent])"""
 
@@ -292,5 +302,39 @@ def test_the_lens_grid_lays_out_at_a_projectors_and_a_phones_width(browser, tmp_
     page.keyboard.press("ArrowUp")
     assert page.locator("[data-testid=lens-top] li").count() == 5
     page.screenshot(path=str(SHOTS / f"lens-{VIEWPORTS[viewport]['width']}.png"), full_page=True)
+    assert errors == []
+    page.close()
+
+
+@pytest.mark.parametrize("module", [SIMILARITY, LENS])
+def test_in_arabic_each_figure_is_mirrored_and_laid_out(browser, tmp_path, module):
+    """Right to left: the rows named on the right of their cells, the first column on the right,
+    the module's own words in Arabic, nothing overlapping."""
+    from app import i18n
+    from app.i18n.browser import browser_words
+    from app.page.figures import told_all
+    from encoder.web import spoken_in
+
+    i18n.speak_with(lambda: "ar")
+    try:
+        data = similarity_data(True) if module == SIMILARITY else lens_data()
+        data = spoken_in(told_all(data), "ar", browser_words("ar"), "rtl")
+    finally:
+        i18n.speak_with(lambda: "en")
+    testid = "similarity-matrix" if module == SIMILARITY else "lens-grid"
+    page, errors, _ = offline_page(browser, tmp_path, module, data, testid, VIEWPORTS["projector"])
+    plot = page.locator("[data-role=plot]")
+    assert_laid_out(page, plot)
+    cell = (
+        "[data-panel=a][data-testid=similarity-cell]"
+        if module == SIMILARITY
+        else "[data-testid=lens-cell]"
+    )
+    boxes = plot.evaluate(MIRRORED_JS, cell)
+    assert boxes["labels"] >= boxes["cells"] and boxes["first"] > boxes["second"]
+    assert (
+        page.locator("[data-testid=figure-table-toggle]").inner_text()
+        == browser_words("ar")["Show as a table"]
+    )
     assert errors == []
     page.close()
