@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from tests.e2e.module_pages import LAID_OUT_JS, channels, offline_page, overlapp
 
 pytestmark = pytest.mark.browser
 
+SVG = "{http://www.w3.org/2000/svg}"
 SHOTS = Path(os.environ.get("ENCODER_SHOTS", "/tmp"))  # where the screenshots go
 SENTENCES = [
     "The cat sat on the mat.",
@@ -184,6 +186,15 @@ def test_the_similarity_matrix_draws_each_depth_in_the_browser_alone(browser, tm
     assert [row[0] for row in body] == [f"{a + 1} – {b + 1}" for a, b in pairs]
     for row, (a, b) in zip(body, pairs, strict=True):
         assert [float(v) for v in row[1:]] == values[:, a, b].tolist()
+    # the saved drawing: the title, the depth's caption, every cell with its printed value
+    page.locator("[data-testid=figure-save]").click()
+    with page.expect_download() as saving:
+        page.locator("[data-format=svg]").click()
+    tree = ElementTree.parse(saving.value.path()).getroot()
+    drawn = [e.text for e in tree.iter(f"{SVG}text")]
+    assert data["title"] in drawn and data["captions"][1] in " ".join(t or "" for t in drawn)
+    assert [e.get("data-row") for e in tree.iter(f"{SVG}rect")].count("1") == 4
+    assert f"{values[1, 1, 0]:.2f}" in drawn
     assert_laid_out(page, page.locator("[data-role=plot]"))
     assert requests == [] and errors == []
     page.close()
