@@ -1,13 +1,16 @@
-"""Command line: `python -m encoder trace|profile TEXT [options]` and `... train [options]`.
+"""Command line: `python -m encoder trace|profile|embed TEXT [options]`, `... train [options]` and
+`... fill "TEXT WITH [MASK]" --checkpoint DIR`.
 
     python -m encoder train --task reverse --save reverse-model --json
     python -m encoder trace --checkpoint reverse-model "3 1 4 1 5 9 2 6"
     python -m encoder profile "The cat sat." --heads 8 --d-model 512 --layers 6 --json
+    python -m encoder embed "A cat sleeps." "A kitten naps." --pretrained --json
 
-One module per command (trace, train, profile), each with `add_command(subparsers)`, which sets
-`run`: it takes the parsed arguments and returns the exit code. The flags they share are in
-encoder.cli.options, the model trace and profile choose in encoder.cli.model. A ValueError (a bad
-configuration, a run too large) becomes a one-line error and exit code 2.
+One module per command (trace, train, profile, embed, fill), each with
+`add_command(subparsers)`, which sets `run`: it takes the parsed arguments and returns the exit
+code. The flags they share are in encoder.cli.options, the model trace, profile and embed choose
+in encoder.cli.model. A ValueError (a bad configuration, a run too large) becomes a one-line
+error and exit code 2.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from encoder.cli import profile, trace, train
+from encoder.cli import embed, fill, profile, trace, train
 
 USAGE_ERROR = 2
 
@@ -24,6 +27,8 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     trace.add_command,
     train.add_command,
     profile.add_command,
+    embed.add_command,
+    fill.add_command,
 )
 
 

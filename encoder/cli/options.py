@@ -18,6 +18,12 @@ def add_architecture_option(
     parser.add_argument(option.flag, help=f"{option.help} (default {shown})", **typed, **settings)
 
 
+CHECKPOINT_HELP = (
+    "a checkpoint directory (a Hugging Face encoder, or saved by `train --save`), or the name of "
+    "a model in ENCODER_EXPLORER_MODELS or the Hugging Face cache, such as FacebookAI/roberta-base"
+)
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """TEXT, the architecture options, --device, and --pretrained or --checkpoint DIR: how the
     commands that run text through an encoder (trace, profile) choose it."""
@@ -35,10 +41,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     weights.add_argument(
         "--checkpoint",
         metavar="DIR|NAME",
-        help="a checkpoint directory (a Hugging Face encoder, or saved by `train --save`: then "
-        'each TEXT is one sequence of the task\'s symbols, e.g. "3 1 4 1 5 9 2 6"), or the name '
-        "of a model in ENCODER_EXPLORER_MODELS or the Hugging Face cache, such as "
-        "FacebookAI/roberta-base",
+        help=f"{CHECKPOINT_HELP}; a task model saved here reads each TEXT as one sequence of the "
+        'task\'s symbols, e.g. "3 1 4 1 5 9 2 6"',
     )
 
 

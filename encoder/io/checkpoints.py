@@ -13,11 +13,12 @@ against the config before the model is built.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from encoder.core.lm_head import MaskedLMHead
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Said
 from encoder.io.checkpoint_files import (
@@ -50,6 +51,15 @@ class Checkpoint:
     task_model: TaskModel | None = None  # None for a Hugging Face encoder
     family: str | None = None  # the encoder's family ("BERT", "RoBERTa", "XLM-R", ...); None
     # for a model trained here (its task_model says what it is)
+    mlm_head: MaskedLMHead | None = None  # the masked-LM head loaded with the encoder (eval)
+    no_head: Said | None = None  # why there is none, when there is none
+
+
+# Files beside a sentence-transformers model (all-MiniLM-L6-v2's): it was trained for sentence
+# embeddings, so a masked-LM head is missing by design, not by accident.
+SENTENCE_TRANSFORMERS_FILES = ("modules.json", "config_sentence_transformers.json")
+BUNDLED_NAME = "all-MiniLM-L6-v2"
+NO_TASK_HEAD = Said("a model trained here for a task has no masked-LM head")
 
 
 def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
@@ -92,10 +102,27 @@ def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
     check_files(files, source, max_bytes)
     if family is None:
         task_model = task_model_from_config(config, files, source)
-        return Checkpoint(task_model.encoder, task_model.tokenizer, task_model)
-    encoder = encoder_from_files(family, config, files, source)
+        return Checkpoint(
+            task_model.encoder, task_model.tokenizer, task_model, no_head=NO_TASK_HEAD
+        )
+    encoder, head, no_head = encoder_from_files(family, config, files, source)
     tokenizer = tokenizer_from_json(files[TOKENIZER_FILE], file_source(source, TOKENIZER_FILE))
-    return Checkpoint(encoder, tokenizer, family=family_name(config, config_source))
+    name = family_name(config, config_source)
+    return Checkpoint(encoder, tokenizer, family=name, mlm_head=head, no_head=no_head)
+
+
+def _sentence_embeddings(checkpoint: Checkpoint, directory: Path, name: str) -> Checkpoint:
+    """A checkpoint without a head beside sentence-transformers' files says why it has none."""
+    if checkpoint.mlm_head is not None or checkpoint.task_model is not None:
+        return checkpoint
+    if not any((directory / file).is_file() for file in SENTENCE_TRANSFORMERS_FILES):
+        return checkpoint
+    why = Said(
+        "{name} was trained for sentence embeddings (a sentence-transformers model); its "
+        "checkpoint has no masked-LM head",
+        name=name,
+    )
+    return replace(checkpoint, no_head=why)
 
 
 def load_checkpoint(
@@ -112,7 +139,9 @@ def load_checkpoint(
     except (ValueError, OSError) as error:
         logger.warning("refused checkpoint %s: %s", directory, error)
         raise
-    return checkpoint_from_files(files, str(directory), max_bytes)
+    checkpoint = checkpoint_from_files(files, str(directory), max_bytes)
+    bundled = directory.resolve() == bundled_model_dir().resolve()
+    return _sentence_embeddings(checkpoint, directory, BUNDLED_NAME if bundled else str(directory))
 
 
 def load_pretrained(

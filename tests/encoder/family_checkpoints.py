@@ -15,7 +15,8 @@ tokenizer.json of the family's kind with its special tokens and post-processor:
     camembert     CamembertForMaskedLM     Unigram    <s> </s> (<pad>), metaspace
     albert        AlbertForPreTraining     Unigram    [CLS] [SEP] (<pad>), embedding_size 16
 
-(with head=False the bare encoder class: BertModel, RobertaModel, ...). Nothing is downloaded.
+(with head=False the bare encoder class: BertModel, RobertaModel, ...; with
+model_class=MASKED_LM[family] the family's *ForMaskedLM). Nothing is downloaded.
 
     directory = build_checkpoint("roberta", tmp_path)            # config.json, model.safetensors,
                                                                  # tokenizer.json
@@ -256,16 +257,29 @@ FAMILIES: dict[str, tuple[str, Callable[[], Tokenizer], Callable[[Tokenizer], di
 }
 
 
+# family -> its masked-LM class (ELECTRA's is the generator's)
+MASKED_LM = {
+    "bert": "BertForMaskedLM",
+    "distilbert": "DistilBertForMaskedLM",
+    "electra": "ElectraForMaskedLM",
+    "roberta": "RobertaForMaskedLM",
+    "modernbert": "ModernBertForMaskedLM",
+    "xlm-roberta": "XLMRobertaForMaskedLM",
+    "camembert": "CamembertForMaskedLM",
+    "albert": "AlbertForMaskedLM",
+}
+
+
 def randomise(model: torch.nn.Module, seed: int = 7) -> None:
-    """Every LayerNorm a gain around 1 and a bias, every linear layer a bias (where it has
-    them): transformers initialises them to 1 and 0, which would hide a norm or bias mixed up."""
+    """Every LayerNorm a gain around 1 and a bias, every linear layer a bias, every masked-LM
+    head's own bias (where they have them): transformers initialises them to 1 and 0, which
+    would hide a norm or bias mixed up."""
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, torch.nn.LayerNorm) and module.weight is not None:
                 module.weight.copy_(1 + 0.3 * torch.randn(module.weight.shape, generator=generator))
-            biased = isinstance(module, (torch.nn.LayerNorm, torch.nn.Linear))
-            if biased and module.bias is not None:
+            if isinstance(getattr(module, "bias", None), torch.nn.Parameter):
                 module.bias.copy_(0.1 * torch.randn(module.bias.shape, generator=generator))
 
 
@@ -285,6 +299,7 @@ def build_checkpoint(
     directory: str | Path,
     *,
     head: bool = True,
+    model_class: str | None = None,
     max_shard_size: str | None = None,
     seed: int = 0,
     **overrides,
@@ -292,7 +307,8 @@ def build_checkpoint(
     """A tiny random checkpoint of `family` (a key of FAMILIES) in `directory`: config.json,
     model.safetensors (or shards with model.safetensors.index.json when max_shard_size is given,
     e.g. "40KB") and tokenizer.json. head: save the pretraining class (its heads' tensors and
-    the base-model prefix, as most checkpoints on the Hub), else the bare encoder. overrides:
+    the base-model prefix, as most checkpoints on the Hub), else the bare encoder; model_class:
+    another of transformers' classes of the family (e.g. MASKED_LM[family]). overrides:
     config keys (e.g. num_hidden_groups=2)."""
     import transformers
 
@@ -303,7 +319,8 @@ def build_checkpoint(
         model_type, **{**make_config(tokenizer), **overrides}
     )
     torch.manual_seed(seed)
-    model = getattr(transformers, pretraining if head else bare)(config).eval()
+    name = model_class or (pretraining if head else bare)
+    model = getattr(transformers, name)(config).eval()
     randomise(model, seed)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

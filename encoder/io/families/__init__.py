@@ -2,7 +2,7 @@
 of everything else: each a ValueError that names what the checkpoint is and why it is not read.
 
     family = family_of(config, "dir/config.json")       # ROBERTA for model_type "xlm-roberta"
-    model = encoder_from_files(family, config, files, "dir")
+    model, head, no_head = encoder_from_files(family, config, files, "dir")  # head or why none
 
 BERT (encoder.io.families.bert), RoBERTa, XLM-R and CamemBERT (roberta), DistilBERT
 (distilbert), ELECTRA (electra), ALBERT (albert), ModernBERT (modernbert); a config.json without

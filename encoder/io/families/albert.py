@@ -12,9 +12,11 @@ from encoder.core.said import Said
 from encoder.io.families.bert import CONFIG_KEYS, bert_fields, embedding_tensors
 from encoder.io.families.family import (
     Family,
+    HeadTensors,
     NameMap,
     block_tensors,
     encoder_config,
+    head_tensors,
     parameter_names,
 )
 
@@ -56,10 +58,27 @@ def albert_tensors(cfg: EncoderConfig) -> NameMap:
     return names
 
 
+def albert_head(config: dict, cfg: EncoderConfig, path: str) -> HeadTensors:
+    """AlbertMLMHead: dense from the hidden size to the embedding size (hidden_act), LayerNorm,
+    the decoder (tied to the embedding-size word table) and its bias, under predictions."""
+    return head_tensors(
+        "predictions.dense",
+        "predictions.LayerNorm",
+        "predictions.decoder",
+        ("predictions.decoder.bias", "predictions.bias"),
+        d_model=cfg.d_model,
+        width=cfg.embedding_size or cfg.d_model,
+        vocab_size=cfg.vocab_size,
+        activation=cfg.activation,
+        norm_eps=cfg.layer_norm_eps,
+    )
+
+
 ALBERT = Family(
     names={"albert": "ALBERT"},
     read_config=albert_config,
     tensors=albert_tensors,
     prefixes=("albert.",),
     ignored=("predictions.", "sop_classifier."),
+    head=albert_head,
 )

@@ -8,11 +8,13 @@ from encoder.core.config import EncoderConfig
 from encoder.core.said import Said
 from encoder.io.families.family import (
     Family,
+    HeadTensors,
     NameMap,
     activation_of,
     block_tensors,
     config_values,
     encoder_config,
+    head_tensors,
     parameter_names,
 )
 
@@ -103,10 +105,27 @@ def bert_tensors(cfg: EncoderConfig) -> NameMap:
     return names
 
 
+def bert_head(config: dict, cfg: EncoderConfig, path: str) -> HeadTensors:
+    """BertLMPredictionHead: transform.dense (hidden_act), transform.LayerNorm, the decoder and
+    its bias, under cls.predictions."""
+    return head_tensors(
+        "cls.predictions.transform.dense",
+        "cls.predictions.transform.LayerNorm",
+        "cls.predictions.decoder",
+        ("cls.predictions.decoder.bias", "cls.predictions.bias"),
+        d_model=cfg.d_model,
+        width=cfg.d_model,
+        vocab_size=cfg.vocab_size,
+        activation=cfg.activation,
+        norm_eps=cfg.layer_norm_eps,
+    )
+
+
 BERT = Family(
     names={"bert": "BERT"},
     read_config=bert_config,
     tensors=bert_tensors,
     prefixes=("bert.",),
     ignored=("cls.",),
+    head=bert_head,
 )

@@ -9,11 +9,13 @@ from encoder.core.config import EncoderConfig
 from encoder.io.families.bert import POST_NORM_LAYOUT, embedding_tensors
 from encoder.io.families.family import (
     Family,
+    HeadTensors,
     NameMap,
     activation_of,
     block_tensors,
     config_values,
     encoder_config,
+    head_tensors,
 )
 
 CONFIG_KEYS = {
@@ -61,10 +63,26 @@ def distilbert_tensors(cfg: EncoderConfig) -> NameMap:
     return names
 
 
+def distilbert_head(config: dict, cfg: EncoderConfig, path: str) -> HeadTensors:
+    """vocab_transform (config's activation), vocab_layer_norm (eps 1e-12), vocab_projector."""
+    return head_tensors(
+        "vocab_transform",
+        "vocab_layer_norm",
+        "vocab_projector",
+        ("vocab_projector.bias",),
+        d_model=cfg.d_model,
+        width=cfg.d_model,
+        vocab_size=cfg.vocab_size,
+        activation=cfg.activation,
+        norm_eps=LAYER_NORM_EPS,
+    )
+
+
 DISTILBERT = Family(
     names={"distilbert": "DistilBERT"},
     read_config=distilbert_config,
     tensors=distilbert_tensors,
     prefixes=("distilbert.",),
     ignored=("vocab_transform.", "vocab_layer_norm.", "vocab_projector.", "pre_classifier."),
+    head=distilbert_head,
 )

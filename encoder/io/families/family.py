@@ -1,6 +1,7 @@
 """What every family's loader shares: the description of a family (its config reader, where its
-tensors go in our encoder, the prefixes and heads it drops) and the one reader that renames,
-stacks and checks a checkpoint's tensors against the config before the encoder is built.
+tensors go in our encoder, the prefixes and heads it drops, where its masked-LM head is) and the
+one reader that renames, stacks and checks a checkpoint's tensors against the config before the
+encoder (and its masked-LM head, encoder.core.lm_head) is built.
 
 A family module says only what is its own; the renaming of old LayerNorm gamma/beta, the
 stacking of separate q, k, v projections into `in_proj`, the shape checks and the messages live
@@ -10,11 +11,12 @@ here, once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from encoder.core.config import EncoderConfig
+from encoder.core.lm_head import LMHeadConfig, MaskedLMHead
 from encoder.core.model import TransformerEncoder, block_path
 from encoder.core.said import Said, said_of
 from encoder.io.checkpoint_files import (
@@ -42,6 +44,35 @@ COMMON_IGNORED = (
 
 
 @dataclass(frozen=True)
+class HeadTensors:
+    """Where a checkpoint holds its masked-LM head: `names` maps our head's transform.* and
+    norm.* to its tensors; `decoder` is its decoder weight (absent where it is tied to the word
+    embeddings); `biases` its decoder bias, the first the file has (transformers 5 reads
+    decoder.bias where it is saved, the head's own bias otherwise). `instead`: a prefix whose
+    tensors, in a checkpoint without the head, say why it has none."""
+
+    cfg: LMHeadConfig  # tied is decided from the file
+    names: NameMap
+    decoder: str
+    biases: tuple[str, ...]
+    instead: tuple[str, Said] | None = None
+
+
+def head_tensors(
+    transform: str,
+    norm: str,
+    decoder: str,
+    biases: tuple[str, ...],
+    instead: tuple[str, Said] | None = None,
+    **cfg,
+) -> HeadTensors:
+    """A head whose transform, norm and decoder modules have these names; cfg: LMHeadConfig's
+    fields."""
+    names = parameter_names("transform", transform) | parameter_names("norm", norm)
+    return HeadTensors(LMHeadConfig(**cfg), names, f"{decoder}.weight", biases, instead)
+
+
+@dataclass(frozen=True)
 class Family:
     """An encoder family the loaders read.
 
@@ -50,7 +81,8 @@ class Family:
     tensors: the cfg's parameter names -> the checkpoint's tensors (every name the family could
     have; those the cfg's encoder lacks, such as biases it has none of, are dropped);
     prefixes: the base model's prefix in a checkpoint with heads ("roberta."), dropped;
-    ignored: prefixes of tensors the encoder does not use (pretraining and task heads).
+    ignored: prefixes of tensors the encoder does not use (pretraining and task heads);
+    head: (config.json, its EncoderConfig, its path) -> where its masked-LM head's tensors are.
     """
 
     names: dict[str, str]
@@ -58,6 +90,7 @@ class Family:
     tensors: Callable[[EncoderConfig], NameMap]
     prefixes: tuple[str, ...]
     ignored: tuple[str, ...]
+    head: Callable[[dict, EncoderConfig, str], HeadTensors]
 
     def name_of(self, model_type: str | None) -> str:
         """The family's name for a config's model_type (its first name when there is none)."""
@@ -190,16 +223,69 @@ def map_weights(
     return state
 
 
+def head_from_tensors(
+    tensors: dict[str, torch.Tensor],
+    spec: HeadTensors,
+    config: dict,
+    model: TransformerEncoder,
+    source: str,
+) -> tuple[MaskedLMHead | None, Said | None]:
+    """(the masked-LM head, None), tied to the model's word embeddings where the checkpoint ties
+    them (config.json's tie_word_embeddings, transformers' default true, and no decoder weight of
+    its own or one equal to the word table); or (None, why there is none): the tensors it lacks,
+    or the one whose shape or dtype is wrong (the encoder still loads: only the head is refused)."""
+    theirs = {_their_name(name, ()): tensor for name, tensor in tensors.items()}
+    words = model.embed.token.weight
+    tied = config.get("tie_word_embeddings", True) is not False and (
+        spec.decoder not in theirs or torch.equal(theirs[spec.decoder].to(words.dtype), words)
+    )
+    cfg = replace(spec.cfg, tied=tied)
+    expected = meta_state(lambda: MaskedLMHead(cfg))
+    name_map = {ours: parts for ours, parts in spec.names.items() if ours in expected}
+    if not tied:
+        name_map["decoder.weight"] = (spec.decoder,)
+    if cfg.decoder_bias:
+        name_map["bias"] = (next((b for b in spec.biases if b in theirs), spec.biases[-1]),)
+    wanted = [part for parts in name_map.values() for part in parts]
+    missing = [name for name in wanted if name not in theirs]
+    if missing:
+        if spec.instead is not None and any(n.startswith(spec.instead[0]) for n in theirs):
+            return None, spec.instead[1]
+        return None, Said(
+            "{source} has no masked-LM head: it lacks the tensors {names}",
+            source=source,
+            names=listed(missing),
+        )
+    try:
+        for ours, (part,) in name_map.items():
+            _check_tensor(source, part, theirs[part], tuple(expected[ours].shape))
+    except ValueError as error:
+        return None, said_of(error)
+    state = {ours: theirs[part].to(torch.float32) for ours, (part,) in name_map.items()}
+    if tied:
+        state["decoder.weight"] = words
+    with torch.device("meta"), NoInit():
+        head = MaskedLMHead(cfg)
+    head.load_state_dict(state, strict=True, assign=True)
+    if tied:
+        head.tie(model.embed.token)
+    return head.eval(), None
+
+
 def encoder_from_files(
     family: Family, config: dict, files: Files, source: str
-) -> TransformerEncoder:
+) -> tuple[TransformerEncoder, MaskedLMHead | None, Said | None]:
     """Our encoder (eval mode, float32) with the weights of a checkpoint of `family` whose parsed
-    config.json is `config` and whose files are `files`."""
-    cfg = family.read_config(config, file_source(source, CONFIG_FILE))
-    check_layers(cfg, file_source(source, CONFIG_FILE))
+    config.json is `config` and whose files are `files`, and its masked-LM head or why it has
+    none (head_from_tensors)."""
+    config_source = file_source(source, CONFIG_FILE)
+    cfg = family.read_config(config, config_source)
+    check_layers(cfg, config_source)
     weights = file_source(source, INDEX_FILE if INDEX_FILE in files else WEIGHTS_FILE)
-    state = map_weights(read_weights(files, source), family, cfg, weights)
+    tensors = read_weights(files, source)
+    state = map_weights(tensors, family, cfg, weights)
     with NoInit():  # every parameter is about to be overwritten by the checkpoint's
         model = TransformerEncoder(cfg)
     model.load_state_dict(state, strict=True)
-    return model.eval()
+    spec = family.head(config, cfg, config_source)
+    return model.eval(), *head_from_tensors(tensors, spec, config, model, weights)

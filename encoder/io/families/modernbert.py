@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from encoder.core.config import EncoderConfig
 from encoder.core.said import Said
+from encoder.io.families.bert import ACTIVATIONS as BERT_ACTIVATIONS
 from encoder.io.families.family import (
     Family,
+    HeadTensors,
     NameMap,
     activation_of,
     block_tensors,
     config_values,
     encoder_config,
+    head_tensors,
     parameter_names,
 )
 
@@ -47,6 +50,9 @@ DEFAULTS = {
     "embedding_dropout": 0.0,
     "attention_dropout": 0.0,
     "mlp_dropout": 0.0,
+    "classifier_activation": "gelu",
+    "classifier_bias": False,
+    "decoder_bias": True,
 }
 # The gated feed-forward act(input) * gate for each hidden_activation ("gelu" is exact erf GELU).
 ACTIVATIONS = {"gelu": "geglu", "silu": "swiglu"}
@@ -187,10 +193,32 @@ def modernbert_tensors(cfg: EncoderConfig) -> NameMap:
     return names
 
 
+def modernbert_head(config: dict, cfg: EncoderConfig, path: str) -> HeadTensors:
+    """ModernBertPredictionHead (head.dense with classifier_bias, classifier_activation,
+    head.norm with norm_bias) and the decoder (decoder_bias)."""
+    return head_tensors(
+        "head.dense",
+        "head.norm",
+        "decoder",
+        ("decoder.bias",),
+        d_model=cfg.d_model,
+        width=cfg.d_model,
+        vocab_size=cfg.vocab_size,
+        activation=activation_of(
+            {**DEFAULTS, **config}, "classifier_activation", BERT_ACTIVATIONS, path
+        ),
+        norm_eps=cfg.layer_norm_eps,
+        norm_bias=cfg.norm_bias,
+        transform_bias=_setting(config, "classifier_bias"),
+        decoder_bias=_setting(config, "decoder_bias"),
+    )
+
+
 MODERNBERT = Family(
     names={"modernbert": "ModernBERT"},
     read_config=modernbert_config,
     tensors=modernbert_tensors,
     prefixes=("model.",),
     ignored=("head.", "decoder."),
+    head=modernbert_head,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from encoder.core.config import EncoderConfig
 from encoder.core.said import Said
 from encoder.io.families.bert import bert_fields, bert_tensors
-from encoder.io.families.family import Family, encoder_config
+from encoder.io.families.family import Family, HeadTensors, encoder_config, head_tensors
 
 
 def roberta_config(config: dict, path: str) -> EncoderConfig:
@@ -32,10 +32,27 @@ def roberta_config(config: dict, path: str) -> EncoderConfig:
     )
 
 
+def roberta_head(config: dict, cfg: EncoderConfig, path: str) -> HeadTensors:
+    """RobertaLMHead: dense, exact GELU whatever hidden_act says, layer_norm, the decoder and
+    its bias, under lm_head."""
+    return head_tensors(
+        "lm_head.dense",
+        "lm_head.layer_norm",
+        "lm_head.decoder",
+        ("lm_head.decoder.bias", "lm_head.bias"),
+        d_model=cfg.d_model,
+        width=cfg.d_model,
+        vocab_size=cfg.vocab_size,
+        activation="gelu",
+        norm_eps=cfg.layer_norm_eps,
+    )
+
+
 ROBERTA = Family(
     names={"roberta": "RoBERTa", "xlm-roberta": "XLM-R", "camembert": "CamemBERT"},
     read_config=roberta_config,
     tensors=bert_tensors,
     prefixes=("roberta.", "camembert."),
     ignored=("lm_head.",),
+    head=roberta_head,
 )
