@@ -20,9 +20,16 @@ def _get(thing, name: str):
     return thing[name] if isinstance(thing, dict) else getattr(thing, name)
 
 
+def _token(word) -> str:
+    """A word's token; an id its tokenizer does not name (a head wider than the vocabulary) as
+    "#id"."""
+    token = _get(word, "token")
+    return f"#{int(_get(word, 'id'))}" if token is None else str(token)
+
+
 def _words(words) -> tuple[list[str], list[float]]:
     kept = list(words)[:LENS_TOP]
-    return [str(_get(w, "token")) for w in kept], [float(_get(w, "probability")) for w in kept]
+    return [_token(w) for w in kept], [float(_get(w, "probability")) for w in kept]
 
 
 def settled_from(tops: Sequence[str]) -> int:

@@ -176,6 +176,8 @@ def test_the_lens_payload_takes_dicts_and_refuses_bad_shapes():
     assert lens_payload(as_dicts, probabilities, [], names) == lens_payload(
         fills, probabilities, [], names
     )
+    unnamed = [{**as_dicts[0], "by_layer": [[{"token": None, "id": 7, "probability": 0.5}]] * 3}]
+    assert lens_payload(unnamed, None, [], names)["top_tokens"][0][0] == ["#7"]
     with pytest.raises(ValueError, match="No mask"):
         lens_payload([], None, [], names)
     with pytest.raises(ValueError, match="3 layers, not 2"):
