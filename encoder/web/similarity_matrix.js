@@ -92,7 +92,7 @@ function simPanels(d) {
  * panel's box; panels flow, as many to a row as fit. */
 function simLayout(d, panels, width) {
   const n = d.labels.length;
-  const chars = Math.max(6, Math.min(26, Math.floor((width * 0.34) / (FIGURE_CHAR * SIM_TEXT))));
+  const chars = Math.max(6, Math.min(26, Math.floor((width * 0.25) / (FIGURE_CHAR * SIM_TEXT))));
   const widest = Math.max(...d.labels.map((l, i) => simWidth(`${i + 1} ${simShort(l, chars)}`)));
   const labels = widest + 12;
   const room = Math.max(...panels.map((p) => colourBarScale(p.low, p.high, 4, SIM_TEXT).width)) + 12;
@@ -235,14 +235,16 @@ function paint(state, parts) {
   const i = state.depth;
   for (const { p, cells } of state.panels || []) {
     const m = p.matrix(i);
+    // the values printed where every one of the panel's fits its cell, else none (the table has them)
+    const said = m.map((row) => row.map((v) => number(v, 2)));
+    const side = cells.length ? Number(cells[0].rect.getAttribute("width")) : 0;
+    const fits = said.every((row) => row.every((t) => simWidth(t) + 4 <= side));
     for (const { r, c, rect, text } of cells) {
       const v = m[r][c];
       const fill = p.colour(v);
       rect.setAttribute("fill", fill);
       rect.setAttribute("data-value", String(v));
-      const said = number(v, 2);
-      const fits = simWidth(said) + 4 <= Number(rect.getAttribute("width"));
-      text.textContent = fits ? said : "";
+      text.textContent = fits ? said[r][c] : "";
       text.setAttribute("fill", figureInkOn(fill.slice(4, -1).split(",").map(Number)));
     }
   }
