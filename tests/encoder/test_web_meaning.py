@@ -157,7 +157,7 @@ def test_each_masks_caption_says_from_which_layer_its_prediction_stays_on_top():
         caption = data["notes"][m]
         assert caption.startswith(f"Mask {m + 1} (position {fill.position}): “{tops[-1]}”")
         if first < 3:
-            assert caption.endswith(f"is on top from {names[first]} on.")
+            assert caption.endswith(f"is on top from block {first} on.")
         else:
             assert caption.endswith("is on top only at the last layer.")
 
