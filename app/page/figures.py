@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import torch
 
@@ -21,7 +20,7 @@ from app.runs import Run
 from encoder.core.options import ACTIVATION_NAMES, GATED_INNER
 from encoder.core.said import Said
 from encoder.inspect import activations, norms
-from encoder.inspect.similarity import ALIKE_RULE, alike_depths
+from encoder.inspect.similarity import alike_depths
 from encoder.web import hosts, spoken_in
 from encoder.web.block_diagram import block_diagram_data
 from encoder.web.similarity_matrix import similarity_payload
@@ -192,24 +191,15 @@ def depth_names(run: Run) -> list[str]:
 
 def matrix_figure(runs: list[Run], title: str) -> Drawn:
     """The cosine matrix of the sentences at every depth (Run.similarity, [L+1, B, B]), drawn by
-    similarity_matrix.js with the depth at which each pair becomes alike (ALIKE_RULE); a second
+    similarity_matrix.js with the depth at which each pair becomes alike (alike_depths); a second
     run (setup B, the same sentences) is drawn beside the first with B − A."""
 
     def payload(run: Run, name: str, b: dict | None = None) -> dict:
-        words = {"title": title, "rule": ALIKE_RULE}
-        alike = alike_matrix(run.similarity, run.sentences)
+        alike = alike_depths(torch.from_numpy(run.similarity), run.sentences)
         labels, depths = run.sentences, depth_names(run)  # numbered by the module
         return similarity_payload(
-            run.similarity, labels, depths, words, alike=alike, b=b, name=name
+            run.similarity, labels, depths, {"title": title}, alike=alike, b=b, name=name
         )
 
     b = payload(runs[1], "B") if len(runs) > 1 else None
     return Drawn(hosts.SIMILARITY, payload(runs[0], "A", b))
-
-
-def alike_matrix(similarity: np.ndarray, sentences: list[str]) -> np.ndarray:
-    """[B, B]: the depth at which each pair becomes alike (alike_depths), -1 on the diagonal."""
-    found = -np.ones(similarity.shape[1:], dtype=int)
-    for pair in alike_depths(torch.from_numpy(similarity), sentences):
-        found[pair.a, pair.b] = found[pair.b, pair.a] = pair.depth
-    return found

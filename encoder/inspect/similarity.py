@@ -183,11 +183,10 @@ class AlikePair:
     said: Said
 
 
-def depth_name(depth: int, num_layers: int) -> Said:
-    """'the embeddings' for depth 0, else 'block l of L'."""
-    if depth == 0:
-        return Said("the embeddings")
-    return Said("block {block} of {blocks}", block=depth, blocks=num_layers)
+def depth_name(depth: int) -> Said:
+    """'the embeddings' for depth 0, else 'block k' for the stream after block k (= depth - 1),
+    as the page numbers blocks."""
+    return Said("the embeddings") if depth == 0 else Said("block {block}", block=depth - 1)
 
 
 def alike_depths(
@@ -196,7 +195,6 @@ def alike_depths(
     """Every pair a < b of the [L+1, B, B] cosines: ALIKE_RULE's depth, and a sentence saying it
     from the numbers (labels: each sentence as the reader knows it, quoted)."""
     cos = similarity_by_depth.double().cpu()
-    L = cos.shape[0] - 1
     pairs = []
     for a in range(cos.shape[1]):
         for b in range(a + 1, cos.shape[1]):
@@ -207,7 +205,7 @@ def alike_depths(
             values = {
                 "a": Quoted(labels[a]),
                 "b": Quoted(labels[b]),
-                "depth": depth_name(depth, L),
+                "depth": depth_name(depth),
                 "start": formatted(start, ".2f"),
                 "end": formatted(end, ".2f"),
             }

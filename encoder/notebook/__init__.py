@@ -3,6 +3,8 @@
     from encoder.notebook import explore, head_view
     explore("The animal didn't cross the street because it was too tired.")  # MiniLM
     head_view(outputs.attentions, tokens)  # any Hugging Face model's, as BertViz takes them
+    similarity(["A cat sat.", "A dog lay."])  # the cosine of every pair, at every depth
+    fill("Paris is the [MASK] of France.", checkpoint="bert-base-uncased")  # and its lens
 
 Both return an anywidget that displays itself; its ES module is the library's own
 (encoder/web), so the explorer is the one the page and the offline files draw. A widget's
@@ -21,7 +23,16 @@ except ImportError as error:
         'encoder.notebook needs anywidget: pip install "encoder-explorer[notebook]"'
     ) from error
 
+from encoder.notebook.figures import LensGrid, SimilarityMatrix, fill, similarity
 from encoder.notebook.views import explore, head_view
 from encoder.notebook.widget import AttentionExplorer
 
-__all__ = ["AttentionExplorer", "explore", "head_view"]
+__all__ = [
+    "AttentionExplorer",
+    "LensGrid",
+    "SimilarityMatrix",
+    "explore",
+    "fill",
+    "head_view",
+    "similarity",
+]

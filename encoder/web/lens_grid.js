@@ -69,11 +69,8 @@ function lensLayout(d, width) {
     X: (x) => (rtl ? width - x : x), R: (x, w) => (rtl ? width - x - w : x) };
 }
 
-function drawLens(state, canvas, d, width) {
-  const at = lensLayout(d, width);
-  const { names, col, top, X, R, rtl } = at;
-  const last = d.layers.length - 1;
-  const cells = [];
+/** Each mask's column head: its number, and its position (shorter where the column is narrow). */
+function drawLensHeads(canvas, d, { names, col, X }) {
   d.masks.forEach((position, m) => {
     const x = X(names + m * col + col / 2);
     canvas.append(
@@ -81,22 +78,31 @@ function drawLens(state, canvas, d, width) {
         "font-size": LENS_TEXT, "font-weight": 600, "text-anchor": "middle" },
       _("mask {mask}", { mask: m + 1 })),
       svgNode("text", { "data-role": "col-position", "data-mask": m, x, y: 2 * LENS_TEXT + 8,
-        "font-size": LENS_TEXT, "text-anchor": "middle" }, _("position {position}", { position })),
+        "font-size": LENS_TEXT, "text-anchor": "middle" }, [_("position {position}", { position }),
+        _("pos. {position}", { position })].find((t) => lensWidth(t) <= col - 10) || String(position)),
     );
   });
+}
+
+function drawLens(state, canvas, d, width) {
+  const at = lensLayout(d, width);
+  const { names, col, top, X, R, rtl } = at;
+  const last = d.layers.length - 1;
+  const cells = [];
+  drawLensHeads(canvas, d, at);
   d.layers.forEach((name, l) => {
     const y = top + l * LENS_ROW;
     const final = l === last;
     const label = svgNode("text", { "data-role": "row-label", "data-layer": l,
       x: X(names - 10), y: y + (final ? LENS_ROW / 2 - 4 : LENS_ROW / 2 + LENS_TEXT * 0.35),
-      "font-size": LENS_TEXT, "font-weight": final ? 700 : 400, "text-anchor": rtl ? "start" : "end",
-      direction: rtl ? "rtl" : "ltr" }, name);
+      "font-size": LENS_TEXT, "font-weight": final ? 700 : 400, "text-anchor": rtl ? "start" : "end" },
+    name);
     if (final) label.setAttribute("data-prediction", "");
     canvas.appendChild(label);
     if (final) {
       canvas.appendChild(svgNode("text", { "data-role": "prediction-label", x: X(names - 10),
         y: y + LENS_ROW / 2 + LENS_TEXT, "font-size": LENS_TEXT, "font-weight": 700,
-        "text-anchor": rtl ? "start" : "end", direction: rtl ? "rtl" : "ltr" }, d.prediction));
+        "text-anchor": rtl ? "start" : "end" }, d.prediction));
     }
     d.masks.forEach((_position, m) => {
       const p = d.top_p[l][m][0];

@@ -20,9 +20,16 @@ def _get(thing, name: str):
     return thing[name] if isinstance(thing, dict) else getattr(thing, name)
 
 
+def _token(word) -> str:
+    """A word's token; an id its tokenizer does not name (a head wider than the vocabulary) as
+    "#id"."""
+    token = _get(word, "token")
+    return f"#{int(_get(word, 'id'))}" if token is None else str(token)
+
+
 def _words(words) -> tuple[list[str], list[float]]:
     kept = list(words)[:LENS_TOP]
-    return [str(_get(w, "token")) for w in kept], [float(_get(w, "probability")) for w in kept]
+    return [_token(w) for w in kept], [float(_get(w, "probability")) for w in kept]
 
 
 def settled_from(tops: Sequence[str]) -> int:
@@ -33,7 +40,7 @@ def settled_from(tops: Sequence[str]) -> int:
     return first
 
 
-def mask_caption(number: int, position: int, tops, layer_names, probability: float) -> Said:
+def mask_caption(number: int, position: int, tops, probability: float) -> Said:
     """Mask `number` (from 1) at `position`: its predicted word, and from which layer it is on
     top (settled_from) and stays."""
     first = settled_from(tops)
@@ -47,12 +54,13 @@ def mask_caption(number: int, position: int, tops, layer_names, probability: flo
             p=formatted(probability, ".2f"),
         )
     return Said(
-        "Mask {mask} (position {position}): {word}, {p} at the output, is on top from {layer} on.",
+        "Mask {mask} (position {position}): {word}, {p} at the output, is on top from block "
+        "{block} on.",
         mask=number,
         position=position,
         word=Quoted(tops[-1]),
         p=formatted(probability, ".2f"),
-        layer=str(layer_names[first]),
+        block=first,  # by_layer[l] reads the stream after block l
     )
 
 
@@ -84,7 +92,7 @@ def lens_payload(
         top_p.append([plain(p) for _, p in found])
         tops = [t[0] for t in top_tokens[-1]]
         position = int(_get(fill, "position"))
-        captions.append(mask_caption(number, position, tops, layer_names, top_p[-1][-1][0]))
+        captions.append(mask_caption(number, position, tops, top_p[-1][-1][0]))
     data = {
         "title": words.get("title")
         or Said.plural(

@@ -4,17 +4,17 @@
  * rerun, nothing sent): square cells on a blue–white–red scale from −1 to 1 with its colour
  * bar, the value printed in each cell where it fits; in compare mode setup B's matrix (at the
  * same share of its depth) and B − A (a scale of its own); under them, each pair's cosine
- * across depth (the chosen pair's line in colour, a dot where a pair becomes alike).
+ * across depth (the chosen pair's line in colour, a dot where a pair settles).
  *
  * An ES module, no framework, no network: each host's glue calls `mount` (encoder/web/hosts.py).
  * The stylesheet is similarity_matrix.css beside this file.
  *
  * data: {title, notes: string[], labels: string[B] (the sentences, the user's text), depth (the
  *        depth it opens at), depths: string[D] (each depth's name), values: number[D][B][B],
- *        captions: string[D] (what each depth's matrix says), scale, axis, lines, rule, alike:
- *        [a, b, depth][] (where each pair becomes alike), name ("A"), b?: {name, depths, values,
- *        captions, alike} (setup B, same sentences), difference? (B − A's title), lang?,
- *        words?} (similarity_matrix.py: similarity_payload).
+ *        captions: string[D] (what each depth's matrix says), scale, axis, lines, alike:
+ *        [a, b, depth, said?][] (where each pair settles, and a sentence saying so), name
+ *        ("A"), b?: {name, depths, values, captions, alike} (setup B, same sentences),
+ *        difference? (B − A's title), lang?, words?} (similarity_matrix.py: similarity_payload).
  *
  * Reading it: the slider (a range input, keyboard-reachable) chooses the depth; the mouse over a
  * cell, or the keyboard on the plot (one Tab stop: arrows move the chosen cell, Home and End the
@@ -46,7 +46,9 @@ const SIM_B = "#D55E00";
 const SIM_ARROWS = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
 let SIM_IDS = 0;
 
-const simWidth = (text, size = SIM_TEXT) => Math.ceil([...String(text)].length * FIGURE_CHAR * size);
+// a text's width, estimated (a bidi mark, as Arabic puts before a minus, takes none)
+const simWidth = (text, size = SIM_TEXT) =>
+  Math.ceil([...String(text).replace(/[\u200e\u200f\u061c]/g, "")].length * FIGURE_CHAR * size);
 const simShort = (text, chars) => ([...text].length > chars
   ? `${[...text].slice(0, Math.max(1, chars - 1)).join("")}…` : text);
 
@@ -67,15 +69,14 @@ function simProblem(data) {
 const depthOfB = (d, i) => (d.depths.length < 2 ? 0
   : Math.round((i * (d.b.depths.length - 1)) / (d.depths.length - 1)));
 
-/** The panels drawn: A, and in compare mode B and B − A, each {key, title, at(depth) → matrix,
- * low, high, colour}. */
+/** The panels drawn: A, and in compare mode B and B − A, each {key, title, matrix(depth), low,
+ * high, colour}. */
 function simPanels(d) {
   const cos = (v) => rgb(diverging(v));
-  const a = { key: "a", title: d.name, matrix: (i) => d.values[i], low: -1, high: 1, colour: cos,
-    depthName: (i) => d.depths[i] };
+  const a = { key: "a", title: d.name, matrix: (i) => d.values[i], low: -1, high: 1, colour: cos };
   if (!d.b) return [a];
   const b = { key: "b", title: d.b.name, matrix: (i) => d.b.values[depthOfB(d, i)], low: -1,
-    high: 1, colour: cos, depthName: (i) => d.b.depths[depthOfB(d, i)] };
+    high: 1, colour: cos };
   let most = 0;
   d.values.forEach((m, i) => m.forEach((row, r) => row.forEach((v, c) => {
     most = Math.max(most, Math.abs(b.matrix(i)[r][c] - v));
@@ -83,7 +84,7 @@ function simPanels(d) {
   const span = niceScale(0, Math.max(most, 0.01), 2).high;
   const diff = { key: "difference", title: d.difference, low: -span, high: span,
     matrix: (i) => d.values[i].map((row, r) => row.map((v, c) => b.matrix(i)[r][c] - v)),
-    colour: (v) => rgb(diverging(v / span)), depthName: a.depthName };
+    colour: (v) => rgb(diverging(v / span)) };
   return [a, b, diff];
 }
 
@@ -91,14 +92,13 @@ function simPanels(d) {
  * panel's box; panels flow, as many to a row as fit. */
 function simLayout(d, panels, width) {
   const n = d.labels.length;
-  const chars = Math.max(6, Math.min(26, Math.floor((width * 0.34) / (FIGURE_CHAR * SIM_TEXT))));
+  const chars = Math.max(6, Math.min(26, Math.floor((width * 0.25) / (FIGURE_CHAR * SIM_TEXT))));
   const widest = Math.max(...d.labels.map((l, i) => simWidth(`${i + 1} ${simShort(l, chars)}`)));
   const labels = widest + 12;
-  const bars = panels.map((p) => colourBarScale(p.low, p.high, 4, SIM_TEXT).width);
-  const room = Math.max(...bars) + 12;
+  const room = Math.max(...panels.map((p) => colourBarScale(p.low, p.high, 4, SIM_TEXT).width)) + 12;
   let cell = Math.floor((width - labels - room) / n);
   if (panels.length > 1) { // side by side where they fit at a good size, else one under another
-    const across = Math.floor((width - labels - (panels.length - 1) * (SIM_GAP + simWidth(n) + 8)
+    const across = Math.floor((width - labels - (panels.length - 1) * (SIM_GAP + simWidth(n) + 12)
       - panels.length * room) / (panels.length * n));
     if (across >= 40) cell = across;
   }
@@ -112,7 +112,7 @@ function simLayout(d, panels, width) {
     const w = left + n * cell + room;
     if (k > 0 && x + SIM_GAP + w > width) { x = 0; y += top + n * cell + 16; }
     else if (k > 0) x += SIM_GAP;
-    boxes.push({ x, y, left, w, bar: bars[k] });
+    boxes.push({ x, y, left, w });
     x += w;
   });
   const bottom = y + top + n * cell + 16;
@@ -134,7 +134,7 @@ function drawPanel(canvas, d, p, box, at, state) {
     const label = box.left > simWidth(n) + 12 ? `${i + 1} ${simShort(d.labels[i], chars)}` : String(i + 1);
     canvas.appendChild(svgNode("text", { "data-role": "row-label", "data-panel": p.key, "data-row": i,
       x: X(x0 - 8), y: y0 + i * cell + cell / 2 + SIM_TEXT * 0.35, "font-size": SIM_TEXT,
-      "text-anchor": rtl ? "start" : "end", direction: rtl ? "rtl" : "ltr" }, label));
+      "text-anchor": rtl ? "start" : "end" }, label));
     canvas.appendChild(svgNode("text", { "data-role": "col-label", "data-panel": p.key, "data-col": i,
       x: X(x0 + i * cell + cell / 2), y: y0 - 6, "font-size": SIM_TEXT, "text-anchor": "middle" },
     String(i + 1)));
@@ -163,12 +163,12 @@ function drawPanel(canvas, d, p, box, at, state) {
 }
 
 /** Each pair's cosine across depth (setup A's): a grey line a pair, the chosen pair's (and
- * B's, dashed) coloured, a dot where a pair becomes alike, a line at the depth drawn. */
+ * B's, dashed) coloured, a dot where a pair settles, a line at the depth drawn. */
 function drawLines(canvas, d, at, state) {
   const count = d.depths.length;
   const rtl = rightToLeft();
   const X = (x) => (rtl ? at.width - x : x);
-  const y0 = at.bottom + SIM_TEXT * 2 + 8;
+  const y0 = at.bottom + SIM_TEXT * 2 + 14;
   const left = 44;
   const right = at.width - 12;
   let low = 0;
@@ -176,7 +176,7 @@ function drawLines(canvas, d, at, state) {
   const scale = niceScale(low, 1, 4);
   const xOf = (i) => X(left + (count < 2 ? 0 : (i * (right - left)) / (count - 1)));
   const yOf = (v) => y0 + SIM_LINES_HEIGHT * (1 - (v - scale.low) / (scale.high - scale.low));
-  canvas.appendChild(svgNode("text", { "data-role": "lines-title", x: X(4), y: y0 - 12,
+  canvas.appendChild(svgNode("text", { "data-role": "lines-title", x: X(4), y: y0 - 18,
     "font-size": SIM_TEXT, "text-anchor": rtl ? "end" : "start" },
   simShort(d.lines, Math.floor(at.width / (FIGURE_CHAR * SIM_TEXT)))));
   for (const t of scale.ticks) {
@@ -235,14 +235,16 @@ function paint(state, parts) {
   const i = state.depth;
   for (const { p, cells } of state.panels || []) {
     const m = p.matrix(i);
+    // the values printed where every one of the panel's fits its cell, else none (the table has them)
+    const said = m.map((row) => row.map((v) => number(v, 2)));
+    const side = cells.length ? Number(cells[0].rect.getAttribute("width")) : 0;
+    const fits = said.every((row) => row.every((t) => simWidth(t) + 4 <= side));
     for (const { r, c, rect, text } of cells) {
       const v = m[r][c];
       const fill = p.colour(v);
       rect.setAttribute("fill", fill);
       rect.setAttribute("data-value", String(v));
-      const said = number(v, 2);
-      const fits = simWidth(said) + 4 <= Number(rect.getAttribute("width"));
-      text.textContent = fits ? said : "";
+      text.textContent = fits ? said[r][c] : "";
       text.setAttribute("fill", figureInkOn(fill.slice(4, -1).split(",").map(Number)));
     }
   }
@@ -313,49 +315,28 @@ function simShow({ root, readout, state, d, chosen }) {
   const { row, col } = chosen;
   const values = state.panels.map(({ p }) => `${p.title}: ${number(p.matrix(i)[row][col], 3)}`);
   const alike = (d.alike || []).find(([a, b]) => a === Math.min(row, col) && b === Math.max(row, col));
-  readout.textContent = _("Sentences {a} and {b} at {depth}: cosine {values}.", { a: row + 1, b: col + 1,
+  readout.textContent = _("Sentences {a} and {b}, {depth}: cosine {values}.", { a: row + 1, b: col + 1,
     depth: d.depths[i], values: d.b ? values.join(", ") : number(d.values[i][row][col], 3) })
-    + (alike ? ` ${_("They become alike at depth {depth} ({name}).", { depth: alike[2], name: d.depths[alike[2]] })}` : "");
+    + (alike ? " " + (alike[3] || _("It settles at depth {depth} ({name}).",
+      { depth: alike[2], name: d.depths[alike[2]] })) : "");
 }
 
-export function mount(host, data) {
-  let chosen = null;
-  let d = null;
-  const { root, plot, readout, state, start } = mountFigure(host, {
-    name: "sim", testid: "similarity-matrix", choice: "cell", untitled: "similarity matrix",
-    minWidth: SIM_MIN_WIDTH, role: () => _("matrix"), problem: simProblem,
-    note: (note) => element("div", {}, note),
-    counts: { sentences: (x) => x.labels.length, depths: (x) => x.depths.length },
-    label: simLabel, table: simTable,
-    forget: (next) => {
-      d = next;
-      const opening = next ? `${next.depth}|${next.depths.length}` : "";
-      if (next && opening !== state.opening) { // new data opens at its depth; a rerun keeps the reader's
-        state.depth = Math.min(Math.max(0, Number.isInteger(next.depth) ? next.depth : 0), next.depths.length - 1);
-        state.opening = opening;
-      }
-      if (chosen && (!next || chosen.row >= next.labels.length || chosen.col >= next.labels.length)) chosen = null;
-      slider.max = String(next ? next.depths.length - 1 : 0);
-      label.textContent = _("Depth");
-      box.hidden = !next || next.depths.length < 2;
-      caption.textContent = "";
-      notes().appendChild(caption); // a line of the notes: in the saved figure too
-    },
-    draw: (canvas, x, width) => drawSimilarity(state, canvas, x, width),
-    show: () => { paint(state, parts); simShow({ root, readout, state, d: state.data, chosen }); },
-    choose: (next) => { chosen = next; simShow({ root, readout, state, d: state.data, chosen }); },
-    key: (event, x) => {
-      const last = x.labels.length - 1;
-      const at = chosen || { row: 0, col: 0 };
-      if (event.key in SIM_ARROWS) {
-        const [down, along] = SIM_ARROWS[event.key];
-        return chosen ? { row: Math.min(last, Math.max(0, at.row + down)),
-          col: Math.min(last, Math.max(0, at.col + along * (rightToLeft() ? -1 : 1))) } : at;
-      }
-      if (event.key === "Home" || event.key === "End") return { row: at.row, col: event.key === "Home" ? 0 : last };
-      return event.key === "Escape" && chosen ? null : undefined;
-    },
-  });
+/** The cell a key moves the choice (`chosen`) to among `x`'s sentences (null: none), or
+ * undefined: not the figure's key. */
+function simKey(event, x, chosen) {
+  const last = x.labels.length - 1;
+  const at = chosen || { row: 0, col: 0 };
+  if (event.key in SIM_ARROWS) {
+    const [down, along] = SIM_ARROWS[event.key];
+    return chosen ? { row: Math.min(last, Math.max(0, at.row + down)),
+      col: Math.min(last, Math.max(0, at.col + along * (rightToLeft() ? -1 : 1))) } : at;
+  }
+  if (event.key === "Home" || event.key === "End") return { row: at.row, col: event.key === "Home" ? 0 : last };
+  return event.key === "Escape" && chosen ? null : undefined;
+}
+
+/** The depth slider (its box, label, range input and the depth's name) and the caption. */
+function depthParts(root) {
   const id = `sim-depth-${(SIM_IDS += 1)}`;
   const box = element("div", { class: "sim-depth" });
   const label = element("label", { for: id }, _("Depth"));
@@ -363,14 +344,50 @@ export function mount(host, data) {
     "data-testid": "depth-slider" });
   const output = element("output", { for: id, "aria-hidden": "true" }, "");
   box.append(label, slider, output);
-  const caption = element("div", { "data-role": "caption" });
-  const notes = () => root.querySelector(".sim-notes");
-  const parts = { root, slider, output, caption };
-  root.insertBefore(box, plot);
-  slider.addEventListener("input", () => {
-    state.depth = Number(slider.value);
+  return { root, box, label, slider, output, caption: element("div", { "data-role": "caption" }) };
+}
+
+/** New data (`next`, or null): the depth it opens at (a rerun of the same keeps the reader's),
+ * the slider's range and words, the caption a line of the notes (in the saved figure too). */
+function simForget(next, state, parts) {
+  const opening = next ? `${next.depth}|${next.depths.length}` : "";
+  if (next && opening !== state.opening) {
+    const depth = Number.isInteger(next.depth) ? next.depth : 0;
+    state.depth = Math.min(Math.max(0, depth), next.depths.length - 1);
+    state.opening = opening;
+  }
+  parts.slider.max = String(next ? next.depths.length - 1 : 0);
+  parts.label.textContent = _("Depth");
+  parts.box.hidden = !next || next.depths.length < 2;
+  parts.caption.textContent = "";
+  parts.root.querySelector(".sim-notes").appendChild(parts.caption);
+}
+
+export function mount(host, data) {
+  let chosen = null;
+  const said = () => simShow({ root, readout, state, d: state.data, chosen });
+  const { root, plot, readout, state, start } = mountFigure(host, {
+    name: "sim", testid: "similarity-matrix", choice: "cell", untitled: "similarity matrix",
+    minWidth: SIM_MIN_WIDTH, role: () => _("matrix"), problem: simProblem,
+    note: (note) => element("div", {}, note),
+    counts: { sentences: (x) => x.labels.length, depths: (x) => x.depths.length },
+    label: simLabel, table: simTable,
+    forget: (next) => {
+      const n = next ? next.labels.length : 0;
+      if (chosen && (chosen.row >= n || chosen.col >= n)) chosen = null;
+      simForget(next, state, parts);
+    },
+    draw: (canvas, x, width) => drawSimilarity(state, canvas, x, width),
+    show: () => { paint(state, parts); said(); },
+    choose: (next) => { chosen = next; said(); },
+    key: (event, x) => simKey(event, x, chosen),
+  });
+  const parts = depthParts(root);
+  root.insertBefore(parts.box, plot);
+  parts.slider.addEventListener("input", () => {
+    state.depth = Number(parts.slider.value);
     paint(state, parts);
-    simShow({ root, readout, state, d: state.data, chosen });
+    said();
   });
   plot.addEventListener("mousemove", (event) => {
     const cell = event.target instanceof Element ? event.target.closest("[data-role=cell]") : null;
@@ -378,7 +395,7 @@ export function mount(host, data) {
     const next = { row: Number(cell.dataset.row), col: Number(cell.dataset.col) };
     if (!chosen || chosen.row !== next.row || chosen.col !== next.col) {
       chosen = next;
-      simShow({ root, readout, state, d: state.data, chosen });
+      said();
     }
   });
   return start(data);

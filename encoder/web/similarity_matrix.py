@@ -39,10 +39,10 @@ def depth_caption(values: np.ndarray, depth_name: str) -> Said:
     high, low = max(pairs), min(pairs)
     about = dict(depth=depth_name, a=high[1], b=high[2], high=formatted(high[0], ".2f"))
     if n == 2:
-        return Said("At {depth}, sentences {a} and {b} have a cosine of {high}.", **about)
+        return Said("{depth}: sentences {a} and {b} have a cosine of {high}.", **about)
     return Said(
-        "At {depth}, the most alike pair is sentences {a} and {b} (cosine {high}); the least "
-        "alike, {c} and {d} ({low}).",
+        "{depth}: the most alike pair is sentences {a} and {b} (cosine {high}); the least alike, "
+        "{c} and {d} ({low}).",
         **about,
         c=low[1],
         d=low[2],
@@ -59,11 +59,15 @@ def _setup(values: np.ndarray, depth_names: Sequence[str], name: str) -> dict:
     }
 
 
-def _alike(alike, n: int, depths: int) -> list[list[int]]:
-    """[[a, b, depth]] of each pair a < b that becomes alike (alike[a][b] a depth in range; a
-    negative number, NaN or None: never)."""
+def _alike(alike, n: int, depths: int) -> list[list]:
+    """[[a, b, depth(, said)]] of each pair a < b that settles at a depth: from pairs with a, b,
+    depth and said (encoder.inspect.similarity.alike_depths), or from an [n, n] array of depths
+    (a negative number, NaN or None: never); a depth out of range is left out."""
     if alike is None:
         return []
+    if all(hasattr(pair, "depth") for pair in alike):
+        found = [[int(p.a), int(p.b), int(p.depth), p.said] for p in alike]
+        return [pair for pair in found if 0 <= pair[2] < depths]
     if hasattr(alike, "detach"):
         alike = alike.detach().cpu().numpy()
     found = np.asarray(alike, dtype=np.float64)
@@ -89,14 +93,15 @@ def similarity_payload(
     name: str = "A",
 ) -> dict:
     """similarity_matrix.js's data: `sim_by_depth` [L+1, B, B] (the cosine of every pair of the
-    `labels`' sentences at each depth, named by `depth_names`: "embeddings", "after block 1", ...,
+    `labels`' sentences at each depth, named by `depth_names`: "embeddings", "after block 0", ...,
     "output"), rounded (encoder.web.plain), with a caption for each depth (depth_caption) and the
-    depth the slider opens at (`depth`, default the last). `words`: the figure's texts the caller
-    says ({"title": ..., "notes": [...], "rule": ...}: Saids or told strings; "rule": how "alike" is
-    decided, said under the lines); `alike` [B, B]: the depth at which each pair becomes alike (a
-    dot on its line; negative or None: never); `b`: setup B's data (this function's, same
-    sentences) drawn beside it with B − A, B at the same share of its depth; `name`: this setup's
-    ("A"). ValueError when the shapes disagree."""
+    depth the slider opens at (`depth`, default the last). `labels`: the sentences as typed (the
+    figure numbers them from 1). `words`: the figure's texts the caller says ({"title": ...,
+    "notes": [...]}: Saids or told strings); `alike`: where each pair settles (a dot on its line,
+    its sentence in the readout): encoder.inspect.similarity.alike_depths' pairs, or [B, B]
+    depths (negative or None: never); `b`: setup B's data (this function's, same sentences) drawn
+    beside it with B − A, B at the same share of its depth; `name`: this setup's ("A").
+    ValueError when the shapes disagree."""
     values = _depths(sim_by_depth, labels, depth_names)
     words = dict(words or {})
     count = len(depth_names)
@@ -120,8 +125,7 @@ def similarity_payload(
             last=count - 1,
             last_name=str(depth_names[-1]),
         ),  # fmt: skip
-        "lines": Said("each pair's cosine across depth (a dot: where it becomes alike)"),
-        "rule": words.get("rule", ""),
+        "lines": Said("each pair's cosine across depth (a dot: where it settles)"),
         "alike": _alike(alike, len(labels), count),
         **_setup(values, depth_names, name),
     }

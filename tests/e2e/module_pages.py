@@ -15,6 +15,7 @@ from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
 from encoder.web.hosts import figure_style, joined
+from encoder.web.offline import figure_html
 
 # the module mounted on a host `width` px wide, as window.figure, from the data as JSON
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head><body>
@@ -28,6 +29,17 @@ window.figure = mount(document.getElementById("host"), data);
 # a rect's box as drawn: [x, y, width, height]
 BOX_JS = """rects => rects.map(r => ["x", "y", "width", "height"]
   .map(name => Number(r.getAttribute(name))))"""
+# every text of a figure's drawing as the page lays it out, relative to the svg's box: [role,
+# left, top, right, bottom, upright (turned)], and the svg's width and height
+LAID_OUT_JS = """plot => {
+  const at = plot.getBoundingClientRect();
+  const texts = [...plot.querySelectorAll("text")].filter(t => t.textContent.trim()).map(t => {
+    const box = t.getBoundingClientRect();
+    return [t.dataset.role || t.parentNode.dataset.role || "", box.left - at.left, box.top - at.top,
+      box.right - at.left, box.bottom - at.top, t.hasAttribute("transform")];
+  });
+  return { texts, width: at.width, height: at.height };
+}"""
 # Matplotlib's viridis at ten points, as shared.js has it
 VIRIDIS = [
     (68, 1, 84), (72, 40, 120), (62, 74, 137), (49, 104, 142), (38, 130, 142),
@@ -62,6 +74,38 @@ def module_page(browser, folder: Path, module: str, data: dict, testid: str, wid
     page.goto(path.as_uri())
     page.locator(f"[data-testid={testid}]").wait_for()
     return page, errors
+
+
+def offline_page(browser, folder: Path, module: str, data: dict, testid: str, viewport: dict):
+    """`data` drawn by `module` in its offline file (encoder.web.offline.figure_html) opened from
+    file:// in a page of `viewport`; (page, errors, requests): what goes wrong in it, as
+    module_page, and every request and web socket it opens after it has loaded."""
+    path = folder / f"{testid}.html"
+    path.write_text(figure_html(module, data, testid, lang="en", direction="ltr"), "utf-8")
+    page = browser.new_page(viewport=viewport)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(path.as_uri())
+    page.locator(f"[data-testid={testid}]").wait_for()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("websocket", lambda socket: requests.append(socket.url))
+    return page, errors, requests
+
+
+def overlapping(laid: dict) -> list:
+    """The pairs of LAID_OUT_JS's flat texts that overlap, and the texts outside the drawing."""
+    flat = [t for t in laid["texts"] if not t[5]]
+    outside = [t for t in flat if t[1] < -0.5 or t[3] > laid["width"] + 0.5 or t[2] < -0.5
+               or t[4] > laid["height"] + 0.5]  # fmt: skip
+    pairs = [
+        (a, b)
+        for i, a in enumerate(flat)
+        for b in flat[i + 1 :]
+        if not (a[3] <= b[1] or b[3] <= a[1] or a[4] <= b[2] or b[4] <= a[2])
+    ]
+    return outside + pairs
 
 
 def viridis(value: float) -> tuple[int, int, int]:

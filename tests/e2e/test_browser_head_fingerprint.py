@@ -19,7 +19,14 @@ from encoder.web import spoken_in
 from encoder.web.head_fingerprint import fingerprint_data
 from encoder.web.hosts import FINGERPRINT as MODULE
 from tests.e2e.harness import js_number
-from tests.e2e.module_pages import BOX_JS, cell_boxes, channels, module_page, viridis
+from tests.e2e.module_pages import (
+    BOX_JS,
+    LAID_OUT_JS,
+    cell_boxes,
+    channels,
+    module_page,
+    viridis,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -29,17 +36,6 @@ SVG = "{http://www.w3.org/2000/svg}"
 FONT_SIZES_JS = """root => [...root.querySelectorAll("text, .hfp-title, .hfp-readout")]
   .filter(node => node.textContent.trim())
   .map(node => parseFloat(getComputedStyle(node).fontSize))"""
-# every text of the drawing as the page lays it out, relative to the svg's box: [role, left,
-# top, right, bottom, upright (turned)], and the svg's width and height
-LAID_OUT_JS = """plot => {
-  const at = plot.getBoundingClientRect();
-  const texts = [...plot.querySelectorAll("text")].filter(t => t.textContent.trim()).map(t => {
-    const box = t.getBoundingClientRect();
-    return [t.dataset.role || t.parentNode.dataset.role || "", box.left - at.left, box.top - at.top,
-      box.right - at.left, box.bottom - at.top, t.hasAttribute("transform")];
-  });
-  return { texts, width: at.width, height: at.height };
-}"""
 # each tick's column, layer, number in its layer, text and x: [head, layer, number, text, x]
 TICKS_JS = """root => [...root.querySelectorAll("[data-role=tick]")].map(t => [
   Number(t.dataset.head), Number(t.dataset.layer), Number(t.dataset.layerHead), t.textContent,

@@ -184,10 +184,10 @@ def test_the_alike_depth_is_the_first_from_which_the_cosine_stays_near_its_last(
     assert pairs[0, 1].depth == 3 and pairs[0, 2].depth == 4 and pairs[1, 2].depth == 0
     assert pairs[0, 1].cosines == pytest.approx(series)
     assert pairs[0, 1].said == (
-        "“A b” and “C” become alike from block 3 of 5 (cosine 0.20 at the embeddings, 0.80 at "
+        "“A b” and “C” become alike from block 2 (cosine 0.20 at the embeddings, 0.80 at "
         "the output)"
     )
-    assert pairs[0, 2].said.startswith("“A b” and “D” grow apart until block 4 of 5 (cosine 0.70")
+    assert pairs[0, 2].said.startswith("“A b” and “D” grow apart until block 3 (cosine 0.70")
     assert "from the embeddings" in pairs[1, 2].said
 
 

@@ -25,7 +25,7 @@ from app.runs import Run, Runs
 from app.user_text import literal, quoted
 from app.views.meaning import masked, search
 from encoder.inspect.closest import CLOSEST_SENTENCES, closest_pair
-from encoder.inspect.similarity import alike_depths, token_shares
+from encoder.inspect.similarity import ALIKE_RULE, alike_depths, token_shares
 
 Follow = Callable[[str, dict[str, object]], None]
 SHARES, SEARCH = "meaning_shares", "meaning_search"  # the sections' expanders (their keys)
@@ -107,6 +107,7 @@ def _matrices(runs: Runs) -> None:
     for name, run in runs.named():
         said = matrix_said(run)
         st.info(literal(_("Setup {name}: {said}", name=name, said=said) if runs.b else said))
+    st.caption(told(ALIKE_RULE))
 
 
 def _shares(runs: Runs) -> None:
