@@ -53,6 +53,20 @@ def index_for(run: Run, lines: list[str]) -> CorpusIndex:
     )
 
 
+def token_states_for(run: Run, index: CorpusIndex, depth: int) -> None:
+    """Every corpus token's state at `depth`, which the index builds when first asked and keeps:
+    counted in the memory budget as an entry of its own (the index counted its embeddings)."""
+    tokens = sum(len(ids) for ids in index.ids)
+    CACHE.get_or_build(
+        ("corpus token states", run.cfg, run.key.source, _digest(index.lines), depth),
+        lambda: index.token_states(depth),
+        lambda states: states.numel() * states.element_size(),
+        reserve=2 * BYTES_PER_VALUE * tokens * run.cfg.d_model,
+        what=_("The corpus' {count} tokens at one depth", count=number(tokens)),
+        tag=run.source.tag,
+    )
+
+
 def draw(runs: Runs) -> None:
     """The query, the corpus, the depth; each setup's hits and a token's nearest tokens."""
     if any(run.source is None or run.source.reads_symbols for _n, run in runs.named()):
@@ -119,6 +133,7 @@ def _nearest_tokens(run: Run, index: CorpusIndex, depth: int, depth_name: str, n
         key=f"meaning_token_{name or 'A'}",
         format_func=lambda p: f"{p}: {tokens[p]}",
     )
+    token_states_for(run, index, depth)
     hits = index.nearest_tokens(states_at(run.trace, depth)[0, position], depth, top=TOP)
     st.markdown(
         _(
