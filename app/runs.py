@@ -34,7 +34,14 @@ from encoder.inspect import ablation, activations, heads, ledger, norms
 from encoder.inspect.attention_steps import AttentionSteps, attention_steps
 from encoder.inspect.compare import TraceComparison, compare_traces, same_input
 from encoder.inspect.limits import RunTooLarge
-from encoder.inspect.similarity import Pooling, cosine_matrix, embeddings_by_depth, pooling_of
+from encoder.inspect.similarity import (
+    AlikePair,
+    Pooling,
+    alike_depths,
+    cosine_matrix,
+    embeddings_by_depth,
+    pooling_of,
+)
 from encoder.io.task_model import TaskModel
 from encoder.io.tokenize import Truncation
 from encoder.tasks.tasks import get_task
@@ -142,6 +149,11 @@ class Run:
         mask = torch.from_numpy(self.attention_mask)
         embeddings = embeddings_by_depth(self.trace, mask, self.pooling)
         return cosine_matrix(embeddings).numpy()
+
+    @cached_property
+    def alike(self) -> list[AlikePair]:
+        """Each pair of sentences: the depth at which it becomes alike, said (ALIKE_RULE)."""
+        return alike_depths(torch.from_numpy(self.similarity), self.sentences)
 
     def n_valid(self, sentence: int) -> int:
         return int(self.attention_mask[sentence].sum())

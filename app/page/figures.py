@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
-import torch
 
 from app.charts.attention import attention_head, attention_overview
 from app.charts.common import depth_labels
@@ -20,7 +19,6 @@ from app.runs import Run
 from encoder.core.options import ACTIVATION_NAMES, GATED_INNER
 from encoder.core.said import Said
 from encoder.inspect import activations, norms
-from encoder.inspect.similarity import alike_depths
 from encoder.web import hosts, spoken_in
 from encoder.web.block_diagram import block_diagram_data
 from encoder.web.similarity_matrix import similarity_payload
@@ -195,10 +193,9 @@ def matrix_figure(runs: list[Run], title: str) -> Drawn:
     run (setup B, the same sentences) is drawn beside the first with B − A."""
 
     def payload(run: Run, name: str, b: dict | None = None) -> dict:
-        alike = alike_depths(torch.from_numpy(run.similarity), run.sentences)
         labels, depths = run.sentences, depth_names(run)  # numbered by the module
         return similarity_payload(
-            run.similarity, labels, depths, {"title": title}, alike=alike, b=b, name=name
+            run.similarity, labels, depths, {"title": title}, alike=run.alike, b=b, name=name
         )
 
     b = payload(runs[1], "B") if len(runs) > 1 else None

@@ -25,7 +25,7 @@ from app.runs import Run, Runs
 from app.user_text import literal, quoted
 from app.views.meaning import masked, search
 from encoder.inspect.closest import CLOSEST_SENTENCES, closest_pair
-from encoder.inspect.similarity import ALIKE_RULE, alike_depths, token_shares
+from encoder.inspect.similarity import ALIKE_RULE, token_shares
 
 Follow = Callable[[str, dict[str, object]], None]
 SHARES, SEARCH = "meaning_shares", "meaning_search"  # the sections' expanders (their keys)
@@ -42,8 +42,7 @@ def matrix_said(run: Run) -> str:
     """Beside the figure's own captions (each depth's closest and farthest pair): the depth at
     which the closest pair at the output becomes alike, and how the embedding is pooled."""
     a, b, _cosine = closest_pair(run.similarity[-1])
-    pairs = alike_depths(torch.from_numpy(run.similarity), run.sentences)
-    alike = next(pair for pair in pairs if (pair.a, pair.b) == (a, b))
+    alike = next(pair for pair in run.alike if (pair.a, pair.b) == (a, b))
     said = (alike.said, run.pooling.why)
     return " ".join(told_sentence(one) for one in said)
 
