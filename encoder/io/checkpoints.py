@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from encoder.core.lm_head import MaskedLMHead
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Said
 from encoder.io.checkpoint_files import (
@@ -50,6 +51,7 @@ class Checkpoint:
     task_model: TaskModel | None = None  # None for a Hugging Face encoder
     family: str | None = None  # the encoder's family ("BERT", "RoBERTa", "XLM-R", ...); None
     # for a model trained here (its task_model says what it is)
+    mlm_head: MaskedLMHead | None = None
 
 
 def checkpoint_from_files(files: Files, source: str, max_bytes: int = MAX_FILE_BYTES) -> Checkpoint:
@@ -92,7 +94,9 @@ def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
     check_files(files, source, max_bytes)
     if family is None:
         task_model = task_model_from_config(config, files, source)
-        return Checkpoint(task_model.encoder, task_model.tokenizer, task_model)
+        return Checkpoint(
+            task_model.encoder, task_model.tokenizer, task_model, mlm_head=task_model.mlm_head
+        )
     encoder = encoder_from_files(family, config, files, source)
     tokenizer = tokenizer_from_json(files[TOKENIZER_FILE], file_source(source, TOKENIZER_FILE))
     return Checkpoint(encoder, tokenizer, family=family_name(config, config_source))
