@@ -64,7 +64,6 @@ FORMAT_VERSION = 1
 CONFIG_KEYS = ("format", "format_version", "encoder", "task", "training")  # "training" optional
 TASK_KEYS = ("name", "seq_len", "vocab", "num_classes", "head")  # "head": the masked task's only
 TIED_WEIGHT = "head.decoder.weight"  # a masked-LM head's decoder: the word embeddings, not saved
-HEAD_FIELDS = tuple(f.name for f in fields(LMHeadConfig))
 # What the training record may say; each a number, true/false, or null (unknown).
 TRAINING_KEYS = (
     "steps",  # steps trained
@@ -231,33 +230,18 @@ def _encoder_config(config: dict, source: str) -> EncoderConfig:
 
 
 def _head(task: dict, spec: Task, cfg: EncoderConfig, source: str) -> LMHeadConfig | None:
-    """The masked task's head config (checked: the one the task builds for `cfg`), else None."""
-    if not spec.reads_words:
-        if "head" in task:
-            raise ValueError(
-                Said(
-                    "{source}: the {name} task has no masked-LM head, but 'task' has a 'head'",
-                    source=source,
-                    name=spec.name,
-                )
-            )
-        return None
-    head = _section(task, "head", source) if "head" in task else None
-    if head is None:
-        raise ValueError(
-            Said("{source}: the {name} task's 'task' lacks 'head'", source=source, name=spec.name)
-        )
-    _check_keys(head, HEAD_FIELDS, HEAD_FIELDS, f"{source}: 'task' 'head'")
-    expected = word_head_config(cfg)
-    if head != expected.to_dict():
+    """The masked task's head config (the one the task builds for `cfg`), else None; ValueError
+    for a head that is missing, not that one, or given to a task without one."""
+    expected = word_head_config(cfg) if spec.reads_words else None
+    given = task.get("head")
+    if given != (expected and expected.to_dict()):
         raise ValueError(
             Said(
-                "{source}: task head {head} is not the {name} task's head for this encoder, "
-                "{expected}",
+                "{source}: the {name} task's 'head' must be {expected}, not {given}",
                 source=source,
-                head=head,
                 name=spec.name,
-                expected=expected.to_dict(),
+                expected=Said("absent") if expected is None else expected.to_dict(),
+                given=Said("absent") if "head" not in task else given,
             )
         )
     return expected
