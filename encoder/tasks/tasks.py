@@ -123,7 +123,9 @@ class WordTask(Task):
         return round((counted == masked.most_frequent_word()).float().mean().item(), 3)
 
 
-MASKED_EXAMPLE = "The [MASK] sat on the mat and watched the rain."
+# A held-out sentence of the corpus (never trained on) with "river" (5 times in the training
+# sentences) hidden
+MASKED_EXAMPLE = "The big brown bear caught a fish in the [MASK]."
 
 
 def reverse_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:

@@ -241,8 +241,8 @@ def held_out_said(result: TrainResult) -> Said:
 
 @torch.no_grad()
 def example_fill(result: TrainResult, top: int = 5) -> Said | None:
-    """The masked task's trained model on its example sentence: its top words at the [MASK],
-    each with its probability; None for another task."""
+    """The masked task's trained model on its example sentence (a held-out one): its top words
+    at the [MASK], each with its probability; None for another task."""
     task = get_task(result.config.task)
     if not task.reads_words:
         return None
@@ -262,7 +262,8 @@ def example_fill(result: TrainResult, top: int = 5) -> Said | None:
         for p, i in zip(best.values.tolist(), best.indices.tolist(), strict=True)
     ]
     return Said(
-        "The trained model reads {sentence} and fills the [MASK] with: {words}.",
+        "The trained model reads {sentence}, a sentence it never trained on, and fills the "
+        "[MASK] with: {words}.",
         sentence=Quoted(example),
         words=Listed(words),
     )

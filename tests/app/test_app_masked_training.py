@@ -31,12 +31,16 @@ def test_the_masked_task_is_offered_trained_and_said_against_guessing() -> None:
     result = at.session_state["_training_lab"].job.results["pre-norm"]
     assert result.config.task == "masked" and len(result.history) == 30
     assert result.config.model.d_model == 32
+    table = at.dataframe[0].value
+    assert table["sentences with every hidden word right"].tolist() == [
+        result.held_out_sequence_accuracy
+    ]
     captions = [c.value for c in at.caption]
     said = held_out_said(result)
     assert told(said) in captions and "always answering “the”" in said
     fill = example_fill(result)
     assert told(fill) in [i.value for i in at.info]
-    assert fill.startswith("The trained model reads “The [MASK] sat on the mat")
+    assert fill.startswith("The trained model reads “The big brown bear caught a fish in the")
     (model,) = at.session_state["_session_models"].values()
     assert isinstance(model.task_model.mlm_head, MaskedLMHead)
     assert model.task_model.mlm_head is result.model.head

@@ -149,6 +149,8 @@ def test_check_text_takes_any_words_up_to_the_length(short_run) -> None:
     with pytest.raises(ValueError, match="has no words"):
         model.check_text("   ")
     assert "[MASK]" in model.example and model.check_text(model.example)
+    held_out = masked.word_tokenizer().encode(model.example.replace("[MASK]", "river")).ids
+    assert held_out in masked.sentence_split(held_out=True)  # never trained on
 
 
 def _edited(files: dict[str, bytes], edit) -> dict[str, bytes]:

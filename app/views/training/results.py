@@ -14,6 +14,7 @@ from app.i18n import _, localised, told
 from app.page.layout import written
 from app.page.training import TrainingActions
 from app.page.widgets import show
+from encoder.tasks.tasks import get_task
 from encoder.train.findings import example_fill, held_out_said
 from encoder.train.jobs import TrainingJob
 from encoder.train.stall import Stall, stalled
@@ -63,11 +64,14 @@ def _sharpest_head(result: TrainResult) -> tuple[int, int]:
 
 def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> None:
     seconds = _("seconds")
+    first = next(iter(job.results.values()))
+    words = get_task(first.config.task).reads_words
+    whole = _("sentences with every hidden word right") if words else _("whole sequences right")
     rows = [
         {
             _("run"): name,
             _("held-out accuracy"): r.held_out_accuracy,
-            _("whole sequences right"): r.held_out_sequence_accuracy,
+            whole: r.held_out_sequence_accuracy,
             _("final loss"): r.final_loss,
             _("steps"): len(r.history),
             seconds: r.seconds,
@@ -76,7 +80,6 @@ def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions)
         for name, r in job.results.items()
     ]
     st.dataframe(written(written(pd.DataFrame(rows), 4), 1, [seconds]), hide_index=True)
-    first = next(iter(job.results.values()))
     st.caption(told(held_out_said(first)))
     fill = example_fill(first) if len(job.results) == 1 else None
     if fill is not None:
