@@ -12,12 +12,10 @@ Its config.json is marked `"format": FORMAT`, which tells it from a BERT config:
      "task": {"name": "reverse", "seq_len": 8, "vocab": 10, "num_classes": 10},
      "training": {"steps": 600, "held_out_accuracy": 1.0, ...}}      # optional, for labels
 
-The masked-word task's "task" section has one more key, "head": its MaskedLMHead's LMHeadConfig
-(encoder.core.lm_head; every field), which must be the one the task builds for the encoder
-(encoder.tasks.classifier.word_head_config: tied to the word embeddings). Its decoder weight is
-the word embedding table, so model.safetensors holds that tensor once (no "head.decoder.weight")
-and its tokenizer.json is the task's word tokenizer (encoder.tasks.masked). A file of this format
-without "head" is a symbol task's, as before (format_version 1 reads both).
+The masked-word task's "task" section adds "head": its LMHeadConfig (every field), the one
+encoder.tasks.classifier.word_head_config builds for the encoder, tied: the word embeddings are
+saved once (no "head.decoder.weight"); its tokenizer.json is encoder.tasks.masked's. Without
+"head", a symbol task's (format_version 1 reads both).
 
 Loading trusts nothing in the files (see encoder.io.checkpoint_files): unknown keys, values of the
 wrong type, tensors that do not match the config, or a tokenizer that is not the task's are each
@@ -56,7 +54,6 @@ from encoder.io.checkpoint_files import (
 from encoder.io.tensor_checks import check_layers, check_tensors, meta_state
 from encoder.io.tokenize import tokenizer_from_json
 from encoder.tasks.classifier import TokenClassifier, word_head_config
-from encoder.tasks.masked import FIRST_WORD
 from encoder.tasks.tasks import Task, get_task
 
 FORMAT = "encoder-explorer-task-model"
@@ -90,8 +87,7 @@ class TaskModel:
     classifier: TokenClassifier  # eval mode; classifier.encoder is the TransformerEncoder
     tokenizer: Tokenizer  # the task's: task_tokenizer(vocab) (symbol i -> id i), or its words'
     task: str
-    seq_len: int  # the length it was trained on; check_text accepts exactly this (the masked
-    # task: at most this)
+    seq_len: int  # the length it was trained on; check_text accepts exactly this (masked: at most)
     training: dict[str, float | int | bool | None] = field(default_factory=dict)  # TRAINING_KEYS
 
     @property
@@ -108,8 +104,7 @@ class TaskModel:
 
     @property
     def num_classes(self) -> int:
-        head = self.classifier.head
-        return head.cfg.vocab_size if self.mlm_head is not None else head.out_features
+        return self.vocab if self.mlm_head is not None else self.classifier.head.out_features
 
     @property
     def mlm_head(self) -> MaskedLMHead | None:
@@ -135,8 +130,7 @@ class TaskModel:
         return ", ".join(parts)
 
     def check_text(self, text: str) -> list[int]:
-        """The ids of one sequence; ValueError naming an unknown symbol or a wrong length (the
-        masked task: any words, unknown ones as [UNK], at most seq_len tokens)."""
+        """The ids of one input; ValueError saying why not (the task's check_text)."""
         return get_task(self.task).check_text(text, self.tokenizer, self.seq_len)
 
     @torch.no_grad()
@@ -371,10 +365,8 @@ def task_model_from_config(config: dict, files: Files, source: str) -> TaskModel
         if head is not None:
             raise ValueError(
                 Said(
-                    "{source} is not the masked task's tokenizer (the bundled corpus's {count} "
-                    "lower-cased words and [PAD] [UNK] [CLS] [SEP] [MASK])",
+                    "{source} is not the masked task's tokenizer (its corpus's words)",
                     source=tokenizer_source,
-                    count=cfg.vocab_size - FIRST_WORD,
                 )
             )
         raise ValueError(

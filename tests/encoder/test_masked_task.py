@@ -189,5 +189,5 @@ def test_a_saved_tied_weight_or_another_tokenizer_is_refused(short_run) -> None:
     with pytest.raises(ValueError, match="tensors this model does not use: head.decoder.weight"):
         task_model_from_files({**files, "model.safetensors": save(extra)}, "upload.zip")
     other = get_task("reverse").tokenizer(10).to_str().encode()
-    with pytest.raises(ValueError, match="is not the masked task's tokenizer"):
+    with pytest.raises(ValueError, match="is not the masked task.s tokenizer"):
         task_model_from_files({**files, "tokenizer.json": other}, "upload.zip")
