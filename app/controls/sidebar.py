@@ -25,7 +25,7 @@ from app.controls.source_picker import (
     source_control,
     source_names,
 )
-from app.i18n import LANGUAGES, N_, _, choose_language, in_every_language, language
+from app.i18n import LANGUAGES, N_, _, choose_language, in_every_language, language, quoted
 from app.i18n.catalogue import SOURCE
 from app.settings import ARCHITECTURE_KEYS, Settings, Setup, architecture_values, say
 from app.sources import tokenizer
@@ -361,11 +361,11 @@ def _text_control(task_model: TaskModel | None) -> str:
                 "This model was trained on the {task} task: it reads lower-case words of the "
                 "bundled corpus ({count} words; any other word reads as [UNK]), at most {length} "
                 "tokens with [CLS] and [SEP]. Type [MASK] where a word is hidden, such as "
-                "{example}.",
+                "{example}",  # (a quoted sentence: its own full stop)
                 task=task_model.task,
                 count=task_model.vocab - FIRST_WORD,
                 length=task_model.seq_len,
-                example=task_model.example,
+                example=quoted(task_model.example),
             )
         )
         label, help_text = _("Sentences (one per line)"), _("Each line is one sentence.")
