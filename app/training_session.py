@@ -13,7 +13,13 @@ from app.controls import session_models, source_picker, state, url
 from app.i18n import _
 from app.jobs import checkpoint_cost
 from app.memory import MemoryRefused
-from app.page.training import TrainingActions, TrainingLab, job_name, preset_values
+from app.page.training import (
+    TrainingActions,
+    TrainingLab,
+    job_name,
+    preset_values,
+    task_values,
+)
 from app.settings import architecture_values
 from encoder.train.config import TrainConfig
 from encoder.train.presets import TRAINING_PRESETS
@@ -66,6 +72,11 @@ def _apply_preset() -> None:
     source_picker.use_architecture(architecture_values(TRAINING_PRESETS[name].model))
 
 
+def _choose_task() -> None:
+    """What the chosen task fills in beside it (a word task: its length, batch, steps, lr)."""
+    state.update(task_values(state.get("train_task")))
+
+
 def _open_model(model_id: str, layer: int, head: int) -> None:
     """Read a trained model in the Attention view, at this head."""
     source_picker.select_source(model_id)
@@ -85,6 +96,7 @@ def lab_and_actions() -> tuple[TrainingLab, TrainingActions]:
         keep_models=_keep_models,
         kept=kept,
         apply_preset=_apply_preset,
+        choose_task=_choose_task,
         open_model=_open_model,
         memory_check=_memory_check,
         start=_start,

@@ -310,8 +310,7 @@ class ModelShelf(Mapping[str, SessionModel]):
         cfg = model.cfg
         placement = placement_of(cfg.norm_first)
         file_name = f"{model.task}-{placement}-norm-{cfg.num_layers}x{cfg.num_heads}"
-        head = getattr(model, "mlm_head", None)  # a masked-word model's (the masked task)
-        checkpoint = Checkpoint(model.encoder, model.tokenizer, model, mlm_head=head)
+        checkpoint = Checkpoint(model.encoder, model.tokenizer, model, mlm_head=model.mlm_head)
         nbytes = checkpoint_bytes(checkpoint)  # it exists already: loading it takes nothing more
         return self.add(
             "trained",

@@ -25,7 +25,7 @@ from app.controls.source_picker import (
     source_control,
     source_names,
 )
-from app.i18n import LANGUAGES, N_, _, choose_language, in_every_language, language
+from app.i18n import LANGUAGES, N_, _, choose_language, in_every_language, language, quoted
 from app.i18n.catalogue import SOURCE
 from app.settings import ARCHITECTURE_KEYS, Settings, Setup, architecture_values, say
 from app.sources import tokenizer
@@ -35,8 +35,8 @@ from encoder import EncoderConfig, available_devices
 from encoder.core.options import BY_KEY, config_values
 from encoder.core.said import said_of
 from encoder.io.task_model import TaskModel
+from encoder.tasks.masked import FIRST_WORD
 from encoder.tasks.task_tokenizer import known_symbols
-from encoder.tasks.tasks import example_sequence
 
 
 def compare_help() -> str:
@@ -355,26 +355,35 @@ def _text_control(task_model: TaskModel | None) -> str:
             height=120,
             help=_("Each line is one sentence."),
         )
-    symbols = known_symbols(task_model.tokenizer)
-    example = example_sequence(task_model.seq_len, task_model.vocab)
-    st.caption(
-        _(
-            "This model was trained on the {task} task: it reads sequences of exactly {length} "
-            "symbols from {first} to {last}, separated by spaces, such as {example}.",
-            task=task_model.task,
-            length=task_model.seq_len,
-            first=symbols[0],
-            last=symbols[-1],
-            example=example,
+    if task_model.mlm_head is not None:
+        st.caption(
+            _(
+                "This model was trained on the {task} task: it reads lower-case words of the "
+                "bundled corpus ({count} words; any other word reads as [UNK]), at most {length} "
+                "tokens with [CLS] and [SEP]. Type [MASK] where a word is hidden, such as "
+                "{example}",  # (a quoted sentence: its own full stop)
+                task=task_model.task,
+                count=task_model.vocab - FIRST_WORD,
+                length=task_model.seq_len,
+                example=quoted(task_model.example),
+            )
         )
-    )
-    return st.text_area(
-        _("Sequences (one per line)"),
-        key="text",
-        persist_state="session",
-        height=120,
-        help=_("Each line is one sequence."),
-    )
+        label, help_text = _("Sentences (one per line)"), _("Each line is one sentence.")
+    else:
+        symbols = known_symbols(task_model.tokenizer)
+        st.caption(
+            _(
+                "This model was trained on the {task} task: it reads sequences of exactly "
+                "{length} symbols from {first} to {last}, separated by spaces, such as {example}.",
+                task=task_model.task,
+                length=task_model.seq_len,
+                first=symbols[0],
+                last=symbols[-1],
+                example=task_model.example,
+            )
+        )
+        label, help_text = _("Sequences (one per line)"), _("Each line is one sequence.")
+    return st.text_area(label, key="text", persist_state="session", height=120, help=help_text)
 
 
 def random_config(values: dict[str, object], like: EncoderConfig | None = None) -> EncoderConfig:

@@ -22,7 +22,6 @@ from app.sources import (
 from app.user_text import literal
 from encoder import EncoderConfig
 from encoder.io.task_model import TaskModel
-from encoder.tasks.tasks import example_sequence
 
 
 def source_config(source: str) -> EncoderConfig:
@@ -103,7 +102,7 @@ def select_source(source: str) -> None:
         if state.get("_saved_text") is None:
             state.put("_saved_text", state.get("text"))
         if not _reads(task_model, state.get("text")):
-            state.put("text", example_sequence(task_model.seq_len, task_model.vocab))
+            state.put("text", task_model.example)
     elif state.get("_saved_text") is not None:
         state.put("text", state.pop("_saved_text"))
 

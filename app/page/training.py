@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from app.i18n import _
 from app.settings import architecture_values
 from encoder.measure.train_memory import TrainMemory
+from encoder.tasks.tasks import get_task
 from encoder.train.config import TrainConfig
 from encoder.train.duration import measured_scale
 from encoder.train.jobs import DROPOUT_PLACEMENTS, TrainingJob, comparison_configs, race_configs
@@ -67,6 +68,19 @@ def preset_values(name: str | None) -> dict[str, object]:
         return {}
     cfg = TRAINING_PRESETS[name]
     return {key: getattr(cfg, field) for key, field in TRAINING_FIELDS.items()}
+
+
+MASKED_PRESET = "masked words"  # what choosing a word task fills in (TRAINING_PRESETS's)
+
+
+def task_values(task: str) -> dict[str, object]:
+    """What choosing `task` fills in beside it: for a word task, the masked preset's training
+    controls (whole corpus sentences, its batch, steps and learning rate; not the sidebar's
+    architecture); nothing for a symbol task."""
+    if not get_task(task).reads_words:
+        return {}
+    values = preset_values(MASKED_PRESET)
+    return {key: value for key, value in values.items() if key != "train_task"}
 
 
 # results -> ({run name: session model id} of the models kept, why the others were not, or "")
@@ -128,6 +142,7 @@ class TrainingActions:
     keep_models: KeepModels  # results -> ({name: id} of the models kept, why others were not)
     kept: dict[str, str]  # the session's models now: {id: label}
     apply_preset: Callable[[], None]  # the preset selectbox's choice into the controls
+    choose_task: Callable[[], None]  # the task selectbox's choice: what it fills in (task_values)
     open_model: Callable[[str, int, int], None]  # (model id, layer, head) in the Attention view
     memory_check: Callable[[TrainConfig, int], str]  # (cfg, runs) -> why it cannot start, or ""
     # (lab, make_job, cfg, runs): start the job if its memory fits, else lab.refuse(why)

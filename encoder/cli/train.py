@@ -16,7 +16,8 @@ from encoder.cli.options import (
     dropout_settings,
 )
 from encoder.core.options import BY_FIELD, norm_first_of
-from encoder.tasks.tasks import TASKS, example_sequence
+from encoder.tasks.masked import longest_sentence
+from encoder.tasks.tasks import TASKS
 from encoder.train.config import TRAIN_MODEL, TrainConfig
 from encoder.train.findings import placement_findings
 from encoder.train.jobs import DEFAULT_DROPOUT_RATE, placement_job
@@ -80,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         lr=args.lr,
         seed=args.seed,
         checkpoint_blocks=args.checkpoint_blocks,
+        # the masked task reads whole corpus sentences (the symbol tasks: sequences of 8)
+        **({"seq_len": longest_sentence()} if TASKS[args.task].reads_words else {}),
     )
     check_threads(args)
     if args.placements:
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save is not None:
         saved = result.task_model().save(args.save)
         summary["checkpoint"] = str(saved)
-        example = example_sequence(cfg.seq_len, cfg.vocab)
+        example = TASKS[cfg.task].example(cfg.seq_len, cfg.vocab)
         print(f"saved to {saved}")
         print(f'open it with: python -m encoder trace --checkpoint {saved} "{example}"')
     if args.json:

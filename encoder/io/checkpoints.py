@@ -103,7 +103,11 @@ def _checkpoint(files: Files, source: str, max_bytes: int) -> Checkpoint:
     if family is None:
         task_model = task_model_from_config(config, files, source)
         return Checkpoint(
-            task_model.encoder, task_model.tokenizer, task_model, no_head=NO_TASK_HEAD
+            task_model.encoder,
+            task_model.tokenizer,
+            task_model,
+            mlm_head=task_model.mlm_head,
+            no_head=None if task_model.mlm_head is not None else NO_TASK_HEAD,
         )
     encoder, head, no_head = encoder_from_files(family, config, files, source)
     tokenizer = tokenizer_from_json(files[TOKENIZER_FILE], file_source(source, TOKENIZER_FILE))

@@ -1,4 +1,4 @@
-"""A model trained here on a toy task: encoder, classifier head, tokenizer, task, and its record.
+"""A model trained here on a toy task: encoder, head, tokenizer, task, and its record.
 
     model = train(TrainConfig(task="reverse")).task_model()   # encoder.train.trainer
     model.save("reverse-model")          # config.json, model.safetensors, tokenizer.json
@@ -11,6 +11,11 @@ Its config.json is marked `"format": FORMAT`, which tells it from a BERT config:
      "encoder": {every EncoderConfig field},
      "task": {"name": "reverse", "seq_len": 8, "vocab": 10, "num_classes": 10},
      "training": {"steps": 600, "held_out_accuracy": 1.0, ...}}      # optional, for labels
+
+The masked-word task's "task" section adds "head": its LMHeadConfig (every field), the one
+encoder.tasks.classifier.word_head_config builds for the encoder, tied: the word embeddings are
+saved once (no "head.decoder.weight"); its tokenizer.json is encoder.tasks.masked's. Without
+"head", a symbol task's (format_version 1 reads both).
 
 Loading trusts nothing in the files (see encoder.io.checkpoint_files): unknown keys, values of the
 wrong type, tensors that do not match the config, or a tokenizer that is not the task's are each
@@ -29,6 +34,7 @@ from safetensors.torch import save as save_safetensors
 from tokenizers import Tokenizer
 
 from encoder.core.config import EncoderConfig
+from encoder.core.lm_head import LMHeadConfig, MaskedLMHead
 from encoder.core.model import TransformerEncoder
 from encoder.core.options import placement_of
 from encoder.core.said import Said, said_of
@@ -47,14 +53,14 @@ from encoder.io.checkpoint_files import (
 )
 from encoder.io.tensor_checks import check_layers, check_tensors, meta_state
 from encoder.io.tokenize import tokenizer_from_json
-from encoder.tasks.classifier import TokenClassifier
-from encoder.tasks.task_tokenizer import check_task_text, task_tokenizer
-from encoder.tasks.tasks import get_task
+from encoder.tasks.classifier import TokenClassifier, word_head_config
+from encoder.tasks.tasks import Task, get_task
 
 FORMAT = "encoder-explorer-task-model"
 FORMAT_VERSION = 1
 CONFIG_KEYS = ("format", "format_version", "encoder", "task", "training")  # "training" optional
-TASK_KEYS = ("name", "seq_len", "vocab", "num_classes")
+TASK_KEYS = ("name", "seq_len", "vocab", "num_classes", "head")  # "head": the masked task's only
+TIED_WEIGHT = "head.decoder.weight"  # a masked-LM head's decoder: the word embeddings, not saved
 # What the training record may say; each a number, true/false, or null (unknown).
 TRAINING_KEYS = (
     "steps",  # steps trained
@@ -79,9 +85,9 @@ class TaskModel:
     """A trained token classifier with everything needed to feed it text and save it."""
 
     classifier: TokenClassifier  # eval mode; classifier.encoder is the TransformerEncoder
-    tokenizer: Tokenizer  # task_tokenizer(vocab): symbol i -> id i
+    tokenizer: Tokenizer  # the task's: task_tokenizer(vocab) (symbol i -> id i), or its words'
     task: str
-    seq_len: int  # the length it was trained on; check_text accepts exactly this
+    seq_len: int  # the length it was trained on; check_text accepts exactly this (masked: at most)
     training: dict[str, float | int | bool | None] = field(default_factory=dict)  # TRAINING_KEYS
 
     @property
@@ -98,7 +104,17 @@ class TaskModel:
 
     @property
     def num_classes(self) -> int:
-        return self.classifier.head.out_features
+        return self.vocab if self.mlm_head is not None else self.classifier.head.out_features
+
+    @property
+    def mlm_head(self) -> MaskedLMHead | None:
+        """The masked-word task's head (tied to the word embeddings); None for a symbol task."""
+        return self.classifier.lm_head
+
+    @property
+    def example(self) -> str:
+        """An input to type for this model (e.g. "3 1 4 1 5 9 2 6", or a sentence with [MASK])."""
+        return get_task(self.task).example(self.seq_len, self.vocab)
 
     def label(self) -> str:
         """A name for a menu, e.g. "reverse, pre-norm 2 x 4, 600 steps, 100% held-out"."""
@@ -114,8 +130,8 @@ class TaskModel:
         return ", ".join(parts)
 
     def check_text(self, text: str) -> list[int]:
-        """The ids of one sequence; ValueError naming an unknown symbol or a wrong length."""
-        return check_task_text(text, self.tokenizer, self.seq_len)
+        """The ids of one input; ValueError saying why not (the task's check_text)."""
+        return get_task(self.task).check_text(text, self.tokenizer, self.seq_len)
 
     @torch.no_grad()
     def predicted_classes(self, output: torch.Tensor) -> list[list[str]]:
@@ -137,6 +153,8 @@ class TaskModel:
                 "num_classes": self.num_classes,
             },
         }
+        if self.mlm_head is not None:
+            config["task"]["head"] = self.mlm_head.cfg.to_dict()
         if self.training:
             config["training"] = dict(self.training)
         return config
@@ -146,6 +164,7 @@ class TaskModel:
         state = {
             name: tensor.detach().to("cpu").contiguous()
             for name, tensor in self.classifier.state_dict().items()
+            if not (name == TIED_WEIGHT and self.mlm_head is not None)  # the word embeddings
         }
         return {
             CONFIG_FILE: json.dumps(self.config_dict(), indent=2).encode("utf-8"),
@@ -204,11 +223,32 @@ def _encoder_config(config: dict, source: str) -> EncoderConfig:
         ) from error
 
 
-def _task(config: dict, cfg: EncoderConfig, source: str) -> tuple[str, int, int]:
-    """(task name, seq_len, num_classes), each checked against the task and the encoder."""
+def _head(task: dict, spec: Task, cfg: EncoderConfig, source: str) -> LMHeadConfig | None:
+    """The masked task's head config (the one the task builds for `cfg`), else None; ValueError
+    for a head that is missing, not that one, or given to a task without one."""
+    expected = word_head_config(cfg) if spec.reads_words else None
+    given = task.get("head")
+    if given != (expected and expected.to_dict()):
+        raise ValueError(
+            Said(
+                "{source}: the {name} task's 'head' must be {expected}, not {given}",
+                source=source,
+                name=spec.name,
+                expected=Said("absent") if expected is None else expected.to_dict(),
+                given=Said("absent") if "head" not in task else given,
+            )
+        )
+    return expected
+
+
+def _task(
+    config: dict, cfg: EncoderConfig, source: str
+) -> tuple[str, int, int, LMHeadConfig | None]:
+    """(task name, seq_len, num_classes, the masked task's head config), each checked against
+    the task and the encoder."""
     task = _section(config, "task", source)
-    _check_keys(task, TASK_KEYS, TASK_KEYS, f"{source}: 'task'")
-    name, seq_len, vocab, num_classes = (task[key] for key in TASK_KEYS)
+    _check_keys(task, TASK_KEYS, TASK_KEYS[:-1], f"{source}: 'task'")
+    name, seq_len, vocab, num_classes = (task[key] for key in TASK_KEYS[:-1])
     if not isinstance(name, str):
         raise ValueError(
             Said("{source}: task name {name!r} must be a string", source=source, name=name)
@@ -259,7 +299,7 @@ def _task(config: dict, cfg: EncoderConfig, source: str) -> tuple[str, int, int]
                 expected=expected,
             )
         )
-    return name, seq_len, num_classes
+    return name, seq_len, num_classes, _head(task, spec, cfg, source)
 
 
 def _training(config: dict, source: str) -> dict:
@@ -305,20 +345,30 @@ def task_model_from_config(config: dict, files: Files, source: str) -> TaskModel
             )
         )
     cfg = _encoder_config(config, config_source)
-    name, seq_len, num_classes = _task(config, cfg, config_source)
+    name, seq_len, num_classes, head = _task(config, cfg, config_source)
     training = _training(config, config_source)
     check_layers(cfg, config_source)
 
     weights_source = file_source(source, WEIGHTS_FILE)
     tensors = read_safetensors(files[WEIGHTS_FILE], weights_source)
-    check_tensors(tensors, meta_state(lambda: TokenClassifier(cfg, num_classes)), weights_source)
-    classifier = TokenClassifier(cfg, num_classes)
-    classifier.load_state_dict(tensors, strict=True)
+    expected = meta_state(lambda: TokenClassifier(cfg, num_classes, head))
+    if head is not None:
+        del expected[TIED_WEIGHT]  # the word embeddings'
+    check_tensors(tensors, expected, weights_source)
+    classifier = TokenClassifier(cfg, num_classes, head)
+    classifier.load_state_dict(tensors, strict=head is None)  # (checked: only the tie missing)
 
     tokenizer_source = file_source(source, TOKENIZER_FILE)
-    tokenizer = task_tokenizer(cfg.vocab_size)
+    tokenizer = get_task(name).tokenizer(cfg.vocab_size)
     given = tokenizer_from_json(files[TOKENIZER_FILE], tokenizer_source)
     if given.to_str() != tokenizer.to_str():
+        if head is not None:
+            raise ValueError(
+                Said(
+                    "{source} is not the masked task's tokenizer (its corpus's words)",
+                    source=tokenizer_source,
+                )
+            )
         raise ValueError(
             Said(
                 "{source} is not the tokenizer of a task with {count} symbols (one WordLevel "

@@ -1,4 +1,6 @@
-"""The model a toy task trains: our TransformerEncoder plus a linear head per token.
+"""The model a toy task trains: our TransformerEncoder plus a linear head per token, or, for the
+masked-word task, the masked-LM head every family shares (encoder.core.lm_head) tied to the word
+embeddings.
 
 It lives apart from the trainer so that loading a saved task model (encoder.io.task_model) needs
 the model's code only, never the training loop.
@@ -10,6 +12,7 @@ import torch
 from torch import nn
 
 from encoder.core.config import EncoderConfig
+from encoder.core.lm_head import HEAD_ACTIVATIONS, LMHeadConfig, MaskedLMHead
 from encoder.core.model import TransformerEncoder, seeded
 
 # A task model's learned positions start at the scale of the sinusoidal table (its entries' root
@@ -23,24 +26,48 @@ from encoder.core.model import TransformerEncoder, seeded
 POSITION_STD = 0.5**0.5
 
 
+def word_head_config(cfg: EncoderConfig) -> LMHeadConfig:
+    """The masked-word task's head for encoder `cfg`: BERT's (GELU unless the encoder's own
+    activation is one a head takes), as wide as the word embeddings and tied to them."""
+    activation = cfg.activation if cfg.activation in HEAD_ACTIVATIONS else "gelu"
+    width = cfg.embedding_size or cfg.d_model
+    return LMHeadConfig(cfg.d_model, width, cfg.vocab_size, activation, cfg.layer_norm_eps)
+
+
 class TokenClassifier(nn.Module):
-    """Our TransformerEncoder plus a linear head giving class logits for every token.
+    """Our TransformerEncoder plus a head giving class logits for every token: a Linear, or with
+    `lm_head` a MaskedLMHead tied to the word embeddings (its classes are the vocabulary's).
 
     Same config and num_classes -> identical weights (the head, and the learned positions'
     start at POSITION_STD, are seeded by cfg.seed too).
     """
 
-    def __init__(self, cfg: EncoderConfig, num_classes: int) -> None:
+    def __init__(
+        self, cfg: EncoderConfig, num_classes: int, lm_head: LMHeadConfig | None = None
+    ) -> None:
         super().__init__()
         self.encoder = TransformerEncoder(cfg)
         with seeded(cfg.seed):
-            self.head = nn.Linear(cfg.d_model, num_classes)
+            if lm_head is None:
+                self.head = nn.Linear(cfg.d_model, num_classes)
+            else:
+                self.head = MaskedLMHead(lm_head)
+                self.head.tie(self.encoder.embed.token)
             position = getattr(self.encoder.embed, "position", None)  # learned positions only
             if position is not None:
                 nn.init.normal_(position.weight, std=POSITION_STD)
 
+    @property
+    def lm_head(self) -> MaskedLMHead | None:
+        return self.head if isinstance(self.head, MaskedLMHead) else None
+
     def forward(
-        self, input_ids: torch.Tensor, *, checkpoint_blocks: bool = False
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        *,
+        checkpoint_blocks: bool = False,
     ) -> torch.Tensor:  # [B, T] -> [B, T, classes]
         """checkpoint_blocks: recompute each block in backward (TransformerEncoder.forward)."""
-        return self.head(self.encoder(input_ids, checkpoint_blocks=checkpoint_blocks))
+        states = self.encoder(input_ids, attention_mask, checkpoint_blocks=checkpoint_blocks)
+        return self.head(states)

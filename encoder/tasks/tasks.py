@@ -8,6 +8,10 @@ per position. Token i is written as the symbol "i" (`input_symbol`), so a sequen
     sort       the i-th smallest token of the sequence        attention: to tokens of rank i
     histogram  how many times this token occurs in the input  attention: to equal tokens
     shift      the previous token (position 0: "none")        attention: the sub-diagonal
+
+One task reads words instead (WordTask, its data in encoder.tasks.masked):
+
+    masked     the hidden words of a corpus sentence          BERT's masked-LM objective
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from dataclasses import dataclass
 from functools import cache
 
 import torch
+from tokenizers import Tokenizer
 
 from encoder.core.said import Said
+from encoder.tasks import masked
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class Task:
     targets: Callable[[torch.Tensor, int], torch.Tensor]  # (inputs [B, T], vocab) -> [B, T]
     num_classes: Callable[[int, int], int]  # (seq_len, vocab) -> classes
     class_name: Callable[[int, int], str]  # (class index, vocab) -> label shown to people
+    reads_words = False  # (a class attribute) True: WordTask's masked-LM task
 
     def sample(
         self, batch: int, seq_len: int, vocab: int, generator: torch.Generator
@@ -37,6 +44,88 @@ class Task:
         """A fresh batch: (inputs [batch, seq_len], targets [batch, seq_len]), both long."""
         inputs = torch.randint(0, vocab, (batch, seq_len), generator=generator)
         return inputs, self.targets(inputs, vocab)
+
+    def held_out(
+        self, count: int, seq_len: int, vocab: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The held-out examples (the trainer leaves out those it trained on)."""
+        return self.sample(count, seq_len, vocab, generator)
+
+    def vocab_size(self, vocab: int) -> int:
+        """The model's vocabulary: the config's `vocab` (a word task has its own)."""
+        return vocab
+
+    def attention_mask(self, inputs: torch.Tensor) -> torch.Tensor | None:
+        """[B, T] 1 = token, 0 = padding; None: these inputs are never padded."""
+        return None
+
+    def input_name(self, token: int, vocab: int) -> str:
+        return input_symbol(token)
+
+    def tokenizer(self, vocab: int) -> Tokenizer:
+        """What reads text for a model of this task (encoder.tasks.task_tokenizer's)."""
+        from encoder.tasks.task_tokenizer import task_tokenizer  # (it reads this module)
+
+        return task_tokenizer(vocab)
+
+    def check_text(self, text: str, tokenizer: Tokenizer, seq_len: int) -> list[int]:
+        """The ids of one input; ValueError saying why `text` is not one this task reads."""
+        from encoder.tasks.task_tokenizer import check_task_text
+
+        return check_task_text(text, tokenizer, seq_len)
+
+    def example(self, seq_len: int, vocab: int) -> str:
+        """An input to type for a model of this task."""
+        return example_sequence(seq_len, vocab)
+
+    def guessing(self, seq_len: int, vocab: int) -> float:
+        """guessing_accuracy's measure for this task."""
+        return _guessing_by_position(self, seq_len, vocab)
+
+
+class WordTask(Task):
+    """The masked-word task: sentences of the bundled corpus with words hidden the way BERT hid
+    them (encoder.tasks.masked); its classes are the words, its head a MaskedLMHead tied to the
+    word embeddings (encoder.tasks.classifier), its accuracy counted at the hidden words only."""
+
+    reads_words = True
+
+    def sample(self, batch, seq_len, vocab, generator):
+        return masked.masked_batch(batch, seq_len, vocab, generator)
+
+    def held_out(self, count, seq_len, vocab, generator):
+        return masked.masked_batch(count, seq_len, vocab, generator, held_out=True)
+
+    def vocab_size(self, vocab: int) -> int:
+        return len(masked.word_vocabulary())
+
+    def attention_mask(self, inputs: torch.Tensor) -> torch.Tensor:
+        return (inputs != masked.PAD).long()
+
+    def input_name(self, token: int, vocab: int) -> str:
+        return self.class_name(token, vocab)
+
+    def tokenizer(self, vocab: int) -> Tokenizer:
+        return masked.word_tokenizer()
+
+    def check_text(self, text: str, tokenizer: Tokenizer, seq_len: int) -> list[int]:
+        return masked.check_words(text, tokenizer, seq_len)
+
+    def example(self, seq_len: int, vocab: int) -> str:
+        return MASKED_EXAMPLE
+
+    def guessing(self, seq_len: int, vocab: int) -> float:
+        """Top-1 of always answering the training sentences' most frequent word, at the masked
+        words of GUESS_SAMPLES held-out sentences (drawn with a fixed seed)."""
+        generator = torch.Generator().manual_seed(0)
+        _, targets = self.held_out(GUESS_SAMPLES, seq_len, vocab, generator)
+        counted = targets[targets != masked.IGNORE]
+        return round((counted == masked.most_frequent_word()).float().mean().item(), 3)
+
+
+# A held-out sentence of the corpus (never trained on) with "river" (5 times in the training
+# sentences) hidden
+MASKED_EXAMPLE = "The big brown bear caught a fish in the [MASK]."
 
 
 def reverse_targets(inputs: torch.Tensor, vocab: int) -> torch.Tensor:
@@ -84,6 +173,11 @@ def _token_name(index: int, vocab: int) -> str:
     return input_symbol(index)
 
 
+@cache
+def _word_names() -> tuple[str, ...]:
+    return tuple(masked.word_vocabulary())
+
+
 TASKS: dict[str, Task] = {
     task.name: task
     for task in (
@@ -115,6 +209,16 @@ TASKS: dict[str, Task] = {
             lambda seq_len, vocab: vocab + 1,  # every token, plus 'none' for position 0
             lambda index, vocab: "none" if index == vocab else str(index),
         ),
+        WordTask(
+            "masked",
+            Said(
+                "Output the hidden words of a sentence from the bundled corpus: 15% of its words "
+                "are chosen, most become [MASK]; the loss counts only those."
+            ),
+            lambda inputs, vocab: inputs,  # (sample draws the targets with the masks)
+            lambda seq_len, vocab: len(masked.word_vocabulary()),
+            lambda index, vocab: _word_names()[index],
+        ),
     )
 }
 
@@ -129,8 +233,12 @@ def guessing_accuracy(name: str, seq_len: int, vocab: int) -> float:
     for a histogram of 8 of 10, where most tokens occur once). Measured with a fixed seed: the
     answers are chosen on GUESS_SAMPLES sequences and scored on as many others, so the number
     is not flattered by the sequences it was chosen on. A run whose accuracy stays there has
-    learned nothing from its input."""
-    task = get_task(name)
+    learned nothing from its input. (The masked task: always its most frequent word,
+    WordTask.guessing.)"""
+    return get_task(name).guessing(seq_len, vocab)
+
+
+def _guessing_by_position(task: Task, seq_len: int, vocab: int) -> float:
     generator = torch.Generator().manual_seed(0)
     classes = task.num_classes(seq_len, vocab)
     _, chosen_on = task.sample(GUESS_SAMPLES, seq_len, vocab, generator)  # [N, T]

@@ -33,8 +33,8 @@ class TrainConfig:
     """Task, model and optimiser of one training run; invalid values raise ValueError.
 
     `model` is the encoder trained: its vocabulary and length are the task's (`vocab`,
-    `seq_len`) and its seed is `seed` (which seeds the data too), all three set here; its dropout
-    rates act only while training.
+    `seq_len`; a word task's vocabulary is its own, whatever `vocab` says) and its seed is `seed`
+    (which seeds the data too), all three set here; its dropout rates act only while training.
     """
 
     task: str = "reverse"
@@ -57,7 +57,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         self.validate()
-        own = replace(self.model, vocab_size=self.vocab, max_len=self.seq_len, seed=self.seed)
+        vocab = get_task(self.task).vocab_size(self.vocab)
+        own = replace(self.model, vocab_size=vocab, max_len=self.seq_len, seed=self.seed)
         object.__setattr__(self, "model", own)  # frozen: set once, as it is made
 
     def with_model(self, **changes) -> TrainConfig:
@@ -121,7 +122,7 @@ class TrainConfig:
 
     @property
     def num_classes(self) -> int:
-        return get_task(self.task).num_classes(self.seq_len, self.vocab)
+        return get_task(self.task).num_classes(self.seq_len, self.model.vocab_size)
 
 
 def trainable(architecture: EncoderConfig) -> EncoderConfig:

@@ -1,6 +1,7 @@
 """What a training job showed, and what the race trains, in sentences (each a Said, for a front
 end to say in its reader's language): the dropout placement runs' findings, the race's findings,
-the race's two parameter counts and what its local window masks at the task's sequence length."""
+the race's two parameter counts and what its local window masks at the task's sequence length;
+what a run's held-out accuracy counted against guessing, and the masked task's example fill."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import math
 import torch
 
 from encoder.core import block
-from encoder.core.said import Listed, Said, Written, formatted
+from encoder.core.said import Listed, Quoted, Said, Written, formatted
+from encoder.tasks import masked
+from encoder.tasks.tasks import get_task, guessing_accuracy
 from encoder.train.config import TrainConfig
 from encoder.train.trainer import TrainResult
 
@@ -206,3 +209,61 @@ def race_findings(results: dict[str, TrainResult]) -> Said:
 
 def _share(value: float) -> Said | Written:
     return Said("not measured") if math.isnan(value) else formatted(value, ".1%")
+
+
+def held_out_said(result: TrainResult) -> Said:
+    """What the held-out accuracy counted, and what guessing without reading the input scores
+    there (so a run that did not learn says so)."""
+    cfg = result.config
+    task = get_task(cfg.task)
+    chance = formatted(guessing_accuracy(cfg.task, cfg.seq_len, cfg.vocab), ".1%")
+    accuracy = _share(result.held_out_accuracy)
+    if not task.reads_words:
+        return Said(
+            "Held-out accuracy: {accuracy} per token, on {count} fresh sequences never trained "
+            "on; guessing without reading the input scores {chance}.",
+            accuracy=accuracy,
+            count=result.held_out_examples,
+            chance=chance,
+        )
+    word = task.class_name(masked.most_frequent_word(), cfg.model.vocab_size)
+    return Said(
+        "Held-out accuracy: {accuracy} of the hidden words right (top-1), in {count} maskings "
+        "of the {sentences} corpus sentences never trained on; always answering {word}, the "
+        "most frequent word, scores {chance}.",
+        accuracy=accuracy,
+        count=result.held_out_examples,
+        sentences=len(masked.sentence_split(held_out=True)),
+        word=Quoted(word),
+        chance=chance,
+    )
+
+
+@torch.no_grad()
+def example_fill(result: TrainResult, top: int = 5) -> Said | None:
+    """The masked task's trained model on its example sentence (a held-out one): its top words
+    at the [MASK], each with its probability; None for another task."""
+    task = get_task(result.config.task)
+    if not task.reads_words:
+        return None
+    model, vocab = result.model.eval(), result.config.model.vocab_size
+    example = task.example(result.config.seq_len, vocab)
+    ids = torch.tensor([task.check_text(example, task.tokenizer(vocab), result.config.seq_len)])
+    position = ids[0].tolist().index(masked.MASK)
+    states = model.encoder(ids.to(model.encoder.device))[0, position]  # [d]
+    probabilities = model.head(states).softmax(-1).cpu()  # [vocab]
+    best = probabilities.topk(top)
+    words = [
+        Said(
+            "{word} {probability}",
+            word=Quoted(task.class_name(i, vocab)),
+            probability=formatted(p, ".0%"),
+        )
+        for p, i in zip(best.values.tolist(), best.indices.tolist(), strict=True)
+    ]
+    return Said(
+        "The trained model reads {sentence}, a sentence it never trained on, and fills the "
+        "[MASK] with: {words}.",
+        sentence=Quoted(example),
+        words=Listed(words),
+    )

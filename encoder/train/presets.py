@@ -3,8 +3,10 @@ architecture presets are app/assets/presets.json.)"""
 
 from __future__ import annotations
 
+from encoder.core.config import EncoderConfig
 from encoder.core.said import N_
-from encoder.train.config import TrainConfig
+from encoder.tasks.masked import longest_sentence
+from encoder.train.config import TrainConfig, trainable
 
 TRAINING_PRESETS: dict[str, TrainConfig] = {  # names marked N_: the page says them translated
     N_("default"): TrainConfig(),
@@ -30,4 +32,21 @@ TRAINING_PRESETS: dict[str, TrainConfig] = {  # names marked N_: the page says t
     N_("BERT vs ModernBERT: 6 layers, sequences of 16"): TrainConfig(
         task="sort", seq_len=16, lr=3e-3, steps=160, batch_size=64
     ).with_model(num_layers=6, d_ff=256),
+    # The masked-word task on the sidebar's default architecture: every corpus sentence whole
+    # (seq_len: the longest), small batches so that its 4 x 4, d_model 256 takes its steps in
+    # about a minute here (the estimate says 110 s: under the view's limit). Measured here (1
+    # thread, 2 cores shared with other work at load 5, seed 0, 2026-11-29), held-out top-1 at
+    # the hidden words against 0.096 for always answering "the": this default 0.177 (80 s),
+    # pre-norm RoPE 0.192 (70 s), post-norm ReLU 0.173 (60 s), 1 layer 0.170 (11 s). It learns
+    # the common words and punctuation; 296 sentences are few: 1000 steps of 1 layer reach a
+    # training loss of 1.3 but 0.197 held out (lr 3e-3: 0.152).
+    N_("masked words"): TrainConfig(
+        task="masked",
+        model=trainable(EncoderConfig()),
+        seq_len=longest_sentence(),
+        steps=200,
+        batch_size=32,
+        lr=1e-3,
+        warmup_steps=20,
+    ),
 }

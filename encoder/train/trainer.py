@@ -6,7 +6,8 @@
 Training batches come from one random stream (seeded by `seed`), the held-out set from another.
 Every training sequence is checked against the held-out set as it is drawn; a held-out sequence the
 model has trained on is left out of the held-out accuracy, so that number is always measured on
-sequences never trained on.
+sequences never trained on. (The masked-word task holds out whole sentences of its corpus; its
+accuracies count only the hidden words: targets elsewhere are IGNORE.)
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from torch import nn
 from encoder.core.capture import Trace
 from encoder.core.options import placement_of
 from encoder.io.task_model import TaskModel
-from encoder.tasks.classifier import TokenClassifier
-from encoder.tasks.task_tokenizer import task_tokenizer
-from encoder.tasks.tasks import Task, get_task, input_symbol
+from encoder.tasks.classifier import TokenClassifier, word_head_config
+from encoder.tasks.masked import IGNORE
+from encoder.tasks.tasks import Task, get_task
 from encoder.train.config import TrainConfig
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ class StepMetrics:
 
     step: int  # 1-based
     loss: float
-    accuracy: float  # fraction of tokens predicted right
+    accuracy: float  # fraction of tokens predicted right (masked task: of the hidden words)
     lr: float  # the learning rate this step used
     grad_norm: float  # global gradient norm before clipping
     layer_grad_norms: tuple[float, ...]  # gradient norm of each encoder block, before clipping
@@ -58,7 +59,7 @@ class TrainResult:
     model: TokenClassifier
     history: list[dict[str, float]]  # one StepMetrics.to_row() per step
     held_out_accuracy: float  # per token, on held-out sequences never trained on
-    held_out_sequence_accuracy: float  # whole sequences entirely right
+    held_out_sequence_accuracy: float  # whole sequences entirely right (masked: every hidden word)
     held_out_examples: int  # how many held-out sequences were counted
     seconds: float  # time spent in training steps
     stopped: bool  # True if stopped before cfg.steps
@@ -76,7 +77,7 @@ class TrainResult:
         token_accuracy, sequence_accuracy = (None if math.isnan(a) else a for a in accuracies)
         return TaskModel(
             classifier=self.model.eval(),
-            tokenizer=task_tokenizer(cfg.vocab),
+            tokenizer=get_task(cfg.task).tokenizer(cfg.model.vocab_size),
             task=cfg.task,
             seq_len=cfg.seq_len,
             training={
@@ -97,7 +98,7 @@ class TrainResult:
             "norm": placement_of(self.config.model.norm_first),
             "layers": self.config.model.num_layers,
             "seq_len": self.config.seq_len,
-            "vocab": self.config.vocab,
+            "vocab": self.config.model.vocab_size,
             "warmup": self.config.warmup_steps,
             "checkpoint_blocks": self.config.checkpoint_blocks,
             "dropout": self.config.model.dropout_rates(),
@@ -141,15 +142,29 @@ def layer_grad_norms(model: TokenClassifier) -> list[float]:
     ]
 
 
+def model_for(cfg: TrainConfig) -> TokenClassifier:
+    """The untrained model of `cfg`: a masked-LM head for a word task, else a Linear."""
+    words = get_task(cfg.task).reads_words
+    return TokenClassifier(
+        cfg.model, cfg.num_classes, word_head_config(cfg.model) if words else None
+    )
+
+
 def _loss_and_accuracy(
     model: TokenClassifier,
+    task: Task,
     inputs: torch.Tensor,
     targets: torch.Tensor,
     checkpoint_blocks: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    logits = model(inputs, checkpoint_blocks=checkpoint_blocks)  # [B, T, classes]
-    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
-    return loss, (logits.argmax(-1) == targets).float().mean()
+    """The cross-entropy and the accuracy over the counted targets (not IGNORE; the head reads
+    only those positions: the masked task's 15%)."""
+    mask = task.attention_mask(inputs)
+    states = model.encoder(inputs, mask, checkpoint_blocks=checkpoint_blocks)  # [B, T, d]
+    counted = targets != IGNORE  # [B, T]
+    logits = model.head(states[counted])  # [counted, classes]
+    loss = F.cross_entropy(logits, targets[counted])
+    return loss, (logits.argmax(-1) == targets[counted]).float().mean()
 
 
 class Trainer:
@@ -158,16 +173,17 @@ class Trainer:
     def __init__(self, cfg: TrainConfig) -> None:
         self.cfg = cfg
         self.task: Task = get_task(cfg.task)
-        self.model = TokenClassifier(cfg.model, cfg.num_classes).to(cfg.device)
+        self.model = model_for(cfg).to(cfg.device)
+        vocab = cfg.model.vocab_size
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
         )
         self.train_stream = torch.Generator().manual_seed(cfg.seed)
         held_out = torch.Generator().manual_seed(cfg.seed + HELD_OUT_SEED_OFFSET)
-        self.held_out_inputs, self.held_out_targets = self.task.sample(
-            cfg.held_out_examples, cfg.seq_len, cfg.vocab, held_out
+        self.held_out_inputs, self.held_out_targets = self.task.held_out(
+            cfg.held_out_examples, cfg.seq_len, vocab, held_out
         )  # [N, T] each
-        self.held_out_keys = sequence_keys(self.held_out_inputs, cfg.vocab)  # [N]
+        self.held_out_keys = sequence_keys(self.held_out_inputs, vocab)  # [N]
         self.held_out_seen = torch.zeros(cfg.held_out_examples, dtype=torch.bool)  # [N]
         self.history: list[dict[str, float]] = []
         self.seconds = 0.0
@@ -186,16 +202,19 @@ class Trainer:
         """Draw a fresh batch, take one AdamW step, return what it measured."""
         started = time.perf_counter()
         cfg = self.cfg
-        inputs, targets = self.task.sample(
-            cfg.batch_size, cfg.seq_len, cfg.vocab, self.train_stream
-        )
-        self.held_out_seen |= torch.isin(self.held_out_keys, sequence_keys(inputs, cfg.vocab))
+        vocab = cfg.model.vocab_size
+        inputs, targets = self.task.sample(cfg.batch_size, cfg.seq_len, vocab, self.train_stream)
+        self.held_out_seen |= torch.isin(self.held_out_keys, sequence_keys(inputs, vocab))
         lr = learning_rate(cfg, self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.model.train()
         loss, accuracy = _loss_and_accuracy(
-            self.model, inputs.to(cfg.device), targets.to(cfg.device), cfg.checkpoint_blocks
+            self.model,
+            self.task,
+            inputs.to(cfg.device),
+            targets.to(cfg.device),
+            cfg.checkpoint_blocks,
         )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -234,8 +253,11 @@ class Trainer:
         if len(inputs) == 0:
             return math.nan, math.nan, 0
         self.model.eval()
-        right = self.model(inputs).argmax(-1) == targets  # [N, T]
-        return right.float().mean().item(), right.all(-1).float().mean().item(), len(inputs)
+        logits = self.model(inputs, self.task.attention_mask(inputs))  # [N, T, classes]
+        counted = targets != IGNORE  # [N, T]
+        right = logits.argmax(-1) == targets  # [N, T]
+        whole = (right | ~counted).all(-1).float().mean().item()
+        return right[counted].float().mean().item(), whole, len(inputs)
 
     def result(self) -> TrainResult:
         token_accuracy, sequence_accuracy, counted = self.held_out_accuracy()
@@ -290,9 +312,11 @@ def gradient_norms_at_init(cfg: TrainConfig) -> list[float]:
     """Per-block gradient norms of the untrained model on the first training batch."""
     trainer = Trainer(replace(cfg, held_out_examples=1))
     inputs, targets = trainer.task.sample(
-        cfg.batch_size, cfg.seq_len, cfg.vocab, trainer.train_stream
+        cfg.batch_size, cfg.seq_len, cfg.model.vocab_size, trainer.train_stream
     )
-    loss, _ = _loss_and_accuracy(trainer.model, inputs.to(cfg.device), targets.to(cfg.device))
+    loss, _ = _loss_and_accuracy(
+        trainer.model, trainer.task, inputs.to(cfg.device), targets.to(cfg.device)
+    )
     loss.backward()
     return layer_grad_norms(trainer.model)
 
@@ -306,16 +330,17 @@ class SampleRun:
     predictions: list[int]
     trace: Trace  # trace.attention: [layers, 1, heads, T, T]
     class_names: list[str] = field(default_factory=list)  # names of the targets, in order
-
-    @property
-    def token_labels(self) -> list[str]:
-        return [input_symbol(t) for t in self.inputs]
+    token_labels: list[str] = field(default_factory=list)  # names of the inputs, in order
 
 
 def sample_trace(model: TokenClassifier, cfg: TrainConfig, seed: int = 0) -> SampleRun:
-    """Run `model.encoder.trace` on one fresh sequence of cfg's task (drawn with `seed`)."""
-    task = get_task(cfg.task)
-    inputs, targets = task.sample(1, cfg.seq_len, cfg.vocab, torch.Generator().manual_seed(seed))
+    """Run `model.encoder.trace` on one fresh sequence of cfg's task (drawn with `seed`; a
+    sentence of the masked task without its padding)."""
+    task, vocab = get_task(cfg.task), cfg.model.vocab_size
+    inputs, targets = task.sample(1, cfg.seq_len, vocab, torch.Generator().manual_seed(seed))
+    mask = task.attention_mask(inputs)
+    if mask is not None:
+        inputs, targets = inputs[:, : int(mask.sum())], targets[:, : int(mask.sum())]
     model.eval()
     trace = model.encoder.trace(inputs.to(cfg.device))
     with torch.no_grad():  # the head on the model's device, then the trace to the CPU for drawing
@@ -326,5 +351,6 @@ def sample_trace(model: TokenClassifier, cfg: TrainConfig, seed: int = 0) -> Sam
         targets=targets[0].tolist(),
         predictions=predictions[0].tolist(),
         trace=trace,
-        class_names=[task.class_name(c, cfg.vocab) for c in targets[0].tolist()],
+        class_names=[task.class_name(c, vocab) if c != IGNORE else "" for c in targets[0].tolist()],
+        token_labels=[task.input_name(t, vocab) for t in inputs[0].tolist()],
     )

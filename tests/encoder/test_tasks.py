@@ -32,8 +32,8 @@ ANSWERS = {
 }
 
 
-def test_every_task_has_a_plain_python_answer_here() -> None:
-    assert set(TASKS) == set(ANSWERS)
+def test_every_symbol_task_has_a_plain_python_answer_here() -> None:  # masked: test_masked_task
+    assert {name for name, task in TASKS.items() if not task.reads_words} == set(ANSWERS)
 
 
 @pytest.mark.parametrize("name", sorted(ANSWERS))

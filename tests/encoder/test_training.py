@@ -12,6 +12,7 @@ import torch
 from encoder.core.config import EncoderConfig
 from encoder.core.options import ARCHITECTURE_FIELDS
 from encoder.tasks.classifier import TokenClassifier
+from encoder.tasks.tasks import get_task
 from encoder.train.config import TRAIN_MODEL, TrainConfig, trainable
 from encoder.train.presets import TRAINING_PRESETS
 from encoder.train.trainer import (
@@ -139,7 +140,8 @@ def test_invalid_configs_raise_naming_the_values(changes: dict, message: str) ->
 def test_every_preset_is_a_valid_config() -> None:
     assert TRAINING_PRESETS["pre vs post: deep, high lr"].model.num_layers == 6
     for preset in TRAINING_PRESETS.values():
-        assert (preset.model.vocab_size, preset.model.max_len) == (preset.vocab, preset.seq_len)
+        vocab = get_task(preset.task).vocab_size(preset.vocab)  # a word task's: its own
+        assert (preset.model.vocab_size, preset.model.max_len) == (vocab, preset.seq_len)
 
 
 def test_gradient_norms_at_init_give_one_positive_norm_per_layer() -> None:

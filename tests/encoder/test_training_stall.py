@@ -49,7 +49,7 @@ def test_chance_is_what_guessing_each_positions_commonest_answer_scores(seq_len,
         assert guessing_accuracy(task, seq_len, vocab) == pytest.approx(chance, abs=0.01)
     sort = guessing_accuracy("sort", seq_len, vocab)  # the ends of a sorted row are guessable
     assert 1 / vocab < sort < 1
-    assert set(expected) | {"sort"} == set(TASKS)
+    assert set(expected) | {"sort", "masked"} == set(TASKS)  # masked: test_masked_task
 
 
 def test_a_flat_curve_is_said_as_soon_as_it_has_been_flat_for_the_set_steps() -> None:

@@ -15,7 +15,7 @@ from app.components.module_figures import module_figure
 from app.i18n import _, percent, told
 from app.page.figures import Drawn
 from app.page.layout import headers, key_for, side_by_side
-from app.page.training import training_link_values
+from app.page.training import MASKED_PRESET, training_link_values
 from app.runs import Run, Runs
 from app.sources import no_head_text
 from app.user_text import literal, quoted
@@ -27,7 +27,6 @@ from encoder.inspect.masked import (
     mask_positions,
     mask_token_of,
 )
-from encoder.train.presets import TRAINING_PRESETS
 from encoder.web import hosts
 from encoder.web.lens_grid import lens_payload
 
@@ -35,11 +34,6 @@ Follow = Callable[[str, dict[str, object]], None]
 KEYS = ()
 EXAMPLE = "The capital of France is {mask}."
 TOP = 5
-
-
-def masked_preset() -> str | None:
-    """The Training view's preset that trains a masked-word model (None if it has none)."""
-    return next((name for name, cfg in TRAINING_PRESETS.items() if cfg.task == "masked"), None)
 
 
 def example_for(run: Run, mask: str) -> str:
@@ -61,14 +55,12 @@ def _no_head(why: str, follow: Follow, name: str) -> None:
     """Why this model predicts no words, and the way to one that does."""
     said = no_head_text(why)
     st.info(literal(said))
-    preset = masked_preset()
-    if preset is not None:
-        st.button(
-            _("Train a masked-word model"),
-            key=key_for("meaning_train", name),
-            on_click=follow,
-            args=("Training", training_link_values(preset)),
-        )
+    st.button(
+        _("Train a masked-word model"),
+        key=key_for("meaning_train", name),
+        on_click=follow,
+        args=("Training", training_link_values(MASKED_PRESET)),
+    )
 
 
 def _panel(run: Run, head, follow: Follow, name: str) -> None:

@@ -136,7 +136,7 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
     )
     left, middle, right = st.columns(3)
     with left:
-        task, seq_len, seed = _task_controls()
+        task, seq_len, seed = _task_controls(actions)
     with middle:
         steps, lr = _step_controls()
     with right:
@@ -166,12 +166,13 @@ def _controls(actions: TrainingActions) -> tuple[dict, float]:
     return {**hidden, **chosen}, rate
 
 
-def _task_controls() -> tuple[str, int, int]:
+def _task_controls(actions: TrainingActions) -> tuple[str, int, int]:
     task = st.selectbox(
         _("Task"),
         list(TASKS),
         key="train_task",
         persist_state="session",
+        on_change=actions.choose_task,
         help="\n".join(f"- **{t.name}**: {task_description(t.name)}" for t in TASKS.values()),
     )
     seq_len = st.number_input(

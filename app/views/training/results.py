@@ -1,4 +1,5 @@
-"""The Training view's results, once a job has ended: the runs' held-out accuracy, a button per
+"""The Training view's results, once a job has ended: the runs' held-out accuracy (against
+guessing; for the masked-word task, its top words on an example sentence), a button per
 kept model that opens it in the Attention view at its sharpest head, what the job showed (the
 race's and the placement runs' findings, encoder.train.jobs's Said, in the run's language), and
 the job's own figures; and, while it trains, the warning of a run that is not learning."""
@@ -13,6 +14,8 @@ from app.i18n import _, localised, told
 from app.page.layout import written
 from app.page.training import TrainingActions
 from app.page.widgets import show
+from encoder.tasks.tasks import get_task
+from encoder.train.findings import example_fill, held_out_said
 from encoder.train.jobs import TrainingJob
 from encoder.train.stall import Stall, stalled
 from encoder.train.trainer import Trainer, TrainResult, sample_trace
@@ -61,11 +64,14 @@ def _sharpest_head(result: TrainResult) -> tuple[int, int]:
 
 def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions) -> None:
     seconds = _("seconds")
+    first = next(iter(job.results.values()))
+    words = get_task(first.config.task).reads_words
+    whole = _("sentences with every hidden word right") if words else _("whole sequences right")
     rows = [
         {
             _("run"): name,
             _("held-out accuracy"): r.held_out_accuracy,
-            _("whole sequences right"): r.held_out_sequence_accuracy,
+            whole: r.held_out_sequence_accuracy,
             _("final loss"): r.final_loss,
             _("steps"): len(r.history),
             seconds: r.seconds,
@@ -74,13 +80,10 @@ def _results(job: TrainingJob, models: dict[str, str], actions: TrainingActions)
         for name, r in job.results.items()
     ]
     st.dataframe(written(written(pd.DataFrame(rows), 4), 1, [seconds]), hide_index=True)
-    counted = next(iter(job.results.values())).held_out_examples
-    st.caption(
-        _(
-            "Held-out accuracy: per token, on {count} fresh sequences never trained on.",
-            count=counted,
-        )
-    )
+    st.caption(told(held_out_said(first)))
+    fill = example_fill(first) if len(job.results) == 1 else None
+    if fill is not None:
+        st.info(told(fill))
     st.subheader(_("Open it in the views"))
     st.caption(
         _(
