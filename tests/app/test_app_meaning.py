@@ -5,6 +5,7 @@ MiniLM says it has no head and why; bad input is a message, never a traceback.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,13 @@ import pytest
 import torch
 
 from app import sources
+from app.page.training import MASKED_PRESET
 from encoder.inspect.corpus import bundled_corpus
+from encoder.inspect.masked import fill
+from encoder.io.checkpoints import load_checkpoint
 from encoder.io.tokenize import bundled_model_dir
+from encoder.train.presets import TRAINING_PRESETS
+from encoder.train.trainer import train
 from tests.app.helpers import assert_no_exception, module_data, open_page, shown
 from tests.encoder.family_checkpoints import build_checkpoint
 
@@ -149,3 +155,27 @@ def test_an_empty_corpus_is_a_message() -> None:
     at.run()
     assert_no_exception(at)
     assert any("The corpus is empty" in m for m in messages(at, "info"))
+
+
+def test_random_weights_offer_training_a_masked_word_model() -> None:
+    at = page(source="random", text="Paris is the [MASK] of France.")
+    at.button(key="meaning_train").click().run()
+    assert_no_exception(at)
+    assert at.session_state["train_task"] == "masked"
+    assert at.session_state["train_preset"] == MASKED_PRESET
+
+
+@pytest.mark.slow  # a short training of the masked-word task (about 15 s)
+def test_a_masked_word_model_trained_here_predicts_as_its_head_does(tmp_path, monkeypatch) -> None:
+    trained = train(replace(TRAINING_PRESETS[MASKED_PRESET], steps=10)).task_model()
+    trained.save(tmp_path / "models" / "masked-model")
+    monkeypatch.setenv("ENCODER_EXPLORER_MODELS", str(tmp_path / "models"))
+    sources.found_models.clear()
+    checkpoint = load_checkpoint(tmp_path / "models" / "masked-model")
+    text = trained.example  # a held-out sentence with [MASK]
+    at = page(source="disk:masked-model", text=text)
+    (found,) = fill(checkpoint.encoder, checkpoint.mlm_head, checkpoint.tokenizer, text)
+    words = table_of(at, "probability")
+    assert list(words["token"]) == [word.token for word in found.top]
+    np.testing.assert_allclose(words["probability"], [w.probability for w in found.top], atol=1e-6)
+    sources.found_models.clear()
