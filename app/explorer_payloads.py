@@ -15,24 +15,35 @@ from app.i18n.browser import words_now
 from app.memory import CACHE
 from app.runs import Run, Runs, derived_tag
 from encoder.inspect import moves
+from encoder.inspect.neuron import qk_names, qk_vectors
 from encoder.inspect.rollout import rollout
-from encoder.web.payload import build_setup, encode, every_head_fits, layer_windows, with_words
+from encoder.web.payload import (
+    build_setup,
+    encode,
+    every_head_fits,
+    layer_windows,
+    qk_fit,
+    with_words,
+)
 
 BUILD_COPIES = 4  # float32 weights, their uint16 copy, the block sums and the rollout, per setup
 
 
 def _chosen(run: Run, sentence: int, layer: int, head: int) -> tuple[int, int] | None:
-    """The head a long input sends at full resolution (within this run's model); None when every
-    head is sent in full anyway."""
-    cfg = run.cfg
-    if every_head_fits(cfg.num_layers, cfg.num_heads, run.n_valid(sentence)):
+    """The head a long input sends at full resolution, with its q and k (within this run's model);
+    None when every head, and every head's q and k, are sent anyway."""
+    cfg, n = run.cfg, run.n_valid(sentence)
+    if every_head_fits(cfg.num_layers, cfg.num_heads, n) and qk_fit(
+        cfg.num_layers, cfg.num_heads, n, cfg.head_dim
+    ):
         return None
     return min(layer, cfg.num_layers - 1), min(head, cfg.num_heads - 1)
 
 
 def _readings(run: Run, sentence: int) -> dict:
-    """One sentence's value norms [L, H, n] and rollout [L, n, n] (build_setup's keywords); no
-    norms for a run without a model to read them from (a stand-in)."""
+    """One sentence's value norms [L, H, n], rollout [L, n, n] and every head's q and k (the
+    neuron view's) as build_setup's keywords; no norms for a run without a model to read them
+    from (a stand-in), no q and k for a run that does not keep them."""
     n = run.n_valid(sentence)
     one = slice(sentence, sentence + 1)
     rolled = rollout(run.trace.attention[:, one], run.trace.attention_mask[one])  # [L, 1, T, T]
@@ -40,6 +51,8 @@ def _readings(run: Run, sentence: int) -> dict:
     if run.source is not None:
         norms = moves.value_norms(run.trace, run.model())  # [L, B, H, T]
         found["norms"] = norms[:, sentence, :, :n]
+    if set(qk_names(run.cfg)) <= run.trace.tensors.keys():
+        found["qk"] = qk_vectors(run.trace, sentence, n)
     return found
 
 

@@ -45,7 +45,9 @@ from app.page.layout import deltas, headers, number_table, setup_title, stacked,
 from app.page.widgets import pick_sentence, show
 from app.runs import Run, Runs, ablation_effect
 from app.user_text import literal, quoted
+from encoder import EncoderConfig
 from encoder.inspect import ablation
+from encoder.inspect.neuron import qk_names
 from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
@@ -65,6 +67,11 @@ KEYS = (
     Key(EXPLORER_KEY),  # the attention explorer's component state: its settled {layer, head}
     *(Key(key, False) for key, _ in (METRICS, DIVERGENCE, READINGS)),
 )
+
+
+def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
+    """Every head's q and k, as its scores use them: the explorer's neuron view draws any cell."""
+    return qk_names(cfg)
 
 
 def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:

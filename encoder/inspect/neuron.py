@@ -21,12 +21,20 @@ from encoder.core.said import Quoted, Said, formatted
 from encoder.inspect.attention_steps import _check_index, _check_position, scored_qk
 
 
+def qk_names(cfg: EncoderConfig, layers: range | None = None) -> list[str]:
+    """The hooks of q and k as the scores use them (RoPE's turned ones) in `layers` (all)."""
+    names = []
+    for layer in range(cfg.num_layers) if layers is None else layers:
+        a = hooks.block(layer).attn
+        names += [a.rot_q, a.rot_k] if cfg.positional == "rope" else [a.q, a.k]
+    return names
+
+
 def names_for_neuron(cfg: EncoderConfig, layer: int) -> list[str]:
     """The hooks of `layer` that `neuron_cell` reads."""
     _check_index("layer", layer, cfg.num_layers)
     a = hooks.block(layer).attn
-    turned = (a.rot_q, a.rot_k) if cfg.positional == "rope" else (a.q, a.k)
-    return [*turned, a.scores, a.pattern]
+    return [*qk_names(cfg, range(layer, layer + 1)), a.scores, a.pattern]
 
 
 @dataclass(frozen=True)
