@@ -155,7 +155,7 @@ def neuron_step(runs: Runs, sentence: int, layer: int, head: int, query: int) ->
         cell = neuron_cell(run.trace, sentence, layer, head, query, key)
         st.markdown(literal(told(cell.said(run.padded_tokens[sentence]))))
     try:
-        payload = explorer_payload(runs, sentence, layer, head, stretch=False)
+        payload = explorer_payload(runs, sentence, layer, head, stretch=False, qk=True)
     except ValueError as error:  # a NaN in the weights, too many tokens, the budget
         st.error(literal(_("The attention cannot be drawn: {error}", error=told(error))))
         return

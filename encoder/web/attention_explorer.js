@@ -20,6 +20,8 @@
  * onSelect({layer, head, query, setup, mode, full}): called when the selection SETTLES (a new
  * head, a pin, a mode or setup), never on hover. `full` is false when the chosen head is only
  * drawn in blocks (long inputs): a host may then fetch it at full resolution.
+ * asks: true where the host sends the heads' q and k when the neuron view opens (its mode is
+ * offered before the payload holds them; the page's glue): it says they are on their way.
  *
  * Layers and heads are numbered from 0, as on the page ("layer 2, head 1").
  *
@@ -111,7 +113,8 @@ export function mount(host, payload, options = {}) {
   // the explorer as its parts see it (explorer/*.js): its state, its data, its elements, its
   // readers and what redraws it
   const x = { state: startState(options.selection || {}, modeNames), data: null,
-    settleTimer: null, onSelect: options.onSelect || (() => {}), opened: null };
+    settleTimer: null, onSelect: options.onSelect || (() => {}), opened: null,
+    asks: Boolean(options.asks) };
   Object.assign(x, buildElements(x, host), readers(x), {
     say: (text) => { x.readout.textContent = text; },
     choose: (layer, head) => choose(x, layer, head),

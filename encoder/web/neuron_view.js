@@ -169,9 +169,7 @@ function draw(m) {
   const cell = neuronCell(x);
   built.root.hidden = !cell;
   if (!cell) {
-    x.message.textContent = x.signed() ? _("The neuron view shows one setup: choose A or B.")
-      : _("{name}: its queries and keys are not in this payload.",
-        { name: x.headName(x.state.layer, x.state.head) });
+    x.message.textContent = missing(x);
     return;
   }
   Object.assign(built.root.dataset, { layer: String(x.state.layer), head: String(x.state.head),
@@ -193,6 +191,14 @@ function draw(m) {
     + "its own. The numbers are printed in the cells.");
 }
 
+/** Why no cell is drawn: B − A, the heads' q and k on their way (asked of the host), or not sent. */
+function missing(x) {
+  const name = x.headName(x.state.layer, x.state.head);
+  if (x.signed()) return _("The neuron view shows one setup: choose A or B.");
+  return x.asks && !x.shown().qk.size ? _("{name}: its queries and keys are on their way…",
+    { name }) : _("{name}: its queries and keys are not in this payload.", { name });
+}
+
 const valuesOf = (cell) => ({ dk: cell.dk, dot: fixed(cell.dot), score: fixed(cell.score),
   weight: fixed(cell.weight), query: quote(cell.tokens[cell.query]),
   key: quote(cell.tokens[cell.key]) });
@@ -201,7 +207,7 @@ const valuesOf = (cell) => ({ dk: cell.dk, dot: fixed(cell.dot), score: fixed(ce
 function sentence(m) {
   const cell = neuronCell(m.x);
   const head = m.x.headName(m.x.state.layer, m.x.state.head);
-  if (!cell) return _("{name}: its queries and keys are not in this payload.", { name: head });
+  if (!cell) return missing(m.x);
   const values = { ...valuesOf(cell), head };
   if (cell.masked) {
     return _("{head}: {query} → {key}: q·k = {dot}, but the key is masked: weight 0.", values);

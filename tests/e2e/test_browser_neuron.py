@@ -86,6 +86,18 @@ def explorer(browser, explorer_server):
         assert problems.errors == [] and problems.dialogs == []
 
 
+def reported(page, sent: list) -> None:
+    """Until the explorer has told the page (its first neuron view asks at once) and the rerun
+    that followed is drawn; then nothing sent is counted."""
+    for _ in range(300):
+        if sent:
+            break
+        page.wait_for_timeout(100)
+    assert sent, "the explorer told the page nothing"
+    wait_ready(page, LOAD_TIMEOUT_MS)
+    sent.clear()
+
+
 def readout_weight(page) -> float:
     """The weight the explorer's readout ends with ('… "it" → "cat" 0.715')."""
     return float(page.locator("[data-role=readout]").text_content().split()[-1])
@@ -131,6 +143,7 @@ def test_key_n_opens_minilms_cell_and_a_new_key_draws_within_a_frame(explorer, m
         page.keyboard.press("ArrowDown")
     page.keyboard.press("n")
     assert state(page)["mode"] == "neuron"
+    reported(page, sent)  # head 1 of layer 1, and the view's first opening
     seen = drawn(page)
     best = int(trace.attention[1, 0, 1, it].argmax())  # the query's largest weight first
     assert (seen["layer"], seen["head"], seen["query"], seen["key"]) == (
@@ -152,9 +165,9 @@ def test_key_n_opens_minilms_cell_and_a_new_key_draws_within_a_frame(explorer, m
     assert timing["draw"] <= FRAME_MS and timing["frame"] <= 2 * FRAME_MS
     key = int(drawn(page)["key"])
     check_against(neuron_cell(trace, 0, 1, 1, it, key), drawn(page))
+    assert sent == []  # a new key stays in the browser
     page.keyboard.press("ArrowRight")  # the next head, the same cell: drawn at once
     check_against(neuron_cell(trace, 0, 1, 2, it, key), drawn(page))
-    assert sent == []  # nothing reached the server before the head settles
 
 
 def test_a_click_on_a_matrix_cell_opens_it_with_the_explorers_weight(explorer, minilm) -> None:
@@ -169,6 +182,7 @@ def test_a_click_on_a_matrix_cell_opens_it_with_the_explorers_weight(explorer, m
     grid.hover(position=where)
     explorers_weight = readout_weight(page)
     grid.click(position=where)
+    reported(page, sent)  # the view's first opening
     seen = drawn(page)
     assert (state(page)["mode"], seen["query"], seen["key"]) == ("neuron", str(q), str(k))
     assert f"{seen['weight']:.3f}" == f"{explorers_weight:.3f}"
@@ -214,3 +228,49 @@ def test_a_rope_models_cell_is_made_of_the_turned_q_and_k(explorer, minilm) -> N
     for _ in range(4):
         page.keyboard.press("[")  # key 1: within the window
     check_against(neuron_cell(trace, 0, 1, 0, 0, 1), drawn(page))
+
+
+def test_the_attention_view_sends_q_and_k_once_its_neuron_view_opens(open_page, minilm) -> None:
+    """The page's explorer offers the view before its payload holds any q and k (its first
+    payload as before: the attention alone); N asks for them at once, and from then on a new key,
+    query or head sends nothing."""
+    page, _ = open_page(view="Attention", source="pretrained", text=SENTENCE)
+    sent: list = []
+    received: list = []
+
+    def watch(socket) -> None:
+        socket.on("framesent", lambda frame: sent.append(frame))
+        socket.on("framereceived", lambda frame: received.append(frame))
+
+    page.on("websocket", watch)
+    page.reload()
+    wait_ready(page, LOAD_TIMEOUT_MS)
+    trace = minilm.trace_of(SENTENCE)
+    tokens = minilm.batch(SENTENCE).tokens[0]
+    first = sum(len(frame) for frame in received)
+    sent.clear()
+    received.clear()
+    page.locator(EXPLORER).focus()
+    for _ in range(2):
+        page.keyboard.press("ArrowDown")  # query 1
+    page.keyboard.press("n")
+    assert state(page)["mode"] == "neuron"
+    page.locator(f"{NEURON} [data-testid=neuron-weight]").wait_for(timeout=60_000)
+    wait_ready(page, LOAD_TIMEOUT_MS)
+    asked = sum(len(frame) for frame in received)
+    print(
+        f"first visit received {first / 1000:.0f} kB; opening the neuron view {asked / 1000:.0f} kB"
+    )
+    assert 6 * 12 * 2 * len(tokens) * 32 * 2 < asked  # every head's q and k, float16
+    seen = drawn(page)
+    key = int(trace.attention[0, 0, 0, 1].argmax())
+    assert (seen["query"], seen["key"]) == ("1", str(key))
+    check_against(neuron_cell(trace, 0, 0, 0, 1, key), seen)
+    sent.clear()
+    page.locator(EXPLORER).focus()
+    for press in ("]", "]", "ArrowDown", "["):
+        page.keyboard.press(press)
+    assert sent == []  # a new key or query stays in the browser
+    page.keyboard.press("ArrowRight")  # head 1: in the payload already, drawn at once
+    seen = drawn(page)
+    check_against(neuron_cell(trace, 0, 0, 1, int(seen["query"]), int(seen["key"])), seen)
