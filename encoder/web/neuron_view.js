@@ -19,7 +19,7 @@
  *     data-value (the score: "-Infinity" where the key is masked)
  */
 import { _, diverging, element, n_, number, rgb } from "./shared.js";
-import { svgNode } from "./figure_tools.js";
+import { figureInkOn, svgNode } from "./figure_tools.js";
 import { fixed, quote } from "./explorer/draw.js";
 import { qkVectors } from "./explorer/payload.js";
 
@@ -28,6 +28,9 @@ const ROW_LABEL_PX = { normal: 96, large: 120 };
 const GAP_PX = 2; // between a block's columns (neuron_view.css)
 const DIGITS = 2; // decimals printed in a cell
 const SVG_CELL = 46; // a saved figure's cell width
+// the colours go this far towards the diverging scale's ends: its printed number keeps 4.5:1
+// (between 0.68 and 0.76 of the red end neither dark nor white text would)
+const TINT = 0.66;
 
 /** The chosen cell's numbers, or null where the payload holds no q and k for the head (or the
  * look is B − A). The key: the one chosen, else the query's largest weight. */
@@ -125,12 +128,9 @@ function perBlock(m, dk) {
 
 /** A cell of `value` coloured on the row's `scale`, its number printed. */
 function valueCell(value, dim, scale) {
-  const [r, g, b] = diverging(value / scale);
-  const cell = element("span", { class: "nv-cell", "data-dim": String(dim),
-    "data-value": String(value), style: `background:${rgb([r, g, b])};color:${
-      0.299 * r + 0.587 * g + 0.114 * b < 150 ? "#ffffff" : "#1b1b1b"}` },
-  number(value, DIGITS, false));
-  return cell;
+  const colour = diverging((TINT * value) / scale);
+  return element("span", { class: "nv-cell", "data-dim": String(dim), "data-value": String(value),
+    style: `background:${rgb(colour)};color:${figureInkOn(colour)}` }, number(value, DIGITS, false));
 }
 
 const peakOf = (...arrays) => Math.max(1e-9, ...arrays.flatMap((a) => Array.from(a, Math.abs)));
@@ -247,12 +247,11 @@ function svg(m) {
       const top = y + 18 + r * 22;
       group.append(svgNode("text", { x: 0, y: top + 15 }, word));
       for (let i = start; i < Math.min(cell.dk, start + each); i++) {
-        const [cr, cg, cb] = diverging(values[i] / scale);
+        const colour = diverging((TINT * values[i]) / scale);
         const left = 44 + (i - start) * SVG_CELL;
         group.append(svgNode("rect", { x: left, y: top, width: SVG_CELL - 2, height: 20,
-          fill: rgb([cr, cg, cb]) }), svgNode("text", { x: left + SVG_CELL / 2 - 1, y: top + 15,
-          "text-anchor": "middle", fill: 0.299 * cr + 0.587 * cg + 0.114 * cb < 150 ? "#ffffff"
-            : "#1b1b1b" }, number(values[i], DIGITS, false)));
+          fill: rgb(colour) }), svgNode("text", { x: left + SVG_CELL / 2 - 1, y: top + 15,
+          "text-anchor": "middle", fill: figureInkOn(colour) }, number(values[i], DIGITS, false)));
       }
     });
     y += 18 + 3 * 22 + 10;

@@ -199,6 +199,12 @@ def test_a_click_on_a_matrix_cell_opens_it_with_the_explorers_weight(explorer, m
     assert focused[:3] == ["neuron-key", "solid", "3px"] and focused[3] == "rgb(0, 114, 178)"
     page.keyboard.press("ArrowDown")  # the select's own key: the next key token
     assert drawn(page)["key"] == str(k + 1)
+    from axe_playwright_python.sync_playwright import Axe  # axe-core: WCAG 2.2 A and AA
+
+    tags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+    found = Axe().run(page, options={"runOnly": {"type": "tag", "values": tags}})
+    assert [(rule["id"], [n["target"] for n in rule["nodes"]]) for rule in
+            found.response["violations"]] == []  # fmt: skip
     page.locator(EXPLORER).focus()
     page.keyboard.press("n")  # closes it: back to the matrix
     assert state(page)["mode"] == "matrix"
