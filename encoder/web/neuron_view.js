@@ -130,6 +130,7 @@ function perBlock(m, dk) {
 function valueCell(value, dim, scale) {
   const colour = diverging((TINT * value) / scale);
   return element("span", { class: "nv-cell", "data-dim": String(dim), "data-value": String(value),
+    dir: "ltr", // a number: its minus stays on its left in a right-to-left page
     style: `background:${rgb(colour)};color:${figureInkOn(colour)}` }, number(value, DIGITS, false));
 }
 
