@@ -186,7 +186,17 @@ def test_a_click_on_a_matrix_cell_opens_it_with_the_explorers_weight(explorer, m
     seen = drawn(page)
     assert (state(page)["mode"], seen["query"], seen["key"]) == ("neuron", str(q), str(k))
     assert f"{seen['weight']:.3f}" == f"{explorers_weight:.3f}"
-    check_against(neuron_cell(trace, 0, 4, 7, q, k), seen)
+    cell = neuron_cell(trace, 0, 4, 7, q, k)
+    check_against(cell, seen)
+    # its numbers as a table (figure_tools.js): a row a dimension, then the sum, score, weight
+    page.locator(f"{EXPLORER} [data-testid=figure-table-toggle]").click()
+    rows = page.locator(f"{EXPLORER} [data-testid=figure-table] tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.children].map(c => c.textContent))"
+    )
+    assert [row[0] for row in rows] == [*map(str, range(32)), "sum (q·k)", "score", "weight"]
+    np.testing.assert_allclose([float(row[1]) for row in rows[:32]], cell.q, rtol=5e-3, atol=5e-3)
+    assert float(rows[-1][3]) == pytest.approx(cell.weight, abs=5e-3)  # three digits
+    page.locator(f"{EXPLORER} [data-testid=figure-table-toggle]").click()  # closed again
     # the keyboard reaches its pickers, with a visible focus ring; a picked key draws at once
     page.locator(f"{NEURON} [data-role=neuron-query]").focus()
     page.keyboard.press("Tab")
