@@ -24,7 +24,7 @@ import { fixed, quote } from "./explorer/draw.js";
 import { qkVectors } from "./explorer/payload.js";
 
 const CELL_PX = { normal: 54, large: 68 }; // a dimension's column: "−1.23" at 14 px (16 px)
-const ROW_LABEL_PX = { normal: 96, large: 120 };
+const ROW_LABEL_PX = { normal: 48, large: 60 }; // "q∘k"; the dimensions' row: "#"
 const GAP_PX = 2; // between a block's columns (neuron_view.css)
 const DIGITS = 2; // decimals printed in a cell
 const SVG_CELL = 46; // a saved figure's cell width
@@ -121,8 +121,8 @@ export function stepKey(x, k) {
 /** Dimensions per block of rows: as many columns as the stage's width holds, evened out. */
 function perBlock(m, dk) {
   const large = m.built.large ? "large" : "normal";
-  const wide = m.x.stage.clientWidth || 720;
-  const fits = Math.max(4, Math.floor((wide - ROW_LABEL_PX[large] - 8) / (CELL_PX[large] + GAP_PX)));
+  const wide = m.built.rows.clientWidth || m.x.stage.clientWidth || 720; // the rows' own box
+  const fits = Math.max(4, Math.floor((wide - ROW_LABEL_PX[large] - 16) / (CELL_PX[large] + GAP_PX)));
   return Math.ceil(dk / Math.ceil(dk / fits)); // blocks of even length
 }
 
@@ -147,7 +147,7 @@ function drawRows(m, cell) {
     const end = Math.min(cell.dk, start + each);
     const block = element("div", { class: "nv-block", style: `grid-template-columns:`
       + `${ROW_LABEL_PX[large]}px repeat(${end - start}, ${CELL_PX[large]}px)` });
-    block.append(element("span", { class: "nv-label" }, _("dimension")));
+    block.append(element("span", { class: "nv-label", title: _("dimension") }, "#"));
     for (let i = start; i < end; i++) block.append(element("span", { class: "nv-dim" }, String(i)));
     for (const [testid, word, values, scale] of [["neuron-q", "q", cell.q, scales.q],
       ["neuron-k", "k", cell.k, scales.q], ["neuron-product", "q∘k", cell.product,
