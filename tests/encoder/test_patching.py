@@ -162,11 +162,11 @@ def compare(result: patching.Patching, reference: Reference, heads: int, cells) 
 
 
 def reference_width(reference: Reference) -> int:
-    return (
-        reference.model.config.hidden_size
-        if hasattr(reference.model.config, "hidden_size")
-        else reference.model.config.dim
-    )
+    """d_model of the reference (transformers' config names it hidden_size, DistilBERT's dim)."""
+    config = getattr(reference.model, "config", None)
+    if config is None:  # ours
+        return reference.model.encoder.cfg.d_model
+    return getattr(config, "hidden_size", None) or config.dim
 
 
 @pytest.fixture(scope="module")
@@ -350,3 +350,42 @@ def test_the_cone_reaches_every_token_one_layer_later_and_only_later_ones_when_c
         assert (cone.causal[layer + 1, changed:] > 0).all()
         assert f"reached {T} of {T} tokens in the encoder" in cone.said
         assert f"causal mask {T - changed}: only" in cone.said
+
+
+def test_the_task_metric_grids_equal_a_hook_patch_on_our_own_modules():
+    from encoder.train.config import TrainConfig
+    from encoder.train.trainer import train
+
+    config = TrainConfig(task="reverse", steps=3, batch_size=8, held_out_examples=10)
+    task_model = train(
+        config.with_model(num_layers=2, d_model=32, num_heads=2, d_ff=64)
+    ).task_model()
+    classifier = task_model.classifier.eval()
+    L, H, n = (
+        classifier.encoder.cfg.num_layers,
+        classifier.encoder.cfg.num_heads,
+        task_model.seq_len,
+    )
+    clean = [1 + i % (task_model.vocab - 1) for i in range(n)]
+    corrupted = [clean[0], clean[2], *clean[2:]]
+    metric = patching.metric_named("task", classifier=classifier.head)
+    result = patching.patch(classifier.encoder, clean, corrupted, metric, [str(i) for i in clean])
+    ids = torch.tensor([clean]), torch.tensor([corrupted])
+    with torch.no_grad():
+        target = classifier(ids[0])[0].argmax(-1)
+
+    def correct(logits):  # the clean run's classes, their logits averaged over the tokens
+        return logits[0].gather(-1, target[:, None]).mean().double()
+
+    class Ours(Reference):  # the same patches through torch hooks on our blocks' own modules
+        def __init__(self):
+            self.model, self.metric, self.shared = classifier, correct, False
+            self.ids = {"clean": ids[0], "corrupted": ids[1]}
+            self.entry, self.layers = classifier.encoder.embed, classifier.encoder.layers
+            self.parts = ("self_attn.out_proj", "linear2")
+            self.ends = [self.score(i) for i in ids]
+
+    cells = [("residual", layer, t) for layer in range(L + 1) for t in (1, n - 1)]
+    cells += [("heads", layer, h) for layer in range(L) for h in range(H)]
+    cells += [(g, layer, t) for g in ("attention", "mlp") for layer in range(L) for t in (1, n - 1)]
+    assert compare(result, Ours(), H, cells) < TOLERANCE
