@@ -4,6 +4,7 @@ family on tiny random weights (the mask metric, their own *ForMaskedLM logits)."
 
 from __future__ import annotations
 
+import json
 import math
 from contextlib import contextmanager
 
@@ -12,6 +13,7 @@ import pytest
 import torch
 
 from encoder import load_pretrained
+from encoder.cli import USAGE_ERROR, main
 from encoder.core.said import Said
 from encoder.inspect import patching
 from encoder.inspect.similarity import pooling_of
@@ -389,3 +391,53 @@ def test_the_task_metric_grids_equal_a_hook_patch_on_our_own_modules():
     cells += [("heads", layer, h) for layer in range(L) for h in range(H)]
     cells += [(g, layer, t) for g in ("attention", "mlp") for layer in range(L) for t in (1, n - 1)]
     assert compare(result, Ours(), H, cells) < TOLERANCE
+
+
+def patched_json(capsys, *args: str) -> dict:
+    assert main(["patch", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_patch_command_prints_the_library_s_grids(capsys, minilm):
+    *_, result = minilm
+    found = patched_json(capsys, "--clean", CLEAN, "--corrupted", CORRUPTED, "--pretrained")
+    keys = ["tokens", "metric", "clean", "corrupted", "residual", "heads", "attention", "mlp"]
+    assert list(found) == keys
+    assert (found["tokens"], found["metric"]) == (result.tokens, "cosine")
+    for grid in patching.GRIDS:
+        np.testing.assert_allclose(found[grid], getattr(result, grid), atol=1e-6)
+
+
+def test_the_patch_command_s_mask_metric_on_a_checkpoint_with_a_head(capsys, tmp_path):
+    directory = build_checkpoint(
+        "bert", tmp_path, model_class=MASKED_LM["bert"], initializer_range=0.5
+    )
+    checkpoint = load_checkpoint(directory)
+    clean = "The cat sat on the [MASK] in the sentence."
+    tokens = checkpoint.tokenizer.encode(clean).tokens
+    args = ("--clean", clean, "--checkpoint", str(directory), "--metric", "mask")
+    found = patched_json(
+        capsys, *args, "--corrupted", "The class sat on the [MASK] in the sentence."
+    )
+    metric = patching.metric_named(
+        "mask", lm_head=checkpoint.mlm_head, tokens=tokens, mask_token="[MASK]"
+    )
+    ids = [checkpoint.tokenizer.encode(t).ids for t in (clean, clean.replace("cat", "class"))]
+    result = patching.patch(checkpoint.encoder, *ids, metric, tokens)
+    np.testing.assert_allclose(found["residual"], result.residual, atol=1e-6)
+    assert found["metric"] == "mask"
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (("--corrupted", "The animal was tired."), "has 16 tokens and the corrupted one 7"),
+        (("--corrupted", CLEAN), "nothing to restore"),
+        (("--corrupted", CORRUPTED, "--metric", "mask"), "has no masked-LM head"),
+        (("--corrupted", " "), "the corrupted sentence is empty"),
+    ],
+)
+def test_the_patch_command_exits_2_with_a_sentence(capsys, args, said):
+    assert main(["patch", "--clean", CLEAN, "--pretrained", *args, "--json"]) == USAGE_ERROR
+    captured = capsys.readouterr()
+    assert captured.out == "" and said in captured.err and captured.err.count("\n") == 1
