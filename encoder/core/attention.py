@@ -93,8 +93,10 @@ class SelfAttention(nn.Module):
             if key_padding is not None:  # a padding query keeps every real key (no empty row)
                 outside = outside & ~key_padding[:, None, :, None]  # [B, 1, T, T]
             scores = scores.masked_fill(outside, float("-inf"))
-        if causal:  # keys after the query are not seen (query t keeps key t: no empty row)
+        if causal:  # a decoder's mask: keys after the query are not seen
             later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
+            if key_padding is not None:  # as for the window: a padding query keeps every key
+                later = later & ~key_padding[:, None, :, None]  # [B, 1, T, T]
             scores = scores.masked_fill(later, float("-inf"))
         scores = self.hook_scores(scores)
         pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # [B, H, query, key]

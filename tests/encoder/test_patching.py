@@ -14,6 +14,8 @@ import torch
 
 from encoder import load_pretrained
 from encoder.cli import USAGE_ERROR, main
+from encoder.core import hooks
+from encoder.core.capture import replacing
 from encoder.core.said import Said
 from encoder.inspect import patching
 from encoder.inspect.similarity import pooling_of
@@ -264,7 +266,7 @@ def test_the_mask_metric_grids_equal_a_hook_patch_on_each_family(tmp_path, famil
     # corrupt one token with the first word that changes transformers' prediction at the mask
     changed, corrupted_ids = next(
         (t, ids)
-        for t in (2, position - 1, position + 1)
+        for t in (2, position - 1, position + 1, *range(1, position - 1))
         for word in range(5, tokenizer.get_vocab_size())
         if top(ids := [*clean.ids[:t], word, *clean.ids[t + 1 :]]) != top(clean.ids)
     )
@@ -321,20 +323,30 @@ def test_the_mask_metric_needs_a_mask(tmp_path):
 
 
 def test_causal_attention_is_a_manual_causal_softmax(minilm):
-    model, _, clean, *_ = minilm
-    ids = torch.tensor([clean.ids])
-    trace = model.trace(ids, causal=True)
-    T, dk = len(clean.ids), model.cfg.head_dim
+    model, tokenizer, clean, *_ = minilm
+    shorter = tokenizer.encode("The animal was tired.")
+    ids = torch.zeros(2, len(clean.ids), dtype=torch.long)  # right-padded with [PAD] (id 0)
+    mask = torch.zeros_like(ids)
+    for row, sentence in enumerate((clean, shorter)):
+        ids[row, : len(sentence.ids)], mask[row, : len(sentence.ids)] = (
+            torch.tensor(sentence.ids),
+            1,
+        )
+    trace = model.trace(ids, mask, causal=True)
+    T, dk = ids.shape[1], model.cfg.head_dim
     later = torch.ones(T, T, dtype=torch.bool).triu(1)
+    hidden = later | (mask == 0)[:, None, None, :]  # [B, 1, query, key]
+    real = mask.bool()[:, None, :, None].expand(-1, model.cfg.num_heads, -1, T)  # real queries
     for layer in range(model.cfg.num_layers):
-        from encoder.core import hooks
-
         names = hooks.block(layer).attn
         scores = trace[names.q] @ trace[names.k].transpose(-1, -2) / math.sqrt(dk)
-        manual = scores.masked_fill(later, float("-inf")).softmax(-1)
-        assert (trace.attention[layer] - manual).abs().max() < 1e-6
-        assert (trace.attention[layer][..., later] == 0).all()
-    assert torch.equal(model.trace(ids).output, model(ids))  # off by default: unchanged
+        manual = scores.masked_fill(hidden, float("-inf")).softmax(-1)
+        assert (trace.attention[layer] - manual).abs()[real].max() < 1e-6
+        assert (trace.attention[layer].masked_fill(~real, 0)[..., later] == 0).all()
+    # a decoder's token never reads what comes after it: a prefix run alone gives the same states
+    prefix = model.trace(ids[:1, :6], causal=True)
+    for mine, alone in zip(trace.hidden_states, prefix.hidden_states, strict=True):
+        assert (mine[0, :6] - alone[0]).abs().max() < 1e-5
 
 
 def test_the_cone_reaches_every_token_one_layer_later_and_only_later_ones_when_causal(minilm):
@@ -441,3 +453,19 @@ def test_the_patch_command_exits_2_with_a_sentence(capsys, args, said):
     assert main(["patch", "--clean", CLEAN, "--pretrained", *args, "--json"]) == USAGE_ERROR
     captured = capsys.readouterr()
     assert captured.out == "" and said in captured.err and captured.err.count("\n") == 1
+
+
+def test_a_patch_changes_only_its_own_context_s_forward(minilm):
+    """Sessions share one model: a patch in one thread leaves another thread's run alone."""
+    import threading
+
+    model, _, clean, *_ = minilm
+    ids = torch.tensor([clean.ids])
+    plain, seen = model(ids), {}
+    with replacing({hooks.stream(2): torch.zeros_like}):
+        other = threading.Thread(target=lambda: seen.setdefault("output", model(ids)))
+        other.start()
+        other.join()
+        patched = model(ids)
+    assert torch.equal(seen["output"], plain) and not torch.allclose(patched, plain)
+    assert torch.equal(model(ids), plain)

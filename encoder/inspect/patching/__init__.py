@@ -23,8 +23,10 @@ metric(corrupted)): 0 is the corrupted run, 1 the clean one. The grids (ROME's t
 
 Every grid runs batched, one partial forward per layer: the corrupted stream entering block l,
 repeated once per token (or head) of the grid's row, runs blocks l.. (model.blocks_from), each
-batch row patched at its own cell by a forward pre-hook on a HookPoint (the blocks before l are
-the same for every row and are not run again).
+batch row patched at its own cell by encoder.core.capture.replacing (the HookPoint the hook
+names name passes on the patched tensor, in this thread's context only: a torch hook on a model
+the page shares would patch every session's forward); the blocks before l are the same for
+every row and are not run again.
 
 Metrics (`Metric`: a name and, from the clean and corrupted outputs, a scorer of a batch of
 outputs [B, T, d] -> [B]):
@@ -67,11 +69,9 @@ from encoder.inspect.patching.grids import (
     grid_cells,
     grid_names,
     grid_said,
-    hook_point,
     normalised,
     patch,
     raw_grid,
-    replacing,
 )
 from encoder.inspect.patching.metrics import (
     METRICS,
@@ -86,6 +86,6 @@ from encoder.inspect.patching.metrics import (
 __all__ = [
     "GRIDS", "METRICS", "Cone", "Metric", "Patching", "Scorer", "as_batch", "check_pair", "cone",
     "cone_norms", "cone_said", "cosine_metric", "grid_cells", "grid_names", "grid_said",
-    "hook_point", "mask_metric", "metric_named", "normalised", "patch", "raw_grid", "reached",
-    "replacing", "task_metric",
+    "mask_metric", "metric_named", "normalised", "patch", "raw_grid", "reached",
+    "task_metric",
 ]  # fmt: skip

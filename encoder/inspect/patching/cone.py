@@ -9,9 +9,10 @@ import numpy as np
 import torch
 
 from encoder.core import hooks
+from encoder.core.capture import replacing
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Quoted, Said
-from encoder.inspect.patching.grids import as_batch, check_pair, replacing
+from encoder.inspect.patching.grids import as_batch, check_pair
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def cone_norms(
         x[:, position] = state
         return x
 
-    with replacing(model, hooks.stream(layer), change):
+    with replacing({hooks.stream(layer): change}):
         patched = model.trace(corrupted_ids, names=(), causal=causal)
     pairs = zip(patched.hidden_states, corrupted.hidden_states, strict=True)
     return torch.stack([(p - c)[0].norm(dim=-1) for p, c in pairs])

@@ -3,15 +3,13 @@ of the layer a row of the batch, and a sentence a teacher can say about each gri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from encoder.core import hooks
-from encoder.core.capture import HookPoint, Trace
+from encoder.core.capture import Trace, replacing
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Listed, Quoted, Said, formatted
 from encoder.inspect.limits import MAX_ACTIVATION_BYTES, check_run, estimate_activation_bytes
@@ -40,25 +38,6 @@ class Patching:
         found = {"tokens": list(self.tokens), "metric": self.metric}
         found |= {"clean": self.clean, "corrupted": self.corrupted}
         return found | {grid: getattr(self, grid).tolist() for grid in GRIDS}
-
-
-def hook_point(model: TransformerEncoder, name: str) -> HookPoint:
-    """The model's HookPoint called `name` (a name from encoder.core.hooks)."""
-    for module in model.modules():
-        if isinstance(module, HookPoint) and module.name == name:
-            return module
-    raise ValueError(Said("this model has no hook point {name!r}", name=name))
-
-
-@contextmanager
-def replacing(model: TransformerEncoder, name: str, change: Callable) -> Iterator[None]:
-    """While inside, the HookPoint `name` passes on change(x) instead of x (a forward pre-hook:
-    a capture records the changed tensor)."""
-    handle = hook_point(model, name).register_forward_pre_hook(lambda _, args: (change(args[0]),))
-    try:
-        yield
-    finally:
-        handle.remove()
 
 
 def as_batch(ids: torch.Tensor, model: TransformerEncoder) -> torch.Tensor:
@@ -132,7 +111,7 @@ def raw_grid(
                 y[torch.arange(len(cells)), cells] = part[cells]
                 return y
 
-            with replacing(model, name, change):
+            with replacing({name: change}):
                 values.append(score(model.blocks_from(layer, x)))
         rows.append(torch.cat(values))
     return torch.stack(rows)
