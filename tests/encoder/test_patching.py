@@ -244,6 +244,26 @@ def test_every_grid_has_a_sentence_true_of_its_numbers(minilm):
     assert f"{int((result.heads > 0.1).sum())} head" in result.said["heads"]
 
 
+def test_the_grid_sentences_follow_their_rule_on_any_numbers():
+    tokens = ["[CLS]", "it", "tired", "[SEP]"]
+    grid = np.array([[0, 0, 1, 0], [0, 0.2, 0.9, 0], [0.3, 0.1, 0.2, 0], [0.1, 0.2, 0, 0.5]])
+    assert patching.grid_said("residual", grid, tokens) == (
+        "restoring the stream of “tired” brings back the most at layers 0-1 (at least 0.90 of the "
+        "clean output); after layer 1, “[CLS]”, “[SEP]” matter most"
+    )
+    assert patching.grid_said("mlp", grid[:2], tokens) == (
+        "restoring the feed-forward output of “tired” brings back the most at layers 0-1: at "
+        "least 0.90 of the clean output"
+    )
+    assert patching.grid_said("attention", grid / 20, tokens) == (
+        "no single patch of the attention output brings back more than 0.05 of the clean output"
+    )
+    assert patching.grid_said("heads", grid, tokens) == (
+        "restoring head 0.2 brings back the most, 1.00 of the clean output; 7 heads of 16 bring "
+        "back more than 0.1"
+    )
+
+
 @pytest.mark.parametrize("family", list(MASKED_LM))
 def test_the_mask_metric_grids_equal_a_hook_patch_on_each_family(tmp_path, family):
     # weights drawn wide (initializer_range): at 0.02 the word biases decide every prediction;
@@ -363,7 +383,10 @@ def test_the_cone_reaches_every_token_one_layer_later_and_only_later_ones_when_c
         assert (cone.causal[layer + 1 :, :changed] == 0).all()
         assert (cone.causal[layer + 1, changed:] > 0).all()
         assert f"reached {T} of {T} tokens in the encoder" in cone.said
-        assert f"causal mask {T - changed}: only" in cone.said
+        assert f"and {T - changed} under a decoder's causal mask: only" in cone.said
+    before = patching.cone(model, clean.ids, corrupted.ids, 2, changed - 1, clean.tokens)
+    assert (before.causal == 0).all() and (before.encoder[3] > 0).all()
+    assert "causal mask the two runs' streams at “too” are the same" in before.said
 
 
 def test_the_task_metric_grids_equal_a_hook_patch_on_our_own_modules():

@@ -95,31 +95,32 @@ def cone_said(
     """How many tokens the patch reaches one layer later, in the encoder and under the mask."""
     if layer == len(encoder) - 1:
         return Said("a patch at the output has no later layer to spread to")
+    values = {
+        "token": Quoted(tokens[position]),
+        "layer": layer,
+        "encoder": int(reached(encoder, layer + 1).sum()),
+    }
     if not reached(causal, layer)[position]:
         return Said.plural(
-            "one layer after the patch at {token} (layer {layer}), it has reached {encoder} of "
-            "{count} token in the encoder, which attends both ways; under a decoder's causal "
-            "mask the two runs' streams at {token} are equal, so the patch changes nothing: "
-            "there a token sees no token after it",
-            "one layer after the patch at {token} (layer {layer}), it has reached {encoder} of "
-            "{count} tokens in the encoder, which attends both ways; under a decoder's causal "
-            "mask the two runs' streams at {token} are equal, so the patch changes nothing: "
-            "there a token sees no token after it",
+            "one layer after the patch at {token} (layer {layer}), the change has reached "
+            "{encoder} of {count} token in the encoder, which attends both ways; under a "
+            "decoder's causal mask the two runs' streams at {token} are the same, so the patch "
+            "changes nothing: a token there sees no token after it",
+            "one layer after the patch at {token} (layer {layer}), the change has reached "
+            "{encoder} of {count} tokens in the encoder, which attends both ways; under a "
+            "decoder's causal mask the two runs' streams at {token} are the same, so the patch "
+            "changes nothing: a token there sees no token after it",
             len(tokens),
-            token=Quoted(tokens[position]),
-            layer=layer,
-            encoder=int(reached(encoder, layer + 1).sum()),
+            **values,
         )
     return Said.plural(
-        "one layer after the patch at {token} (layer {layer}), it has reached {encoder} of "
-        "{count} token in the encoder, which attends both ways; under a decoder's causal mask "
-        "{causal}: only {token} and the tokens after it",
-        "one layer after the patch at {token} (layer {layer}), it has reached {encoder} of "
-        "{count} tokens in the encoder, which attends both ways; under a decoder's causal mask "
-        "{causal}: only {token} and the tokens after it",
+        "one layer after the patch at {token} (layer {layer}), the change has reached {encoder} "
+        "of {count} token in the encoder, which attends both ways, and {causal} under a "
+        "decoder's causal mask: only {token} and the tokens after it",
+        "one layer after the patch at {token} (layer {layer}), the change has reached {encoder} "
+        "of {count} tokens in the encoder, which attends both ways, and {causal} under a "
+        "decoder's causal mask: only {token} and the tokens after it",
         len(tokens),
-        token=Quoted(tokens[position]),
-        layer=layer,
-        encoder=int(reached(encoder, layer + 1).sum()),
         causal=int(reached(causal, layer + 1).sum()),
+        **values,
     )

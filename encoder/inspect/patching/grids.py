@@ -164,6 +164,7 @@ def _span(first: int, last: int) -> Said:
     return Said("at layers {first}-{last}", first=first, last=last)
 
 
+QUIET = 0.1  # a patch that brings back no more than this is not named as the one that matters
 GRID_PARTS = {
     "residual": Said("the stream"),
     "attention": Said("the attention output"),
@@ -173,21 +174,29 @@ GRID_PARTS = {
 
 def grid_said(grid: str, effects: np.ndarray, tokens: list[str]) -> Said:
     """A sentence true of the grid: for heads, the head that restores the most and how many
-    restore over a tenth; else, at each layer the token whose patch restores the most: the first
-    run of layers that token leads, the least it restores there, and which tokens lead after."""
+    restore over QUIET; else, where no cell restores over QUIET, the most one does; otherwise at
+    each layer the token whose patch restores the most: the first run of layers that token leads,
+    the least it restores there, and which tokens lead after."""
     two = lambda value: formatted(float(value), ".2f")  # noqa: E731
     if grid == "heads":
         layer, head = np.unravel_index(int(effects.argmax()), effects.shape)
         return Said.plural(
             "restoring head {layer}.{head} brings back the most, {value} of the clean output; "
-            "{count} head of {total} brings back more than 0.1",
+            "{count} head of {total} brings back more than {quiet}",
             "restoring head {layer}.{head} brings back the most, {value} of the clean output; "
-            "{count} heads of {total} bring back more than 0.1",
-            int((effects > 0.1).sum()),
+            "{count} heads of {total} bring back more than {quiet}",
+            int((effects > QUIET).sum()),
             layer=int(layer),
             head=int(head),
             value=two(effects.max()),
             total=effects.size,
+            quiet=formatted(QUIET, ".1f"),
+        )
+    if effects.max() <= QUIET:
+        return Said(
+            "no single patch of {part} brings back more than {value} of the clean output",
+            part=GRID_PARTS[grid],
+            value=two(effects.max()),
         )
     best = effects.argmax(axis=1)  # [rows] the leading token of each layer
     last = int(np.argmax(best != best[0]) - 1) if (best != best[0]).any() else len(best) - 1
