@@ -249,7 +249,7 @@ def test_the_grid_sentences_follow_their_rule_on_any_numbers():
     grid = np.array([[0, 0, 1, 0], [0, 0.2, 0.9, 0], [0.3, 0.1, 0.2, 0], [0.1, 0.2, 0, 0.5]])
     assert patching.grid_said("residual", grid, tokens) == (
         "restoring the stream of “tired” brings back the most at layers 0-1 (at least 0.90 of the "
-        "clean output); after layer 1, “[CLS]”, “[SEP]” matter most"
+        "clean output); after layer 1, the most comes back from “[CLS]”, “[SEP]”"
     )
     assert patching.grid_said("mlp", grid[:2], tokens) == (
         "restoring the feed-forward output of “tired” brings back the most at layers 0-1: at "

@@ -98,17 +98,18 @@ def raw_grid(
         values = []
         for start in range(0, cols, chunk):
             cells = torch.arange(start, min(cols, start + chunk), device=into.output.device)
+            batch = torch.arange(len(cells), device=cells.device)  # row i patches cell cells[i]
             x = into.hidden_states[layer].expand(len(cells), -1, -1)
             if not name:  # the residual stream: patch the input of blocks_from(layer) itself
                 x = x.clone()
-                x[torch.arange(len(cells)), cells] = source.hidden_states[layer][0, cells]
+                x[batch, cells] = source.hidden_states[layer][0, cells]
                 values.append(score(model.blocks_from(layer, x)))
                 continue
             part = source[name][0]  # [H, T, dk] (heads) or [T, d]
 
-            def change(y: torch.Tensor, cells=cells, part=part) -> torch.Tensor:
+            def change(y: torch.Tensor, batch=batch, cells=cells, part=part) -> torch.Tensor:
                 y = y.clone()
-                y[torch.arange(len(cells)), cells] = part[cells]
+                y[batch, cells] = part[cells]
                 return y
 
             with replacing({name: change}):
@@ -215,7 +216,7 @@ def grid_said(grid: str, effects: np.ndarray, tokens: list[str]) -> Said:
     later = Listed(Quoted(tokens[t]) for t in dict.fromkeys(best[last + 1 :].tolist()))
     return Said(
         "restoring {part} of {token} brings back the most {layers} (at least {value} of the clean "
-        "output); after layer {last}, {later} matter most",
+        "output); after layer {last}, the most comes back from {later}",
         last=last,
         later=later,
         **values,
