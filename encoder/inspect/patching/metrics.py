@@ -46,9 +46,12 @@ def mask_metric(head: MaskedLMHead, position: int) -> Metric:
 
     def scorer(clean: torch.Tensor, corrupted: torch.Tensor) -> Scorer:
         words = [int(head(run[0, position]).argmax()) for run in (clean, corrupted)]
-        return lambda out: (lambda logits: logits[:, words[0]] - logits[:, words[1]])(
-            head(out[:, position]).double()
-        )
+
+        def score(out: torch.Tensor) -> torch.Tensor:
+            logits = head(out[:, position]).double()  # [B, vocab]
+            return logits[:, words[0]] - logits[:, words[1]]
+
+        return score
 
     return Metric("mask", scorer)
 
