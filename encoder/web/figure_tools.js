@@ -265,6 +265,7 @@ function frameFor(data, { root, title, plot, tools }, role) {
   speakWith(data && data.words, data && data.lang, data && data.direction);
   root.setAttribute("lang", spoken());
   root.setAttribute("dir", rightToLeft() ? "rtl" : "ltr");
+  root.dataset.large = String(Boolean(data && data.large_text)); // presenter mode's words
   title.textContent = data && data.title ? data.title : "";
   root.setAttribute("aria-label", title.textContent);
   plot.setAttribute("aria-roledescription", role());

@@ -32,8 +32,9 @@ STATUS_LINE = re.compile(r"· page \d+ ms$")  # app.main.status_line's end (the 
 
 # Every visible figure text in the main area, as [px on the screen, its text], smallest first:
 # Plotly's SVG text, the SVG figures' and the explorer's (in shadow roots), and the explorer's
-# own labels (HTML). An SVG text's size on the screen is its computed size times the vertical
-# scale of its drawing (a figure drawn larger through its viewBox).
+# own labels and the SVG figures' words around their drawing (HTML). An SVG text's size on the
+# screen is its computed size times the vertical scale of its drawing (a figure drawn larger
+# through its viewBox).
 FIGURE_TEXTS_JS = """() => {
   const main = document.querySelector("[data-testid=stMain]");
   const texts = [];
@@ -50,7 +51,7 @@ FIGURE_TEXTS_JS = """() => {
       add(part, scale);
     }
   }
-  for (const root of DEEP_ALL(main, "[data-testid=attention-explorer]")) {
+  for (const root of DEEP_ALL(main, "[data-testid=attention-explorer], .svg-figure")) {
     for (const element of root.querySelectorAll("*")) {
       if (element.closest("svg")) continue;
       const own = [...element.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
@@ -88,6 +89,8 @@ def test_every_views_figure_text_is_legible(open_page, server, tmp_path_factory,
     small, measured = {}, []  # {view: what is too small}, the views with figures
     for view in VIEWS:
         lesson = {"lesson": 7} if view == "Lesson" else {}  # a step with figures, no question
+        if view == "What it is for":  # its matrix needs a pair of sentences
+            lesson = {"text": "A cat sleeps on the sofa.\nA kitten naps on the couch."}
         url = server.page_url(source="pretrained", present=present, **lesson)
         page.goto(url.replace("/?", f"/{BY_TITLE[view].path}?"))
         texts = _measure(page, view)
