@@ -3,7 +3,10 @@ corpus; a query ranked against them by cosine; and a token's nearest tokens in t
 layer (exBERT's search), each layer's token states built the first time it is asked for.
 
     index = corpus_index(model, tokenizer, bundled_corpus(), pooling_of(directory))
-    index.search(index.embed(["A cat sleeps."])[depth, 0], depth)   # best first
+    index.search(index.embed(model, ["A cat sleeps."])[depth, 0], depth)   # best first
+
+The index keeps no model: what still runs one (a query, a layer's token states) is given it, so a
+cached index never holds a model its cache has let go.
 
 The corpus goes through the model in chunks of similar length (CHUNK lines, padded with a mask),
 so memory stays bounded whatever the corpus. A blank line is a ValueError naming it: a search
@@ -21,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from tokenizers import Tokenizer
 
+from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder
 from encoder.core.said import Said
 from encoder.inspect.similarity import Pooling, check_depth, embeddings_by_depth, states_at
@@ -72,7 +76,7 @@ class CorpusIndex:
     """A corpus embedded by one model: `embeddings` [L+1, N, d] unit vectors, each line's ids and
     tokens; token states per layer, unit vectors of every real token, built when first asked."""
 
-    model: TransformerEncoder = field(repr=False)
+    cfg: EncoderConfig = field(repr=False)  # the model's that embedded it
     tokenizer: Tokenizer = field(repr=False)
     pooling: Pooling
     lines: list[str] = field(repr=False)
@@ -82,10 +86,12 @@ class CorpusIndex:
     seconds: float  # how long embedding the corpus took
     _token_states: dict[int, torch.Tensor] = field(default_factory=dict, repr=False)
 
-    def _runs(self, ids: list[list[int]]):
+    def _runs(self, model: TransformerEncoder, ids: list[list[int]]):
         """Chunks of similar length through the model: (rows, trace, attention mask) each."""
+        if model.cfg != self.cfg:
+            raise ValueError(Said("this corpus was embedded by another model"))
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        device = self.model.device
+        device = model.device
         for first in range(0, len(order), CHUNK):
             rows = order[first : first + CHUNK]
             T = max(len(ids[i]) for i in rows)
@@ -93,22 +99,23 @@ class CorpusIndex:
             mask = torch.zeros(len(rows), T, dtype=torch.long)
             for r, i in enumerate(rows):
                 input_ids[r, : len(ids[i])], mask[r, : len(ids[i])] = torch.tensor(ids[i]), 1
-            trace = self.model.trace(input_ids.to(device), mask.to(device), names=())
+            trace = model.trace(input_ids.to(device), mask.to(device), names=())
             yield rows, trace, mask.to(device)
 
-    def _embedded(self, ids: list[list[int]]) -> torch.Tensor:
+    def _embedded(self, model: TransformerEncoder, ids: list[list[int]]) -> torch.Tensor:
         out = None
-        for rows, trace, mask in self._runs(ids):
+        for rows, trace, mask in self._runs(model, ids):
             chunk = F.normalize(embeddings_by_depth(trace, mask, self.pooling), dim=-1).cpu()
             if out is None:
                 out = torch.empty(chunk.shape[0], len(ids), chunk.shape[-1], dtype=chunk.dtype)
             out[:, rows] = chunk
         return out
 
-    def embed(self, lines: list[str]) -> torch.Tensor:
-        """[L+1, B, d] unit embeddings of other lines (a query), as the corpus's were made."""
+    def embed(self, model: TransformerEncoder, lines: list[str]) -> torch.Tensor:
+        """[L+1, B, d] unit embeddings of other lines (a query), as the corpus's were made by
+        `model` (the one that embedded the corpus)."""
         _check_lines(lines)
-        return self._embedded(_encoded(self.tokenizer, lines, self.model.cfg.max_len))
+        return self._embedded(model, _encoded(self.tokenizer, lines, self.cfg.max_len))
 
     @property
     def num_layers(self) -> int:
@@ -125,22 +132,24 @@ class CorpusIndex:
             for c, i in zip(best.values, best.indices, strict=True)
         ]
 
-    def token_states(self, layer: int) -> torch.Tensor:
+    def token_states(self, model: TransformerEncoder, layer: int) -> torch.Tensor:
         """[tokens, d] unit states of every real token of the corpus at `layer` (0..L, the depths
         of embeddings), line by line in order; run through the model the first time asked."""
         check_depth(layer, self.num_layers)
         if layer not in self._token_states:
             states = [None] * len(self.ids)
-            for rows, trace, _ in self._runs(self.ids):
+            for rows, trace, _ in self._runs(model, self.ids):
                 stream = states_at(trace, layer)
                 for r, i in enumerate(rows):
                     states[i] = stream[r, : len(self.ids[i])].cpu()
             self._token_states[layer] = F.normalize(torch.cat(states), dim=-1)
         return self._token_states[layer]
 
-    def nearest_tokens(self, state: torch.Tensor, layer: int, top: int = 5) -> list[TokenHit]:
+    def nearest_tokens(
+        self, model: TransformerEncoder, state: torch.Tensor, layer: int, top: int = 5
+    ) -> list[TokenHit]:
         """The `top` corpus tokens whose state at `layer` is closest to a [d] state, best first."""
-        states = self.token_states(layer)
+        states = self.token_states(model, layer)
         cosines = states @ F.normalize(state.float().cpu(), dim=-1)
         best = cosines.topk(min(top, len(cosines)))
         starts = list(accumulate((len(ids) for ids in self.ids), initial=0))
@@ -175,7 +184,9 @@ def corpus_index(
     start = time.perf_counter()
     ids = _encoded(tokenizer, lines, model.cfg.max_len)
     tokens = [[tokenizer.id_to_token(i) for i in line] for line in ids]
-    index = CorpusIndex(model, tokenizer, pooling, list(lines), ids, tokens, torch.empty(0), 0.0)
-    index.embeddings = index._embedded(ids)
+    index = CorpusIndex(
+        model.cfg, tokenizer, pooling, list(lines), ids, tokens, torch.empty(0), 0.0
+    )
+    index.embeddings = index._embedded(model, ids)
     index.seconds = time.perf_counter() - start
     return index

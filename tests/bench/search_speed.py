@@ -42,14 +42,14 @@ def measure(repeats: int, device: str = "cpu", lines: list[str] | None = None) -
         index = corpus_index(model, tokenizer, lines, pooling, device=device)
         times["embed_s"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        query = index.embed([QUERY])[-1, 0]
+        query = index.embed(model, [QUERY])[-1, 0]
         hits = index.search(query, index.num_layers)
         times["search_ms"].append((time.perf_counter() - start) * 1000)
         start = time.perf_counter()
-        index.token_states(3)
+        index.token_states(model, 3)
         times["tokens_s"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        index.nearest_tokens(index.token_states(3)[5], 3)
+        index.nearest_tokens(model, index.token_states(model, 3)[5], 3)
         times["near_ms"].append((time.perf_counter() - start) * 1000)
     times["best"] = hits[0].text
     return times

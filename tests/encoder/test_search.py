@@ -5,11 +5,12 @@ itself; the chunked, padded pass equals each line run alone."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 import torch
 
-from encoder import load_pretrained
+from encoder import TransformerEncoder, load_pretrained
 from encoder.inspect.corpus import bundled_corpus
 from encoder.inspect.search import CHUNK, corpus_index
 from encoder.inspect.similarity import embeddings_by_depth, pooling_of, states_at
@@ -44,9 +45,9 @@ def test_the_bundled_corpus_is_embedded_at_every_depth_as_each_line_alone(minilm
         assert index.tokens[line] == batch.tokens[0]
 
 
-def test_a_corpus_line_as_the_query_finds_itself_first_at_every_depth(index) -> None:
+def test_a_corpus_line_as_the_query_finds_itself_first_at_every_depth(minilm, index) -> None:
     for line in (0, 7, CHUNK + 3):
-        query = index.embed([index.lines[line]])[:, 0]  # [L+1, d]
+        query = index.embed(minilm.model, [index.lines[line]])[:, 0]  # [L+1, d]
         for depth in range(index.num_layers + 1):
             hits = index.search(query[depth], depth, top=3)
             assert [hit.line for hit in hits][0] == line
@@ -55,8 +56,8 @@ def test_a_corpus_line_as_the_query_finds_itself_first_at_every_depth(index) -> 
             assert hits[0].cosine >= hits[1].cosine >= hits[2].cosine
 
 
-def test_search_ranks_by_the_cosine_with_every_line(index) -> None:
-    query = index.embed(["A dog runs in the park."])[-1, 0]
+def test_search_ranks_by_the_cosine_with_every_line(minilm, index) -> None:
+    query = index.embed(minilm.model, ["A dog runs in the park."])[-1, 0]
     hits = index.search(query, index.num_layers, top=len(index.lines) + 5)
     assert len(hits) == len(index.lines)
     for hit in hits[:: len(hits) // 7]:
@@ -70,7 +71,7 @@ def test_a_corpus_token_s_nearest_tokens_start_with_itself(minilm, index) -> Non
     batch, trace = alone(minilm, index.lines[line])
     for layer, position in ((0, 2), (3, 1), (index.num_layers, 3)):  # lamp, the, on
         state = states_at(trace, layer)[0, position]
-        hits = index.nearest_tokens(state, layer, top=4)
+        hits = index.nearest_tokens(minilm.model, state, layer, top=4)
         itself = [h for h in hits if (h.line, h.position) == (line, position)]
         assert len(itself) == 1 and itself[0].token == batch.tokens[0][position]
         assert itself[0].cosine == pytest.approx(1.0, abs=1e-5)
@@ -94,9 +95,11 @@ def test_an_index_on_a_device_equals_sentence_transformers_on_the_cpu(device) ->
     reference = SentenceTransformer(str(bundled_model_dir()), device="cpu").encode(lines)
     assert index.embeddings.device.type == "cpu"
     torch.testing.assert_close(index.embeddings[-1], torch.from_numpy(reference), atol=1e-5, rtol=0)
-    query = index.embed([lines[3]])[-1, 0]
+    query = index.embed(model, [lines[3]])[-1, 0]
     assert index.search(query, index.num_layers)[0].line == 3
-    assert index.nearest_tokens(index.token_states(2)[7], 2)[0].cosine == pytest.approx(1, abs=1e-5)
+    assert index.nearest_tokens(model, index.token_states(model, 2)[7], 2)[
+        0
+    ].cosine == pytest.approx(1, abs=1e-5)
 
 
 def test_a_blank_line_an_empty_corpus_and_a_depth_outside_are_refused(minilm, index) -> None:
@@ -107,3 +110,6 @@ def test_a_blank_line_an_empty_corpus_and_a_depth_outside_are_refused(minilm, in
         corpus_index(*minilm, [], pooling)
     with pytest.raises(ValueError, match="depth 7 is outside 0..6"):
         index.search(index.embeddings[0, 0], 7)
+    other = TransformerEncoder(replace(minilm.model.cfg, num_layers=1))  # the index keeps none
+    with pytest.raises(ValueError, match="this corpus was embedded by another model"):
+        index.embed(other, ["A line."])

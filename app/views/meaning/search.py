@@ -59,7 +59,7 @@ def token_states_for(run: Run, index: CorpusIndex, depth: int) -> None:
     tokens = sum(len(ids) for ids in index.ids)
     CACHE.get_or_build(
         ("corpus token states", run.cfg, run.key.source, _digest(index.lines), depth),
-        lambda: index.token_states(depth),
+        lambda: index.token_states(run.cpu_model(), depth),
         lambda states: states.numel() * states.element_size(),
         reserve=2 * BYTES_PER_VALUE * tokens * run.cfg.d_model,
         what=_("The corpus' {count} tokens at one depth", count=number(tokens)),
@@ -104,7 +104,7 @@ def draw(runs: Runs) -> None:
 
 
 def _hits(run: Run, index: CorpusIndex, query: str, depth: int, depth_name: str) -> None:
-    hits = index.search(index.embed([query])[depth, 0], depth, top=TOP)
+    hits = index.search(index.embed(run.cpu_model(), [query])[depth, 0], depth, top=TOP)
     table = pd.DataFrame(
         {"rank": range(1, len(hits) + 1), "cosine": [hit.cosine for hit in hits],
          "sentence": [hit.text for hit in hits]}
@@ -134,7 +134,8 @@ def _nearest_tokens(run: Run, index: CorpusIndex, depth: int, depth_name: str, n
         format_func=lambda p: f"{p}: {tokens[p]}",
     )
     token_states_for(run, index, depth)
-    hits = index.nearest_tokens(states_at(run.trace, depth)[0, position], depth, top=TOP)
+    state = states_at(run.trace, depth)[0, position]
+    hits = index.nearest_tokens(run.cpu_model(), state, depth, top=TOP)
     st.markdown(
         _(
             "At {depth}, the corpus' tokens nearest to {token}: the same word in other "
