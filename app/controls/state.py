@@ -156,10 +156,12 @@ def carried_notices() -> list[str]:
 
 def follow_explorer() -> None:
     """The attention explorer's settled head into the session's `layer` and `head` (its
-    callback): the views' selection, and the URL, follow what the browser chose."""
+    callback): the views' selection, and the URL, follow what the browser chose; `neuron` once
+    its neuron view asked for the heads' q and k."""
     chosen = (get("explorer") or {}).get("selection")
-    if chosen:
-        update({"layer": int(chosen["layer"]), "head": int(chosen["head"])})
+    if chosen:  # and, once its neuron view has opened, that it needs every head's q and k
+        asked = {"neuron": True} if chosen.get("neuron") else {}
+        update({"layer": int(chosen["layer"]), "head": int(chosen["head"]), **asked})
 
 
 def sidebar_state() -> str:

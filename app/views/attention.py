@@ -45,7 +45,9 @@ from app.page.layout import deltas, headers, number_table, setup_title, stacked,
 from app.page.widgets import pick_sentence, show
 from app.runs import Run, Runs, ablation_effect
 from app.user_text import literal, quoted
+from encoder import EncoderConfig
 from encoder.inspect import ablation
+from encoder.inspect.neuron import qk_names
 from encoder.web.offline import explorer_html
 
 HEAD_LABELS = ("setup", "layer", "head")  # the metrics tables' columns that are not numbers
@@ -63,8 +65,15 @@ SECTION_LABELS = {  # the sections' labels in the page's language
 KEYS = (
     Key("stretch", False, selects=True),
     Key(EXPLORER_KEY),  # the attention explorer's component state: its settled {layer, head}
+    Key("neuron", False, selects=True),  # its neuron view was opened: send every head's q and k
     *(Key(key, False) for key, _ in (METRICS, DIVERGENCE, READINGS)),
 )
+
+
+def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
+    """Once the explorer's neuron view was opened in the session, every head's q and k as its
+    scores use them (it draws any cell); until then none."""
+    return qk_names(cfg) if chosen.neuron else []
 
 
 def draw(runs: Runs, chosen: Selection, follow: Callable[[], None]) -> None:
@@ -147,7 +156,9 @@ def _explorer(
         said += " " + _("B − A: red where B puts more weight than A, blue less.")
     st.caption(said)
     try:
-        payload = explorer_payload(runs, sentence, chosen.layer, chosen.head, stretch)
+        payload = explorer_payload(
+            runs, sentence, chosen.layer, chosen.head, stretch, qk=chosen.neuron
+        )
     except ValueError as error:  # a NaN in the weights, too many tokens, the budget
         st.error(literal(_("The attention cannot be drawn: {error}", error=told(error))))
         return

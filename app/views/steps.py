@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.i18n import _
+from app.components.attention_explorer import attention_explorer
+from app.explorer_payloads import explorer_payload
+from app.i18n import _, told
 from app.keys import (
     FITS_HEAD,
     FITS_LAYER,
@@ -24,12 +26,14 @@ from app.page.changes import what_changed
 from app.page.layout import missing, setup_title, side_by_side
 from app.page.widgets import pick_index, pick_sentence, pick_token
 from app.runs import Runs
-from app.user_text import quoted
+from app.user_text import literal, quoted
 from app.views.step_inputs import input_step, keys_values_step, query_step, rope_step
 from app.views.step_outputs import mix_step, output_step, residual_step, scaling_step
 from app.views.step_tables import said, table_step, weights_compared
 from encoder import EncoderConfig
 from encoder.inspect.attention_steps import AttentionSteps, names_for_steps
+from encoder.inspect.neuron import neuron_cell, qk_names
+from encoder.web.payload import start_at, with_start
 
 KEYS = (  # one query's attention: its layer, head and query, each in the link
     Key("step_layer", 0, in_url=True, bounds=LAYER_BOUNDS, selects=True, fits=FITS_LAYER),
@@ -40,8 +44,9 @@ KEYS = (  # one query's attention: its layer, head and query, each in the link
 
 def hooks(cfg: EncoderConfig, chosen: Selection) -> list[str]:
     """Only the chosen layer's tensors are kept for this view (the last layer's for a setup that
-    has fewer layers; the view says it has no such layer)."""
-    return names_for_steps(cfg, min(chosen.step_layer, cfg.num_layers - 1))
+    has fewer layers; the view says it has no such layer), and every head's q and k (the neuron
+    view's explorer)."""
+    return names_for_steps(cfg, min(chosen.step_layer, cfg.num_layers - 1)) + qk_names(cfg)
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
@@ -79,6 +84,9 @@ def draw(runs: Runs, chosen: Selection) -> None:
             continue  # positions are added to the embeddings: nothing turns q and k
         with st.expander(label(), expanded=open_at_first, key=key, on_change="rerun") as box:
             if not box.open:  # a closed step is neither computed nor sent
+                continue
+            if step is neuron_step:  # one explorer for every setup
+                neuron_step(runs, sentence, layer, head, query)
                 continue
             stacked = step is table_step  # every column of a setup's table on the page's width
             for (name, steps, tokens), where in zip(
@@ -131,6 +139,30 @@ def _introduction(steps: AttentionSteps, tokens: list[str]) -> None:
     )
 
 
+def neuron_step(runs: Runs, sentence: int, layer: int, head: int, query: int) -> None:
+    """The explorer opened on its neuron view of this query's row: one key's score, dimension by
+    dimension (encoder/web/neuron_view.js); the key, query and head change in the browser."""
+    st.caption(
+        _(
+            "How one weight of the table is made: q and k dimension by dimension (after RoPE's "
+            "turn where the model turns them), their product, its sum, the scale and the "
+            "softmax. Keyboard: [ and ] the key, ↑/↓ the query, ←/→ the head."
+        )
+    )
+    run = runs.a
+    if layer < run.cfg.num_layers and head < run.cfg.num_heads and query < run.n_valid(sentence):
+        key = int(run.trace.attention[layer, sentence, head, query].argmax())  # its largest
+        cell = neuron_cell(run.trace, sentence, layer, head, query, key)
+        st.markdown(literal(told(cell.said(run.padded_tokens[sentence]))))
+    try:
+        payload = explorer_payload(runs, sentence, layer, head, stretch=False, qk=True)
+    except ValueError as error:  # a NaN in the weights, too many tokens, the budget
+        st.error(literal(_("The attention cannot be drawn: {error}", error=told(error))))
+        return
+    opened = with_start(payload, start_at(layer, head, "neuron", query))
+    attention_explorer(opened, key="steps_neuron", report=False)
+
+
 # Each step in data-flow order, its expander's label, whether it opens at first and its key: the
 # scores-and-weights table, the view's answer (which key the query weighs most, and why), opens
 # at first under the outline of every step; each other step is computed and sent only once its
@@ -147,6 +179,7 @@ STEP_LABELS = {  # step: its label (in the page's language), whether it opens at
     # RoPE models only: where the positions enter
     rope_step: (lambda: _("3b · RoPE turns q and k by position"), False, "step_open_rope"),
     table_step: (lambda: _("4 · Scores and weights, one row per key"), True, "step_open_3"),
+    neuron_step: (lambda: _("4b · One key's score, dimension by dimension"), False, "step_open_qk"),
     scaling_step: (lambda: _("5 · Why divide by √d_k?"), False, "step_open_4"),
     mix_step: (lambda: _("6 · Mix the values"), False, "step_open_5"),
     output_step: (lambda: _("7 · All heads, projected by W_O"), False, "step_open_6"),

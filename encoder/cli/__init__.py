@@ -1,12 +1,12 @@
-"""Command line: `python -m encoder trace|profile|embed TEXT [options]`, `... train [options]` and
-`... fill "TEXT WITH [MASK]" --checkpoint DIR`.
+"""Command line: `python -m encoder trace|profile|embed TEXT [options]`, `... train [options]`,
+`... fill "TEXT WITH [MASK]" --checkpoint DIR` and `... patch --clean TEXT --corrupted TEXT`.
 
     python -m encoder train --task reverse --save reverse-model --json
     python -m encoder trace --checkpoint reverse-model "3 1 4 1 5 9 2 6"
     python -m encoder profile "The cat sat." --heads 8 --d-model 512 --layers 6 --json
     python -m encoder embed "A cat sleeps." "A kitten naps." --pretrained --json
 
-One module per command (trace, train, profile, embed, fill), each with
+One module per command (trace, train, profile, embed, fill, patch), each with
 `add_command(subparsers)`, which sets `run`: it takes the parsed arguments and returns the exit
 code. The flags they share are in encoder.cli.options, the model trace, profile and embed choose
 in encoder.cli.model. A ValueError (a bad configuration, a run too large) becomes a one-line
@@ -19,7 +19,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from encoder.cli import embed, fill, profile, trace, train
+from encoder.cli import embed, fill, patch, profile, trace, train
 
 USAGE_ERROR = 2
 
@@ -29,6 +29,7 @@ COMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     profile.add_command,
     embed.add_command,
     fill.add_command,
+    patch.add_command,
 )
 
 

@@ -9,11 +9,9 @@ import json
 
 import pandas as pd
 
-from encoder.cli.model import prepare_run
+from encoder.cli.model import model_directory, prepare_run
 from encoder.cli.options import add_model_options
 from encoder.inspect.similarity import cosine_matrix, pooled, pooling_of, states_at
-from encoder.io.finder import checkpoint_path
-from encoder.io.tokenize import bundled_model_dir
 
 
 def add_command(subparsers: argparse._SubParsersAction) -> None:
@@ -48,11 +46,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--layer {args.layer} is outside 0..{layers}: this model has {layers} blocks"
         )
-    if args.pretrained:
-        directory = bundled_model_dir()
-    else:
-        directory = checkpoint_path(args.checkpoint) if args.checkpoint else None
-    pooling = pooling_of(directory)
+    pooling = pooling_of(model_directory(args))
     mask = batch.attention_mask.to(model.device)
     trace = model.trace(batch.input_ids.to(model.device), mask)
     embeddings = pooled(states_at(trace, depth), mask, pooling).cpu()

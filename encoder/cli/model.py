@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 from tokenizers import Tokenizer
 
@@ -13,10 +14,10 @@ from encoder.core.config import EncoderConfig
 from encoder.core.model import TransformerEncoder, available_devices
 from encoder.core.options import OPTIONS, config_values, placement_of
 from encoder.inspect.limits import check_run
-from encoder.io.checkpoints import load_checkpoint
+from encoder.io.checkpoints import Checkpoint, load_checkpoint
 from encoder.io.finder import checkpoint_path
 from encoder.io.task_model import TaskModel
-from encoder.io.tokenize import TokenizedBatch, load_tokenizer, tokenize
+from encoder.io.tokenize import TokenizedBatch, bundled_model_dir, load_tokenizer, tokenize
 
 
 @dataclass
@@ -28,6 +29,7 @@ class ChosenModel:
     description: str
     model: TransformerEncoder | None = None  # None: random weights, built once the run fits
     task_model: TaskModel | None = None  # a model trained here: inputs checked, answers printed
+    checkpoint: Checkpoint | None = None  # the loaded checkpoint (its masked-LM head), if any
 
 
 def random_config(args: argparse.Namespace, vocab_size: int) -> EncoderConfig:
@@ -68,8 +70,20 @@ def choose_model(args: argparse.Namespace) -> ChosenModel:
     else:
         source = f"checkpoint {where}"
     return ChosenModel(
-        cfg, checkpoint.tokenizer, describe(cfg, source), checkpoint.encoder, checkpoint.task_model
+        cfg,
+        checkpoint.tokenizer,
+        describe(cfg, source),
+        checkpoint.encoder,
+        checkpoint.task_model,
+        checkpoint,
     )
+
+
+def model_directory(args: argparse.Namespace) -> Path | None:
+    """The directory the flags' model was read from (None: random weights)."""
+    if args.pretrained:
+        return bundled_model_dir()
+    return checkpoint_path(args.checkpoint) if args.checkpoint else None
 
 
 def check_task_sentences(task_model: TaskModel, sentences: list[str]) -> None:

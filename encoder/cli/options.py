@@ -24,10 +24,14 @@ CHECKPOINT_HELP = (
 )
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """TEXT, the architecture options, --device, and --pretrained or --checkpoint DIR: how the
-    commands that run text through an encoder (trace, profile) choose it."""
-    parser.add_argument("sentences", nargs="+", metavar="TEXT", help="one sentence per argument")
+def add_model_options(parser: argparse.ArgumentParser, *, sentences: bool = True) -> None:
+    """TEXT (unless `sentences` is False: the command names its own), the architecture options,
+    --device, and --pretrained or --checkpoint DIR: how the commands that run text through an
+    encoder (trace, profile, embed, patch) choose it."""
+    if sentences:
+        parser.add_argument(
+            "sentences", nargs="+", metavar="TEXT", help="one sentence per argument"
+        )
     defaults = key_values(EncoderConfig()) | {"d_ff": "4 x d-model"}
     for option in OPTIONS:
         add_architecture_option(parser, option, defaults[option.key])

@@ -71,7 +71,10 @@ class SelfAttention(nn.Module):
         self.hook_z = HookPoint(names.z)  # [B, H, T, dk] weighted values
         self.hook_out = HookPoint(names.out)  # [B, T, d] after out_proj
 
-    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, key_padding: torch.Tensor | None, causal: bool = False
+    ) -> torch.Tensor:
+        """causal: each query sees only keys at or before itself (a decoder's mask)."""
         B, T, d = x.shape
         qkv = F.linear(x, self.in_proj_weight, self.in_proj_bias)  # [B, T, 3d]
         qkv = qkv.view(B, T, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
@@ -90,6 +93,11 @@ class SelfAttention(nn.Module):
             if key_padding is not None:  # a padding query keeps every real key (no empty row)
                 outside = outside & ~key_padding[:, None, :, None]  # [B, 1, T, T]
             scores = scores.masked_fill(outside, float("-inf"))
+        if causal:  # a decoder's mask: keys after the query are not seen
+            later = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
+            if key_padding is not None:  # as for the window: a padding query keeps every key
+                later = later & ~key_padding[:, None, :, None]  # [B, 1, T, T]
+            scores = scores.masked_fill(later, float("-inf"))
         scores = self.hook_scores(scores)
         pattern = self.hook_pattern(torch.softmax(scores, dim=-1))  # [B, H, query, key]
         z = self.attn_dropout(pattern) @ v  # [B, H, T, dk]

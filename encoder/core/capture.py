@@ -6,12 +6,14 @@ capture it only returns its input. Inside `capturing()` it also stores the tenso
 name, when the capture's filter keeps that name. The capture also carries the forward pass's
 interventions (heads to switch off). It lives in a context variable, so threads that share one
 model (one Streamlit server, many browser sessions) never see each other's tensors or
-interventions.
+interventions. So do the replacements `replacing()` makes (activation patching): inside it a
+HookPoint passes on a changed tensor, in this context only; a torch hook on a shared model would
+change every session's forward.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -37,16 +39,22 @@ class Capture:
 
 
 _active: ContextVar[Capture | None] = ContextVar("capture", default=None)
+Change = Callable[[torch.Tensor], torch.Tensor]
+_replaced: ContextVar[dict[str, Change] | None] = ContextVar("replaced", default=None)
 
 
 class HookPoint(nn.Module):
-    """Identity that records its input under `name` while a capture that keeps it is active."""
+    """Identity that records its input under `name` while a capture that keeps it is active;
+    inside `replacing` a change of it, where one is given for `name`."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        replaced = _replaced.get()
+        if replaced and self.name in replaced:
+            x = replaced[self.name](x)
         capture = _active.get()
         if capture is not None:
             capture.record(self.name, x)
@@ -60,6 +68,17 @@ def ablated_heads(layer: int) -> tuple[int, ...]:
     """The heads of `layer` that the active capture switches off (none outside a capture)."""
     capture = _active.get()
     return () if capture is None else capture.ablated.get(layer, ())
+
+
+@contextmanager
+def replacing(changes: dict[str, Change]) -> Iterator[None]:
+    """Inside, in this context only, each HookPoint named in `changes` (names from
+    encoder.core.hooks) passes on change(x) instead of x; a capture records the changed tensor."""
+    token = _replaced.set({**(_replaced.get() or {}), **changes})
+    try:
+        yield
+    finally:
+        _replaced.reset(token)
 
 
 @contextmanager

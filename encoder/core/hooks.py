@@ -127,6 +127,13 @@ def final_norm(num_layers: int) -> NormHooks:
     return NormHooks.at("final_norm", num_layers, "final_norm")
 
 
+def stream(layer: int) -> str:
+    """The hook holding the residual stream entering block `layer` ([B, T, d]): the embeddings'
+    output for 0, else block layer - 1's output (`layer` = num_layers: the last block's, before
+    any final norm): what trace.hidden_states[layer] is."""
+    return embed().out if layer == 0 else block(layer - 1).resid_post
+
+
 def blocks(num_layers: int) -> list[BlockHooks]:
     return [block(i) for i in range(num_layers)]
 

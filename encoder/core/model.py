@@ -89,8 +89,10 @@ class EncoderBlock(nn.Module):
         self.hook_resid_mid = HookPoint(names.resid_mid)  # [B, T, d]
         self.hook_resid_post = HookPoint(names.resid_post)  # [B, T, d]
 
-    def _attention(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
-        return self.dropout1(self.self_attn(x, key_padding))
+    def _attention(
+        self, x: torch.Tensor, key_padding: torch.Tensor | None, causal: bool
+    ) -> torch.Tensor:
+        return self.dropout1(self.self_attn(x, key_padding, causal))
 
     def _feed_forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.gated:  # act(x W_in) * (x W_gate)
@@ -101,13 +103,15 @@ class EncoderBlock(nn.Module):
         hidden = self.hook_mlp_post(hidden)
         return self.dropout2(self.hook_mlp_out(self.linear2(self.dropout(hidden))))
 
-    def forward(self, x: torch.Tensor, key_padding: torch.Tensor | None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, key_padding: torch.Tensor | None, causal: bool = False
+    ) -> torch.Tensor:
         if self.norm_first:  # pre-norm: x + f(norm(x))
             attention_input = x if self.norm1 is None else self.norm1(x)
-            x = self.hook_resid_mid(x + self._attention(attention_input, key_padding))
+            x = self.hook_resid_mid(x + self._attention(attention_input, key_padding, causal))
             return self.hook_resid_post(x + self._feed_forward(self.norm2(x)))
         # post-norm: norm(x + f(x))
-        x = self.hook_resid_mid(self.norm1(x + self._attention(x, key_padding)))
+        x = self.hook_resid_mid(self.norm1(x + self._attention(x, key_padding, causal)))
         return self.hook_resid_post(self.norm2(x + self._feed_forward(x)))
 
 
@@ -207,24 +211,39 @@ class TransformerEncoder(nn.Module):
         token_type_ids: torch.Tensor | None = None,  # [B, T]
         *,
         checkpoint_blocks: bool = False,
+        causal: bool = False,
     ) -> torch.Tensor:  # [B, T, d]
-        """The encoder's output. checkpoint_blocks: when gradients are on, keep only each block's
-        input for backward and run the block again during backward (gradient checkpointing,
-        `torch.utils.checkpoint`, non-reentrant, RNG state preserved so dropout repeats itself):
-        less memory for about one more forward pass of time. Without gradients (model.trace) it
-        changes nothing."""
+        """The encoder's output. causal: each query sees only the keys at or before it, as in a
+        decoder (default off: the encoder's attention sees every key). checkpoint_blocks: when
+        gradients are on, keep only each block's input for backward and run the block again
+        during backward (gradient checkpointing, `torch.utils.checkpoint`, non-reentrant, RNG
+        state preserved so dropout repeats itself): less memory for about one more forward pass
+        of time. Without gradients (model.trace) it changes nothing."""
         key_padding = self._check_inputs(input_ids, attention_mask)
         x = self.embed(input_ids, token_type_ids)  # [B, T, d]
+        return self.blocks_from(0, x, key_padding, causal, checkpoint_blocks)
+
+    def blocks_from(
+        self,
+        start: int,
+        x: torch.Tensor,  # [B, T, d] the stream entering block `start`
+        key_padding: torch.Tensor | None = None,  # [B, T] True = padding
+        causal: bool = False,
+        checkpoint_blocks: bool = False,
+    ) -> torch.Tensor:  # [B, T, d]
+        """Blocks start.. and the final norm: the rest of forward from the stream entering block
+        `start` (start = num_layers: the final norm alone). See forward for the flags."""
         recompute = checkpoint_blocks and torch.is_grad_enabled()
-        for block in self.layers:
+        for block in self.layers[start:]:
             if recompute:
                 # dropout's masks replayed only when training: in eval mode torch's (process-
                 # wide) generator is left alone, as `seeded` needs of every other thread
                 x = checkpoint(
-                    block, x, key_padding, use_reentrant=False, preserve_rng_state=self.training
-                )
+                    block, x, key_padding, causal,
+                    use_reentrant=False, preserve_rng_state=self.training,
+                )  # fmt: skip
             else:
-                x = block(x, key_padding)
+                x = block(x, key_padding, causal)
         return self.norm(x) if self.norm is not None else x
 
     def hook_names(self) -> list[str]:
@@ -271,6 +290,7 @@ class TransformerEncoder(nn.Module):
         *,
         names: Iterable[str] | hooks.NameFilter | None = None,
         ablate_heads: Iterable[tuple[int, int]] = (),
+        causal: bool = False,
     ) -> Trace:
         """Run forward once (no gradients) and return what it computed.
 
@@ -279,6 +299,7 @@ class TransformerEncoder(nn.Module):
         `attention` are always returned.
         ablate_heads: (layer, head) pairs whose weighted values are zeroed before the output
         projection, exactly as if W_O's columns for that head were zero.
+        causal: a decoder's mask, each query sees only keys at or before it (default off).
         """
         wanted = self._name_filter(names)
         ablated = self._check_ablation(ablate_heads)
@@ -287,7 +308,7 @@ class TransformerEncoder(nn.Module):
         for block in blocks:
             required |= {block.resid_post, block.attn.pattern}
         with capturing(lambda name: name in required or wanted(name), ablated) as store:
-            output = self.forward(input_ids, attention_mask, token_type_ids)
+            output = self.forward(input_ids, attention_mask, token_type_ids, causal=causal)
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         hidden_states = (store[hooks.embed().out],) + tuple(store[b.resid_post] for b in blocks)

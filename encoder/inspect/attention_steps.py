@@ -123,6 +123,14 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum()
 
 
+def scored_qk(trace: Trace, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """[B, H, T, dk] q and k of `layer` as its scores are made of them: with RoPE the turned ones
+    (hook_rot_q, hook_rot_k), else hook_q and hook_k."""
+    a = hooks.block(layer).attn
+    rotated = a.rot_q in trace.tensors
+    return trace[a.rot_q if rotated else a.q], trace[a.rot_k if rotated else a.k]
+
+
 def step_table(
     trace: Trace, sentence: int, layer: int, head: int, query: int, tokens: list[str]
 ) -> pd.DataFrame:
@@ -139,9 +147,9 @@ def step_table(
     T = trace.input_ids.shape[1]
     if len(tokens) != T:
         raise ValueError(f"{len(tokens)} tokens given for a sentence of {T} positions")
-    rotated = a.rot_q in trace.tensors  # RoPE: the scores are made of the rotated q and k
-    q = trace[a.rot_q if rotated else a.q][sentence, head, query].double()  # [dk]
-    keys = trace[a.rot_k if rotated else a.k][sentence, head].double()  # [T, dk]
+    q_all, k_all = scored_qk(trace, layer)  # RoPE: the scores are made of the rotated q and k
+    q = q_all[sentence, head, query].double()  # [dk]
+    keys = k_all[sentence, head].double()  # [T, dk]
     values = trace[a.v][sentence, head].double()  # [T, dk]
     masked = trace[a.scores][sentence, head, query].double()  # [T] the model's scores
     weight = trace[a.pattern][sentence, head, query].double()  # [T] the model's softmax

@@ -20,6 +20,8 @@
  * onSelect({layer, head, query, setup, mode, full}): called when the selection SETTLES (a new
  * head, a pin, a mode or setup), never on hover. `full` is false when the chosen head is only
  * drawn in blocks (long inputs): a host may then fetch it at full resolution.
+ * asks: true where the host sends the heads' q and k when the neuron view opens (its mode is
+ * offered before the payload holds them; the page's glue): it says they are on their way.
  *
  * Layers and heads are numbered from 0, as on the page ("layer 2, head 1").
  *
@@ -35,8 +37,9 @@
  *   root      [data-testid="attention-explorer"] with data-layer, data-head, data-query (the
  *             pinned or hovered query token's index, "" when none), data-pinned ("true"|"false"),
  *             data-setup ("A", "B" or "B-A"), data-mode ("lines", "matrix", "heads", "moves",
- *             "rollout"), data-large ("true"|"false"); focusable: ←/→ heads, PageUp/PageDown
- *             layers, ↑/↓ query tokens, Enter pins/unpins, Escape clears
+ *             "rollout", "neuron": neuron_view.js, its own contract), data-large ("true"|"false"); focusable: ←/→ heads, PageUp/PageDown
+ *             layers, ↑/↓ query tokens, Enter pins/unpins, Escape clears, N opens (and
+ *             closes) the neuron view of the query, "[" and "]" its key token
  *   layer     [data-testid="explorer-layer"] (data-role="layer"): a select element of the layers
  *   window    [data-role="window"] in lines: which tokens are shown ("Tokens 120–147 of 502 …"),
  *             data-start and data-end (end exclusive); absent while every token is shown
@@ -44,7 +47,8 @@
  *   chips     [data-role="chip"][data-layer][data-head][aria-pressed]: heads overlaid in lines
  *   tokens    [data-side="query"|"key"][data-index] (lines and matrix labels), user text as text
  *   weights   [data-role="weight"] inside a key token: the selected head's weight for the query
- *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout), data-reading
+ *   cells     the matrix canvas [data-role="matrix"] (hover a cell: readout; click: the neuron
+ *             view of that query and key), data-reading
  *             ("weights", "moves", "rollout"); the same canvas in the moves and rollout modes;
  *             data-window (the layer's local window, "0" when it is global) and data-masked
  *             (how many cells the window masks, drawn in MASKED_RGB grey, not a colour of the
@@ -85,8 +89,9 @@
 import { linesMode } from "./explorer/lines.js";
 import { matrixMode } from "./explorer/matrix.js";
 import { headsMode } from "./explorer/heads.js";
-import { addModeButtons, overlaid } from "./explorer/bar.js";
+import { addModeButtons, available, overlaid } from "./explorer/bar.js";
 import { readers, startState } from "./explorer/state.js";
+import { neuronMode, openNeuron } from "./neuron_view.js";
 import {
   buildElements, choose, hover, look, pin, receive, relabel, render, settle,
 } from "./explorer/view.js";
@@ -97,6 +102,7 @@ const MODES = { // in the bar's order
   heads: headsMode,
   moves: (explorer) => matrixMode(explorer, "moves"),
   rollout: (explorer) => matrixMode(explorer, "rollout"),
+  neuron: neuronMode, // neuron_view.js: one cell's q · k, dimension by dimension
 };
 
 // ---------------------------------------------------------------------------- the explorer
@@ -107,7 +113,8 @@ export function mount(host, payload, options = {}) {
   // the explorer as its parts see it (explorer/*.js): its state, its data, its elements, its
   // readers and what redraws it
   const x = { state: startState(options.selection || {}, modeNames), data: null,
-    settleTimer: null, onSelect: options.onSelect || (() => {}), opened: null };
+    settleTimer: null, onSelect: options.onSelect || (() => {}), opened: null,
+    asks: Boolean(options.asks) };
   Object.assign(x, buildElements(x, host), readers(x), {
     say: (text) => { x.readout.textContent = text; },
     choose: (layer, head) => choose(x, layer, head),
@@ -118,6 +125,8 @@ export function mount(host, payload, options = {}) {
     settle: () => settle(x),
     overlaid: () => overlaid(x),
     mode: () => x.modes[x.state.mode],
+    openNeuron: (q, k) => openNeuron(x, q, k),
+    canShow: (name) => available(x, name),
   });
   x.modes = Object.fromEntries(Object.entries(MODES).map(([name, make]) => [name, make(x)]));
   addModeButtons(x);

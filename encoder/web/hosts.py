@@ -106,8 +106,8 @@ def page_stub(host: str) -> str:
 
 
 def explorer_style() -> str:
-    """The explorer's stylesheet, with its figure tools'."""
-    return asset("attention_explorer.css") + asset("figure_tools.css")
+    """The explorer's stylesheet, with its neuron view's and its figure tools'."""
+    return asset("attention_explorer.css") + asset("neuron_view.css") + asset("figure_tools.css")
 
 
 def scatter_style() -> str:

@@ -20,7 +20,10 @@ language, the browser's messages in it and its direction: `with_words`). The bod
 weights and the rollout as uint16: weight = value / 65535, so a weight read back is within
 1/131070 (7.6e-6) of the model's, well inside the 1e-3 a readout promises (uint8 would give
 1/510, about 0.002, which is not); the norms as float32. Every chunk of the body starts
-8-aligned. B − A is computed in the browser from the two setups.
+8-aligned. B − A is computed in the browser from the two setups. Optionally, each head's query
+and key vectors as its scores use them (RoPE's turned ones; encoder.inspect.neuron.qk_vectors) as
+float16, for the neuron view ("qk": the heads in body order, each [2, n, dk]): every head's while
+they fit QK_BYTES (MiniLM at 16 tokens: 147 kB), else the chosen heads'.
 
 Size: every head at full resolution while it fits FULL_BYTES (MiniLM's 72 heads up to 128
 tokens: 2.36 MB; 16 tokens: 37 kB); past it, every head as block tiles of at most TILE_MAX
@@ -45,9 +48,10 @@ MAX_HEADS = 24 * 64  # layers x heads
 FULL_BYTES = 2_500_000  # every head at full resolution while it fits this, per setup
 TILE_BYTES = 600_000  # the block tiles of every head, per setup
 ROLLOUT_BYTES = 600_000  # the rollout after every layer while it fits this, else the last only
+QK_BYTES = 2_500_000  # every head's q and k while they fit this, per setup
 TILE_MAX = 48  # tokens a side of a block tile (as the Plotly overview's blocks)
 TOLERANCE = 1e-4  # softmax rounding: weights may stray this far outside [0, 1]
-MODES = ("lines", "matrix", "heads", "moves", "rollout")  # the explorer's views (its JS)
+MODES = ("lines", "matrix", "heads", "moves", "rollout", "neuron")  # the explorer's views (JS)
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class Setup:
     rollout: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))
     # [len(rollout_layers), n, n] uint16: the rollout after each of those layers
     windows: tuple[int, ...] = ()  # one per layer: its local window (0 = global); () = all global
+    qk_heads: tuple[tuple[int, int], ...] = ()  # (layer, head) pairs whose q and k are sent
+    qk: np.ndarray | None = None  # [len(qk_heads), 2, n, dk] float16 q (0) and k (1)
 
 
 def _as_array(attention) -> np.ndarray:
@@ -136,6 +142,11 @@ def every_head_fits(layers: int, heads: int, n: int) -> bool:
     return 2 * layers * heads * n * n <= FULL_BYTES
 
 
+def qk_fit(layers: int, heads: int, n: int, head_dim: int) -> bool:
+    """True when every head's q and k of n tokens are sent (QK_BYTES)."""
+    return 2 * 2 * layers * heads * n * head_dim <= QK_BYTES
+
+
 def tile_side(layers: int, heads: int, n: int) -> int:
     """Tokens a side of every head's tile: as many as TILE_BYTES holds, at most TILE_MAX."""
     fits = math.isqrt(TILE_BYTES // (2 * layers * heads))
@@ -201,17 +212,28 @@ def build_setup(
     norms=None,
     rollout=None,
     windows: Sequence[int] | None = None,
+    qk=None,
 ) -> Setup:
     """One setup from its [layers, heads, T, T] attention (one sentence, no padding) and tokens.
     Every head is stored at full resolution when they fit FULL_BYTES; otherwise the `chosen`
     (layer, head) pairs are, beside every head's block tiles. `norms`: [layers, heads, T] value
     norms ||f(x_j)|| (the "moves" mode, of the heads stored in full); `rollout`: [layers, T, T]
     the rollout after each layer (the "rollout" mode; see rollout_kept); `windows`: each layer's
-    local attention window (0 = global; None: every layer global)."""
+    local attention window (0 = global; None: every layer global); `qk`: [layers, heads, 2, n,
+    dk] every head's q and k (neuron.qk_vectors), sent for every head when qk_fit, else for the
+    `chosen`."""
     weights = check_attention(attention, tokens)
     layers, heads, n, _ = weights.shape
     norms, rollout = check_readings(norms, rollout, layers, heads, n)
     extras = {"windows": check_windows(windows, layers)}
+    if qk is not None:
+        qk = _as_array(qk)
+        if qk.shape[:4] != (layers, heads, 2, n) or not np.isfinite(qk).all():
+            raise ValueError(f"q and k need the shape {(layers, heads, 2, n)} + (dk,), finite")
+        every = qk_fit(layers, heads, n, qk.shape[-1])
+        kept = [(lh // heads, lh % heads) for lh in range(layers * heads)] if every else chosen
+        extras["qk_heads"] = tuple(dict.fromkeys((int(a), int(b)) for a, b in kept))
+        extras["qk"] = np.stack([qk[pair] for pair in extras["qk_heads"]]).astype(np.float16)
     labels = tuple(range(layers)) if layer_labels is None else tuple(int(i) for i in layer_labels)
     if len(labels) != layers:
         raise ValueError(f"{len(labels)} layer labels for attention of {layers} layers")
@@ -246,6 +268,7 @@ def _chunks(setup: Setup) -> dict[str, np.ndarray]:
         "tiles": setup.tile_weights.astype("<u2"),
         "rollout": setup.rollout.astype("<u2"),
         "norms": np.zeros(0, "<f4") if setup.norms is None else setup.norms.astype("<f4"),
+        "qk": np.zeros(0, "<f2") if setup.qk is None else setup.qk.astype("<f2"),
     }
     return {name: array for name, array in found.items() if array.size}
 
@@ -272,17 +295,29 @@ def _header(setup: Setup, offsets: dict[str, int]) -> dict:
         entry["rollout"] = {"layers": list(setup.rollout_layers), "offset": offsets["rollout"]}
     if setup.norms is not None:
         entry["norms"] = {"offset": offsets["norms"]}  # [len(full), n] float32, body order
+    if setup.qk is not None:  # [len(heads), 2, n, dk] float16, body order
+        heads = [list(pair) for pair in setup.qk_heads]
+        entry["qk"] = {"offset": offsets["qk"], "dk": setup.qk.shape[-1], "heads": heads}
     return entry
 
 
-def start_at(layer: int = 0, head: int = 0, mode: str = "lines", query: int | None = None) -> dict:
+def start_at(
+    layer: int = 0,
+    head: int = 0,
+    mode: str = "lines",
+    query: int | None = None,
+    key: int | None = None,
+) -> dict:
     """Where an explorer opens, as the header's "start": `layer`, `head` (numbered from 0) in
-    `mode` ("lines", "matrix" or "heads"), with the token `query` pinned if given."""
+    `mode` (one of MODES), with the token `query` pinned if given (and, in the neuron view, the
+    token `key`; none: the query's largest weight)."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not one of the explorer's views {MODES}")
     start = {"layer": int(layer), "head": int(head), "mode": mode}
     if query is not None:
         start["query"] = int(query)
+    if key is not None:
+        start["key"] = int(key)
     return start
 
 

@@ -17,7 +17,9 @@ from app.run_cache import run_for
 from app.sources import built_in
 from encoder import TransformerEncoder, hooks
 from encoder.inspect.attention_steps import step_table
+from encoder.inspect.neuron import neuron_cell
 from encoder.io.tokenize import load_tokenizer, tokenize
+from encoder.web.payload import decode_header
 from tests.app.helpers import (
     EVERY_STEP_OPEN,
     array,
@@ -61,7 +63,12 @@ def test_steps_view_shows_the_chosen_querys_computation_with_the_models_numbers(
     assert_no_exception(at)
     # at first, the scores and weights only (the view's answer); each other step is a closed
     # expander, its charts neither computed nor sent
-    assert [e.label[:4] for e in at.main.expander] == STEP_HEADINGS
+    # every step's expander, the neuron view's ("4b · ", no heading of its own) after the table
+    assert [e.label[:4] for e in at.main.expander] == [
+        *STEP_HEADINGS[:4],
+        "4b ·",
+        *STEP_HEADINGS[4:],
+    ]
     assert [h.value[:4] for h in at.subheader] == ["4 · "]
     assert at.get("plotly_chart") == []
     assert at.dataframe[0].value["key"].tolist() == tokens_of(SENTENCE)
@@ -265,3 +272,36 @@ def test_pretrained_ablation_reports_the_sentence_embedding_cosine(minilm):
     expected = float(torch.nn.functional.cosine_similarity(*pooled, dim=0))
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sentence-embedding cosine"] == f"{expected:.4f}"
+
+
+def test_the_neuron_step_opens_the_explorer_on_this_query_with_the_turned_q_and_k():
+    at = open_page(
+        view="Attention steps", step_layer="2", step_head="1", step_query="6",
+        **{key: str(value) for key, value in ROPE_WINDOW.items()},
+    )  # fmt: skip
+    assert not at.get("bidi_component")  # closed: nothing computed or sent
+    labels = [box.label for box in at.main.expander]
+    assert (
+        labels.index("4b · One key's score, dimension by dimension")
+        == labels.index("4 · Scores and weights, one row per key") + 1
+    )
+    at.session_state["step_open_qk"] = True  # a reader's click
+    at.run()
+    assert_no_exception(at)
+    (drawn,) = at.get("bidi_component")
+    data = drawn.proto.bytes
+    assert decode_header(data)["start"] == {"layer": 2, "head": 1, "mode": "neuron", "query": 6}
+    entry = decode_header(data)["setups"][0]
+    body = 8 + int.from_bytes(data[4:8], "little") + entry["qk"]["offset"]
+    n, dk = entry["n"], entry["qk"]["dk"]
+    at_head = entry["qk"]["heads"].index([2, 1])
+    vectors = np.frombuffer(data, "<f2", 2 * n * dk, body + at_head * 4 * n * dk).reshape(2, n, dk)
+    rope = hooks.block(2).attn
+    trace = traced(default_model(**ROPE_WINDOW), SENTENCE)
+    np.testing.assert_allclose(vectors[0], trace[rope.rot_q][0, 1], rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(vectors[1], trace[rope.rot_k][0, 1], rtol=2e-3, atol=2e-3)
+    # its sentence, from the library's cell of the query's largest weight
+    top = int(trace.attention[2, 0, 1, 6].argmax())
+    cell = neuron_cell(trace, 0, 2, 1, 6, top)
+    said = [shown(m.value) for m in at.markdown if "q·k = " in shown(m.value)]
+    assert said == [str(cell.said(tokens_of(SENTENCE)))]

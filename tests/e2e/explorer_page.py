@@ -12,6 +12,7 @@ import torch
 from app.components.attention_explorer import attention_explorer
 from encoder import EncoderConfig, TransformerEncoder, load_pretrained
 from encoder.inspect.moves import value_norms
+from encoder.inspect.neuron import qk_vectors
 from encoder.inspect.rollout import trace_rollout
 from encoder.io.tokenize import tokenize
 from encoder.web.payload import build_setup, encode, layer_windows, with_large_text
@@ -38,7 +39,7 @@ def windowed_model(window: int):
 
 def setup_of(text: str, name: str, chosen: tuple[int, int], ablate: tuple = (), window: int = 0):
     """One setup of MiniLM (or, with a `window`, the windowed random model) on `text`, with its
-    value norms, rollout and each layer's window."""
+    value norms, rollout, each layer's window and every head's q and k (the neuron view)."""
     encoder, tokenizer = windowed_model(window) if window else model()
     batch = tokenize([text], tokenizer, encoder.cfg.max_len)
     with torch.no_grad():
@@ -52,6 +53,7 @@ def setup_of(text: str, name: str, chosen: tuple[int, int], ablate: tuple = (), 
         norms=norms,
         rollout=trace_rollout(trace)[:, 0],  # [layer, T, T]
         windows=layer_windows(encoder.cfg),
+        qk=qk_vectors(trace, 0, len(batch.tokens[0])),
     )
 
 

@@ -139,3 +139,35 @@ def test_each_layers_window_travels_in_the_header_from_the_config() -> None:
         build_setup(attention, list("abcdef"), windows=[0, 8, 8, 0])
     with pytest.raises(ValueError, match=r"window -2 must be a whole number >= 0"):
         build_setup(attention, list("abcdef"), windows=[0, -2, 8, 0, 8])
+
+
+def read_qk(data: bytes, setup: int = 0) -> dict[tuple[int, int], np.ndarray]:
+    """The heads' q and k a payload's setup holds ({(layer, head): [2, n, dk]}), read as the
+    browser reads them: float16 from the body at the header's offset."""
+    entry = decode_header(data)["setups"][setup]
+    body = 8 + int.from_bytes(data[4:8], "little")
+    n, dk, heads = entry["n"], entry["qk"]["dk"], entry["qk"]["heads"]
+    offset = body + entry["qk"]["offset"]
+    assert offset % 8 == 0
+    values = np.frombuffer(data, "<f2", len(heads) * 2 * n * dk, offset).reshape(-1, 2, n, dk)
+    return {(layer, head): values[i].astype(np.float64) for i, (layer, head) in enumerate(heads)}
+
+
+def test_every_heads_q_and_k_travel_as_float16_while_they_fit(monkeypatch) -> None:
+    from encoder.web import payload as module
+
+    tokens = [f"t{i}" for i in range(16)]
+    qk = np.random.default_rng(0).normal(0, 2, (6, 12, 2, 16, 32)).astype(np.float32)
+    data = encode([build_setup(softmax_attention(6, 12, 16), tokens, qk=qk)])
+    read = read_qk(data)
+    assert sorted(read) == [(layer, head) for layer in range(6) for head in range(12)]
+    for (layer, head), vectors in read.items():
+        np.testing.assert_allclose(vectors, qk[layer, head], rtol=2**-11, atol=2**-24)
+    grown = len(data) - len(encode([build_setup(softmax_attention(6, 12, 16), tokens)]))
+    body = 6 * 12 * 2 * 16 * 32 * 2  # MiniLM's shape at 16 tokens: 147 kB, and the heads' list
+    assert body < grown < body + 1_000
+    monkeypatch.setattr(module, "QK_BYTES", 100_000)  # too many: the chosen head's alone
+    data = encode([build_setup(softmax_attention(6, 12, 16), tokens, chosen=[(4, 7)], qk=qk)])
+    assert list(read_qk(data)) == [(4, 7)]
+    with pytest.raises(ValueError, match="q and k need the shape"):
+        build_setup(softmax_attention(6, 12, 16), tokens, qk=qk[:, :, :, :15])

@@ -73,6 +73,7 @@ export function shownName(x) {
 export function available(x, name) {
   if (name === "moves") return x.data.setups.some((setup) => setup.norms.size > 0);
   if (name === "rollout") return x.data.setups.some((setup) => setup.rollout.size > 0);
+  if (name === "neuron") return x.asks || x.data.setups.some((setup) => setup.qk.size > 0);
   return true;
 }
 

@@ -83,7 +83,7 @@ function build(m) {
       + "at a cell, or use ↑/↓, to read its tokens and value.", "{count} tokens (query ↓ key →): "
       + "point at a cell, or use ↑/↓, to read its tokens and value.", n)), canvas);
   }
-  pointing(explorer, canvas, n);
+  pointing(explorer, canvas, n, name);
   const scaleNote = element("div", { class: "aex-note", "data-role": "scale" });
   const legend = element("div");
   explorer.stage.replaceChildren(wrap, legend, scaleNote);
@@ -108,8 +108,9 @@ function tokenLabels(explorer, tokens, cell) {
   return [top, left];
 }
 
-/** The mouse on the cells: the cell pointed at read, a click pins its query. */
-function pointing(explorer, canvas, n) {
+/** The mouse on the cells: the cell pointed at read; a click opens the weights' cell in the
+ * neuron view (neuron_view.js), or pins its query. */
+function pointing(explorer, canvas, n, name) {
   const { state } = explorer;
   canvas.addEventListener("mousemove", (event) => {
     const box = canvas.getBoundingClientRect();
@@ -120,7 +121,11 @@ function pointing(explorer, canvas, n) {
     explorer.hover(q);
   });
   canvas.addEventListener("mouseleave", () => { state.cell = null; explorer.hover(null); });
-  canvas.addEventListener("click", () => { if (state.cell) explorer.pin(state.cell[0]); });
+  canvas.addEventListener("click", () => {
+    if (state.cell && name === "weights" && explorer.canShow("neuron")) {
+      explorer.openNeuron(...state.cell); // how this cell's weight is made
+    } else if (state.cell) explorer.pin(state.cell[0]);
+  });
 }
 
 /** B − A's signs: visit(q, k, glyph, ink) for each cell whose |difference| is SIGN_MIN of the

@@ -58,8 +58,16 @@ export function decodePayload(data) {
         rollout.set(layer, words(s.rollout.offset + 2 * i * cells, cells));
       });
     }
+    const qk = new Map(); // "l,h" -> Uint16Array [2, n, dk] of float16 bits: q then k
+    if (s.qk) {
+      const size = 2 * s.n * s.qk.dk;
+      s.qk.heads.forEach(([layer, head], i) => {
+        qk.set(`${layer},${head}`, words(s.qk.offset + 2 * i * size, size));
+      });
+    }
     return { name: s.name, tokens: s.tokens.map(String), layers: s.layers, heads: s.heads,
-      n: s.n, layerLabels: s.layer_labels, full, tiles, norms, rollout,
+      n: s.n, layerLabels: s.layer_labels, full, tiles, norms, rollout, qk,
+      headDim: s.qk ? s.qk.dk : 0,
       windows: s.windows || new Array(s.layers).fill(0) };
   });
   if (!setups.length) throw new Error("the explorer's payload holds no setup");
@@ -118,3 +126,30 @@ export function difference(a, b) {
   return { n: a.n, at: (q, k) => b.at(q, k) - a.at(q, k) };
 }
 
+
+/** A float16's bits as a number. */
+function half(bits) {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exponent = (bits >> 10) & 0x1f;
+  const fraction = bits & 0x3ff;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 31) return fraction ? NaN : sign * Infinity;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+const QK_READ = new WeakMap(); // a head's bits -> its {q, k} arrays, decoded once
+/** One head's query and key vectors as its scores use them (RoPE's turned ones): {dk, q(i),
+ * k(j)} each a Float64Array of dk numbers, or null where the payload holds none for the head. */
+export function qkVectors(setup, layer, head) {
+  const bits = setup.qk.get(`${layer},${head}`);
+  if (!bits) return null;
+  let read = QK_READ.get(bits);
+  if (!read) {
+    const values = Float64Array.from(bits, half);
+    const dk = setup.headDim;
+    const row = (side, i) => values.subarray((side * setup.n + i) * dk, (side * setup.n + i + 1) * dk);
+    read = { dk, q: (i) => row(0, i), k: (j) => row(1, j) };
+    QK_READ.set(bits, read);
+  }
+  return read;
+}

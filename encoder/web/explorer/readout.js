@@ -76,6 +76,7 @@ export function matrixLabels(x, n) {
  * pinned one) and its key, then how many queries put their largest on each key, the most
  * chosen named; B − A: its largest increase and decrease, query → key. */
 export function figureSentence(x) {
+  if (x.mode().sentence) return x.mode().sentence(); // the neuron view's own
   const { reading, weights } = lookMatrix(x);
   const head = lookName(x);
   const tokens = x.shown().tokens;
@@ -144,12 +145,14 @@ export function figureTitle(x) {
     : { lines: () => _("{setup}, layer {layer}, head {head}, lines", values),
       matrix: () => _("{setup}, layer {layer}, head {head}, matrix", values),
       heads: () => _("{setup}, layer {layer}, head {head}, every head", values),
-      moves: () => _("{setup}, layer {layer}, head {head}, what it moves", values) }[x.state.mode]();
+      moves: () => _("{setup}, layer {layer}, head {head}, what it moves", values),
+      neuron: () => _("{setup}, layer {layer}, head {head}, q · k", values) }[x.state.mode]();
   return `${look}: "${inputText(x)}"`;
 }
 
 /** The look's matrix as a table: a row per query (its index and token), a column per key. */
 export function figureTable(x) {
+  if (x.mode().table) return x.mode().table(); // the neuron view's own
   const { weights } = lookMatrix(x);
   if (!weights) return { head: [_("query \\ key")], body: [] };
   const labels = matrixLabels(x, weights.n);

@@ -17,6 +17,8 @@ export function startState(start, modes) {
     pinned: null,
     cell: null, // [query, key] under the pointer in the matrix
     overlay: [], // extra heads drawn in the lines view: [layer, head] pairs
+    key: null, // the neuron view's key token (null: the query's largest weight)
+    before: "matrix", // the mode the neuron view returns to
   };
   openAt(state, start, modes);
   return state;
@@ -28,6 +30,7 @@ export function openAt(state, at, modes) {
   state.head = Number(at.head) || 0;
   state.mode = modes.includes(at.mode) ? at.mode : "lines";
   state.pinned = Number.isInteger(at.query) && at.query >= 0 ? at.query : null;
+  state.key = Number.isInteger(at.key) && at.key >= 0 ? at.key : null;
   state.hovered = null;
   state.overlay = [];
 }

@@ -106,7 +106,9 @@ export function look(x) {
   x.mode().draw();
   const q = x.query();
   const cell = x.mode().pointed();
-  if (cell && state.hovered !== null) {
+  if (x.mode().sentence) { // the neuron view: its cell's sentence
+    x.say(x.mode().sentence());
+  } else if (cell && state.hovered !== null) {
     x.say(describe(x, state.layer, state.head, cell[0], cell[1]));
   } else if (q !== null) {
     const said = describe(x, state.layer, state.head, q, null);

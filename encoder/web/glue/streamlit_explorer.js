@@ -6,7 +6,9 @@
  *
  * The explorer writes its layer and head into the page's URL at once (history.replaceState, no
  * message) and reports them as the component's `selection` state only once they settle
- * (REPORT_AFTER_MS without another head), so the session follows with one cheap rerun. Its
+ * (REPORT_AFTER_MS without another head), so the session follows with one cheap rerun; once
+ * its neuron view opens, at once and from then on with `neuron: true`, which asks the page for
+ * every head's q and k (the explorer's option `asks`: it offers the view before it has them). Its
  * payload carries no words: it says the page's again when the page's language changes (shared.js's
  * SPEECH_EVENT), the payload unchanged and not sent again.
  */
@@ -33,18 +35,22 @@ export default function explorerHost(mount) {
       hosted = { sent: null, timer: null };
       const report = (chosen) => {
         writeUrl(chosen.layer, chosen.head);
-        const key = `${chosen.layer},${chosen.head}`;
+        const asking = !hosted.neuron && chosen.mode === "neuron"; // its first opening
+        hosted.neuron = hosted.neuron || asking;
+        const key = `${chosen.layer},${chosen.head},${hosted.neuron}`;
         clearTimeout(hosted.timer);
         if (key === hosted.sent) return;
         hosted.timer = setTimeout(() => {
           hosted.sent = key;
-          setStateValue("selection", { layer: chosen.layer, head: chosen.head });
-        }, chosen.full ? REPORT_AFTER_MS : 0);
+          setStateValue("selection", { layer: chosen.layer, head: chosen.head,
+            neuron: hosted.neuron });
+        }, chosen.full && !asking ? REPORT_AFTER_MS : 0);
       };
-      hosted.sent = `${Number(url.get("layer")) || 0},${Number(url.get("head")) || 0}`;
+      hosted.sent = `${Number(url.get("layer")) || 0},${Number(url.get("head")) || 0},false`;
       hosted.explorer = mount(parentElement, data, {
         selection: { layer: url.get("layer"), head: url.get("head") },
         onSelect: report,
+        asks: true,
       });
       hosted.relabel = () => hosted.explorer.relabel();
       window.addEventListener(SPEECH_EVENT, hosted.relabel);
