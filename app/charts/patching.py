@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from app.charts.common import MARGIN, VIRIDIS, base_layout, escape, new_figure, signed_scale
+from app.charts.common import (
+    MARGIN,
+    SMALLEST_TEXT,
+    VIRIDIS,
+    base_layout,
+    escape,
+    new_figure,
+    signed_scale,
+)
 from app.i18n import number
 
 ROW = 26  # px a row of the grid: its label and its cells' numbers written across
@@ -39,7 +47,7 @@ def grid_figure(
     )  # fmt: skip
     if z.size <= TEXT_CELLS:
         scale |= {"text": [[number(v, digits) for v in row] for row in z],
-                  "texttemplate": "%{text}"}  # fmt: skip
+                  "texttemplate": "%{text}", "textfont": {"size": SMALLEST_TEXT}}  # fmt: skip
     labels = [escape(label) for label in rows]
     heatmap = go.Heatmap(
         z=np.round(z, 5),

@@ -13,30 +13,27 @@ import zlib
 
 import numpy as np
 import streamlit as st
-import torch
 
 from app.charts.patching import grid_figure
 from app.i18n import N_, _, number, told
-from app.jobs import PatchJob, patch_job
+from app.jobs import PatchJob
 from app.keys import Key, Selection
 from app.memory import CACHE
 from app.page.changes import what_changed
 from app.page.layout import pair, show_for, side_by_side
+from app.page.patching import patching, token_count
 from app.runs import Run, Runs, derived_tag
 from app.user_text import literal
-from encoder.inspect.limits import MAX_ACTIVATION_BYTES, estimate_activation_bytes
-from encoder.inspect.masked import mask_token_of
+from encoder.inspect.limits import estimate_activation_bytes
 from encoder.inspect.patching import (
     METRICS,
     Patching,
-    check_pair,
     cone,
-    metric_named,
     one_word_changed,
-    patch,
 )
 
 POLL_S = 0.5
+CHART_KEYS = {"A": "a", "B": "b", "B − A": "difference"}
 METRIC_NAMES = {
     "cosine": N_("cosine of the sentence embeddings"),
     "mask": N_("the mask's logit difference"),
@@ -66,18 +63,11 @@ def pair_keys(sentence: str) -> tuple[str, str]:
     return f"patch_clean_{tag}", f"patch_corrupted_{tag}"
 
 
-def _count(run: Run):
-    reader = run.source.reader if run.source is not None else None
-    return (
-        (lambda text: len(reader.encode(text).ids)) if reader else (lambda text: len(text.split()))
-    )
-
-
 def _sentences(run: Run) -> tuple[str, str]:
     """The two text boxes: the clean sentence and the corrupted one (prefilled), and what the
     rule changed."""
     first = run.sentences[0]
-    changed = one_word_changed(first, _count(run))
+    changed = one_word_changed(first, token_count(run))
     corrupted, said = changed if changed else (first, None)
     clean_key, corrupted_key = pair_keys(first)
     left, right = st.columns(2)
@@ -86,41 +76,6 @@ def _sentences(run: Run) -> tuple[str, str]:
     if said is not None and clean == first and corrupted == changed[0]:
         st.caption(literal(_("The corrupted sentence: {said}.", said=told(said))))
     return clean, corrupted
-
-
-def _metric(run: Run, name: str, tokens: list[str]):
-    """The named metric for this run's model (ValueError(Said) when it lacks what it needs)."""
-    head, why = run.masked_head()
-    task = run.task_model
-    return metric_named(
-        name,
-        pooling=run.pooling,
-        lm_head=head,
-        classifier=getattr(task.classifier, "head", None) if task else None,
-        tokens=tokens,
-        mask_token=mask_token_of(run.source.reader) if run.source else None,
-    )
-
-
-def patching(run: Run, clean: str, corrupted: str, metric_name: str) -> PatchJob | str:
-    """The job computing every grid of the pair on this run's model, or why it cannot start."""
-    if not clean.strip() or not corrupted.strip():
-        return _("Type two sentences: an empty one has no token to patch.")
-    try:
-        reading = run.reading([clean, corrupted]) if run.reading else None
-        if reading is None:
-            return _("This run has no model to patch.")
-        tokens = reading.tokens
-        ids = [torch.from_numpy(reading.input_ids[s, : len(tokens[s])]) for s in (0, 1)]
-        metric = _metric(run, metric_name, tokens[0])
-        check_pair(ids[0][None], ids[1][None])  # two counts, the same sentence twice
-    except ValueError as error:
-        return told(error)
-    key = (run.cfg, run.key.source, clean, corrupted, metric_name)
-    T, cfg = len(tokens[0]), run.cfg
-    reserve = min(MAX_ACTIVATION_BYTES, estimate_activation_bytes(cfg, T + cfg.num_heads, T))
-    compute = lambda heard: patch(run.cpu_model(), *ids, metric, tokens[0], heard)  # noqa: E731
-    return patch_job(key, compute, reserve, derived_tag(run), ids)
 
 
 def draw(runs: Runs, chosen: Selection) -> None:
@@ -222,7 +177,7 @@ def _grid(runs: Runs, jobs: dict, grid: str, title: str) -> None:
         named = title if len(shown) == 1 else f"{name} · {title}"
         fig = grid_figure(values.T, rows, _layers(values.shape[0]), title=named,
                           colour_title=_("restored"), axes=axes)  # fmt: skip
-        show_for(fig, f"patch_{grid}_{name[0]}", "")
+        show_for(fig, f"patch_{grid}_{CHART_KEYS[name]}", "")
         if result is not None:
             said = told(result.said[grid])
             st.info(literal(_("Setup {name}: {said}", name=name, said=said) if runs.b else said))
