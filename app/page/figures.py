@@ -184,7 +184,7 @@ def token_table(run: Run, sentence: int) -> pd.DataFrame:
 def depth_names(run: Run) -> list[str]:
     """Each depth of the embeddings by depth: the embeddings, after each block, the output."""
     names = depth_labels(run.cfg.num_layers)
-    return [*names[:-1], _("the output")]
+    return [*names[:-1], _("output")]
 
 
 def matrix_figure(runs: list[Run], title: str) -> Drawn:

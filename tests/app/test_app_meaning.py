@@ -55,7 +55,7 @@ def test_minilm_cosines_on_the_page_equal_sentence_transformers(minilm) -> None:
     embeddings = minilm.encode(SENTENCES, convert_to_tensor=True, normalize_embeddings=True)
     cosines = (embeddings @ embeddings.T).numpy()
     data = module_data(at, "meaning_matrix")
-    assert data["depths"][-1] == "the output" and len(data["depths"]) == 7  # MiniLM's 6 blocks
+    assert data["depths"][-1] == "output" and len(data["depths"]) == 7  # MiniLM's 6 blocks
     np.testing.assert_allclose(np.array(data["values"][-1]), cosines, atol=1e-4)
     off = cosines - 2 * np.eye(3)
     a, b = sorted(np.unravel_index(off.argmax(), off.shape))
