@@ -52,7 +52,7 @@ def tab_labels() -> list[str]:
 
 
 KEYS = (
-    Key("patch_metric", "cosine", in_url=True, choices=METRICS),
+    Key("patch_metric", "cosine", in_url=True, choices=METRICS, selects=True),
     Key("patch_tab", labels=tab_labels),
 )
 
@@ -93,7 +93,7 @@ def draw(runs: Runs, chosen: Selection) -> None:
     offered = ["cosine"]
     offered += ["mask"] if runs.a.masked_head()[0] is not None else []
     offered += ["task"] if runs.a.task_model is not None else []
-    asked = st.session_state.get("patch_metric", "cosine")
+    asked = chosen.patch_metric
     offered += [asked] if asked not in offered else []  # a link's: its refusal is said below
     metric = st.radio(_("Metric"), offered, key="patch_metric", horizontal=True,
                       format_func=lambda name: _(METRIC_NAMES[name]))  # fmt: skip
