@@ -52,9 +52,8 @@ def grid_figure(
     heatmap = go.Heatmap(
         z=np.round(z, 5),
         x=columns,
-        y=list(range(len(rows))),
-        customdata=[[label] * len(columns) for label in labels],
-        hovertemplate="%{customdata} · %{x}<br>%{z:.4f}<extra></extra>",
+        y=labels,  # each label unique: its position or head number first
+        hovertemplate="%{y} · %{x}<br>%{z:.4f}<extra></extra>",
         xgap=1,
         ygap=1,
         **scale,
@@ -63,8 +62,7 @@ def grid_figure(
     fig.update_layout(
         xaxis=dict(type="category", title_text=axes[1], showgrid=False, side="bottom"),
         yaxis=dict(
-            tickvals=list(range(len(rows))),
-            ticktext=labels,
+            type="category",
             autorange="reversed",
             title_text=axes[0],
             showgrid=False,
