@@ -172,6 +172,7 @@ class PatchJob:
 
 
 _PATCH_JOBS: dict[tuple, PatchJob] = {}
+_PATCHING = threading.Lock()  # one patching at a time: two would share the cores, both slower
 
 
 def patch_job(key: tuple, compute, reserve: int, tag: str | None, ids: tuple) -> PatchJob:
@@ -188,10 +189,11 @@ def patch_job(key: tuple, compute, reserve: int, tag: str | None, ids: tuple) ->
 
     def run() -> None:
         try:
-            job.result = CACHE.get_or_build(
-                ("patching", *key), lambda: compute(job.heard), lambda found: PATCHING_BYTES,
-                reserve=reserve, what="Patching", tag=tag, aside=True,
-            )  # fmt: skip
+            with _PATCHING:
+                job.result = CACHE.get_or_build(
+                    ("patching", *key), lambda: compute(job.heard), lambda found: PATCHING_BYTES,
+                    reserve=reserve, what="Patching", tag=tag, aside=True,
+                )  # fmt: skip
         except Exception as error:  # the library's refusals (a Said), the budget's, a bug
             job.refused = isinstance(error, ValueError)
             if not job.refused:

@@ -32,17 +32,18 @@ def grid_figure(
     axes: tuple[str, str],
     signed: bool = True,
     digits: int = 2,
+    top: float | None = None,
 ) -> go.Figure:
     """z [row, column] (a row a token or head, a column a layer) as a heatmap: signed values on
     a scale symmetric around 0 (white), at least -1..1 (patching effects: 0 the corrupted run, 1
     the clean one); unsigned ones (the cone's norms) on Viridis from 0. `axes`: (rows' title,
-    columns' title)."""
+    columns' title); `top`: an unsigned scale's end (two figures on one scale), else z's largest."""
     z = np.asarray(z, dtype=np.float64)
     largest = float(np.nanmax(np.abs(z))) if z.size else 0.0
     scale = (
         signed_scale(z, max(largest, 1.0), colour_title)
         if signed
-        else {"zmin": 0.0, "zmax": max(largest, 1e-9), "colorscale": VIRIDIS,
+        else {"zmin": 0.0, "zmax": max(top or largest, 1e-9), "colorscale": VIRIDIS,
               "colorbar": {"title": {"text": colour_title, "side": "right"}, "thickness": 14}}
     )  # fmt: skip
     if z.size <= TEXT_CELLS:

@@ -224,6 +224,7 @@ def _cone(runs: Runs, jobs: dict) -> None:
         )  # fmt: skip
         st.info(literal(told(found.said)))
         rows = _token_rows(job.result)
+        top = float(max(found.encoder.max(), found.causal.max()))  # one scale for both
         panes = pair(name)
         for pane, values, title in zip(
             panes,
@@ -234,5 +235,5 @@ def _cone(runs: Runs, jobs: dict) -> None:
             with pane:
                 fig = grid_figure(values.T, rows, _layers(values.shape[0]), title=title,
                                   colour_title=_("change"), axes=(_("token"), _("layer")),
-                                  signed=False, digits=1)  # fmt: skip
+                                  signed=False, digits=1, top=top)  # fmt: skip
                 show_for(fig, f"patch_cone_{'causal' if pane is panes[1] else 'encoder'}", name)

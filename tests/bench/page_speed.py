@@ -718,7 +718,8 @@ def measure_views(browser, servers, token_counts, args, rows, notes) -> dict[str
 
 VISIT_VIEWS = (
     "Lesson", "Tokens", "Attention", "Attention steps", "LayerNorm", "Activations", "Shapes",
-    "Cost", "Heads across a corpus", "Exercises", "Export", "What it is for", "Training",
+    "Cost", "Heads across a corpus", "Exercises", "Export", "What it is for", "Interventions",
+    "Training",
 )  # fmt: skip
 # views whose main figure needs two sentences (a similarity matrix): their visits' texts have two
 # lines, the bare page's beside them too
@@ -740,11 +741,17 @@ MAIN_FIGURE = {
     "Export": "[data-testid=stDownloadButton]",
     "Training": "[data-testid=stButton]",
     "What it is for": "[data-testid=similarity-matrix] [data-testid=similarity-cell]",
+    # what it draws at once: the progress bar of the grids' background patching (a new text),
+    # or the grids themselves (patched before)
+    "Interventions": "[data-testid=stProgress], .st-key-patch_residual_a .js-plotly-plot",
 }
 VISIT_SOURCE = {"source": "pretrained"}  # MiniLM, as the issue's measures
 # Work a view leaves running on the server after its visits (Cost's measurement, in the
 # background): waited for, untimed, before the next view, so that it slows no other view.
-SETTLES = {"Cost": ".st-key-cost_operations .js-plotly-plot"}
+SETTLES = {
+    "Cost": ".st-key-cost_operations .js-plotly-plot",
+    "Interventions": ".st-key-patch_residual_a .js-plotly-plot",
+}
 SETTLE_TIMEOUT_MS = 300_000
 # True once the page is drawn: the script idle (and, after a commit, it ran since), nothing
 # stale, every element's code loaded, every Plotly chart drawn, and the main figure there.
