@@ -95,8 +95,9 @@ def draw(runs: Runs, chosen: Selection) -> None:
     offered += ["task"] if runs.a.task_model is not None else []
     asked = chosen.patch_metric
     offered += [asked] if asked not in offered else []  # a link's: its refusal is said below
+    names = {name: _(METRIC_NAMES[name]) for name in offered}  # made now, read after the run
     metric = st.radio(_("Metric"), offered, key="patch_metric", horizontal=True,
-                      format_func=lambda name: _(METRIC_NAMES[name]))  # fmt: skip
+                      format_func=names.get)  # fmt: skip
     jobs = {name: patching(run, clean, corrupted, metric) for name, run in runs.named()}
     for name, job in jobs.items():
         if isinstance(job, str):

@@ -13,12 +13,14 @@ import pytest
 import torch
 
 from app import sources
+from app.i18n.catalogue import PSEUDO, translations
 from app.lesson.steps import STEPS
 from app.lesson.steps.interventions import DECIDING
 from app.views.interventions import pair_keys
 from encoder import load_pretrained
 from encoder.inspect.patching import cone, deciding_token, metric_named, patch
 from tests.app.helpers import array, assert_no_exception, figure, open_page, open_tab, shown
+from tests.app.test_i18n_views import chart_texts, drawn, marked
 from tests.encoder.family_checkpoints import build_checkpoint
 
 VIEW = "Interventions"
@@ -155,3 +157,14 @@ def test_the_lesson_asks_where_the_model_decides_before_it_shows_the_grid(minilm
     assert f"The answer: {truth.truth}." in said, said
     assert f"restoring the stream of “{a.tokens[best]}” (position {best}) at layer {layer}" in said
     np.testing.assert_allclose(grid_on_page(at, "lesson_patching"), expected.residual, atol=1e-4)
+
+
+@pytest.mark.parametrize("language", [PSEUDO, "ar"])
+def test_every_text_the_view_draws_is_a_marked_message(language: str) -> None:
+    at = ready(open_page(view=VIEW, lang=language, text="The cat sat on the mat."))
+    for label in ("Residual stream", "Attention and feed-forward", "Heads", "The cone"):
+        at = open_tab(at, "patch_tab", translations(language).gettext(label))
+        texts = drawn(at) + chart_texts(at)
+        if language == PSEUDO:
+            assert not [text for text in texts if not marked(text)], label
+    assert at.get("plotly_chart") and not messages(at, "warning")
