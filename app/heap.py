@@ -4,6 +4,7 @@ startup's objects out of the garbage collector's walk, and cycles collected once
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
@@ -38,9 +39,19 @@ def freeze_startup_heap() -> None:
     """Move what the imports made (torch, pandas, plotly, Streamlit: millions of objects) out of
     the cyclic garbage collector's sight: walking all of them took about 0.2 s of every
     collection on this machine (collect_garbage). Frozen objects are still freed by reference
-    counting; only a cycle among them would stay."""
+    counting; only a cycle among them would stay. So it runs before any session exists
+    (`frozen_at_start`): frozen in a session's first run, that session's state was frozen with it,
+    and its cycles, with all it held (its models, its training), stayed after it ended."""
     gc.collect()
     gc.freeze()
+
+
+@contextlib.asynccontextmanager
+async def frozen_at_start(_app):
+    """The server's lifespan (app/main.py's st.App): the startup heap frozen as the server starts,
+    its imports done and no browser session yet."""
+    freeze_startup_heap()
+    yield
 
 
 COLLECT_AFTER_S = 0.05  # the page's last messages leave first

@@ -25,7 +25,7 @@ if ROOT not in sys.path:  # `app` and `encoder` importable; the script reruns on
 
 from app import i18n, logs, registry, session_end, training_session  # noqa: E402
 from app.controls import session_models, setup_keys, sidebar, state, url  # noqa: E402
-from app.heap import collect_garbage, freeze_startup_heap  # noqa: E402
+from app.heap import collect_garbage, frozen_at_start  # noqa: E402
 from app.i18n import _, n_, number, told  # noqa: E402
 from app.memory import CACHE  # noqa: E402
 from app.run_cache import run_for, split_lines, warm_landing  # noqa: E402
@@ -148,7 +148,6 @@ def main(make_run=run_for) -> None:
     stand-in made of random numbers)."""
     page_start = time.perf_counter()
     i18n.speak_now(None)  # not known until the link is read (frame)
-    freeze_startup_heap()
     logs.configure()
     session_end.sweep()
     if make_run is run_for:  # a real server (not the benchmark's stand-in)
@@ -278,4 +277,6 @@ def draw_page(view: registry.View, held: Frame) -> None:
 if __name__ == "__main__":  # a session's run of the page
     main()
 else:  # `streamlit run app/main.py` finds this app (st.App) and serves it, the page above
-    streamlit_app = st.App(__file__, middleware=[Middleware(NameTheRootOnViewPaths)])
+    streamlit_app = st.App(
+        __file__, middleware=[Middleware(NameTheRootOnViewPaths)], lifespan=frozen_at_start
+    )

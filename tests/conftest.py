@@ -1,5 +1,5 @@
 """Fixtures every test folder shares: MiniLM with its tokenizer (loaded once a session), and torch
-on one thread."""
+on one thread; the imports' heap frozen once the tests are collected."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
+from app.heap import freeze_startup_heap
 from encoder import TransformerEncoder, load_pretrained
 from encoder.core.capture import Trace
 from encoder.io.tokenize import TokenizedBatch, tokenize
@@ -32,6 +33,12 @@ class MiniLM(NamedTuple):
     def attention_of(self, text: str, ablate=()) -> tuple[torch.Tensor, list[str]]:
         """One text's attention [layer, head, T, T] and its tokens."""
         return self.trace_of(text, ablate_heads=ablate).attention[:, 0], self.batch(text).tokens[0]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The tests' start, as the server's (app.heap.frozen_at_start): what the imports made frozen
+    out of the collection every page asks for, before any test opens a page (a session)."""
+    freeze_startup_heap()
 
 
 @pytest.fixture(scope="session")

@@ -174,6 +174,7 @@ export function figureControls(figure) {
   menu.hidden = true;
   const table = document.createElement("table");
   table.setAttribute("data-testid", "figure-table");
+  table.tabIndex = 0; // it scrolls past 24rem: the keyboard must reach it to scroll it
   table.hidden = true;
   toggle.addEventListener("click", () => {
     const open = table.hidden;

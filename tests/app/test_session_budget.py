@@ -6,7 +6,10 @@ is; the models a page shows are never dropped; a session's models leave with it.
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -176,6 +179,31 @@ def test_a_sessions_models_and_their_runs_leave_with_it(checkpoint: Upload, budg
     del at
     gc.collect()
     assert runs.CACHE.kept() == 0 and runs.CACHE.tagged(model_id) == 0
+
+
+def test_the_first_session_of_a_process_leaves_with_its_models_too(
+    checkpoint: Upload, tmp_path
+) -> None:
+    """A fresh process, whose first page keeps an upload, then ends. No page run freezes the heap
+    (the server does as it starts, app.heap.frozen_at_start): frozen in the first page run, that
+    session's state was never collected, and its models stayed."""
+    archive = tmp_path / "m.zip"
+    archive.write_bytes(checkpoint.zip)
+    script = (
+        "import gc\n"
+        "from app import runs\n"
+        "from tests.app.helpers import open_page, upload\n"
+        f"at = open_page(**{TINY_PAGE!r})\n"
+        f"upload(at, ('m.zip', open({str(archive)!r}, 'rb').read()))\n"
+        "kept = runs.CACHE.kept()\n"
+        "del at\n"
+        "gc.collect()\n"
+        "print('kept', kept, runs.CACHE.kept())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True)
+    kept = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("kept ")]
+    assert kept == [[str(checkpoint.nbytes), "0"]], done.stderr[-2000:]
 
 
 def test_compare_modes_second_run_counts_and_the_first_is_not_evicted_for_it(budgets) -> None:

@@ -20,10 +20,12 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # `app` importable; streamlit runs this file again on every rerun
     sys.path.insert(0, ROOT)
 
+from app.heap import freeze_startup_heap  # noqa: E402
 from app.main import main  # noqa: E402
 from tests.bench import stand_in  # noqa: E402
 
 if __name__ == "__main__":
+    freeze_startup_heap()  # as the server at its start (app.heap.frozen_at_start), but in a run
     if "token_counts" in st.query_params:
         stand_in.plan(st.query_params["token_counts"])
     main(make_run=stand_in.floor_run)

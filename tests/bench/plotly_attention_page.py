@@ -21,6 +21,7 @@ if ROOT not in sys.path:  # `app` importable; streamlit runs this file again on 
 
 from app.charts.ablation import attention_difference, difference_head  # noqa: E402
 from app.charts.attention import OVERVIEW_MAX_TOKENS  # noqa: E402
+from app.heap import freeze_startup_heap  # noqa: E402
 from app.keys import Selection  # noqa: E402
 from app.main import main  # noqa: E402
 from app.page.figures import head_figure, overview_figure  # noqa: E402
@@ -83,5 +84,6 @@ def _head_detail(runs: Runs, sentence: int, stretch: bool) -> None:
 
 
 if __name__ == "__main__":
+    freeze_startup_heap()  # as the server at its start (app.heap.frozen_at_start), but in a run
     attention._explorer = plotly_attention  # the view looks it up on every draw
     main()
