@@ -46,9 +46,10 @@ def grid_figure(
         else {"zmin": 0.0, "zmax": max(top or largest, 1e-9), "colorscale": VIRIDIS,
               "colorbar": {"title": {"text": colour_title, "side": "right"}, "thickness": 14}}
     )  # fmt: skip
+    tiny = 0.5 * 10.0**-digits  # written as 0, never "-0.00"
     if z.size <= TEXT_CELLS:
-        scale |= {"text": [[number(v, digits) for v in row] for row in z],
-                  "texttemplate": "%{text}", "textfont": {"size": SMALLEST_TEXT}}  # fmt: skip
+        text = [[number(v if abs(v) >= tiny else 0.0, digits) for v in row] for row in z]
+        scale |= {"text": text, "texttemplate": "%{text}", "textfont": {"size": SMALLEST_TEXT}}
     labels = [escape(label) for label in rows]
     heatmap = go.Heatmap(
         z=np.round(z, 5),
