@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import torch
 
-from app.i18n import _, told
+from app.i18n import _, told_sentence
 from app.jobs import PatchJob, patch_job
 from app.runs import Run, derived_tag
 from encoder.inspect.limits import MAX_ACTIVATION_BYTES, estimate_activation_bytes
@@ -49,7 +49,7 @@ def patching(run: Run, clean: str, corrupted: str, metric_name: str) -> PatchJob
         metric = _metric(run, metric_name, tokens[0])
         check_pair(ids[0][None], ids[1][None])  # two counts, the same sentence twice
     except ValueError as error:
-        return told(error)
+        return told_sentence(error)
     key = (run.cfg, run.key.source, clean, corrupted, metric_name)
     T, cfg = len(tokens[0]), run.cfg
     reserve = min(MAX_ACTIVATION_BYTES, estimate_activation_bytes(cfg, T + cfg.num_heads, T))

@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 
 from app.charts.patching import grid_figure
-from app.i18n import N_, _, number, told
+from app.i18n import N_, _, number, told, told_sentence
 from app.jobs import PatchJob
 from app.keys import Key, Selection
 from app.memory import CACHE
@@ -123,8 +123,8 @@ def _grids(runs: Runs, jobs: dict[str, PatchJob], polling: bool) -> None:
     found = {}
     for name, job in jobs.items():
         if job.error is not None:
-            st.warning(literal(_("Setup {name}: {said}", name=name, said=told(job.error))
-                               if runs.b else told(job.error)))  # fmt: skip
+            st.warning(literal(_("Setup {name}: {said}", name=name, said=told_sentence(job.error))
+                               if runs.b else told_sentence(job.error)))  # fmt: skip
         else:
             found[name] = job
     if not found:
@@ -180,7 +180,7 @@ def _grid(runs: Runs, jobs: dict, grid: str, title: str) -> None:
                           colour_title=_("restored"), axes=axes)  # fmt: skip
         show_for(fig, f"patch_{grid}_{CHART_KEYS[name]}", "")
         if result is not None:
-            said = told(result.said[grid])
+            said = told_sentence(result.said[grid])
             st.info(literal(_("Setup {name}: {said}", name=name, said=said) if runs.b else said))
 
 
@@ -223,7 +223,7 @@ def _cone(runs: Runs, jobs: dict) -> None:
             what="The cone",
             tag=derived_tag(run),
         )  # fmt: skip
-        st.info(literal(told(found.said)))
+        st.info(literal(told_sentence(found.said)))
         rows = _token_rows(job.result)
         top = float(max(found.encoder.max(), found.causal.max()))  # one scale for both
         panes = pair(name)

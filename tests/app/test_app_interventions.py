@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from app import sources
+from app.i18n import told_sentence
 from app.i18n.catalogue import PSEUDO, translations
 from app.lesson.steps import STEPS
 from app.lesson.steps.interventions import DECIDING
@@ -70,7 +71,7 @@ def test_minilm_grids_and_cone_on_the_page_equal_the_library(minilm) -> None:
     assert any("“tired” changed to “wide”" in m for m in messages(at, "caption"))
     expected, a, b = reference(minilm)
     np.testing.assert_allclose(grid_on_page(at, "patch_residual_a"), expected.residual, atol=1e-4)
-    assert messages(at, "info")[0] == shown(str(expected.said["residual"]))
+    assert messages(at, "info")[0] == shown(told_sentence(expected.said["residual"]))
     at = open_tab(at, "patch_tab", "Attention and feed-forward")
     np.testing.assert_allclose(grid_on_page(at, "patch_attention_a"), expected.attention, atol=1e-4)
     np.testing.assert_allclose(grid_on_page(at, "patch_mlp_a"), expected.mlp, atol=1e-4)
@@ -82,7 +83,7 @@ def test_minilm_grids_and_cone_on_the_page_equal_the_library(minilm) -> None:
     seen = cone(minilm[0], torch.tensor(a.ids), torch.tensor(b.ids), 0, changed, a.tokens)
     np.testing.assert_allclose(grid_on_page(at, "patch_cone_encoder"), seen.encoder, atol=1e-4)
     np.testing.assert_allclose(grid_on_page(at, "patch_cone_causal"), seen.causal, atol=1e-4)
-    assert shown(str(seen.said)) in messages(at, "info")
+    assert shown(told_sentence(seen.said)) in messages(at, "info")
     # another sentence typed in the corrupted box: its own grids
     at.text_input(key=corrupted_key).set_value(CLEAN.replace("animal", "person")).run()
     ready(at)

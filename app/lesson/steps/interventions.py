@@ -6,7 +6,7 @@ back the most of its output; then the residual grid, its sentence, and the Inter
 from __future__ import annotations
 
 from app.charts.patching import grid_figure
-from app.i18n import _, told
+from app.i18n import _, told_sentence
 from app.jobs import PatchJob
 from app.lesson.asked import deciding_token
 from app.lesson.text import Lesson, LessonStep, OpenIn, Step, Text, Typed, sentence
@@ -27,7 +27,7 @@ def _patched(lesson: Lesson) -> tuple[PatchJob | str, str, str]:
     if isinstance(job, PatchJob):
         job.wait()
         if job.error is not None:
-            return told(job.error), clean, changed[0]
+            return told_sentence(job.error), clean, changed[0]
     return job, clean, changed[0]
 
 
@@ -57,7 +57,7 @@ def deciding_step(lesson: Lesson) -> Step:
         text.say(job)
         return Step(text, links=[OpenIn("Interventions", {})])
     result = job.result
-    text.say(told(result.said["residual"]))
+    text.say(told_sentence(result.said["residual"]))
     layers = result.residual.shape[0]
     figure = grid_figure(
         result.residual.T,
