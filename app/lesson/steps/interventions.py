@@ -46,7 +46,7 @@ def deciding_step(lesson: Lesson) -> Step:
             _(
                 "Two sentences that differ in one word: {clean} and {corrupted}. Run the second, "
                 "copy one token's stream from the first into it at one layer, and measure how "
-                "much of the first's output comes back (1: all of it, 0: none). Where the "
+                "much of the first's output comes back (all of it, none, or a share). Where the "
                 "number is large, that token at that layer holds what the changed word decides."
             ),
             clean=Typed(clean),
@@ -57,11 +57,25 @@ def deciding_step(lesson: Lesson) -> Step:
         text.say(job)
         return Step(text, links=[OpenIn("Interventions", {})])
     result = job.result
-    text.say(told_sentence(result.said["residual"]))
     layers = result.residual.shape[0]
+    middle, tokens = (layers - 1) // 2, result.tokens
+    best = int(result.residual[middle].argmax())
+    text.say(
+        *sentence(
+            _(
+                "At layer {layer}, restoring the stream of {token} brings back {value} of the "
+                "clean output, the most of any token; at the output (layer {last}), {there}."
+            ),
+            layer=text.num("the middle layer", middle),
+            token=Typed(tokens[best]),
+            value=text.num("restored there", float(result.residual[middle, best]), ".2f"),
+            last=text.num("the output's layer", layers - 1),
+            there=text.num("restored by it at the output", float(result.residual[-1, best]), ".2f"),
+        )
+    )
     figure = grid_figure(
         result.residual.T,
-        [f"{t} {token}" for t, token in enumerate(result.tokens)],
+        [f"{t} {token}" for t, token in enumerate(tokens)],
         [str(layer) for layer in range(layers)],
         title=_("Restoring the stream entering each layer (L: the output)"),
         colour_title=_("restored"),
