@@ -138,3 +138,68 @@ def cost_job(
 
     threading.Thread(target=run, name=MEASURER, daemon=True).start()
     return job
+
+
+PATCHING_BYTES = 100_000  # a Patching's grids and sentences, generously
+MAX_PATCH_JOBS = 32
+
+
+@dataclass
+class PatchJob:
+    """Every patching grid of two sentences (encoder.inspect.patching.patch), in a thread of its
+    own: the grid it patches now and how far it is (0..1), then its Patching, or why not (the
+    library's Said: different token counts, nothing to restore, no mask...)."""
+
+    what: str = "residual"
+    done: float = 0.0
+    result: object = None  # Patching
+    error: str | None = None
+    ids: tuple = ()  # the two sentences' token ids
+    refused: bool = False  # the library refused (a ValueError): asking again says the same
+    thread: threading.Thread | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None or self.error is not None
+
+    def heard(self, what: str, done: float) -> None:
+        self.what, self.done = what, done
+
+    def wait(self) -> None:
+        """Until it is finished (the lesson's question needs its truth now)."""
+        if self.thread is not None:
+            self.thread.join()
+
+
+_PATCH_JOBS: dict[tuple, PatchJob] = {}
+_PATCHING = threading.Lock()  # one patching at a time: two would share the cores, both slower
+
+
+def patch_job(key: tuple, compute, reserve: int, tag: str | None, ids: tuple) -> PatchJob:
+    """The grids of `key` (model source, sentences, metric), computed once by `compute(heard)`
+    in a background thread and kept in the shared cache (the memory budget); a finished job is
+    found again by its key (its result read from the cache while it is there)."""
+    with _COST_JOBS_LOCK:
+        job = _PATCH_JOBS.get(key)
+        if job is not None and (job.error is None or job.refused):
+            return job
+        job = _PATCH_JOBS[key] = PatchJob(ids=tuple(ids))
+        for old in [k for k, j in _PATCH_JOBS.items() if j.finished][:-MAX_PATCH_JOBS]:
+            del _PATCH_JOBS[old]
+
+    def run() -> None:
+        try:
+            with _PATCHING:
+                job.result = CACHE.get_or_build(
+                    ("patching", *key), lambda: compute(job.heard), lambda found: PATCHING_BYTES,
+                    reserve=reserve, what="Patching", tag=tag, aside=True,
+                )  # fmt: skip
+        except Exception as error:  # the library's refusals (a Said), the budget's, a bug
+            job.refused = isinstance(error, ValueError)
+            if not job.refused:
+                log.exception("patching %s failed", key[:2])
+            job.error = said_of(error) or type(error).__name__
+
+    job.thread = threading.Thread(target=run, name="patching", daemon=True)
+    job.thread.start()
+    return job

@@ -106,6 +106,7 @@ VIEWS: tuple[View, ...] = (  # the navigation offers them in this order; titles 
         draw_with={"new_numbers": new_exercise_numbers},
     ),
     view(N_("What it is for"), "meaning", "meaning", draw_with={"follow": follow_link}),
+    view(N_("Interventions"), "interventions", "interventions"),
     view(N_("Export"), "export", "export", hooks=every_hook),
     view(N_("Training"), "training", "training", trains=True),
 )

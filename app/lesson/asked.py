@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from app.i18n import told
 from encoder.inspect import closest, predictions
+from encoder.inspect.patching import question
 from encoder.inspect.predictions import GROWTH_CHOICES, Prediction
 
 HEAD_LABEL = re.compile(r"layer (\d+), head (\d+)")
@@ -71,3 +72,8 @@ def norm_growths(*args) -> Prediction:
 def closest_to_first(*args) -> Prediction:
     """closest.closest_to_first, said in this run's language."""
     return _told(closest.closest_to_first(*args))
+
+
+def deciding_token(*args) -> Prediction:
+    """encoder.inspect.patching's deciding_token, said in this run's language."""
+    return _told(question.deciding_token(*args))

@@ -14,6 +14,7 @@ from app.controls.setup_keys import EXAMPLES
 from app.lesson.steps import STEPS, TITLES
 from app.lesson.steps.block import FEED_FORWARD
 from app.lesson.steps.heads import HEADS_DIFFER
+from app.lesson.steps.interventions import DECIDING
 from app.lesson.steps.meaning import MEANING
 from app.lesson.steps.training import RACE
 from app.settings import LESSON_RULE_QUERY
@@ -50,10 +51,11 @@ def skip_the_question(at: AppTest) -> None:
 def asks(number: int, gated: bool = False, symbols: bool = False) -> bool:
     """Whether lesson step `number` asks a question before it shows itself (the feed-forward's
     ReLU-or-GELU question is not asked of a gated feed-forward, nor the closing step's which
-    sentence is closest of a model that reads a toy task's symbols)."""
+    sentence is closest or the patching step's where it is decided of a model that reads a toy
+    task's symbols)."""
     step = STEPS[number - 1]
     return step.question is not None and not (
-        (gated and step is FEED_FORWARD) or (symbols and step is MEANING)
+        (gated and step is FEED_FORWARD) or (symbols and step in (MEANING, DECIDING))
     )
 
 

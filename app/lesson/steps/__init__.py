@@ -1,11 +1,20 @@
 """The lesson's steps, in order: each chapter's module (tokens, attention, heads and moves,
-block, training, what it is for) declares its steps (app.lesson.text.LessonStep: title, builder,
-question); the lesson lists them here, and the page, the handout and the step count read this
-list."""
+block, training, interventions, what it is for) declares its steps (app.lesson.text.LessonStep:
+title, builder, question); the lesson lists them here, and the page, the handout and the step
+count read this list."""
 
 from __future__ import annotations
 
-from app.lesson.steps import attention, block, heads, meaning, moves, tokens, training
+from app.lesson.steps import (
+    attention,
+    block,
+    heads,
+    interventions,
+    meaning,
+    moves,
+    tokens,
+    training,
+)
 from app.lesson.text import LessonStep
 
 STEPS: tuple[LessonStep, ...] = (
@@ -22,6 +31,7 @@ STEPS: tuple[LessonStep, ...] = (
     block.COST,
     training.TRAIN_ONE,
     training.RACE,
+    interventions.DECIDING,
     meaning.MEANING,
 )
 TITLES = tuple(step.title for step in STEPS)

@@ -56,6 +56,10 @@ query sees the keys at or before it); rows before `layer` are 0. Its sentence sa
 tokens each reaches one layer later (the encoder: all; the causal mask: the patched token and
 those after it, or none where the two runs' streams there are equal).
 
+The pair a page patches by default (one_word_changed: the clean sentence with one word changed,
+said) and the lesson's question (deciding_token: which token's stream matters most at the middle
+layer, a Prediction): question.py.
+
 Lower level, for a test or a notebook: raw_grid(model, grid, into, source, score) patches any
 run with any other's states (traces keeping grid_names(model)); cone_norms one cone.
 """
@@ -82,10 +86,11 @@ from encoder.inspect.patching.metrics import (
     metric_named,
     task_metric,
 )
+from encoder.inspect.patching.question import deciding_token, one_word_changed
 
 __all__ = [
     "GRIDS", "METRICS", "Cone", "Metric", "Patching", "Scorer", "as_batch", "check_pair", "cone",
-    "cone_norms", "cone_said", "cosine_metric", "grid_cells", "grid_names", "grid_said",
-    "mask_metric", "metric_named", "normalised", "patch", "raw_grid", "reached",
-    "task_metric",
+    "cone_norms", "cone_said", "cosine_metric", "deciding_token", "grid_cells", "grid_names",
+    "grid_said", "mask_metric", "metric_named", "normalised", "one_word_changed", "patch",
+    "raw_grid", "reached", "task_metric",
 ]  # fmt: skip

@@ -3,6 +3,7 @@ of the layer a row of the batch, and a sentence a teacher can say about each gri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,10 +135,12 @@ def patch(
     corrupted_ids: torch.Tensor,
     metric: Metric,
     tokens: list[str],
+    heard: Callable[[str, float], None] | None = None,
 ) -> Patching:
     """Every grid of the module docstring for two sentences of the same token count ([T] or
     [1, T] ids; `tokens`: the clean sentence's). ValueError(Said) for different counts, the same
-    sentence twice, a metric equal on both runs (nothing to restore), or a run over the bounds."""
+    sentence twice, a metric equal on both runs (nothing to restore), or a run over the bounds.
+    `heard(grid, done)` is told before each grid is patched (done: 0..1, for a progress bar)."""
     clean_ids, corrupted_ids = as_batch(clean_ids, model), as_batch(corrupted_ids, model)
     check_pair(clean_ids, corrupted_ids)
     check_run(model.cfg, 1, clean_ids.shape[1])
@@ -154,7 +157,11 @@ def patch(
                 value=formatted(ends[0], ".4g"),
             )
         )
-    grids = {g: normalised(raw_grid(model, g, corrupted, clean, score), *ends) for g in GRIDS}
+    grids = {}
+    for done, g in enumerate(GRIDS):
+        if heard is not None:
+            heard(g, done / len(GRIDS))
+        grids[g] = normalised(raw_grid(model, g, corrupted, clean, score), *ends)
     said = {g: grid_said(g, grids[g], tokens) for g in GRIDS}
     return Patching(list(tokens), metric.name, *ends, **grids, said=said)
 
