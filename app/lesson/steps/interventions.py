@@ -64,12 +64,11 @@ def deciding_step(lesson: Lesson) -> Step:
         *sentence(
             _(
                 "At layer {layer}, restoring the stream of {token} brings back {value} of the "
-                "clean output, the most of any token; at the output (layer {last}), {there}."
+                "clean output, the most of any token; at the output, {there}."
             ),
             layer=text.num("the middle layer", middle),
             token=Typed(tokens[best]),
             value=text.num("restored there", float(result.residual[middle, best]), ".2f"),
-            last=text.num("the output's layer", layers - 1),
             there=text.num("restored by it at the output", float(result.residual[-1, best]), ".2f"),
         )
     )
