@@ -44,22 +44,18 @@ def mask_caption(number: int, position: int, tops, probability: float) -> Said:
     """Mask `number` (from 1) at `position`: its predicted word, and from which layer it is on
     top (settled_from) and stays."""
     first = settled_from(tops)
+    said = {"mask": number, "position": position, "word": Quoted(tops[-1])}
+    said["p"] = formatted(probability, ".2f")
     if first == len(tops) - 1:
         return Said(
             "Mask {mask} (position {position}): {word}, {p} at the output, is on top only at the "
             "last layer.",
-            mask=number,
-            position=position,
-            word=Quoted(tops[-1]),
-            p=formatted(probability, ".2f"),
+            **said,
         )
     return Said(
         "Mask {mask} (position {position}): {word}, {p} at the output, is on top from block "
         "{block} on.",
-        mask=number,
-        position=position,
-        word=Quoted(tops[-1]),
-        p=formatted(probability, ".2f"),
+        **said,
         block=first,  # by_layer[l] reads the stream after block l
     )
 
